@@ -1,0 +1,1 @@
+"""engine_worker: a stateless pool process that runs think engines on lane turns."""

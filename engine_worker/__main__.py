@@ -1,0 +1,49 @@
+"""`python -m engine_worker`: one worker process."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+
+from engine_worker.engine import EngineRegistry
+from engine_worker.engines import default_engines
+from engine_worker.worker import Worker
+from vance.channels import Channels
+from vance.config import load_config
+from vance.llm import LiteLLMClient, is_configured
+from vance.logsetup import setup_logging
+from vance.server import run_main, wait_for_signal
+
+logger = logging.getLogger("engine_worker")
+
+
+async def serve() -> None:
+    config = load_config()
+    setup_logging(config.logging, "engine_worker")
+    registry = EngineRegistry(default_engines())
+    if not is_configured(config.llm):
+        logger.warning("no model provider configured: chats will answer with setup instructions")
+    channels = Channels(config)
+    worker = Worker(
+        channel=channels.get("process_service"),
+        registry=registry,
+        llm=LiteLLMClient(config.llm),
+        slots=config.worker.slots,
+        worker_id=config.worker.worker_id,
+        drain_timeout_s=config.worker.drain_timeout_s,
+        reconnect_backoff_s=config.worker.reconnect_backoff_s,
+    )
+    run = asyncio.ensure_future(worker.run())
+    logger.info("worker %s runs engines %s", worker.worker_id, registry.names())
+    stop = asyncio.ensure_future(wait_for_signal())
+    await asyncio.wait([run, stop], return_when=asyncio.FIRST_COMPLETED)
+    await worker.shutdown()
+    await run
+    await channels.close()
+
+
+def main() -> None:
+    run_main(serve)
+
+
+main()

@@ -1,0 +1,140 @@
+"""ThinkEngineContext: the only surface an engine acts through. Built fresh for every call."""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from typing import Any
+
+from vance import convert as c
+from vance.domain import ChatMessage, ChatRole, SteerMessage, ThinkProcess
+from vance.llm import ModelClient
+from vance.protoutil import dict_to_struct
+from vance.v1 import process_pb2 as ppb
+from vance.v1 import process_pb2_grpc
+
+Send = Callable[[ppb.WorkerMessage], Awaitable[None]]
+
+
+@dataclass(frozen=True)
+class Scope:
+    tenant_id: str
+    project_id: str
+    session_id: str
+    process_id: str
+
+
+class ChatApi:
+    """Reads and writes the chat of this process. Appends carry ids derived from the turn, so a
+    redone turn writes each message once."""
+
+    def __init__(self, turn_id: str, process: ThinkProcess, send: Send,
+                 stub: process_pb2_grpc.ProcessServiceStub) -> None:
+        self._turn_id = turn_id
+        self._process = process
+        self._send = send
+        self._stub = stub
+        self._ordinal = 0
+
+    async def append(self, role: ChatRole, content: str, meta: dict[str, Any] | None = None) -> str:
+        self._ordinal += 1
+        message_id = f"{self._turn_id}:{self._ordinal}"
+        await self._send(
+            ppb.WorkerMessage(
+                event=ppb.TurnEvent(
+                    turn_id=self._turn_id,
+                    chat_append=ppb.ChatAppend(
+                        message_id=message_id,
+                        role=c.role_to_proto(role),
+                        content=content,
+                        meta=dict_to_struct(meta),
+                    ),
+                )
+            )
+        )
+        return message_id
+
+    async def history(self, limit: int = 0) -> list[ChatMessage]:
+        """Committed chat messages of this process, oldest first."""
+        resp = await self._stub.ListChatMessages(
+            ppb.ListChatMessagesRequest(process_id=self._process.id, limit=limit)
+        )
+        return [c.chat_from_proto(m) for m in resp.messages]
+
+
+class EventPublisher:
+    """Live overlay for the bound client: token chunks and progress. Not the record."""
+
+    def __init__(self, turn_id: str, send: Send) -> None:
+        self._turn_id = turn_id
+        self._send = send
+
+    async def chunk(self, text: str, role: ChatRole = ChatRole.ASSISTANT) -> None:
+        await self._send(
+            ppb.WorkerMessage(
+                event=ppb.TurnEvent(
+                    turn_id=self._turn_id,
+                    stream_chunk=c.pb.StreamChunk(chunk=text, role=c.role_to_proto(role)),
+                )
+            )
+        )
+
+    async def progress(self, kind: str, payload: dict[str, Any]) -> None:
+        await self._send(
+            ppb.WorkerMessage(
+                event=ppb.TurnEvent(
+                    turn_id=self._turn_id,
+                    progress=ppb.TurnProgress(kind=kind, payload=dict_to_struct(payload)),
+                )
+            )
+        )
+
+
+class ProcessOrchestrator:
+    """Sibling processes of the same session."""
+
+    def __init__(self, process: ThinkProcess, stub: process_pb2_grpc.ProcessServiceStub) -> None:
+        self._process = process
+        self._stub = stub
+
+    async def list(self, *, include_terminated: bool = False) -> list[ThinkProcess]:
+        resp = await self._stub.ListProcesses(
+            ppb.ListProcessesRequest(
+                session_id=self._process.session_id, include_terminated=include_terminated
+            )
+        )
+        return [c.process_from_proto(p) for p in resp.processes]
+
+
+class ThinkEngineContext:
+    def __init__(
+        self,
+        *,
+        turn_id: str,
+        process: ThinkProcess,
+        pending: list[SteerMessage],
+        llm: ModelClient,
+        send: Send,
+        stub: process_pb2_grpc.ProcessServiceStub,
+        tools: Any = None,
+    ) -> None:
+        self.turn_id = turn_id
+        self.scope = Scope(process.tenant_id, process.project_id, process.session_id, process.id)
+        self.user = process.owner_user_id
+        self.llm = llm
+        self.chat = ChatApi(turn_id, process, send, stub)
+        self.events = EventPublisher(turn_id, send)
+        self.processes = ProcessOrchestrator(process, stub)
+        self.tools = tools
+        # Recipe parameters copied into the process at spawn, as the engine's settings.
+        self.settings: dict[str, Any] = dict(process.params)
+        self._pending = pending
+        self._drained = False
+
+    async def drain_pending(self) -> list[SteerMessage]:
+        """The inbox messages this turn owns, oldest first. They count as drained only when the
+        turn commits; messages that arrive meanwhile start the next turn."""
+        if self._drained:
+            return []
+        self._drained = True
+        return list(self._pending)

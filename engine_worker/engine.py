@@ -1,0 +1,95 @@
+"""The ThinkEngine contract, turn outcomes, the registry and the version rule."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Protocol
+
+from vance.domain import CloseReason, ProcessStatus, ThinkProcess
+
+if TYPE_CHECKING:
+    from engine_worker.context import ThinkEngineContext
+
+
+@dataclass
+class TurnOutcome:
+    """What a lifecycle call decided. The runtime persists it when the turn commits."""
+
+    status: ProcessStatus
+    close_reason: CloseReason | None = None
+    close_detail: str = ""
+    # For the parent: the question when BLOCKED, the result when CLOSED.
+    summary: str = ""
+    payload: dict[str, Any] = field(default_factory=dict)
+
+    @classmethod
+    def idle(cls) -> TurnOutcome:
+        return cls(ProcessStatus.IDLE)
+
+    @classmethod
+    def blocked(cls, question: str) -> TurnOutcome:
+        return cls(ProcessStatus.BLOCKED, summary=question)
+
+    @classmethod
+    def done(cls, summary: str, payload: dict[str, Any] | None = None) -> TurnOutcome:
+        return cls(ProcessStatus.CLOSED, CloseReason.DONE, summary=summary, payload=payload or {})
+
+
+class ThinkEngine(Protocol):
+    """Stateless: all state lives in the process and reaches the engine through the context,
+    built fresh for every call."""
+
+    name: str
+    title: str
+    description: str
+    version: str
+
+    async def start(self, process: ThinkProcess, ctx: ThinkEngineContext) -> TurnOutcome: ...
+
+    async def resume(self, process: ThinkProcess, ctx: ThinkEngineContext) -> TurnOutcome: ...
+
+    async def steer(self, process: ThinkProcess, ctx: ThinkEngineContext) -> TurnOutcome: ...
+
+    def summarize_for_parent(self, process: ThinkProcess, outcome: TurnOutcome) -> str: ...
+
+
+class DuplicateEngineError(RuntimeError):
+    pass
+
+
+class EngineRegistry:
+    """Engines by name. Two engines with one name fail at start-up."""
+
+    def __init__(self, engines: list[ThinkEngine] | None = None) -> None:
+        self._engines: dict[str, ThinkEngine] = {}
+        for engine in engines or []:
+            self.register(engine)
+
+    def register(self, engine: ThinkEngine) -> None:
+        if engine.name in self._engines:
+            raise DuplicateEngineError(f"two engines are named {engine.name!r}")
+        self._engines[engine.name] = engine
+
+    def get(self, name: str) -> ThinkEngine | None:
+        return self._engines.get(name)
+
+    def names(self) -> list[str]:
+        return sorted(self._engines)
+
+    def versions(self) -> dict[str, str]:
+        return {name: e.version for name, e in sorted(self._engines.items())}
+
+
+def compatible(persisted: str, current: str) -> bool:
+    """SemVer: a persisted process runs on an engine with the same major version."""
+    if not persisted:
+        return True
+    return _major(persisted) == _major(current)
+
+
+def _major(version: str) -> int:
+    head = version.strip().lstrip("v").split(".", 1)[0]
+    try:
+        return int(head)
+    except ValueError as exc:
+        raise ValueError(f"not a SemVer version: {version!r}") from exc

@@ -1,0 +1,219 @@
+"""The worker: one bidirectional stream to process_service; turns run as tasks, one per slot.
+
+run() blocks; shutdown() is idempotent: no new turns, running turns finish within the drain
+bound, then the stream closes. A lost stream loses nothing: process_service redoes the turns.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+import socket
+from collections.abc import AsyncIterator
+
+import grpc
+
+from engine_worker.context import ThinkEngineContext
+from engine_worker.engine import EngineRegistry, TurnOutcome, compatible
+from vance import convert as c
+from vance.domain import CloseReason, LifecycleCall, ProcessStatus
+from vance.llm import ModelClient
+from vance.protoutil import dict_to_struct
+from vance.v1 import process_pb2 as ppb
+from vance.v1 import process_pb2_grpc
+
+logger = logging.getLogger(__name__)
+
+_CLOSE = object()
+
+
+class Worker:
+    def __init__(
+        self,
+        *,
+        channel: grpc.aio.Channel,
+        registry: EngineRegistry,
+        llm: ModelClient,
+        slots: int,
+        worker_id: str = "",
+        drain_timeout_s: float = 30.0,
+        reconnect_backoff_s: float = 0.5,
+        tools: object = None,
+    ) -> None:
+        self.worker_id = worker_id or f"{socket.gethostname()}-{os.getpid()}"
+        self._stub = process_pb2_grpc.ProcessServiceStub(channel)
+        self._registry = registry
+        self._llm = llm
+        self._slots = slots
+        self._drain_timeout_s = drain_timeout_s
+        self._backoff_s = reconnect_backoff_s
+        self._tools = tools
+        self._stopping = asyncio.Event()
+        self._outbox: asyncio.Queue[object] = asyncio.Queue()
+        self._turns: dict[str, asyncio.Task[None]] = {}
+        self._acks: dict[str, asyncio.Future[bool]] = {}
+        self._heartbeat_s = 3.0
+        self.connected = asyncio.Event()
+
+    async def run(self) -> None:
+        while not self._stopping.is_set():
+            try:
+                await self._session()
+            except grpc.aio.AioRpcError as exc:
+                if self._stopping.is_set():
+                    break
+                logger.warning("stream to process_service lost: %s", exc.code().name)
+            self.connected.clear()
+            if not self._stopping.is_set():
+                try:
+                    await asyncio.wait_for(self._stopping.wait(), self._backoff_s)
+                except TimeoutError:
+                    pass
+
+    async def shutdown(self) -> None:
+        """Drains: announces it, lets running turns finish (bounded), then closes."""
+        if self._stopping.is_set():
+            return
+        self._stopping.set()
+        logger.info("draining %d running turns", len(self._turns))
+        await self._outbox.put(ppb.WorkerMessage(draining=ppb.WorkerDraining()))
+        running = list(self._turns.values())
+        if running:
+            _, late = await asyncio.wait(running, timeout=self._drain_timeout_s)
+            for task in late:
+                task.cancel()
+        await self._outbox.put(_CLOSE)
+
+    async def _requests(self) -> AsyncIterator[ppb.WorkerMessage]:
+        yield ppb.WorkerMessage(
+            hello=ppb.WorkerHello(
+                worker_id=self.worker_id,
+                engines=[
+                    ppb.EngineDescriptor(name=n, version=v)
+                    for n, v in self._registry.versions().items()
+                ],
+                slots=self._slots,
+            )
+        )
+        while True:
+            item = await self._outbox.get()
+            if item is _CLOSE:
+                return
+            assert isinstance(item, ppb.WorkerMessage)
+            yield item
+
+    async def _send(self, msg: ppb.WorkerMessage) -> None:
+        await self._outbox.put(msg)
+
+    async def _session(self) -> None:
+        self._outbox = asyncio.Queue()
+        call = self._stub.WorkerConnect(self._requests())
+        heartbeat = asyncio.ensure_future(self._heartbeats())
+        try:
+            async for msg in call:
+                kind = msg.WhichOneof("kind")
+                if kind == "welcome":
+                    self._heartbeat_s = max(0.05, msg.welcome.heartbeat_ms / 1000)
+                    self.connected.set()
+                elif kind == "assignment":
+                    a = msg.assignment
+                    self._turns[a.turn_id] = asyncio.ensure_future(self._run_turn(a))
+                elif kind == "commit_ack":
+                    fut = self._acks.pop(msg.commit_ack.turn_id, None)
+                    if fut is not None and not fut.done():
+                        fut.set_result(msg.commit_ack.ok)
+                elif kind == "cancel_turn_id":
+                    task = self._turns.pop(msg.cancel_turn_id, None)
+                    if task is not None:
+                        logger.info("turn %s cancelled by process_service", msg.cancel_turn_id)
+                        task.cancel()
+        finally:
+            heartbeat.cancel()
+            # Whatever still runs belongs to a stream that is gone; process_service redoes it.
+            for task in self._turns.values():
+                task.cancel()
+            self._turns.clear()
+            for fut in self._acks.values():
+                if not fut.done():
+                    fut.set_result(False)
+            self._acks.clear()
+
+    async def _heartbeats(self) -> None:
+        while True:
+            await asyncio.sleep(self._heartbeat_s)
+            if self._turns:
+                await self._send(
+                    ppb.WorkerMessage(heartbeat=ppb.WorkerHeartbeat(turn_ids=list(self._turns)))
+                )
+
+    async def _run_turn(self, a: ppb.TurnAssignment) -> None:
+        try:
+            outcome = await self._execute(a)
+        except asyncio.CancelledError:
+            raise
+        except Exception as exc:
+            logger.exception("turn %s of %s failed", a.turn_id, a.process.id)
+            await self._send(
+                ppb.WorkerMessage(
+                    failure=ppb.TurnFailure(
+                        turn_id=a.turn_id, error=f"{type(exc).__name__}: {exc}", retryable=True
+                    )
+                )
+            )
+            self._turns.pop(a.turn_id, None)
+            return
+        fut: asyncio.Future[bool] = asyncio.get_running_loop().create_future()
+        self._acks[a.turn_id] = fut
+        await self._send(
+            ppb.WorkerMessage(
+                commit=ppb.TurnCommit(
+                    turn_id=a.turn_id,
+                    status=c.status_to_proto(outcome.status),
+                    close_reason=c.close_reason_to_proto(outcome.close_reason),
+                    close_detail=outcome.close_detail,
+                    drained_ids=[m.id for m in a.pending],
+                    summary_for_parent=outcome.summary,
+                    parent_payload=dict_to_struct(outcome.payload),
+                )
+            )
+        )
+        try:
+            # The slot frees when process_service has the commit: flow control stays exact.
+            await fut
+        finally:
+            self._turns.pop(a.turn_id, None)
+
+    async def _execute(self, a: ppb.TurnAssignment) -> TurnOutcome:
+        process = c.process_from_proto(a.process)
+        engine = self._registry.get(process.engine)
+        if engine is None:
+            raise LookupError(f"this worker does not run engine {process.engine!r}")
+        call = c.call_from_proto(a.call)
+        if not compatible(process.engine_version, engine.version):
+            return TurnOutcome(
+                ProcessStatus.CLOSED,
+                CloseReason.STALE,
+                close_detail=(
+                    f"engine {engine.name} {engine.version} cannot resume a process persisted "
+                    f"with {process.engine_version}"
+                ),
+            )
+        ctx = ThinkEngineContext(
+            turn_id=a.turn_id,
+            process=process,
+            pending=[c.steer_from_proto(m) for m in a.pending],
+            llm=self._llm,
+            send=self._send,
+            stub=self._stub,
+            tools=self._tools,
+        )
+        if call is LifecycleCall.START:
+            outcome = await engine.start(process, ctx)
+        elif call is LifecycleCall.RESUME:
+            outcome = await engine.resume(process, ctx)
+        else:
+            outcome = await engine.steer(process, ctx)
+        if outcome.status in (ProcessStatus.CLOSED, ProcessStatus.BLOCKED) and not outcome.summary:
+            outcome.summary = engine.summarize_for_parent(process, outcome)
+        return outcome

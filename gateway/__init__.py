@@ -1,0 +1,1 @@
+"""gateway: the client WebSocket and REST front, translating frames to gRPC."""

@@ -1,0 +1,5 @@
+"""`python -m gateway`."""
+
+from gateway.app import main
+
+main()

@@ -1,0 +1,194 @@
+"""Frame handlers: each takes the connection and the frame data and returns the reply data."""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from typing import TYPE_CHECKING, Any
+
+from gateway.frames import chat_message_data, process_data, status_name
+from vance.v1 import common_pb2 as pb
+from vance.v1 import process_pb2 as ppb
+from vance.v1 import session_pb2 as spb
+
+if TYPE_CHECKING:
+    from gateway.ws import Connection
+
+Handler = Callable[["Connection", dict[str, Any]], Awaitable[dict[str, Any]]]
+HANDLERS: dict[str, Handler] = {}
+
+
+class FrameError(Exception):
+    def __init__(self, code: int, message: str, reason: str) -> None:
+        super().__init__(message)
+        self.code = code
+        self.message = message
+        self.reason = reason
+
+
+def handles(name: str) -> Callable[[Handler], Handler]:
+    def register(fn: Handler) -> Handler:
+        HANDLERS[name] = fn
+        return fn
+
+    return register
+
+
+def _str(data: dict[str, Any], key: str, *, required: bool = False) -> str:
+    value = data.get(key)
+    if value is None or value == "":
+        if required:
+            raise FrameError(400, f"{key} is required", f"{key}_required")
+        return ""
+    if not isinstance(value, str):
+        raise FrameError(400, f"{key} must be a string", f"bad_{key}")
+    return value
+
+
+def _bound(conn: Connection) -> str:
+    if not conn.session_id:
+        raise FrameError(409, "no session is bound to this connection", "no_session")
+    return conn.session_id
+
+
+def _session_reply(s: spb.Session) -> dict[str, Any]:
+    return {
+        "sessionId": s.session_id,
+        "projectId": s.project_id,
+        "chatProcessId": s.chat_process_id or None,
+        "chatProcessName": s.chat_process_name or None,
+        "chatEngine": s.chat_engine or None,
+    }
+
+
+@handles("session-create")
+async def session_create(conn: Connection, data: dict[str, Any]) -> dict[str, Any]:
+    session = await conn.clients.sessions.CreateSession(
+        spb.CreateSessionRequest(
+            tenant_id=conn.principal.tenant_id,
+            project_id=_str(data, "projectId", required=True),
+            owner_user_id=conn.principal.username,
+            profile=_str(data, "profile") or conn.profile,
+            autonomous=bool(data.get("autonomous", False)),
+            chat_engine=_str(data, "chatEngine"),
+        )
+    )
+    await conn.bind(session.session_id, session.chat_process_id, 0)
+    return _session_reply(session)
+
+
+@handles("session-resume")
+async def session_resume(conn: Connection, data: dict[str, Any]) -> dict[str, Any]:
+    session = await conn.clients.sessions.GetSession(
+        spb.GetSessionRequest(
+            tenant_id=conn.principal.tenant_id, session_id=_str(data, "sessionId", required=True)
+        )
+    )
+    if session.status == pb.SESSION_STATUS_CLOSED:
+        raise FrameError(404, "the session is closed", "session_closed")
+    if session.owner_user_id != conn.principal.username and not conn.principal.is_admin:
+        raise FrameError(403, "the session belongs to another user", "session_foreign")
+    since = data.get("sinceSeq", 0)
+    if not isinstance(since, int) or since < 0:
+        raise FrameError(400, "sinceSeq must be a non-negative integer", "bad_sinceSeq")
+    await conn.bind(session.session_id, session.chat_process_id, since)
+    return {**_session_reply(session), "sinceSeq": since}
+
+
+@handles("session-unbind")
+async def session_unbind(conn: Connection, data: dict[str, Any]) -> dict[str, Any]:
+    await conn.unbind()
+    return {}
+
+
+def _target(conn: Connection, data: dict[str, Any]) -> ppb.ProcessRef:
+    session_id = _bound(conn)
+    pid = _str(data, "processId")
+    name = _str(data, "processName")
+    if pid or name:
+        return ppb.ProcessRef(process_id=pid, session_id=session_id, process_name=name)
+    if not conn.chat_process_id:
+        raise FrameError(400, "this session has no chat process: name the target process",
+                         "target_required")
+    return ppb.ProcessRef(process_id=conn.chat_process_id, session_id=session_id)
+
+
+_OUTCOMES = {v: k.removeprefix("DELIVERY_OUTCOME_") for k, v in pb.DeliveryOutcome.items()}
+
+
+@handles("process-steer")
+async def process_steer(conn: Connection, data: dict[str, Any]) -> dict[str, Any]:
+    target = _target(conn, data)
+    content = _str(data, "content", required=True)
+    resp = await conn.clients.processes.Steer(
+        ppb.SteerRequest(
+            target=target,
+            message=pb.SteerMessage(
+                idempotency_key=_str(data, "idempotencyKey"),
+                user_chat_input=pb.UserChatInput(from_user=conn.principal.username,
+                                                 content=content),
+            ),
+        )
+    )
+    return {
+        "thinkProcessId": resp.process.id or target.process_id or None,
+        "processName": resp.process.name or target.process_name or None,
+        "status": status_name(resp.process.status) or None,
+        "outcome": _OUTCOMES[resp.outcome],
+        "reason": resp.reason or None,
+        "messageId": resp.message_id or None,
+        "duplicate": resp.duplicate,
+    }
+
+
+@handles("process-pause")
+async def process_pause(conn: Connection, data: dict[str, Any]) -> dict[str, Any]:
+    if not data.get("processName") and not data.get("processId"):
+        # ESC: pause what has something to interrupt in the whole session.
+        resp = await conn.clients.processes.PauseSession(
+            ppb.PauseSessionRequest(session_id=_bound(conn))
+        )
+        return {"processes": [process_data(p) for p in resp.processes]}
+    return process_data(await conn.clients.processes.Pause(_target(conn, data)))
+
+
+@handles("process-resume")
+async def process_resume(conn: Connection, data: dict[str, Any]) -> dict[str, Any]:
+    return process_data(await conn.clients.processes.Resume(_target(conn, data)))
+
+
+@handles("process-stop")
+async def process_stop(conn: Connection, data: dict[str, Any]) -> dict[str, Any]:
+    if not data.get("processName") and not data.get("processId"):
+        raise FrameError(400, "name the process to stop", "target_required")
+    return process_data(await conn.clients.processes.Stop(_target(conn, data)))
+
+
+@handles("process-list")
+async def process_list(conn: Connection, data: dict[str, Any]) -> dict[str, Any]:
+    resp = await conn.clients.processes.ListProcesses(
+        ppb.ListProcessesRequest(
+            session_id=_bound(conn), include_terminated=bool(data.get("includeTerminated"))
+        )
+    )
+    return {"processes": [process_data(p) for p in resp.processes]}
+
+
+@handles("process-messages")
+async def process_messages(conn: Connection, data: dict[str, Any]) -> dict[str, Any]:
+    target = _target(conn, data)
+    if not target.process_id:
+        resolved = await conn.clients.processes.ListProcesses(
+            ppb.ListProcessesRequest(session_id=target.session_id, include_terminated=True)
+        )
+        match = [p for p in resolved.processes if p.name == target.process_name]
+        if not match:
+            raise FrameError(404, f"no process named {target.process_name!r}",
+                             "process_not_found")
+        target = ppb.ProcessRef(process_id=match[0].id)
+    limit = data.get("limit", 0)
+    if not isinstance(limit, int) or limit < 0:
+        raise FrameError(400, "limit must be a non-negative integer", "bad_limit")
+    resp = await conn.clients.processes.ListChatMessages(
+        ppb.ListChatMessagesRequest(process_id=target.process_id, limit=limit)
+    )
+    return {"messages": [chat_message_data(m) for m in resp.messages]}

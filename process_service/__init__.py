@@ -1,0 +1,1 @@
+"""process_service: think processes, inboxes, lanes, chat messages and the session event stream."""

@@ -1,0 +1,5 @@
+"""`python -m process_service`."""
+
+from process_service.server import main
+
+main()

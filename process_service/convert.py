@@ -1,0 +1,119 @@
+"""process_service conversions: stored events and documents <-> protos."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from process_service.events import Event
+from process_service.models import SteerResult, TurnRef
+from process_service.store import public_fields
+from vance import convert as c
+from vance import domain as d
+from vance.protoutil import dict_to_struct
+from vance.v1 import common_pb2 as pb
+from vance.v1 import process_pb2 as ppb
+
+
+def process_doc_to_proto(doc: dict[str, Any]) -> pb.ThinkProcess:
+    return c.process_to_proto(d.ThinkProcess.model_validate(public_fields(doc)))
+
+
+def _status(value: str) -> int:
+    return c.status_to_proto(d.ProcessStatus(value)) if value else 0
+
+
+def event_to_proto(event: Event) -> pb.SessionEvent:
+    out = pb.SessionEvent(
+        session_id=event["session_id"], seq=int(event["seq"]), at_ms=int(event["at_ms"])
+    )
+    data = event["data"]
+    kind = event["kind"]
+    match kind:
+        case "chat_message_appended":
+            out.chat_message_appended.CopyFrom(
+                pb.ChatMessage(
+                    id=data["chat_message_id"],
+                    session_id=event["session_id"],
+                    think_process_id=data["think_process_id"],
+                    process_name=data["process_name"],
+                    role=c.role_to_proto(d.ChatRole(data["role"])),
+                    content=data["content"],
+                    created_at_ms=int(data["created_at_ms"]),
+                    meta=dict_to_struct(data.get("meta")),
+                )
+            )
+        case "stream_chunk":
+            out.stream_chunk.CopyFrom(
+                pb.StreamChunk(
+                    think_process_id=data["think_process_id"],
+                    process_name=data["process_name"],
+                    role=c.role_to_proto(d.ChatRole(data["role"])),
+                    chunk=data["chunk"],
+                )
+            )
+        case "process_status_changed":
+            out.process_status_changed.CopyFrom(
+                pb.ProcessStatusChanged(
+                    think_process_id=data["think_process_id"],
+                    process_name=data["process_name"],
+                    engine=data["engine"],
+                    from_status=_status(data["from_status"]),
+                    to_status=_status(data["to_status"]),
+                    close_reason=c.close_reason_to_proto(
+                        d.CloseReason(data["close_reason"]) if data.get("close_reason") else None
+                    ),
+                    parent_process_id=data.get("parent_process_id", ""),
+                )
+            )
+        case "process_progress":
+            out.process_progress.CopyFrom(
+                pb.ProcessProgress(
+                    think_process_id=data["think_process_id"],
+                    process_name=data["process_name"],
+                    engine=data["engine"],
+                    parent_process_id=data.get("parent_process_id", ""),
+                    kind=data["kind"],
+                    payload=dict_to_struct(data.get("payload")),
+                )
+            )
+        case _:
+            raise ValueError(f"unknown event kind {kind!r}")
+    return out
+
+
+def chat_doc_to_proto(doc: dict[str, Any]) -> pb.ChatMessage:
+    return pb.ChatMessage(
+        id=doc["_id"],
+        session_id=doc["session_id"],
+        think_process_id=doc["think_process_id"],
+        process_name=doc.get("process_name", ""),
+        role=c.role_to_proto(d.ChatRole(doc["role"])),
+        content=doc["content"],
+        created_at_ms=int(doc.get("created_at_ms", 0)),
+        meta=dict_to_struct(doc.get("meta")),
+    )
+
+
+def steer_result_to_proto(r: SteerResult) -> ppb.SteerResponse:
+    out = ppb.SteerResponse(
+        outcome=c.outcome_to_proto(r.outcome),
+        reason=r.reason,
+        message_id=r.message_id,
+        duplicate=r.duplicate,
+    )
+    if r.process is not None:
+        out.process.CopyFrom(process_doc_to_proto(r.process))
+    return out
+
+
+def assignment_to_proto(ref: TurnRef) -> ppb.DispatchMessage:
+    return ppb.DispatchMessage(
+        assignment=ppb.TurnAssignment(
+            turn_id=ref.turn_id,
+            attempt=ref.attempt,
+            call=c.call_to_proto(ref.call),
+            process=process_doc_to_proto(ref.process),
+            pending=[c.steer_to_proto(d.steer_from_dict(m)) for m in ref.owned],
+            lease_deadline_ms=ref.lease_until_ms,
+        )
+    )

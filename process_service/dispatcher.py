@@ -1,0 +1,226 @@
+"""Turn dispatch: which worker runs which lane turn. Flow control by slots; a lost worker's
+turns are redone elsewhere; a periodic sweep recovers what another replica left behind."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections import deque
+from dataclasses import dataclass, field
+from typing import Any
+
+from process_service.lanes import Lanes
+from process_service.models import TurnRef
+from process_service.store import ProcessStore
+from vance.clock import Clock
+from vance.config import LanesConfig
+from vance.domain import WAKING, ProcessStatus
+
+logger = logging.getLogger(__name__)
+
+
+@dataclass(eq=False)
+class WorkerConn:
+    worker_id: str
+    engines: dict[str, str]  # name -> version
+    slots: int
+    connected_at_ms: int
+    outbox: asyncio.Queue[Any] = field(default_factory=asyncio.Queue)
+    turns: dict[str, TurnRef] = field(default_factory=dict)
+    reserved: int = 0
+    draining: bool = False
+    closed: bool = False
+
+    @property
+    def free_slots(self) -> int:
+        return self.slots - len(self.turns) - self.reserved
+
+
+@dataclass(frozen=True)
+class Assign:
+    ref: TurnRef
+
+
+@dataclass(frozen=True)
+class Cancel:
+    turn_id: str
+
+
+class Dispatcher:
+    def __init__(
+        self, store: ProcessStore, lanes: Lanes, clock: Clock, config: LanesConfig
+    ) -> None:
+        self._store = store
+        self._lanes = lanes
+        self._clock = clock
+        self._config = config
+        self.workers: dict[str, WorkerConn] = {}
+        self._ready: dict[str, deque[str]] = {}
+        self._queued: set[str] = set()
+        self._turns: dict[str, TurnRef] = {}
+        self._wakeup = asyncio.Event()
+        self._tg: asyncio.TaskGroup | None = None
+        self._stopping = False
+
+    # ---- entry points ----
+
+    def kick(self, process_id: str, engine: str) -> None:
+        """Asks for a turn of this process as soon as a worker for its engine has a slot."""
+        if process_id in self._queued:
+            return
+        self._queued.add(process_id)
+        self._ready.setdefault(engine, deque()).append(process_id)
+        self._wakeup.set()
+
+    def cancel_turn(self, turn_id: str) -> None:
+        ref = self._turns.get(turn_id)
+        if ref is None:
+            return
+        ref.done = True
+        worker = self.workers.get(ref.worker_id)
+        if worker is not None:
+            worker.turns.pop(turn_id, None)
+            worker.outbox.put_nowait(Cancel(turn_id))
+        self._turns.pop(turn_id, None)
+        self._wakeup.set()
+
+    def spawn(self, coro: Any) -> None:
+        """Runs work owned by the dispatcher's task group (cleanups that must outlive a stream)."""
+        if self._tg is None:
+            raise RuntimeError("dispatcher is not running")
+        self._tg.create_task(coro)
+
+    def turn(self, turn_id: str) -> TurnRef | None:
+        return self._turns.get(turn_id)
+
+    # ---- workers ----
+
+    def register(self, worker_id: str, engines: dict[str, str], slots: int) -> WorkerConn:
+        old = self.workers.get(worker_id)
+        if old is not None:
+            self._lost(old, "replaced by a new connection")
+        conn = WorkerConn(worker_id, engines, max(1, slots), self._clock.now_ms())
+        self.workers[worker_id] = conn
+        logger.info("worker %s connected: engines=%s slots=%d", worker_id, engines, slots)
+        self._wakeup.set()
+        return conn
+
+    def unregister(self, conn: WorkerConn) -> None:
+        if self.workers.get(conn.worker_id) is conn:
+            del self.workers[conn.worker_id]
+        self._lost(conn, "worker disconnected")
+
+    def _lost(self, conn: WorkerConn, why: str) -> None:
+        conn.closed = True
+        turns = list(conn.turns.values())
+        conn.turns.clear()
+        for ref in turns:
+            self._turns.pop(ref.turn_id, None)
+            if not ref.done:
+                logger.warning("turn %s of %s lost: %s", ref.turn_id, ref.process_id, why)
+                self.spawn(self._redo(ref, why))
+
+    async def _redo(self, ref: TurnRef, why: str) -> None:
+        doc = await self._lanes.fail(ref, why, backoff=False)
+        if doc is not None and doc.get("status") == ProcessStatus.RUNNING.value:
+            self.kick(ref.process_id, ref.engine)
+
+    def finished(self, ref: TurnRef) -> None:
+        ref.done = True
+        self._turns.pop(ref.turn_id, None)
+        worker = self.workers.get(ref.worker_id)
+        if worker is not None:
+            worker.turns.pop(ref.turn_id, None)
+        self._wakeup.set()
+
+    async def renew(self, conn: WorkerConn, turn_ids: list[str]) -> None:
+        for turn_id in turn_ids:
+            ref = conn.turns.get(turn_id)
+            if ref is not None and not ref.done and not await self._lanes.renew(ref):
+                # The lane is no longer this turn's (stopped, or taken after expiry).
+                self.cancel_turn(turn_id)
+
+    # ---- the loop ----
+
+    async def run(self) -> None:
+        async with asyncio.TaskGroup() as tg:
+            self._tg = tg
+            tg.create_task(self._sweep_loop())
+            while not self._stopping:
+                await self._wakeup.wait()
+                self._wakeup.clear()
+                self._pump(tg)
+
+    def stop(self) -> None:
+        self._stopping = True
+        self._wakeup.set()
+        if self._tg is not None:
+            for task in list(self._tg._tasks):  # noqa: SLF001 - TaskGroup has no public cancel
+                task.cancel()
+
+    def _pick(self, engine: str) -> WorkerConn | None:
+        best: WorkerConn | None = None
+        for w in self.workers.values():
+            if w.closed or w.draining or engine not in w.engines or w.free_slots <= 0:
+                continue
+            if best is None or w.free_slots > best.free_slots:
+                best = w
+        return best
+
+    def _pump(self, tg: asyncio.TaskGroup) -> None:
+        for engine, queue in self._ready.items():
+            while queue:
+                worker = self._pick(engine)
+                if worker is None:
+                    break
+                pid = queue.popleft()
+                self._queued.discard(pid)
+                worker.reserved += 1
+                tg.create_task(self._assign(pid, worker))
+
+    async def _assign(self, process_id: str, worker: WorkerConn) -> None:
+        try:
+            ref = await self._lanes.take(process_id, worker.worker_id)
+        except Exception:
+            logger.exception("taking the lane of %s failed", process_id)
+            ref = None
+        finally:
+            worker.reserved -= 1
+        if ref is None:
+            self._wakeup.set()
+            return
+        ref.engine_version = worker.engines.get(ref.engine, "")
+        if worker.closed:
+            self.spawn(self._redo(ref, "worker left before the assignment"))
+            return
+        worker.turns[ref.turn_id] = ref
+        self._turns[ref.turn_id] = ref
+        worker.outbox.put_nowait(Assign(ref))
+
+    async def _sweep_loop(self) -> None:
+        await self.sweep()
+        while not self._stopping:
+            await asyncio.sleep(self._config.scan_interval_ms / 1000)
+            try:
+                await self.sweep()
+            except Exception:
+                logger.exception("lane sweep failed")
+
+    async def sweep(self) -> None:
+        """Finds turns nobody runs: wanted turns (a replica died before dispatching) and
+        lanes whose lease expired (a worker hung or a replica died mid-turn)."""
+        now = self._clock.now_ms()
+        for ref in list(self._turns.values()):
+            if ref.lease_until_ms < now - self._config.lease_ms and not ref.done:
+                logger.warning("turn %s missed its lease; redoing it", ref.turn_id)
+                self.cancel_turn(ref.turn_id)
+                self.spawn(self._redo(ref, "lease expired"))
+        for doc in await self._store.all_live():
+            lane = doc.get("lane")
+            status = doc["status"]
+            wants = doc.get("wake") and (
+                status == ProcessStatus.INIT.value or status in [s.value for s in WAKING]
+            )
+            expired = lane and int(lane.get("lease_until_ms", 0)) < now
+            if (wants and not lane) or (expired and str(lane.get("turn_id")) not in self._turns):
+                self.kick(str(doc["_id"]), str(doc["engine"]))

@@ -1,0 +1,198 @@
+"""The per-session event stream: a monotonic seq per session, group-committed writes, replay
+from the store (persisted events) and from memory (stream chunks, within a window)."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections import deque
+from collections.abc import AsyncIterator
+from dataclasses import dataclass, field
+from typing import Any
+
+from process_service.store import ProcessStore, event_id
+from vance.clock import Clock
+
+logger = logging.getLogger(__name__)
+
+Event = dict[str, Any]
+
+CHAT_APPENDED = "chat_message_appended"
+STREAM_CHUNK = "stream_chunk"
+STATUS_CHANGED = "process_status_changed"
+PROGRESS = "process_progress"
+
+_QUEUE_LIMIT = 10_000
+_RING_LIMIT = 4_096
+
+
+class SubscriberOverflow(Exception):
+    """A subscriber fell too far behind; it should resubscribe from its last seq."""
+
+
+@dataclass
+class _Writer:
+    pending: list[tuple[Event, asyncio.Future[int]]] = field(default_factory=list)
+    busy: bool = False
+    idle: asyncio.Event = field(default_factory=asyncio.Event)
+    chunks: deque[Event] = field(default_factory=lambda: deque(maxlen=_RING_LIMIT))
+    last_used_ms: int = 0
+
+    def __post_init__(self) -> None:
+        self.idle.set()
+
+
+@dataclass(eq=False)
+class _Subscriber:
+    queue: asyncio.Queue[Event] = field(default_factory=lambda: asyncio.Queue(_QUEUE_LIMIT))
+    overflowed: bool = False
+
+
+class EventLog:
+    def __init__(
+        self, store: ProcessStore, clock: Clock, *, chunk_window_s: int, poll_ms: int = 0
+    ) -> None:
+        self._store = store
+        self._clock = clock
+        self._window_ms = chunk_window_s * 1000
+        self._poll_s = poll_ms / 1000 if poll_ms > 0 else None
+        self._writers: dict[str, _Writer] = {}
+        self._subscribers: dict[str, set[_Subscriber]] = {}
+
+    def _writer(self, session_id: str) -> _Writer:
+        w = self._writers.get(session_id)
+        if w is None:
+            w = self._writers[session_id] = _Writer()
+        w.last_used_ms = self._clock.now_ms()
+        return w
+
+    async def publish(
+        self, session_id: str, kind: str, data: dict[str, Any], *, ephemeral: bool = False
+    ) -> int:
+        """Appends one event and returns its seq once it is durable (or, for ephemeral stream
+        chunks, once it has a seq). Concurrent publishers to one session share a write: the
+        first one writes every event queued meanwhile (group commit)."""
+        event: Event = {
+            "session_id": session_id,
+            "kind": kind,
+            "data": data,
+            "at_ms": self._clock.now_ms(),
+            "ephemeral": ephemeral,
+        }
+        w = self._writer(session_id)
+        fut: asyncio.Future[int] = asyncio.get_running_loop().create_future()
+        w.pending.append((event, fut))
+        if w.busy:
+            return await fut
+        w.busy = True
+        w.idle.clear()
+        try:
+            while w.pending:
+                batch, w.pending = w.pending, []
+                await self._write(session_id, w, batch)
+        finally:
+            w.busy = False
+            w.idle.set()
+        return await fut
+
+    async def _write(
+        self, session_id: str, w: _Writer, batch: list[tuple[Event, asyncio.Future[int]]]
+    ) -> None:
+        try:
+            last = await self._store.allocate_seq(session_id, len(batch))
+            first = last - len(batch) + 1
+            docs = []
+            for offset, (event, _) in enumerate(batch):
+                event["seq"] = first + offset
+                if event["ephemeral"]:
+                    w.chunks.append(event)
+                else:
+                    docs.append({"_id": event_id(session_id, event["seq"]), **event})
+            if docs:
+                await self._store.insert_events(docs)
+        except BaseException as exc:
+            for _, fut in batch:
+                if not fut.done():
+                    fut.set_exception(exc if isinstance(exc, Exception) else RuntimeError(exc))
+            if not isinstance(exc, Exception):
+                raise
+            return
+        for event, fut in batch:
+            if not fut.done():
+                fut.set_result(event["seq"])
+            self._notify(session_id, event)
+
+    def _notify(self, session_id: str, event: Event) -> None:
+        for sub in self._subscribers.get(session_id, ()):
+            if sub.overflowed:
+                continue
+            try:
+                sub.queue.put_nowait(event)
+            except asyncio.QueueFull:
+                sub.overflowed = True
+                logger.warning("event subscriber of %s fell behind; dropping it", session_id)
+
+    async def replay(self, session_id: str, since: int, until: int) -> list[Event]:
+        """Persisted events in (since, until] from the store, plus chunks still in the window."""
+        if until <= since:
+            return []
+        persisted = await self._store.events_range(session_id, since + 1, until)
+        horizon = self._clock.now_ms() - self._window_ms
+        w = self._writers.get(session_id)
+        chunks = [
+            c
+            for c in (w.chunks if w else ())
+            if since < c["seq"] <= until and c["at_ms"] >= horizon
+        ]
+        events = [{k: v for k, v in e.items() if k != "_id"} for e in persisted] + chunks
+        events.sort(key=lambda e: int(e["seq"]))
+        return events
+
+    async def subscribe(self, session_id: str, since: int) -> AsyncIterator[Event]:
+        """Every event after `since` (replayed), then live events, in seq order."""
+        sub = _Subscriber()
+        self._subscribers.setdefault(session_id, set()).add(sub)
+        try:
+            w = self._writer(session_id)
+            # A write in flight has a seq but may not be readable yet; wait for it to land.
+            await w.idle.wait()
+            current = await self._store.current_seq(session_id)
+            last = since
+            for event in await self.replay(session_id, since, current):
+                yield event
+                last = event["seq"]
+            last = max(last, current) if current > since else last
+            while True:
+                if sub.overflowed:
+                    raise SubscriberOverflow(f"subscriber of {session_id} fell behind at {last}")
+                try:
+                    event = await asyncio.wait_for(sub.queue.get(), self._poll_s)
+                except TimeoutError:
+                    # Another replica may have written: read what the store has.
+                    current = await self._store.current_seq(session_id)
+                    for e in await self.replay(session_id, last, current):
+                        yield e
+                        last = e["seq"]
+                    continue
+                if event["seq"] <= last:
+                    continue
+                yield event
+                last = event["seq"]
+        finally:
+            subs = self._subscribers.get(session_id)
+            if subs is not None:
+                subs.discard(sub)
+                if not subs:
+                    del self._subscribers[session_id]
+
+    def evict_idle(self) -> int:
+        """Forgets chunk rings of sessions quiet for longer than the window."""
+        horizon = self._clock.now_ms() - self._window_ms
+        quiet = [
+            sid
+            for sid, w in self._writers.items()
+            if not w.busy and w.last_used_ms < horizon and sid not in self._subscribers
+        ]
+        for sid in quiet:
+            del self._writers[sid]
+        return len(quiet)

@@ -1,0 +1,89 @@
+"""Steering: every message lands in the target's inbox once, with a typed delivery outcome."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from typing import Any
+
+from process_service.models import SteerResult
+from process_service.store import ProcessStore
+from vance.clock import Clock
+from vance.domain import HOLDING, WAKING, DeliveryOutcome, ProcessStatus, SteerMessage
+from vance.errors import InvalidArgumentError
+from vance.ids import new_id
+
+logger = logging.getLogger(__name__)
+
+Kick = Callable[[str, str], None]
+
+
+class Inbox:
+    def __init__(self, store: ProcessStore, clock: Clock, kick: Kick) -> None:
+        self._store = store
+        self._clock = clock
+        self._kick = kick
+
+    async def resolve(self, process_id: str, session_id: str, name: str) -> str | None:
+        if process_id:
+            return process_id
+        if session_id and name:
+            return await self._store.lookup_name(session_id, name)
+        raise InvalidArgumentError(
+            "name the target by process id, or by session id and process name",
+            reason="target_required",
+        )
+
+    async def steer(
+        self, process_id: str, session_id: str, name: str, message: SteerMessage
+    ) -> SteerResult:
+        pid = await self.resolve(process_id, session_id, name)
+        if pid is None:
+            return SteerResult(DeliveryOutcome.REJECTED, reason=f"unknown target {name!r}")
+        explicit_key = bool(message.idempotency_key)
+        message.id = new_id("msg")
+        message.idempotency_key = message.idempotency_key or message.id
+        message.target_process_id = pid
+        message.at_ms = message.at_ms or self._clock.now_ms()
+        key = message.idempotency_key
+        if explicit_key:
+            archived = await self._store.archived(pid, key)
+            if archived is not None:
+                # Handled already: the same key is stored and handled once.
+                doc = await self._store.get(pid)
+                return self._duplicate(doc, str(archived.get("id", "")))
+        doc = await self._store.push_pending(pid, message.model_dump(mode="json"), key)
+        if doc is None:
+            current = await self._store.get(pid)
+            if current is None:
+                return SteerResult(DeliveryOutcome.REJECTED, reason=f"unknown target {pid!r}")
+            if current["status"] == ProcessStatus.CLOSED.value:
+                return SteerResult(
+                    DeliveryOutcome.REJECTED,
+                    reason=f"process {current['name']!r} is closed",
+                    process=current,
+                )
+            original = next(
+                (m for m in [*(current.get("pending") or []), *(current.get("owned") or [])]
+                 if m.get("idempotency_key") == key),
+                {},
+            )
+            return self._duplicate(current, str(original.get("id", "")))
+        status = ProcessStatus(doc["status"])
+        if status in HOLDING:
+            outcome = DeliveryOutcome.DEFERRED
+        elif status in WAKING and not doc.get("lane"):
+            outcome = DeliveryOutcome.STARTED
+            self._kick(pid, str(doc["engine"]))
+        else:
+            # A turn runs (or the start turn is due): this message is handled next.
+            outcome = DeliveryOutcome.QUEUED
+            if status is ProcessStatus.INIT and not doc.get("lane"):
+                self._kick(pid, str(doc["engine"]))
+        return SteerResult(outcome, message_id=message.id, process=doc)
+
+    @staticmethod
+    def _duplicate(doc: dict[str, Any] | None, message_id: str) -> SteerResult:
+        status = ProcessStatus(doc["status"]) if doc else ProcessStatus.CLOSED
+        outcome = DeliveryOutcome.DEFERRED if status in HOLDING else DeliveryOutcome.QUEUED
+        return SteerResult(outcome, message_id=message_id, duplicate=True, process=doc)

@@ -1,0 +1,277 @@
+"""Lanes: at most one turn per process, taken by compare-and-set on the process document.
+
+The lane lives in the process document (`lane`), so it holds across replicas and restarts:
+- steer pushes the message onto `pending` and sets `wake` in one update;
+- taking a turn moves `pending` to `owned` and writes `lane` in one update, only if no lane is
+  held; a redo after a lost worker keeps `owned` and the turn id, so idempotency keys derived
+  from the turn make the redo write nothing twice;
+- commit archives `owned` as drained and clears `lane` in one update, only if the lane is still
+  this turn's; a stale worker's commit is refused.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from process_service.events import STATUS_CHANGED, EventLog
+from process_service.models import TurnRef
+from process_service.store import ProcessStore
+from vance.clock import Clock
+from vance.config import LanesConfig
+from vance.domain import (
+    WAKING,
+    CloseReason,
+    LifecycleCall,
+    ProcessStatus,
+)
+from vance.ids import new_id
+
+logger = logging.getLogger(__name__)
+
+_LANE_FREE: dict[str, Any] = {"lane": None}
+_CLEAR_TURN = {"lane": "", "owned": "", "owned_keys": "", "pause_requested": "", "call": ""}
+
+
+class Lanes:
+    def __init__(
+        self, store: ProcessStore, events: EventLog, clock: Clock, config: LanesConfig
+    ) -> None:
+        self.store = store
+        self.events = events
+        self.clock = clock
+        self.config = config
+
+    async def take(self, process_id: str, worker_id: str) -> TurnRef | None:
+        """Takes the lane of a process that wants a turn; None when there is nothing to do."""
+        now = self.clock.now_ms()
+        lease_until = now + self.config.lease_ms
+        turn_id = new_id("turn")
+        before = await self.store.update(
+            process_id,
+            {
+                **_LANE_FREE,
+                "wake": True,
+                "status": {"$in": [ProcessStatus.INIT.value, *[s.value for s in WAKING]]},
+            },
+            {
+                "$rename": {"pending": "owned", "pending_keys": "owned_keys"},
+                "$set": {
+                    "lane": {
+                        "turn_id": turn_id,
+                        "attempt": 1,
+                        "worker_id": worker_id,
+                        "lease_until_ms": lease_until,
+                    },
+                    "status": ProcessStatus.RUNNING.value,
+                    "wake": False,
+                    "updated_at_ms": now,
+                },
+            },
+            after=False,
+        )
+        if before is None:
+            return await self._retake(process_id, worker_id, now)
+        call = _call_for(before)
+        # chat_count only changes when this lane commits, so it is the base for the turn's
+        # chat message numbers on every attempt.
+        chat_base = int(before.get("chat_count", 0))
+        ref = self._ref(before, turn_id, 1, worker_id, call, list(before.get("pending") or []),
+                        chat_base, lease_until)
+        await self._status_event(before, ProcessStatus(before["status"]), ProcessStatus.RUNNING)
+        return ref
+
+    async def _retake(self, process_id: str, worker_id: str, now: int) -> TurnRef | None:
+        """Redoes a turn whose worker was lost or whose lease expired."""
+        doc = await self.store.get(process_id)
+        if doc is None or not doc.get("lane") or doc.get("status") != ProcessStatus.RUNNING.value:
+            return None
+        lane = doc["lane"]
+        if int(lane.get("lease_until_ms", 0)) >= now:
+            return None
+        attempt = int(lane.get("attempt", 1)) + 1
+        if attempt > self.config.max_attempts:
+            await self.close_failed(doc, lane.get("last_error") or "worker lost or lease expired")
+            return None
+        lease_until = now + self.config.lease_ms
+        updated = await self.store.update(
+            process_id,
+            {"lane.turn_id": lane["turn_id"], "lane.attempt": lane.get("attempt", 1)},
+            {"$set": {"lane.attempt": attempt, "lane.worker_id": worker_id,
+                      "lane.lease_until_ms": lease_until, "updated_at_ms": now}},
+        )
+        if updated is None:
+            return None
+        logger.info("redoing turn %s of %s (attempt %d)", lane["turn_id"], process_id, attempt)
+        return self._ref(
+            updated,
+            str(lane["turn_id"]),
+            attempt,
+            worker_id,
+            _call_for(updated),
+            list(updated.get("owned") or []),
+            int(updated.get("chat_count", 0)),
+            lease_until,
+            prev_status=ProcessStatus.IDLE,
+        )
+
+    def _ref(
+        self,
+        doc: dict[str, Any],
+        turn_id: str,
+        attempt: int,
+        worker_id: str,
+        call: LifecycleCall,
+        owned: list[dict[str, Any]],
+        chat_base: int,
+        lease_until: int,
+        prev_status: ProcessStatus | None = None,
+    ) -> TurnRef:
+        process = {**doc, "status": ProcessStatus.RUNNING.value}
+        process.pop("pending", None)
+        process.pop("owned", None)
+        return TurnRef(
+            process=process,
+            turn_id=turn_id,
+            attempt=attempt,
+            process_id=str(doc["_id"]),
+            session_id=str(doc["session_id"]),
+            process_name=str(doc["name"]),
+            engine=str(doc["engine"]),
+            parent_process_id=str(doc.get("parent_process_id") or ""),
+            worker_id=worker_id,
+            call=call,
+            prev_status=prev_status or ProcessStatus(doc["status"]),
+            chat_base=chat_base,
+            owned=owned,
+            lease_until_ms=lease_until,
+            highest_chat=chat_base,
+        )
+
+    async def renew(self, ref: TurnRef) -> bool:
+        until = self.clock.now_ms() + self.config.lease_ms
+        doc = await self.store.update(
+            ref.process_id,
+            {"lane.turn_id": ref.turn_id, "lane.attempt": ref.attempt},
+            {"$set": {"lane.lease_until_ms": until}},
+        )
+        if doc is not None:
+            ref.lease_until_ms = until
+        return doc is not None
+
+    async def commit(
+        self,
+        ref: TurnRef,
+        status: ProcessStatus,
+        close_reason: CloseReason | None,
+        close_detail: str = "",
+    ) -> dict[str, Any] | None:
+        """Ends a turn: owned messages become drained, the lane is released, the status set.
+        Returns the document after the commit, or None when the lane is no longer ours."""
+        now = self.clock.now_ms()
+        await self.store.archive(
+            ref.process_id, ref.owned, {"drained_at_ms": now, "drained_by_turn": ref.turn_id}
+        )
+        base_set: dict[str, Any] = {
+            "updated_at_ms": now,
+            "chat_count": max(ref.highest_chat, ref.chat_base),
+            "started": True,
+        }
+        if ref.call is LifecycleCall.START and ref.engine_version and not ref.process.get(
+            "engine_version"
+        ):
+            # The process runs the engine version of the worker that started it.
+            base_set["engine_version"] = ref.engine_version
+        cond = {"lane.turn_id": ref.turn_id, "lane.attempt": ref.attempt}
+        final = status
+        if status is ProcessStatus.CLOSED:
+            base_set.update(close_reason=(close_reason or CloseReason.DONE).value,
+                            close_detail=close_detail, wake=False)
+            doc = await self.store.update(
+                ref.process_id, cond,
+                {"$set": {**base_set, "status": final.value}, "$unset": _CLEAR_TURN},
+            )
+        else:
+            doc = await self.store.update(
+                ref.process_id, {**cond, "pause_requested": {"$ne": True}},
+                {"$set": {**base_set, "status": final.value}, "$unset": _CLEAR_TURN},
+            )
+            if doc is None:
+                final = ProcessStatus.PAUSED
+                doc = await self.store.update(
+                    ref.process_id, cond,
+                    {"$set": {**base_set, "status": final.value}, "$unset": _CLEAR_TURN},
+                )
+        ref.done = True
+        if doc is None:
+            logger.info("commit of stale turn %s for %s refused", ref.turn_id, ref.process_id)
+            return None
+        await self._status_event(doc, ProcessStatus.RUNNING, final)
+        return doc
+
+    async def fail(self, ref: TurnRef, error: str, *, backoff: bool) -> dict[str, Any] | None:
+        """Gives the turn back: it is redone (by any worker) after an optional backoff, up to
+        max_attempts; then the process closes STALE with the error as its detail."""
+        now = self.clock.now_ms()
+        ref.done = True
+        if ref.attempt >= self.config.max_attempts:
+            doc = await self.store.get(ref.process_id)
+            if doc is None or (doc.get("lane") or {}).get("turn_id") != ref.turn_id:
+                return None
+            return await self.close_failed(doc, error)
+        delay = self.config.retry_backoff_ms * ref.attempt if backoff else 0
+        return await self.store.update(
+            ref.process_id,
+            {"lane.turn_id": ref.turn_id, "lane.attempt": ref.attempt},
+            {"$set": {"lane.lease_until_ms": now + delay - 1, "lane.worker_id": "",
+                      "lane.last_error": error[:2000]}},
+        )
+
+    async def close_failed(self, doc: dict[str, Any], error: str) -> dict[str, Any] | None:
+        lane = doc.get("lane") or {}
+        attempts = int(lane.get("attempt", 1))
+        closed = await self.store.update(
+            str(doc["_id"]),
+            {"lane.turn_id": lane.get("turn_id")},
+            {
+                "$set": {
+                    "status": ProcessStatus.CLOSED.value,
+                    "close_reason": CloseReason.STALE.value,
+                    "close_detail": f"turn failed {attempts} times: {error}"[:2000],
+                    "wake": False,
+                    "updated_at_ms": self.clock.now_ms(),
+                },
+                "$unset": _CLEAR_TURN,
+            },
+        )
+        if closed is not None:
+            logger.warning("process %s closed after %d failed attempts", doc["_id"], attempts)
+            await self._status_event(closed, ProcessStatus.RUNNING, ProcessStatus.CLOSED)
+        return closed
+
+    async def _status_event(
+        self, doc: dict[str, Any], old: ProcessStatus, new: ProcessStatus
+    ) -> None:
+        await self.events.publish(
+            str(doc["session_id"]),
+            STATUS_CHANGED,
+            {
+                "think_process_id": str(doc["_id"]),
+                "process_name": doc.get("name", ""),
+                "engine": doc.get("engine", ""),
+                "from_status": old.value,
+                "to_status": new.value,
+                "close_reason": doc.get("close_reason") or "",
+                "parent_process_id": doc.get("parent_process_id") or "",
+            },
+        )
+
+    status_event = _status_event
+
+
+def _call_for(doc: dict[str, Any]) -> LifecycleCall:
+    if doc.get("status") == ProcessStatus.INIT.value or not doc.get("started"):
+        return LifecycleCall.START
+    if doc.get("call") == LifecycleCall.RESUME.value:
+        return LifecycleCall.RESUME
+    return LifecycleCall.STEER

@@ -1,0 +1,47 @@
+"""process_service's in-memory models: turns in flight and the results of operations."""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import dataclass, field
+from typing import Any
+
+from vance.domain import DeliveryOutcome, LifecycleCall, ProcessStatus
+
+
+@dataclass
+class TurnRef:
+    """A turn this replica handed to one of its workers."""
+
+    turn_id: str
+    attempt: int
+    process_id: str
+    session_id: str
+    process_name: str
+    engine: str
+    parent_process_id: str
+    worker_id: str
+    call: LifecycleCall
+    prev_status: ProcessStatus
+    chat_base: int
+    owned: list[dict[str, Any]]
+    lease_until_ms: int
+    highest_chat: int = 0
+    engine_version: str = ""
+    process: dict[str, Any] = field(default_factory=dict)
+    chat_shift: int = 0
+    events: asyncio.Queue[Any] = field(default_factory=asyncio.Queue)
+    done: bool = False
+
+    @property
+    def owned_keys(self) -> list[str]:
+        return [str(m["idempotency_key"]) for m in self.owned]
+
+
+@dataclass(frozen=True)
+class SteerResult:
+    outcome: DeliveryOutcome
+    reason: str = ""
+    message_id: str = ""
+    duplicate: bool = False
+    process: dict[str, Any] | None = None

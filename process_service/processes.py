@@ -1,0 +1,206 @@
+"""Creating processes and the user operations on them: pause, resume, stop, session pause."""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+from collections.abc import Callable
+from typing import Any
+
+from process_service.lanes import Lanes
+from process_service.store import ProcessStore, public_fields
+from vance.domain import CloseReason, ProcessStatus, ThinkProcess
+from vance.errors import (
+    AlreadyExistsError,
+    FailedPreconditionError,
+    InvalidArgumentError,
+    NotFoundError,
+)
+from vance.ids import new_id
+from vance.store import is_duplicate_key
+
+logger = logging.getLogger(__name__)
+
+Kick = Callable[[str, str], None]
+CancelTurn = Callable[[str], None]
+NotifyStopped = Callable[[dict[str, Any], str], Any]
+
+
+class Processes:
+    def __init__(
+        self, store: ProcessStore, lanes: Lanes, kick: Kick, cancel_turn: CancelTurn
+    ) -> None:
+        self._store = store
+        self._lanes = lanes
+        self._kick = kick
+        self._cancel_turn = cancel_turn
+        self.on_stopped: NotifyStopped | None = None
+
+    async def create(self, spec: ThinkProcess, *, idempotency_key: str, start: bool) -> ThinkProcess:
+        if not spec.session_id or not spec.name or not spec.engine:
+            raise InvalidArgumentError("session_id, name and engine are required")
+        if idempotency_key:
+            digest = hashlib.sha256(f"{spec.session_id}:{idempotency_key}".encode()).hexdigest()
+            pid = f"proc_{digest[:24]}"
+            existing = await self._store.get(pid)
+            if existing is not None:
+                return _model(existing)
+        else:
+            pid = new_id("proc")
+        owner = await self._store.reserve_name(spec.session_id, spec.name, pid)
+        if owner is not None and owner != pid:
+            raise AlreadyExistsError(
+                f"a process named {spec.name!r} exists in this session", reason="name_taken"
+            )
+        now = self._lanes.clock.now_ms()
+        doc = spec.model_dump(mode="json", exclude={"id", "pending_count"})
+        doc.update(
+            _id=pid,
+            status=ProcessStatus.INIT.value,
+            close_reason=None,
+            created_at_ms=now,
+            updated_at_ms=now,
+            wake=start,
+            started=False,
+            chat_count=0,
+        )
+        try:
+            await self._store.insert_process(doc)
+        except Exception as exc:
+            if not is_duplicate_key(exc):
+                raise
+            doc = await self._store.get(pid) or doc
+            return _model(doc)
+        await self._store.index_in_session(spec.session_id, pid)
+        await self._lanes.status_event(doc, ProcessStatus.INIT, ProcessStatus.INIT)
+        if start:
+            self._kick(pid, spec.engine)
+        return _model(doc)
+
+    async def get(self, process_id: str) -> dict[str, Any]:
+        doc = await self._store.get(process_id)
+        if doc is None:
+            raise NotFoundError(f"no process {process_id!r}", reason="process_not_found")
+        return doc
+
+    async def resolve(self, process_id: str, session_id: str, name: str) -> dict[str, Any]:
+        if not process_id:
+            if not (session_id and name):
+                raise InvalidArgumentError("name the process by id, or by session id and name")
+            found = await self._store.lookup_name(session_id, name)
+            if found is None:
+                raise NotFoundError(f"no process named {name!r}", reason="process_not_found")
+            process_id = found
+        return await self.get(process_id)
+
+    async def list(
+        self, session_id: str, *, include_terminated: bool, parent_id: str = ""
+    ) -> list[ThinkProcess]:
+        docs = await self._store.get_many(await self._store.session_process_ids(session_id))
+        out = [
+            _model(d)
+            for d in docs
+            if (include_terminated or d["status"] != ProcessStatus.CLOSED.value)
+            and (not parent_id or d.get("parent_process_id") == parent_id)
+        ]
+        out.sort(key=lambda p: (p.created_at_ms, p.id))
+        return out
+
+    async def pause(self, doc: dict[str, Any], *, allow_init: bool = False) -> dict[str, Any]:
+        status = ProcessStatus(doc["status"])
+        pid = str(doc["_id"])
+        if status is ProcessStatus.INIT and not allow_init:
+            raise FailedPreconditionError("the process has not started yet", reason="process_init")
+        if status is ProcessStatus.CLOSED:
+            raise FailedPreconditionError("the process is closed", reason="process_closed")
+        if status in (ProcessStatus.PAUSED, ProcessStatus.SUSPENDED):
+            return doc
+        now = self._lanes.clock.now_ms()
+        paused = await self._store.update(
+            pid,
+            {"lane": None, "status": {"$in": ["IDLE", "BLOCKED", "INIT"]}},
+            {"$set": {"status": ProcessStatus.PAUSED.value, "updated_at_ms": now}},
+        )
+        if paused is not None:
+            await self._lanes.status_event(paused, status, ProcessStatus.PAUSED)
+            return paused
+        # A turn runs: it finishes, and its commit leaves the process PAUSED.
+        running = await self._store.update(
+            pid, {"status": ProcessStatus.RUNNING.value}, {"$set": {"pause_requested": True}}
+        )
+        return running or await self.get(pid)
+
+    async def resume(self, doc: dict[str, Any]) -> dict[str, Any]:
+        status = ProcessStatus(doc["status"])
+        pid = str(doc["_id"])
+        if status is ProcessStatus.INIT:
+            raise FailedPreconditionError("the process has not started yet", reason="process_init")
+        if status is ProcessStatus.CLOSED:
+            raise FailedPreconditionError("the process is closed", reason="process_closed")
+        if status is ProcessStatus.RUNNING:
+            updated = await self._store.update(pid, {}, {"$unset": {"pause_requested": ""}})
+            return updated or doc
+        if status not in (ProcessStatus.PAUSED, ProcessStatus.SUSPENDED):
+            return doc
+        started = bool(doc.get("started"))
+        target = ProcessStatus.IDLE if started else ProcessStatus.INIT
+        # Everything queued while paused is handled by one resume turn.
+        wake = bool(doc.get("pending_keys")) or not started
+        resumed = await self._store.update(
+            pid,
+            {"status": status.value},
+            {"$set": {"status": target.value, "wake": wake, "call": "RESUME",
+                      "updated_at_ms": self._lanes.clock.now_ms()}},
+        )
+        if resumed is None:
+            return await self.get(pid)
+        await self._lanes.status_event(resumed, status, target)
+        if wake:
+            self._kick(pid, str(resumed["engine"]))
+        return resumed
+
+    async def stop(self, doc: dict[str, Any], *, stopped_by: str = "") -> dict[str, Any]:
+        status = ProcessStatus(doc["status"])
+        pid = str(doc["_id"])
+        if status is ProcessStatus.INIT:
+            raise FailedPreconditionError("the process has not started yet", reason="process_init")
+        if status is ProcessStatus.CLOSED:
+            return doc
+        before = await self._store.update(
+            pid,
+            {"status": {"$ne": ProcessStatus.CLOSED.value}},
+            {
+                "$set": {
+                    "status": ProcessStatus.CLOSED.value,
+                    "close_reason": CloseReason.STOPPED.value,
+                    "stopped_by": stopped_by,
+                    "wake": False,
+                    "updated_at_ms": self._lanes.clock.now_ms(),
+                },
+                "$unset": {"lane": "", "pause_requested": "", "call": ""},
+            },
+            after=False,
+        )
+        if before is None:
+            return await self.get(pid)
+        lane = before.get("lane") or {}
+        if lane.get("turn_id"):
+            self._cancel_turn(str(lane["turn_id"]))
+        after = await self.get(pid)
+        await self._lanes.status_event(after, ProcessStatus(before["status"]), ProcessStatus.CLOSED)
+        if self.on_stopped is not None:
+            await self.on_stopped(after, stopped_by)
+        return after
+
+    async def pause_session(self, session_id: str) -> list[dict[str, Any]]:
+        """ESC: pauses what has something to interrupt (RUNNING, INIT); leaves the rest."""
+        docs = await self._store.get_many(await self._store.session_process_ids(session_id))
+        paused = []
+        for doc in docs:
+            if doc["status"] in (ProcessStatus.RUNNING.value, ProcessStatus.INIT.value):
+                paused.append(await self.pause(doc, allow_init=True))
+        return paused
+
+
+def _model(doc: dict[str, Any]) -> ThinkProcess:
+    return ThinkProcess.model_validate(public_fields(doc))

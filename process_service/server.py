@@ -1,0 +1,82 @@
+"""process_service server: wiring and lifecycle."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+
+from process_service.dispatcher import Dispatcher
+from process_service.events import EventLog
+from process_service.inbox import Inbox
+from process_service.lanes import Lanes
+from process_service.processes import Processes
+from process_service.service import ProcessServicer
+from process_service.store import ProcessStore
+from process_service.turns import Turns
+from vance.clock import Clock, SystemClock
+from vance.config import Config, load_config
+from vance.logsetup import setup_logging
+from vance.server import GrpcHost, run_main, serve_until_signal
+from vance.store import connect
+from vance.v1 import process_pb2, process_pb2_grpc
+
+logger = logging.getLogger(__name__)
+
+SERVICE_NAME = process_pb2.DESCRIPTOR.services_by_name["ProcessService"].full_name
+
+
+async def create_server(
+    config: Config, *, port: int | None = None, clock: Clock | None = None
+) -> tuple[GrpcHost, int]:
+    clock = clock or SystemClock()
+    client, db = connect(config)
+    store = ProcessStore(db)
+    events = EventLog(
+        store, clock, chunk_window_s=config.events.chunk_replay_window_s,
+        poll_ms=config.events.poll_ms,
+    )
+    lanes = Lanes(store, events, clock, config.lanes)
+    dispatcher = Dispatcher(store, lanes, clock, config.lanes)
+    inbox = Inbox(store, clock, dispatcher.kick)
+    processes = Processes(store, lanes, dispatcher.kick, dispatcher.cancel_turn)
+    turns = Turns(store, events, lanes, inbox)
+    processes.on_stopped = turns.on_stopped
+    servicer = ProcessServicer(
+        store=store, events=events, lanes=lanes, inbox=inbox, processes=processes,
+        turns=turns, dispatcher=dispatcher, heartbeat_ms=config.lanes.heartbeat_ms,
+    )
+    host = GrpcHost([SERVICE_NAME])
+    process_pb2_grpc.add_ProcessServiceServicer_to_server(servicer, host.server)
+    bound = host.bind(config.grpc_host, config.port("process_service") if port is None else port)
+    loop_task = asyncio.ensure_future(dispatcher.run())
+    evict_task = asyncio.ensure_future(_evict_loop(events))
+
+    async def stop_background() -> None:
+        dispatcher.stop()
+        evict_task.cancel()
+        for task in (loop_task, evict_task):
+            try:
+                await task
+            except BaseException:  # noqa: BLE001 - cancelled on purpose
+                pass
+        await client.close()
+
+    host.on_stop(stop_background)
+    return host, bound
+
+
+async def _evict_loop(events: EventLog) -> None:
+    while True:
+        await asyncio.sleep(60)
+        events.evict_idle()
+
+
+async def serve() -> None:
+    config = load_config()
+    setup_logging(config.logging, "process_service")
+    host, _ = await create_server(config)
+    await serve_until_signal(host, "process_service")
+
+
+def main() -> None:
+    run_main(serve)

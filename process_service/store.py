@@ -1,0 +1,175 @@
+"""process_service collections. Every hot operation addresses one document by _id, because the
+embedded store only uses the _id index (see docs/architecture.md, "Store access")."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pymongo import ReturnDocument
+from pymongo.asynchronous.database import AsyncDatabase
+
+from vance.domain import ProcessStatus
+from vance.store import Document, is_duplicate_key
+
+LIVE = [s.value for s in ProcessStatus if s is not ProcessStatus.CLOSED]
+
+
+def chat_id(process_id: str, n: int) -> str:
+    return f"{process_id}:{n:08d}"
+
+
+def event_id(session_id: str, seq: int) -> str:
+    return f"{session_id}:{seq:012d}"
+
+
+class ProcessStore:
+    def __init__(self, db: AsyncDatabase[Document]) -> None:
+        self.processes = db["processes"]
+        self.names = db["process_names"]
+        self.session_index = db["session_processes"]
+        self.inbox = db["inbox"]
+        self.chat = db["chat_messages"]
+        self.events = db["session_events"]
+        self.streams = db["session_streams"]
+
+    # ---- processes ----
+
+    async def insert_process(self, doc: Document) -> None:
+        await self.processes.insert_one(doc)
+
+    async def get(self, process_id: str) -> Document | None:
+        return await self.processes.find_one({"_id": process_id})
+
+    async def get_many(self, ids: list[str]) -> list[Document]:
+        if not ids:
+            return []
+        return await self.processes.find({"_id": {"$in": ids}}).to_list(None)
+
+    async def reserve_name(self, session_id: str, name: str, process_id: str) -> str | None:
+        """Claims a name within the session; returns the owner when it was taken already."""
+        try:
+            await self.names.insert_one({"_id": f"{session_id}:{name}", "process_id": process_id})
+            return None
+        except Exception as exc:
+            if not is_duplicate_key(exc):
+                raise
+        existing = await self.names.find_one({"_id": f"{session_id}:{name}"})
+        return str(existing["process_id"]) if existing else None
+
+    async def lookup_name(self, session_id: str, name: str) -> str | None:
+        doc = await self.names.find_one({"_id": f"{session_id}:{name}"})
+        return str(doc["process_id"]) if doc else None
+
+    async def index_in_session(self, session_id: str, process_id: str) -> None:
+        await self.session_index.update_one(
+            {"_id": session_id}, {"$addToSet": {"ids": process_id}}, upsert=True
+        )
+
+    async def session_process_ids(self, session_id: str) -> list[str]:
+        doc = await self.session_index.find_one({"_id": session_id})
+        return list(doc["ids"]) if doc else []
+
+    async def update(
+        self, process_id: str, cond: Document, update: Document, *, after: bool = True
+    ) -> Document | None:
+        """One atomic compare-and-set on a process document."""
+        return await self.processes.find_one_and_update(
+            {"_id": process_id, **cond},
+            update,
+            return_document=ReturnDocument.AFTER if after else ReturnDocument.BEFORE,
+        )
+
+    async def all_live(self) -> list[Document]:
+        """Every process that is not CLOSED. A full scan: only used by the recovery sweep."""
+        projection = {"pending": 0, "owned": 0, "recipe_snapshot": 0, "drained_keys": 0}
+        return await self.processes.find({"status": {"$in": LIVE}}, projection).to_list(None)
+
+    # ---- inbox ----
+
+    async def push_pending(self, process_id: str, msg: Document, key: str) -> Document | None:
+        """Appends a message to the pending list unless the process is closed or already holds
+        a message with this key. Returns the document after the push, or None."""
+        return await self.processes.find_one_and_update(
+            {
+                "_id": process_id,
+                "status": {"$ne": ProcessStatus.CLOSED.value},
+                "pending_keys": {"$ne": key},
+                "owned_keys": {"$ne": key},
+            },
+            {"$push": {"pending": msg, "pending_keys": key}, "$set": {"wake": True}},
+            return_document=ReturnDocument.AFTER,
+        )
+
+    async def archived(self, process_id: str, key: str) -> Document | None:
+        return await self.inbox.find_one({"_id": f"{process_id}:{key}"})
+
+    async def archive(self, process_id: str, msgs: list[Document], fields: Document) -> None:
+        """Records drained messages (idempotent: a redone commit writes the same ids)."""
+        if not msgs:
+            return
+        docs = [
+            {**m, "_id": f"{process_id}:{m['idempotency_key']}", **fields} for m in msgs
+        ]
+        try:
+            await self.inbox.insert_many(docs, ordered=False)
+        except Exception as exc:
+            if not is_duplicate_key(exc) and "duplicate" not in str(exc).lower():
+                raise
+
+    # ---- chat ----
+
+    async def insert_chat(self, doc: Document) -> bool:
+        """False when a message with this id exists (a redone turn)."""
+        try:
+            await self.chat.insert_one(doc)
+            return True
+        except Exception as exc:
+            if is_duplicate_key(exc):
+                return False
+            raise
+
+    async def get_chat(self, message_id: str) -> Document | None:
+        return await self.chat.find_one({"_id": message_id})
+
+    async def chat_range(self, process_id: str, first: int, last: int) -> list[Document]:
+        ids = [chat_id(process_id, n) for n in range(first, last + 1)]
+        out: list[Document] = []
+        for i in range(0, len(ids), 500):
+            out.extend(await self.chat.find({"_id": {"$in": ids[i : i + 500]}}).to_list(None))
+        out.sort(key=lambda m: m["_id"])
+        return out
+
+    # ---- session events ----
+
+    async def allocate_seq(self, session_id: str, count: int) -> int:
+        """Reserves `count` sequence numbers; returns the last one."""
+        doc = await self.streams.find_one_and_update(
+            {"_id": session_id},
+            {"$inc": {"seq": count}},
+            upsert=True,
+            return_document=ReturnDocument.AFTER,
+        )
+        return int(doc["seq"])  # type: ignore[index]
+
+    async def current_seq(self, session_id: str) -> int:
+        doc = await self.streams.find_one({"_id": session_id})
+        return int(doc["seq"]) if doc else 0
+
+    async def insert_events(self, docs: list[Document]) -> None:
+        await self.events.insert_many(docs, ordered=True)
+
+    async def events_range(self, session_id: str, first: int, last: int) -> list[Document]:
+        ids = [event_id(session_id, s) for s in range(first, last + 1)]
+        out: list[Document] = []
+        for i in range(0, len(ids), 500):
+            out.extend(await self.events.find({"_id": {"$in": ids[i : i + 500]}}).to_list(None))
+        out.sort(key=lambda e: int(e["seq"]))
+        return out
+
+
+def public_fields(doc: Document) -> dict[str, Any]:
+    """The ThinkProcess fields of a process document."""
+    out = {k: v for k, v in doc.items() if not k.startswith("_")}
+    out["id"] = doc["_id"]
+    out["pending_count"] = len(doc.get("pending_keys") or []) + len(doc.get("owned_keys") or [])
+    return out

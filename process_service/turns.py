@@ -1,0 +1,160 @@
+"""What a worker reports about a turn: chat appends, stream chunks, progress, commit, failure;
+and the parent notification that follows a child closing or blocking."""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from process_service.events import CHAT_APPENDED, PROGRESS, STREAM_CHUNK, EventLog
+from process_service.inbox import Inbox
+from process_service.lanes import Lanes
+from process_service.models import TurnRef
+from process_service.store import ProcessStore, chat_id
+from vance.domain import (
+    PARENT_EVENT_FOR_CLOSE,
+    ChatRole,
+    CloseReason,
+    ProcessEvent,
+    ProcessEventType,
+    ProcessStatus,
+)
+
+logger = logging.getLogger(__name__)
+
+
+class Turns:
+    def __init__(self, store: ProcessStore, events: EventLog, lanes: Lanes, inbox: Inbox) -> None:
+        self._store = store
+        self._events = events
+        self._lanes = lanes
+        self._inbox = inbox
+
+    async def chat_append(
+        self, ref: TurnRef, ordinal: int, role: ChatRole, content: str, meta: dict[str, Any]
+    ) -> str:
+        """Stores the turn's `ordinal`-th chat message once. Numbers continue the process's
+        chat; a redo of the same turn finds its own messages and writes nothing again."""
+        turn_key = f"{ref.turn_id}:{ordinal}"
+        n = ref.chat_base + ordinal + ref.chat_shift
+        while True:
+            doc = {
+                "_id": chat_id(ref.process_id, n),
+                "turn_key": turn_key,
+                "session_id": ref.session_id,
+                "think_process_id": ref.process_id,
+                "process_name": ref.process_name,
+                "role": role.value,
+                "content": content,
+                "meta": meta,
+                "created_at_ms": self._lanes.clock.now_ms(),
+            }
+            if await self._store.insert_chat(doc):
+                ref.highest_chat = max(ref.highest_chat, n)
+                await self._events.publish(ref.session_id, CHAT_APPENDED, _chat_event(doc))
+                return str(doc["_id"])
+            existing = await self._store.get_chat(str(doc["_id"]))
+            if existing is not None and existing.get("turn_key") == turn_key:
+                ref.highest_chat = max(ref.highest_chat, n)
+                return str(existing["_id"])
+            # Left behind by an earlier attempt that wrote more than this one: skip past it.
+            ref.chat_shift += 1
+            n += 1
+
+    async def chunk(self, ref: TurnRef, role: ChatRole, chunk: str) -> None:
+        await self._events.publish(
+            ref.session_id,
+            STREAM_CHUNK,
+            {
+                "think_process_id": ref.process_id,
+                "process_name": ref.process_name,
+                "role": role.value,
+                "chunk": chunk,
+            },
+            ephemeral=True,
+        )
+
+    async def progress(self, ref: TurnRef, kind: str, payload: dict[str, Any]) -> None:
+        await self._events.publish(
+            ref.session_id,
+            PROGRESS,
+            {
+                "think_process_id": ref.process_id,
+                "process_name": ref.process_name,
+                "engine": ref.engine,
+                "parent_process_id": ref.parent_process_id,
+                "kind": kind,
+                "payload": payload,
+            },
+        )
+
+    async def commit(
+        self,
+        ref: TurnRef,
+        status: ProcessStatus,
+        close_reason: CloseReason | None,
+        summary: str,
+        payload: dict[str, Any],
+    ) -> dict[str, Any] | None:
+        doc = await self._lanes.commit(ref, status, close_reason)
+        if doc is None:
+            return None
+        final = ProcessStatus(doc["status"])
+        if final is ProcessStatus.CLOSED:
+            reason = CloseReason(doc.get("close_reason") or CloseReason.DONE.value)
+            await self.notify_parent(
+                doc, PARENT_EVENT_FOR_CLOSE[reason], summary, payload, key=f"{ref.turn_id}:close"
+            )
+        elif final is ProcessStatus.BLOCKED:
+            await self.notify_parent(
+                doc, ProcessEventType.BLOCKED, summary, payload, key=f"{ref.turn_id}:blocked"
+            )
+        return doc
+
+    async def notify_parent(
+        self,
+        child: dict[str, Any],
+        event_type: ProcessEventType,
+        summary: str,
+        payload: dict[str, Any],
+        *,
+        key: str,
+    ) -> None:
+        parent = child.get("parent_process_id")
+        if not parent:
+            return
+        message = ProcessEvent(
+            idempotency_key=f"{child['_id']}:{key}",
+            sender_process_id=str(child["_id"]),
+            source_process_id=str(child["_id"]),
+            source_process_name=str(child.get("name", "")),
+            type=event_type,
+            human_summary=summary or _default_summary(child, event_type),
+            payload=payload,
+        )
+        result = await self._inbox.steer(str(parent), "", "", message)
+        logger.debug("notified parent %s of %s: %s", parent, event_type, result.outcome)
+
+    async def on_stopped(self, child: dict[str, Any], stopped_by: str) -> None:
+        # A parent that stopped its child needs no STOPPED event back.
+        if stopped_by and stopped_by == child.get("parent_process_id"):
+            return
+        await self.notify_parent(child, ProcessEventType.STOPPED, "", {}, key="stopped")
+
+
+def _default_summary(child: dict[str, Any], event_type: ProcessEventType) -> str:
+    detail = child.get("close_detail") or ""
+    text = f"process {child.get('name', '')!r} {event_type.value.lower()}"
+    return f"{text}: {detail}" if detail else text
+
+
+def _chat_event(doc: dict[str, Any]) -> dict[str, Any]:
+    return {
+        "chat_message_id": doc["_id"],
+        "think_process_id": doc["think_process_id"],
+        "process_name": doc["process_name"],
+        "role": doc["role"],
+        "content": doc["content"],
+        "created_at_ms": doc["created_at_ms"],
+        "meta": doc.get("meta") or {},
+    }

@@ -1,0 +1,1 @@
+"""recipe_service: recipes (bundled, tenant, project), defaulting and snapshots."""

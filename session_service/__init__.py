@@ -1,0 +1,1 @@
+"""session_service: tenants, users, projects and sessions."""

@@ -1,0 +1,5 @@
+"""`python -m session_service`."""
+
+from session_service.server import main
+
+main()

@@ -1,0 +1,53 @@
+"""session_service server: wiring and lifecycle."""
+
+from __future__ import annotations
+
+from session_service.seed import seed_defaults
+from session_service.service import SessionServicer
+from session_service.sessions import Sessions
+from session_service.store import SessionStore
+from vance.channels import Channels
+from vance.clock import Clock, SystemClock
+from vance.config import Config, load_config
+from vance.logsetup import setup_logging
+from vance.server import GrpcHost, run_main, serve_until_signal
+from vance.store import connect
+from vance.v1 import process_pb2_grpc, recipe_pb2_grpc, session_pb2, session_pb2_grpc
+
+SERVICE_NAME = session_pb2.DESCRIPTOR.services_by_name["SessionService"].full_name
+
+
+async def create_server(
+    config: Config, *, port: int | None = None, clock: Clock | None = None
+) -> tuple[GrpcHost, int]:
+    client, db = connect(config)
+    channels = Channels(config)
+    sessions = Sessions(
+        SessionStore(db),
+        clock or SystemClock(),
+        process_pb2_grpc.ProcessServiceStub(channels.get("process_service")),
+        recipe_pb2_grpc.RecipeServiceStub(channels.get("recipe_service")),
+    )
+    if config.seed_defaults:
+        await seed_defaults(sessions)
+    host = GrpcHost([SERVICE_NAME])
+    session_pb2_grpc.add_SessionServiceServicer_to_server(SessionServicer(sessions), host.server)
+    bound = host.bind(config.grpc_host, config.port("session_service") if port is None else port)
+
+    async def close() -> None:
+        await channels.close()
+        await client.close()
+
+    host.on_stop(close)
+    return host, bound
+
+
+async def serve() -> None:
+    config = load_config()
+    setup_logging(config.logging, "session_service")
+    host, _ = await create_server(config)
+    await serve_until_signal(host, "session_service")
+
+
+def main() -> None:
+    run_main(serve)

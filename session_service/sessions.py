@@ -1,0 +1,158 @@
+"""Users, projects and sessions: the domain operations behind SessionService."""
+
+from __future__ import annotations
+
+import logging
+
+from session_service.models import Project, ProjectKind, Session, SessionStatus, User
+from session_service.passwords import hash_password, verify_password
+from session_service.store import SessionStore
+from vance.clock import Clock
+from vance.errors import (
+    AlreadyExistsError,
+    InvalidArgumentError,
+    NotFoundError,
+    UnauthenticatedError,
+)
+from vance.ids import new_id
+from vance.v1 import process_pb2 as ppb
+from vance.v1 import process_pb2_grpc
+from vance.v1 import recipe_pb2 as rpb
+from vance.v1 import recipe_pb2_grpc
+
+logger = logging.getLogger(__name__)
+
+CHAT_PROCESS_NAME = "chat"
+DEFAULT_CHAT_ENGINE = "arthur"
+
+
+class Sessions:
+    def __init__(
+        self,
+        store: SessionStore,
+        clock: Clock,
+        processes: process_pb2_grpc.ProcessServiceStub,
+        recipes: recipe_pb2_grpc.RecipeServiceStub,
+    ) -> None:
+        self._store = store
+        self._clock = clock
+        self._processes = processes
+        self._recipes = recipes
+
+    async def create_user(
+        self, tenant: str, username: str, password: str, roles: list[str]
+    ) -> User:
+        if not tenant or not username or not password:
+            raise InvalidArgumentError("tenant, username and password are required")
+        user = User(tenant_id=tenant, username=username, roles=roles,
+                    created_at_ms=self._clock.now_ms())
+        if not await self._store.insert_user(user, hash_password(password)):
+            raise AlreadyExistsError(f"user {username!r} exists", reason="user_exists")
+        return user
+
+    async def authenticate(self, tenant: str, username: str, password: str) -> User:
+        doc = await self._store.user_doc(tenant, username)
+        if doc is None or not verify_password(password, str(doc.get("password_hash", ""))):
+            raise UnauthenticatedError("unknown user or wrong password", reason="bad_credentials")
+        return User.model_validate(doc)
+
+    async def user(self, tenant: str, username: str) -> User:
+        doc = await self._store.user_doc(tenant, username)
+        if doc is None:
+            raise NotFoundError(f"no user {username!r}", reason="user_not_found")
+        return User.model_validate(doc)
+
+    async def create_project(
+        self, tenant: str, project_id: str, title: str, kind: ProjectKind
+    ) -> Project:
+        project = Project(tenant_id=tenant, project_id=project_id, title=title or project_id,
+                          kind=kind, created_at_ms=self._clock.now_ms())
+        if not await self._store.insert_project(project):
+            raise AlreadyExistsError(f"project {project_id!r} exists", reason="project_exists")
+        return project
+
+    async def project(self, tenant: str, project_id: str) -> Project:
+        project = await self._store.project(tenant, project_id)
+        if project is None:
+            raise NotFoundError(f"no project {project_id!r}", reason="project_not_found")
+        return project
+
+    async def create_session(
+        self,
+        tenant: str,
+        project_id: str,
+        owner: str,
+        *,
+        profile: str = "default",
+        autonomous: bool = False,
+        chat_engine: str = "",
+    ) -> Session:
+        """Persists the session, then creates and starts its chat process (seed 000 §3.1)."""
+        if not project_id:
+            raise InvalidArgumentError("projectId is required", reason="project_required")
+        await self.project(tenant, project_id)
+        now = self._clock.now_ms()
+        session = Session(
+            session_id=new_id("sess"),
+            tenant_id=tenant,
+            project_id=project_id,
+            owner_user_id=owner,
+            profile=profile or "default",
+            created_at_ms=now,
+            last_activity_at_ms=now,
+        )
+        await self._store.insert_session(session)
+        if autonomous:
+            return await self._set(session, status=SessionStatus.IDLE)
+        engine = chat_engine or DEFAULT_CHAT_ENGINE
+        applied = await self._recipes.ApplyRecipe(
+            rpb.ApplyRecipeRequest(
+                tenant_id=tenant, project_id=project_id, recipe="", engine=engine,
+                profile=session.profile,
+            )
+        )
+        process = await self._processes.CreateProcess(
+            ppb.CreateProcessRequest(
+                tenant_id=tenant,
+                project_id=project_id,
+                session_id=session.session_id,
+                name=CHAT_PROCESS_NAME,
+                title="Session chat",
+                engine=applied.engine or engine,
+                recipe_name=applied.recipe_name,
+                recipe_snapshot=applied.snapshot,
+                params=applied.params,
+                owner_user_id=owner,
+                idempotency_key=f"{session.session_id}:chat",
+                start=True,
+            )
+        )
+        logger.info("session %s created with chat %s (%s)", session.session_id, process.id,
+                    process.engine)
+        return await self._set(
+            session,
+            status=SessionStatus.IDLE,
+            chat_process_id=process.id,
+            chat_process_name=process.name,
+            chat_engine=process.engine,
+        )
+
+    async def _set(self, session: Session, **fields: object) -> Session:
+        values = {k: (v.value if isinstance(v, SessionStatus) else v) for k, v in fields.items()}
+        updated = await self._store.update_session(session.session_id, values)
+        if updated is None:
+            raise NotFoundError(f"session {session.session_id} vanished")
+        return updated
+
+    async def session(self, tenant: str, session_id: str) -> Session:
+        session = await self._store.session(session_id)
+        if session is None or session.tenant_id != tenant:
+            raise NotFoundError(f"no session {session_id!r}", reason="session_not_found")
+        return session
+
+    async def list_sessions(self, tenant: str, project_id: str, owner: str) -> list[Session]:
+        ids = await self._store.project_session_ids(tenant, project_id)
+        found = await self._store.sessions_by_ids(ids)
+        found = [s for s in found if not owner or s.owner_user_id == owner]
+        found.sort(key=lambda s: s.last_activity_at_ms, reverse=True)
+        return found

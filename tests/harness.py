@@ -1,0 +1,179 @@
+"""Test harness: the real system as separate processes, a WebSocket client, polling helpers."""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import json
+import socket
+import time
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from typing import Any, TypeVar
+
+import grpc
+import httpx
+import websockets
+
+from vance.config import Config
+from vance.supervisor import Supervisor
+from vance.testing.scripted_llm import Rule, ThreadedScriptedLlm
+from vance.v1 import process_pb2 as ppb
+from vance.v1 import process_pb2_grpc, session_pb2_grpc
+
+T = TypeVar("T")
+DEFAULT_TIMEOUT = 20.0
+
+
+async def eventually(
+    fn: Callable[[], Awaitable[T] | T], *, timeout: float = DEFAULT_TIMEOUT,
+    interval: float = 0.02, what: str = "condition",
+) -> T:
+    """Polls until fn returns something truthy (or stops raising AssertionError)."""
+    deadline = time.monotonic() + timeout
+    last: BaseException | None = None
+    while True:
+        try:
+            value = fn()
+            if asyncio.iscoroutine(value) or isinstance(value, Awaitable):
+                value = await value  # type: ignore[misc]
+            if value:
+                return value  # type: ignore[return-value]
+        except AssertionError as exc:
+            last = exc
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out waiting for {what}") from last
+        await asyncio.sleep(interval)
+
+
+def free_port_block(count: int) -> int:
+    """A base port such that base..base+count-1 are free now."""
+    for base in range(20000 + (time.time_ns() // 1000) % 20000, 60000, count + 7):
+        socks = []
+        try:
+            for port in range(base, base + count):
+                s = socket.socket()
+                s.bind(("127.0.0.1", port))
+                socks.append(s)
+            return base
+        except OSError:
+            continue
+        finally:
+            for s in socks:
+                s.close()
+    raise RuntimeError("no free port block")
+
+
+_ids = itertools.count(1)
+
+
+@dataclass
+class WsClient:
+    ws: Any
+    frames: list[dict[str, Any]] = field(default_factory=list)
+    reader: asyncio.Task[None] | None = None
+    closed: asyncio.Event = field(default_factory=asyncio.Event)
+
+    async def start(self) -> WsClient:
+        self.reader = asyncio.ensure_future(self._read())
+        await self.wait_for(lambda f: f["type"] == "welcome")
+        return self
+
+    async def _read(self) -> None:
+        try:
+            async for raw in self.ws:
+                self.frames.append(json.loads(raw))
+        except websockets.ConnectionClosed:
+            pass
+        finally:
+            self.closed.set()
+
+    async def send(self, type_: str, data: dict[str, Any]) -> str:
+        fid = f"c{next(_ids)}"
+        await self.ws.send(json.dumps({"id": fid, "type": type_, "data": data}))
+        return fid
+
+    async def request(self, type_: str, data: dict[str, Any] | None = None,
+                      timeout: float = DEFAULT_TIMEOUT) -> dict[str, Any]:
+        fid = await self.send(type_, data or {})
+        return await self.wait_for(lambda f: f.get("replyTo") == fid, timeout=timeout,
+                                   what=f"reply to {type_}")
+
+    async def ok(self, type_: str, data: dict[str, Any] | None = None) -> dict[str, Any]:
+        reply = await self.request(type_, data)
+        assert reply["type"] == type_, reply
+        return dict(reply["data"])
+
+    async def wait_for(self, pred: Callable[[dict[str, Any]], bool], *,
+                       timeout: float = DEFAULT_TIMEOUT, what: str = "frame") -> dict[str, Any]:
+        def find() -> dict[str, Any] | None:
+            return next((f for f in self.frames if pred(f)), None)
+
+        return await eventually(find, timeout=timeout, what=what)
+
+    def of_type(self, type_: str) -> list[dict[str, Any]]:
+        return [f for f in self.frames if f["type"] == type_]
+
+    async def close(self) -> None:
+        await self.ws.close()
+        if self.reader is not None:
+            await asyncio.gather(self.reader, return_exceptions=True)
+
+
+@dataclass
+class System:
+    config: Config
+    supervisor: Supervisor
+    llm: ThreadedScriptedLlm
+    channels: dict[str, grpc.aio.Channel] = field(default_factory=dict)
+
+    @property
+    def gateway(self) -> str:
+        return f"{self.config.gateway.host}:{self.config.gateway.port}"
+
+    def channel(self, service: str) -> grpc.aio.Channel:
+        if service not in self.channels:
+            self.channels[service] = grpc.aio.insecure_channel(self.config.address(service))
+        return self.channels[service]
+
+    @property
+    def processes(self) -> process_pb2_grpc.ProcessServiceStub:
+        return process_pb2_grpc.ProcessServiceStub(self.channel("process_service"))
+
+    @property
+    def sessions(self) -> session_pb2_grpc.SessionServiceStub:
+        return session_pb2_grpc.SessionServiceStub(self.channel("session_service"))
+
+    def script(self, *rules: Rule) -> None:
+        self.llm.script.add(*rules)
+
+    def model_requests(self, marker: str) -> list[dict[str, Any]]:
+        return [r for r in list(self.llm.script.requests) if marker in json.dumps(r)]
+
+    async def login(self, user: str = "dev", password: str = "dev",
+                    tenant: str = "default") -> str:
+        async with httpx.AsyncClient() as http:
+            r = await http.post(f"http://{self.gateway}/brain/{tenant}/access/{user}",
+                                json={"password": password})
+            r.raise_for_status()
+            return str(r.json()["token"])
+
+    async def connect(self, token: str | None = None, tenant: str = "default") -> WsClient:
+        token = token or await self.login()
+        ws = await websockets.connect(
+            f"ws://{self.gateway}/brain/{tenant}/ws",
+            additional_headers={"Authorization": f"Bearer {token}"},
+            max_size=None,
+        )
+        return await WsClient(ws).start()
+
+    async def workers(self) -> list[ppb.WorkerInfo]:
+        return list((await self.processes.ListWorkers(ppb.ListWorkersRequest())).workers)
+
+    async def process(self, process_id: str) -> Any:
+        return await self.processes.GetProcess(ppb.GetProcessRequest(process_id=process_id))
+
+    async def close(self) -> None:
+        for ch in self.channels.values():
+            await ch.close()
+        self.channels.clear()

@@ -1,0 +1,1 @@
+"""tool_service: the tool registry and invocation routing."""

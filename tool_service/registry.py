@@ -1,0 +1,70 @@
+"""The tool registry (in the store, so every replica sees one) and invocation routing."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from typing import Any
+
+import grpc
+from pymongo.asynchronous.database import AsyncDatabase
+
+from vance.store import Document
+from vance.v1 import common_pb2 as pb
+from vance.v1 import tool_pb2 as tpb
+from vance.v1 import tool_pb2_grpc
+
+logger = logging.getLogger(__name__)
+
+INVOKE_TIMEOUT_S = 60.0
+
+
+class ToolRegistry:
+    def __init__(self, db: AsyncDatabase[Document]) -> None:
+        self._tools = db["tools"]
+        self._channels: dict[str, grpc.aio.Channel] = {}
+
+    async def register(self, owner: str, address: str, specs: list[dict[str, Any]]) -> int:
+        for spec in specs:
+            await self._tools.replace_one(
+                {"_id": spec["name"]}, {"_id": spec["name"], **spec, "owner": owner,
+                                        "address": address}, upsert=True
+            )
+        return len(specs)
+
+    async def list(self, profile: str = "") -> list[Document]:
+        docs = await self._tools.find({}).to_list(None)
+        return [
+            d for d in docs
+            if not profile or not d.get("allowed_profiles") or profile in d["allowed_profiles"]
+        ]
+
+    async def invoke(self, request: tpb.InvokeToolRequest) -> tpb.InvokeToolResponse:
+        doc = await self._tools.find_one({"_id": request.tool_name})
+        if doc is None:
+            return _error(f"unknown tool {request.tool_name!r}")
+        address = str(doc.get("address") or "")
+        channel = self._channels.get(address)
+        if channel is None:
+            channel = self._channels[address] = grpc.aio.insecure_channel(address)
+        try:
+            return await tool_pb2_grpc.ToolHostStub(channel).Invoke(
+                request, timeout=INVOKE_TIMEOUT_S
+            )
+        except grpc.aio.AioRpcError as exc:
+            if exc.code() == grpc.StatusCode.DEADLINE_EXCEEDED:
+                return tpb.InvokeToolResponse(
+                    status=pb.TOOL_CALL_STATUS_TIMEOUT,
+                    error=f"{request.tool_name} did not answer within {INVOKE_TIMEOUT_S:.0f}s",
+                )
+            return _error(f"{request.tool_name} failed: {exc.details()}")
+        except (OSError, asyncio.TimeoutError) as exc:
+            return _error(f"{request.tool_name} is unreachable: {exc}")
+
+    async def close(self) -> None:
+        for channel in self._channels.values():
+            await channel.close()
+
+
+def _error(message: str) -> tpb.InvokeToolResponse:
+    return tpb.InvokeToolResponse(status=pb.TOOL_CALL_STATUS_ERROR, error=message)

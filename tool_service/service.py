@@ -1,0 +1,60 @@
+"""The ToolService servicer."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from tool_service.registry import ToolRegistry
+from vance.errors import InvalidArgumentError, grpc_errors
+from vance.protoutil import dict_to_struct, struct_to_dict
+from vance.v1 import tool_pb2 as tpb
+from vance.v1 import tool_pb2_grpc
+
+
+class ToolServicer(tool_pb2_grpc.ToolServiceServicer):
+    def __init__(self, registry: ToolRegistry) -> None:
+        self.registry = registry
+
+    @grpc_errors
+    async def RegisterTools(
+        self, request: tpb.RegisterToolsRequest, context: Any
+    ) -> tpb.RegisterToolsResponse:
+        if not request.owner or not request.address:
+            raise InvalidArgumentError("owner and address are required")
+        specs = [
+            {
+                "name": t.name,
+                "description": t.description,
+                "parameters": struct_to_dict(t.parameters),
+                "labels": list(t.labels),
+                "allowed_profiles": list(t.allowed_profiles),
+            }
+            for t in request.tools
+        ]
+        if any(not s["name"] for s in specs):
+            raise InvalidArgumentError("every tool needs a name")
+        count = await self.registry.register(request.owner, request.address, specs)
+        return tpb.RegisterToolsResponse(registered=count)
+
+    @grpc_errors
+    async def ListTools(self, request: tpb.ListToolsRequest, context: Any) -> tpb.ListToolsResponse:
+        docs = await self.registry.list(request.profile)
+        return tpb.ListToolsResponse(
+            tools=[
+                tpb.ToolSpec(
+                    name=d["_id"],
+                    description=d.get("description", ""),
+                    parameters=dict_to_struct(d.get("parameters")),
+                    labels=d.get("labels") or [],
+                    allowed_profiles=d.get("allowed_profiles") or [],
+                    owner=d.get("owner", ""),
+                )
+                for d in docs
+            ]
+        )
+
+    @grpc_errors
+    async def InvokeTool(
+        self, request: tpb.InvokeToolRequest, context: Any
+    ) -> tpb.InvokeToolResponse:
+        return await self.registry.invoke(request)

@@ -1,0 +1,84 @@
+"""The `vance` command: `vance run` starts the whole system on the embedded default."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import logging
+import signal
+import sys
+
+from vance.config import ConfigError, load_config
+from vance.llm import NOT_CONFIGURED, is_configured
+from vance.logsetup import setup_logging
+from vance.supervisor import Supervisor
+
+logger = logging.getLogger("vance")
+
+
+async def _run() -> int:
+    config = load_config()
+    setup_logging(config.logging, "vance")
+    sup = Supervisor(config, env={})
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        loop.add_signal_handler(sig, stop.set)
+    code = 0
+    try:
+        await sup.start_all()
+        _banner(config)
+        code = await sup.watch(stop)
+    except TimeoutError as exc:
+        logger.error("start-up failed: %s", exc)
+        code = 1
+    finally:
+        print("stopping...", flush=True)
+        await sup.stop_all()
+    return code
+
+
+def _banner(config: object) -> None:
+    from vance.config import Config
+
+    assert isinstance(config, Config)
+    gw = f"{config.gateway.host}:{config.gateway.port}"
+    store = "embedded FerretDB (SQLite) in " + config.data_dir if config.embedded_store else (
+        "MongoDB at MONGODB_URI")
+    lines = [
+        "",
+        "Vancetope is running.",
+        f"  gateway     http://{gw}   (GET /healthz)",
+        f"  websocket   ws://{gw}/brain/default/ws",
+        f"  login       POST http://{gw}/brain/default/access/dev  {{\"password\": \"dev\"}}",
+        "  seeded      tenant 'default', user 'dev' (password 'dev', tenant admin),"
+        " project 'demo'",
+        f"  store       {store}",
+        f"  workers     {config.worker.count} x {config.worker.slots} slots",
+    ]
+    if not is_configured(config.llm):
+        lines.append(f"  model       NOT CONFIGURED: {NOT_CONFIGURED}")
+    else:
+        lines.append(f"  model       {config.llm.model or 'per-tier configuration'}")
+    lines.append("Press Ctrl-C to stop.")
+    print("\n".join(lines), flush=True)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="vance", description=__doc__)
+    sub = parser.add_subparsers(dest="command", required=True)
+    sub.add_parser("run", help="start the store, the services and the workers")
+    ns = parser.parse_args(argv)
+    try:
+        if ns.command == "run":
+            import uvloop
+
+            return uvloop.run(_run())
+    except ConfigError as exc:
+        print(f"vance: {exc}", file=sys.stderr)
+        return 2
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

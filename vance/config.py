@@ -1,0 +1,178 @@
+"""Typed configuration, loaded once: defaults, then an optional YAML file, then the environment."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+# Environment variable -> dotted configuration key. One table, so the README and this code agree.
+ENV_KEYS: dict[str, str] = {
+    "MONGODB_URI": "store.mongodb_uri",
+    "VANCE_DB_NAME": "store.db_name",
+    "VANCE_DATA_DIR": "data_dir",
+    "VANCE_STORE_PORT": "store.port",
+    "VANCE_GRPC_HOST": "grpc_host",
+    "VANCE_GRPC_PORT_BASE": "grpc_port_base",
+    "VANCE_SESSION_SERVICE_ADDR": "addresses.session_service",
+    "VANCE_PROCESS_SERVICE_ADDR": "addresses.process_service",
+    "VANCE_TOOL_SERVICE_ADDR": "addresses.tool_service",
+    "VANCE_RECIPE_SERVICE_ADDR": "addresses.recipe_service",
+    "VANCE_GATEWAY_HOST": "gateway.host",
+    "VANCE_GATEWAY_PORT": "gateway.port",
+    "VANCE_JWT_SECRET": "gateway.jwt_secret",
+    "VANCE_ENGINE_WORKERS": "worker.count",
+    "VANCE_WORKER_SLOTS": "worker.slots",
+    "VANCE_WORKER_ID": "worker.worker_id",
+    "VANCE_LEASE_MS": "lanes.lease_ms",
+    "VANCE_MAX_TURN_ATTEMPTS": "lanes.max_attempts",
+    "VANCE_LLM_MODEL": "llm.model",
+    "VANCE_LLM_API_BASE": "llm.api_base",
+    "VANCE_LLM_API_KEY": "llm.api_key",
+    "VANCE_LOG_LEVEL": "logging.level",
+    "VANCE_LOG_JSON": "logging.json_format",
+    "VANCE_SEED_DEFAULTS": "seed_defaults",
+    "VANCE_EVENT_POLL_MS": "events.poll_ms",
+}
+
+
+class _Frozen(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+class StoreConfig(_Frozen):
+    mongodb_uri: str = ""  # empty: the embedded FerretDB
+    db_name: str = "vance"
+    port: int = 27017  # the embedded store's port
+
+
+class Addresses(_Frozen):
+    """Explicit service addresses; empty means `grpc_host:grpc_port_base+offset`."""
+
+    session_service: str = ""
+    process_service: str = ""
+    tool_service: str = ""
+    recipe_service: str = ""
+
+
+class GatewayConfig(_Frozen):
+    host: str = "127.0.0.1"
+    port: int = 8080
+    jwt_secret: str = ""  # empty: generated once and kept in the data directory
+    token_ttl_s: int = 7 * 24 * 3600
+    ping_interval_s: int = 30
+
+
+class WorkerConfig(_Frozen):
+    count: int = 2
+    slots: int = 8
+    worker_id: str = ""
+    drain_timeout_s: float = 30.0
+    reconnect_backoff_s: float = 0.5
+
+
+class LanesConfig(_Frozen):
+    lease_ms: int = 15_000
+    heartbeat_ms: int = 3_000
+    max_attempts: int = 3
+    retry_backoff_ms: int = 200
+    scan_interval_ms: int = 5_000
+
+
+class EventsConfig(_Frozen):
+    chunk_replay_window_s: int = 600
+    poll_ms: int = 0  # >0 when several process_service replicas serve one session's clients
+
+
+class LlmConfig(_Frozen):
+    model: str = ""  # one model for every tier, e.g. openai/gpt-4o-mini
+    api_base: str = ""
+    api_key: str = ""
+    timeout_s: float = 120.0
+    tiers: dict[str, str] = Field(
+        default_factory=lambda: {"default:fast": "", "default:analyze": "", "default:chat": ""}
+    )
+
+
+class LoggingConfig(_Frozen):
+    level: str = "INFO"
+    json_format: bool = False
+
+
+class Config(_Frozen):
+    data_dir: str = "./.vance"
+    grpc_host: str = "127.0.0.1"
+    grpc_port_base: int = 50051
+    seed_defaults: bool = True
+    store: StoreConfig = StoreConfig()
+    addresses: Addresses = Addresses()
+    gateway: GatewayConfig = GatewayConfig()
+    worker: WorkerConfig = WorkerConfig()
+    lanes: LanesConfig = LanesConfig()
+    events: EventsConfig = EventsConfig()
+    llm: LlmConfig = LlmConfig()
+    logging: LoggingConfig = LoggingConfig()
+
+    def address(self, service: str) -> str:
+        explicit = getattr(self.addresses, service)
+        if explicit:
+            return str(explicit)
+        return f"{self.grpc_host}:{self.port(service)}"
+
+    def port(self, service: str) -> int:
+        return self.grpc_port_base + SERVICE_PORT_OFFSETS[service]
+
+    @property
+    def embedded_store(self) -> bool:
+        return not self.store.mongodb_uri
+
+    @property
+    def mongodb_uri(self) -> str:
+        return self.store.mongodb_uri or f"mongodb://127.0.0.1:{self.store.port}/"
+
+
+SERVICE_PORT_OFFSETS = {
+    "session_service": 0,
+    "process_service": 1,
+    "tool_service": 2,
+    "recipe_service": 3,
+}
+
+
+class ConfigError(ValueError):
+    pass
+
+
+def _set_dotted(tree: dict[str, Any], key: str, value: Any) -> None:
+    node = tree
+    parts = key.split(".")
+    for part in parts[:-1]:
+        node = node.setdefault(part, {})
+    node[parts[-1]] = value
+
+
+def load_config(
+    path: str | os.PathLike[str] | None = None, env: Mapping[str, str] | None = None
+) -> Config:
+    """Builds the configuration once. A bad key or value fails fast and names the key."""
+    env = os.environ if env is None else env
+    tree: dict[str, Any] = {}
+    path = path or env.get("VANCE_CONFIG")
+    if path:
+        loaded = yaml.safe_load(Path(path).read_text()) or {}
+        if not isinstance(loaded, dict):
+            raise ConfigError(f"{path}: the top level must be a mapping")
+        tree = loaded
+    for var, key in ENV_KEYS.items():
+        if var in env and env[var] != "":
+            _set_dotted(tree, key, env[var])
+    try:
+        return Config.model_validate(tree)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        where = ".".join(str(p) for p in first["loc"])
+        raise ConfigError(f"bad configuration key '{where}': {first['msg']}") from exc

@@ -1,0 +1,192 @@
+"""Domain models shared by process_service and engine_worker. No protobuf in here."""
+
+from __future__ import annotations
+
+from enum import StrEnum
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+
+class ProcessStatus(StrEnum):
+    INIT = "INIT"
+    RUNNING = "RUNNING"
+    IDLE = "IDLE"
+    BLOCKED = "BLOCKED"
+    PAUSED = "PAUSED"
+    SUSPENDED = "SUSPENDED"
+    CLOSED = "CLOSED"
+
+
+class CloseReason(StrEnum):
+    DONE = "DONE"
+    INCOMPLETE = "INCOMPLETE"
+    STOPPED = "STOPPED"
+    STALE = "STALE"
+    ARCHIVED = "ARCHIVED"
+    USER_DELETE = "USER_DELETE"
+    ABANDONED = "ABANDONED"
+    AUTO_CLOSE = "AUTO_CLOSE"
+
+
+class ProcessEventType(StrEnum):
+    STARTED = "STARTED"
+    BLOCKED = "BLOCKED"
+    DONE = "DONE"
+    FAILED = "FAILED"
+    STOPPED = "STOPPED"
+    SUMMARY = "SUMMARY"
+
+
+class ToolCallStatus(StrEnum):
+    SUCCESS = "SUCCESS"
+    ERROR = "ERROR"
+    TIMEOUT = "TIMEOUT"
+
+
+class ChatRole(StrEnum):
+    USER = "USER"
+    ASSISTANT = "ASSISTANT"
+    SYSTEM = "SYSTEM"
+
+
+class LifecycleCall(StrEnum):
+    START = "START"
+    STEER = "STEER"
+    RESUME = "RESUME"
+
+
+class DeliveryOutcome(StrEnum):
+    STARTED = "STARTED"
+    QUEUED = "QUEUED"
+    DEFERRED = "DEFERRED"
+    REJECTED = "REJECTED"
+
+
+# Statuses in which a new inbox message starts a turn (seed 002 §3).
+WAKING = (ProcessStatus.IDLE, ProcessStatus.BLOCKED)
+# Statuses in which a message is only queued until a resume.
+HOLDING = (ProcessStatus.PAUSED, ProcessStatus.SUSPENDED)
+
+# Child CLOSED reason -> event type sent to the parent (REFERENCE.md).
+PARENT_EVENT_FOR_CLOSE: dict[CloseReason, ProcessEventType] = {
+    CloseReason.DONE: ProcessEventType.DONE,
+    CloseReason.STOPPED: ProcessEventType.STOPPED,
+    CloseReason.AUTO_CLOSE: ProcessEventType.STOPPED,
+    CloseReason.ARCHIVED: ProcessEventType.STOPPED,
+    CloseReason.USER_DELETE: ProcessEventType.STOPPED,
+    CloseReason.ABANDONED: ProcessEventType.STOPPED,
+    CloseReason.STALE: ProcessEventType.FAILED,
+    CloseReason.INCOMPLETE: ProcessEventType.FAILED,
+}
+
+
+class _Model(BaseModel):
+    model_config = ConfigDict(extra="ignore")
+
+
+class _SteerBase(_Model):
+    id: str = ""
+    idempotency_key: str = ""
+    at_ms: int = 0
+    target_process_id: str = ""
+    sender_process_id: str = ""
+
+
+class UserChatInput(_SteerBase):
+    kind: Literal["USER_CHAT_INPUT"] = "USER_CHAT_INPUT"
+    from_user: str = ""
+    content: str
+
+
+class ProcessEvent(_SteerBase):
+    kind: Literal["PROCESS_EVENT"] = "PROCESS_EVENT"
+    source_process_id: str
+    source_process_name: str = ""
+    type: ProcessEventType
+    human_summary: str = ""
+    payload: dict[str, Any] = Field(default_factory=dict)
+
+
+class Reply(_SteerBase):
+    kind: Literal["REPLY"] = "REPLY"
+    in_reply_to: str = ""
+    content: str = ""
+
+
+class ToolResult(_SteerBase):
+    kind: Literal["TOOL_RESULT"] = "TOOL_RESULT"
+    tool_call_id: str
+    tool_name: str
+    status: ToolCallStatus
+    result: Any = None
+    error: str = ""
+
+
+class ExternalCommand(_SteerBase):
+    kind: Literal["EXTERNAL_COMMAND"] = "EXTERNAL_COMMAND"
+    command: str
+    params: dict[str, Any] = Field(default_factory=dict)
+
+
+class InboxAnswer(_SteerBase):
+    kind: Literal["INBOX_ANSWER"] = "INBOX_ANSWER"
+    inbox_item_id: str
+    answer: Any = None
+
+
+class PeerEvent(_SteerBase):
+    kind: Literal["PEER_EVENT"] = "PEER_EVENT"
+    source_session_id: str = ""
+    peer_kind: str = ""
+    payload: dict[str, Any] = Field(default_factory=dict)
+
+
+SteerMessage = Annotated[
+    UserChatInput | ProcessEvent | Reply | ToolResult | ExternalCommand | InboxAnswer | PeerEvent,
+    Field(discriminator="kind"),
+]
+
+
+class SteerEnvelope(_Model):
+    """Wrapper so a bare dict from the store validates into the right variant."""
+
+    message: SteerMessage
+
+
+def steer_from_dict(data: dict[str, Any]) -> SteerMessage:
+    return SteerEnvelope.model_validate({"message": data}).message
+
+
+class ThinkProcess(_Model):
+    id: str
+    tenant_id: str = ""
+    project_id: str = ""
+    session_id: str
+    name: str
+    title: str = ""
+    goal: str = ""
+    engine: str
+    engine_version: str = ""
+    recipe_name: str = ""
+    parent_process_id: str = ""
+    owner_user_id: str = ""
+    status: ProcessStatus = ProcessStatus.INIT
+    close_reason: CloseReason | None = None
+    close_detail: str = ""
+    recipe_snapshot: dict[str, Any] = Field(default_factory=dict)
+    params: dict[str, Any] = Field(default_factory=dict)
+    created_at_ms: int = 0
+    updated_at_ms: int = 0
+    pending_count: int = 0
+
+
+class ChatMessage(_Model):
+    id: str
+    session_id: str
+    think_process_id: str
+    process_name: str = ""
+    role: ChatRole
+    content: str
+    created_at_ms: int = 0
+    meta: dict[str, Any] = Field(default_factory=dict)

@@ -1,0 +1,68 @@
+"""The embedded store: a FerretDB process with its SQLite backend under the data directory."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import socket
+import subprocess
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+FERRETDB_BIN = ROOT / ".tools" / "bin" / "ferretdb"
+
+
+def ferretdb_binary() -> Path:
+    if FERRETDB_BIN.exists():
+        return FERRETDB_BIN
+    found = shutil.which("ferretdb")
+    if found:
+        return Path(found)
+    raise FileNotFoundError(
+        f"FerretDB is not installed at {FERRETDB_BIN}; run `make setup` (it builds it once)"
+    )
+
+
+def ferretdb_command(data_dir: Path, port: int, *, sync: str = "normal") -> list[str]:
+    """The FerretDB command line. WAL with synchronous=normal survives a crash of any of our
+    processes and of FerretDB itself; only an OS crash or power loss can drop the last commits."""
+    sqlite_dir = data_dir / "store"
+    sqlite_dir.mkdir(parents=True, exist_ok=True)
+    return [
+        str(ferretdb_binary()),
+        "--handler=sqlite",
+        f"--sqlite-url=file:{sqlite_dir}/?_pragma=synchronous({sync})",
+        f"--listen-addr=127.0.0.1:{port}",
+        f"--state-dir={sqlite_dir}",
+        "--telemetry=disable",
+        "--debug-addr=",
+        "--log-level=warn",
+    ]
+
+
+def wait_for_port(port: int, timeout_s: float = 30.0, host: str = "127.0.0.1") -> None:
+    deadline = time.monotonic() + timeout_s
+    while True:
+        try:
+            with socket.create_connection((host, port), timeout=0.5):
+                return
+        except OSError:
+            if time.monotonic() > deadline:
+                raise TimeoutError(f"nothing listens on {host}:{port} after {timeout_s}s") from None
+            time.sleep(0.05)
+
+
+def start_ferretdb(data_dir: Path, port: int) -> subprocess.Popen[bytes]:
+    """Starts FerretDB and returns once it accepts connections."""
+    proc = subprocess.Popen(
+        ferretdb_command(data_dir, port),
+        stdin=subprocess.DEVNULL,
+        env={**os.environ, "DO_NOT_TRACK": "1"},
+    )
+    try:
+        wait_for_port(port)
+    except TimeoutError:
+        proc.kill()
+        raise
+    return proc

@@ -1,0 +1,165 @@
+"""Model calls: one small client protocol, implemented by litellm's real HTTP path."""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from vance.config import LlmConfig
+from vance.errors import FailedPreconditionError
+
+logger = logging.getLogger(__name__)
+
+ChunkSink = Callable[[str], Awaitable[None]]
+
+NOT_CONFIGURED = (
+    "no model provider is configured: set VANCE_LLM_MODEL (e.g. openai/gpt-4o-mini), and "
+    "VANCE_LLM_API_KEY, or VANCE_LLM_API_BASE for any OpenAI-compatible server"
+)
+
+
+@dataclass(frozen=True)
+class ToolCall:
+    id: str
+    name: str
+    arguments: dict[str, Any]
+    raw_arguments: str = ""
+
+
+@dataclass
+class ModelReply:
+    text: str = ""
+    tool_calls: list[ToolCall] = field(default_factory=list)
+    finish_reason: str = ""
+
+
+class ModelClient(Protocol):
+    async def complete(
+        self,
+        *,
+        tier: str,
+        messages: list[dict[str, Any]],
+        tools: list[dict[str, Any]] | None = None,
+        on_chunk: ChunkSink | None = None,
+        temperature: float | None = None,
+    ) -> ModelReply: ...
+
+
+class ModelNotConfiguredError(FailedPreconditionError):
+    def __init__(self) -> None:
+        super().__init__(NOT_CONFIGURED, reason="model_not_configured")
+
+
+def resolve_model(config: LlmConfig, spec: str) -> str:
+    """Tier alias -> provider model. VANCE_LLM_MODEL points every tier at one model; aliases
+    resolve recursively; a comma list means the first configured one wins."""
+    seen: set[str] = set()
+    for candidate in [s.strip() for s in (spec or "default:chat").split(",") if s.strip()]:
+        current = candidate
+        while current in config.tiers or current.startswith("default:"):
+            if current in seen:
+                raise ValueError(f"model alias loop at {current!r}")
+            seen.add(current)
+            if config.model:
+                return config.model
+            nxt = config.tiers.get(current, "")
+            if not nxt:
+                break
+            current = nxt
+        else:
+            return current
+    raise ModelNotConfiguredError()
+
+
+def is_configured(config: LlmConfig) -> bool:
+    return bool(config.model) or any(config.tiers.values())
+
+
+class LiteLLMClient:
+    """Streams through litellm.acompletion; tool-call deltas are reassembled by index."""
+
+    def __init__(self, config: LlmConfig) -> None:
+        # litellm fetches a price map over the network on import unless told not to.
+        os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+        import litellm
+
+        litellm.telemetry = False
+        litellm.suppress_debug_info = True
+        self._litellm = litellm
+        self._config = config
+
+    async def complete(
+        self,
+        *,
+        tier: str,
+        messages: list[dict[str, Any]],
+        tools: list[dict[str, Any]] | None = None,
+        on_chunk: ChunkSink | None = None,
+        temperature: float | None = None,
+    ) -> ModelReply:
+        model = resolve_model(self._config, tier)
+        kwargs: dict[str, Any] = {
+            "model": model,
+            "messages": messages,
+            "stream": True,
+            "timeout": self._config.timeout_s,
+        }
+        if self._config.api_base:
+            kwargs["api_base"] = self._config.api_base
+        if self._config.api_key:
+            kwargs["api_key"] = self._config.api_key
+        if tools:
+            kwargs["tools"] = tools
+        if temperature is not None:
+            kwargs["temperature"] = temperature
+        stream = await self._litellm.acompletion(**kwargs)
+        reply = ModelReply()
+        text_parts: list[str] = []
+        calls: dict[int, dict[str, str]] = {}
+        async for chunk in stream:
+            if not chunk.choices:
+                continue
+            choice = chunk.choices[0]
+            delta = choice.delta
+            if getattr(delta, "content", None):
+                text_parts.append(delta.content)
+                if on_chunk is not None:
+                    await on_chunk(delta.content)
+            for tc in getattr(delta, "tool_calls", None) or []:
+                slot = calls.setdefault(tc.index or 0, {"id": "", "name": "", "args": ""})
+                if tc.id:
+                    slot["id"] = tc.id
+                if tc.function is not None:
+                    if tc.function.name:
+                        slot["name"] = tc.function.name
+                    if tc.function.arguments:
+                        slot["args"] += tc.function.arguments
+            if choice.finish_reason:
+                reply.finish_reason = choice.finish_reason
+        reply.text = "".join(text_parts)
+        for index in sorted(calls):
+            slot = calls[index]
+            reply.tool_calls.append(
+                ToolCall(
+                    id=slot["id"] or f"call_{index}",
+                    name=slot["name"],
+                    arguments=_parse_arguments(slot["args"]),
+                    raw_arguments=slot["args"],
+                )
+            )
+        return reply
+
+
+def _parse_arguments(raw: str) -> dict[str, Any]:
+    if not raw.strip():
+        return {}
+    try:
+        parsed = json.loads(raw)
+    except json.JSONDecodeError:
+        logger.warning("model sent tool arguments that are not JSON")
+        return {"_invalid_json": raw}
+    return parsed if isinstance(parsed, dict) else {"value": parsed}

@@ -1,0 +1,90 @@
+"""The lifecycle every gRPC service shares: health, reflection, signals, graceful stop."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import signal
+from collections.abc import Awaitable, Callable, Sequence
+
+import grpc
+from grpc_health.v1 import health, health_pb2, health_pb2_grpc
+from grpc_reflection.v1alpha import reflection
+
+logger = logging.getLogger(__name__)
+
+Cleanup = Callable[[], Awaitable[None]]
+
+SERVER_OPTIONS = [
+    ("grpc.keepalive_time_ms", 20_000),
+    ("grpc.keepalive_timeout_ms", 10_000),
+    ("grpc.http2.min_ping_interval_without_data_ms", 5_000),
+    ("grpc.keepalive_permit_without_calls", 1),
+    ("grpc.so_reuseport", 0),
+]
+
+
+class GrpcHost:
+    """A grpc.aio server with health and reflection, plus the cleanups to run when it stops."""
+
+    def __init__(self, full_names: Sequence[str]) -> None:
+        self.server = grpc.aio.server(options=SERVER_OPTIONS)
+        self.health = health.aio.HealthServicer()
+        health_pb2_grpc.add_HealthServicer_to_server(self.health, self.server)
+        reflection.enable_server_reflection(
+            [*full_names, health_pb2.DESCRIPTOR.services_by_name["Health"].full_name,
+             reflection.SERVICE_NAME],
+            self.server,
+        )
+        self._full_names = list(full_names)
+        self._cleanups: list[Cleanup] = []
+        self.port = 0
+
+    def bind(self, host: str, port: int) -> int:
+        self.port = self.server.add_insecure_port(f"{host}:{port}")
+        if self.port == 0:
+            raise OSError(f"cannot listen on {host}:{port}")
+        return self.port
+
+    def on_stop(self, cleanup: Cleanup) -> None:
+        self._cleanups.append(cleanup)
+
+    async def start(self) -> None:
+        await self.server.start()
+        for name in ["", *self._full_names]:
+            await self.health.set(name, health_pb2.HealthCheckResponse.SERVING)
+
+    async def stop(self, grace: float = 5.0) -> None:
+        """NOT_SERVING first so balancers drain us, then stop with a grace period, then clean up."""
+        for name in ["", *self._full_names]:
+            await self.health.set(name, health_pb2.HealthCheckResponse.NOT_SERVING)
+        await self.server.stop(grace)
+        for cleanup in reversed(self._cleanups):
+            try:
+                await cleanup()
+            except Exception:
+                logger.exception("cleanup failed")
+
+
+async def wait_for_signal() -> None:
+    """Returns on SIGTERM or SIGINT."""
+    loop = asyncio.get_running_loop()
+    stop = asyncio.Event()
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        loop.add_signal_handler(sig, stop.set)
+    await stop.wait()
+
+
+async def serve_until_signal(host: GrpcHost, name: str) -> None:
+    await host.start()
+    logger.info("%s listening on port %d", name, host.port)
+    await wait_for_signal()
+    logger.info("%s stopping", name)
+    await host.stop()
+
+
+def run_main(main: Callable[[], Awaitable[None]]) -> None:
+    """Runs an entry point under uvloop."""
+    import uvloop
+
+    uvloop.run(main())

@@ -1,0 +1,201 @@
+"""Runs the whole system as separate processes: the store, the six services and the workers.
+Readiness checks, prefixed logs, and a clean stop (no orphans, even if we are killed)."""
+
+from __future__ import annotations
+
+import asyncio
+import ctypes
+import logging
+import os
+import signal
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import grpc
+from grpc_health.v1 import health_pb2, health_pb2_grpc
+
+from vance.config import Config
+from vance.embedded_store import ferretdb_command
+
+logger = logging.getLogger(__name__)
+
+GRPC_SERVICES = ("recipe_service", "tool_service", "process_service", "session_service")
+_PR_SET_PDEATHSIG = 1
+
+
+def _die_with_parent() -> None:
+    """Children get SIGTERM when the supervisor dies, whatever killed it."""
+    try:
+        libc = ctypes.CDLL("libc.so.6", use_errno=True)
+        libc.prctl(_PR_SET_PDEATHSIG, signal.SIGTERM)
+    except OSError:
+        pass
+
+
+@dataclass
+class Child:
+    name: str
+    argv: list[str]
+    proc: asyncio.subprocess.Process | None = None
+    pump: asyncio.Task[None] | None = None
+    restarts: int = 0
+
+
+@dataclass
+class Supervisor:
+    config: Config
+    env: dict[str, str]
+    log_to: Path | None = None  # a directory: one log file per child instead of stdout
+    quiet: bool = False
+    children: dict[str, Child] = field(default_factory=dict)
+
+    async def start_store(self) -> None:
+        if not self.config.embedded_store:
+            return
+        data = Path(self.config.data_dir).resolve()
+        await self._spawn(Child("store", ferretdb_command(data, self.config.store.port)))
+        await _wait_tcp(self.config.store.port, 60)
+
+    async def start_services(self) -> None:
+        for name in GRPC_SERVICES:
+            await self._spawn(Child(name, [sys.executable, "-m", name]))
+            await _wait_grpc(self.config.address(name), 60)
+        await self._spawn(Child("gateway", [sys.executable, "-m", "gateway"]))
+        await _wait_http(self.config.gateway.host, self.config.gateway.port, 60)
+
+    async def start_worker(self, index: int, *, worker_id: str = "") -> Child:
+        env = {"VANCE_WORKER_ID": worker_id or f"worker-{index}-{os.getpid()}"}
+        child = Child(f"worker-{index}", [sys.executable, "-m", "engine_worker"])
+        await self._spawn(child, extra_env=env)
+        return child
+
+    async def start_all(self) -> None:
+        await self.start_store()
+        await self.start_services()
+        for i in range(self.config.worker.count):
+            await self.start_worker(i + 1)
+
+    async def _spawn(self, child: Child, extra_env: dict[str, str] | None = None) -> None:
+        env = {**os.environ, **self.env, **(extra_env or {})}
+        if self.log_to is not None:
+            self.log_to.mkdir(parents=True, exist_ok=True)
+            out = open(self.log_to / f"{child.name}.log", "ab")  # noqa: SIM115 - child owns it
+            child.proc = await asyncio.create_subprocess_exec(
+                *child.argv, stdin=asyncio.subprocess.DEVNULL, stdout=out, stderr=out, env=env,
+                preexec_fn=_die_with_parent,
+            )
+            out.close()
+        else:
+            child.proc = await asyncio.create_subprocess_exec(
+                *child.argv, stdin=asyncio.subprocess.DEVNULL, stdout=asyncio.subprocess.PIPE,
+                stderr=asyncio.subprocess.STDOUT, env=env, preexec_fn=_die_with_parent,
+            )
+            child.pump = asyncio.ensure_future(self._prefix(child))
+        self.children[child.name] = child
+
+    async def _prefix(self, child: Child) -> None:
+        assert child.proc is not None and child.proc.stdout is not None
+        width = 16
+        async for line in child.proc.stdout:
+            if not self.quiet:
+                sys.stdout.write(f"{child.name:<{width}}| {line.decode(errors='replace')}")
+                sys.stdout.flush()
+
+    def kill(self, name: str, sig: int = signal.SIGKILL) -> None:
+        child = self.children[name]
+        if child.proc is not None and child.proc.returncode is None:
+            child.proc.send_signal(sig)
+
+    async def stop_child(self, name: str, timeout_s: float = 15.0) -> None:
+        child = self.children.pop(name, None)
+        if child is None or child.proc is None:
+            return
+        if child.proc.returncode is None:
+            child.proc.terminate()
+            try:
+                await asyncio.wait_for(child.proc.wait(), timeout_s)
+            except TimeoutError:
+                logger.warning("%s did not stop in %.0fs; killing it", name, timeout_s)
+                child.proc.kill()
+                await child.proc.wait()
+        if child.pump is not None:
+            await asyncio.gather(child.pump, return_exceptions=True)
+
+    async def stop_all(self) -> None:
+        """Workers first (they drain), then the front, then the services, the store last."""
+        order = [n for n in self.children if n.startswith("worker-")]
+        order += ["gateway", *reversed(GRPC_SERVICES), "store"]
+        for name in order:
+            await self.stop_child(name)
+        for name in list(self.children):
+            await self.stop_child(name)
+
+    async def watch(self, stop: asyncio.Event) -> int:
+        """Waits for a stop request; restarts crashed workers; a crashed service stops all."""
+        while not stop.is_set():
+            try:
+                await asyncio.wait_for(stop.wait(), 0.5)
+            except TimeoutError:
+                pass
+            for name, child in list(self.children.items()):
+                if child.proc is None or child.proc.returncode is None:
+                    continue
+                if name.startswith("worker-"):
+                    logger.warning("%s exited with %s; restarting it", name, child.proc.returncode)
+                    index = int(name.split("-")[1])
+                    del self.children[name]
+                    await self.start_worker(index)
+                else:
+                    logger.error("%s exited with %s; stopping everything", name,
+                                 child.proc.returncode)
+                    return 1
+        return 0
+
+
+async def _wait_tcp(port: int, timeout_s: float) -> None:
+    deadline = time.monotonic() + timeout_s
+    while True:
+        try:
+            _, writer = await asyncio.open_connection("127.0.0.1", port)
+            writer.close()
+            return
+        except OSError:
+            if time.monotonic() > deadline:
+                raise TimeoutError(f"the store did not listen on {port}") from None
+            await asyncio.sleep(0.05)
+
+
+async def _wait_grpc(address: str, timeout_s: float) -> None:
+    deadline = time.monotonic() + timeout_s
+    async with grpc.aio.insecure_channel(address) as channel:
+        stub = health_pb2_grpc.HealthStub(channel)
+        while True:
+            try:
+                resp = await stub.Check(health_pb2.HealthCheckRequest(), timeout=1)
+                if resp.status == health_pb2.HealthCheckResponse.SERVING:
+                    return
+            except grpc.aio.AioRpcError:
+                pass
+            if time.monotonic() > deadline:
+                raise TimeoutError(f"{address} did not become ready")
+            await asyncio.sleep(0.1)
+
+
+async def _wait_http(host: str, port: int, timeout_s: float) -> None:
+    deadline = time.monotonic() + timeout_s
+    while True:
+        try:
+            reader, writer = await asyncio.open_connection(host, port)
+            writer.write(f"GET /healthz HTTP/1.0\r\nHost: {host}\r\n\r\n".encode())
+            await writer.drain()
+            status = await reader.readline()
+            writer.close()
+            if b" 200 " in status:
+                return
+        except OSError:
+            pass
+        if time.monotonic() > deadline:
+            raise TimeoutError(f"the gateway did not become ready on {port}")
+        await asyncio.sleep(0.1)

@@ -1,0 +1,243 @@
+"""A scripted OpenAI-compatible chat-completions server on loopback.
+
+Tests and benchmarks point litellm at it (VANCE_LLM_API_BASE), so the real HTTP, streaming and
+tool-call parsing paths run. Replies come from rules, matched in order against the request's
+messages; unmatched requests get an echo of the last user message. Rules can be added from
+another process over HTTP (POST /_script), so workers in other processes see the same script.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import threading
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+
+@dataclass
+class Rule:
+    text: str = ""
+    tool_calls: list[dict[str, Any]] = field(default_factory=list)
+    match: str = ""  # substring of the request's messages (JSON); empty matches anything
+    delay_ms: int = 0
+    chunks: int = 3
+    repeat: bool = False
+    fail_status: int = 0  # answer with this HTTP status instead
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> Rule:
+        return cls(**{k: v for k, v in d.items() if k in cls.__dataclass_fields__})
+
+
+class Script:
+    def __init__(self) -> None:
+        self._rules: list[Rule] = []
+        self._lock = threading.Lock()
+        self.requests: list[dict[str, Any]] = []
+
+    def add(self, *rules: Rule) -> None:
+        with self._lock:
+            self._rules.extend(rules)
+
+    def reset(self) -> None:
+        with self._lock:
+            self._rules.clear()
+            self.requests.clear()
+
+    def pick(self, body: dict[str, Any]) -> Rule:
+        text = json.dumps(body.get("messages", []))
+        with self._lock:
+            self.requests.append(body)
+            if len(self.requests) > 1000:
+                del self.requests[:500]
+            for i, rule in enumerate(self._rules):
+                if not rule.match or rule.match in text:
+                    if not rule.repeat:
+                        del self._rules[i]
+                    return rule
+        return Rule(text=f"You said: {_last_user(body)}")
+
+
+def _last_user(body: dict[str, Any]) -> str:
+    for m in reversed(body.get("messages", [])):
+        if m.get("role") == "user":
+            content = m.get("content")
+            return content if isinstance(content, str) else json.dumps(content)
+    return ""
+
+
+def _split(text: str, n: int) -> list[str]:
+    if not text:
+        return []
+    n = max(1, min(n, len(text)))
+    size = -(-len(text) // n)
+    return [text[i : i + size] for i in range(0, len(text), size)]
+
+
+class ScriptedLlmServer:
+    def __init__(self, host: str = "127.0.0.1", port: int = 0) -> None:
+        self.host = host
+        self.port = port
+        self.script = Script()
+        self._server: asyncio.AbstractServer | None = None
+        self._conns: set[asyncio.Task[None]] = set()
+
+    @property
+    def base_url(self) -> str:
+        return f"http://{self.host}:{self.port}/v1"
+
+    async def start(self) -> None:
+        self._server = await asyncio.start_server(self._conn, self.host, self.port)
+        self.port = self._server.sockets[0].getsockname()[1]
+
+    async def stop(self) -> None:
+        if self._server is not None:
+            self._server.close()
+            for task in list(self._conns):
+                task.cancel()
+            await asyncio.gather(*self._conns, return_exceptions=True)
+            await self._server.wait_closed()
+
+    async def _conn(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        task = asyncio.current_task()
+        if task is not None:
+            self._conns.add(task)
+        try:
+            while True:
+                line = await reader.readline()
+                if not line:
+                    return
+                method, path, _ = line.decode().split(" ", 2)
+                headers: dict[str, str] = {}
+                while True:
+                    h = await reader.readline()
+                    if h in (b"\r\n", b"\n", b""):
+                        break
+                    k, _, v = h.decode().partition(":")
+                    headers[k.strip().lower()] = v.strip()
+                body = await reader.readexactly(int(headers.get("content-length", "0")))
+                await self._route(method, path, body, writer)
+        except (ConnectionError, asyncio.IncompleteReadError, ValueError, asyncio.CancelledError):
+            pass
+        finally:
+            writer.close()
+            if task is not None:
+                self._conns.discard(task)
+
+    async def _route(self, method: str, path: str, body: bytes,
+                     writer: asyncio.StreamWriter) -> None:
+        if path.endswith("/chat/completions") and method == "POST":
+            await self._complete(json.loads(body), writer)
+        elif path == "/_script" and method == "POST":
+            self.script.add(*[Rule.from_dict(r) for r in json.loads(body)["rules"]])
+            _json(writer, 200, {"ok": True})
+        elif path == "/_reset" and method == "POST":
+            self.script.reset()
+            _json(writer, 200, {"ok": True})
+        elif path == "/_requests":
+            _json(writer, 200, {"count": len(self.script.requests)})
+        else:
+            _json(writer, 404, {"error": {"message": f"no route {method} {path}"}})
+        await writer.drain()
+
+    async def _complete(self, body: dict[str, Any], writer: asyncio.StreamWriter) -> None:
+        rule = self.script.pick(body)
+        if rule.delay_ms:
+            await asyncio.sleep(rule.delay_ms / 1000)
+        if rule.fail_status:
+            _json(writer, rule.fail_status, {"error": {"message": "scripted failure"}})
+            return
+        model = body.get("model", "scripted")
+        cid = f"chatcmpl-{time.monotonic_ns()}"
+        calls = [
+            {"id": c.get("id") or f"call_{i}", "type": "function",
+             "function": {"name": c["name"], "arguments": json.dumps(c.get("arguments", {}))}}
+            for i, c in enumerate(rule.tool_calls)
+        ]
+        finish = "tool_calls" if calls else "stop"
+        if not body.get("stream"):
+            message: dict[str, Any] = {"role": "assistant", "content": rule.text or None}
+            if calls:
+                message["tool_calls"] = calls
+            _json(writer, 200, {
+                "id": cid, "object": "chat.completion", "created": int(time.time()),
+                "model": model,
+                "choices": [{"index": 0, "message": message, "finish_reason": finish}],
+                "usage": {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2},
+            })
+            return
+        writer.write(b"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\n"
+                     b"Cache-Control: no-cache\r\nTransfer-Encoding: chunked\r\n\r\n")
+
+        def event(delta: dict[str, Any], finish_reason: str | None = None) -> None:
+            payload = {"id": cid, "object": "chat.completion.chunk", "created": int(time.time()),
+                       "model": model,
+                       "choices": [{"index": 0, "delta": delta, "finish_reason": finish_reason}]}
+            _chunk(writer, f"data: {json.dumps(payload)}\n\n".encode())
+
+        event({"role": "assistant", "content": ""})
+        for part in _split(rule.text, rule.chunks):
+            event({"content": part})
+        for i, call in enumerate(calls):
+            event({"tool_calls": [{"index": i, **call}]})
+        event({}, finish)
+        _chunk(writer, b"data: [DONE]\n\n")
+        _chunk(writer, b"")
+
+
+def _chunk(writer: asyncio.StreamWriter, data: bytes) -> None:
+    writer.write(f"{len(data):x}\r\n".encode() + data + b"\r\n")
+
+
+def _json(writer: asyncio.StreamWriter, status: int, payload: dict[str, Any]) -> None:
+    data = json.dumps(payload).encode()
+    writer.write(f"HTTP/1.1 {status} X\r\nContent-Type: application/json\r\n"
+                 f"Content-Length: {len(data)}\r\n\r\n".encode() + data)
+
+
+class ThreadedScriptedLlm:
+    """The server on its own loop in a thread, for a test process whose loop is busy."""
+
+    def __init__(self) -> None:
+        self.server = ScriptedLlmServer()
+        self._loop = asyncio.new_event_loop()
+        self._thread = threading.Thread(target=self._loop.run_forever, daemon=True)
+
+    def start(self) -> ThreadedScriptedLlm:
+        self._thread.start()
+        asyncio.run_coroutine_threadsafe(self.server.start(), self._loop).result(10)
+        return self
+
+    def stop(self) -> None:
+        asyncio.run_coroutine_threadsafe(self.server.stop(), self._loop).result(10)
+        self._loop.call_soon_threadsafe(self._loop.stop)
+        self._thread.join(10)
+
+    @property
+    def base_url(self) -> str:
+        return self.server.base_url
+
+    @property
+    def script(self) -> Script:
+        return self.server.script
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description="scripted OpenAI-compatible server")
+    parser.add_argument("--port", type=int, default=0)
+    ns = parser.parse_args()
+
+    async def run() -> None:
+        server = ScriptedLlmServer(port=ns.port)
+        await server.start()
+        print(f"listening {server.port}", flush=True)
+        await asyncio.Event().wait()
+
+    asyncio.run(run())
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,1 @@
+"""Generated from protos/vance/v1 by `make protos`."""
