@@ -15,7 +15,7 @@ $(STAMP): pyproject.toml
 	$(PY) -m pip install --quiet -e '.[dev]'
 	@touch $(STAMP)
 
-$(FERRETDB): tools/ferretdb/install.sh tools/ferretdb/sqlite-id-pushdown.patch
+$(FERRETDB): tools/ferretdb/install.sh $(wildcard tools/ferretdb/*.patch)
 	@bash tools/ferretdb/install.sh
 
 setup: $(STAMP) $(FERRETDB)

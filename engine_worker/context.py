@@ -10,6 +10,7 @@ from vance import convert as c
 from vance.domain import ChatMessage, ChatRole, SteerMessage, ThinkProcess
 from vance.llm import ModelClient
 from vance.protoutil import dict_to_struct
+from vance.v1 import common_pb2 as pb
 from vance.v1 import process_pb2 as ppb
 from vance.v1 import process_pb2_grpc
 
@@ -28,8 +29,13 @@ class ChatApi:
     """Reads and writes the chat of this process. Appends carry ids derived from the turn, so a
     redone turn writes each message once."""
 
-    def __init__(self, turn_id: str, process: ThinkProcess, send: Send,
-                 stub: process_pb2_grpc.ProcessServiceStub) -> None:
+    def __init__(
+        self,
+        turn_id: str,
+        process: ThinkProcess,
+        send: Send,
+        stub: process_pb2_grpc.ProcessServiceStub,
+    ) -> None:
         self._turn_id = turn_id
         self._process = process
         self._send = send
@@ -74,7 +80,7 @@ class EventPublisher:
             ppb.WorkerMessage(
                 event=ppb.TurnEvent(
                     turn_id=self._turn_id,
-                    stream_chunk=c.pb.StreamChunk(chunk=text, role=c.role_to_proto(role)),
+                    stream_chunk=pb.StreamChunk(chunk=text, role=c.role_to_proto(role)),
                 )
             )
         )

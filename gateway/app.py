@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import logging
 import re
-from contextlib import asynccontextmanager
 from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from typing import Any
 
 import grpc
@@ -64,19 +64,22 @@ def create_app(config: Config) -> FastAPI:
             except grpc.aio.AioRpcError as exc:
                 checks[service] = exc.code().name
         ok = all(v == "SERVING" for v in checks.values())
-        return JSONResponse({"status": "ok" if ok else "degraded", "services": checks},
-                            status_code=200 if ok else 503)
+        return JSONResponse(
+            {"status": "ok" if ok else "degraded", "services": checks},
+            status_code=200 if ok else 503,
+        )
 
     @app.post("/brain/{tenant}/access/{username}")
     async def login(tenant: str, username: str, body: LoginBody) -> dict[str, Any]:
         try:
             user = await clients().sessions.Authenticate(
-                spb.AuthenticateRequest(tenant_id=tenant, username=username,
-                                        password=body.password)
+                spb.AuthenticateRequest(tenant_id=tenant, username=username, password=body.password)
             )
         except grpc.aio.AioRpcError as exc:
-            raise HTTPException(http_status_for(exc.code()),
-                                {"errorMessage": exc.details(), "reason": reason_of(exc)}) from exc
+            raise HTTPException(
+                http_status_for(exc.code()),
+                {"errorMessage": exc.details(), "reason": reason_of(exc)},
+            ) from exc
         token = tokens.issue(Principal(user.tenant_id, user.username, tuple(user.roles)))
         return {"token": token, "userId": user.username, "tenantId": user.tenant_id}
 
@@ -98,8 +101,13 @@ def create_app(config: Config) -> FastAPI:
         if not re.match(PROFILE_PATTERN, profile):
             await ws.close(code=4400, reason="bad_profile")
             return
-        conn = Connection(ws, principal, clients(), profile=profile,
-                          ping_interval_s=config.gateway.ping_interval_s)
+        conn = Connection(
+            ws,
+            principal,
+            clients(),
+            profile=profile,
+            ping_interval_s=config.gateway.ping_interval_s,
+        )
         await conn.run()
 
     return app

@@ -46,8 +46,13 @@ class Tokens:
 
     def issue(self, p: Principal) -> str:
         now = int(time.time())
-        claims = {"sub": p.username, "tenant": p.tenant_id, "roles": list(p.roles),
-                  "iat": now, "exp": now + self._ttl_s}
+        claims = {
+            "sub": p.username,
+            "tenant": p.tenant_id,
+            "roles": list(p.roles),
+            "iat": now,
+            "exp": now + self._ttl_s,
+        }
         return jwt.encode(claims, self._secret, algorithm="HS256")
 
     def verify(self, token: str) -> Principal:

@@ -20,8 +20,9 @@ class Envelope(BaseModel):
     data: dict[str, Any] = Field(default_factory=dict)
 
 
-def frame(type_: str, data: dict[str, Any], *, reply_to: str | None = None,
-          seq: int | None = None) -> dict[str, Any]:
+def frame(
+    type_: str, data: dict[str, Any], *, reply_to: str | None = None, seq: int | None = None
+) -> dict[str, Any]:
     out: dict[str, Any] = {"id": new_id("f"), "replyTo": reply_to, "type": type_, "data": data}
     if seq is not None:
         out["seq"] = seq
@@ -29,8 +30,9 @@ def frame(type_: str, data: dict[str, Any], *, reply_to: str | None = None,
 
 
 def error_frame(code: int, message: str, reason: str, *, reply_to: str | None) -> dict[str, Any]:
-    return frame("error", {"errorCode": code, "errorMessage": message, "reason": reason},
-                 reply_to=reply_to)
+    return frame(
+        "error", {"errorCode": code, "errorMessage": message, "reason": reason}, reply_to=reply_to
+    )
 
 
 def status_name(value: int) -> str:
@@ -78,14 +80,19 @@ def event_frame(e: pb.SessionEvent) -> dict[str, Any]:
     kind = e.WhichOneof("kind")
     match kind:
         case "chat_message_appended":
-            return frame("chat-message-appended", chat_message_data(e.chat_message_appended),
-                         seq=e.seq)
+            return frame(
+                "chat-message-appended", chat_message_data(e.chat_message_appended), seq=e.seq
+            )
         case "stream_chunk":
             c = e.stream_chunk
             return frame(
                 "chat-message-stream-chunk",
-                {"thinkProcessId": c.think_process_id, "processName": c.process_name,
-                 "role": role_name(c.role), "chunk": c.chunk},
+                {
+                    "thinkProcessId": c.think_process_id,
+                    "processName": c.process_name,
+                    "role": role_name(c.role),
+                    "chunk": c.chunk,
+                },
                 seq=e.seq,
             )
         case "process_status_changed":

@@ -107,8 +107,9 @@ def _target(conn: Connection, data: dict[str, Any]) -> ppb.ProcessRef:
     if pid or name:
         return ppb.ProcessRef(process_id=pid, session_id=session_id, process_name=name)
     if not conn.chat_process_id:
-        raise FrameError(400, "this session has no chat process: name the target process",
-                         "target_required")
+        raise FrameError(
+            400, "this session has no chat process: name the target process", "target_required"
+        )
     return ppb.ProcessRef(process_id=conn.chat_process_id, session_id=session_id)
 
 
@@ -124,8 +125,9 @@ async def process_steer(conn: Connection, data: dict[str, Any]) -> dict[str, Any
             target=target,
             message=pb.SteerMessage(
                 idempotency_key=_str(data, "idempotencyKey"),
-                user_chat_input=pb.UserChatInput(from_user=conn.principal.username,
-                                                 content=content),
+                user_chat_input=pb.UserChatInput(
+                    from_user=conn.principal.username, content=content
+                ),
             ),
         )
     )
@@ -182,8 +184,7 @@ async def process_messages(conn: Connection, data: dict[str, Any]) -> dict[str, 
         )
         match = [p for p in resolved.processes if p.name == target.process_name]
         if not match:
-            raise FrameError(404, f"no process named {target.process_name!r}",
-                             "process_not_found")
+            raise FrameError(404, f"no process named {target.process_name!r}", "process_not_found")
         target = ppb.ProcessRef(process_id=match[0].id)
     limit = data.get("limit", 0)
     if not isinstance(limit, int) or limit < 0:

@@ -28,8 +28,15 @@ _RESUBSCRIBE_BACKOFF_S = 0.2
 class Connection:
     """State of one socket: who is connected, which session it is bound to, the event pump."""
 
-    def __init__(self, ws: WebSocket, principal: Principal, clients: Clients, *,
-                 profile: str, ping_interval_s: int) -> None:
+    def __init__(
+        self,
+        ws: WebSocket,
+        principal: Principal,
+        clients: Clients,
+        *,
+        profile: str,
+        ping_interval_s: int,
+    ) -> None:
         self.ws = ws
         self.principal = principal
         self.clients = clients
@@ -58,7 +65,7 @@ class Connection:
             self._pump.cancel()
             try:
                 await self._pump
-            except (asyncio.CancelledError, Exception):  # noqa: BLE001 - stopping it
+            except (asyncio.CancelledError, Exception):
                 pass
         self._pump = None
         self.session_id = ""
@@ -80,19 +87,28 @@ class Connection:
                     await self.send(event_frame(event))
                     self.last_seq = event.seq
             except grpc.aio.AioRpcError as exc:
-                logger.info("event stream of %s broke (%s); resubscribing", session_id,
-                            exc.code().name)
+                logger.info(
+                    "event stream of %s broke (%s); resubscribing", session_id, exc.code().name
+                )
             await asyncio.sleep(_RESUBSCRIBE_BACKOFF_S)
 
     async def welcome(self) -> None:
-        await self.send(frame("welcome", {
-            "userId": self.principal.username,
-            "tenantId": self.principal.tenant_id,
-            "editorId": None,
-            "profile": self.profile,
-            "server": {"version": __version__, "protocolVersion": PROTOCOL_VERSION,
-                       "pingInterval": self.ping_interval_s},
-        }))
+        await self.send(
+            frame(
+                "welcome",
+                {
+                    "userId": self.principal.username,
+                    "tenantId": self.principal.tenant_id,
+                    "editorId": None,
+                    "profile": self.profile,
+                    "server": {
+                        "version": __version__,
+                        "protocolVersion": PROTOCOL_VERSION,
+                        "pingInterval": self.ping_interval_s,
+                    },
+                },
+            )
+        )
 
     async def run(self) -> None:
         await self.welcome()
@@ -112,17 +128,26 @@ class Connection:
             await self.send(error_frame(400, f"not a frame: {exc}", "bad_frame", reply_to=None))
             return
         if env.type == "ping":
-            await self.send(frame("pong", {
-                "clientTimestamp": env.data.get("clientTimestamp"),
-                "serverTimestamp": int(time.time() * 1000),
-            }, reply_to=env.id))
+            await self.send(
+                frame(
+                    "pong",
+                    {
+                        "clientTimestamp": env.data.get("clientTimestamp"),
+                        "serverTimestamp": int(time.time() * 1000),
+                    },
+                    reply_to=env.id,
+                )
+            )
             return
         handler: Callable[[Connection, dict[str, Any]], Awaitable[dict[str, Any]]] | None = (
             HANDLERS.get(env.type)
         )
         if handler is None:
-            await self.send(error_frame(400, f"unknown frame type {env.type!r}",
-                                        "unknown_frame", reply_to=env.id))
+            await self.send(
+                error_frame(
+                    400, f"unknown frame type {env.type!r}", "unknown_frame", reply_to=env.id
+                )
+            )
             return
         try:
             reply = await handler(self, env.data)
@@ -130,7 +155,13 @@ class Connection:
             await self.send(error_frame(exc.code, exc.message, exc.reason, reply_to=env.id))
             return
         except grpc.aio.AioRpcError as exc:
-            await self.send(error_frame(http_status_for(exc.code()), exc.details() or "",
-                                        reason_of(exc), reply_to=env.id))
+            await self.send(
+                error_frame(
+                    http_status_for(exc.code()),
+                    exc.details() or "",
+                    reason_of(exc),
+                    reply_to=env.id,
+                )
+            )
             return
         await self.send(frame(env.type, reply, reply_to=env.id))

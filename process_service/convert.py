@@ -18,8 +18,8 @@ def process_doc_to_proto(doc: dict[str, Any]) -> pb.ThinkProcess:
     return c.process_to_proto(d.ThinkProcess.model_validate(public_fields(doc)))
 
 
-def _status(value: str) -> int:
-    return c.status_to_proto(d.ProcessStatus(value)) if value else 0
+def _status(value: str) -> pb.ProcessStatus:
+    return c.status_to_proto(d.ProcessStatus(value) if value else None)
 
 
 def event_to_proto(event: Event) -> pb.SessionEvent:

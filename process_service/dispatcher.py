@@ -155,7 +155,7 @@ class Dispatcher:
         self._stopping = True
         self._wakeup.set()
         if self._tg is not None:
-            for task in list(self._tg._tasks):  # noqa: SLF001 - TaskGroup has no public cancel
+            for task in list(self._tg._tasks):
                 task.cancel()
 
     def _pick(self, engine: str) -> WorkerConn | None:
@@ -216,11 +216,11 @@ class Dispatcher:
                 self.cancel_turn(ref.turn_id)
                 self.spawn(self._redo(ref, "lease expired"))
         for doc in await self._store.all_live():
-            lane = doc.get("lane")
+            lane: dict[str, Any] = doc.get("lane") or {}
             status = doc["status"]
             wants = doc.get("wake") and (
                 status == ProcessStatus.INIT.value or status in [s.value for s in WAKING]
             )
-            expired = lane and int(lane.get("lease_until_ms", 0)) < now
+            expired = bool(lane) and int(lane.get("lease_until_ms", 0)) < now
             if (wants and not lane) or (expired and str(lane.get("turn_id")) not in self._turns):
                 self.kick(str(doc["_id"]), str(doc["engine"]))

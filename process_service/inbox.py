@@ -63,9 +63,12 @@ class Inbox:
                     reason=f"process {current['name']!r} is closed",
                     process=current,
                 )
-            original = next(
-                (m for m in [*(current.get("pending") or []), *(current.get("owned") or [])]
-                 if m.get("idempotency_key") == key),
+            original: dict[str, Any] = next(
+                (
+                    m
+                    for m in [*(current.get("pending") or []), *(current.get("owned") or [])]
+                    if m.get("idempotency_key") == key
+                ),
                 {},
             )
             return self._duplicate(current, str(original.get("id", "")))

@@ -76,8 +76,16 @@ class Lanes:
         # chat_count only changes when this lane commits, so it is the base for the turn's
         # chat message numbers on every attempt.
         chat_base = int(before.get("chat_count", 0))
-        ref = self._ref(before, turn_id, 1, worker_id, call, list(before.get("pending") or []),
-                        chat_base, lease_until)
+        ref = self._ref(
+            before,
+            turn_id,
+            1,
+            worker_id,
+            call,
+            list(before.get("pending") or []),
+            chat_base,
+            lease_until,
+        )
         await self._status_event(before, ProcessStatus(before["status"]), ProcessStatus.RUNNING)
         return ref
 
@@ -97,8 +105,14 @@ class Lanes:
         updated = await self.store.update(
             process_id,
             {"lane.turn_id": lane["turn_id"], "lane.attempt": lane.get("attempt", 1)},
-            {"$set": {"lane.attempt": attempt, "lane.worker_id": worker_id,
-                      "lane.lease_until_ms": lease_until, "updated_at_ms": now}},
+            {
+                "$set": {
+                    "lane.attempt": attempt,
+                    "lane.worker_id": worker_id,
+                    "lane.lease_until_ms": lease_until,
+                    "updated_at_ms": now,
+                }
+            },
         )
         if updated is None:
             return None
@@ -177,29 +191,37 @@ class Lanes:
             "chat_count": max(ref.highest_chat, ref.chat_base),
             "started": True,
         }
-        if ref.call is LifecycleCall.START and ref.engine_version and not ref.process.get(
-            "engine_version"
+        if (
+            ref.call is LifecycleCall.START
+            and ref.engine_version
+            and not ref.process.get("engine_version")
         ):
             # The process runs the engine version of the worker that started it.
             base_set["engine_version"] = ref.engine_version
         cond = {"lane.turn_id": ref.turn_id, "lane.attempt": ref.attempt}
         final = status
         if status is ProcessStatus.CLOSED:
-            base_set.update(close_reason=(close_reason or CloseReason.DONE).value,
-                            close_detail=close_detail, wake=False)
+            base_set.update(
+                close_reason=(close_reason or CloseReason.DONE).value,
+                close_detail=close_detail,
+                wake=False,
+            )
             doc = await self.store.update(
-                ref.process_id, cond,
+                ref.process_id,
+                cond,
                 {"$set": {**base_set, "status": final.value}, "$unset": _CLEAR_TURN},
             )
         else:
             doc = await self.store.update(
-                ref.process_id, {**cond, "pause_requested": {"$ne": True}},
+                ref.process_id,
+                {**cond, "pause_requested": {"$ne": True}},
                 {"$set": {**base_set, "status": final.value}, "$unset": _CLEAR_TURN},
             )
             if doc is None:
                 final = ProcessStatus.PAUSED
                 doc = await self.store.update(
-                    ref.process_id, cond,
+                    ref.process_id,
+                    cond,
                     {"$set": {**base_set, "status": final.value}, "$unset": _CLEAR_TURN},
                 )
         ref.done = True
@@ -223,8 +245,13 @@ class Lanes:
         return await self.store.update(
             ref.process_id,
             {"lane.turn_id": ref.turn_id, "lane.attempt": ref.attempt},
-            {"$set": {"lane.lease_until_ms": now + delay - 1, "lane.worker_id": "",
-                      "lane.last_error": error[:2000]}},
+            {
+                "$set": {
+                    "lane.lease_until_ms": now + delay - 1,
+                    "lane.worker_id": "",
+                    "lane.last_error": error[:2000],
+                }
+            },
         )
 
     async def close_failed(self, doc: dict[str, Any], error: str) -> dict[str, Any] | None:

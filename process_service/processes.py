@@ -36,7 +36,9 @@ class Processes:
         self._cancel_turn = cancel_turn
         self.on_stopped: NotifyStopped | None = None
 
-    async def create(self, spec: ThinkProcess, *, idempotency_key: str, start: bool) -> ThinkProcess:
+    async def create(
+        self, spec: ThinkProcess, *, idempotency_key: str, start: bool
+    ) -> ThinkProcess:
         if not spec.session_id or not spec.name or not spec.engine:
             raise InvalidArgumentError("session_id, name and engine are required")
         if idempotency_key:
@@ -93,7 +95,7 @@ class Processes:
             process_id = found
         return await self.get(process_id)
 
-    async def list(
+    async def in_session(
         self, session_id: str, *, include_terminated: bool, parent_id: str = ""
     ) -> list[ThinkProcess]:
         docs = await self._store.get_many(await self._store.session_process_ids(session_id))
@@ -149,8 +151,14 @@ class Processes:
         resumed = await self._store.update(
             pid,
             {"status": status.value},
-            {"$set": {"status": target.value, "wake": wake, "call": "RESUME",
-                      "updated_at_ms": self._lanes.clock.now_ms()}},
+            {
+                "$set": {
+                    "status": target.value,
+                    "wake": wake,
+                    "call": "RESUME",
+                    "updated_at_ms": self._lanes.clock.now_ms(),
+                }
+            },
         )
         if resumed is None:
             return await self.get(pid)

@@ -32,7 +32,9 @@ async def create_server(
     client, db = connect(config)
     store = ProcessStore(db)
     events = EventLog(
-        store, clock, chunk_window_s=config.events.chunk_replay_window_s,
+        store,
+        clock,
+        chunk_window_s=config.events.chunk_replay_window_s,
         poll_ms=config.events.poll_ms,
     )
     lanes = Lanes(store, events, clock, config.lanes)
@@ -42,8 +44,14 @@ async def create_server(
     turns = Turns(store, events, lanes, inbox)
     processes.on_stopped = turns.on_stopped
     servicer = ProcessServicer(
-        store=store, events=events, lanes=lanes, inbox=inbox, processes=processes,
-        turns=turns, dispatcher=dispatcher, heartbeat_ms=config.lanes.heartbeat_ms,
+        store=store,
+        events=events,
+        lanes=lanes,
+        inbox=inbox,
+        processes=processes,
+        turns=turns,
+        dispatcher=dispatcher,
+        heartbeat_ms=config.lanes.heartbeat_ms,
     )
     host = GrpcHost([SERVICE_NAME])
     process_pb2_grpc.add_ProcessServiceServicer_to_server(servicer, host.server)
@@ -57,7 +65,7 @@ async def create_server(
         for task in (loop_task, evict_task):
             try:
                 await task
-            except BaseException:  # noqa: BLE001 - cancelled on purpose
+            except BaseException:
                 pass
         await client.close()
 

@@ -56,7 +56,9 @@ class ProcessServicer(process_pb2_grpc.ProcessServiceServicer):
     # ---- processes ----
 
     @grpc_errors
-    async def CreateProcess(self, request: ppb.CreateProcessRequest, context: Any) -> pb.ThinkProcess:
+    async def CreateProcess(
+        self, request: ppb.CreateProcessRequest, context: Any
+    ) -> pb.ThinkProcess:
         spec = d.ThinkProcess(
             id="",
             tenant_id=request.tenant_id,
@@ -88,7 +90,7 @@ class ProcessServicer(process_pb2_grpc.ProcessServiceServicer):
     ) -> ppb.ListProcessesResponse:
         if not request.session_id:
             raise InvalidArgumentError("session_id is required")
-        found = await self.processes.list(
+        found = await self.processes.in_session(
             request.session_id,
             include_terminated=request.include_terminated,
             parent_id=request.parent_process_id,
@@ -285,7 +287,9 @@ class ProcessServicer(process_pb2_grpc.ProcessServiceServicer):
             ch = event.stream_chunk
             await self.turns.chunk(ref, c.role_from_proto(ch.role), ch.chunk)
         elif which == "progress":
-            await self.turns.progress(ref, event.progress.kind, struct_to_dict(event.progress.payload))
+            await self.turns.progress(
+                ref, event.progress.kind, struct_to_dict(event.progress.payload)
+            )
 
     async def _commit(self, ref: TurnRef, commit: ppb.TurnCommit) -> None:
         status = c.status_from_proto(commit.status) or d.ProcessStatus.IDLE
@@ -295,6 +299,7 @@ class ProcessServicer(process_pb2_grpc.ProcessServiceServicer):
             c.close_reason_from_proto(commit.close_reason),
             commit.summary_for_parent,
             struct_to_dict(commit.parent_payload),
+            commit.close_detail,
         )
         worker = self.dispatcher.workers.get(ref.worker_id)
         self.dispatcher.finished(ref)

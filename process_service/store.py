@@ -107,9 +107,7 @@ class ProcessStore:
         """Records drained messages (idempotent: a redone commit writes the same ids)."""
         if not msgs:
             return
-        docs = [
-            {**m, "_id": f"{process_id}:{m['idempotency_key']}", **fields} for m in msgs
-        ]
+        docs = [{**m, "_id": f"{process_id}:{m['idempotency_key']}", **fields} for m in msgs]
         try:
             await self.inbox.insert_many(docs, ordered=False)
         except Exception as exc:

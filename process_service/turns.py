@@ -95,8 +95,9 @@ class Turns:
         close_reason: CloseReason | None,
         summary: str,
         payload: dict[str, Any],
+        close_detail: str = "",
     ) -> dict[str, Any] | None:
-        doc = await self._lanes.commit(ref, status, close_reason)
+        doc = await self._lanes.commit(ref, status, close_reason, close_detail)
         if doc is None:
             return None
         final = ProcessStatus(doc["status"])

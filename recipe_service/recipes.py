@@ -88,9 +88,11 @@ class RecipeBook:
         r = self.get(name)
         doc = r.document
         params = dict(doc.get("params") or {})
-        block = (doc.get("profiles") or {}).get(profile) or (doc.get("profiles") or {}).get(
-            "default"
-        ) or {}
+        block = (
+            (doc.get("profiles") or {}).get(profile)
+            or (doc.get("profiles") or {}).get("default")
+            or {}
+        )
         params.update(block.get("params") or {})
         if not doc.get("locked"):
             params.update(caller_params)

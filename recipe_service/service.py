@@ -13,8 +13,12 @@ from vance.v1 import recipe_pb2_grpc
 
 def recipe_to_proto(r: Recipe) -> rpb.Recipe:
     return rpb.Recipe(
-        name=r.name, description=r.description, engine=r.engine, source=r.source,
-        document=dict_to_struct(r.document), tags=r.tags,
+        name=r.name,
+        description=r.description,
+        engine=r.engine,
+        source=r.source,
+        document=dict_to_struct(r.document),
+        tags=r.tags,
     )
 
 
@@ -35,7 +39,9 @@ class RecipeServicer(recipe_pb2_grpc.RecipeServiceServicer):
     @grpc_errors
     async def ApplyRecipe(self, request: rpb.ApplyRecipeRequest, context: Any) -> rpb.AppliedRecipe:
         applied = self.book.apply(
-            recipe=request.recipe, engine=request.engine, profile=request.profile,
+            recipe=request.recipe,
+            engine=request.engine,
+            profile=request.profile,
             caller_params=struct_to_dict(request.caller_params),
         )
         return rpb.AppliedRecipe(

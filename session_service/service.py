@@ -41,7 +41,9 @@ class SessionServicer(session_pb2_grpc.SessionServiceServicer):
     @grpc_errors
     async def CreateProject(self, request: spb.CreateProjectRequest, context: Any) -> spb.Project:
         project = await self.sessions.create_project(
-            request.tenant_id, request.project_id, request.title,
+            request.tenant_id,
+            request.project_id,
+            request.title,
             sc.kind_from_proto(request.kind),
         )
         return sc.project_to_proto(project)

@@ -16,9 +16,8 @@ from vance.errors import (
 )
 from vance.ids import new_id
 from vance.v1 import process_pb2 as ppb
-from vance.v1 import process_pb2_grpc
+from vance.v1 import process_pb2_grpc, recipe_pb2_grpc
 from vance.v1 import recipe_pb2 as rpb
-from vance.v1 import recipe_pb2_grpc
 
 logger = logging.getLogger(__name__)
 
@@ -44,8 +43,9 @@ class Sessions:
     ) -> User:
         if not tenant or not username or not password:
             raise InvalidArgumentError("tenant, username and password are required")
-        user = User(tenant_id=tenant, username=username, roles=roles,
-                    created_at_ms=self._clock.now_ms())
+        user = User(
+            tenant_id=tenant, username=username, roles=roles, created_at_ms=self._clock.now_ms()
+        )
         if not await self._store.insert_user(user, hash_password(password)):
             raise AlreadyExistsError(f"user {username!r} exists", reason="user_exists")
         return user
@@ -65,8 +65,13 @@ class Sessions:
     async def create_project(
         self, tenant: str, project_id: str, title: str, kind: ProjectKind
     ) -> Project:
-        project = Project(tenant_id=tenant, project_id=project_id, title=title or project_id,
-                          kind=kind, created_at_ms=self._clock.now_ms())
+        project = Project(
+            tenant_id=tenant,
+            project_id=project_id,
+            title=title or project_id,
+            kind=kind,
+            created_at_ms=self._clock.now_ms(),
+        )
         if not await self._store.insert_project(project):
             raise AlreadyExistsError(f"project {project_id!r} exists", reason="project_exists")
         return project
@@ -107,7 +112,10 @@ class Sessions:
         engine = chat_engine or DEFAULT_CHAT_ENGINE
         applied = await self._recipes.ApplyRecipe(
             rpb.ApplyRecipeRequest(
-                tenant_id=tenant, project_id=project_id, recipe="", engine=engine,
+                tenant_id=tenant,
+                project_id=project_id,
+                recipe="",
+                engine=engine,
                 profile=session.profile,
             )
         )
@@ -127,8 +135,9 @@ class Sessions:
                 start=True,
             )
         )
-        logger.info("session %s created with chat %s (%s)", session.session_id, process.id,
-                    process.engine)
+        logger.info(
+            "session %s created with chat %s (%s)", session.session_id, process.id, process.engine
+        )
         return await self._set(
             session,
             status=SessionStatus.IDLE,

@@ -22,16 +22,21 @@ class SessionStore:
         return f"{tenant}:{name}"
 
     async def insert_user(self, user: User, password_hash: str) -> bool:
-        doc = {"_id": self._key(user.tenant_id, user.username), **user.model_dump(),
-               "password_hash": password_hash}
+        doc = {
+            "_id": self._key(user.tenant_id, user.username),
+            **user.model_dump(),
+            "password_hash": password_hash,
+        }
         return await self._insert(self.users, doc)
 
     async def user_doc(self, tenant: str, username: str) -> Document | None:
         return await self.users.find_one({"_id": self._key(tenant, username)})
 
     async def insert_project(self, project: Project) -> bool:
-        doc = {"_id": self._key(project.tenant_id, project.project_id),
-               **project.model_dump(mode="json")}
+        doc = {
+            "_id": self._key(project.tenant_id, project.project_id),
+            **project.model_dump(mode="json"),
+        }
         return await self._insert(self.projects, doc)
 
     async def project(self, tenant: str, project_id: str) -> Project | None:
@@ -39,7 +44,9 @@ class SessionStore:
         return Project.model_validate(doc) if doc else None
 
     async def insert_session(self, session: Session) -> None:
-        await self.sessions.insert_one({"_id": session.session_id, **session.model_dump(mode="json")})
+        await self.sessions.insert_one(
+            {"_id": session.session_id, **session.model_dump(mode="json")}
+        )
         await self.project_sessions.update_one(
             {"_id": self._key(session.tenant_id, session.project_id)},
             {"$addToSet": {"ids": session.session_id}},

@@ -9,7 +9,7 @@ import socket
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from typing import Any, TypeVar
+from typing import Any
 
 import grpc
 import httpx
@@ -21,24 +21,26 @@ from vance.testing.scripted_llm import Rule, ThreadedScriptedLlm
 from vance.v1 import process_pb2 as ppb
 from vance.v1 import process_pb2_grpc, session_pb2_grpc
 
-T = TypeVar("T")
 DEFAULT_TIMEOUT = 20.0
 
 
 async def eventually(
-    fn: Callable[[], Awaitable[T] | T], *, timeout: float = DEFAULT_TIMEOUT,
-    interval: float = 0.02, what: str = "condition",
-) -> T:
+    fn: Callable[[], Any],
+    *,
+    timeout: float = DEFAULT_TIMEOUT,
+    interval: float = 0.02,
+    what: str = "condition",
+) -> Any:
     """Polls until fn returns something truthy (or stops raising AssertionError)."""
     deadline = time.monotonic() + timeout
     last: BaseException | None = None
     while True:
         try:
             value = fn()
-            if asyncio.iscoroutine(value) or isinstance(value, Awaitable):
-                value = await value  # type: ignore[misc]
+            if isinstance(value, Awaitable):
+                value = await value
             if value:
-                return value  # type: ignore[return-value]
+                return value
         except AssertionError as exc:
             last = exc
         if time.monotonic() > deadline:
@@ -93,23 +95,31 @@ class WsClient:
         await self.ws.send(json.dumps({"id": fid, "type": type_, "data": data}))
         return fid
 
-    async def request(self, type_: str, data: dict[str, Any] | None = None,
-                      timeout: float = DEFAULT_TIMEOUT) -> dict[str, Any]:
+    async def request(
+        self, type_: str, data: dict[str, Any] | None = None, timeout: float = DEFAULT_TIMEOUT
+    ) -> dict[str, Any]:
         fid = await self.send(type_, data or {})
-        return await self.wait_for(lambda f: f.get("replyTo") == fid, timeout=timeout,
-                                   what=f"reply to {type_}")
+        return await self.wait_for(
+            lambda f: f.get("replyTo") == fid, timeout=timeout, what=f"reply to {type_}"
+        )
 
     async def ok(self, type_: str, data: dict[str, Any] | None = None) -> dict[str, Any]:
         reply = await self.request(type_, data)
         assert reply["type"] == type_, reply
         return dict(reply["data"])
 
-    async def wait_for(self, pred: Callable[[dict[str, Any]], bool], *,
-                       timeout: float = DEFAULT_TIMEOUT, what: str = "frame") -> dict[str, Any]:
+    async def wait_for(
+        self,
+        pred: Callable[[dict[str, Any]], bool],
+        *,
+        timeout: float = DEFAULT_TIMEOUT,
+        what: str = "frame",
+    ) -> dict[str, Any]:
         def find() -> dict[str, Any] | None:
             return next((f for f in self.frames if pred(f)), None)
 
-        return await eventually(find, timeout=timeout, what=what)
+        found: dict[str, Any] = await eventually(find, timeout=timeout, what=what)
+        return found
 
     def of_type(self, type_: str) -> list[dict[str, Any]]:
         return [f for f in self.frames if f["type"] == type_]
@@ -150,11 +160,11 @@ class System:
     def model_requests(self, marker: str) -> list[dict[str, Any]]:
         return [r for r in list(self.llm.script.requests) if marker in json.dumps(r)]
 
-    async def login(self, user: str = "dev", password: str = "dev",
-                    tenant: str = "default") -> str:
+    async def login(self, user: str = "dev", password: str = "dev", tenant: str = "default") -> str:
         async with httpx.AsyncClient() as http:
-            r = await http.post(f"http://{self.gateway}/brain/{tenant}/access/{user}",
-                                json={"password": password})
+            r = await http.post(
+                f"http://{self.gateway}/brain/{tenant}/access/{user}", json={"password": password}
+            )
             r.raise_for_status()
             return str(r.json()["token"])
 

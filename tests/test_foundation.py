@@ -19,10 +19,12 @@ from vance.v1 import process_pb2 as ppb
 
 async def test_login_issues_a_token_and_rejects_a_wrong_password(system: System) -> None:
     async with httpx.AsyncClient() as http:
-        bad = await http.post(f"http://{system.gateway}/brain/default/access/dev",
-                              json={"password": "nope"})
-        good = await http.post(f"http://{system.gateway}/brain/default/access/dev",
-                               json={"password": "dev"})
+        bad = await http.post(
+            f"http://{system.gateway}/brain/default/access/dev", json={"password": "nope"}
+        )
+        good = await http.post(
+            f"http://{system.gateway}/brain/default/access/dev", json={"password": "dev"}
+        )
     assert bad.status_code == 401
     assert bad.json()["detail"]["reason"] == "bad_credentials"
     assert good.status_code == 200
@@ -69,21 +71,31 @@ async def test_workers_are_visible_with_engines_and_free_slots(system: System) -
 
 
 async def test_one_chat_turn_end_to_end(system: System) -> None:
-    system.script(Rule(match="tell me about lanes", text="Lanes keep one turn per process.",
-                       chunks=4))
+    system.script(
+        Rule(match="tell me about lanes", text="Lanes keep one turn per process.", chunks=4)
+    )
     client = await system.connect()
     created = await client.ok("session-create", {"projectId": "demo"})
     assert created["chatProcessName"] == "chat" and created["chatEngine"] == "arthur"
     assert created["sessionId"] and created["chatProcessId"]
-    steer = await client.ok("process-steer", {"processName": "chat",
-                                              "content": "tell me about lanes"})
+    steer = await client.ok(
+        "process-steer", {"processName": "chat", "content": "tell me about lanes"}
+    )
     assert steer["outcome"] in ("STARTED", "QUEUED")
     answer = await client.wait_for(
-        lambda f: f["type"] == "chat-message-appended" and f["data"]["role"] == "assistant"
-        and "Lanes" in f["data"]["content"], what="assistant answer")
+        lambda f: (
+            f["type"] == "chat-message-appended"
+            and f["data"]["role"] == "assistant"
+            and "Lanes" in f["data"]["content"]
+        ),
+        what="assistant answer",
+    )
     assert answer["data"]["content"] == "Lanes keep one turn per process."
-    chunks = [f["data"]["chunk"] for f in client.of_type("chat-message-stream-chunk")
-              if f["seq"] < answer["seq"]]
+    chunks = [
+        f["data"]["chunk"]
+        for f in client.of_type("chat-message-stream-chunk")
+        if f["seq"] < answer["seq"]
+    ]
     assert "".join(chunks).endswith("Lanes keep one turn per process.")
     # Every pushed frame carries its seq, strictly increasing.
     seqs = [f["seq"] for f in client.frames if "seq" in f]
@@ -120,11 +132,19 @@ async def test_bad_frames_get_error_frames_with_reasons(system: System) -> None:
 
 
 async def test_litellm_client_parses_streamed_tool_calls(system: System) -> None:
-    system.script(Rule(match="use a tool", text="", tool_calls=[
-        {"name": "process_create", "arguments": {"name": "paper-diff", "goal": "compare"}}]))
+    system.script(
+        Rule(
+            match="use a tool",
+            text="",
+            tool_calls=[
+                {"name": "process_create", "arguments": {"name": "paper-diff", "goal": "compare"}}
+            ],
+        )
+    )
     client = LiteLLMClient(system.config.llm)
-    reply = await client.complete(tier="default:fast",
-                                  messages=[{"role": "user", "content": "use a tool"}])
+    reply = await client.complete(
+        tier="default:fast", messages=[{"role": "user", "content": "use a tool"}]
+    )
     assert [c.name for c in reply.tool_calls] == ["process_create"]
     assert reply.tool_calls[0].arguments == {"name": "paper-diff", "goal": "compare"}
 
@@ -143,7 +163,7 @@ def test_one_model_setting_points_every_tier_at_it() -> None:
 
 
 def test_a_bad_configuration_value_names_its_key() -> None:
-    with pytest.raises(ConfigError, match="worker.count"):
+    with pytest.raises(ConfigError, match=r"worker\.count"):
         load_config(env={"VANCE_ENGINE_WORKERS": "many"})
 
 

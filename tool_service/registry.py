@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import logging
 from typing import Any
 
@@ -27,15 +26,17 @@ class ToolRegistry:
     async def register(self, owner: str, address: str, specs: list[dict[str, Any]]) -> int:
         for spec in specs:
             await self._tools.replace_one(
-                {"_id": spec["name"]}, {"_id": spec["name"], **spec, "owner": owner,
-                                        "address": address}, upsert=True
+                {"_id": spec["name"]},
+                {"_id": spec["name"], **spec, "owner": owner, "address": address},
+                upsert=True,
             )
         return len(specs)
 
     async def list(self, profile: str = "") -> list[Document]:
         docs = await self._tools.find({}).to_list(None)
         return [
-            d for d in docs
+            d
+            for d in docs
             if not profile or not d.get("allowed_profiles") or profile in d["allowed_profiles"]
         ]
 
@@ -48,9 +49,10 @@ class ToolRegistry:
         if channel is None:
             channel = self._channels[address] = grpc.aio.insecure_channel(address)
         try:
-            return await tool_pb2_grpc.ToolHostStub(channel).Invoke(
+            response: tpb.InvokeToolResponse = await tool_pb2_grpc.ToolHostStub(channel).Invoke(
                 request, timeout=INVOKE_TIMEOUT_S
             )
+            return response
         except grpc.aio.AioRpcError as exc:
             if exc.code() == grpc.StatusCode.DEADLINE_EXCEEDED:
                 return tpb.InvokeToolResponse(
@@ -58,7 +60,7 @@ class ToolRegistry:
                     error=f"{request.tool_name} did not answer within {INVOKE_TIMEOUT_S:.0f}s",
                 )
             return _error(f"{request.tool_name} failed: {exc.details()}")
-        except (OSError, asyncio.TimeoutError) as exc:
+        except (TimeoutError, OSError) as exc:
             return _error(f"{request.tool_name} is unreachable: {exc}")
 
     async def close(self) -> None:

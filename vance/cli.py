@@ -43,16 +43,18 @@ def _banner(config: object) -> None:
 
     assert isinstance(config, Config)
     gw = f"{config.gateway.host}:{config.gateway.port}"
-    store = "embedded FerretDB (SQLite) in " + config.data_dir if config.embedded_store else (
-        "MongoDB at MONGODB_URI")
+    store = (
+        "embedded FerretDB (SQLite) in " + config.data_dir
+        if config.embedded_store
+        else ("MongoDB at MONGODB_URI")
+    )
     lines = [
         "",
         "Vancetope is running.",
         f"  gateway     http://{gw}   (GET /healthz)",
         f"  websocket   ws://{gw}/brain/default/ws",
-        f"  login       POST http://{gw}/brain/default/access/dev  {{\"password\": \"dev\"}}",
-        "  seeded      tenant 'default', user 'dev' (password 'dev', tenant admin),"
-        " project 'demo'",
+        f'  login       POST http://{gw}/brain/default/access/dev  {{"password": "dev"}}',
+        "  seeded      tenant 'default', user 'dev' (password 'dev', tenant admin), project 'demo'",
         f"  store       {store}",
         f"  workers     {config.worker.count} x {config.worker.slots} slots",
     ]

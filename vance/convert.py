@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from enum import StrEnum
-from typing import Any, TypeVar
+from typing import Any, TypeVar, cast
 
 from vance import domain as d
 from vance.protoutil import dict_to_struct, from_value, struct_to_dict, to_value
@@ -24,24 +24,24 @@ def enum_from_proto(number: int, proto_enum: Any, prefix: str, domain_enum: type
     return domain_enum(proto_enum.Name(number).removeprefix(prefix + "_"))
 
 
-def status_to_proto(s: d.ProcessStatus | None) -> int:
-    return enum_to_proto(s, pb.ProcessStatus, "PROCESS_STATUS")
+def status_to_proto(s: d.ProcessStatus | None) -> pb.ProcessStatus:
+    return cast(pb.ProcessStatus, enum_to_proto(s, pb.ProcessStatus, "PROCESS_STATUS"))
 
 
 def status_from_proto(n: int) -> d.ProcessStatus | None:
     return enum_from_proto(n, pb.ProcessStatus, "PROCESS_STATUS", d.ProcessStatus)
 
 
-def close_reason_to_proto(r: d.CloseReason | None) -> int:
-    return enum_to_proto(r, pb.CloseReason, "CLOSE_REASON")
+def close_reason_to_proto(r: d.CloseReason | None) -> pb.CloseReason:
+    return cast(pb.CloseReason, enum_to_proto(r, pb.CloseReason, "CLOSE_REASON"))
 
 
 def close_reason_from_proto(n: int) -> d.CloseReason | None:
     return enum_from_proto(n, pb.CloseReason, "CLOSE_REASON", d.CloseReason)
 
 
-def role_to_proto(r: d.ChatRole) -> int:
-    return enum_to_proto(r, pb.ChatRole, "CHAT_ROLE")
+def role_to_proto(r: d.ChatRole) -> pb.ChatRole:
+    return cast(pb.ChatRole, enum_to_proto(r, pb.ChatRole, "CHAT_ROLE"))
 
 
 def role_from_proto(n: int) -> d.ChatRole:
@@ -51,12 +51,12 @@ def role_from_proto(n: int) -> d.ChatRole:
     return role
 
 
-def outcome_to_proto(o: d.DeliveryOutcome) -> int:
-    return enum_to_proto(o, pb.DeliveryOutcome, "DELIVERY_OUTCOME")
+def outcome_to_proto(o: d.DeliveryOutcome) -> pb.DeliveryOutcome:
+    return cast(pb.DeliveryOutcome, enum_to_proto(o, pb.DeliveryOutcome, "DELIVERY_OUTCOME"))
 
 
-def call_to_proto(c: d.LifecycleCall) -> int:
-    return enum_to_proto(c, pb.LifecycleCall, "LIFECYCLE_CALL")
+def call_to_proto(c: d.LifecycleCall) -> pb.LifecycleCall:
+    return cast(pb.LifecycleCall, enum_to_proto(c, pb.LifecycleCall, "LIFECYCLE_CALL"))
 
 
 def call_from_proto(n: int) -> d.LifecycleCall:
@@ -80,7 +80,10 @@ def steer_to_proto(m: d.SteerMessage) -> pb.SteerMessage:
                 pb.ProcessEvent(
                     source_process_id=m.source_process_id,
                     source_process_name=m.source_process_name,
-                    type=enum_to_proto(m.type, pb.ProcessEventType, "PROCESS_EVENT_TYPE"),
+                    type=cast(
+                        pb.ProcessEventType,
+                        enum_to_proto(m.type, pb.ProcessEventType, "PROCESS_EVENT_TYPE"),
+                    ),
                     human_summary=m.human_summary,
                     payload=dict_to_struct(m.payload),
                 )
@@ -92,7 +95,10 @@ def steer_to_proto(m: d.SteerMessage) -> pb.SteerMessage:
                 pb.ToolResult(
                     tool_call_id=m.tool_call_id,
                     tool_name=m.tool_name,
-                    status=enum_to_proto(m.status, pb.ToolCallStatus, "TOOL_CALL_STATUS"),
+                    status=cast(
+                        pb.ToolCallStatus,
+                        enum_to_proto(m.status, pb.ToolCallStatus, "TOOL_CALL_STATUS"),
+                    ),
                     result=to_value(m.result),
                     error=m.error,
                 )

@@ -117,7 +117,7 @@ def grpc_errors(fn: F) -> F:
             try:
                 async for item in fn(self, request, context):
                     yield item
-            except (VanceError, Exception) as exc:  # noqa: BLE001 - this is the mapping point
+            except (VanceError, Exception) as exc:
                 if isinstance(exc, grpc.aio.AbortError):
                     raise
                 await _abort(context, exc)
@@ -130,7 +130,7 @@ def grpc_errors(fn: F) -> F:
             return await fn(self, request, context)
         except grpc.aio.AbortError:
             raise
-        except Exception as exc:  # noqa: BLE001 - this is the mapping point
+        except Exception as exc:
             await _abort(context, exc)
 
     return cast(F, unary_wrapper)

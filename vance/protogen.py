@@ -51,8 +51,11 @@ def main(argv: list[str] | None = None) -> int:
             ]
             extra = {p.name for p in target.glob("*.py*")} - {f.name for f in fresh}
             if stale or extra:
-                print(f"generated protos are stale: {sorted(stale) + sorted(extra)};"
-                      " run `make protos`", file=sys.stderr)
+                print(
+                    f"generated protos are stale: {sorted(stale) + sorted(extra)};"
+                    " run `make protos`",
+                    file=sys.stderr,
+                )
                 return 1
             return 0
         if target.exists():

@@ -17,7 +17,7 @@ def dict_to_struct(data: dict[str, Any] | None) -> struct_pb2.Struct:
 def struct_to_dict(s: struct_pb2.Struct | None) -> dict[str, Any]:
     if s is None:
         return {}
-    return json_format.MessageToDict(s)  # type: ignore[no-any-return]
+    return json_format.MessageToDict(s)
 
 
 def to_value(data: Any) -> struct_pb2.Value:

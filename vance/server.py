@@ -5,7 +5,8 @@ from __future__ import annotations
 import asyncio
 import logging
 import signal
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Coroutine, Sequence
+from typing import Any
 
 import grpc
 from grpc_health.v1 import health, health_pb2, health_pb2_grpc
@@ -32,8 +33,11 @@ class GrpcHost:
         self.health = health.aio.HealthServicer()
         health_pb2_grpc.add_HealthServicer_to_server(self.health, self.server)
         reflection.enable_server_reflection(
-            [*full_names, health_pb2.DESCRIPTOR.services_by_name["Health"].full_name,
-             reflection.SERVICE_NAME],
+            [
+                *full_names,
+                health_pb2.DESCRIPTOR.services_by_name["Health"].full_name,
+                reflection.SERVICE_NAME,
+            ],
             self.server,
         )
         self._full_names = list(full_names)
@@ -83,7 +87,7 @@ async def serve_until_signal(host: GrpcHost, name: str) -> None:
     await host.stop()
 
 
-def run_main(main: Callable[[], Awaitable[None]]) -> None:
+def run_main(main: Callable[[], Coroutine[Any, Any, None]]) -> None:
     """Runs an entry point under uvloop."""
     import uvloop
 

@@ -81,16 +81,28 @@ class Supervisor:
         env = {**os.environ, **self.env, **(extra_env or {})}
         if self.log_to is not None:
             self.log_to.mkdir(parents=True, exist_ok=True)
-            out = open(self.log_to / f"{child.name}.log", "ab")  # noqa: SIM115 - child owns it
+            out = open(self.log_to / f"{child.name}.log", "ab")
             child.proc = await asyncio.create_subprocess_exec(
-                *child.argv, stdin=asyncio.subprocess.DEVNULL, stdout=out, stderr=out, env=env,
+                *child.argv,
+                stdin=asyncio.subprocess.DEVNULL,
+                stdout=out,
+                stderr=out,
+                env=env,
                 preexec_fn=_die_with_parent,
+                start_new_session=True,
             )
             out.close()
         else:
             child.proc = await asyncio.create_subprocess_exec(
-                *child.argv, stdin=asyncio.subprocess.DEVNULL, stdout=asyncio.subprocess.PIPE,
-                stderr=asyncio.subprocess.STDOUT, env=env, preexec_fn=_die_with_parent,
+                *child.argv,
+                stdin=asyncio.subprocess.DEVNULL,
+                stdout=asyncio.subprocess.PIPE,
+                stderr=asyncio.subprocess.STDOUT,
+                env=env,
+                preexec_fn=_die_with_parent,
+                # Own process group: a terminal's Ctrl-C reaches only the supervisor, which
+                # then stops the children in order (workers drain before the services go).
+                start_new_session=True,
             )
             child.pump = asyncio.ensure_future(self._prefix(child))
         self.children[child.name] = child
@@ -108,7 +120,12 @@ class Supervisor:
         if child.proc is not None and child.proc.returncode is None:
             child.proc.send_signal(sig)
 
-    async def stop_child(self, name: str, timeout_s: float = 15.0) -> None:
+    async def stop_child(self, name: str, timeout_s: float | None = None) -> None:
+        if timeout_s is None:
+            # A worker may take its whole drain bound to finish in-flight turns.
+            timeout_s = 15.0 + (
+                self.config.worker.drain_timeout_s if name.startswith("worker-") else 0.0
+            )
         child = self.children.pop(name, None)
         if child is None or child.proc is None:
             return
@@ -124,10 +141,10 @@ class Supervisor:
             await asyncio.gather(child.pump, return_exceptions=True)
 
     async def stop_all(self) -> None:
-        """Workers first (they drain), then the front, then the services, the store last."""
-        order = [n for n in self.children if n.startswith("worker-")]
-        order += ["gateway", *reversed(GRPC_SERVICES), "store"]
-        for name in order:
+        """Workers first (they drain, in parallel), then the front, the services, the store."""
+        workers = [n for n in self.children if n.startswith("worker-")]
+        await asyncio.gather(*[self.stop_child(n) for n in workers])
+        for name in ["gateway", *reversed(GRPC_SERVICES), "store"]:
             await self.stop_child(name)
         for name in list(self.children):
             await self.stop_child(name)
@@ -148,8 +165,9 @@ class Supervisor:
                     del self.children[name]
                     await self.start_worker(index)
                 else:
-                    logger.error("%s exited with %s; stopping everything", name,
-                                 child.proc.returncode)
+                    logger.error(
+                        "%s exited with %s; stopping everything", name, child.proc.returncode
+                    )
                     return 1
         return 0
 

@@ -45,19 +45,27 @@ def inbox_to_llm(m: SteerMessage) -> dict[str, Any]:
             return {"role": "user", "content": m.content}
         case ToolResult():
             body = m.error if m.error else json.dumps(m.result, default=str)
-            return {"role": "user",
-                    "content": f'<tool-result name="{m.tool_name}" status="{m.status.value}">'
-                               f"{body}</tool-result>"}
+            return {
+                "role": "user",
+                "content": f'<tool-result name="{m.tool_name}" status="{m.status.value}">'
+                f"{body}</tool-result>",
+            }
         case ExternalCommand():
-            return {"role": "user",
-                    "content": f'<command name="{m.command}">{json.dumps(m.params)}</command>'}
+            return {
+                "role": "user",
+                "content": f'<command name="{m.command}">{json.dumps(m.params)}</command>',
+            }
         case InboxAnswer():
-            return {"role": "user",
-                    "content": f'<inbox-answer item="{m.inbox_item_id}">'
-                               f"{json.dumps(m.answer, default=str)}</inbox-answer>"}
+            return {
+                "role": "user",
+                "content": f'<inbox-answer item="{m.inbox_item_id}">'
+                f"{json.dumps(m.answer, default=str)}</inbox-answer>",
+            }
         case PeerEvent():
-            return {"role": "user",
-                    "content": f'<peer-event session="{m.source_session_id}" kind="{m.peer_kind}">'
-                               f"{json.dumps(m.payload)}</peer-event>"}
+            return {
+                "role": "user",
+                "content": f'<peer-event session="{m.source_session_id}" kind="{m.peer_kind}">'
+                f"{json.dumps(m.payload)}</peer-event>",
+            }
         case _:
             raise ValueError(f"unknown inbox message {type(m).__name__}")

@@ -2,13 +2,16 @@
 # Builds FerretDB v1.24.2 (SQLite backend) into .tools/bin from the module source that the Go
 # module proxy serves (checked against the Go checksum database).
 #
-# Two departures from a bare `go install ...@v1.24.2`, both measured (see docs/operations.md):
+# Three departures from a bare `go install ...@v1.24.2`, each measured (see docs/operations.md):
 #  * that binary panics at start ("Invalid build/version/version.txt"): the module zip carries no
 #    version file, so we write it;
 #  * its SQLite backend never uses the _id index (the query spells the path differently from the
 #    index, and only a filter that is exactly {_id: x} is pushed down), so every update is a full
 #    table scan: 35 ms at 5,000 documents. sqlite-id-pushdown.patch fixes both and pushes down
-#    {_id: {$in: [...]}}; FerretDB still re-applies the whole filter to what SQLite returns.
+#    {_id: {$in: [...]}}; FerretDB still re-applies the whole filter to what SQLite returns;
+#  * update, findAndModify and delete read the matching documents and write them back in a
+#    separate statement, so two concurrent compare-and-set commands on one document could both
+#    succeed (seen as two turns of one process); atomic-writes.patch serializes those commands.
 set -euo pipefail
 VERSION=v1.24.2
 here=$(cd "$(dirname "$0")" && pwd)
@@ -16,7 +19,7 @@ root=$(cd "$here/../.." && pwd)
 tools="$root/.tools"
 bin="$tools/bin/ferretdb"
 stamp="$tools/ferretdb.stamp"
-want="$VERSION $(sha256sum "$here/sqlite-id-pushdown.patch" | cut -c1-16)"
+want="$VERSION $(cat "$here"/*.patch | sha256sum | cut -c1-16)"
 
 if [[ -x "$bin" && -f "$stamp" && "$(cat "$stamp")" == "$want" ]]; then
   exit 0
@@ -32,7 +35,9 @@ mkdir -p "$tools/src" "$tools/bin"
 cp -r "$dir" "$src"
 chmod -R u+w "$src"
 echo "$VERSION" > "$src/build/version/version.txt"
-(cd "$src" && patch -p1 --quiet < "$here/sqlite-id-pushdown.patch")
+for p in "$here"/*.patch; do
+  (cd "$src" && patch -p1 --quiet < "$p")
+done
 (cd "$src" && go build -trimpath -o "$bin" ./cmd/ferretdb)
 echo "$want" > "$stamp"
 "$bin" --version | head -1 >&2

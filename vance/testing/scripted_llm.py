@@ -127,8 +127,9 @@ class ScriptedLlmServer:
             if task is not None:
                 self._conns.discard(task)
 
-    async def _route(self, method: str, path: str, body: bytes,
-                     writer: asyncio.StreamWriter) -> None:
+    async def _route(
+        self, method: str, path: str, body: bytes, writer: asyncio.StreamWriter
+    ) -> None:
         if path.endswith("/chat/completions") and method == "POST":
             await self._complete(json.loads(body), writer)
         elif path == "/_script" and method == "POST":
@@ -153,8 +154,11 @@ class ScriptedLlmServer:
         model = body.get("model", "scripted")
         cid = f"chatcmpl-{time.monotonic_ns()}"
         calls = [
-            {"id": c.get("id") or f"call_{i}", "type": "function",
-             "function": {"name": c["name"], "arguments": json.dumps(c.get("arguments", {}))}}
+            {
+                "id": c.get("id") or f"call_{i}",
+                "type": "function",
+                "function": {"name": c["name"], "arguments": json.dumps(c.get("arguments", {}))},
+            }
             for i, c in enumerate(rule.tool_calls)
         ]
         finish = "tool_calls" if calls else "stop"
@@ -162,20 +166,32 @@ class ScriptedLlmServer:
             message: dict[str, Any] = {"role": "assistant", "content": rule.text or None}
             if calls:
                 message["tool_calls"] = calls
-            _json(writer, 200, {
-                "id": cid, "object": "chat.completion", "created": int(time.time()),
-                "model": model,
-                "choices": [{"index": 0, "message": message, "finish_reason": finish}],
-                "usage": {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2},
-            })
+            _json(
+                writer,
+                200,
+                {
+                    "id": cid,
+                    "object": "chat.completion",
+                    "created": int(time.time()),
+                    "model": model,
+                    "choices": [{"index": 0, "message": message, "finish_reason": finish}],
+                    "usage": {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2},
+                },
+            )
             return
-        writer.write(b"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\n"
-                     b"Cache-Control: no-cache\r\nTransfer-Encoding: chunked\r\n\r\n")
+        writer.write(
+            b"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\n"
+            b"Cache-Control: no-cache\r\nTransfer-Encoding: chunked\r\n\r\n"
+        )
 
         def event(delta: dict[str, Any], finish_reason: str | None = None) -> None:
-            payload = {"id": cid, "object": "chat.completion.chunk", "created": int(time.time()),
-                       "model": model,
-                       "choices": [{"index": 0, "delta": delta, "finish_reason": finish_reason}]}
+            payload = {
+                "id": cid,
+                "object": "chat.completion.chunk",
+                "created": int(time.time()),
+                "model": model,
+                "choices": [{"index": 0, "delta": delta, "finish_reason": finish_reason}],
+            }
             _chunk(writer, f"data: {json.dumps(payload)}\n\n".encode())
 
         event({"role": "assistant", "content": ""})
@@ -194,8 +210,11 @@ def _chunk(writer: asyncio.StreamWriter, data: bytes) -> None:
 
 def _json(writer: asyncio.StreamWriter, status: int, payload: dict[str, Any]) -> None:
     data = json.dumps(payload).encode()
-    writer.write(f"HTTP/1.1 {status} X\r\nContent-Type: application/json\r\n"
-                 f"Content-Length: {len(data)}\r\n\r\n".encode() + data)
+    writer.write(
+        f"HTTP/1.1 {status} X\r\nContent-Type: application/json\r\n"
+        f"Content-Length: {len(data)}\r\n\r\n".encode()
+        + data
+    )
 
 
 class ThreadedScriptedLlm:

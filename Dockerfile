@@ -1,0 +1,47 @@
+# One image for every Vancetope service. docker-compose.yml picks the command per service:
+#   python -m session_service | process_service | tool_service | recipe_service | gateway
+#   python -m engine_worker
+# No store in the image: compose runs mongo:7 and sets MONGODB_URI (the embedded FerretDB of
+# `make run` is for a checkout, not for containers).
+FROM python:3.11-slim
+
+ENV PYTHONDONTWRITEBYTECODE=1 \
+    PYTHONUNBUFFERED=1 \
+    PIP_NO_CACHE_DIR=1 \
+    PIP_DISABLE_PIP_VERSION_CHECK=1 \
+    PIP_ROOT_USER_ACTION=ignore \
+    LITELLM_LOCAL_MODEL_COST_MAP=True \
+    VANCE_DATA_DIR=/var/lib/vance
+
+WORKDIR /src
+
+# Dependencies first, from pyproject.toml alone, so a code change does not reinstall them.
+COPY pyproject.toml ./
+RUN python -c "import tomllib; print('\n'.join(tomllib.load(open('pyproject.toml', 'rb'))['project']['dependencies']))" \
+        > /tmp/requirements.txt \
+    && pip install -r /tmp/requirements.txt \
+    && rm /tmp/requirements.txt
+
+# The package itself (the generated vance/v1 stubs are checked in; protoc is not needed).
+COPY vance ./vance
+COPY session_service ./session_service
+COPY process_service ./process_service
+COPY tool_service ./tool_service
+COPY recipe_service ./recipe_service
+COPY gateway ./gateway
+COPY engine_worker ./engine_worker
+RUN pip install . \
+    && rm -rf /src
+WORKDIR /
+
+# Non-root. VANCE_DATA_DIR only holds a generated JWT secret when VANCE_JWT_SECRET is unset.
+RUN useradd --system --uid 10001 --user-group --create-home --home-dir /home/vance vance \
+    && mkdir -p /var/lib/vance \
+    && chown vance:vance /var/lib/vance
+USER vance
+WORKDIR /home/vance
+
+# gRPC services use VANCE_GRPC_PORT_BASE+0..3 (50051-50054); the gateway uses 8080.
+EXPOSE 50051 50052 50053 50054 8080
+
+CMD ["python", "-m", "gateway"]
