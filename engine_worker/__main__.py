@@ -13,6 +13,7 @@ from vance.config import load_config
 from vance.llm import LiteLLMClient, is_configured
 from vance.logsetup import setup_logging
 from vance.server import run_main, wait_for_signal
+from vance.v1 import tool_pb2_grpc
 
 logger = logging.getLogger("engine_worker")
 
@@ -32,6 +33,7 @@ async def serve() -> None:
         worker_id=config.worker.worker_id,
         drain_timeout_s=config.worker.drain_timeout_s,
         reconnect_backoff_s=config.worker.reconnect_backoff_s,
+        tools=tool_pb2_grpc.ToolServiceStub(channels.get("tool_service")),
     )
     run = asyncio.ensure_future(worker.run())
     logger.info("worker %s runs engines %s", worker.worker_id, registry.names())

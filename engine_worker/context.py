@@ -6,6 +6,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
 
+from engine_worker.tools import ToolDispatcher
 from vance import convert as c
 from vance.domain import ChatMessage, ChatRole, SteerMessage, ThinkProcess
 from vance.llm import ModelClient
@@ -122,7 +123,7 @@ class ThinkEngineContext:
         llm: ModelClient,
         send: Send,
         stub: process_pb2_grpc.ProcessServiceStub,
-        tools: Any = None,
+        tools: ToolDispatcher,
     ) -> None:
         self.turn_id = turn_id
         self.scope = Scope(process.tenant_id, process.project_id, process.session_id, process.id)

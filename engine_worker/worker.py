@@ -16,12 +16,13 @@ import grpc
 
 from engine_worker.context import ThinkEngineContext
 from engine_worker.engine import EngineRegistry, TurnOutcome, compatible
+from engine_worker.tools import ToolDispatcher
 from vance import convert as c
 from vance.domain import CloseReason, LifecycleCall, ProcessStatus
 from vance.llm import ModelClient
 from vance.protoutil import dict_to_struct
 from vance.v1 import process_pb2 as ppb
-from vance.v1 import process_pb2_grpc
+from vance.v1 import process_pb2_grpc, tool_pb2_grpc
 
 logger = logging.getLogger(__name__)
 
@@ -39,7 +40,7 @@ class Worker:
         worker_id: str = "",
         drain_timeout_s: float = 30.0,
         reconnect_backoff_s: float = 0.5,
-        tools: object = None,
+        tools: tool_pb2_grpc.ToolServiceStub | None = None,
     ) -> None:
         self.worker_id = worker_id or f"{socket.gethostname()}-{os.getpid()}"
         self._stub = process_pb2_grpc.ProcessServiceStub(channel)
@@ -206,7 +207,7 @@ class Worker:
             llm=self._llm,
             send=self._send,
             stub=self._stub,
-            tools=self._tools,
+            tools=ToolDispatcher(self._tools, process, a.turn_id),
         )
         if call is LifecycleCall.START:
             outcome = await engine.start(process, ctx)

@@ -6,6 +6,7 @@ from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
 from gateway.frames import chat_message_data, process_data, status_name
+from vance.protoutil import dict_to_struct
 from vance.v1 import common_pb2 as pb
 from vance.v1 import process_pb2 as ppb
 from vance.v1 import session_pb2 as spb
@@ -140,6 +141,29 @@ async def process_steer(conn: Connection, data: dict[str, Any]) -> dict[str, Any
         "messageId": resp.message_id or None,
         "duplicate": resp.duplicate,
     }
+
+
+@handles("process-command")
+async def process_command(conn: Connection, data: dict[str, Any]) -> dict[str, Any]:
+    """A client command (e.g. an Approve button) for a process; engines may act on it without a
+    model turn."""
+    params = data.get("params") or {}
+    if not isinstance(params, dict):
+        raise FrameError(400, "params must be an object", "bad_params")
+    target = _target(conn, data)
+    resp = await conn.clients.processes.Steer(
+        ppb.SteerRequest(
+            target=target,
+            message=pb.SteerMessage(
+                idempotency_key=_str(data, "idempotencyKey"),
+                external_command=pb.ExternalCommand(
+                    command=_str(data, "command", required=True), params=dict_to_struct(params)
+                ),
+            ),
+        )
+    )
+    return {"outcome": _OUTCOMES[resp.outcome], "reason": resp.reason or None,
+            "messageId": resp.message_id or None}
 
 
 @handles("process-pause")

@@ -12,17 +12,21 @@ from process_service.lanes import Lanes
 from process_service.processes import Processes
 from process_service.service import ProcessServicer
 from process_service.store import ProcessStore
+from process_service.toolhost import ProcessToolHost, register_forever
+from process_service.tools import ProcessTools
 from process_service.turns import Turns
+from vance.channels import Channels
 from vance.clock import Clock, SystemClock
 from vance.config import Config, load_config
 from vance.logsetup import setup_logging
 from vance.server import GrpcHost, run_main, serve_until_signal
 from vance.store import connect
-from vance.v1 import process_pb2, process_pb2_grpc
+from vance.v1 import process_pb2, process_pb2_grpc, recipe_pb2_grpc, tool_pb2, tool_pb2_grpc
 
 logger = logging.getLogger(__name__)
 
 SERVICE_NAME = process_pb2.DESCRIPTOR.services_by_name["ProcessService"].full_name
+TOOL_HOST_NAME = tool_pb2.DESCRIPTOR.services_by_name["ToolHost"].full_name
 
 
 async def create_server(
@@ -53,20 +57,30 @@ async def create_server(
         dispatcher=dispatcher,
         heartbeat_ms=config.lanes.heartbeat_ms,
     )
-    host = GrpcHost([SERVICE_NAME])
+    channels = Channels(config)
+    tools = ProcessTools(
+        processes, inbox, recipe_pb2_grpc.RecipeServiceStub(channels.get("recipe_service"))
+    )
+    host = GrpcHost([SERVICE_NAME, TOOL_HOST_NAME])
     process_pb2_grpc.add_ProcessServiceServicer_to_server(servicer, host.server)
+    tool_pb2_grpc.add_ToolHostServicer_to_server(ProcessToolHost(tools), host.server)
     bound = host.bind(config.grpc_host, config.port("process_service") if port is None else port)
     loop_task = asyncio.ensure_future(dispatcher.run())
     evict_task = asyncio.ensure_future(_evict_loop(events))
+    register_task = asyncio.ensure_future(
+        register_forever(channels.get("tool_service"), config.address("process_service"))
+    )
 
     async def stop_background() -> None:
         dispatcher.stop()
         evict_task.cancel()
-        for task in (loop_task, evict_task):
+        register_task.cancel()
+        for task in (loop_task, evict_task, register_task):
             try:
                 await task
             except BaseException:
                 pass
+        await channels.close()
         await client.close()
 
     host.on_stop(stop_background)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import time
 from typing import Any
 
 import grpc
@@ -16,12 +17,15 @@ from vance.v1 import tool_pb2_grpc
 logger = logging.getLogger(__name__)
 
 INVOKE_TIMEOUT_S = 60.0
+CACHE_S = 2.0
 
 
 class ToolRegistry:
     def __init__(self, db: AsyncDatabase[Document]) -> None:
         self._tools = db["tools"]
         self._channels: dict[str, grpc.aio.Channel] = {}
+        # Every turn resolves a pool; the registry changes only when a service starts.
+        self._cache: tuple[float, list[Document]] | None = None
 
     async def register(self, owner: str, address: str, specs: list[dict[str, Any]]) -> int:
         for spec in specs:
@@ -33,7 +37,10 @@ class ToolRegistry:
         return len(specs)
 
     async def list(self, profile: str = "") -> list[Document]:
-        docs = await self._tools.find({}).to_list(None)
+        now = time.monotonic()
+        if self._cache is None or now - self._cache[0] > CACHE_S:
+            self._cache = (now, await self._tools.find({}).to_list(None))
+        docs = self._cache[1]
         return [
             d
             for d in docs

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from tool_service.pool import resolve_pool
 from tool_service.registry import ToolRegistry
 from vance.errors import InvalidArgumentError, grpc_errors
 from vance.protoutil import dict_to_struct, struct_to_dict
@@ -39,22 +40,34 @@ class ToolServicer(tool_pb2_grpc.ToolServiceServicer):
     @grpc_errors
     async def ListTools(self, request: tpb.ListToolsRequest, context: Any) -> tpb.ListToolsResponse:
         docs = await self.registry.list(request.profile)
-        return tpb.ListToolsResponse(
-            tools=[
-                tpb.ToolSpec(
-                    name=d["_id"],
-                    description=d.get("description", ""),
-                    parameters=dict_to_struct(d.get("parameters")),
-                    labels=d.get("labels") or [],
-                    allowed_profiles=d.get("allowed_profiles") or [],
-                    owner=d.get("owner", ""),
-                )
-                for d in docs
-            ]
+        return tpb.ListToolsResponse(tools=[_spec(d) for d in docs])
+
+    @grpc_errors
+    async def ResolvePool(
+        self, request: tpb.ResolvePoolRequest, context: Any
+    ) -> tpb.ListToolsResponse:
+        pool = resolve_pool(
+            await self.registry.list(),
+            engine_tools=list(request.engine_tools),
+            add=list(request.add),
+            remove=list(request.remove),
+            profile=request.profile or "default",
         )
+        return tpb.ListToolsResponse(tools=[_spec(d) for d in pool])
 
     @grpc_errors
     async def InvokeTool(
         self, request: tpb.InvokeToolRequest, context: Any
     ) -> tpb.InvokeToolResponse:
         return await self.registry.invoke(request)
+
+
+def _spec(d: dict[str, Any]) -> tpb.ToolSpec:
+    return tpb.ToolSpec(
+        name=d["_id"],
+        description=d.get("description", ""),
+        parameters=dict_to_struct(d.get("parameters")),
+        labels=d.get("labels") or [],
+        allowed_profiles=d.get("allowed_profiles") or [],
+        owner=d.get("owner", ""),
+    )

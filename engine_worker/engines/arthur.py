@@ -3,17 +3,40 @@
 from __future__ import annotations
 
 import logging
+from typing import Any
 
 from engine_worker.context import ThinkEngineContext
 from engine_worker.engine import TurnOutcome
 from engine_worker.engines.common import history_to_llm, inbox_to_llm
-from vance.domain import ChatRole, ThinkProcess, UserChatInput
+from engine_worker.engines.context_budget import fit_history
+from engine_worker.engines.loop import run_tool_loop
+from vance.domain import (
+    ChatRole,
+    ExternalCommand,
+    ProcessStatus,
+    SteerMessage,
+    ThinkProcess,
+    UserChatInput,
+)
 from vance.llm import ModelNotConfiguredError
 
 logger = logging.getLogger(__name__)
 
 WELCOME = "Hi, I'm Arthur. How can I help?"
 FALLBACK_PROMPT = "You are Arthur, the session chat assistant of Vancetope."
+TOOLS = [
+    "process_create",
+    "process_steer",
+    "process_stop",
+    "process_list",
+    "process_status",
+    "recipe_list",
+    "recipe_describe",
+    "manual_list",
+    "manual_read",
+]
+# Client commands that need no model turn: the user clicked something with a clear meaning.
+DIRECT_COMMANDS = {"steer", "approve", "reject"}
 
 
 class Arthur:
@@ -37,24 +60,51 @@ class Arthur:
 
     async def _turn(self, process: ThinkProcess, ctx: ThinkEngineContext) -> TurnOutcome:
         inbox = await ctx.drain_pending()
-        if not inbox:
-            return TurnOutcome.idle()
-        history = await ctx.chat.history(limit=int(ctx.settings.get("historyLimit", 200)))
-        turn_input = []
+        model_inbox: list[SteerMessage] = []
         for message in inbox:
+            if isinstance(message, ExternalCommand) and message.command in DIRECT_COMMANDS:
+                await self._dispatch(ctx, message)
+            else:
+                model_inbox.append(message)
+        if not model_inbox:
+            return TurnOutcome.idle()
+        history = await ctx.chat.history()
+        turn_input = []
+        for message in model_inbox:
             if isinstance(message, UserChatInput):
                 await ctx.chat.append(ChatRole.USER, message.content)
             turn_input.append(inbox_to_llm(message))
         prompt = str(process.recipe_snapshot.get("prompt") or FALLBACK_PROMPT)
-        messages = [{"role": "system", "content": prompt}, *history_to_llm(history), *turn_input]
+        budget = int(ctx.settings.get("maxContextTokens", 64_000))
+        messages = fit_history(
+            {"role": "system", "content": prompt}, history_to_llm(history), turn_input, budget
+        )
         try:
-            reply = await ctx.llm.complete(
+            answer = await run_tool_loop(
+                ctx,
+                messages,
+                await ctx.tools.pool(TOOLS),
                 tier=str(ctx.settings.get("model", "default:chat")),
-                messages=messages,
-                on_chunk=ctx.events.chunk,
+                max_iterations=int(ctx.settings.get("maxIterations", 8)),
             )
         except ModelNotConfiguredError as exc:
             await ctx.chat.append(ChatRole.SYSTEM, exc.message, {"error": exc.reason})
             return TurnOutcome.idle()
-        await ctx.chat.append(ChatRole.ASSISTANT, reply.text)
+        text, meta = answer.rendered()
+        await ctx.chat.append(ChatRole.ASSISTANT, text, meta)
+        if answer.structured and answer.awaiting_user_input:
+            return TurnOutcome(ProcessStatus.BLOCKED, summary=answer.message)
         return TurnOutcome.idle()
+
+    async def _dispatch(self, ctx: ThinkEngineContext, command: ExternalCommand) -> None:
+        """E.g. an Approve button: forwarded to its target without a model turn."""
+        params: dict[str, Any] = command.params
+        target = str(params.get("target") or params.get("processName") or "")
+        content = str(params.get("content") or command.command)
+        result = await ctx.tools.invoke(
+            "process_steer", {"name": target, "content": content}, f"cmd-{command.id}"
+        )
+        note = f"{command.command} -> {target}: {result.status.value.lower()}"
+        if result.error:
+            note += f" ({result.error})"
+        await ctx.chat.append(ChatRole.SYSTEM, note, {"command": command.command})

@@ -1,11 +1,12 @@
-"""Ford: the generalist worker. Works on its goal and reports the result to its parent."""
+"""Ford: the generalist worker. A tool loop on its goal; it asks (BLOCKED) or finishes (DONE)."""
 
 from __future__ import annotations
 
 from engine_worker.context import ThinkEngineContext
 from engine_worker.engine import TurnOutcome
 from engine_worker.engines.common import history_to_llm, inbox_to_llm
-from vance.domain import ChatRole, ThinkProcess
+from engine_worker.engines.loop import run_tool_loop
+from vance.domain import ChatRole, ThinkProcess, UserChatInput
 
 FALLBACK_PROMPT = "You are Ford, a careful worker. Do the task and answer with the result."
 
@@ -19,7 +20,7 @@ class Ford:
     async def start(self, process: ThinkProcess, ctx: ThinkEngineContext) -> TurnOutcome:
         if process.goal:
             await ctx.chat.append(ChatRole.USER, process.goal)
-        return await self._turn(process, ctx)
+        return await self._turn(process, ctx, starting=True)
 
     async def resume(self, process: ThinkProcess, ctx: ThinkEngineContext) -> TurnOutcome:
         return await self._turn(process, ctx)
@@ -30,16 +31,34 @@ class Ford:
     def summarize_for_parent(self, process: ThinkProcess, outcome: TurnOutcome) -> str:
         return outcome.close_detail or f"{process.name} {outcome.status.value.lower()}"
 
-    async def _turn(self, process: ThinkProcess, ctx: ThinkEngineContext) -> TurnOutcome:
+    async def _turn(
+        self, process: ThinkProcess, ctx: ThinkEngineContext, *, starting: bool = False
+    ) -> TurnOutcome:
         inbox = await ctx.drain_pending()
         history = await ctx.chat.history()
-        turn_input = [inbox_to_llm(m) for m in inbox]
+        if starting and process.goal:
+            # The goal was appended this turn; the committed history does not hold it yet.
+            history = [m for m in history if m.content != process.goal]
+        turn_input = (
+            [{"role": "user", "content": process.goal}] if starting and process.goal else []
+        )
+        for message in inbox:
+            if isinstance(message, UserChatInput):
+                await ctx.chat.append(ChatRole.USER, message.content)
+            turn_input.append(inbox_to_llm(message))
+        if not turn_input:
+            return TurnOutcome.idle()
         prompt = str(process.recipe_snapshot.get("prompt") or FALLBACK_PROMPT)
         messages = [{"role": "system", "content": prompt}, *history_to_llm(history), *turn_input]
-        reply = await ctx.llm.complete(
+        answer = await run_tool_loop(
+            ctx,
+            messages,
+            await ctx.tools.pool([]),
             tier=str(ctx.settings.get("model", "default:analyze")),
-            messages=messages,
-            on_chunk=ctx.events.chunk,
+            max_iterations=int(ctx.settings.get("maxIterations", 12)),
         )
-        await ctx.chat.append(ChatRole.ASSISTANT, reply.text)
-        return TurnOutcome.done(reply.text)
+        text, meta = answer.rendered()
+        await ctx.chat.append(ChatRole.ASSISTANT, text, meta)
+        if answer.structured and answer.awaiting_user_input:
+            return TurnOutcome.blocked(answer.message)
+        return TurnOutcome.done(answer.message)

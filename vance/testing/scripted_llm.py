@@ -22,6 +22,7 @@ class Rule:
     text: str = ""
     tool_calls: list[dict[str, Any]] = field(default_factory=list)
     match: str = ""  # substring of the request's messages (JSON); empty matches anything
+    match_last: str = ""  # substring of the last message only (JSON)
     delay_ms: int = 0
     chunks: int = 3
     repeat: bool = False
@@ -53,8 +54,11 @@ class Script:
             self.requests.append(body)
             if len(self.requests) > 1000:
                 del self.requests[:500]
+            last = json.dumps((body.get("messages") or [{}])[-1])
             for i, rule in enumerate(self._rules):
-                if not rule.match or rule.match in text:
+                if (not rule.match or rule.match in text) and (
+                    not rule.match_last or rule.match_last in last
+                ):
                     if not rule.repeat:
                         del self._rules[i]
                     return rule

@@ -53,18 +53,34 @@ class ListToolsResponse(_message.Message):
     def __init__(self, tools: _Optional[_Iterable[_Union[ToolSpec, _Mapping]]] = ...) -> None: ...
 
 class InvokeToolRequest(_message.Message):
-    __slots__ = ("tool_name", "arguments", "process_id", "session_id", "tool_call_id")
+    __slots__ = ("tool_name", "arguments", "process_id", "session_id", "tool_call_id", "idempotency_key", "profile")
     TOOL_NAME_FIELD_NUMBER: _ClassVar[int]
     ARGUMENTS_FIELD_NUMBER: _ClassVar[int]
     PROCESS_ID_FIELD_NUMBER: _ClassVar[int]
     SESSION_ID_FIELD_NUMBER: _ClassVar[int]
     TOOL_CALL_ID_FIELD_NUMBER: _ClassVar[int]
+    IDEMPOTENCY_KEY_FIELD_NUMBER: _ClassVar[int]
+    PROFILE_FIELD_NUMBER: _ClassVar[int]
     tool_name: str
     arguments: _struct_pb2.Struct
     process_id: str
     session_id: str
     tool_call_id: str
-    def __init__(self, tool_name: _Optional[str] = ..., arguments: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ..., process_id: _Optional[str] = ..., session_id: _Optional[str] = ..., tool_call_id: _Optional[str] = ...) -> None: ...
+    idempotency_key: str
+    profile: str
+    def __init__(self, tool_name: _Optional[str] = ..., arguments: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ..., process_id: _Optional[str] = ..., session_id: _Optional[str] = ..., tool_call_id: _Optional[str] = ..., idempotency_key: _Optional[str] = ..., profile: _Optional[str] = ...) -> None: ...
+
+class ResolvePoolRequest(_message.Message):
+    __slots__ = ("engine_tools", "add", "remove", "profile")
+    ENGINE_TOOLS_FIELD_NUMBER: _ClassVar[int]
+    ADD_FIELD_NUMBER: _ClassVar[int]
+    REMOVE_FIELD_NUMBER: _ClassVar[int]
+    PROFILE_FIELD_NUMBER: _ClassVar[int]
+    engine_tools: _containers.RepeatedScalarFieldContainer[str]
+    add: _containers.RepeatedScalarFieldContainer[str]
+    remove: _containers.RepeatedScalarFieldContainer[str]
+    profile: str
+    def __init__(self, engine_tools: _Optional[_Iterable[str]] = ..., add: _Optional[_Iterable[str]] = ..., remove: _Optional[_Iterable[str]] = ..., profile: _Optional[str] = ...) -> None: ...
 
 class InvokeToolResponse(_message.Message):
     __slots__ = ("status", "result", "error")

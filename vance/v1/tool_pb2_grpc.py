@@ -49,6 +49,11 @@ class ToolServiceStub:
                 request_serializer=vance_dot_v1_dot_tool__pb2.InvokeToolRequest.SerializeToString,
                 response_deserializer=vance_dot_v1_dot_tool__pb2.InvokeToolResponse.FromString,
                 _registered_method=True)
+        self.ResolvePool = channel.unary_unary(
+                '/vance.v1.ToolService/ResolvePool',
+                request_serializer=vance_dot_v1_dot_tool__pb2.ResolvePoolRequest.SerializeToString,
+                response_deserializer=vance_dot_v1_dot_tool__pb2.ListToolsResponse.FromString,
+                _registered_method=True)
 
 
 class ToolServiceServicer:
@@ -73,6 +78,14 @@ class ToolServiceServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def ResolvePool(self, request, context):
+        """The tools a process may use: the engine's tools, changed by the recipe (names, globs,
+        @labels), then pruned to what the connection profile allows.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_ToolServiceServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -90,6 +103,11 @@ def add_ToolServiceServicer_to_server(servicer, server):
                     servicer.InvokeTool,
                     request_deserializer=vance_dot_v1_dot_tool__pb2.InvokeToolRequest.FromString,
                     response_serializer=vance_dot_v1_dot_tool__pb2.InvokeToolResponse.SerializeToString,
+            ),
+            'ResolvePool': grpc.unary_unary_rpc_method_handler(
+                    servicer.ResolvePool,
+                    request_deserializer=vance_dot_v1_dot_tool__pb2.ResolvePoolRequest.FromString,
+                    response_serializer=vance_dot_v1_dot_tool__pb2.ListToolsResponse.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -173,6 +191,33 @@ class ToolService:
             '/vance.v1.ToolService/InvokeTool',
             vance_dot_v1_dot_tool__pb2.InvokeToolRequest.SerializeToString,
             vance_dot_v1_dot_tool__pb2.InvokeToolResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def ResolvePool(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/vance.v1.ToolService/ResolvePool',
+            vance_dot_v1_dot_tool__pb2.ResolvePoolRequest.SerializeToString,
+            vance_dot_v1_dot_tool__pb2.ListToolsResponse.FromString,
             options,
             channel_credentials,
             insecure,

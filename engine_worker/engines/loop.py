@@ -1,0 +1,157 @@
+"""The tool loop engines share: call the model with tools until it answers with `respond`."""
+
+from __future__ import annotations
+
+import json
+import logging
+from dataclasses import dataclass, field
+from typing import Any
+
+from engine_worker.context import ThinkEngineContext
+from engine_worker.tools import ToolSpec
+
+logger = logging.getLogger(__name__)
+
+RESPOND = "respond"
+RESPOND_TOOL: dict[str, Any] = {
+    "type": "function",
+    "function": {
+        "name": RESPOND,
+        "description": (
+            "End your turn with your message to the user. Call it alone, never together with "
+            "other tools. awaiting_user_input: true when you asked a question and need the "
+            "answer before you can go on. options: 2-4 choices when the answer is one of them."
+        ),
+        "parameters": {
+            "type": "object",
+            "properties": {
+                "message": {"type": "string"},
+                "awaiting_user_input": {"type": "boolean", "default": True},
+                "options": {
+                    "type": "array",
+                    "minItems": 2,
+                    "maxItems": 4,
+                    "items": {
+                        "type": "object",
+                        "properties": {
+                            "label": {"type": "string"},
+                            "description": {"type": "string"},
+                        },
+                        "required": ["label"],
+                    },
+                },
+            },
+            "required": ["message"],
+        },
+    },
+}
+ALONE_ERROR = (
+    "respond must stand alone in its step. The other tools ran; read their results, then call "
+    "respond again on its own."
+)
+
+
+@dataclass
+class Answer:
+    message: str
+    awaiting_user_input: bool
+    options: list[dict[str, str]] = field(default_factory=list)
+    structured: bool = True  # False: a plain-text answer without `respond`
+
+    def rendered(self) -> tuple[str, dict[str, Any]]:
+        """The chat text (options as a Markdown list) and the message meta."""
+        if not self.options:
+            return self.message, {}
+        lines = [self.message, ""]
+        for i, opt in enumerate(self.options, 1):
+            desc = f" — {opt['description']}" if opt.get("description") else ""
+            lines.append(f"{i}. **{opt['label']}**{desc}")
+        return "\n".join(lines), {"options": self.options}
+
+
+def _respond_args(arguments: dict[str, Any]) -> Answer | str:
+    message = arguments.get("message")
+    if not isinstance(message, str) or not message.strip():
+        return "respond needs a non-empty 'message'"
+    awaiting = arguments.get("awaiting_user_input", True)
+    if not isinstance(awaiting, bool):
+        return "'awaiting_user_input' must be true or false"
+    options_raw = arguments.get("options") or []
+    if options_raw and (not isinstance(options_raw, list) or not 2 <= len(options_raw) <= 4):
+        return "'options' must list 2 to 4 choices"
+    options = []
+    for opt in options_raw:
+        if not isinstance(opt, dict) or not isinstance(opt.get("label"), str):
+            return "every option needs a 'label'"
+        entry = {"label": opt["label"]}
+        if isinstance(opt.get("description"), str):
+            entry["description"] = opt["description"]
+        options.append(entry)
+    return Answer(message.strip(), awaiting, options)
+
+
+async def run_tool_loop(
+    ctx: ThinkEngineContext,
+    messages: list[dict[str, Any]],
+    pool: list[ToolSpec],
+    *,
+    tier: str,
+    max_iterations: int,
+) -> Answer:
+    tools = [t.for_model() for t in pool] + [RESPOND_TOOL]
+    for _ in range(max(1, max_iterations)):
+        reply = await ctx.llm.complete(
+            tier=tier, messages=messages, tools=tools, on_chunk=ctx.events.chunk
+        )
+        if not reply.tool_calls:
+            return Answer(reply.text.strip(), False, structured=False)
+        messages.append(
+            {
+                "role": "assistant",
+                "content": reply.text or None,
+                "tool_calls": [
+                    {
+                        "id": c.id,
+                        "type": "function",
+                        "function": {
+                            "name": c.name,
+                            "arguments": c.raw_arguments or json.dumps(c.arguments),
+                        },
+                    }
+                    for c in reply.tool_calls
+                ],
+            }
+        )
+        responds = [c for c in reply.tool_calls if c.name == RESPOND]
+        others = [c for c in reply.tool_calls if c.name != RESPOND]
+        for call in others:
+            await ctx.events.progress("STATUS", {"tool": call.name, "state": "started"})
+            result = await ctx.tools.invoke(call.name, call.arguments, call.id)
+            await ctx.events.progress(
+                "STATUS", {"tool": call.name, "state": result.status.value.lower()}
+            )
+            messages.append(
+                {"role": "tool", "tool_call_id": call.id, "content": result.for_model()}
+            )
+        if len(responds) == 1 and not others:
+            parsed = _respond_args(responds[0].arguments)
+            if isinstance(parsed, Answer):
+                return parsed
+            messages.append(
+                {
+                    "role": "tool",
+                    "tool_call_id": responds[0].id,
+                    "content": json.dumps({"status": "ERROR", "error": parsed}),
+                }
+            )
+            continue
+        for call in responds:
+            messages.append(
+                {
+                    "role": "tool",
+                    "tool_call_id": call.id,
+                    "content": json.dumps({"status": "ERROR", "error": ALONE_ERROR}),
+                }
+            )
+    logger.warning("no answer after %d model steps", max_iterations)
+    return Answer(f"I could not finish within {max_iterations} steps.", False, structured=False)

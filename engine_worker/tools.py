@@ -1,0 +1,107 @@
+"""ToolDispatcher: the tools of one process for one turn, invoked through tool_service."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Any
+
+from vance.domain import ThinkProcess, ToolCallStatus
+from vance.protoutil import dict_to_struct, from_value, struct_to_dict
+from vance.v1 import common_pb2 as pb
+from vance.v1 import tool_pb2 as tpb
+from vance.v1 import tool_pb2_grpc
+
+
+@dataclass(frozen=True)
+class ToolSpec:
+    name: str
+    description: str
+    parameters: dict[str, Any]
+
+    def for_model(self) -> dict[str, Any]:
+        return {
+            "type": "function",
+            "function": {
+                "name": self.name,
+                "description": self.description,
+                "parameters": self.parameters or {"type": "object", "properties": {}},
+            },
+        }
+
+
+@dataclass(frozen=True)
+class ToolCallResult:
+    status: ToolCallStatus
+    result: Any = None
+    error: str = ""
+
+    def for_model(self) -> str:
+        if self.status is ToolCallStatus.SUCCESS:
+            return json.dumps(self.result, default=str)
+        return json.dumps({"status": self.status.value, "error": self.error})
+
+
+_STATUS = {
+    pb.TOOL_CALL_STATUS_SUCCESS: ToolCallStatus.SUCCESS,
+    pb.TOOL_CALL_STATUS_ERROR: ToolCallStatus.ERROR,
+    pb.TOOL_CALL_STATUS_TIMEOUT: ToolCallStatus.TIMEOUT,
+}
+
+
+class ToolDispatcher:
+    """Every call carries an idempotency key from the turn and the call's place in it, so a
+    redone turn's spawns and steers take effect once."""
+
+    def __init__(
+        self, stub: tool_pb2_grpc.ToolServiceStub | None, process: ThinkProcess, turn_id: str
+    ) -> None:
+        self._stub = stub
+        self._process = process
+        self._turn_id = turn_id
+        self._calls = 0
+        self._pool: dict[str, ToolSpec] = {}
+
+    @property
+    def profile(self) -> str:
+        return str(self._process.recipe_snapshot.get("profile") or "default")
+
+    async def pool(self, engine_tools: list[str]) -> list[ToolSpec]:
+        """The engine's tools changed by the recipe snapshot, pruned by the profile."""
+        if self._stub is None:
+            return []
+        snap = self._process.recipe_snapshot
+        resp = await self._stub.ResolvePool(
+            tpb.ResolvePoolRequest(
+                engine_tools=engine_tools,
+                add=[str(x) for x in snap.get("allowedToolsAdd") or []],
+                remove=[str(x) for x in snap.get("allowedToolsRemove") or []],
+                profile=self.profile,
+            )
+        )
+        specs = [ToolSpec(t.name, t.description, struct_to_dict(t.parameters)) for t in resp.tools]
+        self._pool = {s.name: s for s in specs}
+        return specs
+
+    async def invoke(self, name: str, arguments: dict[str, Any], call_id: str) -> ToolCallResult:
+        self._calls += 1
+        if name not in self._pool or self._stub is None:
+            return ToolCallResult(
+                ToolCallStatus.ERROR, error=f"unknown tool {name!r}; use one of your tools"
+            )
+        resp = await self._stub.InvokeTool(
+            tpb.InvokeToolRequest(
+                tool_name=name,
+                arguments=dict_to_struct(arguments),
+                process_id=self._process.id,
+                session_id=self._process.session_id,
+                tool_call_id=call_id,
+                idempotency_key=f"{self._turn_id}:t{self._calls}",
+                profile=self.profile,
+            )
+        )
+        return ToolCallResult(
+            _STATUS.get(resp.status, ToolCallStatus.ERROR),
+            from_value(resp.result) if resp.HasField("result") else None,
+            resp.error,
+        )

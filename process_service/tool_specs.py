@@ -1,0 +1,72 @@
+"""JSON schemas of the tools process_service hosts (REFERENCE.md "Tools")."""
+
+from __future__ import annotations
+
+from typing import Any
+
+
+def _obj(props: dict[str, Any], required: list[str]) -> dict[str, Any]:
+    return {"type": "object", "properties": props, "required": required}
+
+
+_S = {"type": "string"}
+
+PROCESS_TOOLS: list[dict[str, Any]] = [
+    {
+        "name": "process_create",
+        "description": (
+            "Start a worker process in this session, preferably from a recipe (see recipe_list). "
+            "Returns at once with its name and status; the worker runs on its own lane and its "
+            "result arrives later as a <process-event>."
+        ),
+        "parameters": _obj(
+            {
+                "name": {**_S, "description": "unique name in this session, e.g. paper-diff"},
+                "goal": {**_S, "description": "what the worker should achieve"},
+                "recipe": {**_S, "description": "recipe name; decides the engine"},
+                "engine": {**_S, "description": "engine, when no recipe fits"},
+                "title": _S,
+                "steerContent": {**_S, "description": "a first message for the worker"},
+                "params": {"type": "object", "description": "recipe parameters to override"},
+            },
+            ["name", "goal"],
+        ),
+        "labels": ["@process", "@write"],
+    },
+    {
+        "name": "process_steer",
+        "description": "Send a message to another process of this session (e.g. an answer).",
+        "parameters": _obj({"name": _S, "content": _S}, ["name", "content"]),
+        "labels": ["@process", "@write"],
+    },
+    {
+        "name": "process_stop",
+        "description": "Stop a process of this session. Stopping yourself is refused.",
+        "parameters": _obj({"name": _S}, ["name"]),
+        "labels": ["@process", "@write"],
+    },
+    {
+        "name": "process_list",
+        "description": "The processes of this session with status, engine and goal.",
+        "parameters": _obj({"includeTerminated": {"type": "boolean"}}, []),
+        "labels": ["@process", "@read"],
+    },
+    {
+        "name": "process_status",
+        "description": "Details of one process of this session.",
+        "parameters": _obj({"name": _S}, ["name"]),
+        "labels": ["@process", "@read"],
+    },
+    {
+        "name": "recipe_list",
+        "description": "Recipes available for workers (project, then tenant, then bundled).",
+        "parameters": _obj({}, []),
+        "labels": ["@recipe", "@read"],
+    },
+    {
+        "name": "recipe_describe",
+        "description": "The full recipe: default parameters, prompt and tool changes.",
+        "parameters": _obj({"name": _S}, ["name"]),
+        "labels": ["@recipe", "@read"],
+    },
+]

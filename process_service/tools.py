@@ -1,0 +1,238 @@
+"""The process tools: what an engine may do to the processes of its session.
+
+Every failure is a ToolError, which the host turns into an ERROR result the model can act on."""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+import grpc
+
+from process_service.inbox import Inbox
+from process_service.processes import Processes
+from process_service.store import public_fields
+from vance.domain import DeliveryOutcome, ProcessStatus, ThinkProcess, UserChatInput
+from vance.errors import VanceError
+from vance.protoutil import dict_to_struct, struct_to_dict
+from vance.v1 import recipe_pb2 as rpb
+from vance.v1 import recipe_pb2_grpc
+
+logger = logging.getLogger(__name__)
+
+
+class ToolError(Exception):
+    pass
+
+
+def _str(args: dict[str, Any], key: str, *, required: bool = True) -> str:
+    value = args.get(key)
+    if value is None or value == "":
+        if required:
+            raise ToolError(f"'{key}' is required")
+        return ""
+    if not isinstance(value, str):
+        raise ToolError(f"'{key}' must be a string")
+    return value.strip()
+
+
+def _details(exc: Exception) -> str:
+    """The message of a failed gRPC call, or of any other exception."""
+    if isinstance(exc, grpc.aio.AioRpcError):
+        return str(exc.details() or exc.code().name)
+    return str(exc)
+
+
+def _summary(p: ThinkProcess) -> dict[str, Any]:
+    return {
+        "name": p.name,
+        "status": p.status.value,
+        "engine": p.engine,
+        "recipe": p.recipe_name or None,
+        "goal": p.goal,
+        "closeReason": p.close_reason.value if p.close_reason else None,
+    }
+
+
+class ProcessTools:
+    def __init__(
+        self, processes: Processes, inbox: Inbox, recipes: recipe_pb2_grpc.RecipeServiceStub
+    ) -> None:
+        self._processes = processes
+        self._inbox = inbox
+        self._recipes = recipes
+
+    async def invoke(
+        self, tool: str, args: dict[str, Any], caller_id: str, key: str, profile: str
+    ) -> Any:
+        try:
+            caller = await self._processes.get(caller_id)
+        except VanceError as exc:
+            raise ToolError(f"unknown calling process: {exc.message}") from exc
+        handler = getattr(self, f"_{tool}", None)
+        if handler is None:
+            raise ToolError(f"process_service does not host {tool!r}")
+        try:
+            return await handler(caller, args, key, profile)
+        except VanceError as exc:
+            raise ToolError(exc.message) from exc
+
+    async def _target(self, caller: dict[str, Any], name: str) -> dict[str, Any]:
+        pid = await self._inbox.resolve("", str(caller["session_id"]), name)
+        if pid is None:
+            raise ToolError(f"no process named {name!r} in this session; see process_list")
+        return await self._processes.get(pid)
+
+    async def _process_create(
+        self, caller: dict[str, Any], args: dict[str, Any], key: str, profile: str
+    ) -> Any:
+        name, goal = _str(args, "name"), _str(args, "goal")
+        recipe, engine = _str(args, "recipe", required=False), _str(args, "engine", required=False)
+        if not recipe and not engine:
+            recipe = "default"
+        params = args.get("params") or {}
+        if not isinstance(params, dict):
+            raise ToolError("'params' must be an object")
+        try:
+            applied = await self._recipes.ApplyRecipe(
+                rpb.ApplyRecipeRequest(
+                    tenant_id=str(caller.get("tenant_id", "")),
+                    project_id=str(caller.get("project_id", "")),
+                    recipe=recipe,
+                    engine=engine,
+                    profile=profile,
+                    caller_params=dict_to_struct(params),
+                )
+            )
+        except Exception as exc:
+            details = _details(exc)
+            raise ToolError(f"recipe {recipe or engine!r} cannot be applied: {details}") from exc
+        spec = ThinkProcess(
+            id="",
+            tenant_id=str(caller.get("tenant_id", "")),
+            project_id=str(caller.get("project_id", "")),
+            session_id=str(caller["session_id"]),
+            name=name,
+            title=_str(args, "title", required=False) or name,
+            goal=goal,
+            engine=applied.engine,
+            recipe_name=applied.recipe_name,
+            parent_process_id=str(caller["_id"]),
+            owner_user_id=str(caller.get("owner_user_id", "")),
+            recipe_snapshot={**struct_to_dict(applied.snapshot), "profile": profile},
+            params=struct_to_dict(applied.params),
+        )
+        child = await self._processes.create(spec, idempotency_key=key, start=True)
+        steer = _str(args, "steerContent", required=False)
+        if steer:
+            await self._inbox.steer(
+                child.id,
+                "",
+                "",
+                UserChatInput(
+                    content=steer,
+                    idempotency_key=f"{key}:steer",
+                    sender_process_id=str(caller["_id"]),
+                    from_user=f"process:{caller['name']}",
+                ),
+            )
+        return {
+            "name": child.name,
+            "status": child.status.value,
+            "engine": child.engine,
+            "recipe": child.recipe_name,
+        }
+
+    async def _process_steer(
+        self, caller: dict[str, Any], args: dict[str, Any], key: str, profile: str
+    ) -> Any:
+        target = await self._target(caller, _str(args, "name"))
+        if target["_id"] == caller["_id"]:
+            raise ToolError("a process cannot steer itself")
+        status = ProcessStatus(target["status"])
+        if status in (ProcessStatus.CLOSED, ProcessStatus.PAUSED):
+            raise ToolError(f"{target['name']!r} is {status.value} and takes no messages")
+        result = await self._inbox.steer(
+            str(target["_id"]),
+            "",
+            "",
+            UserChatInput(
+                content=_str(args, "content"),
+                idempotency_key=key,
+                sender_process_id=str(caller["_id"]),
+                from_user=f"process:{caller['name']}",
+            ),
+        )
+        if result.outcome is DeliveryOutcome.REJECTED:
+            raise ToolError(result.reason)
+        return {"ok": True, "outcome": result.outcome.value, "name": target["name"]}
+
+    async def _process_stop(
+        self, caller: dict[str, Any], args: dict[str, Any], key: str, profile: str
+    ) -> Any:
+        target = await self._target(caller, _str(args, "name"))
+        if target["_id"] == caller["_id"]:
+            raise ToolError("a process cannot stop itself")
+        stopped = await self._processes.stop(target, stopped_by=str(caller["_id"]))
+        return {
+            "name": stopped["name"],
+            "status": stopped["status"],
+            "closeReason": stopped.get("close_reason"),
+        }
+
+    async def _process_list(
+        self, caller: dict[str, Any], args: dict[str, Any], key: str, profile: str
+    ) -> Any:
+        found = await self._processes.in_session(
+            str(caller["session_id"]), include_terminated=bool(args.get("includeTerminated"))
+        )
+        return {"processes": [_summary(p) for p in found if p.id != caller["_id"]]}
+
+    async def _process_status(
+        self, caller: dict[str, Any], args: dict[str, Any], key: str, profile: str
+    ) -> Any:
+        target = await self._target(caller, _str(args, "name"))
+        return _summary(ThinkProcess.model_validate(public_fields(target)))
+
+    async def _recipe_list(
+        self, caller: dict[str, Any], args: dict[str, Any], key: str, profile: str
+    ) -> Any:
+        resp = await self._recipes.ListRecipes(
+            rpb.ListRecipesRequest(
+                tenant_id=str(caller.get("tenant_id", "")),
+                project_id=str(caller.get("project_id", "")),
+            )
+        )
+        return {
+            "recipes": [
+                {
+                    "name": r.name,
+                    "description": r.description,
+                    "engine": r.engine,
+                    "source": r.source,
+                    "tags": list(r.tags),
+                }
+                for r in resp.recipes
+            ]
+        }
+
+    async def _recipe_describe(
+        self, caller: dict[str, Any], args: dict[str, Any], key: str, profile: str
+    ) -> Any:
+        try:
+            r = await self._recipes.GetRecipe(
+                rpb.GetRecipeRequest(
+                    tenant_id=str(caller.get("tenant_id", "")),
+                    project_id=str(caller.get("project_id", "")),
+                    name=_str(args, "name"),
+                )
+            )
+        except Exception as exc:
+            details = _details(exc)
+            raise ToolError(f"no recipe {args.get('name')!r}: {details}") from exc
+        return {
+            "name": r.name,
+            "engine": r.engine,
+            "source": r.source,
+            "document": struct_to_dict(r.document),
+        }
