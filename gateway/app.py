@@ -17,6 +17,7 @@ from pydantic import BaseModel
 
 from gateway.auth import Principal, Tokens, bearer, load_secret
 from gateway.clients import Clients
+from gateway.frames import PROFILE_PATTERN
 from gateway.ws import Connection
 from vance.channels import Channels
 from vance.config import Config, load_config
@@ -25,8 +26,6 @@ from vance.logsetup import setup_logging
 from vance.v1 import session_pb2 as spb
 
 logger = logging.getLogger(__name__)
-
-PROFILE_PATTERN = r"^[a-z][a-z0-9_-]{0,31}$"
 
 
 class LoginBody(BaseModel):

@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
-from gateway.frames import chat_message_data, process_data, status_name
+from gateway.frames import PROFILE_PATTERN, chat_message_data, process_data, status_name
 from vance.protoutil import dict_to_struct
 from vance.v1 import common_pb2 as pb
 from vance.v1 import process_pb2 as ppb
@@ -63,12 +64,15 @@ def _session_reply(s: spb.Session) -> dict[str, Any]:
 
 @handles("session-create")
 async def session_create(conn: Connection, data: dict[str, Any]) -> dict[str, Any]:
+    profile = _str(data, "profile") or conn.profile
+    if not re.match(PROFILE_PATTERN, profile):
+        raise FrameError(400, f"profile must match {PROFILE_PATTERN}", "bad_profile")
     session = await conn.clients.sessions.CreateSession(
         spb.CreateSessionRequest(
             tenant_id=conn.principal.tenant_id,
             project_id=_str(data, "projectId", required=True),
             owner_user_id=conn.principal.username,
-            profile=_str(data, "profile") or conn.profile,
+            profile=profile,
             autonomous=bool(data.get("autonomous", False)),
             chat_engine=_str(data, "chatEngine"),
         )
@@ -89,7 +93,7 @@ async def session_resume(conn: Connection, data: dict[str, Any]) -> dict[str, An
     if session.owner_user_id != conn.principal.username and not conn.principal.is_admin:
         raise FrameError(403, "the session belongs to another user", "session_foreign")
     since = data.get("sinceSeq", 0)
-    if not isinstance(since, int) or since < 0:
+    if not isinstance(since, int) or isinstance(since, bool) or since < 0:
         raise FrameError(400, "sinceSeq must be a non-negative integer", "bad_sinceSeq")
     await conn.bind(session.session_id, session.chat_process_id, since)
     return {**_session_reply(session), "sinceSeq": since}
@@ -162,8 +166,11 @@ async def process_command(conn: Connection, data: dict[str, Any]) -> dict[str, A
             ),
         )
     )
-    return {"outcome": _OUTCOMES[resp.outcome], "reason": resp.reason or None,
-            "messageId": resp.message_id or None}
+    return {
+        "outcome": _OUTCOMES[resp.outcome],
+        "reason": resp.reason or None,
+        "messageId": resp.message_id or None,
+    }
 
 
 @handles("process-pause")
@@ -209,11 +216,13 @@ async def process_messages(conn: Connection, data: dict[str, Any]) -> dict[str, 
         match = [p for p in resolved.processes if p.name == target.process_name]
         if not match:
             raise FrameError(404, f"no process named {target.process_name!r}", "process_not_found")
-        target = ppb.ProcessRef(process_id=match[0].id)
+        target = ppb.ProcessRef(process_id=match[0].id, session_id=target.session_id)
     limit = data.get("limit", 0)
     if not isinstance(limit, int) or limit < 0:
         raise FrameError(400, "limit must be a non-negative integer", "bad_limit")
     resp = await conn.clients.processes.ListChatMessages(
-        ppb.ListChatMessagesRequest(process_id=target.process_id, limit=limit)
+        ppb.ListChatMessagesRequest(
+            process_id=target.process_id, session_id=target.session_id, limit=limit
+        )
     )
     return {"messages": [chat_message_data(m) for m in resp.messages]}

@@ -26,6 +26,10 @@ class Inbox:
 
     async def resolve(self, process_id: str, session_id: str, name: str) -> str | None:
         if process_id:
+            if session_id:
+                doc = await self._store.get(process_id)
+                if doc is None or doc.get("session_id") != session_id:
+                    return None
             return process_id
         if session_id and name:
             return await self._store.lookup_name(session_id, name)

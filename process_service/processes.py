@@ -93,7 +93,13 @@ class Processes:
             if found is None:
                 raise NotFoundError(f"no process named {name!r}", reason="process_not_found")
             process_id = found
-        return await self.get(process_id)
+        doc = await self.get(process_id)
+        if session_id and doc.get("session_id") != session_id:
+            # A client bound to one session cannot reach another session's processes.
+            raise NotFoundError(
+                f"no process {process_id!r} in this session", reason="process_not_found"
+            )
+        return doc
 
     async def in_session(
         self, session_id: str, *, include_terminated: bool, parent_id: str = ""

@@ -133,7 +133,7 @@ class ProcessServicer(process_pb2_grpc.ProcessServiceServicer):
     async def ListChatMessages(
         self, request: ppb.ListChatMessagesRequest, context: Any
     ) -> ppb.ListChatMessagesResponse:
-        doc = await self.processes.get(request.process_id)
+        doc = await self.processes.resolve(request.process_id, request.session_id, "")
         count = int(doc.get("chat_count", 0))
         lane = doc.get("lane")
         if lane:

@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import logging
 
+import grpc
+from google.protobuf.struct_pb2 import Struct
+
 from session_service.models import Project, ProjectKind, Session, SessionStatus, User
 from session_service.passwords import hash_password, verify_password
 from session_service.store import SessionStore
@@ -13,6 +16,7 @@ from vance.errors import (
     InvalidArgumentError,
     NotFoundError,
     UnauthenticatedError,
+    from_rpc_error,
 )
 from vance.ids import new_id
 from vance.v1 import process_pb2 as ppb
@@ -106,35 +110,40 @@ class Sessions:
             created_at_ms=now,
             last_activity_at_ms=now,
         )
-        await self._store.insert_session(session)
         if autonomous:
+            await self._store.insert_session(session)
             return await self._set(session, status=SessionStatus.IDLE)
         engine = chat_engine or DEFAULT_CHAT_ENGINE
-        applied = await self._recipes.ApplyRecipe(
-            rpb.ApplyRecipeRequest(
-                tenant_id=tenant,
-                project_id=project_id,
-                recipe="",
-                engine=engine,
-                profile=session.profile,
+        try:
+            # Resolved before anything is stored: a bad engine leaves no half-made session.
+            applied = await self._recipes.ApplyRecipe(
+                rpb.ApplyRecipeRequest(
+                    tenant_id=tenant,
+                    project_id=project_id,
+                    recipe="",
+                    engine=engine,
+                    profile=session.profile,
+                )
             )
-        )
-        process = await self._processes.CreateProcess(
-            ppb.CreateProcessRequest(
-                tenant_id=tenant,
-                project_id=project_id,
-                session_id=session.session_id,
-                name=CHAT_PROCESS_NAME,
-                title="Session chat",
-                engine=applied.engine or engine,
-                recipe_name=applied.recipe_name,
-                recipe_snapshot=applied.snapshot,
-                params=applied.params,
-                owner_user_id=owner,
-                idempotency_key=f"{session.session_id}:chat",
-                start=True,
+            await self._store.insert_session(session)
+            process = await self._processes.CreateProcess(
+                ppb.CreateProcessRequest(
+                    tenant_id=tenant,
+                    project_id=project_id,
+                    session_id=session.session_id,
+                    name=CHAT_PROCESS_NAME,
+                    title="Session chat",
+                    engine=applied.engine or engine,
+                    recipe_name=applied.recipe_name,
+                    recipe_snapshot=_with_profile(applied.snapshot, session.profile),
+                    params=applied.params,
+                    owner_user_id=owner,
+                    idempotency_key=f"{session.session_id}:chat",
+                    start=True,
+                )
             )
-        )
+        except grpc.aio.AioRpcError as exc:
+            raise from_rpc_error(exc) from exc
         logger.info(
             "session %s created with chat %s (%s)", session.session_id, process.id, process.engine
         )
@@ -165,3 +174,11 @@ class Sessions:
         found = [s for s in found if not owner or s.owner_user_id == owner]
         found.sort(key=lambda s: s.last_activity_at_ms, reverse=True)
         return found
+
+
+def _with_profile(snapshot: Struct, profile: str) -> Struct:
+    """The process keeps the connection profile: its tool pool is pruned by it."""
+    out = Struct()
+    out.CopyFrom(snapshot)
+    out.update({"profile": profile})
+    return out

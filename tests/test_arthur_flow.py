@@ -32,9 +32,15 @@ async def wait_statuses(client: WsClient, expected: dict[str, str]) -> None:
 
 async def assistant_says(client: WsClient, text: str) -> dict[str, Any]:
     return await client.wait_for(
-        lambda f: f["type"] == "chat-message-appended" and f["data"]["role"] == "assistant"
-        and f["data"]["processName"] == "chat" and text in f["data"]["content"],
-        timeout=30, what=f"Arthur saying {text!r}")
+        lambda f: (
+            f["type"] == "chat-message-appended"
+            and f["data"]["role"] == "assistant"
+            and f["data"]["processName"] == "chat"
+            and text in f["data"]["content"]
+        ),
+        timeout=30,
+        what=f"Arthur saying {text!r}",
+    )
 
 
 async def test_the_literature_review_example(system: System) -> None:
@@ -44,27 +50,60 @@ async def test_the_literature_review_example(system: System) -> None:
     answer = f"Yes, use Vaswani2017 as baseline ({m})"
     system.script(
         # T+30s: Arthur delegates, then confirms.
-        Rule(match_last=f"{m} Analyze the 5 PDFs", tool_calls=[
-            call("process_create", recipe="analyze", goal=goal, name="paper-diff")]),
-        Rule(match=m, match_last="paper-diff", text="", tool_calls=[call(
-            "respond", awaiting_user_input=False,
-            message="Starting the analysis of the 5 PDFs as paper-diff. I'll let you know.")]),
+        Rule(
+            match_last=f"{m} Analyze the 5 PDFs",
+            tool_calls=[call("process_create", recipe="analyze", goal=goal, name="paper-diff")],
+        ),
+        Rule(
+            match=m,
+            match_last="paper-diff",
+            text="",
+            tool_calls=[
+                call(
+                    "respond",
+                    awaiting_user_input=False,
+                    message="Starting the analysis of the 5 PDFs as paper-diff. I'll let you know.",
+                )
+            ],
+        ),
         # T+3min: the worker asks; Arthur relays the question.
-        Rule(match_last=goal, tool_calls=[call("respond", message=question,
-                                               awaiting_user_input=True)]),
-        Rule(match_last="May I assume", tool_calls=[call(
-            "respond", message=f"paper-diff asks: {question}", awaiting_user_input=False)]),
+        Rule(
+            match_last=goal,
+            tool_calls=[call("respond", message=question, awaiting_user_input=True)],
+        ),
+        Rule(
+            match_last="May I assume",
+            tool_calls=[
+                call("respond", message=f"paper-diff asks: {question}", awaiting_user_input=False)
+            ],
+        ),
         # T+4min: the user answers; Arthur forwards it.
-        Rule(match_last=f"{m} Yes, do it.", tool_calls=[
-            call("process_steer", name="paper-diff", content=answer)]),
-        Rule(match=f"{m} Yes, do it.", match_last="outcome", tool_calls=[call(
-            "respond", message="Forwarded.", awaiting_user_input=False)]),
+        Rule(
+            match_last=f"{m} Yes, do it.",
+            tool_calls=[call("process_steer", name="paper-diff", content=answer)],
+        ),
+        Rule(
+            match=f"{m} Yes, do it.",
+            match_last="outcome",
+            tool_calls=[call("respond", message="Forwarded.", awaiting_user_input=False)],
+        ),
         # T+15min: the worker finishes; Arthur reports.
-        Rule(match_last=answer, tool_calls=[call(
-            "respond", message=f"3 contradictions found ({m})", awaiting_user_input=False)]),
-        Rule(match_last=f"3 contradictions found ({m})", tool_calls=[call(
-            "respond", message="paper-diff is finished: three contradictions.",
-            awaiting_user_input=False)]),
+        Rule(
+            match_last=answer,
+            tool_calls=[
+                call("respond", message=f"3 contradictions found ({m})", awaiting_user_input=False)
+            ],
+        ),
+        Rule(
+            match_last=f"3 contradictions found ({m})",
+            tool_calls=[
+                call(
+                    "respond",
+                    message="paper-diff is finished: three contradictions.",
+                    awaiting_user_input=False,
+                )
+            ],
+        ),
     )
     client = await system.connect()
     created = await client.ok("session-create", {"projectId": "demo"})
@@ -72,8 +111,10 @@ async def test_the_literature_review_example(system: System) -> None:
     await wait_statuses(client, {"chat": "IDLE"})
 
     # T+30s
-    await client.ok("process-steer", {"processName": "chat",
-                                      "content": f"{m} Analyze the 5 PDFs in folder /papers/"})
+    await client.ok(
+        "process-steer",
+        {"processName": "chat", "content": f"{m} Analyze the 5 PDFs in folder /papers/"},
+    )
     await assistant_says(client, "Starting the analysis")
     listed = await client.ok("process-list", {"includeTerminated": True})
     worker = next(p for p in listed["processes"] if p["processName"] == "paper-diff")
@@ -96,18 +137,30 @@ async def test_the_literature_review_example(system: System) -> None:
     done = next(p for p in final["processes"] if p["processName"] == "paper-diff")
     assert done["closeReason"] == "DONE"
     # The worker's whole life, as the client saw it.
-    worker_statuses = [f["data"]["status"] for f in client.frames
-                       if f["type"] == "process-progress" and f["data"]["kind"] == "STATUS"
-                       and f["data"]["processName"] == "paper-diff"]
+    worker_statuses = [
+        f["data"]["status"]
+        for f in client.frames
+        if f["type"] == "process-progress"
+        and f["data"]["kind"] == "STATUS"
+        and f["data"]["processName"] == "paper-diff"
+    ]
     assert worker_statuses == ["INIT", "RUNNING", "BLOCKED", "RUNNING", "CLOSED"]
     # The worker's transcript holds the goal, its question, the answer and its result.
     transcript = await client.ok("process-messages", {"processName": "paper-diff"})
     assert [x["content"] for x in transcript["messages"]] == [
-        goal, question, answer, f"3 contradictions found ({m})"]
+        goal,
+        question,
+        answer,
+        f"3 contradictions found ({m})",
+    ]
     # Arthur saw the worker only through tagged events, never as the user.
     requests = system.model_requests(m)
-    tagged = [msg["content"] for r in requests for msg in r["messages"]
-              if msg["role"] == "user" and msg["content"].startswith("<process-event")]
+    tagged = [
+        msg["content"]
+        for r in requests
+        for msg in r["messages"]
+        if msg["role"] == "user" and msg["content"].startswith("<process-event")
+    ]
     assert any('type="blocked"' in t and question in t for t in tagged)
     assert any('type="done"' in t and "3 contradictions" in t for t in tagged)
     await client.close()

@@ -172,3 +172,38 @@ async def test_grpc_errors_carry_status_and_reason(system: System) -> None:
         await system.processes.GetProcess(ppb.GetProcessRequest(process_id="proc_missing"))
     assert info.value.code() == grpc.StatusCode.NOT_FOUND
     assert ("vance-reason", "process_not_found") in tuple(info.value.trailing_metadata() or ())
+
+
+async def test_an_unknown_chat_engine_is_refused_and_leaves_no_session(system: System) -> None:
+    from vance.v1 import session_pb2 as spb
+
+    before = await system.sessions.ListSessions(
+        spb.ListSessionsRequest(tenant_id="default", project_id="demo")
+    )
+    client = await system.connect()
+    refused = await client.request("session-create", {"projectId": "demo", "chatEngine": "nope"})
+    assert refused["type"] == "error" and refused["data"]["errorCode"] == 404
+    after = await system.sessions.ListSessions(
+        spb.ListSessionsRequest(tenant_id="default", project_id="demo")
+    )
+    assert len(after.sessions) == len(before.sessions)
+    bad_profile = await client.request("session-create", {"projectId": "demo", "profile": "No!"})
+    assert bad_profile["data"]["reason"] == "bad_profile"
+    await client.close()
+
+
+async def test_a_client_cannot_reach_processes_of_another_session(system: System) -> None:
+    owner = await system.connect()
+    theirs = await owner.ok("session-create", {"projectId": "demo"})
+    other = await system.connect()
+    await other.ok("session-create", {"projectId": "demo"})
+    steer = await other.ok(
+        "process-steer", {"processId": theirs["chatProcessId"], "content": "not yours"}
+    )
+    assert steer["outcome"] == "REJECTED"
+    read = await other.request("process-messages", {"processId": theirs["chatProcessId"]})
+    assert read["type"] == "error" and read["data"]["errorCode"] == 404
+    stop = await other.request("process-pause", {"processId": theirs["chatProcessId"]})
+    assert stop["type"] == "error" and stop["data"]["errorCode"] == 404
+    await owner.close()
+    await other.close()

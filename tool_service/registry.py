@@ -26,6 +26,7 @@ class ToolRegistry:
         self._channels: dict[str, grpc.aio.Channel] = {}
         # Every turn resolves a pool; the registry changes only when a service starts.
         self._cache: tuple[float, list[Document]] | None = None
+        self._generation = 0
 
     async def register(self, owner: str, address: str, specs: list[dict[str, Any]]) -> int:
         for spec in specs:
@@ -34,13 +35,20 @@ class ToolRegistry:
                 {"_id": spec["name"], **spec, "owner": owner, "address": address},
                 upsert=True,
             )
+        self._cache = None
+        self._generation += 1
         return len(specs)
 
     async def list(self, profile: str = "") -> list[Document]:
         now = time.monotonic()
-        if self._cache is None or now - self._cache[0] > CACHE_S:
-            self._cache = (now, await self._tools.find({}).to_list(None))
-        docs = self._cache[1]
+        if self._cache is not None and now - self._cache[0] <= CACHE_S:
+            docs = self._cache[1]
+        else:
+            generation = self._generation
+            docs = await self._tools.find({}).to_list(None)
+            # A registration that landed during the read may be missing from it: don't keep it.
+            if generation == self._generation:
+                self._cache = (now, docs)
         return [
             d
             for d in docs

@@ -88,6 +88,22 @@ def http_status_for(code: grpc.StatusCode) -> int:
     return _HTTP_BY_CODE.get(code, 500)
 
 
+def from_rpc_error(err: grpc.aio.AioRpcError) -> VanceError:
+    """A downstream service's error as ours, same status and reason, to pass on unchanged."""
+    classes: list[type[VanceError]] = [
+        NotFoundError,
+        InvalidArgumentError,
+        FailedPreconditionError,
+        AlreadyExistsError,
+        AbortedError,
+        PermissionDeniedError,
+        UnauthenticatedError,
+        UnavailableError,
+    ]
+    cls = next((c for c in classes if c.code == err.code()), VanceError)
+    return cls(err.details() or err.code().name, reason=reason_of(err))
+
+
 def reason_of(err: grpc.aio.AioRpcError) -> str:
     """The `reason` a service attached to a failed call, or a name derived from the code."""
     for key, value in err.trailing_metadata() or ():

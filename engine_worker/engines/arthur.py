@@ -24,17 +24,7 @@ logger = logging.getLogger(__name__)
 
 WELCOME = "Hi, I'm Arthur. How can I help?"
 FALLBACK_PROMPT = "You are Arthur, the session chat assistant of Vancetope."
-TOOLS = [
-    "process_create",
-    "process_steer",
-    "process_stop",
-    "process_list",
-    "process_status",
-    "recipe_list",
-    "recipe_describe",
-    "manual_list",
-    "manual_read",
-]
+TOOLS = ["process_*", "recipe_list", "recipe_describe", "manual_list", "manual_read"]
 # Client commands that need no model turn: the user clicked something with a clear meaning.
 DIRECT_COMMANDS = {"steer", "approve", "reject"}
 
@@ -60,6 +50,9 @@ class Arthur:
 
     async def _turn(self, process: ThinkProcess, ctx: ThinkEngineContext) -> TurnOutcome:
         inbox = await ctx.drain_pending()
+        if not inbox:
+            return TurnOutcome.idle()
+        pool = await ctx.tools.pool(TOOLS)
         model_inbox: list[SteerMessage] = []
         for message in inbox:
             if isinstance(message, ExternalCommand) and message.command in DIRECT_COMMANDS:
@@ -83,7 +76,7 @@ class Arthur:
             answer = await run_tool_loop(
                 ctx,
                 messages,
-                await ctx.tools.pool(TOOLS),
+                pool,
                 tier=str(ctx.settings.get("model", "default:chat")),
                 max_iterations=int(ctx.settings.get("maxIterations", 8)),
             )
