@@ -90,6 +90,10 @@ class Dispatcher:
             raise RuntimeError("dispatcher is not running")
         self._tg.create_task(coro)
 
+    def engines(self) -> set[str]:
+        """Engines some connected, non-draining worker runs."""
+        return {e for w in self.workers.values() if not w.draining for e in w.engines}
+
     def turn(self, turn_id: str) -> TurnRef | None:
         return self._turns.get(turn_id)
 

@@ -59,7 +59,10 @@ async def create_server(
     )
     channels = Channels(config)
     tools = ProcessTools(
-        processes, inbox, recipe_pb2_grpc.RecipeServiceStub(channels.get("recipe_service"))
+        processes,
+        inbox,
+        recipe_pb2_grpc.RecipeServiceStub(channels.get("recipe_service")),
+        dispatcher.engines,
     )
     host = GrpcHost([SERVICE_NAME, TOOL_HOST_NAME])
     process_pb2_grpc.add_ProcessServiceServicer_to_server(servicer, host.server)

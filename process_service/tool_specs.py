@@ -64,6 +64,18 @@ PROCESS_TOOLS: list[dict[str, Any]] = [
         "labels": ["@recipe", "@read"],
     },
     {
+        "name": "manual_list",
+        "description": "The manuals your recipe gives you (instructions, spec excerpts).",
+        "parameters": _obj({}, []),
+        "labels": ["@manual", "@read"],
+    },
+    {
+        "name": "manual_read",
+        "description": "The content of one of your manuals, by name (see manual_list).",
+        "parameters": _obj({"name": _S}, ["name"]),
+        "labels": ["@manual", "@read"],
+    },
+    {
         "name": "recipe_describe",
         "description": "The full recipe: default parameters, prompt and tool changes.",
         "parameters": _obj({"name": _S}, ["name"]),

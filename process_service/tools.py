@@ -5,6 +5,7 @@ Every failure is a ToolError, which the host turns into an ERROR result the mode
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 from typing import Any
 
 import grpc
@@ -56,11 +57,16 @@ def _summary(p: ThinkProcess) -> dict[str, Any]:
 
 class ProcessTools:
     def __init__(
-        self, processes: Processes, inbox: Inbox, recipes: recipe_pb2_grpc.RecipeServiceStub
+        self,
+        processes: Processes,
+        inbox: Inbox,
+        recipes: recipe_pb2_grpc.RecipeServiceStub,
+        engines_available: Callable[[], set[str]],
     ) -> None:
         self._processes = processes
         self._inbox = inbox
         self._recipes = recipes
+        self._engines_available = engines_available
 
     async def invoke(
         self, tool: str, args: dict[str, Any], caller_id: str, key: str, profile: str
@@ -107,6 +113,11 @@ class ProcessTools:
         except Exception as exc:
             details = _details(exc)
             raise ToolError(f"recipe {recipe or engine!r} cannot be applied: {details}") from exc
+        if applied.engine not in self._engines_available():
+            raise ToolError(
+                f"no engine worker runs {applied.engine!r} now; pick another recipe "
+                "(recipe_list) or try later"
+            )
         spec = ThinkProcess(
             id="",
             tenant_id=str(caller.get("tenant_id", "")),
@@ -201,6 +212,7 @@ class ProcessTools:
             rpb.ListRecipesRequest(
                 tenant_id=str(caller.get("tenant_id", "")),
                 project_id=str(caller.get("project_id", "")),
+                listed_only=True,
             )
         )
         return {
@@ -236,3 +248,43 @@ class ProcessTools:
             "source": r.source,
             "document": struct_to_dict(r.document),
         }
+
+    async def _manual_list(
+        self, caller: dict[str, Any], args: dict[str, Any], key: str, profile: str
+    ) -> Any:
+        resp = await self._recipes.ListManuals(
+            rpb.ListManualsRequest(
+                tenant_id=str(caller.get("tenant_id", "")),
+                project_id=str(caller.get("project_id", "")),
+                paths=_manual_paths(caller),
+            )
+        )
+        return {
+            "manuals": [{"name": m.name, "title": m.title, "size": m.size} for m in resp.manuals],
+            "missing": list(resp.missing),
+        }
+
+    async def _manual_read(
+        self, caller: dict[str, Any], args: dict[str, Any], key: str, profile: str
+    ) -> Any:
+        name = _str(args, "name")
+        paths = _manual_paths(caller)
+        if name not in paths:
+            raise ToolError(f"{name!r} is not one of your manuals: {', '.join(paths) or 'none'}")
+        try:
+            manual = await self._recipes.ReadManual(
+                rpb.ReadManualRequest(
+                    tenant_id=str(caller.get("tenant_id", "")),
+                    project_id=str(caller.get("project_id", "")),
+                    name=name,
+                )
+            )
+        except grpc.aio.AioRpcError as exc:
+            raise ToolError(f"manual {name!r}: {_details(exc)}") from exc
+        return {"name": manual.name, "title": manual.title, "content": manual.content}
+
+
+def _manual_paths(caller: dict[str, Any]) -> list[str]:
+    """The manuals the process was spawned with (its snapshot), not the recipe as it is now."""
+    paths = (caller.get("params") or {}).get("manualPaths") or []
+    return [str(p) for p in paths] if isinstance(paths, list) else []

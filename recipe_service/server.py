@@ -2,22 +2,42 @@
 
 from __future__ import annotations
 
-from recipe_service.recipes import RecipeBook, load_bundled
+from recipe_service.bundled import load_bundled_manuals, load_bundled_recipes
+from recipe_service.cascade import Recipes
+from recipe_service.catalog import EngineCatalog
+from recipe_service.manuals import Manuals
 from recipe_service.service import RecipeServicer
+from recipe_service.store import RecipeStore
+from vance.clock import Clock, SystemClock
 from vance.config import Config, load_config
 from vance.logsetup import setup_logging
 from vance.server import GrpcHost, run_main, serve_until_signal
+from vance.store import connect
 from vance.v1 import recipe_pb2, recipe_pb2_grpc
 
 SERVICE_NAME = recipe_pb2.DESCRIPTOR.services_by_name["RecipeService"].full_name
 
 
-async def create_server(config: Config, *, port: int | None = None) -> tuple[GrpcHost, int]:
+async def create_server(
+    config: Config, *, port: int | None = None, clock: Clock | None = None
+) -> tuple[GrpcHost, int]:
+    # Bundled recipes are validated against the catalog here, so a broken one fails the start.
+    catalog = EngineCatalog.bundled()
+    client, db = connect(config)
+    store = RecipeStore(db)
+    clock = clock or SystemClock()
+    recipes = Recipes(store.recipes, catalog, load_bundled_recipes(catalog.names()), clock)
+    manuals = Manuals(store.manuals, load_bundled_manuals(), recipes, clock)
     host = GrpcHost([SERVICE_NAME])
     recipe_pb2_grpc.add_RecipeServiceServicer_to_server(
-        RecipeServicer(RecipeBook(load_bundled())), host.server
+        RecipeServicer(recipes, manuals, catalog), host.server
     )
     bound = host.bind(config.grpc_host, config.port("recipe_service") if port is None else port)
+
+    async def close() -> None:
+        await client.close()
+
+    host.on_stop(close)
     return host, bound
 
 

@@ -422,3 +422,34 @@ async def test_only_start_is_allowed_in_init(system: System, op: str) -> None:
     with pytest.raises(grpc.aio.AioRpcError) as info:
         await getattr(system.processes, op)(ppb.ProcessRef(process_id=p.id))
     assert info.value.code() == grpc.StatusCode.FAILED_PRECONDITION
+
+
+async def test_a_child_stopped_by_the_user_reports_stopped_to_its_parent(
+    system: System,
+) -> None:
+    m = marker()
+    system.script(
+        Rule(match_last=f"{m} long goal", text="late", delay_ms=3000),
+        Rule(match_last="'long-one' stopped", text=f"noted {m}"),
+    )
+    client, created = await new_session(system)
+    await system.processes.CreateProcess(
+        ppb.CreateProcessRequest(
+            tenant_id="default",
+            project_id="demo",
+            session_id=created["sessionId"],
+            name="long-one",
+            engine="ford",
+            goal=f"{m} long goal",
+            parent_process_id=created["chatProcessId"],
+            start=True,
+        )
+    )
+    await eventually(lambda: len(system.model_requests(f"{m} long goal")) == 1)
+    stopped = await client.ok("process-stop", {"processName": "long-one"})
+    assert stopped["status"] == "CLOSED" and stopped["closeReason"] == "STOPPED"
+    await eventually(
+        lambda: _answered(system, created["chatProcessId"], f"noted {m}"),
+        what="the parent's turn on the STOPPED event",
+    )
+    await client.close()

@@ -296,3 +296,28 @@ def test_context_budget_drops_the_oldest_messages_with_a_note() -> None:
     kept = fitted[2:-1]
     assert kept == history[-len(kept) :] and 0 < len(kept) < 10
     assert fit_history(system, history[:1], turn, budget=10_000) == [system, history[0], *turn]
+
+
+async def test_manuals_and_recipes_through_arthurs_tools(system: System) -> None:
+    m = uuid.uuid4().hex[:8]
+    system.script(
+        Rule(match_last=f"{m} read up", tool_calls=[
+            call("manual_list"), call("manual_read", name="process-spawning"),
+            call("manual_read", name="not-mine"), call("recipe_list"),
+            call("process_create", name="hub", goal="x", recipe="eddie")]),
+        Rule(match=f"{m} read up", match_last="no engine worker",
+             tool_calls=[call("respond", message="read", awaiting_user_input=False)]),
+    )
+    client, _ = await chat_session(system)
+    await client.ok("process-steer", {"processName": "chat", "content": f"{m} read up"})
+    await assistant_says(client, "read")
+    results = [json.loads(r) for r in tool_messages(system.model_requests(f"{m} read up")[-1])]
+    listing, manual, refused, recipes, spawn = results[-5:]
+    assert [x["name"] for x in listing["manuals"]] == ["process-spawning"]
+    assert manual["name"] == "process-spawning" and len(manual["content"]) > 100
+    assert refused["status"] == "ERROR" and "not one of your manuals" in refused["error"]
+    names = {r["name"] for r in recipes["recipes"]}
+    assert {"analyze", "ford", "quick-lookup", "web-research"} <= names
+    assert "recipe-selector" not in names  # internal recipes are not offered
+    assert spawn["status"] == "ERROR" and "no engine worker runs 'eddie'" in spawn["error"]
+    await client.close()

@@ -1,5 +1,6 @@
 from google.protobuf import struct_pb2 as _struct_pb2
 from google.protobuf.internal import containers as _containers
+from google.protobuf.internal import enum_type_wrapper as _enum_type_wrapper
 from google.protobuf import descriptor as _descriptor
 from google.protobuf import message as _message
 from collections.abc import Iterable as _Iterable, Mapping as _Mapping
@@ -7,29 +8,128 @@ from typing import ClassVar as _ClassVar, Optional as _Optional, Union as _Union
 
 DESCRIPTOR: _descriptor.FileDescriptor
 
+class RecipeSource(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
+    __slots__ = ()
+    RECIPE_SOURCE_UNSPECIFIED: _ClassVar[RecipeSource]
+    RECIPE_SOURCE_BUNDLED: _ClassVar[RecipeSource]
+    RECIPE_SOURCE_TENANT: _ClassVar[RecipeSource]
+    RECIPE_SOURCE_PROJECT: _ClassVar[RecipeSource]
+
+class PromptMode(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
+    __slots__ = ()
+    PROMPT_MODE_UNSPECIFIED: _ClassVar[PromptMode]
+    PROMPT_MODE_APPEND: _ClassVar[PromptMode]
+    PROMPT_MODE_OVERWRITE: _ClassVar[PromptMode]
+
+class ModelSize(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
+    __slots__ = ()
+    MODEL_SIZE_UNSPECIFIED: _ClassVar[ModelSize]
+    MODEL_SIZE_SMALL: _ClassVar[ModelSize]
+    MODEL_SIZE_LARGE: _ClassVar[ModelSize]
+
+class OnDisconnect(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
+    __slots__ = ()
+    ON_DISCONNECT_UNSPECIFIED: _ClassVar[OnDisconnect]
+    ON_DISCONNECT_SUSPEND: _ClassVar[OnDisconnect]
+    ON_DISCONNECT_KEEP_OPEN: _ClassVar[OnDisconnect]
+    ON_DISCONNECT_CLOSE: _ClassVar[OnDisconnect]
+
+class OnIdle(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
+    __slots__ = ()
+    ON_IDLE_UNSPECIFIED: _ClassVar[OnIdle]
+    ON_IDLE_SUSPEND: _ClassVar[OnIdle]
+    ON_IDLE_NONE: _ClassVar[OnIdle]
+
+class OnSuspend(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
+    __slots__ = ()
+    ON_SUSPEND_UNSPECIFIED: _ClassVar[OnSuspend]
+    ON_SUSPEND_KEEP: _ClassVar[OnSuspend]
+    ON_SUSPEND_CLOSE: _ClassVar[OnSuspend]
+
+class LifecycleSource(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
+    __slots__ = ()
+    LIFECYCLE_SOURCE_UNSPECIFIED: _ClassVar[LifecycleSource]
+    LIFECYCLE_SOURCE_RECIPE_PROFILE: _ClassVar[LifecycleSource]
+    LIFECYCLE_SOURCE_RECIPE_DEFAULT: _ClassVar[LifecycleSource]
+    LIFECYCLE_SOURCE_DEFAULT_RECIPE_PROFILE: _ClassVar[LifecycleSource]
+    LIFECYCLE_SOURCE_DEFAULT_RECIPE_DEFAULT: _ClassVar[LifecycleSource]
+    LIFECYCLE_SOURCE_BUILT_IN: _ClassVar[LifecycleSource]
+    LIFECYCLE_SOURCE_SETTINGS: _ClassVar[LifecycleSource]
+    LIFECYCLE_SOURCE_CALLER: _ClassVar[LifecycleSource]
+RECIPE_SOURCE_UNSPECIFIED: RecipeSource
+RECIPE_SOURCE_BUNDLED: RecipeSource
+RECIPE_SOURCE_TENANT: RecipeSource
+RECIPE_SOURCE_PROJECT: RecipeSource
+PROMPT_MODE_UNSPECIFIED: PromptMode
+PROMPT_MODE_APPEND: PromptMode
+PROMPT_MODE_OVERWRITE: PromptMode
+MODEL_SIZE_UNSPECIFIED: ModelSize
+MODEL_SIZE_SMALL: ModelSize
+MODEL_SIZE_LARGE: ModelSize
+ON_DISCONNECT_UNSPECIFIED: OnDisconnect
+ON_DISCONNECT_SUSPEND: OnDisconnect
+ON_DISCONNECT_KEEP_OPEN: OnDisconnect
+ON_DISCONNECT_CLOSE: OnDisconnect
+ON_IDLE_UNSPECIFIED: OnIdle
+ON_IDLE_SUSPEND: OnIdle
+ON_IDLE_NONE: OnIdle
+ON_SUSPEND_UNSPECIFIED: OnSuspend
+ON_SUSPEND_KEEP: OnSuspend
+ON_SUSPEND_CLOSE: OnSuspend
+LIFECYCLE_SOURCE_UNSPECIFIED: LifecycleSource
+LIFECYCLE_SOURCE_RECIPE_PROFILE: LifecycleSource
+LIFECYCLE_SOURCE_RECIPE_DEFAULT: LifecycleSource
+LIFECYCLE_SOURCE_DEFAULT_RECIPE_PROFILE: LifecycleSource
+LIFECYCLE_SOURCE_DEFAULT_RECIPE_DEFAULT: LifecycleSource
+LIFECYCLE_SOURCE_BUILT_IN: LifecycleSource
+LIFECYCLE_SOURCE_SETTINGS: LifecycleSource
+LIFECYCLE_SOURCE_CALLER: LifecycleSource
+
 class Recipe(_message.Message):
-    __slots__ = ("name", "description", "engine", "source", "document", "tags")
+    __slots__ = ("name", "description", "engine", "source", "document", "tags", "source_kind", "title", "locked", "internal", "listed", "yaml", "tenant_id", "project_id", "updated_at_ms")
     NAME_FIELD_NUMBER: _ClassVar[int]
     DESCRIPTION_FIELD_NUMBER: _ClassVar[int]
     ENGINE_FIELD_NUMBER: _ClassVar[int]
     SOURCE_FIELD_NUMBER: _ClassVar[int]
     DOCUMENT_FIELD_NUMBER: _ClassVar[int]
     TAGS_FIELD_NUMBER: _ClassVar[int]
+    SOURCE_KIND_FIELD_NUMBER: _ClassVar[int]
+    TITLE_FIELD_NUMBER: _ClassVar[int]
+    LOCKED_FIELD_NUMBER: _ClassVar[int]
+    INTERNAL_FIELD_NUMBER: _ClassVar[int]
+    LISTED_FIELD_NUMBER: _ClassVar[int]
+    YAML_FIELD_NUMBER: _ClassVar[int]
+    TENANT_ID_FIELD_NUMBER: _ClassVar[int]
+    PROJECT_ID_FIELD_NUMBER: _ClassVar[int]
+    UPDATED_AT_MS_FIELD_NUMBER: _ClassVar[int]
     name: str
     description: str
     engine: str
     source: str
     document: _struct_pb2.Struct
     tags: _containers.RepeatedScalarFieldContainer[str]
-    def __init__(self, name: _Optional[str] = ..., description: _Optional[str] = ..., engine: _Optional[str] = ..., source: _Optional[str] = ..., document: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ..., tags: _Optional[_Iterable[str]] = ...) -> None: ...
-
-class ListRecipesRequest(_message.Message):
-    __slots__ = ("tenant_id", "project_id")
-    TENANT_ID_FIELD_NUMBER: _ClassVar[int]
-    PROJECT_ID_FIELD_NUMBER: _ClassVar[int]
+    source_kind: RecipeSource
+    title: str
+    locked: bool
+    internal: bool
+    listed: bool
+    yaml: str
     tenant_id: str
     project_id: str
-    def __init__(self, tenant_id: _Optional[str] = ..., project_id: _Optional[str] = ...) -> None: ...
+    updated_at_ms: int
+    def __init__(self, name: _Optional[str] = ..., description: _Optional[str] = ..., engine: _Optional[str] = ..., source: _Optional[str] = ..., document: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ..., tags: _Optional[_Iterable[str]] = ..., source_kind: _Optional[_Union[RecipeSource, str]] = ..., title: _Optional[str] = ..., locked: _Optional[bool] = ..., internal: _Optional[bool] = ..., listed: _Optional[bool] = ..., yaml: _Optional[str] = ..., tenant_id: _Optional[str] = ..., project_id: _Optional[str] = ..., updated_at_ms: _Optional[int] = ...) -> None: ...
+
+class ListRecipesRequest(_message.Message):
+    __slots__ = ("tenant_id", "project_id", "source", "listed_only")
+    TENANT_ID_FIELD_NUMBER: _ClassVar[int]
+    PROJECT_ID_FIELD_NUMBER: _ClassVar[int]
+    SOURCE_FIELD_NUMBER: _ClassVar[int]
+    LISTED_ONLY_FIELD_NUMBER: _ClassVar[int]
+    tenant_id: str
+    project_id: str
+    source: RecipeSource
+    listed_only: bool
+    def __init__(self, tenant_id: _Optional[str] = ..., project_id: _Optional[str] = ..., source: _Optional[_Union[RecipeSource, str]] = ..., listed_only: _Optional[bool] = ...) -> None: ...
 
 class ListRecipesResponse(_message.Message):
     __slots__ = ("recipes",)
@@ -48,23 +148,25 @@ class GetRecipeRequest(_message.Message):
     def __init__(self, tenant_id: _Optional[str] = ..., project_id: _Optional[str] = ..., name: _Optional[str] = ...) -> None: ...
 
 class ApplyRecipeRequest(_message.Message):
-    __slots__ = ("tenant_id", "project_id", "recipe", "engine", "profile", "caller_params")
+    __slots__ = ("tenant_id", "project_id", "recipe", "engine", "profile", "caller_params", "model_size")
     TENANT_ID_FIELD_NUMBER: _ClassVar[int]
     PROJECT_ID_FIELD_NUMBER: _ClassVar[int]
     RECIPE_FIELD_NUMBER: _ClassVar[int]
     ENGINE_FIELD_NUMBER: _ClassVar[int]
     PROFILE_FIELD_NUMBER: _ClassVar[int]
     CALLER_PARAMS_FIELD_NUMBER: _ClassVar[int]
+    MODEL_SIZE_FIELD_NUMBER: _ClassVar[int]
     tenant_id: str
     project_id: str
     recipe: str
     engine: str
     profile: str
     caller_params: _struct_pb2.Struct
-    def __init__(self, tenant_id: _Optional[str] = ..., project_id: _Optional[str] = ..., recipe: _Optional[str] = ..., engine: _Optional[str] = ..., profile: _Optional[str] = ..., caller_params: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ...) -> None: ...
+    model_size: ModelSize
+    def __init__(self, tenant_id: _Optional[str] = ..., project_id: _Optional[str] = ..., recipe: _Optional[str] = ..., engine: _Optional[str] = ..., profile: _Optional[str] = ..., caller_params: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ..., model_size: _Optional[_Union[ModelSize, str]] = ...) -> None: ...
 
 class AppliedRecipe(_message.Message):
-    __slots__ = ("recipe_name", "engine", "source", "params", "prompt", "allowed_tools_add", "allowed_tools_remove", "snapshot")
+    __slots__ = ("recipe_name", "engine", "source", "params", "prompt", "allowed_tools_add", "allowed_tools_remove", "snapshot", "source_kind", "prompt_mode", "profile_block", "model_size", "ignored_caller_params", "title")
     RECIPE_NAME_FIELD_NUMBER: _ClassVar[int]
     ENGINE_FIELD_NUMBER: _ClassVar[int]
     SOURCE_FIELD_NUMBER: _ClassVar[int]
@@ -73,6 +175,12 @@ class AppliedRecipe(_message.Message):
     ALLOWED_TOOLS_ADD_FIELD_NUMBER: _ClassVar[int]
     ALLOWED_TOOLS_REMOVE_FIELD_NUMBER: _ClassVar[int]
     SNAPSHOT_FIELD_NUMBER: _ClassVar[int]
+    SOURCE_KIND_FIELD_NUMBER: _ClassVar[int]
+    PROMPT_MODE_FIELD_NUMBER: _ClassVar[int]
+    PROFILE_BLOCK_FIELD_NUMBER: _ClassVar[int]
+    MODEL_SIZE_FIELD_NUMBER: _ClassVar[int]
+    IGNORED_CALLER_PARAMS_FIELD_NUMBER: _ClassVar[int]
+    TITLE_FIELD_NUMBER: _ClassVar[int]
     recipe_name: str
     engine: str
     source: str
@@ -81,4 +189,221 @@ class AppliedRecipe(_message.Message):
     allowed_tools_add: _containers.RepeatedScalarFieldContainer[str]
     allowed_tools_remove: _containers.RepeatedScalarFieldContainer[str]
     snapshot: _struct_pb2.Struct
-    def __init__(self, recipe_name: _Optional[str] = ..., engine: _Optional[str] = ..., source: _Optional[str] = ..., params: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ..., prompt: _Optional[str] = ..., allowed_tools_add: _Optional[_Iterable[str]] = ..., allowed_tools_remove: _Optional[_Iterable[str]] = ..., snapshot: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ...) -> None: ...
+    source_kind: RecipeSource
+    prompt_mode: PromptMode
+    profile_block: str
+    model_size: ModelSize
+    ignored_caller_params: _containers.RepeatedScalarFieldContainer[str]
+    title: str
+    def __init__(self, recipe_name: _Optional[str] = ..., engine: _Optional[str] = ..., source: _Optional[str] = ..., params: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ..., prompt: _Optional[str] = ..., allowed_tools_add: _Optional[_Iterable[str]] = ..., allowed_tools_remove: _Optional[_Iterable[str]] = ..., snapshot: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ..., source_kind: _Optional[_Union[RecipeSource, str]] = ..., prompt_mode: _Optional[_Union[PromptMode, str]] = ..., profile_block: _Optional[str] = ..., model_size: _Optional[_Union[ModelSize, str]] = ..., ignored_caller_params: _Optional[_Iterable[str]] = ..., title: _Optional[str] = ...) -> None: ...
+
+class CreateRecipeRequest(_message.Message):
+    __slots__ = ("tenant_id", "project_id", "name", "yaml", "document")
+    TENANT_ID_FIELD_NUMBER: _ClassVar[int]
+    PROJECT_ID_FIELD_NUMBER: _ClassVar[int]
+    NAME_FIELD_NUMBER: _ClassVar[int]
+    YAML_FIELD_NUMBER: _ClassVar[int]
+    DOCUMENT_FIELD_NUMBER: _ClassVar[int]
+    tenant_id: str
+    project_id: str
+    name: str
+    yaml: str
+    document: _struct_pb2.Struct
+    def __init__(self, tenant_id: _Optional[str] = ..., project_id: _Optional[str] = ..., name: _Optional[str] = ..., yaml: _Optional[str] = ..., document: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ...) -> None: ...
+
+class UpdateRecipeRequest(_message.Message):
+    __slots__ = ("tenant_id", "project_id", "name", "yaml", "document")
+    TENANT_ID_FIELD_NUMBER: _ClassVar[int]
+    PROJECT_ID_FIELD_NUMBER: _ClassVar[int]
+    NAME_FIELD_NUMBER: _ClassVar[int]
+    YAML_FIELD_NUMBER: _ClassVar[int]
+    DOCUMENT_FIELD_NUMBER: _ClassVar[int]
+    tenant_id: str
+    project_id: str
+    name: str
+    yaml: str
+    document: _struct_pb2.Struct
+    def __init__(self, tenant_id: _Optional[str] = ..., project_id: _Optional[str] = ..., name: _Optional[str] = ..., yaml: _Optional[str] = ..., document: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ...) -> None: ...
+
+class DeleteRecipeRequest(_message.Message):
+    __slots__ = ("tenant_id", "project_id", "name")
+    TENANT_ID_FIELD_NUMBER: _ClassVar[int]
+    PROJECT_ID_FIELD_NUMBER: _ClassVar[int]
+    NAME_FIELD_NUMBER: _ClassVar[int]
+    tenant_id: str
+    project_id: str
+    name: str
+    def __init__(self, tenant_id: _Optional[str] = ..., project_id: _Optional[str] = ..., name: _Optional[str] = ...) -> None: ...
+
+class DeleteRecipeResponse(_message.Message):
+    __slots__ = ()
+    def __init__(self) -> None: ...
+
+class LifecycleProperties(_message.Message):
+    __slots__ = ("on_disconnect", "on_idle", "on_suspend", "idle_timeout_ms", "suspend_keep_duration_ms")
+    ON_DISCONNECT_FIELD_NUMBER: _ClassVar[int]
+    ON_IDLE_FIELD_NUMBER: _ClassVar[int]
+    ON_SUSPEND_FIELD_NUMBER: _ClassVar[int]
+    IDLE_TIMEOUT_MS_FIELD_NUMBER: _ClassVar[int]
+    SUSPEND_KEEP_DURATION_MS_FIELD_NUMBER: _ClassVar[int]
+    on_disconnect: OnDisconnect
+    on_idle: OnIdle
+    on_suspend: OnSuspend
+    idle_timeout_ms: int
+    suspend_keep_duration_ms: int
+    def __init__(self, on_disconnect: _Optional[_Union[OnDisconnect, str]] = ..., on_idle: _Optional[_Union[OnIdle, str]] = ..., on_suspend: _Optional[_Union[OnSuspend, str]] = ..., idle_timeout_ms: _Optional[int] = ..., suspend_keep_duration_ms: _Optional[int] = ...) -> None: ...
+
+class ResolveLifecycleRequest(_message.Message):
+    __slots__ = ("tenant_id", "project_id", "recipe", "engine", "profile", "settings", "caller")
+    class SettingsEntry(_message.Message):
+        __slots__ = ("key", "value")
+        KEY_FIELD_NUMBER: _ClassVar[int]
+        VALUE_FIELD_NUMBER: _ClassVar[int]
+        key: str
+        value: str
+        def __init__(self, key: _Optional[str] = ..., value: _Optional[str] = ...) -> None: ...
+    TENANT_ID_FIELD_NUMBER: _ClassVar[int]
+    PROJECT_ID_FIELD_NUMBER: _ClassVar[int]
+    RECIPE_FIELD_NUMBER: _ClassVar[int]
+    ENGINE_FIELD_NUMBER: _ClassVar[int]
+    PROFILE_FIELD_NUMBER: _ClassVar[int]
+    SETTINGS_FIELD_NUMBER: _ClassVar[int]
+    CALLER_FIELD_NUMBER: _ClassVar[int]
+    tenant_id: str
+    project_id: str
+    recipe: str
+    engine: str
+    profile: str
+    settings: _containers.ScalarMap[str, str]
+    caller: LifecycleProperties
+    def __init__(self, tenant_id: _Optional[str] = ..., project_id: _Optional[str] = ..., recipe: _Optional[str] = ..., engine: _Optional[str] = ..., profile: _Optional[str] = ..., settings: _Optional[_Mapping[str, str]] = ..., caller: _Optional[_Union[LifecycleProperties, _Mapping]] = ...) -> None: ...
+
+class LifecycleSources(_message.Message):
+    __slots__ = ("on_disconnect", "on_idle", "on_suspend", "idle_timeout_ms", "suspend_keep_duration_ms")
+    ON_DISCONNECT_FIELD_NUMBER: _ClassVar[int]
+    ON_IDLE_FIELD_NUMBER: _ClassVar[int]
+    ON_SUSPEND_FIELD_NUMBER: _ClassVar[int]
+    IDLE_TIMEOUT_MS_FIELD_NUMBER: _ClassVar[int]
+    SUSPEND_KEEP_DURATION_MS_FIELD_NUMBER: _ClassVar[int]
+    on_disconnect: LifecycleSource
+    on_idle: LifecycleSource
+    on_suspend: LifecycleSource
+    idle_timeout_ms: LifecycleSource
+    suspend_keep_duration_ms: LifecycleSource
+    def __init__(self, on_disconnect: _Optional[_Union[LifecycleSource, str]] = ..., on_idle: _Optional[_Union[LifecycleSource, str]] = ..., on_suspend: _Optional[_Union[LifecycleSource, str]] = ..., idle_timeout_ms: _Optional[_Union[LifecycleSource, str]] = ..., suspend_keep_duration_ms: _Optional[_Union[LifecycleSource, str]] = ...) -> None: ...
+
+class ResolvedLifecycle(_message.Message):
+    __slots__ = ("lifecycle", "sources", "recipe_name", "recipe_source")
+    LIFECYCLE_FIELD_NUMBER: _ClassVar[int]
+    SOURCES_FIELD_NUMBER: _ClassVar[int]
+    RECIPE_NAME_FIELD_NUMBER: _ClassVar[int]
+    RECIPE_SOURCE_FIELD_NUMBER: _ClassVar[int]
+    lifecycle: LifecycleProperties
+    sources: LifecycleSources
+    recipe_name: str
+    recipe_source: RecipeSource
+    def __init__(self, lifecycle: _Optional[_Union[LifecycleProperties, _Mapping]] = ..., sources: _Optional[_Union[LifecycleSources, _Mapping]] = ..., recipe_name: _Optional[str] = ..., recipe_source: _Optional[_Union[RecipeSource, str]] = ...) -> None: ...
+
+class EngineInfo(_message.Message):
+    __slots__ = ("name", "purpose", "when_to_use", "not_for")
+    NAME_FIELD_NUMBER: _ClassVar[int]
+    PURPOSE_FIELD_NUMBER: _ClassVar[int]
+    WHEN_TO_USE_FIELD_NUMBER: _ClassVar[int]
+    NOT_FOR_FIELD_NUMBER: _ClassVar[int]
+    name: str
+    purpose: str
+    when_to_use: str
+    not_for: str
+    def __init__(self, name: _Optional[str] = ..., purpose: _Optional[str] = ..., when_to_use: _Optional[str] = ..., not_for: _Optional[str] = ...) -> None: ...
+
+class ListEnginesRequest(_message.Message):
+    __slots__ = ()
+    def __init__(self) -> None: ...
+
+class ListEnginesResponse(_message.Message):
+    __slots__ = ("engines", "markdown")
+    ENGINES_FIELD_NUMBER: _ClassVar[int]
+    MARKDOWN_FIELD_NUMBER: _ClassVar[int]
+    engines: _containers.RepeatedCompositeFieldContainer[EngineInfo]
+    markdown: str
+    def __init__(self, engines: _Optional[_Iterable[_Union[EngineInfo, _Mapping]]] = ..., markdown: _Optional[str] = ...) -> None: ...
+
+class Manual(_message.Message):
+    __slots__ = ("name", "title", "source", "content", "size")
+    NAME_FIELD_NUMBER: _ClassVar[int]
+    TITLE_FIELD_NUMBER: _ClassVar[int]
+    SOURCE_FIELD_NUMBER: _ClassVar[int]
+    CONTENT_FIELD_NUMBER: _ClassVar[int]
+    SIZE_FIELD_NUMBER: _ClassVar[int]
+    name: str
+    title: str
+    source: RecipeSource
+    content: str
+    size: int
+    def __init__(self, name: _Optional[str] = ..., title: _Optional[str] = ..., source: _Optional[_Union[RecipeSource, str]] = ..., content: _Optional[str] = ..., size: _Optional[int] = ...) -> None: ...
+
+class ListManualsRequest(_message.Message):
+    __slots__ = ("tenant_id", "project_id", "recipe", "engine", "profile", "paths")
+    TENANT_ID_FIELD_NUMBER: _ClassVar[int]
+    PROJECT_ID_FIELD_NUMBER: _ClassVar[int]
+    RECIPE_FIELD_NUMBER: _ClassVar[int]
+    ENGINE_FIELD_NUMBER: _ClassVar[int]
+    PROFILE_FIELD_NUMBER: _ClassVar[int]
+    PATHS_FIELD_NUMBER: _ClassVar[int]
+    tenant_id: str
+    project_id: str
+    recipe: str
+    engine: str
+    profile: str
+    paths: _containers.RepeatedScalarFieldContainer[str]
+    def __init__(self, tenant_id: _Optional[str] = ..., project_id: _Optional[str] = ..., recipe: _Optional[str] = ..., engine: _Optional[str] = ..., profile: _Optional[str] = ..., paths: _Optional[_Iterable[str]] = ...) -> None: ...
+
+class ListManualsResponse(_message.Message):
+    __slots__ = ("manuals", "missing")
+    MANUALS_FIELD_NUMBER: _ClassVar[int]
+    MISSING_FIELD_NUMBER: _ClassVar[int]
+    manuals: _containers.RepeatedCompositeFieldContainer[Manual]
+    missing: _containers.RepeatedScalarFieldContainer[str]
+    def __init__(self, manuals: _Optional[_Iterable[_Union[Manual, _Mapping]]] = ..., missing: _Optional[_Iterable[str]] = ...) -> None: ...
+
+class ReadManualRequest(_message.Message):
+    __slots__ = ("tenant_id", "project_id", "name", "recipe", "engine", "profile")
+    TENANT_ID_FIELD_NUMBER: _ClassVar[int]
+    PROJECT_ID_FIELD_NUMBER: _ClassVar[int]
+    NAME_FIELD_NUMBER: _ClassVar[int]
+    RECIPE_FIELD_NUMBER: _ClassVar[int]
+    ENGINE_FIELD_NUMBER: _ClassVar[int]
+    PROFILE_FIELD_NUMBER: _ClassVar[int]
+    tenant_id: str
+    project_id: str
+    name: str
+    recipe: str
+    engine: str
+    profile: str
+    def __init__(self, tenant_id: _Optional[str] = ..., project_id: _Optional[str] = ..., name: _Optional[str] = ..., recipe: _Optional[str] = ..., engine: _Optional[str] = ..., profile: _Optional[str] = ...) -> None: ...
+
+class PutManualRequest(_message.Message):
+    __slots__ = ("tenant_id", "project_id", "name", "content")
+    TENANT_ID_FIELD_NUMBER: _ClassVar[int]
+    PROJECT_ID_FIELD_NUMBER: _ClassVar[int]
+    NAME_FIELD_NUMBER: _ClassVar[int]
+    CONTENT_FIELD_NUMBER: _ClassVar[int]
+    tenant_id: str
+    project_id: str
+    name: str
+    content: str
+    def __init__(self, tenant_id: _Optional[str] = ..., project_id: _Optional[str] = ..., name: _Optional[str] = ..., content: _Optional[str] = ...) -> None: ...
+
+class DeleteManualRequest(_message.Message):
+    __slots__ = ("tenant_id", "project_id", "name")
+    TENANT_ID_FIELD_NUMBER: _ClassVar[int]
+    PROJECT_ID_FIELD_NUMBER: _ClassVar[int]
+    NAME_FIELD_NUMBER: _ClassVar[int]
+    tenant_id: str
+    project_id: str
+    name: str
+    def __init__(self, tenant_id: _Optional[str] = ..., project_id: _Optional[str] = ..., name: _Optional[str] = ...) -> None: ...
+
+class DeleteManualResponse(_message.Message):
+    __slots__ = ()
+    def __init__(self) -> None: ...

@@ -49,13 +49,65 @@ class RecipeServiceStub:
                 request_serializer=vance_dot_v1_dot_recipe__pb2.ApplyRecipeRequest.SerializeToString,
                 response_deserializer=vance_dot_v1_dot_recipe__pb2.AppliedRecipe.FromString,
                 _registered_method=True)
+        self.CreateRecipe = channel.unary_unary(
+                '/vance.v1.RecipeService/CreateRecipe',
+                request_serializer=vance_dot_v1_dot_recipe__pb2.CreateRecipeRequest.SerializeToString,
+                response_deserializer=vance_dot_v1_dot_recipe__pb2.Recipe.FromString,
+                _registered_method=True)
+        self.UpdateRecipe = channel.unary_unary(
+                '/vance.v1.RecipeService/UpdateRecipe',
+                request_serializer=vance_dot_v1_dot_recipe__pb2.UpdateRecipeRequest.SerializeToString,
+                response_deserializer=vance_dot_v1_dot_recipe__pb2.Recipe.FromString,
+                _registered_method=True)
+        self.DeleteRecipe = channel.unary_unary(
+                '/vance.v1.RecipeService/DeleteRecipe',
+                request_serializer=vance_dot_v1_dot_recipe__pb2.DeleteRecipeRequest.SerializeToString,
+                response_deserializer=vance_dot_v1_dot_recipe__pb2.DeleteRecipeResponse.FromString,
+                _registered_method=True)
+        self.ResolveLifecycle = channel.unary_unary(
+                '/vance.v1.RecipeService/ResolveLifecycle',
+                request_serializer=vance_dot_v1_dot_recipe__pb2.ResolveLifecycleRequest.SerializeToString,
+                response_deserializer=vance_dot_v1_dot_recipe__pb2.ResolvedLifecycle.FromString,
+                _registered_method=True)
+        self.ListEngines = channel.unary_unary(
+                '/vance.v1.RecipeService/ListEngines',
+                request_serializer=vance_dot_v1_dot_recipe__pb2.ListEnginesRequest.SerializeToString,
+                response_deserializer=vance_dot_v1_dot_recipe__pb2.ListEnginesResponse.FromString,
+                _registered_method=True)
+        self.ReloadEngines = channel.unary_unary(
+                '/vance.v1.RecipeService/ReloadEngines',
+                request_serializer=vance_dot_v1_dot_recipe__pb2.ListEnginesRequest.SerializeToString,
+                response_deserializer=vance_dot_v1_dot_recipe__pb2.ListEnginesResponse.FromString,
+                _registered_method=True)
+        self.ListManuals = channel.unary_unary(
+                '/vance.v1.RecipeService/ListManuals',
+                request_serializer=vance_dot_v1_dot_recipe__pb2.ListManualsRequest.SerializeToString,
+                response_deserializer=vance_dot_v1_dot_recipe__pb2.ListManualsResponse.FromString,
+                _registered_method=True)
+        self.ReadManual = channel.unary_unary(
+                '/vance.v1.RecipeService/ReadManual',
+                request_serializer=vance_dot_v1_dot_recipe__pb2.ReadManualRequest.SerializeToString,
+                response_deserializer=vance_dot_v1_dot_recipe__pb2.Manual.FromString,
+                _registered_method=True)
+        self.PutManual = channel.unary_unary(
+                '/vance.v1.RecipeService/PutManual',
+                request_serializer=vance_dot_v1_dot_recipe__pb2.PutManualRequest.SerializeToString,
+                response_deserializer=vance_dot_v1_dot_recipe__pb2.Manual.FromString,
+                _registered_method=True)
+        self.DeleteManual = channel.unary_unary(
+                '/vance.v1.RecipeService/DeleteManual',
+                request_serializer=vance_dot_v1_dot_recipe__pb2.DeleteManualRequest.SerializeToString,
+                response_deserializer=vance_dot_v1_dot_recipe__pb2.DeleteManualResponse.FromString,
+                _registered_method=True)
 
 
 class RecipeServiceServicer:
     """Missing associated documentation comment in .proto file."""
 
     def ListRecipes(self, request, context):
-        """Missing associated documentation comment in .proto file."""
+        """The recipes visible in a project: project, then tenant, then bundled; per name the first
+        level that has it wins. `source` narrows the list to one stored level.
+        """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
@@ -69,6 +121,71 @@ class RecipeServiceServicer:
     def ApplyRecipe(self, request, context):
         """Resolves a recipe for a spawn: cascade lookup, parameter merge, profile block, prompt.
         """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def CreateRecipe(self, request, context):
+        """Stored recipes: tenant level when project_id is empty, else project level.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def UpdateRecipe(self, request, context):
+        """Missing associated documentation comment in .proto file."""
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def DeleteRecipe(self, request, context):
+        """Missing associated documentation comment in .proto file."""
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def ResolveLifecycle(self, request, context):
+        """The five session lifecycle properties for a bootstrap recipe and profile (seed 002 §6).
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def ListEngines(self, request, context):
+        """Missing associated documentation comment in .proto file."""
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def ReloadEngines(self, request, context):
+        """Re-reads the bundled engine catalog; on a parse error the old catalog stays active.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def ListManuals(self, request, context):
+        """The manuals a recipe names in params.manualPaths, each found project -> tenant -> bundled.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def ReadManual(self, request, context):
+        """Missing associated documentation comment in .proto file."""
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def PutManual(self, request, context):
+        """Stored manuals: tenant level when project_id is empty, else project level.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def DeleteManual(self, request, context):
+        """Missing associated documentation comment in .proto file."""
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
@@ -90,6 +207,56 @@ def add_RecipeServiceServicer_to_server(servicer, server):
                     servicer.ApplyRecipe,
                     request_deserializer=vance_dot_v1_dot_recipe__pb2.ApplyRecipeRequest.FromString,
                     response_serializer=vance_dot_v1_dot_recipe__pb2.AppliedRecipe.SerializeToString,
+            ),
+            'CreateRecipe': grpc.unary_unary_rpc_method_handler(
+                    servicer.CreateRecipe,
+                    request_deserializer=vance_dot_v1_dot_recipe__pb2.CreateRecipeRequest.FromString,
+                    response_serializer=vance_dot_v1_dot_recipe__pb2.Recipe.SerializeToString,
+            ),
+            'UpdateRecipe': grpc.unary_unary_rpc_method_handler(
+                    servicer.UpdateRecipe,
+                    request_deserializer=vance_dot_v1_dot_recipe__pb2.UpdateRecipeRequest.FromString,
+                    response_serializer=vance_dot_v1_dot_recipe__pb2.Recipe.SerializeToString,
+            ),
+            'DeleteRecipe': grpc.unary_unary_rpc_method_handler(
+                    servicer.DeleteRecipe,
+                    request_deserializer=vance_dot_v1_dot_recipe__pb2.DeleteRecipeRequest.FromString,
+                    response_serializer=vance_dot_v1_dot_recipe__pb2.DeleteRecipeResponse.SerializeToString,
+            ),
+            'ResolveLifecycle': grpc.unary_unary_rpc_method_handler(
+                    servicer.ResolveLifecycle,
+                    request_deserializer=vance_dot_v1_dot_recipe__pb2.ResolveLifecycleRequest.FromString,
+                    response_serializer=vance_dot_v1_dot_recipe__pb2.ResolvedLifecycle.SerializeToString,
+            ),
+            'ListEngines': grpc.unary_unary_rpc_method_handler(
+                    servicer.ListEngines,
+                    request_deserializer=vance_dot_v1_dot_recipe__pb2.ListEnginesRequest.FromString,
+                    response_serializer=vance_dot_v1_dot_recipe__pb2.ListEnginesResponse.SerializeToString,
+            ),
+            'ReloadEngines': grpc.unary_unary_rpc_method_handler(
+                    servicer.ReloadEngines,
+                    request_deserializer=vance_dot_v1_dot_recipe__pb2.ListEnginesRequest.FromString,
+                    response_serializer=vance_dot_v1_dot_recipe__pb2.ListEnginesResponse.SerializeToString,
+            ),
+            'ListManuals': grpc.unary_unary_rpc_method_handler(
+                    servicer.ListManuals,
+                    request_deserializer=vance_dot_v1_dot_recipe__pb2.ListManualsRequest.FromString,
+                    response_serializer=vance_dot_v1_dot_recipe__pb2.ListManualsResponse.SerializeToString,
+            ),
+            'ReadManual': grpc.unary_unary_rpc_method_handler(
+                    servicer.ReadManual,
+                    request_deserializer=vance_dot_v1_dot_recipe__pb2.ReadManualRequest.FromString,
+                    response_serializer=vance_dot_v1_dot_recipe__pb2.Manual.SerializeToString,
+            ),
+            'PutManual': grpc.unary_unary_rpc_method_handler(
+                    servicer.PutManual,
+                    request_deserializer=vance_dot_v1_dot_recipe__pb2.PutManualRequest.FromString,
+                    response_serializer=vance_dot_v1_dot_recipe__pb2.Manual.SerializeToString,
+            ),
+            'DeleteManual': grpc.unary_unary_rpc_method_handler(
+                    servicer.DeleteManual,
+                    request_deserializer=vance_dot_v1_dot_recipe__pb2.DeleteManualRequest.FromString,
+                    response_serializer=vance_dot_v1_dot_recipe__pb2.DeleteManualResponse.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -173,6 +340,276 @@ class RecipeService:
             '/vance.v1.RecipeService/ApplyRecipe',
             vance_dot_v1_dot_recipe__pb2.ApplyRecipeRequest.SerializeToString,
             vance_dot_v1_dot_recipe__pb2.AppliedRecipe.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def CreateRecipe(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/vance.v1.RecipeService/CreateRecipe',
+            vance_dot_v1_dot_recipe__pb2.CreateRecipeRequest.SerializeToString,
+            vance_dot_v1_dot_recipe__pb2.Recipe.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def UpdateRecipe(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/vance.v1.RecipeService/UpdateRecipe',
+            vance_dot_v1_dot_recipe__pb2.UpdateRecipeRequest.SerializeToString,
+            vance_dot_v1_dot_recipe__pb2.Recipe.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def DeleteRecipe(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/vance.v1.RecipeService/DeleteRecipe',
+            vance_dot_v1_dot_recipe__pb2.DeleteRecipeRequest.SerializeToString,
+            vance_dot_v1_dot_recipe__pb2.DeleteRecipeResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def ResolveLifecycle(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/vance.v1.RecipeService/ResolveLifecycle',
+            vance_dot_v1_dot_recipe__pb2.ResolveLifecycleRequest.SerializeToString,
+            vance_dot_v1_dot_recipe__pb2.ResolvedLifecycle.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def ListEngines(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/vance.v1.RecipeService/ListEngines',
+            vance_dot_v1_dot_recipe__pb2.ListEnginesRequest.SerializeToString,
+            vance_dot_v1_dot_recipe__pb2.ListEnginesResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def ReloadEngines(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/vance.v1.RecipeService/ReloadEngines',
+            vance_dot_v1_dot_recipe__pb2.ListEnginesRequest.SerializeToString,
+            vance_dot_v1_dot_recipe__pb2.ListEnginesResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def ListManuals(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/vance.v1.RecipeService/ListManuals',
+            vance_dot_v1_dot_recipe__pb2.ListManualsRequest.SerializeToString,
+            vance_dot_v1_dot_recipe__pb2.ListManualsResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def ReadManual(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/vance.v1.RecipeService/ReadManual',
+            vance_dot_v1_dot_recipe__pb2.ReadManualRequest.SerializeToString,
+            vance_dot_v1_dot_recipe__pb2.Manual.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def PutManual(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/vance.v1.RecipeService/PutManual',
+            vance_dot_v1_dot_recipe__pb2.PutManualRequest.SerializeToString,
+            vance_dot_v1_dot_recipe__pb2.Manual.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def DeleteManual(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/vance.v1.RecipeService/DeleteManual',
+            vance_dot_v1_dot_recipe__pb2.DeleteManualRequest.SerializeToString,
+            vance_dot_v1_dot_recipe__pb2.DeleteManualResponse.FromString,
             options,
             channel_credentials,
             insecure,

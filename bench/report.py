@@ -1,0 +1,226 @@
+"""The results as one Markdown document."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+from bench.scenarios import (
+    BENCH_CLIENT,
+    MACHINE,
+    SCRIPTED_MODEL,
+    LatencyResult,
+    MemoryResult,
+    ThroughputResult,
+)
+from bench.stats import Summary
+
+
+@dataclass
+class Results:
+    setup: dict[str, str] = field(default_factory=dict)
+    latency: LatencyResult | None = None
+    throughput: dict[int, ThroughputResult] = field(default_factory=dict)
+    memory: MemoryResult | None = None
+    failure: str = ""
+    elapsed_s: float = 0.0
+
+
+def _ms(v: float) -> str:
+    return "n/a" if math.isnan(v) else f"{v:.1f}"
+
+
+def _mib(v: int | float) -> str:
+    return f"{v / 2**20:.1f} MiB"
+
+
+def _table(header: list[str], rows: list[list[str]]) -> list[str]:
+    out = ["| " + " | ".join(header) + " |", "|" + "|".join(["---"] * len(header)) + "|"]
+    out += ["| " + " | ".join(r) + " |" for r in rows]
+    return out
+
+
+def _latency(r: LatencyResult) -> list[str]:
+    n = len(r.reply)
+    lines = [
+        "## (a) Steer → turn start latency",
+        "",
+        f"One WebSocket, one session, 2 engine workers; {n} samples after {r.warmup} warm-up "
+        "steers. Each steer waits for the chat's IDLE before the next one. Times are from just "
+        "before `process-steer` is sent to the arrival of the frame.",
+        "",
+    ]
+    rows = []
+    for label, values in (
+        ("`process-progress` RUNNING (**turn start**)", r.running),
+        ("steer reply frame", r.reply),
+        ("first assistant `chat-message-stream-chunk`", r.chunk),
+        ("assistant `chat-message-appended`", r.answer),
+        ("`process-progress` IDLE (turn committed)", r.idle),
+    ):
+        s = Summary.of(values)
+        rows.append([label, _ms(s.p50_ms), _ms(s.p99_ms), _ms(s.mean_ms), _ms(s.max_ms)])
+    lines += _table(["frame", "p50 ms", "p99 ms", "mean ms", "max ms"], rows)
+    outcomes = ", ".join(f"{k} {v}" for k, v in sorted(r.outcomes.items()))
+    k = min(50, len(r.answer) // 2)
+    if k:
+        first, last = Summary.of(r.answer[:k]), Summary.of(r.answer[-k:])
+        lines += [
+            "",
+            f"The session's chat grows by two messages per steer and Arthur reads up to 200 "
+            f"messages of history every turn: the answer p50 is {_ms(first.p50_ms)} ms over the "
+            f"first {k} samples and {_ms(last.p50_ms)} ms over the last {k}.",
+        ]
+    lines += [
+        "",
+        f"Steer outcomes: {outcomes}. The RUNNING frame came before the steer reply "
+        f"in {r.running_before_reply} of {n} steers; {r.missing_running} answered steers "
+        "had no RUNNING frame at all.",
+        "",
+    ]
+    return lines
+
+
+def _throughput(results: dict[int, ThroughputResult]) -> list[str]:
+    any_r = next(iter(results.values()))
+    lines = [
+        "## (b) Full turns per second",
+        "",
+        f"{any_r.clients} WebSocket clients, each with its own session, each doing sequential "
+        "steer → wait for the assistant `chat-message-appended` (fresh sessions for each run, so "
+        "chat histories stay short); answers counted in a "
+        f"{any_r.duration_s:.0f} s window after warm-up. Turn latency = steer sent → answer.",
+        "",
+    ]
+    rows = []
+    for workers, r in sorted(results.items()):
+        s = Summary.of(r.latencies)
+        outcomes = ", ".join(f"{k} {v}" for k, v in sorted(r.outcomes.items()))
+        rows.append(
+            [
+                str(workers),
+                str(r.answers),
+                f"**{r.turns_per_s:.1f}**",
+                _ms(s.p50_ms),
+                _ms(s.p99_ms),
+                outcomes,
+                str(r.missing_running),
+            ]
+        )
+    lines += _table(
+        [
+            "engine workers",
+            "answers",
+            "turns/s",
+            "turn p50 ms",
+            "turn p99 ms",
+            "steer outcomes (whole run)",
+            "answers without RUNNING frame",
+        ],
+        rows,
+    )
+    return [*lines, ""]
+
+
+def _cpu(r: ThroughputResult) -> list[str]:
+    assert r.cpu is not None
+    lines = [
+        f"## (c) Server CPU per turn ({r.workers} engine workers)",
+        "",
+        f"CPU time (user+sys from /proc/<pid>/stat, including descendants) of each supervisor "
+        f"child over the (b) window at {r.workers} workers ({r.duration_s:.0f} s, "
+        f"{r.answers} turns).",
+        "",
+    ]
+    server = {k: v for k, v in r.cpu.items() if k not in (SCRIPTED_MODEL, BENCH_CLIENT, MACHINE)}
+    turns = max(1, r.answers)
+    rows = []
+    for name, secs in sorted(server.items(), key=lambda kv: -kv[1]):
+        rows.append(
+            [name, f"{secs:.2f}", f"{secs / turns * 1000:.2f}", f"{secs / r.duration_s:.2f}"]
+        )
+    total = sum(server.values())
+    rows.append(
+        [
+            "**server total**",
+            f"**{total:.2f}**",
+            f"**{total / turns * 1000:.2f}**",
+            f"**{total / r.duration_s:.2f}**",
+        ]
+    )
+    ours = total
+    for name in (SCRIPTED_MODEL, BENCH_CLIENT):
+        if name in r.cpu:
+            secs = r.cpu[name]
+            ours += secs
+            rows.append(
+                [name, f"{secs:.2f}", f"{secs / turns * 1000:.2f}", f"{secs / r.duration_s:.2f}"]
+            )
+    if MACHINE in r.cpu:
+        other = max(0.0, r.cpu[MACHINE] - ours)
+        rows.append(
+            [
+                "rest of the machine (other processes, kernel)",
+                f"{other:.2f}",
+                "",
+                f"{other / r.duration_s:.2f}",
+            ]
+        )
+    lines += _table(["process", "CPU s", "ms CPU / turn", "cores busy"], rows)
+    return [*lines, ""]
+
+
+def _memory(m: MemoryResult) -> list[str]:
+    lines = [
+        f"## (d) process_service memory with {m.requested:,} idle processes",
+        "",
+        "Processes created over gRPC `ProcessService.CreateProcess` (engine ford, start=False), "
+        "100 per session, 16 calls in flight. RSS is VmRSS from /proc/<pid>/status.",
+        "",
+    ]
+    rows = [
+        [
+            "processes created",
+            f"{m.created:,} in {m.create_s:.1f} s ({m.created / max(m.create_s, 1e-9):.0f}/s)",
+        ],
+        ["process_service RSS before", _mib(m.rss_before)],
+        ["process_service RSS after", _mib(m.rss_after)],
+        ["**delta per process**", f"**{m.delta_per_process / 1024:.2f} KiB**"],
+        [
+            f"process_service RSS peak over the next {m.window_s:.0f} s (recovery sweep)",
+            _mib(m.rss_peak),
+        ],
+        [f"process_service RSS after those {m.window_s:.0f} s", _mib(m.rss_settled)],
+        [
+            f"process_service CPU over {m.window_s:.0f} s idle, before / after",
+            f"{m.idle_cpu_before * 1000:.0f} ms / {m.idle_cpu_after * 1000:.0f} ms",
+        ],
+        [
+            f"store CPU over the same {m.window_s:.0f} s windows, before / after",
+            f"{m.store_idle_cpu_before * 1000:.0f} ms / {m.store_idle_cpu_after * 1000:.0f} ms",
+        ],
+        [
+            "store (FerretDB) RSS before / after",
+            f"{_mib(m.store_rss_before)} / {_mib(m.store_rss_after)}",
+        ],
+    ]
+    lines += _table(["metric", "value"], rows)
+    return [*lines, ""]
+
+
+def render(r: Results) -> str:
+    lines = ["# Vancetope benchmark", ""]
+    lines += [f"- {k}: {v}" for k, v in r.setup.items()]
+    lines += [f"- total run time: {r.elapsed_s:.0f} s", ""]
+    if r.failure:
+        lines += [f"**FAILED:** {r.failure}", "", "Results measured before the failure:", ""]
+    if r.latency is not None:
+        lines += _latency(r.latency)
+    if r.throughput:
+        lines += _throughput(r.throughput)
+        for t in r.throughput.values():
+            if t.cpu is not None:
+                lines += _cpu(t)
+    if r.memory is not None:
+        lines += _memory(r.memory)
+    return "\n".join(lines).rstrip() + "\n"

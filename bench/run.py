@@ -1,0 +1,109 @@
+"""Runs every measurement against one system (adding workers between the throughput runs),
+prints the Markdown results and writes them to bench/results.md; stops everything."""
+
+from __future__ import annotations
+
+import asyncio
+import datetime
+import os
+import platform
+import shutil
+import sys
+import time
+import traceback
+from pathlib import Path
+
+import uvloop
+
+from bench.errors import BenchError
+from bench.procstat import load_average
+from bench.report import Results, render
+from bench.scenarios import memory, steer_latency, throughput
+from bench.system import SLOTS, BenchSystem, make_tmp
+
+TOTAL_BUDGET_S = 330.0
+RESULTS = Path(__file__).resolve().parent / "results.md"
+_T0 = time.monotonic()
+
+
+def log(msg: str) -> None:
+    print(f"[bench {time.monotonic() - _T0:6.1f}s] {msg}", file=sys.stderr, flush=True)
+
+
+async def _measure(system: BenchSystem, results: Results) -> None:
+    log("starting the scripted model and the system with 1 engine worker")
+    await system.start()
+    log(f"system up (logs in {system.logs})")
+    log("(b) throughput with 1 worker")
+    results.throughput[1] = await throughput(system, workers=1)
+    log(f"    {results.throughput[1].turns_per_s:.1f} turns/s")
+    await system.add_workers(2)
+    log("(a) steer -> turn start latency with 2 workers")
+    results.latency = await steer_latency(system)
+    log("(b)+(c) throughput and CPU with 2 workers")
+    results.throughput[2] = await throughput(system, workers=2, measure_cpu=True)
+    log(f"    {results.throughput[2].turns_per_s:.1f} turns/s")
+    await system.add_workers(4)
+    log("(b) throughput with 4 workers")
+    results.throughput[4] = await throughput(system, workers=4)
+    log(f"    {results.throughput[4].turns_per_s:.1f} turns/s")
+    log("(d) process_service memory with 10,000 idle processes")
+    results.memory = await memory(system)
+
+
+async def bench() -> Results:
+    tmp = make_tmp()
+    system = BenchSystem(tmp, workers=1)
+    results = Results(
+        setup={
+            "date": datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%d %H:%M UTC"),
+            "machine": f"{os.cpu_count()} cores, Python {platform.python_version()}, "
+            f"load average at start {load_average()}",
+            "system": f"vance.supervisor.Supervisor: FerretDB store, 4 gRPC services, gateway, "
+            f"engine workers with {SLOTS} slots each, log level INFO",
+            "model": "scripted OpenAI-compatible server in its own process, echo reply "
+            "(zero latency), streamed in 3 chunks",
+        }
+    )
+    budget = asyncio.timeout(TOTAL_BUDGET_S)
+    try:
+        async with budget:
+            await _measure(system, results)
+    except TimeoutError as exc:
+        if budget.expired():
+            results.failure = f"the benchmark did not finish in {TOTAL_BUDGET_S:.0f}s"
+        else:
+            traceback.print_exc()
+            results.failure = f"timed out: {exc!r}"
+    except BenchError as exc:
+        results.failure = str(exc)
+    except Exception as exc:
+        traceback.print_exc()
+        results.failure = f"unexpected {type(exc).__name__}: {exc}"
+    finally:
+        log("stopping the system")
+        try:
+            await asyncio.wait_for(system.stop(), 90)
+        except TimeoutError:
+            results.failure = results.failure or "the system did not stop within 90s"
+    if results.failure or os.environ.get("BENCH_KEEP"):
+        log(f"kept the data and logs in {tmp}")
+    else:
+        shutil.rmtree(tmp, ignore_errors=True)
+    results.elapsed_s = time.monotonic() - _T0
+    return results
+
+
+def main() -> None:
+    try:
+        results = uvloop.run(bench())
+    except KeyboardInterrupt:
+        log("interrupted")
+        sys.exit(130)
+    text = render(results)
+    print(text)
+    RESULTS.write_text(text)
+    log(f"wrote {RESULTS}")
+    if results.failure:
+        log(f"FAILED: {results.failure}")
+        sys.exit(1)
