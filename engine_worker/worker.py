@@ -78,13 +78,13 @@ class Worker:
             return
         self._stopping.set()
         logger.info("draining %d running turns", len(self._turns))
-        await self._outbox.put(ppb.WorkerMessage(draining=ppb.WorkerDraining()))
+        self._outbox.put_nowait(ppb.WorkerMessage(draining=ppb.WorkerDraining()))
         running = list(self._turns.values())
         if running:
             _, late = await asyncio.wait(running, timeout=self._drain_timeout_s)
             for task in late:
                 task.cancel()
-        await self._outbox.put(_CLOSE)
+        self._outbox.put_nowait(_CLOSE)
 
     async def _requests(self) -> AsyncIterator[ppb.WorkerMessage]:
         yield ppb.WorkerMessage(
@@ -104,8 +104,8 @@ class Worker:
             assert isinstance(item, ppb.WorkerMessage)
             yield item
 
-    async def _send(self, msg: ppb.WorkerMessage) -> None:
-        await self._outbox.put(msg)
+    def _send(self, msg: ppb.WorkerMessage) -> None:
+        self._outbox.put_nowait(msg)
 
     async def _session(self) -> None:
         self._outbox = asyncio.Queue()
@@ -144,7 +144,7 @@ class Worker:
         while True:
             await asyncio.sleep(self._heartbeat_s)
             if self._turns:
-                await self._send(
+                self._send(
                     ppb.WorkerMessage(heartbeat=ppb.WorkerHeartbeat(turn_ids=list(self._turns)))
                 )
 
@@ -155,7 +155,7 @@ class Worker:
             raise
         except Exception as exc:
             logger.exception("turn %s of %s failed", a.turn_id, a.process.id)
-            await self._send(
+            self._send(
                 ppb.WorkerMessage(
                     failure=ppb.TurnFailure(
                         turn_id=a.turn_id, error=f"{type(exc).__name__}: {exc}", retryable=True
@@ -166,7 +166,7 @@ class Worker:
             return
         fut: asyncio.Future[bool] = asyncio.get_running_loop().create_future()
         self._acks[a.turn_id] = fut
-        await self._send(
+        self._send(
             ppb.WorkerMessage(
                 commit=ppb.TurnCommit(
                     turn_id=a.turn_id,
@@ -215,6 +215,8 @@ class Worker:
             outcome = await engine.resume(process, ctx)
         else:
             outcome = await engine.steer(process, ctx)
+        # Chunks still buffered go out before the commit.
+        ctx.events.flush()
         if outcome.status in (ProcessStatus.CLOSED, ProcessStatus.BLOCKED) and not outcome.summary:
             outcome.summary = engine.summarize_for_parent(process, outcome)
         return outcome

@@ -301,12 +301,21 @@ def test_context_budget_drops_the_oldest_messages_with_a_note() -> None:
 async def test_manuals_and_recipes_through_arthurs_tools(system: System) -> None:
     m = uuid.uuid4().hex[:8]
     system.script(
-        Rule(match_last=f"{m} read up", tool_calls=[
-            call("manual_list"), call("manual_read", name="process-spawning"),
-            call("manual_read", name="not-mine"), call("recipe_list"),
-            call("process_create", name="hub", goal="x", recipe="eddie")]),
-        Rule(match=f"{m} read up", match_last="no engine worker",
-             tool_calls=[call("respond", message="read", awaiting_user_input=False)]),
+        Rule(
+            match_last=f"{m} read up",
+            tool_calls=[
+                call("manual_list"),
+                call("manual_read", name="process-spawning"),
+                call("manual_read", name="not-mine"),
+                call("recipe_list"),
+                call("process_create", name="hub", goal="x", recipe="eddie"),
+            ],
+        ),
+        Rule(
+            match=f"{m} read up",
+            match_last="no engine worker",
+            tool_calls=[call("respond", message="read", awaiting_user_input=False)],
+        ),
     )
     client, _ = await chat_session(system)
     await client.ok("process-steer", {"processName": "chat", "content": f"{m} read up"})
