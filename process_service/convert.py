@@ -9,7 +9,7 @@ from process_service.models import SteerResult, TurnRef
 from process_service.store import public_fields
 from vance import convert as c
 from vance import domain as d
-from vance.protoutil import dict_to_struct
+from vance.protoutil import dict_to_struct, struct_to_dict
 from vance.v1 import common_pb2 as pb
 from vance.v1 import process_pb2 as ppb
 
@@ -116,4 +116,29 @@ def assignment_to_proto(ref: TurnRef) -> ppb.DispatchMessage:
             pending=[c.steer_to_proto(d.steer_from_dict(m)) for m in ref.owned],
             lease_deadline_ms=ref.lease_until_ms,
         )
+    )
+
+
+def suspend_cause_from_proto(value: int) -> str:
+    """IDLE, DISCONNECT or FORCED; unspecified means FORCED (the system stopped the work)."""
+    name = pb.SuspendCause.Name(value).removeprefix("SUSPEND_CAUSE_") if value else ""
+    return name or "FORCED"
+
+
+def process_spec_from_proto(request: ppb.CreateProcessRequest) -> d.ThinkProcess:
+    return d.ThinkProcess(
+        id="",
+        tenant_id=request.tenant_id,
+        project_id=request.project_id,
+        session_id=request.session_id,
+        name=request.name,
+        title=request.title,
+        goal=request.goal,
+        engine=request.engine,
+        engine_version=request.engine_version,
+        recipe_name=request.recipe_name,
+        parent_process_id=request.parent_process_id,
+        owner_user_id=request.owner_user_id,
+        recipe_snapshot=struct_to_dict(request.recipe_snapshot),
+        params=struct_to_dict(request.params),
     )

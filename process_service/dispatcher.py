@@ -194,6 +194,7 @@ class Dispatcher:
             self._wakeup.set()
             return
         ref.engine_version = worker.engines.get(ref.engine, "")
+        ref.process["recipe_snapshot"] = await self._store.snapshot(process_id)
         if worker.closed:
             self.spawn(self._redo(ref, "worker left before the assignment"))
             return

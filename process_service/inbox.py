@@ -56,7 +56,9 @@ class Inbox:
                 # Handled already: the same key is stored and handled once.
                 doc = await self._store.get(pid)
                 return self._duplicate(doc, str(archived.get("id", "")))
-        doc = await self._store.push_pending(pid, message.model_dump(mode="json"), key)
+        doc = await self._store.push_pending(
+            pid, {**message.model_dump(mode="json"), "keyed": explicit_key}, key
+        )
         if doc is None:
             current = await self._store.get(pid)
             if current is None:

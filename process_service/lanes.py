@@ -183,8 +183,14 @@ class Lanes:
         """Ends a turn: owned messages become drained, the lane is released, the status set.
         Returns the document after the commit, or None when the lane is no longer ours."""
         now = self.clock.now_ms()
+        # The drained record serves the duplicate check of client-chosen keys and keeps what
+        # no chat message holds (events, results, commands). A plain user message without a key
+        # can never come again and its text is in the chat: recording it too costs a write
+        # per turn for nothing.
         await self.store.archive(
-            ref.process_id, ref.owned, {"drained_at_ms": now, "drained_by_turn": ref.turn_id}
+            ref.process_id,
+            [m for m in ref.owned if m.get("keyed") or m.get("kind") != "USER_CHAT_INPUT"],
+            {"drained_at_ms": now, "drained_by_turn": ref.turn_id},
         )
         base_set: dict[str, Any] = {
             "updated_at_ms": now,

@@ -55,7 +55,10 @@ class Processes:
                 f"a process named {spec.name!r} exists in this session", reason="name_taken"
             )
         now = self._lanes.clock.now_ms()
-        doc = spec.model_dump(mode="json", exclude={"id", "pending_count"})
+        doc = spec.model_dump(mode="json", exclude={"id", "pending_count", "recipe_snapshot"})
+        # The snapshot is immutable and large: it lives in its own document, so the
+        # compare-and-set updates of every turn do not rewrite it.
+        await self._store.put_snapshot(pid, spec.recipe_snapshot)
         doc.update(
             _id=pid,
             status=ProcessStatus.INIT.value,

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import logging
 
+from process_service.cascade import SessionCascade
 from process_service.dispatcher import Dispatcher
 from process_service.events import EventLog
 from process_service.inbox import Inbox
@@ -56,6 +57,7 @@ async def create_server(
         turns=turns,
         dispatcher=dispatcher,
         heartbeat_ms=config.lanes.heartbeat_ms,
+        cascade=SessionCascade(store, lanes, processes, dispatcher.kick, dispatcher.cancel_turn),
     )
     channels = Channels(config)
     tools = ProcessTools(

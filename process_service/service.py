@@ -10,6 +10,7 @@ from typing import Any
 import grpc
 
 from process_service import convert as pc
+from process_service.cascade import SessionCascade
 from process_service.dispatcher import Assign, Cancel, Dispatcher, WorkerConn
 from process_service.events import EventLog, SubscriberOverflow
 from process_service.inbox import Inbox
@@ -43,6 +44,7 @@ class ProcessServicer(process_pb2_grpc.ProcessServiceServicer):
         turns: Turns,
         dispatcher: Dispatcher,
         heartbeat_ms: int,
+        cascade: SessionCascade,
     ) -> None:
         self.store = store
         self.events = events
@@ -52,6 +54,7 @@ class ProcessServicer(process_pb2_grpc.ProcessServiceServicer):
         self.turns = turns
         self.dispatcher = dispatcher
         self.heartbeat_ms = heartbeat_ms
+        self.cascade = cascade
 
     # ---- processes ----
 
@@ -82,7 +85,9 @@ class ProcessServicer(process_pb2_grpc.ProcessServiceServicer):
 
     @grpc_errors
     async def GetProcess(self, request: ppb.GetProcessRequest, context: Any) -> pb.ThinkProcess:
-        return pc.process_doc_to_proto(await self.processes.get(request.process_id))
+        doc = await self.processes.get(request.process_id)
+        snapshot = await self.store.snapshot(request.process_id)
+        return pc.process_doc_to_proto({**doc, "recipe_snapshot": snapshot})
 
     @grpc_errors
     async def ListProcesses(
@@ -159,6 +164,47 @@ class ProcessServicer(process_pb2_grpc.ProcessServiceServicer):
         return ppb.DrainPendingResponse(
             messages=[c.steer_to_proto(d.steer_from_dict(m)) for m in msgs]
         )
+
+    # ---- session lifecycle cascades (process_service/cascade.py) ----
+
+    @grpc_errors
+    async def SuspendProcesses(
+        self, request: ppb.SessionCascadeRequest, context: Any
+    ) -> ppb.ListProcessesResponse:
+        cause = pc.suspend_cause_from_proto(request.suspend_cause)
+        done = await self.cascade.suspend(_session(request), cause, list(request.process_ids))
+        return ppb.ListProcessesResponse(processes=[pc.process_doc_to_proto(p) for p in done])
+
+    @grpc_errors
+    async def ResumeProcesses(
+        self, request: ppb.SessionCascadeRequest, context: Any
+    ) -> ppb.ListProcessesResponse:
+        done = await self.cascade.resume(_session(request), list(request.process_ids))
+        return ppb.ListProcessesResponse(processes=[pc.process_doc_to_proto(p) for p in done])
+
+    @grpc_errors
+    async def CloseProcesses(
+        self, request: ppb.SessionCascadeRequest, context: Any
+    ) -> ppb.ListProcessesResponse:
+        reason = c.close_reason_from_proto(request.close_reason) or d.CloseReason.STOPPED
+        done = await self.cascade.close(_session(request), reason, list(request.process_ids))
+        return ppb.ListProcessesResponse(processes=[pc.process_doc_to_proto(p) for p in done])
+
+    @grpc_errors
+    async def DeleteSessionData(
+        self, request: ppb.SessionCascadeRequest, context: Any
+    ) -> ppb.DeleteSessionDataResponse:
+        return ppb.DeleteSessionDataResponse(**await self.cascade.delete(_session(request)))
+
+    @grpc_errors
+    async def RespawnChat(self, request: ppb.RespawnChatRequest, context: Any) -> pb.ThinkProcess:
+        spec = pc.process_spec_from_proto(request.process)
+        created = await self.cascade.respawn_chat(
+            spec,
+            idempotency_key=request.process.idempotency_key,
+            history_from=request.history_from_process_id,
+        )
+        return c.process_to_proto(created)
 
     # ---- events ----
 
@@ -325,3 +371,9 @@ class ProcessServicer(process_pb2_grpc.ProcessServiceServicer):
             delay = max(0, int(doc["lane"]["lease_until_ms"]) - self.lanes.clock.now_ms() + 1)
             await asyncio.sleep(delay / 1000)
             self.dispatcher.kick(ref.process_id, ref.engine)
+
+
+def _session(request: ppb.SessionCascadeRequest) -> str:
+    if not request.session_id:
+        raise InvalidArgumentError("session_id is required")
+    return request.session_id

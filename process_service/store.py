@@ -3,6 +3,7 @@ embedded store only uses the _id index (see docs/architecture.md, "Store access"
 
 from __future__ import annotations
 
+from collections import OrderedDict
 from typing import Any
 
 from pymongo import ReturnDocument
@@ -11,6 +12,7 @@ from pymongo.asynchronous.database import AsyncDatabase
 from vance.domain import ProcessStatus
 from vance.store import Document, is_duplicate_key
 
+SNAPSHOT_CACHE = 2048
 LIVE = [s.value for s in ProcessStatus if s is not ProcessStatus.CLOSED]
 
 
@@ -31,6 +33,8 @@ class ProcessStore:
         self.chat = db["chat_messages"]
         self.events = db["session_events"]
         self.streams = db["session_streams"]
+        self.snapshots = db["process_snapshots"]
+        self._snapshots: OrderedDict[str, dict[str, Any]] = OrderedDict()
 
     # ---- processes ----
 
@@ -83,6 +87,32 @@ class ProcessStore:
         """Every process that is not CLOSED. A full scan: only used by the recovery sweep."""
         projection = {"pending": 0, "owned": 0, "recipe_snapshot": 0, "drained_keys": 0}
         return await self.processes.find({"status": {"$in": LIVE}}, projection).to_list(None)
+
+    # ---- snapshots ----
+
+    async def put_snapshot(self, process_id: str, snapshot: dict[str, Any]) -> None:
+        await self.snapshots.replace_one(
+            {"_id": process_id}, {"_id": process_id, "snapshot": snapshot}, upsert=True
+        )
+        self._remember(process_id, snapshot)
+
+    async def snapshot(self, process_id: str) -> dict[str, Any]:
+        """The recipe snapshot copied at spawn. Never changes, so a bounded cache holds the
+        recently used ones and a turn costs no read for it."""
+        cached = self._snapshots.get(process_id)
+        if cached is not None:
+            self._snapshots.move_to_end(process_id)
+            return cached
+        doc = await self.snapshots.find_one({"_id": process_id})
+        snapshot = dict(doc["snapshot"]) if doc else {}
+        self._remember(process_id, snapshot)
+        return snapshot
+
+    def _remember(self, process_id: str, snapshot: dict[str, Any]) -> None:
+        self._snapshots[process_id] = snapshot
+        self._snapshots.move_to_end(process_id)
+        while len(self._snapshots) > SNAPSHOT_CACHE:
+            self._snapshots.popitem(last=False)
 
     # ---- inbox ----
 
