@@ -40,4 +40,4 @@ for p in "$here"/*.patch; do
 done
 (cd "$src" && go build -trimpath -o "$bin" ./cmd/ferretdb)
 echo "$want" > "$stamp"
-"$bin" --version | head -1 >&2
+"$bin" --version | sed -n 1p >&2

@@ -40,6 +40,13 @@ class SessionStatus(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     SESSION_STATUS_ARCHIVED: _ClassVar[SessionStatus]
     SESSION_STATUS_CLOSED: _ClassVar[SessionStatus]
 
+class SuspendCause(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
+    __slots__ = ()
+    SUSPEND_CAUSE_UNSPECIFIED: _ClassVar[SuspendCause]
+    SUSPEND_CAUSE_IDLE: _ClassVar[SuspendCause]
+    SUSPEND_CAUSE_DISCONNECT: _ClassVar[SuspendCause]
+    SUSPEND_CAUSE_FORCED: _ClassVar[SuspendCause]
+
 class ProcessEventType(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     __slots__ = ()
     PROCESS_EVENT_TYPE_UNSPECIFIED: _ClassVar[ProcessEventType]
@@ -108,6 +115,10 @@ SESSION_STATUS_IDLE: SessionStatus
 SESSION_STATUS_SUSPENDED: SessionStatus
 SESSION_STATUS_ARCHIVED: SessionStatus
 SESSION_STATUS_CLOSED: SessionStatus
+SUSPEND_CAUSE_UNSPECIFIED: SuspendCause
+SUSPEND_CAUSE_IDLE: SuspendCause
+SUSPEND_CAUSE_DISCONNECT: SuspendCause
+SUSPEND_CAUSE_FORCED: SuspendCause
 PROCESS_EVENT_TYPE_UNSPECIFIED: ProcessEventType
 PROCESS_EVENT_TYPE_STARTED: ProcessEventType
 PROCESS_EVENT_TYPE_BLOCKED: ProcessEventType

@@ -8,6 +8,38 @@ from typing import ClassVar as _ClassVar, Optional as _Optional, Union as _Union
 
 DESCRIPTOR: _descriptor.FileDescriptor
 
+class SessionCascadeRequest(_message.Message):
+    __slots__ = ("session_id", "suspend_cause", "close_reason", "process_ids")
+    SESSION_ID_FIELD_NUMBER: _ClassVar[int]
+    SUSPEND_CAUSE_FIELD_NUMBER: _ClassVar[int]
+    CLOSE_REASON_FIELD_NUMBER: _ClassVar[int]
+    PROCESS_IDS_FIELD_NUMBER: _ClassVar[int]
+    session_id: str
+    suspend_cause: _common_pb2.SuspendCause
+    close_reason: _common_pb2.CloseReason
+    process_ids: _containers.RepeatedScalarFieldContainer[str]
+    def __init__(self, session_id: _Optional[str] = ..., suspend_cause: _Optional[_Union[_common_pb2.SuspendCause, str]] = ..., close_reason: _Optional[_Union[_common_pb2.CloseReason, str]] = ..., process_ids: _Optional[_Iterable[str]] = ...) -> None: ...
+
+class DeleteSessionDataResponse(_message.Message):
+    __slots__ = ("processes", "chat_messages", "events", "inbox")
+    PROCESSES_FIELD_NUMBER: _ClassVar[int]
+    CHAT_MESSAGES_FIELD_NUMBER: _ClassVar[int]
+    EVENTS_FIELD_NUMBER: _ClassVar[int]
+    INBOX_FIELD_NUMBER: _ClassVar[int]
+    processes: int
+    chat_messages: int
+    events: int
+    inbox: int
+    def __init__(self, processes: _Optional[int] = ..., chat_messages: _Optional[int] = ..., events: _Optional[int] = ..., inbox: _Optional[int] = ...) -> None: ...
+
+class RespawnChatRequest(_message.Message):
+    __slots__ = ("process", "history_from_process_id")
+    PROCESS_FIELD_NUMBER: _ClassVar[int]
+    HISTORY_FROM_PROCESS_ID_FIELD_NUMBER: _ClassVar[int]
+    process: CreateProcessRequest
+    history_from_process_id: str
+    def __init__(self, process: _Optional[_Union[CreateProcessRequest, _Mapping]] = ..., history_from_process_id: _Optional[str] = ...) -> None: ...
+
 class CreateProcessRequest(_message.Message):
     __slots__ = ("tenant_id", "project_id", "session_id", "name", "title", "goal", "engine", "recipe_name", "parent_process_id", "recipe_snapshot", "params", "owner_user_id", "idempotency_key", "start", "engine_version")
     TENANT_ID_FIELD_NUMBER: _ClassVar[int]

@@ -100,6 +100,31 @@ class ProcessServiceStub:
                 request_serializer=vance_dot_v1_dot_process__pb2.ListWorkersRequest.SerializeToString,
                 response_deserializer=vance_dot_v1_dot_process__pb2.ListWorkersResponse.FromString,
                 _registered_method=True)
+        self.SuspendProcesses = channel.unary_unary(
+                '/vance.v1.ProcessService/SuspendProcesses',
+                request_serializer=vance_dot_v1_dot_process__pb2.SessionCascadeRequest.SerializeToString,
+                response_deserializer=vance_dot_v1_dot_process__pb2.ListProcessesResponse.FromString,
+                _registered_method=True)
+        self.ResumeProcesses = channel.unary_unary(
+                '/vance.v1.ProcessService/ResumeProcesses',
+                request_serializer=vance_dot_v1_dot_process__pb2.SessionCascadeRequest.SerializeToString,
+                response_deserializer=vance_dot_v1_dot_process__pb2.ListProcessesResponse.FromString,
+                _registered_method=True)
+        self.CloseProcesses = channel.unary_unary(
+                '/vance.v1.ProcessService/CloseProcesses',
+                request_serializer=vance_dot_v1_dot_process__pb2.SessionCascadeRequest.SerializeToString,
+                response_deserializer=vance_dot_v1_dot_process__pb2.ListProcessesResponse.FromString,
+                _registered_method=True)
+        self.DeleteSessionData = channel.unary_unary(
+                '/vance.v1.ProcessService/DeleteSessionData',
+                request_serializer=vance_dot_v1_dot_process__pb2.SessionCascadeRequest.SerializeToString,
+                response_deserializer=vance_dot_v1_dot_process__pb2.DeleteSessionDataResponse.FromString,
+                _registered_method=True)
+        self.RespawnChat = channel.unary_unary(
+                '/vance.v1.ProcessService/RespawnChat',
+                request_serializer=vance_dot_v1_dot_process__pb2.RespawnChatRequest.SerializeToString,
+                response_deserializer=vance_dot_v1_dot_common__pb2.ThinkProcess.FromString,
+                _registered_method=True)
 
 
 class ProcessServiceServicer:
@@ -190,6 +215,43 @@ class ProcessServiceServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def SuspendProcesses(self, request, context):
+        """---- session lifecycle cascades (seed 002 §9, §11), driven by session_service ----
+        Non-CLOSED processes -> SUSPENDED with the cause; a running turn is cancelled and its
+        messages go back to pending, so a resume handles them.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def ResumeProcesses(self, request, context):
+        """SUSPENDED processes -> IDLE (INIT if never started); pending messages start a turn.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def CloseProcesses(self, request, context):
+        """Non-CLOSED processes -> CLOSED with close_reason; pending messages are dropped.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def DeleteSessionData(self, request, context):
+        """Hard delete of everything process_service keeps for the session.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def RespawnChat(self, request, context):
+        """Reactivate: a new process whose chat starts as a copy of another process's chat.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_ProcessServiceServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -257,6 +319,31 @@ def add_ProcessServiceServicer_to_server(servicer, server):
                     servicer.ListWorkers,
                     request_deserializer=vance_dot_v1_dot_process__pb2.ListWorkersRequest.FromString,
                     response_serializer=vance_dot_v1_dot_process__pb2.ListWorkersResponse.SerializeToString,
+            ),
+            'SuspendProcesses': grpc.unary_unary_rpc_method_handler(
+                    servicer.SuspendProcesses,
+                    request_deserializer=vance_dot_v1_dot_process__pb2.SessionCascadeRequest.FromString,
+                    response_serializer=vance_dot_v1_dot_process__pb2.ListProcessesResponse.SerializeToString,
+            ),
+            'ResumeProcesses': grpc.unary_unary_rpc_method_handler(
+                    servicer.ResumeProcesses,
+                    request_deserializer=vance_dot_v1_dot_process__pb2.SessionCascadeRequest.FromString,
+                    response_serializer=vance_dot_v1_dot_process__pb2.ListProcessesResponse.SerializeToString,
+            ),
+            'CloseProcesses': grpc.unary_unary_rpc_method_handler(
+                    servicer.CloseProcesses,
+                    request_deserializer=vance_dot_v1_dot_process__pb2.SessionCascadeRequest.FromString,
+                    response_serializer=vance_dot_v1_dot_process__pb2.ListProcessesResponse.SerializeToString,
+            ),
+            'DeleteSessionData': grpc.unary_unary_rpc_method_handler(
+                    servicer.DeleteSessionData,
+                    request_deserializer=vance_dot_v1_dot_process__pb2.SessionCascadeRequest.FromString,
+                    response_serializer=vance_dot_v1_dot_process__pb2.DeleteSessionDataResponse.SerializeToString,
+            ),
+            'RespawnChat': grpc.unary_unary_rpc_method_handler(
+                    servicer.RespawnChat,
+                    request_deserializer=vance_dot_v1_dot_process__pb2.RespawnChatRequest.FromString,
+                    response_serializer=vance_dot_v1_dot_common__pb2.ThinkProcess.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -610,6 +697,141 @@ class ProcessService:
             '/vance.v1.ProcessService/ListWorkers',
             vance_dot_v1_dot_process__pb2.ListWorkersRequest.SerializeToString,
             vance_dot_v1_dot_process__pb2.ListWorkersResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def SuspendProcesses(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/vance.v1.ProcessService/SuspendProcesses',
+            vance_dot_v1_dot_process__pb2.SessionCascadeRequest.SerializeToString,
+            vance_dot_v1_dot_process__pb2.ListProcessesResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def ResumeProcesses(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/vance.v1.ProcessService/ResumeProcesses',
+            vance_dot_v1_dot_process__pb2.SessionCascadeRequest.SerializeToString,
+            vance_dot_v1_dot_process__pb2.ListProcessesResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def CloseProcesses(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/vance.v1.ProcessService/CloseProcesses',
+            vance_dot_v1_dot_process__pb2.SessionCascadeRequest.SerializeToString,
+            vance_dot_v1_dot_process__pb2.ListProcessesResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def DeleteSessionData(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/vance.v1.ProcessService/DeleteSessionData',
+            vance_dot_v1_dot_process__pb2.SessionCascadeRequest.SerializeToString,
+            vance_dot_v1_dot_process__pb2.DeleteSessionDataResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def RespawnChat(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/vance.v1.ProcessService/RespawnChat',
+            vance_dot_v1_dot_process__pb2.RespawnChatRequest.SerializeToString,
+            vance_dot_v1_dot_common__pb2.ThinkProcess.FromString,
             options,
             channel_credentials,
             insecure,
