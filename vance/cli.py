@@ -11,7 +11,7 @@ import sys
 from vance.config import ConfigError, load_config
 from vance.llm import NOT_CONFIGURED, is_configured
 from vance.logsetup import setup_logging
-from vance.supervisor import Supervisor
+from vance.supervisor import Supervisor, die_with_parent
 
 logger = logging.getLogger("vance")
 
@@ -24,6 +24,7 @@ async def _run() -> int:
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGINT, signal.SIGTERM):
         loop.add_signal_handler(sig, stop.set)
+    die_with_parent()
     code = 0
     try:
         await sup.start_all()

@@ -26,12 +26,16 @@ _PR_SET_PDEATHSIG = 1
 
 
 def _die_with_parent() -> None:
-    """Children get SIGTERM when the supervisor dies, whatever killed it."""
+    """This process gets SIGTERM when its parent dies, whatever killed it: the children of the
+    supervisor, and the supervisor itself under `make run` (killing make stops everything)."""
     try:
         libc = ctypes.CDLL("libc.so.6", use_errno=True)
         libc.prctl(_PR_SET_PDEATHSIG, signal.SIGTERM)
     except OSError:
         pass
+
+
+die_with_parent = _die_with_parent
 
 
 @dataclass
