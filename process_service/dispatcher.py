@@ -140,8 +140,12 @@ class Dispatcher:
     async def renew(self, conn: WorkerConn, turn_ids: list[str]) -> None:
         for turn_id in turn_ids:
             ref = conn.turns.get(turn_id)
-            if ref is not None and not ref.done and not await self._lanes.renew(ref):
-                # The lane is no longer this turn's (stopped, or taken after expiry).
+            if ref is None or ref.done:
+                continue
+            renewed = await self._lanes.renew(ref)
+            # A commit may have landed while the renewal was on its way: only a turn that is
+            # still running and lost its lane (stopped, or taken after expiry) is cancelled.
+            if not renewed and not ref.done:
                 self.cancel_turn(turn_id)
 
     # ---- the loop ----
@@ -204,22 +208,33 @@ class Dispatcher:
 
     async def _sweep_loop(self) -> None:
         await self.sweep()
+        last_scan = self._clock.now_ms()
         while not self._stopping:
-            await asyncio.sleep(self._config.scan_interval_ms / 1000)
+            await asyncio.sleep(self._config.heartbeat_ms / 1000)
+            self.expire_local()
+            if self._clock.now_ms() - last_scan < self._config.scan_interval_ms:
+                continue
+            last_scan = self._clock.now_ms()
             try:
                 await self.sweep()
             except Exception:
                 logger.exception("lane sweep failed")
 
-    async def sweep(self) -> None:
-        """Finds turns nobody runs: wanted turns (a replica died before dispatching) and
-        lanes whose lease expired (a worker hung or a replica died mid-turn)."""
+    def expire_local(self) -> None:
+        """Our own turns whose worker stopped renewing the lease (hung, not disconnected)."""
         now = self._clock.now_ms()
         for ref in list(self._turns.values()):
-            if ref.lease_until_ms < now - self._config.lease_ms and not ref.done:
+            if ref.lease_until_ms < now and not ref.done:
                 logger.warning("turn %s missed its lease; redoing it", ref.turn_id)
                 self.cancel_turn(ref.turn_id)
                 self.spawn(self._redo(ref, "lease expired"))
+
+    async def sweep(self) -> None:
+        """Finds turns nobody runs: wanted turns (a replica died before dispatching) and
+        lanes whose lease expired (a replica died mid-turn). A full scan of live processes,
+        so it runs rarely (`lanes.scan_interval_ms`)."""
+        now = self._clock.now_ms()
+        self.expire_local()
         for doc in await self._store.all_live():
             lane: dict[str, Any] = doc.get("lane") or {}
             status = doc["status"]

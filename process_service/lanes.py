@@ -117,6 +117,8 @@ class Lanes:
         if updated is None:
             return None
         logger.info("redoing turn %s of %s (attempt %d)", lane["turn_id"], process_id, attempt)
+        # The client sees the redo start like any turn.
+        await self._status_event(updated, ProcessStatus.RUNNING, ProcessStatus.RUNNING)
         return self._ref(
             updated,
             str(lane["turn_id"]),

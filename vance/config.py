@@ -37,6 +37,9 @@ ENV_KEYS: dict[str, str] = {
     "VANCE_LOG_JSON": "logging.json_format",
     "VANCE_SEED_DEFAULTS": "seed_defaults",
     "VANCE_EVENT_POLL_MS": "events.poll_ms",
+    "VANCE_SWEEP_INTERVAL_MS": "lifecycle.sweep_interval_ms",
+    "VANCE_BIND_STALE_AFTER_MS": "lifecycle.bind_stale_after_ms",
+    "VANCE_AUTO_RESTART_FORCED": "lifecycle.auto_restart_forced.enabled",
 }
 
 
@@ -80,12 +83,34 @@ class LanesConfig(_Frozen):
     heartbeat_ms: int = 3_000
     max_attempts: int = 3
     retry_backoff_ms: int = 200
-    scan_interval_ms: int = 5_000
+    # The recovery sweep reads every live process: rare, since local losses are seen at once.
+    scan_interval_ms: int = 30_000
 
 
 class EventsConfig(_Frozen):
     chunk_replay_window_s: int = 600
     poll_ms: int = 0  # >0 when several process_service replicas serve one session's clients
+
+
+class AutoRestartConfig(_Frozen):
+    """Seed 002 §10.1: resume FORCED-suspended sessions on boot (off by default)."""
+
+    enabled: bool = False
+    max_concurrent: int = 3
+    delay_between_ms: int = 500
+
+
+class LifecycleConfig(_Frozen):
+    """Session lifecycle (seed 002 §7-§10). Tenant settings may override the floor and the
+    abandoned-detection values; the rest are deployment constants."""
+
+    sweep_interval_ms: int = 60_000
+    bind_stale_after_ms: int = 120_000
+    idle_prefilter_ms: int = 30_000  # sessions active this recently are not even looked at
+    forced_floor_ms: int = 7 * 24 * 3600 * 1000
+    abandoned_detection: bool = True
+    abandoned_min_qa_pairs: int = 1
+    auto_restart_forced: AutoRestartConfig = AutoRestartConfig()
 
 
 class LlmConfig(_Frozen):
@@ -114,6 +139,7 @@ class Config(_Frozen):
     worker: WorkerConfig = WorkerConfig()
     lanes: LanesConfig = LanesConfig()
     events: EventsConfig = EventsConfig()
+    lifecycle: LifecycleConfig = LifecycleConfig()
     llm: LlmConfig = LlmConfig()
     logging: LoggingConfig = LoggingConfig()
 

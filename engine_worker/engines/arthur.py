@@ -61,7 +61,8 @@ class Arthur:
                 model_inbox.append(message)
         if not model_inbox:
             return TurnOutcome.idle()
-        history = await ctx.chat.history()
+        # The budget cuts further; the limit keeps a long chat from costing a full read per turn.
+        history = await ctx.chat.history(limit=int(ctx.settings.get("historyLimit", 100)))
         turn_input = []
         for message in model_inbox:
             if isinstance(message, UserChatInput):

@@ -35,7 +35,7 @@ class Ford:
         self, process: ThinkProcess, ctx: ThinkEngineContext, *, starting: bool = False
     ) -> TurnOutcome:
         inbox = await ctx.drain_pending()
-        history = await ctx.chat.history()
+        history = await ctx.chat.history(limit=int(ctx.settings.get("historyLimit", 100)))
         if starting and process.goal:
             # The goal was appended this turn; the committed history does not hold it yet.
             history = [m for m in history if m.content != process.goal]
