@@ -70,8 +70,16 @@ class EventLog:
         self, session_id: str, kind: str, data: dict[str, Any], *, ephemeral: bool = False
     ) -> int:
         """Appends one event and returns its seq once it is durable (or, for ephemeral stream
-        chunks, once it has a seq). Concurrent publishers to one session share a write: the
-        first one writes every event queued meanwhile (group commit)."""
+        chunks, once it has a seq)."""
+        fut = self.submit(session_id, kind, data, ephemeral=ephemeral)
+        await self.flush(session_id)
+        return await fut
+
+    def submit(
+        self, session_id: str, kind: str, data: dict[str, Any], *, ephemeral: bool = False
+    ) -> asyncio.Future[int]:
+        """Queues an event in seq order without writing it; `flush` writes it. A caller with
+        more events at hand submits them all and flushes once: one write for all."""
         event: Event = {
             "session_id": session_id,
             "kind": kind,
@@ -79,11 +87,22 @@ class EventLog:
             "at_ms": self._clock.now_ms(),
             "ephemeral": ephemeral,
         }
-        w = self._writer(session_id)
         fut: asyncio.Future[int] = asyncio.get_running_loop().create_future()
-        w.pending.append((event, fut))
+        self._writer(session_id).pending.append((event, fut))
+        return fut
+
+    async def flush(self, session_id: str) -> None:
+        """Writes what is queued for the session. Concurrent flushers share a write: the first
+        one writes every event queued meanwhile (group commit), the others wait for it."""
+        w = self._writer(session_id)
         if w.busy:
-            return await fut
+            await w.idle.wait()
+            if not w.pending:
+                return
+        if w.busy:
+            # Someone else took the writer first after the wait: their loop writes ours too.
+            await w.idle.wait()
+            return
         w.busy = True
         w.idle.clear()
         try:
@@ -93,7 +112,6 @@ class EventLog:
         finally:
             w.busy = False
             w.idle.set()
-        return await fut
 
     async def _write(
         self, session_id: str, w: _Writer, batch: list[tuple[Event, asyncio.Future[int]]]

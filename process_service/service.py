@@ -301,7 +301,17 @@ class ProcessServicer(process_pb2_grpc.ProcessServiceServicer):
 
     async def _pump_turn(self, ref: TurnRef) -> None:
         """Handles one turn's reports in order: events first, then its commit or failure."""
+        try:
+            await self._pump_reports(ref)
+        finally:
+            # A failed or lost turn's chat messages are stored: their events go out too.
+            await self.events.flush(ref.session_id)
+
+    async def _pump_reports(self, ref: TurnRef) -> None:
         while True:
+            if ref.events.empty():
+                # Nothing more at hand: write what this turn queued, so the client sees it now.
+                await self.events.flush(ref.session_id)
             msg = await ref.events.get()
             if msg is None or ref.done:
                 return

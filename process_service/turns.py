@@ -33,7 +33,8 @@ class Turns:
     async def chat_append(
         self, ref: TurnRef, ordinal: int, role: ChatRole, content: str, meta: dict[str, Any]
     ) -> str:
-        """Stores the turn's `ordinal`-th chat message once. Numbers continue the process's
+        """Stores the turn's `ordinal`-th chat message once, and queues its event (the caller
+        flushes the session's events: several reports of a turn share one write). Numbers continue the process's
         chat; a redo of the same turn finds its own messages and writes nothing again."""
         turn_key = f"{ref.turn_id}:{ordinal}"
         n = ref.chat_base + ordinal + ref.chat_shift
@@ -51,7 +52,7 @@ class Turns:
             }
             if await self._store.insert_chat(doc):
                 ref.highest_chat = max(ref.highest_chat, n)
-                await self._events.publish(ref.session_id, CHAT_APPENDED, _chat_event(doc))
+                self._events.submit(ref.session_id, CHAT_APPENDED, _chat_event(doc))
                 return str(doc["_id"])
             existing = await self._store.get_chat(str(doc["_id"]))
             if existing is not None and existing.get("turn_key") == turn_key:
@@ -62,7 +63,7 @@ class Turns:
             n += 1
 
     async def chunk(self, ref: TurnRef, role: ChatRole, chunk: str) -> None:
-        await self._events.publish(
+        self._events.submit(
             ref.session_id,
             STREAM_CHUNK,
             {
@@ -75,7 +76,7 @@ class Turns:
         )
 
     async def progress(self, ref: TurnRef, kind: str, payload: dict[str, Any]) -> None:
-        await self._events.publish(
+        self._events.submit(
             ref.session_id,
             PROGRESS,
             {
