@@ -15,6 +15,16 @@ from bench.scenarios import (
 )
 from bench.stats import Summary
 
+CPU_WORKERS = 2  # the (b) run whose CPU is broken down per process
+
+
+def _busy(r: ThroughputResult) -> tuple[float, float]:
+    """Cores kept busy during the window: by the server, by the rest of the machine."""
+    server = sum(v for k, v in r.cpu.items() if k not in (SCRIPTED_MODEL, BENCH_CLIENT, MACHINE))
+    ours = server + r.cpu.get(SCRIPTED_MODEL, 0.0) + r.cpu.get(BENCH_CLIENT, 0.0)
+    rest = max(0.0, r.cpu.get(MACHINE, ours) - ours)
+    return server / r.duration_s, rest / r.duration_s
+
 
 @dataclass
 class Results:
@@ -67,9 +77,9 @@ def _latency(r: LatencyResult) -> list[str]:
         first, last = Summary.of(r.answer[:k]), Summary.of(r.answer[-k:])
         lines += [
             "",
-            f"The session's chat grows by two messages per steer and Arthur reads up to 200 "
-            f"messages of history every turn: the answer p50 is {_ms(first.p50_ms)} ms over the "
-            f"first {k} samples and {_ms(last.p50_ms)} ms over the last {k}.",
+            "The session's chat grows by two messages per steer and the chat engine reads its "
+            f"history every turn: the answer p50 is {_ms(first.p50_ms)} ms over the first {k} "
+            f"samples and {_ms(last.p50_ms)} ms over the last {k}.",
         ]
     lines += [
         "",
@@ -105,6 +115,7 @@ def _throughput(results: dict[int, ThroughputResult]) -> list[str]:
                 _ms(s.p99_ms),
                 outcomes,
                 str(r.missing_running),
+                "{:.2f} / {:.2f}".format(*_busy(r)),
             ]
         )
     lines += _table(
@@ -116,6 +127,7 @@ def _throughput(results: dict[int, ThroughputResult]) -> list[str]:
             "turn p99 ms",
             "steer outcomes (whole run)",
             "answers without RUNNING frame",
+            "cores busy: server / rest of machine",
         ],
         rows,
     )
@@ -123,7 +135,6 @@ def _throughput(results: dict[int, ThroughputResult]) -> list[str]:
 
 
 def _cpu(r: ThroughputResult) -> list[str]:
-    assert r.cpu is not None
     lines = [
         f"## (c) Server CPU per turn ({r.workers} engine workers)",
         "",
@@ -181,7 +192,17 @@ def _memory(m: MemoryResult) -> list[str]:
     rows = [
         [
             "processes created",
-            f"{m.created:,} in {m.create_s:.1f} s ({m.created / max(m.create_s, 1e-9):.0f}/s)",
+            f"{m.created:,} in {m.create_s:.1f} s ({m.created / max(m.create_s, 1e-9):.0f}/s)"
+            + (
+                f" — **only {m.created:,} of {m.requested:,}: creation stopped at its "
+                f"{m.budget_s:.0f} s budget**"
+                if m.created < m.requested
+                else ""
+            ),
+        ],
+        [
+            "create rate over the first / last 2,000",
+            f"{m.first_rate:.0f}/s / {m.last_rate:.0f}/s",
         ],
         ["process_service RSS before", _mib(m.rss_before)],
         ["process_service RSS after", _mib(m.rss_after)],
@@ -218,9 +239,8 @@ def render(r: Results) -> str:
         lines += _latency(r.latency)
     if r.throughput:
         lines += _throughput(r.throughput)
-        for t in r.throughput.values():
-            if t.cpu is not None:
-                lines += _cpu(t)
+        if CPU_WORKERS in r.throughput:
+            lines += _cpu(r.throughput[CPU_WORKERS])
     if r.memory is not None:
         lines += _memory(r.memory)
     return "\n".join(lines).rstrip() + "\n"

@@ -15,6 +15,7 @@ from fastapi.responses import JSONResponse
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 from pydantic import BaseModel
 
+from gateway import rest, rest_sessions
 from gateway.auth import Principal, Tokens, bearer, load_secret
 from gateway.clients import Clients
 from gateway.frames import PROFILE_PATTERN
@@ -50,6 +51,11 @@ def create_app(config: Config) -> FastAPI:
         await channels.close()
 
     app = FastAPI(title="Vancetope gateway", version="0.1.0", lifespan=lifespan)
+    # What gateway/rest.py's routes reach through `request.app.state`.
+    app.state.tokens = tokens
+    app.state.clients = clients
+    app.include_router(rest.router)
+    app.include_router(rest_sessions.router)
 
     @app.get("/healthz")
     async def healthz() -> JSONResponse:

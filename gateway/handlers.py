@@ -2,15 +2,14 @@
 
 from __future__ import annotations
 
-import re
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
-from gateway.frames import PROFILE_PATTERN, chat_message_data, process_data, status_name
+from gateway.activity import note_activity
+from gateway.frames import chat_message_data, process_data, status_name
 from vance.protoutil import dict_to_struct
 from vance.v1 import common_pb2 as pb
 from vance.v1 import process_pb2 as ppb
-from vance.v1 import session_pb2 as spb
 
 if TYPE_CHECKING:
     from gateway.ws import Connection
@@ -52,59 +51,6 @@ def _bound(conn: Connection) -> str:
     return conn.session_id
 
 
-def _session_reply(s: spb.Session) -> dict[str, Any]:
-    return {
-        "sessionId": s.session_id,
-        "projectId": s.project_id,
-        "chatProcessId": s.chat_process_id or None,
-        "chatProcessName": s.chat_process_name or None,
-        "chatEngine": s.chat_engine or None,
-    }
-
-
-@handles("session-create")
-async def session_create(conn: Connection, data: dict[str, Any]) -> dict[str, Any]:
-    profile = _str(data, "profile") or conn.profile
-    if not re.match(PROFILE_PATTERN, profile):
-        raise FrameError(400, f"profile must match {PROFILE_PATTERN}", "bad_profile")
-    session = await conn.clients.sessions.CreateSession(
-        spb.CreateSessionRequest(
-            tenant_id=conn.principal.tenant_id,
-            project_id=_str(data, "projectId", required=True),
-            owner_user_id=conn.principal.username,
-            profile=profile,
-            autonomous=bool(data.get("autonomous", False)),
-            chat_engine=_str(data, "chatEngine"),
-        )
-    )
-    await conn.bind(session.session_id, session.chat_process_id, 0)
-    return _session_reply(session)
-
-
-@handles("session-resume")
-async def session_resume(conn: Connection, data: dict[str, Any]) -> dict[str, Any]:
-    session = await conn.clients.sessions.GetSession(
-        spb.GetSessionRequest(
-            tenant_id=conn.principal.tenant_id, session_id=_str(data, "sessionId", required=True)
-        )
-    )
-    if session.status == pb.SESSION_STATUS_CLOSED:
-        raise FrameError(404, "the session is closed", "session_closed")
-    if session.owner_user_id != conn.principal.username and not conn.principal.is_admin:
-        raise FrameError(403, "the session belongs to another user", "session_foreign")
-    since = data.get("sinceSeq", 0)
-    if not isinstance(since, int) or isinstance(since, bool) or since < 0:
-        raise FrameError(400, "sinceSeq must be a non-negative integer", "bad_sinceSeq")
-    await conn.bind(session.session_id, session.chat_process_id, since)
-    return {**_session_reply(session), "sinceSeq": since}
-
-
-@handles("session-unbind")
-async def session_unbind(conn: Connection, data: dict[str, Any]) -> dict[str, Any]:
-    await conn.unbind()
-    return {}
-
-
 def _target(conn: Connection, data: dict[str, Any]) -> ppb.ProcessRef:
     session_id = _bound(conn)
     pid = _str(data, "processId")
@@ -136,6 +82,7 @@ async def process_steer(conn: Connection, data: dict[str, Any]) -> dict[str, Any
             ),
         )
     )
+    await note_activity(conn.clients, conn.principal.tenant_id, target.session_id)
     return {
         "thinkProcessId": resp.process.id or target.process_id or None,
         "processName": resp.process.name or target.process_name or None,

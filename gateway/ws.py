@@ -13,12 +13,14 @@ import grpc
 from fastapi import WebSocket, WebSocketDisconnect
 from pydantic import ValidationError
 
+from gateway import binding
 from gateway.auth import Principal
 from gateway.clients import Clients
 from gateway.frames import Envelope, error_frame, event_frame, frame
 from gateway.handlers import HANDLERS, FrameError
 from vance import PROTOCOL_VERSION, __version__
 from vance.errors import http_status_for, reason_of
+from vance.ids import new_id
 
 logger = logging.getLogger(__name__)
 
@@ -45,6 +47,11 @@ class Connection:
         self.session_id = ""
         self.chat_process_id = ""
         self.last_seq = 0
+        # The editor id of seed 002 §8: what the session's bind holds.
+        self.connection_id = new_id("conn")
+        self.monitor = False  # watches without binding (session-monitor)
+        self.close_after_reply: tuple[int, str] | None = None
+        self.closed = False
         self._send_lock = asyncio.Lock()
         self._pump: asyncio.Task[None] | None = None
 
@@ -52,9 +59,13 @@ class Connection:
         async with self._send_lock:
             await self.ws.send_text(json.dumps(data, separators=(",", ":")))
 
-    async def bind(self, session_id: str, chat_process_id: str, since_seq: int) -> None:
-        """Binds the socket to a session and streams its events from since_seq on."""
+    async def bind(
+        self, session_id: str, chat_process_id: str, since_seq: int, *, monitor: bool = False
+    ) -> None:
+        """Follows a session's events from since_seq on (the bind itself is session_service's,
+        taken by gateway/binding.py before this)."""
         await self.unbind()
+        self.monitor = monitor
         self.session_id = session_id
         self.chat_process_id = chat_process_id
         self.last_seq = since_seq
@@ -99,7 +110,7 @@ class Connection:
                 {
                     "userId": self.principal.username,
                     "tenantId": self.principal.tenant_id,
-                    "editorId": None,
+                    "editorId": self.connection_id,
                     "profile": self.profile,
                     "server": {
                         "version": __version__,
@@ -113,12 +124,13 @@ class Connection:
     async def run(self) -> None:
         await self.welcome()
         try:
-            while True:
+            while not self.closed:
                 raw = await self.ws.receive_text()
                 await self._handle(raw)
         except WebSocketDisconnect:
             pass
         finally:
+            await binding.release(self, disconnect=True)
             await self.unbind()
 
     async def _handle(self, raw: str) -> None:
@@ -126,6 +138,21 @@ class Connection:
             env = Envelope.model_validate(json.loads(raw))
         except (json.JSONDecodeError, ValidationError) as exc:
             await self.send(error_frame(400, f"not a frame: {exc}", "bad_frame", reply_to=None))
+            return
+        # Every inbound frame renews the bind (seed 002 §8.3); a lost bind ends the connection.
+        lost = await binding.heartbeat(self)
+        if lost:
+            await self.send(
+                error_frame(
+                    binding.lost_code(lost),
+                    "this connection lost the session's bind",
+                    lost,
+                    reply_to=env.id,
+                )
+            )
+            self.session_id = ""  # nothing to release: the bind is someone else's
+            self.closed = True
+            await self.ws.close(code=binding.CLOSE_BIND_LOST, reason=lost)
             return
         if env.type == "ping":
             await self.send(
@@ -165,3 +192,6 @@ class Connection:
             )
             return
         await self.send(frame(env.type, reply, reply_to=env.id))
+        if self.close_after_reply is not None:
+            self.closed = True
+            await self.ws.close(code=self.close_after_reply[0], reason=self.close_after_reply[1])

@@ -2,10 +2,24 @@
 
 from __future__ import annotations
 
-from typing import cast
+from typing import Any, cast
 
-from session_service.models import Project, ProjectKind, Session, SessionStatus, User
+from session_service.access import Actor
+from session_service.lifecycle import LifecycleProps, OnDisconnect, OnIdle, OnSuspend, SuspendCause
+from session_service.metadata import MetadataPatch
+from session_service.models import (
+    AccentColor,
+    Project,
+    ProjectKind,
+    Session,
+    SessionMetadata,
+    SessionStatus,
+    User,
+)
+from session_service.search import MessageSnippet, SearchResult, SessionFilter, SessionHit
+from session_service.sweepers import SweepReport
 from vance.v1 import common_pb2 as pb
+from vance.v1 import recipe_pb2 as rpb
 from vance.v1 import session_pb2 as spb
 
 
@@ -52,4 +66,168 @@ def session_to_proto(s: Session) -> spb.Session:
         profile=s.profile,
         created_at_ms=s.created_at_ms,
         last_activity_at_ms=s.last_activity_at_ms,
+        metadata=metadata_to_proto(s.metadata),
+        **lifecycle_fields_to_proto(s),
+    )
+
+
+# ---- lifecycle (seed 002 §5, §8, §9, §11) ----
+
+_LIFECYCLE_ENUMS = {
+    "on_disconnect": "ON_DISCONNECT_",
+    "on_idle": "ON_IDLE_",
+    "on_suspend": "ON_SUSPEND_",
+}
+
+
+def lifecycle_to_proto(props: LifecycleProps) -> rpb.LifecycleProperties:
+    return rpb.LifecycleProperties(
+        on_disconnect=f"ON_DISCONNECT_{props.on_disconnect.value}",
+        on_idle=f"ON_IDLE_{props.on_idle.value}",
+        on_suspend=f"ON_SUSPEND_{props.on_suspend.value}",
+        idle_timeout_ms=props.idle_timeout_ms,
+        suspend_keep_duration_ms=props.suspend_keep_duration_ms,
+    )
+
+
+def lifecycle_fields_to_proto(s: Session) -> dict[str, Any]:
+    """The lifecycle part of spb.Session, as constructor arguments."""
+    sources = {
+        name: f"LIFECYCLE_SOURCE_{value}"
+        for name, value in s.lifecycle_sources.items()
+        if name in rpb.LifecycleSources.DESCRIPTOR.fields_by_name
+    }
+    return {
+        "lifecycle": lifecycle_to_proto(s.lifecycle),
+        "lifecycle_sources": rpb.LifecycleSources(**sources),
+        "bootstrap_recipe": s.bootstrap_recipe,
+        "allow_multiple_clients": s.allow_multiple_clients,
+        "bound_connection_id": s.bound_connection_id or "",
+        "suspend_cause": f"SUSPEND_CAUSE_{s.suspend_cause.value}" if s.suspend_cause else 0,
+        "suspended_at_ms": s.suspended_at_ms or 0,
+        "transition_at_ms": s.transition_at_ms or 0,
+        "close_reason": f"CLOSE_REASON_{s.close_reason.value}" if s.close_reason else 0,
+        "closed_at_ms": s.closed_at_ms or 0,
+        "archived_at_ms": s.archived_at_ms or 0,
+        "reactivated_at_ms": s.reactivated_at_ms or 0,
+        "generation": s.generation,
+        "participant_count": len(s.participants),
+    }
+
+
+def lifecycle_from_resolved(r: rpb.ResolvedLifecycle) -> dict[str, Any]:
+    """Session fields from recipe_service's resolution: the properties and their sources."""
+    lc = r.lifecycle
+    props = LifecycleProps(
+        on_disconnect=OnDisconnect(
+            rpb.OnDisconnect.Name(lc.on_disconnect).removeprefix("ON_DISCONNECT_")
+        ),
+        on_idle=OnIdle(rpb.OnIdle.Name(lc.on_idle).removeprefix("ON_IDLE_")),
+        on_suspend=OnSuspend(rpb.OnSuspend.Name(lc.on_suspend).removeprefix("ON_SUSPEND_")),
+        idle_timeout_ms=lc.idle_timeout_ms,
+        suspend_keep_duration_ms=lc.suspend_keep_duration_ms,
+    )
+    sources = {
+        f.name: rpb.LifecycleSource.Name(getattr(r.sources, f.name)).removeprefix(
+            "LIFECYCLE_SOURCE_"
+        )
+        for f in rpb.LifecycleSources.DESCRIPTOR.fields
+    }
+    return {"lifecycle": props, "lifecycle_sources": sources, "bootstrap_recipe": r.recipe_name}
+
+
+def caller_from_proto(c: spb.Caller) -> Actor:
+    return Actor(user_id=c.user_id, is_admin="admin" in c.roles)
+
+
+def suspend_cause_from_proto(value: int) -> SuspendCause:
+    """UNSPECIFIED means FORCED: an admin suspend stops work that was in flight."""
+    if value == 0:
+        return SuspendCause.FORCED
+    return SuspendCause(pb.SuspendCause.Name(value).removeprefix("SUSPEND_CAUSE_"))
+
+
+# ---- metadata and search (seed 002 §14, §15) ----
+
+
+def color_to_proto(c: AccentColor | None) -> spb.AccentColor:
+    if c is None:
+        return spb.ACCENT_COLOR_UNSPECIFIED
+    return cast(spb.AccentColor, spb.AccentColor.Value(f"ACCENT_COLOR_{c.name}"))
+
+
+def metadata_to_proto(m: SessionMetadata) -> spb.SessionMetadata:
+    return spb.SessionMetadata(
+        title=m.title or "",
+        title_auto_generated=m.title_auto_generated,
+        icon=m.icon or "",
+        color=color_to_proto(m.color),
+        tags=m.tags,
+        pinned=m.pinned,
+        user_touched_at_ms=m.user_touched_at_ms or 0,
+    )
+
+
+def patch_from_proto(r: spb.UpdateMetadataRequest) -> MetadataPatch:
+    return MetadataPatch(
+        title=r.title if r.HasField("title") else None,
+        icon=r.icon if r.HasField("icon") else None,
+        color=r.color if r.HasField("color") else None,
+        tags=list(r.tags.tags) if r.HasField("tags") else None,
+        pinned=r.pinned if r.HasField("pinned") else None,
+    )
+
+
+def session_status_from_proto(n: int) -> SessionStatus:
+    return SessionStatus(pb.SessionStatus.Name(n).removeprefix("SESSION_STATUS_"))
+
+
+def filter_from_proto(r: spb.ListSessionsRequest | spb.SearchSessionsRequest) -> SessionFilter:
+    return SessionFilter(
+        project_id=r.project_id,
+        owner_user_id=r.owner_user_id,
+        statuses=tuple(session_status_from_proto(n) for n in r.statuses if n),
+        tags=tuple(r.tags),
+        include_archived=r.include_archived,
+    )
+
+
+def snippet_to_proto(m: MessageSnippet) -> spb.MessageSnippet:
+    role = f"CHAT_ROLE_{m.role.upper()}"
+    return spb.MessageSnippet(
+        message_id=m.message_id,
+        process_name=m.process_name,
+        role=cast(pb.ChatRole, pb.ChatRole.Value(role) if role in pb.ChatRole.keys() else 0),
+        created_at_ms=m.created_at_ms,
+        text=m.snippet.text,
+        highlights=[spb.TextRange(start=a, end=b) for a, b in m.snippet.highlights],
+    )
+
+
+def hit_to_proto(h: SessionHit) -> spb.SessionHit:
+    return spb.SessionHit(
+        session=session_to_proto(h.session),
+        score=h.score,
+        title_match="title" in h.matched,
+        tag_match="tags" in h.matched,
+        conversation_match="conversation" in h.matched,
+        snippets=[snippet_to_proto(s) for s in h.snippets],
+    )
+
+
+def search_to_proto(r: SearchResult) -> spb.SearchSessionsResponse:
+    return spb.SearchSessionsResponse(hits=[hit_to_proto(h) for h in r.hits])
+
+
+def sweep_report_to_proto(r: SweepReport) -> spb.RunSweepsResponse:
+    return spb.RunSweepsResponse(
+        looked_at=r.looked_at,
+        idle_suspended=r.idle_suspended,
+        archived=r.archived,
+        auto_closed=r.auto_closed,
+        abandoned=r.abandoned,
+        unbound=r.unbound,
+        resumed=r.resumed,
+        skipped=r.skipped,
+        duration_us=r.duration_us,
     )

@@ -6,6 +6,9 @@ from enum import StrEnum
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from session_service.lifecycle import LifecycleProps, SuspendCause
+from vance.domain import CloseReason
+
 
 class SessionStatus(StrEnum):
     INIT = "INIT"
@@ -19,6 +22,23 @@ class SessionStatus(StrEnum):
 class ProjectKind(StrEnum):
     NORMAL = "NORMAL"
     SYSTEM = "SYSTEM"
+
+
+class AccentColor(StrEnum):
+    """The 12 accent colors shared with documents (seed 002 §14); themes pick the hex values."""
+
+    SLATE = "slate"
+    RED = "red"
+    ORANGE = "orange"
+    AMBER = "amber"
+    GREEN = "green"
+    TEAL = "teal"
+    CYAN = "cyan"
+    BLUE = "blue"
+    INDIGO = "indigo"
+    PURPLE = "purple"
+    PINK = "pink"
+    ROSE = "rose"
 
 
 class _Model(BaseModel):
@@ -44,6 +64,25 @@ class Project(_Model):
     created_at_ms: int = 0
 
 
+class SessionMetadata(_Model):
+    """User-facing metadata (seed 002 §14): UI and search only, never lifecycle.
+    `session_service/metadata.py` holds the rules that change it."""
+
+    title: str | None = None
+    title_auto_generated: bool = False
+    icon: str | None = None
+    color: AccentColor | None = None
+    tags: list[str] = Field(default_factory=list)
+    pinned: bool = False
+    user_touched_at_ms: int | None = None
+    # Of title, icon and color: the ones a user has set, even to "none"; auto-suggest never
+    # writes them again.
+    user_fields: list[str] = Field(default_factory=list)
+    first_qa_at_ms: int | None = None  # when the first completed question-and-answer pair was seen
+    suggest_attempts: int = 0
+    suggest_done: bool = False
+
+
 class Session(_Model):
     session_id: str
     tenant_id: str
@@ -56,3 +95,19 @@ class Session(_Model):
     profile: str = "default"
     created_at_ms: int = 0
     last_activity_at_ms: int = 0
+    metadata: SessionMetadata = Field(default_factory=SessionMetadata)
+    # Lifecycle (seed 002 §5, §8, §9, §11); session_service/lifecycle.py and friends.
+    lifecycle: LifecycleProps = Field(default_factory=LifecycleProps)
+    lifecycle_sources: dict[str, str] = Field(default_factory=dict)  # property -> source, audit
+    bootstrap_recipe: str = ""
+    allow_multiple_clients: bool = False
+    bound_connection_id: str | None = None
+    participants: list[str] = Field(default_factory=list)  # joined, unbound connections
+    suspended_at_ms: int | None = None
+    suspend_cause: SuspendCause | None = None
+    transition_at_ms: int | None = None
+    close_reason: CloseReason | None = None
+    closed_at_ms: int | None = None
+    archived_at_ms: int | None = None
+    reactivated_at_ms: int | None = None
+    generation: int = 1  # chat process generation; reactivate spawns the next one

@@ -2,6 +2,13 @@
 
 from __future__ import annotations
 
+from session_service.hooks import Hooks
+from session_service.lifecycle_wiring import (
+    build_lifecycle,
+    start_lifecycle_tasks,
+    stop_lifecycle_tasks,
+)
+from session_service.search_services import build_search
 from session_service.seed import seed_defaults
 from session_service.service import SessionServicer
 from session_service.sessions import Sessions
@@ -18,23 +25,37 @@ SERVICE_NAME = session_pb2.DESCRIPTOR.services_by_name["SessionService"].full_na
 
 
 async def create_server(
-    config: Config, *, port: int | None = None, clock: Clock | None = None
+    config: Config,
+    *,
+    port: int | None = None,
+    clock: Clock | None = None,
+    hooks: Hooks | None = None,
 ) -> tuple[GrpcHost, int]:
     client, db = connect(config)
     channels = Channels(config)
-    sessions = Sessions(
-        SessionStore(db),
-        clock or SystemClock(),
-        process_pb2_grpc.ProcessServiceStub(channels.get("process_service")),
-        recipe_pb2_grpc.RecipeServiceStub(channels.get("recipe_service")),
-    )
+    clock = clock or SystemClock()
+    store = SessionStore(db)
+    processes = process_pb2_grpc.ProcessServiceStub(channels.get("process_service"))
+    recipes = recipe_pb2_grpc.RecipeServiceStub(channels.get("recipe_service"))
+    sessions = Sessions(store, clock, processes, recipes)
+    search = build_search(db, store, clock, processes, config.llm)
+    hooks = hooks or Hooks()
+    hooks.register(search.hook)
+    lifecycle = build_lifecycle(db, store, clock, processes, recipes, config.lifecycle, hooks=hooks)
+    sessions.before_insert = lifecycle.cascades.index_new
     if config.seed_defaults:
         await seed_defaults(sessions)
     host = GrpcHost([SERVICE_NAME])
-    session_pb2_grpc.add_SessionServiceServicer_to_server(SessionServicer(sessions), host.server)
+    session_pb2_grpc.add_SessionServiceServicer_to_server(
+        SessionServicer(sessions, lifecycle, search), host.server
+    )
     bound = host.bind(config.grpc_host, config.port("session_service") if port is None else port)
+    background = start_lifecycle_tasks(lifecycle, clock)
+    search.start()
 
     async def close() -> None:
+        await stop_lifecycle_tasks(lifecycle, background)
+        await search.stop()
         await channels.close()
         await client.close()
 

@@ -5,15 +5,23 @@ from __future__ import annotations
 from typing import Any
 
 from session_service import convert as sc
-from session_service.sessions import Sessions
-from vance.errors import grpc_errors
+from session_service.lifecycle_wiring import LifecycleServices
+from session_service.models import Session
+from session_service.search_services import SearchServices
+from session_service.sessions import DEFAULT_CHAT_ENGINE, Sessions
+from vance.errors import InvalidArgumentError, NotFoundError, grpc_errors
 from vance.v1 import session_pb2 as spb
 from vance.v1 import session_pb2_grpc
 
 
 class SessionServicer(session_pb2_grpc.SessionServiceServicer):
-    def __init__(self, sessions: Sessions) -> None:
+    def __init__(
+        self, sessions: Sessions, lifecycle: LifecycleServices, search: SearchServices
+    ) -> None:
         self.sessions = sessions
+        self.lifecycle = lifecycle
+        self.cascades = lifecycle.cascades
+        self.search = search
 
     @grpc_errors
     async def Authenticate(self, request: spb.AuthenticateRequest, context: Any) -> spb.User:
@@ -50,27 +58,193 @@ class SessionServicer(session_pb2_grpc.SessionServiceServicer):
 
     @grpc_errors
     async def CreateSession(self, request: spb.CreateSessionRequest, context: Any) -> spb.Session:
+        if not request.project_id:
+            raise InvalidArgumentError("projectId is required", reason="project_required")
+        profile = request.profile or "default"
+        # An autonomous (event-driven) session's bootstrap recipe is the trigger's, else the
+        # `default` recipe; an interactive one's is its chat process's recipe.
+        engine = "" if request.autonomous else request.chat_engine or DEFAULT_CHAT_ENGINE
+        recipe = request.recipe or ("default" if request.autonomous else "")
+        resolved = await self.cascades.resolve_lifecycle(
+            request.tenant_id,
+            request.project_id,
+            recipe=recipe,
+            engine=engine,
+            profile=profile,
+            caller=request.lifecycle,
+        )
         session = await self.sessions.create_session(
             request.tenant_id,
             request.project_id,
             request.owner_user_id,
-            profile=request.profile,
+            profile=profile,
             autonomous=request.autonomous,
             chat_engine=request.chat_engine,
+            recipe=request.recipe,
+            lifecycle={
+                **sc.lifecycle_from_resolved(resolved),
+                "allow_multiple_clients": request.allow_multiple_clients,
+                "bound_connection_id": request.connection_id or None,
+            },
         )
         return sc.session_to_proto(session)
 
     @grpc_errors
     async def GetSession(self, request: spb.GetSessionRequest, context: Any) -> spb.Session:
-        return sc.session_to_proto(
-            await self.sessions.session(request.tenant_id, request.session_id)
+        session = await self.sessions.session(request.tenant_id, request.session_id)
+        return sc.session_to_proto(await self.cascades.view(session))
+
+    # ---- lifecycle (session_service/binding.py, cascade.py, archive.py, sweepers.py) ----
+
+    @grpc_errors
+    async def BindSession(
+        self, request: spb.BindSessionRequest, context: Any
+    ) -> spb.BindSessionResponse:
+        if not request.connection_id:
+            raise InvalidArgumentError("connection_id is required")
+        result = await self.lifecycle.binding.bind(
+            request.tenant_id,
+            request.session_id,
+            request.connection_id,
+            sc.caller_from_proto(request.caller),
+            takeover=request.takeover,
         )
+        return spb.BindSessionResponse(
+            session=sc.session_to_proto(result.session),
+            bound=result.bound,
+            resumed=result.resumed,
+            previous_connection_id=result.previous_connection_id,
+        )
+
+    @grpc_errors
+    async def Heartbeat(self, request: spb.HeartbeatRequest, context: Any) -> spb.HeartbeatResponse:
+        ok, reclaimed, reason = await self.lifecycle.binding.heartbeat(
+            request.session_id, request.connection_id, reclaim=request.reclaim
+        )
+        return spb.HeartbeatResponse(ok=ok, reclaimed=reclaimed, reason=reason)
+
+    @grpc_errors
+    async def ReleaseBind(self, request: spb.ReleaseBindRequest, context: Any) -> spb.Session:
+        session = await self.lifecycle.binding.release(
+            request.session_id, request.connection_id, disconnect=request.disconnect
+        )
+        return sc.session_to_proto(session) if session is not None else spb.Session()
+
+    @grpc_errors
+    async def MonitorSession(self, request: spb.SessionOpRequest, context: Any) -> spb.Session:
+        session = await self.lifecycle.binding.monitor(
+            request.tenant_id, request.session_id, sc.caller_from_proto(request.caller)
+        )
+        return sc.session_to_proto(session)
+
+    async def _load(self, request: Any) -> Session:
+        return await self.cascades.load(
+            request.tenant_id, request.session_id, sc.caller_from_proto(request.caller)
+        )
+
+    @grpc_errors
+    async def SuspendSession(self, request: spb.SuspendSessionRequest, context: Any) -> spb.Session:
+        cause = sc.suspend_cause_from_proto(request.cause)
+        session = await self.cascades.suspend(await self._load(request), cause)
+        return sc.session_to_proto(session)
+
+    @grpc_errors
+    async def ResumeSession(self, request: spb.SessionOpRequest, context: Any) -> spb.Session:
+        return sc.session_to_proto(await self.cascades.resume(await self._load(request)))
+
+    @grpc_errors
+    async def ExtendSession(self, request: spb.ExtendSessionRequest, context: Any) -> spb.Session:
+        session = await self.cascades.extend(
+            await self._load(request),
+            transition_at_ms=request.transition_at_ms,
+            extend_by_ms=request.extend_by_ms,
+        )
+        return sc.session_to_proto(session)
+
+    @grpc_errors
+    async def ArchiveSession(self, request: spb.SessionOpRequest, context: Any) -> spb.Session:
+        return sc.session_to_proto(await self.lifecycle.archive.archive(await self._load(request)))
+
+    @grpc_errors
+    async def ReactivateSession(self, request: spb.SessionOpRequest, context: Any) -> spb.Session:
+        session = await self.lifecycle.archive.reactivate(
+            await self._load(request), request.profile
+        )
+        return sc.session_to_proto(session)
+
+    @grpc_errors
+    async def DeleteSession(
+        self, request: spb.SessionOpRequest, context: Any
+    ) -> spb.DeleteSessionResponse:
+        try:
+            session = await self._load(request)
+        except NotFoundError:
+            return spb.DeleteSessionResponse(deleted=False)  # deleted before: nothing left
+        return spb.DeleteSessionResponse(deleted=await self.lifecycle.archive.delete(session))
+
+    @grpc_errors
+    async def RunSweeps(self, request: spb.RunSweepsRequest, context: Any) -> spb.RunSweepsResponse:
+        only = frozenset(request.only_session_ids) or None
+        now = request.now_ms or self.cascades.clock.now_ms()
+        report = await self.lifecycle.sweepers.run_all(now, only)
+        return sc.sweep_report_to_proto(report)
+
+    @grpc_errors
+    async def RestartForced(
+        self, request: spb.RestartForcedRequest, context: Any
+    ) -> spb.RunSweepsResponse:
+        configured = self.lifecycle.config.auto_restart_forced
+        report = await self.lifecycle.sweepers.restart_forced(
+            max_concurrent=request.max_concurrent or configured.max_concurrent,
+            delay_between_ms=(
+                configured.delay_between_ms
+                if request.delay_between_ms < 0
+                else request.delay_between_ms
+            ),
+            only=frozenset(request.only_session_ids) or None,
+        )
+        return sc.sweep_report_to_proto(report)
+
+    # ---- metadata and search (seed 002 §14, §15) ----
 
     @grpc_errors
     async def ListSessions(
         self, request: spb.ListSessionsRequest, context: Any
     ) -> spb.ListSessionsResponse:
-        found = await self.sessions.list_sessions(
-            request.tenant_id, request.project_id, request.owner_user_id
+        found = await self.search.search.list_sessions(
+            request.tenant_id,
+            sc.caller_from_proto(request.caller),
+            sc.filter_from_proto(request),
+            limit=request.limit,
         )
         return spb.ListSessionsResponse(sessions=[sc.session_to_proto(s) for s in found])
+
+    @grpc_errors
+    async def UpdateMetadata(self, request: spb.UpdateMetadataRequest, context: Any) -> spb.Session:
+        session = await self.search.metadata.update(
+            request.tenant_id,
+            request.session_id,
+            sc.caller_from_proto(request.caller),
+            sc.patch_from_proto(request),
+        )
+        return sc.session_to_proto(session)
+
+    @grpc_errors
+    async def SearchSessions(
+        self, request: spb.SearchSessionsRequest, context: Any
+    ) -> spb.SearchSessionsResponse:
+        result = await self.search.search.search(
+            request.tenant_id,
+            sc.caller_from_proto(request.caller),
+            request.query,
+            sc.filter_from_proto(request),
+            limit=request.limit,
+        )
+        return sc.search_to_proto(result)
+
+    @grpc_errors
+    async def NoteSessionActivity(
+        self, request: spb.NoteSessionActivityRequest, context: Any
+    ) -> spb.NoteSessionActivityResponse:
+        await self.search.feed.mark(request.tenant_id, request.session_id)
+        return spb.NoteSessionActivityResponse()

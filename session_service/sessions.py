@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import logging
+from collections.abc import Awaitable, Callable
+from typing import Any
 
 import grpc
 from google.protobuf.struct_pb2 import Struct
@@ -41,6 +43,7 @@ class Sessions:
         self._clock = clock
         self._processes = processes
         self._recipes = recipes
+        self.before_insert: Callable[[Session], Awaitable[None]] | None = None
 
     async def create_user(
         self, tenant: str, username: str, password: str, roles: list[str]
@@ -95,8 +98,13 @@ class Sessions:
         profile: str = "default",
         autonomous: bool = False,
         chat_engine: str = "",
+        recipe: str = "",
+        lifecycle: dict[str, Any] | None = None,
     ) -> Session:
-        """Persists the session, then creates and starts its chat process (seed 000 §3.1)."""
+        """Persists the session, then creates and starts its chat process (seed 000 §3.1).
+        `lifecycle` holds the Session fields resolved by session_service/cascade.py (the five
+        properties, their sources, binding options); `before_insert` indexes the session for
+        the sweeps before it exists, so no crash can leave it unswept."""
         if not project_id:
             raise InvalidArgumentError("projectId is required", reason="project_required")
         await self.project(tenant, project_id)
@@ -109,7 +117,10 @@ class Sessions:
             profile=profile or "default",
             created_at_ms=now,
             last_activity_at_ms=now,
+            **(lifecycle or {}),
         )
+        if self.before_insert is not None:
+            await self.before_insert(session)
         if autonomous:
             await self._store.insert_session(session)
             return await self._set(session, status=SessionStatus.IDLE)
@@ -120,7 +131,7 @@ class Sessions:
                 rpb.ApplyRecipeRequest(
                     tenant_id=tenant,
                     project_id=project_id,
-                    recipe="",
+                    recipe=recipe,
                     engine=engine,
                     profile=session.profile,
                 )
@@ -167,13 +178,6 @@ class Sessions:
         if session is None or session.tenant_id != tenant:
             raise NotFoundError(f"no session {session_id!r}", reason="session_not_found")
         return session
-
-    async def list_sessions(self, tenant: str, project_id: str, owner: str) -> list[Session]:
-        ids = await self._store.project_session_ids(tenant, project_id)
-        found = await self._store.sessions_by_ids(ids)
-        found = [s for s in found if not owner or s.owner_user_id == owner]
-        found.sort(key=lambda s: s.last_activity_at_ms, reverse=True)
-        return found
 
 
 def _with_profile(snapshot: Struct, profile: str) -> Struct:

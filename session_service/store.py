@@ -6,6 +6,7 @@ from typing import Any
 
 from pymongo.asynchronous.database import AsyncDatabase
 
+from session_service.cards import SessionCards
 from session_service.models import Project, Session, User
 from vance.store import Document, is_duplicate_key
 
@@ -16,6 +17,7 @@ class SessionStore:
         self.projects = db["projects"]
         self.sessions = db["sessions"]
         self.project_sessions = db["project_sessions"]
+        self.cards = SessionCards(db)
 
     @staticmethod
     def _key(tenant: str, name: str) -> str:
@@ -52,6 +54,8 @@ class SessionStore:
             {"$addToSet": {"ids": session.session_id}},
             upsert=True,
         )
+        # The owner's card of the session: listing and search read cards, not sessions.
+        await self.cards.put(session, session.created_at_ms)
 
     async def session(self, session_id: str) -> Session | None:
         doc = await self.sessions.find_one({"_id": session_id})

@@ -15,6 +15,7 @@ from vance.errors import FailedPreconditionError
 logger = logging.getLogger(__name__)
 
 ChunkSink = Callable[[str], Awaitable[None]]
+PURPOSE_HEADER = "X-Vance-Purpose"
 
 NOT_CONFIGURED = (
     "no model provider is configured: set VANCE_LLM_MODEL (e.g. openai/gpt-4o-mini), and "
@@ -82,7 +83,7 @@ def is_configured(config: LlmConfig) -> bool:
 class LiteLLMClient:
     """Streams through litellm.acompletion; tool-call deltas are reassembled by index."""
 
-    def __init__(self, config: LlmConfig) -> None:
+    def __init__(self, config: LlmConfig, *, purpose: str = "") -> None:
         # litellm fetches a price map over the network on import unless told not to.
         os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
         import litellm
@@ -91,6 +92,9 @@ class LiteLLMClient:
         litellm.suppress_debug_info = True
         self._litellm = litellm
         self._config = config
+        # Sent as `X-Vance-Purpose` so proxies and the scripted test model can tell side calls
+        # (e.g. the session-metadata suggestion) from engine turns.
+        self._headers = {PURPOSE_HEADER: purpose} if purpose else {}
 
     async def complete(
         self,
@@ -116,6 +120,8 @@ class LiteLLMClient:
             kwargs["tools"] = tools
         if temperature is not None:
             kwargs["temperature"] = temperature
+        if self._headers:
+            kwargs["extra_headers"] = self._headers
         stream = await self._litellm.acompletion(**kwargs)
         reply = ModelReply()
         text_parts: list[str] = []

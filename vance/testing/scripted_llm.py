@@ -27,6 +27,9 @@ class Rule:
     chunks: int = 3
     repeat: bool = False
     fail_status: int = 0  # answer with this HTTP status instead
+    # Requests sent with an X-Vance-Purpose header (side calls such as the session-metadata
+    # suggestion) only match rules of that purpose, and engine turns never match these rules.
+    purpose: str = ""
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> Rule:
@@ -38,6 +41,7 @@ class Script:
         self._rules: list[Rule] = []
         self._lock = threading.Lock()
         self.requests: list[dict[str, Any]] = []
+        self.side_requests: dict[str, list[dict[str, Any]]] = {}  # by purpose
 
     def add(self, *rules: Rule) -> None:
         with self._lock:
@@ -47,15 +51,19 @@ class Script:
         with self._lock:
             self._rules.clear()
             self.requests.clear()
+            self.side_requests.clear()
 
-    def pick(self, body: dict[str, Any]) -> Rule:
+    def pick(self, body: dict[str, Any], purpose: str = "") -> Rule:
         text = json.dumps(body.get("messages", []))
         with self._lock:
-            self.requests.append(body)
-            if len(self.requests) > 1000:
-                del self.requests[:500]
+            seen = self.side_requests.setdefault(purpose, []) if purpose else self.requests
+            seen.append(body)
+            if len(seen) > 1000:
+                del seen[:500]
             last = json.dumps((body.get("messages") or [{}])[-1])
             for i, rule in enumerate(self._rules):
+                if rule.purpose != purpose:
+                    continue
                 if (not rule.match or rule.match in text) and (
                     not rule.match_last or rule.match_last in last
                 ):
@@ -123,7 +131,7 @@ class ScriptedLlmServer:
                     k, _, v = h.decode().partition(":")
                     headers[k.strip().lower()] = v.strip()
                 body = await reader.readexactly(int(headers.get("content-length", "0")))
-                await self._route(method, path, body, writer)
+                await self._route(method, path, body, writer, headers.get("x-vance-purpose", ""))
         except (ConnectionError, asyncio.IncompleteReadError, ValueError, asyncio.CancelledError):
             pass
         finally:
@@ -132,10 +140,10 @@ class ScriptedLlmServer:
                 self._conns.discard(task)
 
     async def _route(
-        self, method: str, path: str, body: bytes, writer: asyncio.StreamWriter
+        self, method: str, path: str, body: bytes, writer: asyncio.StreamWriter, purpose: str
     ) -> None:
         if path.endswith("/chat/completions") and method == "POST":
-            await self._complete(json.loads(body), writer)
+            await self._complete(json.loads(body), writer, purpose)
         elif path == "/_script" and method == "POST":
             self.script.add(*[Rule.from_dict(r) for r in json.loads(body)["rules"]])
             _json(writer, 200, {"ok": True})
@@ -148,8 +156,10 @@ class ScriptedLlmServer:
             _json(writer, 404, {"error": {"message": f"no route {method} {path}"}})
         await writer.drain()
 
-    async def _complete(self, body: dict[str, Any], writer: asyncio.StreamWriter) -> None:
-        rule = self.script.pick(body)
+    async def _complete(
+        self, body: dict[str, Any], writer: asyncio.StreamWriter, purpose: str = ""
+    ) -> None:
+        rule = self.script.pick(body, purpose)
         if rule.delay_ms:
             await asyncio.sleep(rule.delay_ms / 1000)
         if rule.fail_status:

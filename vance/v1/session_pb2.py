@@ -23,9 +23,10 @@ _sym_db = _symbol_database.Default()
 
 
 from vance.v1 import common_pb2 as vance_dot_v1_dot_common__pb2
+from vance.v1 import recipe_pb2 as vance_dot_v1_dot_recipe__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x16vance/v1/session.proto\x12\x08vance.v1\x1a\x15vance/v1/common.proto\"Q\n\x04User\x12\x11\n\ttenant_id\x18\x01 \x01(\t\x12\x10\n\x08username\x18\x02 \x01(\t\x12\r\n\x05roles\x18\x03 \x03(\t\x12\x15\n\rcreated_at_ms\x18\x04 \x01(\x03\"L\n\x13\x41uthenticateRequest\x12\x11\n\ttenant_id\x18\x01 \x01(\t\x12\x10\n\x08username\x18\x02 \x01(\t\x12\x10\n\x08password\x18\x03 \x01(\t\"5\n\x0eGetUserRequest\x12\x11\n\ttenant_id\x18\x01 \x01(\t\x12\x10\n\x08username\x18\x02 \x01(\t\"Y\n\x11\x43reateUserRequest\x12\x11\n\ttenant_id\x18\x01 \x01(\t\x12\x10\n\x08username\x18\x02 \x01(\t\x12\x10\n\x08password\x18\x03 \x01(\t\x12\r\n\x05roles\x18\x04 \x03(\t\"{\n\x07Project\x12\x11\n\ttenant_id\x18\x01 \x01(\t\x12\x12\n\nproject_id\x18\x02 \x01(\t\x12\r\n\x05title\x18\x03 \x01(\t\x12#\n\x04kind\x18\x04 \x01(\x0e\x32\x15.vance.v1.ProjectKind\x12\x15\n\rcreated_at_ms\x18\x05 \x01(\x03\":\n\x11GetProjectRequest\x12\x11\n\ttenant_id\x18\x01 \x01(\t\x12\x12\n\nproject_id\x18\x02 \x01(\t\"q\n\x14\x43reateProjectRequest\x12\x11\n\ttenant_id\x18\x01 \x01(\t\x12\x12\n\nproject_id\x18\x02 \x01(\t\x12\r\n\x05title\x18\x03 \x01(\t\x12#\n\x04kind\x18\x04 \x01(\x0e\x32\x15.vance.v1.ProjectKind\"\x92\x02\n\x07Session\x12\x12\n\nsession_id\x18\x01 \x01(\t\x12\x11\n\ttenant_id\x18\x02 \x01(\t\x12\x12\n\nproject_id\x18\x03 \x01(\t\x12\x15\n\rowner_user_id\x18\x04 \x01(\t\x12\'\n\x06status\x18\x05 \x01(\x0e\x32\x17.vance.v1.SessionStatus\x12\x17\n\x0f\x63hat_process_id\x18\x06 \x01(\t\x12\x19\n\x11\x63hat_process_name\x18\x07 \x01(\t\x12\x13\n\x0b\x63hat_engine\x18\x08 \x01(\t\x12\x0f\n\x07profile\x18\t \x01(\t\x12\x15\n\rcreated_at_ms\x18\n \x01(\x03\x12\x1b\n\x13last_activity_at_ms\x18\x0b \x01(\x03\"\x8e\x01\n\x14\x43reateSessionRequest\x12\x11\n\ttenant_id\x18\x01 \x01(\t\x12\x12\n\nproject_id\x18\x02 \x01(\t\x12\x15\n\rowner_user_id\x18\x03 \x01(\t\x12\x0f\n\x07profile\x18\x04 \x01(\t\x12\x12\n\nautonomous\x18\x05 \x01(\x08\x12\x13\n\x0b\x63hat_engine\x18\x06 \x01(\t\":\n\x11GetSessionRequest\x12\x11\n\ttenant_id\x18\x01 \x01(\t\x12\x12\n\nsession_id\x18\x02 \x01(\t\"S\n\x13ListSessionsRequest\x12\x11\n\ttenant_id\x18\x01 \x01(\t\x12\x12\n\nproject_id\x18\x02 \x01(\t\x12\x15\n\rowner_user_id\x18\x03 \x01(\t\";\n\x14ListSessionsResponse\x12#\n\x08sessions\x18\x01 \x03(\x0b\x32\x11.vance.v1.Session2\x92\x04\n\x0eSessionService\x12=\n\x0c\x41uthenticate\x12\x1d.vance.v1.AuthenticateRequest\x1a\x0e.vance.v1.User\x12\x33\n\x07GetUser\x12\x18.vance.v1.GetUserRequest\x1a\x0e.vance.v1.User\x12\x39\n\nCreateUser\x12\x1b.vance.v1.CreateUserRequest\x1a\x0e.vance.v1.User\x12<\n\nGetProject\x12\x1b.vance.v1.GetProjectRequest\x1a\x11.vance.v1.Project\x12\x42\n\rCreateProject\x12\x1e.vance.v1.CreateProjectRequest\x1a\x11.vance.v1.Project\x12\x42\n\rCreateSession\x12\x1e.vance.v1.CreateSessionRequest\x1a\x11.vance.v1.Session\x12<\n\nGetSession\x12\x1b.vance.v1.GetSessionRequest\x1a\x11.vance.v1.Session\x12M\n\x0cListSessions\x12\x1d.vance.v1.ListSessionsRequest\x1a\x1e.vance.v1.ListSessionsResponseBM\n\x15io.vancetope.vance.v1P\x01Z2github.com/vancetope/vance/gen/go/vance/v1;vancev1b\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x16vance/v1/session.proto\x12\x08vance.v1\x1a\x15vance/v1/common.proto\x1a\x15vance/v1/recipe.proto\"Q\n\x04User\x12\x11\n\ttenant_id\x18\x01 \x01(\t\x12\x10\n\x08username\x18\x02 \x01(\t\x12\r\n\x05roles\x18\x03 \x03(\t\x12\x15\n\rcreated_at_ms\x18\x04 \x01(\x03\"L\n\x13\x41uthenticateRequest\x12\x11\n\ttenant_id\x18\x01 \x01(\t\x12\x10\n\x08username\x18\x02 \x01(\t\x12\x10\n\x08password\x18\x03 \x01(\t\"5\n\x0eGetUserRequest\x12\x11\n\ttenant_id\x18\x01 \x01(\t\x12\x10\n\x08username\x18\x02 \x01(\t\"Y\n\x11\x43reateUserRequest\x12\x11\n\ttenant_id\x18\x01 \x01(\t\x12\x10\n\x08username\x18\x02 \x01(\t\x12\x10\n\x08password\x18\x03 \x01(\t\x12\r\n\x05roles\x18\x04 \x03(\t\"{\n\x07Project\x12\x11\n\ttenant_id\x18\x01 \x01(\t\x12\x12\n\nproject_id\x18\x02 \x01(\t\x12\r\n\x05title\x18\x03 \x01(\t\x12#\n\x04kind\x18\x04 \x01(\x0e\x32\x15.vance.v1.ProjectKind\x12\x15\n\rcreated_at_ms\x18\x05 \x01(\x03\":\n\x11GetProjectRequest\x12\x11\n\ttenant_id\x18\x01 \x01(\t\x12\x12\n\nproject_id\x18\x02 \x01(\t\"q\n\x14\x43reateProjectRequest\x12\x11\n\ttenant_id\x18\x01 \x01(\t\x12\x12\n\nproject_id\x18\x02 \x01(\t\x12\r\n\x05title\x18\x03 \x01(\t\x12#\n\x04kind\x18\x04 \x01(\x0e\x32\x15.vance.v1.ProjectKind\"\x86\x06\n\x07Session\x12\x12\n\nsession_id\x18\x01 \x01(\t\x12\x11\n\ttenant_id\x18\x02 \x01(\t\x12\x12\n\nproject_id\x18\x03 \x01(\t\x12\x15\n\rowner_user_id\x18\x04 \x01(\t\x12\'\n\x06status\x18\x05 \x01(\x0e\x32\x17.vance.v1.SessionStatus\x12\x17\n\x0f\x63hat_process_id\x18\x06 \x01(\t\x12\x19\n\x11\x63hat_process_name\x18\x07 \x01(\t\x12\x13\n\x0b\x63hat_engine\x18\x08 \x01(\t\x12\x0f\n\x07profile\x18\t \x01(\t\x12\x15\n\rcreated_at_ms\x18\n \x01(\x03\x12\x1b\n\x13last_activity_at_ms\x18\x0b \x01(\x03\x12+\n\x08metadata\x18\x1e \x01(\x0b\x32\x19.vance.v1.SessionMetadata\x12\x30\n\tlifecycle\x18( \x01(\x0b\x32\x1d.vance.v1.LifecycleProperties\x12\x35\n\x11lifecycle_sources\x18) \x01(\x0b\x32\x1a.vance.v1.LifecycleSources\x12\x18\n\x10\x62ootstrap_recipe\x18* \x01(\t\x12\x1e\n\x16\x61llow_multiple_clients\x18+ \x01(\x08\x12\x1b\n\x13\x62ound_connection_id\x18, \x01(\t\x12-\n\rsuspend_cause\x18- \x01(\x0e\x32\x16.vance.v1.SuspendCause\x12\x17\n\x0fsuspended_at_ms\x18. \x01(\x03\x12\x18\n\x10transition_at_ms\x18/ \x01(\x03\x12+\n\x0c\x63lose_reason\x18\x30 \x01(\x0e\x32\x15.vance.v1.CloseReason\x12\x14\n\x0c\x63losed_at_ms\x18\x31 \x01(\x03\x12\x16\n\x0e\x61rchived_at_ms\x18\x32 \x01(\x03\x12\x19\n\x11reactivated_at_ms\x18\x33 \x01(\x03\x12\x12\n\ngeneration\x18\x34 \x01(\x05\x12\x19\n\x11participant_count\x18\x35 \x01(\x05\"\x87\x02\n\x14\x43reateSessionRequest\x12\x11\n\ttenant_id\x18\x01 \x01(\t\x12\x12\n\nproject_id\x18\x02 \x01(\t\x12\x15\n\rowner_user_id\x18\x03 \x01(\t\x12\x0f\n\x07profile\x18\x04 \x01(\t\x12\x12\n\nautonomous\x18\x05 \x01(\x08\x12\x13\n\x0b\x63hat_engine\x18\x06 \x01(\t\x12\x30\n\tlifecycle\x18( \x01(\x0b\x32\x1d.vance.v1.LifecycleProperties\x12\x1e\n\x16\x61llow_multiple_clients\x18) \x01(\x08\x12\x0e\n\x06recipe\x18* \x01(\t\x12\x15\n\rconnection_id\x18+ \x01(\t\":\n\x11GetSessionRequest\x12\x11\n\ttenant_id\x18\x01 \x01(\t\x12\x12\n\nsession_id\x18\x02 \x01(\t\"\xd7\x01\n\x13ListSessionsRequest\x12\x11\n\ttenant_id\x18\x01 \x01(\t\x12\x12\n\nproject_id\x18\x02 \x01(\t\x12\x15\n\rowner_user_id\x18\x03 \x01(\t\x12)\n\x08statuses\x18\x04 \x03(\x0e\x32\x17.vance.v1.SessionStatus\x12\x0c\n\x04tags\x18\x05 \x03(\t\x12\x18\n\x10include_archived\x18\x06 \x01(\x08\x12 \n\x06\x63\x61ller\x18\x07 \x01(\x0b\x32\x10.vance.v1.Caller\x12\r\n\x05limit\x18\x08 \x01(\x05\";\n\x14ListSessionsResponse\x12#\n\x08sessions\x18\x01 \x03(\x0b\x32\x11.vance.v1.Session\"(\n\x06\x43\x61ller\x12\x0f\n\x07user_id\x18\x01 \x01(\t\x12\r\n\x05roles\x18\x02 \x03(\t\"\x86\x01\n\x12\x42indSessionRequest\x12\x11\n\ttenant_id\x18\x01 \x01(\t\x12\x12\n\nsession_id\x18\x02 \x01(\t\x12\x15\n\rconnection_id\x18\x03 \x01(\t\x12 \n\x06\x63\x61ller\x18\x04 \x01(\x0b\x32\x10.vance.v1.Caller\x12\x10\n\x08takeover\x18\x05 \x01(\x08\"y\n\x13\x42indSessionResponse\x12\"\n\x07session\x18\x01 \x01(\x0b\x32\x11.vance.v1.Session\x12\r\n\x05\x62ound\x18\x02 \x01(\x08\x12\x0f\n\x07resumed\x18\x03 \x01(\x08\x12\x1e\n\x16previous_connection_id\x18\x04 \x01(\t\"N\n\x10HeartbeatRequest\x12\x12\n\nsession_id\x18\x01 \x01(\t\x12\x15\n\rconnection_id\x18\x02 \x01(\t\x12\x0f\n\x07reclaim\x18\x03 \x01(\x08\"B\n\x11HeartbeatResponse\x12\n\n\x02ok\x18\x01 \x01(\x08\x12\x11\n\treclaimed\x18\x02 \x01(\x08\x12\x0e\n\x06reason\x18\x03 \x01(\t\"S\n\x12ReleaseBindRequest\x12\x12\n\nsession_id\x18\x01 \x01(\t\x12\x15\n\rconnection_id\x18\x02 \x01(\t\x12\x12\n\ndisconnect\x18\x03 \x01(\x08\"l\n\x10SessionOpRequest\x12\x11\n\ttenant_id\x18\x01 \x01(\t\x12\x12\n\nsession_id\x18\x02 \x01(\t\x12 \n\x06\x63\x61ller\x18\x03 \x01(\x0b\x32\x10.vance.v1.Caller\x12\x0f\n\x07profile\x18\x04 \x01(\t\"\x87\x01\n\x15SuspendSessionRequest\x12\x11\n\ttenant_id\x18\x01 \x01(\t\x12\x12\n\nsession_id\x18\x02 \x01(\t\x12 \n\x06\x63\x61ller\x18\x03 \x01(\x0b\x32\x10.vance.v1.Caller\x12%\n\x05\x63\x61use\x18\x04 \x01(\x0e\x32\x16.vance.v1.SuspendCause\"\x8f\x01\n\x14\x45xtendSessionRequest\x12\x11\n\ttenant_id\x18\x01 \x01(\t\x12\x12\n\nsession_id\x18\x02 \x01(\t\x12 \n\x06\x63\x61ller\x18\x03 \x01(\x0b\x32\x10.vance.v1.Caller\x12\x18\n\x10transition_at_ms\x18\x04 \x01(\x03\x12\x14\n\x0c\x65xtend_by_ms\x18\x05 \x01(\x03\"(\n\x15\x44\x65leteSessionResponse\x12\x0f\n\x07\x64\x65leted\x18\x01 \x01(\x08\"<\n\x10RunSweepsRequest\x12\x0e\n\x06now_ms\x18\x01 \x01(\x03\x12\x18\n\x10only_session_ids\x18\x02 \x03(\t\"\xc0\x01\n\x11RunSweepsResponse\x12\x11\n\tlooked_at\x18\x01 \x01(\x05\x12\x16\n\x0eidle_suspended\x18\x02 \x01(\x05\x12\x10\n\x08\x61rchived\x18\x03 \x01(\x05\x12\x13\n\x0b\x61uto_closed\x18\x04 \x01(\x05\x12\x11\n\tabandoned\x18\x05 \x01(\x05\x12\x0f\n\x07unbound\x18\x06 \x01(\x05\x12\x0f\n\x07resumed\x18\x07 \x01(\x05\x12\x0f\n\x07skipped\x18\x08 \x03(\t\x12\x13\n\x0b\x64uration_us\x18\t \x01(\x03\"b\n\x14RestartForcedRequest\x12\x16\n\x0emax_concurrent\x18\x01 \x01(\x05\x12\x18\n\x10\x64\x65lay_between_ms\x18\x02 \x01(\x03\x12\x18\n\x10only_session_ids\x18\x03 \x03(\t\"\xac\x01\n\x0fSessionMetadata\x12\r\n\x05title\x18\x01 \x01(\t\x12\x1c\n\x14title_auto_generated\x18\x02 \x01(\x08\x12\x0c\n\x04icon\x18\x03 \x01(\t\x12$\n\x05\x63olor\x18\x04 \x01(\x0e\x32\x15.vance.v1.AccentColor\x12\x0c\n\x04tags\x18\x05 \x03(\t\x12\x0e\n\x06pinned\x18\x06 \x01(\x08\x12\x1a\n\x12user_touched_at_ms\x18\x07 \x01(\x03\"\x17\n\x07TagList\x12\x0c\n\x04tags\x18\x01 \x03(\t\"\xf9\x01\n\x15UpdateMetadataRequest\x12\x11\n\ttenant_id\x18\x01 \x01(\t\x12\x12\n\nsession_id\x18\x02 \x01(\t\x12 \n\x06\x63\x61ller\x18\x03 \x01(\x0b\x32\x10.vance.v1.Caller\x12\x12\n\x05title\x18\x04 \x01(\tH\x00\x88\x01\x01\x12\x11\n\x04icon\x18\x05 \x01(\tH\x01\x88\x01\x01\x12\x12\n\x05\x63olor\x18\x06 \x01(\tH\x02\x88\x01\x01\x12\x1f\n\x04tags\x18\x07 \x01(\x0b\x32\x11.vance.v1.TagList\x12\x13\n\x06pinned\x18\x08 \x01(\x08H\x03\x88\x01\x01\x42\x08\n\x06_titleB\x07\n\x05_iconB\x08\n\x06_colorB\t\n\x07_pinned\"\xe8\x01\n\x15SearchSessionsRequest\x12\x11\n\ttenant_id\x18\x01 \x01(\t\x12 \n\x06\x63\x61ller\x18\x02 \x01(\x0b\x32\x10.vance.v1.Caller\x12\r\n\x05query\x18\x03 \x01(\t\x12\x12\n\nproject_id\x18\x04 \x01(\t\x12\x15\n\rowner_user_id\x18\x05 \x01(\t\x12)\n\x08statuses\x18\x06 \x03(\x0e\x32\x17.vance.v1.SessionStatus\x12\x0c\n\x04tags\x18\x07 \x03(\t\x12\x18\n\x10include_archived\x18\x08 \x01(\x08\x12\r\n\x05limit\x18\t \x01(\x05\"\'\n\tTextRange\x12\r\n\x05start\x18\x01 \x01(\x05\x12\x0b\n\x03\x65nd\x18\x02 \x01(\x05\"\xaa\x01\n\x0eMessageSnippet\x12\x12\n\nmessage_id\x18\x01 \x01(\t\x12\x14\n\x0cprocess_name\x18\x02 \x01(\t\x12 \n\x04role\x18\x03 \x01(\x0e\x32\x12.vance.v1.ChatRole\x12\x15\n\rcreated_at_ms\x18\x04 \x01(\x03\x12\x0c\n\x04text\x18\x05 \x01(\t\x12\'\n\nhighlights\x18\x06 \x03(\x0b\x32\x13.vance.v1.TextRange\"\xaf\x01\n\nSessionHit\x12\"\n\x07session\x18\x01 \x01(\x0b\x32\x11.vance.v1.Session\x12\r\n\x05score\x18\x02 \x01(\x05\x12\x13\n\x0btitle_match\x18\x03 \x01(\x08\x12\x11\n\ttag_match\x18\x04 \x01(\x08\x12\x1a\n\x12\x63onversation_match\x18\x05 \x01(\x08\x12*\n\x08snippets\x18\x06 \x03(\x0b\x32\x18.vance.v1.MessageSnippet\"<\n\x16SearchSessionsResponse\x12\"\n\x04hits\x18\x01 \x03(\x0b\x32\x14.vance.v1.SessionHit\"C\n\x1aNoteSessionActivityRequest\x12\x11\n\ttenant_id\x18\x01 \x01(\t\x12\x12\n\nsession_id\x18\x02 \x01(\t\"\x1d\n\x1bNoteSessionActivityResponse*\xc7\x02\n\x0b\x41\x63\x63\x65ntColor\x12\x1c\n\x18\x41\x43\x43\x45NT_COLOR_UNSPECIFIED\x10\x00\x12\x16\n\x12\x41\x43\x43\x45NT_COLOR_SLATE\x10\x01\x12\x14\n\x10\x41\x43\x43\x45NT_COLOR_RED\x10\x02\x12\x17\n\x13\x41\x43\x43\x45NT_COLOR_ORANGE\x10\x03\x12\x16\n\x12\x41\x43\x43\x45NT_COLOR_AMBER\x10\x04\x12\x16\n\x12\x41\x43\x43\x45NT_COLOR_GREEN\x10\x05\x12\x15\n\x11\x41\x43\x43\x45NT_COLOR_TEAL\x10\x06\x12\x15\n\x11\x41\x43\x43\x45NT_COLOR_CYAN\x10\x07\x12\x15\n\x11\x41\x43\x43\x45NT_COLOR_BLUE\x10\x08\x12\x17\n\x13\x41\x43\x43\x45NT_COLOR_INDIGO\x10\t\x12\x17\n\x13\x41\x43\x43\x45NT_COLOR_PURPLE\x10\n\x12\x15\n\x11\x41\x43\x43\x45NT_COLOR_PINK\x10\x0b\x12\x15\n\x11\x41\x43\x43\x45NT_COLOR_ROSE\x10\x0c\x32\xd5\x0c\n\x0eSessionService\x12=\n\x0c\x41uthenticate\x12\x1d.vance.v1.AuthenticateRequest\x1a\x0e.vance.v1.User\x12\x33\n\x07GetUser\x12\x18.vance.v1.GetUserRequest\x1a\x0e.vance.v1.User\x12\x39\n\nCreateUser\x12\x1b.vance.v1.CreateUserRequest\x1a\x0e.vance.v1.User\x12<\n\nGetProject\x12\x1b.vance.v1.GetProjectRequest\x1a\x11.vance.v1.Project\x12\x42\n\rCreateProject\x12\x1e.vance.v1.CreateProjectRequest\x1a\x11.vance.v1.Project\x12\x42\n\rCreateSession\x12\x1e.vance.v1.CreateSessionRequest\x1a\x11.vance.v1.Session\x12<\n\nGetSession\x12\x1b.vance.v1.GetSessionRequest\x1a\x11.vance.v1.Session\x12M\n\x0cListSessions\x12\x1d.vance.v1.ListSessionsRequest\x1a\x1e.vance.v1.ListSessionsResponse\x12\x44\n\x0eUpdateMetadata\x12\x1f.vance.v1.UpdateMetadataRequest\x1a\x11.vance.v1.Session\x12S\n\x0eSearchSessions\x12\x1f.vance.v1.SearchSessionsRequest\x1a .vance.v1.SearchSessionsResponse\x12\x62\n\x13NoteSessionActivity\x12$.vance.v1.NoteSessionActivityRequest\x1a%.vance.v1.NoteSessionActivityResponse\x12J\n\x0b\x42indSession\x12\x1c.vance.v1.BindSessionRequest\x1a\x1d.vance.v1.BindSessionResponse\x12\x44\n\tHeartbeat\x12\x1a.vance.v1.HeartbeatRequest\x1a\x1b.vance.v1.HeartbeatResponse\x12>\n\x0bReleaseBind\x12\x1c.vance.v1.ReleaseBindRequest\x1a\x11.vance.v1.Session\x12?\n\x0eMonitorSession\x12\x1a.vance.v1.SessionOpRequest\x1a\x11.vance.v1.Session\x12\x44\n\x0eSuspendSession\x12\x1f.vance.v1.SuspendSessionRequest\x1a\x11.vance.v1.Session\x12>\n\rResumeSession\x12\x1a.vance.v1.SessionOpRequest\x1a\x11.vance.v1.Session\x12\x42\n\rExtendSession\x12\x1e.vance.v1.ExtendSessionRequest\x1a\x11.vance.v1.Session\x12?\n\x0e\x41rchiveSession\x12\x1a.vance.v1.SessionOpRequest\x1a\x11.vance.v1.Session\x12\x42\n\x11ReactivateSession\x12\x1a.vance.v1.SessionOpRequest\x1a\x11.vance.v1.Session\x12L\n\rDeleteSession\x12\x1a.vance.v1.SessionOpRequest\x1a\x1f.vance.v1.DeleteSessionResponse\x12\x44\n\tRunSweeps\x12\x1a.vance.v1.RunSweepsRequest\x1a\x1b.vance.v1.RunSweepsResponse\x12L\n\rRestartForced\x12\x1e.vance.v1.RestartForcedRequest\x1a\x1b.vance.v1.RunSweepsResponseBM\n\x15io.vancetope.vance.v1P\x01Z2github.com/vancetope/vance/gen/go/vance/v1;vancev1b\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
@@ -33,30 +34,78 @@ _builder.BuildTopDescriptorsAndMessages(DESCRIPTOR, 'vance.v1.session_pb2', _glo
 if not _descriptor._USE_C_DESCRIPTORS:
   _globals['DESCRIPTOR']._loaded_options = None
   _globals['DESCRIPTOR']._serialized_options = b'\n\025io.vancetope.vance.v1P\001Z2github.com/vancetope/vance/gen/go/vance/v1;vancev1'
-  _globals['_USER']._serialized_start=59
-  _globals['_USER']._serialized_end=140
-  _globals['_AUTHENTICATEREQUEST']._serialized_start=142
-  _globals['_AUTHENTICATEREQUEST']._serialized_end=218
-  _globals['_GETUSERREQUEST']._serialized_start=220
-  _globals['_GETUSERREQUEST']._serialized_end=273
-  _globals['_CREATEUSERREQUEST']._serialized_start=275
-  _globals['_CREATEUSERREQUEST']._serialized_end=364
-  _globals['_PROJECT']._serialized_start=366
-  _globals['_PROJECT']._serialized_end=489
-  _globals['_GETPROJECTREQUEST']._serialized_start=491
-  _globals['_GETPROJECTREQUEST']._serialized_end=549
-  _globals['_CREATEPROJECTREQUEST']._serialized_start=551
-  _globals['_CREATEPROJECTREQUEST']._serialized_end=664
-  _globals['_SESSION']._serialized_start=667
-  _globals['_SESSION']._serialized_end=941
-  _globals['_CREATESESSIONREQUEST']._serialized_start=944
-  _globals['_CREATESESSIONREQUEST']._serialized_end=1086
-  _globals['_GETSESSIONREQUEST']._serialized_start=1088
-  _globals['_GETSESSIONREQUEST']._serialized_end=1146
-  _globals['_LISTSESSIONSREQUEST']._serialized_start=1148
-  _globals['_LISTSESSIONSREQUEST']._serialized_end=1231
-  _globals['_LISTSESSIONSRESPONSE']._serialized_start=1233
-  _globals['_LISTSESSIONSRESPONSE']._serialized_end=1292
-  _globals['_SESSIONSERVICE']._serialized_start=1295
-  _globals['_SESSIONSERVICE']._serialized_end=1825
+  _globals['_ACCENTCOLOR']._serialized_start=4641
+  _globals['_ACCENTCOLOR']._serialized_end=4968
+  _globals['_USER']._serialized_start=82
+  _globals['_USER']._serialized_end=163
+  _globals['_AUTHENTICATEREQUEST']._serialized_start=165
+  _globals['_AUTHENTICATEREQUEST']._serialized_end=241
+  _globals['_GETUSERREQUEST']._serialized_start=243
+  _globals['_GETUSERREQUEST']._serialized_end=296
+  _globals['_CREATEUSERREQUEST']._serialized_start=298
+  _globals['_CREATEUSERREQUEST']._serialized_end=387
+  _globals['_PROJECT']._serialized_start=389
+  _globals['_PROJECT']._serialized_end=512
+  _globals['_GETPROJECTREQUEST']._serialized_start=514
+  _globals['_GETPROJECTREQUEST']._serialized_end=572
+  _globals['_CREATEPROJECTREQUEST']._serialized_start=574
+  _globals['_CREATEPROJECTREQUEST']._serialized_end=687
+  _globals['_SESSION']._serialized_start=690
+  _globals['_SESSION']._serialized_end=1464
+  _globals['_CREATESESSIONREQUEST']._serialized_start=1467
+  _globals['_CREATESESSIONREQUEST']._serialized_end=1730
+  _globals['_GETSESSIONREQUEST']._serialized_start=1732
+  _globals['_GETSESSIONREQUEST']._serialized_end=1790
+  _globals['_LISTSESSIONSREQUEST']._serialized_start=1793
+  _globals['_LISTSESSIONSREQUEST']._serialized_end=2008
+  _globals['_LISTSESSIONSRESPONSE']._serialized_start=2010
+  _globals['_LISTSESSIONSRESPONSE']._serialized_end=2069
+  _globals['_CALLER']._serialized_start=2071
+  _globals['_CALLER']._serialized_end=2111
+  _globals['_BINDSESSIONREQUEST']._serialized_start=2114
+  _globals['_BINDSESSIONREQUEST']._serialized_end=2248
+  _globals['_BINDSESSIONRESPONSE']._serialized_start=2250
+  _globals['_BINDSESSIONRESPONSE']._serialized_end=2371
+  _globals['_HEARTBEATREQUEST']._serialized_start=2373
+  _globals['_HEARTBEATREQUEST']._serialized_end=2451
+  _globals['_HEARTBEATRESPONSE']._serialized_start=2453
+  _globals['_HEARTBEATRESPONSE']._serialized_end=2519
+  _globals['_RELEASEBINDREQUEST']._serialized_start=2521
+  _globals['_RELEASEBINDREQUEST']._serialized_end=2604
+  _globals['_SESSIONOPREQUEST']._serialized_start=2606
+  _globals['_SESSIONOPREQUEST']._serialized_end=2714
+  _globals['_SUSPENDSESSIONREQUEST']._serialized_start=2717
+  _globals['_SUSPENDSESSIONREQUEST']._serialized_end=2852
+  _globals['_EXTENDSESSIONREQUEST']._serialized_start=2855
+  _globals['_EXTENDSESSIONREQUEST']._serialized_end=2998
+  _globals['_DELETESESSIONRESPONSE']._serialized_start=3000
+  _globals['_DELETESESSIONRESPONSE']._serialized_end=3040
+  _globals['_RUNSWEEPSREQUEST']._serialized_start=3042
+  _globals['_RUNSWEEPSREQUEST']._serialized_end=3102
+  _globals['_RUNSWEEPSRESPONSE']._serialized_start=3105
+  _globals['_RUNSWEEPSRESPONSE']._serialized_end=3297
+  _globals['_RESTARTFORCEDREQUEST']._serialized_start=3299
+  _globals['_RESTARTFORCEDREQUEST']._serialized_end=3397
+  _globals['_SESSIONMETADATA']._serialized_start=3400
+  _globals['_SESSIONMETADATA']._serialized_end=3572
+  _globals['_TAGLIST']._serialized_start=3574
+  _globals['_TAGLIST']._serialized_end=3597
+  _globals['_UPDATEMETADATAREQUEST']._serialized_start=3600
+  _globals['_UPDATEMETADATAREQUEST']._serialized_end=3849
+  _globals['_SEARCHSESSIONSREQUEST']._serialized_start=3852
+  _globals['_SEARCHSESSIONSREQUEST']._serialized_end=4084
+  _globals['_TEXTRANGE']._serialized_start=4086
+  _globals['_TEXTRANGE']._serialized_end=4125
+  _globals['_MESSAGESNIPPET']._serialized_start=4128
+  _globals['_MESSAGESNIPPET']._serialized_end=4298
+  _globals['_SESSIONHIT']._serialized_start=4301
+  _globals['_SESSIONHIT']._serialized_end=4476
+  _globals['_SEARCHSESSIONSRESPONSE']._serialized_start=4478
+  _globals['_SEARCHSESSIONSRESPONSE']._serialized_end=4538
+  _globals['_NOTESESSIONACTIVITYREQUEST']._serialized_start=4540
+  _globals['_NOTESESSIONACTIVITYREQUEST']._serialized_end=4607
+  _globals['_NOTESESSIONACTIVITYRESPONSE']._serialized_start=4609
+  _globals['_NOTESESSIONACTIVITYRESPONSE']._serialized_end=4638
+  _globals['_SESSIONSERVICE']._serialized_start=4971
+  _globals['_SESSIONSERVICE']._serialized_end=6592
 # @@protoc_insertion_point(module_scope)

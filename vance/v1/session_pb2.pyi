@@ -1,11 +1,42 @@
 from vance.v1 import common_pb2 as _common_pb2
+from vance.v1 import recipe_pb2 as _recipe_pb2
 from google.protobuf.internal import containers as _containers
+from google.protobuf.internal import enum_type_wrapper as _enum_type_wrapper
 from google.protobuf import descriptor as _descriptor
 from google.protobuf import message as _message
 from collections.abc import Iterable as _Iterable, Mapping as _Mapping
 from typing import ClassVar as _ClassVar, Optional as _Optional, Union as _Union
 
 DESCRIPTOR: _descriptor.FileDescriptor
+
+class AccentColor(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
+    __slots__ = ()
+    ACCENT_COLOR_UNSPECIFIED: _ClassVar[AccentColor]
+    ACCENT_COLOR_SLATE: _ClassVar[AccentColor]
+    ACCENT_COLOR_RED: _ClassVar[AccentColor]
+    ACCENT_COLOR_ORANGE: _ClassVar[AccentColor]
+    ACCENT_COLOR_AMBER: _ClassVar[AccentColor]
+    ACCENT_COLOR_GREEN: _ClassVar[AccentColor]
+    ACCENT_COLOR_TEAL: _ClassVar[AccentColor]
+    ACCENT_COLOR_CYAN: _ClassVar[AccentColor]
+    ACCENT_COLOR_BLUE: _ClassVar[AccentColor]
+    ACCENT_COLOR_INDIGO: _ClassVar[AccentColor]
+    ACCENT_COLOR_PURPLE: _ClassVar[AccentColor]
+    ACCENT_COLOR_PINK: _ClassVar[AccentColor]
+    ACCENT_COLOR_ROSE: _ClassVar[AccentColor]
+ACCENT_COLOR_UNSPECIFIED: AccentColor
+ACCENT_COLOR_SLATE: AccentColor
+ACCENT_COLOR_RED: AccentColor
+ACCENT_COLOR_ORANGE: AccentColor
+ACCENT_COLOR_AMBER: AccentColor
+ACCENT_COLOR_GREEN: AccentColor
+ACCENT_COLOR_TEAL: AccentColor
+ACCENT_COLOR_CYAN: AccentColor
+ACCENT_COLOR_BLUE: AccentColor
+ACCENT_COLOR_INDIGO: AccentColor
+ACCENT_COLOR_PURPLE: AccentColor
+ACCENT_COLOR_PINK: AccentColor
+ACCENT_COLOR_ROSE: AccentColor
 
 class User(_message.Message):
     __slots__ = ("tenant_id", "username", "roles", "created_at_ms")
@@ -84,7 +115,7 @@ class CreateProjectRequest(_message.Message):
     def __init__(self, tenant_id: _Optional[str] = ..., project_id: _Optional[str] = ..., title: _Optional[str] = ..., kind: _Optional[_Union[_common_pb2.ProjectKind, str]] = ...) -> None: ...
 
 class Session(_message.Message):
-    __slots__ = ("session_id", "tenant_id", "project_id", "owner_user_id", "status", "chat_process_id", "chat_process_name", "chat_engine", "profile", "created_at_ms", "last_activity_at_ms")
+    __slots__ = ("session_id", "tenant_id", "project_id", "owner_user_id", "status", "chat_process_id", "chat_process_name", "chat_engine", "profile", "created_at_ms", "last_activity_at_ms", "metadata", "lifecycle", "lifecycle_sources", "bootstrap_recipe", "allow_multiple_clients", "bound_connection_id", "suspend_cause", "suspended_at_ms", "transition_at_ms", "close_reason", "closed_at_ms", "archived_at_ms", "reactivated_at_ms", "generation", "participant_count")
     SESSION_ID_FIELD_NUMBER: _ClassVar[int]
     TENANT_ID_FIELD_NUMBER: _ClassVar[int]
     PROJECT_ID_FIELD_NUMBER: _ClassVar[int]
@@ -96,6 +127,21 @@ class Session(_message.Message):
     PROFILE_FIELD_NUMBER: _ClassVar[int]
     CREATED_AT_MS_FIELD_NUMBER: _ClassVar[int]
     LAST_ACTIVITY_AT_MS_FIELD_NUMBER: _ClassVar[int]
+    METADATA_FIELD_NUMBER: _ClassVar[int]
+    LIFECYCLE_FIELD_NUMBER: _ClassVar[int]
+    LIFECYCLE_SOURCES_FIELD_NUMBER: _ClassVar[int]
+    BOOTSTRAP_RECIPE_FIELD_NUMBER: _ClassVar[int]
+    ALLOW_MULTIPLE_CLIENTS_FIELD_NUMBER: _ClassVar[int]
+    BOUND_CONNECTION_ID_FIELD_NUMBER: _ClassVar[int]
+    SUSPEND_CAUSE_FIELD_NUMBER: _ClassVar[int]
+    SUSPENDED_AT_MS_FIELD_NUMBER: _ClassVar[int]
+    TRANSITION_AT_MS_FIELD_NUMBER: _ClassVar[int]
+    CLOSE_REASON_FIELD_NUMBER: _ClassVar[int]
+    CLOSED_AT_MS_FIELD_NUMBER: _ClassVar[int]
+    ARCHIVED_AT_MS_FIELD_NUMBER: _ClassVar[int]
+    REACTIVATED_AT_MS_FIELD_NUMBER: _ClassVar[int]
+    GENERATION_FIELD_NUMBER: _ClassVar[int]
+    PARTICIPANT_COUNT_FIELD_NUMBER: _ClassVar[int]
     session_id: str
     tenant_id: str
     project_id: str
@@ -107,23 +153,46 @@ class Session(_message.Message):
     profile: str
     created_at_ms: int
     last_activity_at_ms: int
-    def __init__(self, session_id: _Optional[str] = ..., tenant_id: _Optional[str] = ..., project_id: _Optional[str] = ..., owner_user_id: _Optional[str] = ..., status: _Optional[_Union[_common_pb2.SessionStatus, str]] = ..., chat_process_id: _Optional[str] = ..., chat_process_name: _Optional[str] = ..., chat_engine: _Optional[str] = ..., profile: _Optional[str] = ..., created_at_ms: _Optional[int] = ..., last_activity_at_ms: _Optional[int] = ...) -> None: ...
+    metadata: SessionMetadata
+    lifecycle: _recipe_pb2.LifecycleProperties
+    lifecycle_sources: _recipe_pb2.LifecycleSources
+    bootstrap_recipe: str
+    allow_multiple_clients: bool
+    bound_connection_id: str
+    suspend_cause: _common_pb2.SuspendCause
+    suspended_at_ms: int
+    transition_at_ms: int
+    close_reason: _common_pb2.CloseReason
+    closed_at_ms: int
+    archived_at_ms: int
+    reactivated_at_ms: int
+    generation: int
+    participant_count: int
+    def __init__(self, session_id: _Optional[str] = ..., tenant_id: _Optional[str] = ..., project_id: _Optional[str] = ..., owner_user_id: _Optional[str] = ..., status: _Optional[_Union[_common_pb2.SessionStatus, str]] = ..., chat_process_id: _Optional[str] = ..., chat_process_name: _Optional[str] = ..., chat_engine: _Optional[str] = ..., profile: _Optional[str] = ..., created_at_ms: _Optional[int] = ..., last_activity_at_ms: _Optional[int] = ..., metadata: _Optional[_Union[SessionMetadata, _Mapping]] = ..., lifecycle: _Optional[_Union[_recipe_pb2.LifecycleProperties, _Mapping]] = ..., lifecycle_sources: _Optional[_Union[_recipe_pb2.LifecycleSources, _Mapping]] = ..., bootstrap_recipe: _Optional[str] = ..., allow_multiple_clients: _Optional[bool] = ..., bound_connection_id: _Optional[str] = ..., suspend_cause: _Optional[_Union[_common_pb2.SuspendCause, str]] = ..., suspended_at_ms: _Optional[int] = ..., transition_at_ms: _Optional[int] = ..., close_reason: _Optional[_Union[_common_pb2.CloseReason, str]] = ..., closed_at_ms: _Optional[int] = ..., archived_at_ms: _Optional[int] = ..., reactivated_at_ms: _Optional[int] = ..., generation: _Optional[int] = ..., participant_count: _Optional[int] = ...) -> None: ...
 
 class CreateSessionRequest(_message.Message):
-    __slots__ = ("tenant_id", "project_id", "owner_user_id", "profile", "autonomous", "chat_engine")
+    __slots__ = ("tenant_id", "project_id", "owner_user_id", "profile", "autonomous", "chat_engine", "lifecycle", "allow_multiple_clients", "recipe", "connection_id")
     TENANT_ID_FIELD_NUMBER: _ClassVar[int]
     PROJECT_ID_FIELD_NUMBER: _ClassVar[int]
     OWNER_USER_ID_FIELD_NUMBER: _ClassVar[int]
     PROFILE_FIELD_NUMBER: _ClassVar[int]
     AUTONOMOUS_FIELD_NUMBER: _ClassVar[int]
     CHAT_ENGINE_FIELD_NUMBER: _ClassVar[int]
+    LIFECYCLE_FIELD_NUMBER: _ClassVar[int]
+    ALLOW_MULTIPLE_CLIENTS_FIELD_NUMBER: _ClassVar[int]
+    RECIPE_FIELD_NUMBER: _ClassVar[int]
+    CONNECTION_ID_FIELD_NUMBER: _ClassVar[int]
     tenant_id: str
     project_id: str
     owner_user_id: str
     profile: str
     autonomous: bool
     chat_engine: str
-    def __init__(self, tenant_id: _Optional[str] = ..., project_id: _Optional[str] = ..., owner_user_id: _Optional[str] = ..., profile: _Optional[str] = ..., autonomous: _Optional[bool] = ..., chat_engine: _Optional[str] = ...) -> None: ...
+    lifecycle: _recipe_pb2.LifecycleProperties
+    allow_multiple_clients: bool
+    recipe: str
+    connection_id: str
+    def __init__(self, tenant_id: _Optional[str] = ..., project_id: _Optional[str] = ..., owner_user_id: _Optional[str] = ..., profile: _Optional[str] = ..., autonomous: _Optional[bool] = ..., chat_engine: _Optional[str] = ..., lifecycle: _Optional[_Union[_recipe_pb2.LifecycleProperties, _Mapping]] = ..., allow_multiple_clients: _Optional[bool] = ..., recipe: _Optional[str] = ..., connection_id: _Optional[str] = ...) -> None: ...
 
 class GetSessionRequest(_message.Message):
     __slots__ = ("tenant_id", "session_id")
@@ -134,17 +203,299 @@ class GetSessionRequest(_message.Message):
     def __init__(self, tenant_id: _Optional[str] = ..., session_id: _Optional[str] = ...) -> None: ...
 
 class ListSessionsRequest(_message.Message):
-    __slots__ = ("tenant_id", "project_id", "owner_user_id")
+    __slots__ = ("tenant_id", "project_id", "owner_user_id", "statuses", "tags", "include_archived", "caller", "limit")
     TENANT_ID_FIELD_NUMBER: _ClassVar[int]
     PROJECT_ID_FIELD_NUMBER: _ClassVar[int]
     OWNER_USER_ID_FIELD_NUMBER: _ClassVar[int]
+    STATUSES_FIELD_NUMBER: _ClassVar[int]
+    TAGS_FIELD_NUMBER: _ClassVar[int]
+    INCLUDE_ARCHIVED_FIELD_NUMBER: _ClassVar[int]
+    CALLER_FIELD_NUMBER: _ClassVar[int]
+    LIMIT_FIELD_NUMBER: _ClassVar[int]
     tenant_id: str
     project_id: str
     owner_user_id: str
-    def __init__(self, tenant_id: _Optional[str] = ..., project_id: _Optional[str] = ..., owner_user_id: _Optional[str] = ...) -> None: ...
+    statuses: _containers.RepeatedScalarFieldContainer[_common_pb2.SessionStatus]
+    tags: _containers.RepeatedScalarFieldContainer[str]
+    include_archived: bool
+    caller: Caller
+    limit: int
+    def __init__(self, tenant_id: _Optional[str] = ..., project_id: _Optional[str] = ..., owner_user_id: _Optional[str] = ..., statuses: _Optional[_Iterable[_Union[_common_pb2.SessionStatus, str]]] = ..., tags: _Optional[_Iterable[str]] = ..., include_archived: _Optional[bool] = ..., caller: _Optional[_Union[Caller, _Mapping]] = ..., limit: _Optional[int] = ...) -> None: ...
 
 class ListSessionsResponse(_message.Message):
     __slots__ = ("sessions",)
     SESSIONS_FIELD_NUMBER: _ClassVar[int]
     sessions: _containers.RepeatedCompositeFieldContainer[Session]
     def __init__(self, sessions: _Optional[_Iterable[_Union[Session, _Mapping]]] = ...) -> None: ...
+
+class Caller(_message.Message):
+    __slots__ = ("user_id", "roles")
+    USER_ID_FIELD_NUMBER: _ClassVar[int]
+    ROLES_FIELD_NUMBER: _ClassVar[int]
+    user_id: str
+    roles: _containers.RepeatedScalarFieldContainer[str]
+    def __init__(self, user_id: _Optional[str] = ..., roles: _Optional[_Iterable[str]] = ...) -> None: ...
+
+class BindSessionRequest(_message.Message):
+    __slots__ = ("tenant_id", "session_id", "connection_id", "caller", "takeover")
+    TENANT_ID_FIELD_NUMBER: _ClassVar[int]
+    SESSION_ID_FIELD_NUMBER: _ClassVar[int]
+    CONNECTION_ID_FIELD_NUMBER: _ClassVar[int]
+    CALLER_FIELD_NUMBER: _ClassVar[int]
+    TAKEOVER_FIELD_NUMBER: _ClassVar[int]
+    tenant_id: str
+    session_id: str
+    connection_id: str
+    caller: Caller
+    takeover: bool
+    def __init__(self, tenant_id: _Optional[str] = ..., session_id: _Optional[str] = ..., connection_id: _Optional[str] = ..., caller: _Optional[_Union[Caller, _Mapping]] = ..., takeover: _Optional[bool] = ...) -> None: ...
+
+class BindSessionResponse(_message.Message):
+    __slots__ = ("session", "bound", "resumed", "previous_connection_id")
+    SESSION_FIELD_NUMBER: _ClassVar[int]
+    BOUND_FIELD_NUMBER: _ClassVar[int]
+    RESUMED_FIELD_NUMBER: _ClassVar[int]
+    PREVIOUS_CONNECTION_ID_FIELD_NUMBER: _ClassVar[int]
+    session: Session
+    bound: bool
+    resumed: bool
+    previous_connection_id: str
+    def __init__(self, session: _Optional[_Union[Session, _Mapping]] = ..., bound: _Optional[bool] = ..., resumed: _Optional[bool] = ..., previous_connection_id: _Optional[str] = ...) -> None: ...
+
+class HeartbeatRequest(_message.Message):
+    __slots__ = ("session_id", "connection_id", "reclaim")
+    SESSION_ID_FIELD_NUMBER: _ClassVar[int]
+    CONNECTION_ID_FIELD_NUMBER: _ClassVar[int]
+    RECLAIM_FIELD_NUMBER: _ClassVar[int]
+    session_id: str
+    connection_id: str
+    reclaim: bool
+    def __init__(self, session_id: _Optional[str] = ..., connection_id: _Optional[str] = ..., reclaim: _Optional[bool] = ...) -> None: ...
+
+class HeartbeatResponse(_message.Message):
+    __slots__ = ("ok", "reclaimed", "reason")
+    OK_FIELD_NUMBER: _ClassVar[int]
+    RECLAIMED_FIELD_NUMBER: _ClassVar[int]
+    REASON_FIELD_NUMBER: _ClassVar[int]
+    ok: bool
+    reclaimed: bool
+    reason: str
+    def __init__(self, ok: _Optional[bool] = ..., reclaimed: _Optional[bool] = ..., reason: _Optional[str] = ...) -> None: ...
+
+class ReleaseBindRequest(_message.Message):
+    __slots__ = ("session_id", "connection_id", "disconnect")
+    SESSION_ID_FIELD_NUMBER: _ClassVar[int]
+    CONNECTION_ID_FIELD_NUMBER: _ClassVar[int]
+    DISCONNECT_FIELD_NUMBER: _ClassVar[int]
+    session_id: str
+    connection_id: str
+    disconnect: bool
+    def __init__(self, session_id: _Optional[str] = ..., connection_id: _Optional[str] = ..., disconnect: _Optional[bool] = ...) -> None: ...
+
+class SessionOpRequest(_message.Message):
+    __slots__ = ("tenant_id", "session_id", "caller", "profile")
+    TENANT_ID_FIELD_NUMBER: _ClassVar[int]
+    SESSION_ID_FIELD_NUMBER: _ClassVar[int]
+    CALLER_FIELD_NUMBER: _ClassVar[int]
+    PROFILE_FIELD_NUMBER: _ClassVar[int]
+    tenant_id: str
+    session_id: str
+    caller: Caller
+    profile: str
+    def __init__(self, tenant_id: _Optional[str] = ..., session_id: _Optional[str] = ..., caller: _Optional[_Union[Caller, _Mapping]] = ..., profile: _Optional[str] = ...) -> None: ...
+
+class SuspendSessionRequest(_message.Message):
+    __slots__ = ("tenant_id", "session_id", "caller", "cause")
+    TENANT_ID_FIELD_NUMBER: _ClassVar[int]
+    SESSION_ID_FIELD_NUMBER: _ClassVar[int]
+    CALLER_FIELD_NUMBER: _ClassVar[int]
+    CAUSE_FIELD_NUMBER: _ClassVar[int]
+    tenant_id: str
+    session_id: str
+    caller: Caller
+    cause: _common_pb2.SuspendCause
+    def __init__(self, tenant_id: _Optional[str] = ..., session_id: _Optional[str] = ..., caller: _Optional[_Union[Caller, _Mapping]] = ..., cause: _Optional[_Union[_common_pb2.SuspendCause, str]] = ...) -> None: ...
+
+class ExtendSessionRequest(_message.Message):
+    __slots__ = ("tenant_id", "session_id", "caller", "transition_at_ms", "extend_by_ms")
+    TENANT_ID_FIELD_NUMBER: _ClassVar[int]
+    SESSION_ID_FIELD_NUMBER: _ClassVar[int]
+    CALLER_FIELD_NUMBER: _ClassVar[int]
+    TRANSITION_AT_MS_FIELD_NUMBER: _ClassVar[int]
+    EXTEND_BY_MS_FIELD_NUMBER: _ClassVar[int]
+    tenant_id: str
+    session_id: str
+    caller: Caller
+    transition_at_ms: int
+    extend_by_ms: int
+    def __init__(self, tenant_id: _Optional[str] = ..., session_id: _Optional[str] = ..., caller: _Optional[_Union[Caller, _Mapping]] = ..., transition_at_ms: _Optional[int] = ..., extend_by_ms: _Optional[int] = ...) -> None: ...
+
+class DeleteSessionResponse(_message.Message):
+    __slots__ = ("deleted",)
+    DELETED_FIELD_NUMBER: _ClassVar[int]
+    deleted: bool
+    def __init__(self, deleted: _Optional[bool] = ...) -> None: ...
+
+class RunSweepsRequest(_message.Message):
+    __slots__ = ("now_ms", "only_session_ids")
+    NOW_MS_FIELD_NUMBER: _ClassVar[int]
+    ONLY_SESSION_IDS_FIELD_NUMBER: _ClassVar[int]
+    now_ms: int
+    only_session_ids: _containers.RepeatedScalarFieldContainer[str]
+    def __init__(self, now_ms: _Optional[int] = ..., only_session_ids: _Optional[_Iterable[str]] = ...) -> None: ...
+
+class RunSweepsResponse(_message.Message):
+    __slots__ = ("looked_at", "idle_suspended", "archived", "auto_closed", "abandoned", "unbound", "resumed", "skipped", "duration_us")
+    LOOKED_AT_FIELD_NUMBER: _ClassVar[int]
+    IDLE_SUSPENDED_FIELD_NUMBER: _ClassVar[int]
+    ARCHIVED_FIELD_NUMBER: _ClassVar[int]
+    AUTO_CLOSED_FIELD_NUMBER: _ClassVar[int]
+    ABANDONED_FIELD_NUMBER: _ClassVar[int]
+    UNBOUND_FIELD_NUMBER: _ClassVar[int]
+    RESUMED_FIELD_NUMBER: _ClassVar[int]
+    SKIPPED_FIELD_NUMBER: _ClassVar[int]
+    DURATION_US_FIELD_NUMBER: _ClassVar[int]
+    looked_at: int
+    idle_suspended: int
+    archived: int
+    auto_closed: int
+    abandoned: int
+    unbound: int
+    resumed: int
+    skipped: _containers.RepeatedScalarFieldContainer[str]
+    duration_us: int
+    def __init__(self, looked_at: _Optional[int] = ..., idle_suspended: _Optional[int] = ..., archived: _Optional[int] = ..., auto_closed: _Optional[int] = ..., abandoned: _Optional[int] = ..., unbound: _Optional[int] = ..., resumed: _Optional[int] = ..., skipped: _Optional[_Iterable[str]] = ..., duration_us: _Optional[int] = ...) -> None: ...
+
+class RestartForcedRequest(_message.Message):
+    __slots__ = ("max_concurrent", "delay_between_ms", "only_session_ids")
+    MAX_CONCURRENT_FIELD_NUMBER: _ClassVar[int]
+    DELAY_BETWEEN_MS_FIELD_NUMBER: _ClassVar[int]
+    ONLY_SESSION_IDS_FIELD_NUMBER: _ClassVar[int]
+    max_concurrent: int
+    delay_between_ms: int
+    only_session_ids: _containers.RepeatedScalarFieldContainer[str]
+    def __init__(self, max_concurrent: _Optional[int] = ..., delay_between_ms: _Optional[int] = ..., only_session_ids: _Optional[_Iterable[str]] = ...) -> None: ...
+
+class SessionMetadata(_message.Message):
+    __slots__ = ("title", "title_auto_generated", "icon", "color", "tags", "pinned", "user_touched_at_ms")
+    TITLE_FIELD_NUMBER: _ClassVar[int]
+    TITLE_AUTO_GENERATED_FIELD_NUMBER: _ClassVar[int]
+    ICON_FIELD_NUMBER: _ClassVar[int]
+    COLOR_FIELD_NUMBER: _ClassVar[int]
+    TAGS_FIELD_NUMBER: _ClassVar[int]
+    PINNED_FIELD_NUMBER: _ClassVar[int]
+    USER_TOUCHED_AT_MS_FIELD_NUMBER: _ClassVar[int]
+    title: str
+    title_auto_generated: bool
+    icon: str
+    color: AccentColor
+    tags: _containers.RepeatedScalarFieldContainer[str]
+    pinned: bool
+    user_touched_at_ms: int
+    def __init__(self, title: _Optional[str] = ..., title_auto_generated: _Optional[bool] = ..., icon: _Optional[str] = ..., color: _Optional[_Union[AccentColor, str]] = ..., tags: _Optional[_Iterable[str]] = ..., pinned: _Optional[bool] = ..., user_touched_at_ms: _Optional[int] = ...) -> None: ...
+
+class TagList(_message.Message):
+    __slots__ = ("tags",)
+    TAGS_FIELD_NUMBER: _ClassVar[int]
+    tags: _containers.RepeatedScalarFieldContainer[str]
+    def __init__(self, tags: _Optional[_Iterable[str]] = ...) -> None: ...
+
+class UpdateMetadataRequest(_message.Message):
+    __slots__ = ("tenant_id", "session_id", "caller", "title", "icon", "color", "tags", "pinned")
+    TENANT_ID_FIELD_NUMBER: _ClassVar[int]
+    SESSION_ID_FIELD_NUMBER: _ClassVar[int]
+    CALLER_FIELD_NUMBER: _ClassVar[int]
+    TITLE_FIELD_NUMBER: _ClassVar[int]
+    ICON_FIELD_NUMBER: _ClassVar[int]
+    COLOR_FIELD_NUMBER: _ClassVar[int]
+    TAGS_FIELD_NUMBER: _ClassVar[int]
+    PINNED_FIELD_NUMBER: _ClassVar[int]
+    tenant_id: str
+    session_id: str
+    caller: Caller
+    title: str
+    icon: str
+    color: str
+    tags: TagList
+    pinned: bool
+    def __init__(self, tenant_id: _Optional[str] = ..., session_id: _Optional[str] = ..., caller: _Optional[_Union[Caller, _Mapping]] = ..., title: _Optional[str] = ..., icon: _Optional[str] = ..., color: _Optional[str] = ..., tags: _Optional[_Union[TagList, _Mapping]] = ..., pinned: _Optional[bool] = ...) -> None: ...
+
+class SearchSessionsRequest(_message.Message):
+    __slots__ = ("tenant_id", "caller", "query", "project_id", "owner_user_id", "statuses", "tags", "include_archived", "limit")
+    TENANT_ID_FIELD_NUMBER: _ClassVar[int]
+    CALLER_FIELD_NUMBER: _ClassVar[int]
+    QUERY_FIELD_NUMBER: _ClassVar[int]
+    PROJECT_ID_FIELD_NUMBER: _ClassVar[int]
+    OWNER_USER_ID_FIELD_NUMBER: _ClassVar[int]
+    STATUSES_FIELD_NUMBER: _ClassVar[int]
+    TAGS_FIELD_NUMBER: _ClassVar[int]
+    INCLUDE_ARCHIVED_FIELD_NUMBER: _ClassVar[int]
+    LIMIT_FIELD_NUMBER: _ClassVar[int]
+    tenant_id: str
+    caller: Caller
+    query: str
+    project_id: str
+    owner_user_id: str
+    statuses: _containers.RepeatedScalarFieldContainer[_common_pb2.SessionStatus]
+    tags: _containers.RepeatedScalarFieldContainer[str]
+    include_archived: bool
+    limit: int
+    def __init__(self, tenant_id: _Optional[str] = ..., caller: _Optional[_Union[Caller, _Mapping]] = ..., query: _Optional[str] = ..., project_id: _Optional[str] = ..., owner_user_id: _Optional[str] = ..., statuses: _Optional[_Iterable[_Union[_common_pb2.SessionStatus, str]]] = ..., tags: _Optional[_Iterable[str]] = ..., include_archived: _Optional[bool] = ..., limit: _Optional[int] = ...) -> None: ...
+
+class TextRange(_message.Message):
+    __slots__ = ("start", "end")
+    START_FIELD_NUMBER: _ClassVar[int]
+    END_FIELD_NUMBER: _ClassVar[int]
+    start: int
+    end: int
+    def __init__(self, start: _Optional[int] = ..., end: _Optional[int] = ...) -> None: ...
+
+class MessageSnippet(_message.Message):
+    __slots__ = ("message_id", "process_name", "role", "created_at_ms", "text", "highlights")
+    MESSAGE_ID_FIELD_NUMBER: _ClassVar[int]
+    PROCESS_NAME_FIELD_NUMBER: _ClassVar[int]
+    ROLE_FIELD_NUMBER: _ClassVar[int]
+    CREATED_AT_MS_FIELD_NUMBER: _ClassVar[int]
+    TEXT_FIELD_NUMBER: _ClassVar[int]
+    HIGHLIGHTS_FIELD_NUMBER: _ClassVar[int]
+    message_id: str
+    process_name: str
+    role: _common_pb2.ChatRole
+    created_at_ms: int
+    text: str
+    highlights: _containers.RepeatedCompositeFieldContainer[TextRange]
+    def __init__(self, message_id: _Optional[str] = ..., process_name: _Optional[str] = ..., role: _Optional[_Union[_common_pb2.ChatRole, str]] = ..., created_at_ms: _Optional[int] = ..., text: _Optional[str] = ..., highlights: _Optional[_Iterable[_Union[TextRange, _Mapping]]] = ...) -> None: ...
+
+class SessionHit(_message.Message):
+    __slots__ = ("session", "score", "title_match", "tag_match", "conversation_match", "snippets")
+    SESSION_FIELD_NUMBER: _ClassVar[int]
+    SCORE_FIELD_NUMBER: _ClassVar[int]
+    TITLE_MATCH_FIELD_NUMBER: _ClassVar[int]
+    TAG_MATCH_FIELD_NUMBER: _ClassVar[int]
+    CONVERSATION_MATCH_FIELD_NUMBER: _ClassVar[int]
+    SNIPPETS_FIELD_NUMBER: _ClassVar[int]
+    session: Session
+    score: int
+    title_match: bool
+    tag_match: bool
+    conversation_match: bool
+    snippets: _containers.RepeatedCompositeFieldContainer[MessageSnippet]
+    def __init__(self, session: _Optional[_Union[Session, _Mapping]] = ..., score: _Optional[int] = ..., title_match: _Optional[bool] = ..., tag_match: _Optional[bool] = ..., conversation_match: _Optional[bool] = ..., snippets: _Optional[_Iterable[_Union[MessageSnippet, _Mapping]]] = ...) -> None: ...
+
+class SearchSessionsResponse(_message.Message):
+    __slots__ = ("hits",)
+    HITS_FIELD_NUMBER: _ClassVar[int]
+    hits: _containers.RepeatedCompositeFieldContainer[SessionHit]
+    def __init__(self, hits: _Optional[_Iterable[_Union[SessionHit, _Mapping]]] = ...) -> None: ...
+
+class NoteSessionActivityRequest(_message.Message):
+    __slots__ = ("tenant_id", "session_id")
+    TENANT_ID_FIELD_NUMBER: _ClassVar[int]
+    SESSION_ID_FIELD_NUMBER: _ClassVar[int]
+    tenant_id: str
+    session_id: str
+    def __init__(self, tenant_id: _Optional[str] = ..., session_id: _Optional[str] = ...) -> None: ...
+
+class NoteSessionActivityResponse(_message.Message):
+    __slots__ = ()
+    def __init__(self) -> None: ...

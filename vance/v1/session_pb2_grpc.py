@@ -74,6 +74,81 @@ class SessionServiceStub:
                 request_serializer=vance_dot_v1_dot_session__pb2.ListSessionsRequest.SerializeToString,
                 response_deserializer=vance_dot_v1_dot_session__pb2.ListSessionsResponse.FromString,
                 _registered_method=True)
+        self.UpdateMetadata = channel.unary_unary(
+                '/vance.v1.SessionService/UpdateMetadata',
+                request_serializer=vance_dot_v1_dot_session__pb2.UpdateMetadataRequest.SerializeToString,
+                response_deserializer=vance_dot_v1_dot_session__pb2.Session.FromString,
+                _registered_method=True)
+        self.SearchSessions = channel.unary_unary(
+                '/vance.v1.SessionService/SearchSessions',
+                request_serializer=vance_dot_v1_dot_session__pb2.SearchSessionsRequest.SerializeToString,
+                response_deserializer=vance_dot_v1_dot_session__pb2.SearchSessionsResponse.FromString,
+                _registered_method=True)
+        self.NoteSessionActivity = channel.unary_unary(
+                '/vance.v1.SessionService/NoteSessionActivity',
+                request_serializer=vance_dot_v1_dot_session__pb2.NoteSessionActivityRequest.SerializeToString,
+                response_deserializer=vance_dot_v1_dot_session__pb2.NoteSessionActivityResponse.FromString,
+                _registered_method=True)
+        self.BindSession = channel.unary_unary(
+                '/vance.v1.SessionService/BindSession',
+                request_serializer=vance_dot_v1_dot_session__pb2.BindSessionRequest.SerializeToString,
+                response_deserializer=vance_dot_v1_dot_session__pb2.BindSessionResponse.FromString,
+                _registered_method=True)
+        self.Heartbeat = channel.unary_unary(
+                '/vance.v1.SessionService/Heartbeat',
+                request_serializer=vance_dot_v1_dot_session__pb2.HeartbeatRequest.SerializeToString,
+                response_deserializer=vance_dot_v1_dot_session__pb2.HeartbeatResponse.FromString,
+                _registered_method=True)
+        self.ReleaseBind = channel.unary_unary(
+                '/vance.v1.SessionService/ReleaseBind',
+                request_serializer=vance_dot_v1_dot_session__pb2.ReleaseBindRequest.SerializeToString,
+                response_deserializer=vance_dot_v1_dot_session__pb2.Session.FromString,
+                _registered_method=True)
+        self.MonitorSession = channel.unary_unary(
+                '/vance.v1.SessionService/MonitorSession',
+                request_serializer=vance_dot_v1_dot_session__pb2.SessionOpRequest.SerializeToString,
+                response_deserializer=vance_dot_v1_dot_session__pb2.Session.FromString,
+                _registered_method=True)
+        self.SuspendSession = channel.unary_unary(
+                '/vance.v1.SessionService/SuspendSession',
+                request_serializer=vance_dot_v1_dot_session__pb2.SuspendSessionRequest.SerializeToString,
+                response_deserializer=vance_dot_v1_dot_session__pb2.Session.FromString,
+                _registered_method=True)
+        self.ResumeSession = channel.unary_unary(
+                '/vance.v1.SessionService/ResumeSession',
+                request_serializer=vance_dot_v1_dot_session__pb2.SessionOpRequest.SerializeToString,
+                response_deserializer=vance_dot_v1_dot_session__pb2.Session.FromString,
+                _registered_method=True)
+        self.ExtendSession = channel.unary_unary(
+                '/vance.v1.SessionService/ExtendSession',
+                request_serializer=vance_dot_v1_dot_session__pb2.ExtendSessionRequest.SerializeToString,
+                response_deserializer=vance_dot_v1_dot_session__pb2.Session.FromString,
+                _registered_method=True)
+        self.ArchiveSession = channel.unary_unary(
+                '/vance.v1.SessionService/ArchiveSession',
+                request_serializer=vance_dot_v1_dot_session__pb2.SessionOpRequest.SerializeToString,
+                response_deserializer=vance_dot_v1_dot_session__pb2.Session.FromString,
+                _registered_method=True)
+        self.ReactivateSession = channel.unary_unary(
+                '/vance.v1.SessionService/ReactivateSession',
+                request_serializer=vance_dot_v1_dot_session__pb2.SessionOpRequest.SerializeToString,
+                response_deserializer=vance_dot_v1_dot_session__pb2.Session.FromString,
+                _registered_method=True)
+        self.DeleteSession = channel.unary_unary(
+                '/vance.v1.SessionService/DeleteSession',
+                request_serializer=vance_dot_v1_dot_session__pb2.SessionOpRequest.SerializeToString,
+                response_deserializer=vance_dot_v1_dot_session__pb2.DeleteSessionResponse.FromString,
+                _registered_method=True)
+        self.RunSweeps = channel.unary_unary(
+                '/vance.v1.SessionService/RunSweeps',
+                request_serializer=vance_dot_v1_dot_session__pb2.RunSweepsRequest.SerializeToString,
+                response_deserializer=vance_dot_v1_dot_session__pb2.RunSweepsResponse.FromString,
+                _registered_method=True)
+        self.RestartForced = channel.unary_unary(
+                '/vance.v1.SessionService/RestartForced',
+                request_serializer=vance_dot_v1_dot_session__pb2.RestartForcedRequest.SerializeToString,
+                response_deserializer=vance_dot_v1_dot_session__pb2.RunSweepsResponse.FromString,
+                _registered_method=True)
 
 
 class SessionServiceServicer:
@@ -123,7 +198,118 @@ class SessionServiceServicer:
         raise NotImplementedError('Method not implemented!')
 
     def ListSessions(self, request, context):
+        """Sessions in the default order (pinned first, then last activity), filtered; a caller
+        who is not a tenant admin sees only their own. CLOSED never unless asked by status.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def UpdateMetadata(self, request, context):
+        """---- metadata and search (seed 002 §14, §15); session_service/metadata.py, search.py ----
+        Owner or tenant admin; idempotent; any status but CLOSED (409 session_closed).
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def SearchSessions(self, request, context):
+        """Title and tags (title weighs most) and the conversation, with snippets.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def NoteSessionActivity(self, request, context):
+        """The gateway reports user activity (a steer): the session's new chat messages get indexed
+        and its first question-and-answer pair triggers the metadata auto-suggest.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def BindSession(self, request, context):
+        """---- lifecycle (seed 002 §8-§12); session_service/binding.py, cascade.py, sweepers.py ----
+        Binds a connection (session-resume): 404 missing or closed, 403 foreign, 409
+        session_archived, 409 session_bound_elsewhere unless the owner takes over; a stale bind is
+        taken over; a SUSPENDED session is resumed; a multi-client session is joined.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def Heartbeat(self, request, context):
+        """Every inbound frame: refreshes lastActivityAt for the bound (or joined) connection; on a
+        miss, reclaims a bind that is free or stale (never a fresh foreign one).
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def ReleaseBind(self, request, context):
+        """A connection leaves: a participant just leaves, a bind escalates to a survivor, else it is
+        released and, on disconnect, onDisconnect applies.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def MonitorSession(self, request, context):
+        """May the caller monitor the session (session-monitor)? Never binds.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def SuspendSession(self, request, context):
+        """Admin suspend; the cause defaults to FORCED.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def ResumeSession(self, request, context):
+        """SUSPENDED -> IDLE/RUNNING for every cause; idempotent on an open session.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def ExtendSession(self, request, context):
+        """Moves transitionAt of a SUSPENDED session later, without resuming it.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def ArchiveSession(self, request, context):
         """Missing associated documentation comment in .proto file."""
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def ReactivateSession(self, request, context):
+        """Missing associated documentation comment in .proto file."""
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def DeleteSession(self, request, context):
+        """Missing associated documentation comment in .proto file."""
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def RunSweeps(self, request, context):
+        """Admin and tests: every sweep once, with now_ms as the time.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def RestartForced(self, request, context):
+        """Admin and tests: the auto-restart pass over FORCED-suspended sessions (seed 002 §10.1).
+        """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
@@ -170,6 +356,81 @@ def add_SessionServiceServicer_to_server(servicer, server):
                     servicer.ListSessions,
                     request_deserializer=vance_dot_v1_dot_session__pb2.ListSessionsRequest.FromString,
                     response_serializer=vance_dot_v1_dot_session__pb2.ListSessionsResponse.SerializeToString,
+            ),
+            'UpdateMetadata': grpc.unary_unary_rpc_method_handler(
+                    servicer.UpdateMetadata,
+                    request_deserializer=vance_dot_v1_dot_session__pb2.UpdateMetadataRequest.FromString,
+                    response_serializer=vance_dot_v1_dot_session__pb2.Session.SerializeToString,
+            ),
+            'SearchSessions': grpc.unary_unary_rpc_method_handler(
+                    servicer.SearchSessions,
+                    request_deserializer=vance_dot_v1_dot_session__pb2.SearchSessionsRequest.FromString,
+                    response_serializer=vance_dot_v1_dot_session__pb2.SearchSessionsResponse.SerializeToString,
+            ),
+            'NoteSessionActivity': grpc.unary_unary_rpc_method_handler(
+                    servicer.NoteSessionActivity,
+                    request_deserializer=vance_dot_v1_dot_session__pb2.NoteSessionActivityRequest.FromString,
+                    response_serializer=vance_dot_v1_dot_session__pb2.NoteSessionActivityResponse.SerializeToString,
+            ),
+            'BindSession': grpc.unary_unary_rpc_method_handler(
+                    servicer.BindSession,
+                    request_deserializer=vance_dot_v1_dot_session__pb2.BindSessionRequest.FromString,
+                    response_serializer=vance_dot_v1_dot_session__pb2.BindSessionResponse.SerializeToString,
+            ),
+            'Heartbeat': grpc.unary_unary_rpc_method_handler(
+                    servicer.Heartbeat,
+                    request_deserializer=vance_dot_v1_dot_session__pb2.HeartbeatRequest.FromString,
+                    response_serializer=vance_dot_v1_dot_session__pb2.HeartbeatResponse.SerializeToString,
+            ),
+            'ReleaseBind': grpc.unary_unary_rpc_method_handler(
+                    servicer.ReleaseBind,
+                    request_deserializer=vance_dot_v1_dot_session__pb2.ReleaseBindRequest.FromString,
+                    response_serializer=vance_dot_v1_dot_session__pb2.Session.SerializeToString,
+            ),
+            'MonitorSession': grpc.unary_unary_rpc_method_handler(
+                    servicer.MonitorSession,
+                    request_deserializer=vance_dot_v1_dot_session__pb2.SessionOpRequest.FromString,
+                    response_serializer=vance_dot_v1_dot_session__pb2.Session.SerializeToString,
+            ),
+            'SuspendSession': grpc.unary_unary_rpc_method_handler(
+                    servicer.SuspendSession,
+                    request_deserializer=vance_dot_v1_dot_session__pb2.SuspendSessionRequest.FromString,
+                    response_serializer=vance_dot_v1_dot_session__pb2.Session.SerializeToString,
+            ),
+            'ResumeSession': grpc.unary_unary_rpc_method_handler(
+                    servicer.ResumeSession,
+                    request_deserializer=vance_dot_v1_dot_session__pb2.SessionOpRequest.FromString,
+                    response_serializer=vance_dot_v1_dot_session__pb2.Session.SerializeToString,
+            ),
+            'ExtendSession': grpc.unary_unary_rpc_method_handler(
+                    servicer.ExtendSession,
+                    request_deserializer=vance_dot_v1_dot_session__pb2.ExtendSessionRequest.FromString,
+                    response_serializer=vance_dot_v1_dot_session__pb2.Session.SerializeToString,
+            ),
+            'ArchiveSession': grpc.unary_unary_rpc_method_handler(
+                    servicer.ArchiveSession,
+                    request_deserializer=vance_dot_v1_dot_session__pb2.SessionOpRequest.FromString,
+                    response_serializer=vance_dot_v1_dot_session__pb2.Session.SerializeToString,
+            ),
+            'ReactivateSession': grpc.unary_unary_rpc_method_handler(
+                    servicer.ReactivateSession,
+                    request_deserializer=vance_dot_v1_dot_session__pb2.SessionOpRequest.FromString,
+                    response_serializer=vance_dot_v1_dot_session__pb2.Session.SerializeToString,
+            ),
+            'DeleteSession': grpc.unary_unary_rpc_method_handler(
+                    servicer.DeleteSession,
+                    request_deserializer=vance_dot_v1_dot_session__pb2.SessionOpRequest.FromString,
+                    response_serializer=vance_dot_v1_dot_session__pb2.DeleteSessionResponse.SerializeToString,
+            ),
+            'RunSweeps': grpc.unary_unary_rpc_method_handler(
+                    servicer.RunSweeps,
+                    request_deserializer=vance_dot_v1_dot_session__pb2.RunSweepsRequest.FromString,
+                    response_serializer=vance_dot_v1_dot_session__pb2.RunSweepsResponse.SerializeToString,
+            ),
+            'RestartForced': grpc.unary_unary_rpc_method_handler(
+                    servicer.RestartForced,
+                    request_deserializer=vance_dot_v1_dot_session__pb2.RestartForcedRequest.FromString,
+                    response_serializer=vance_dot_v1_dot_session__pb2.RunSweepsResponse.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -388,6 +649,411 @@ class SessionService:
             '/vance.v1.SessionService/ListSessions',
             vance_dot_v1_dot_session__pb2.ListSessionsRequest.SerializeToString,
             vance_dot_v1_dot_session__pb2.ListSessionsResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def UpdateMetadata(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/vance.v1.SessionService/UpdateMetadata',
+            vance_dot_v1_dot_session__pb2.UpdateMetadataRequest.SerializeToString,
+            vance_dot_v1_dot_session__pb2.Session.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def SearchSessions(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/vance.v1.SessionService/SearchSessions',
+            vance_dot_v1_dot_session__pb2.SearchSessionsRequest.SerializeToString,
+            vance_dot_v1_dot_session__pb2.SearchSessionsResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def NoteSessionActivity(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/vance.v1.SessionService/NoteSessionActivity',
+            vance_dot_v1_dot_session__pb2.NoteSessionActivityRequest.SerializeToString,
+            vance_dot_v1_dot_session__pb2.NoteSessionActivityResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def BindSession(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/vance.v1.SessionService/BindSession',
+            vance_dot_v1_dot_session__pb2.BindSessionRequest.SerializeToString,
+            vance_dot_v1_dot_session__pb2.BindSessionResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def Heartbeat(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/vance.v1.SessionService/Heartbeat',
+            vance_dot_v1_dot_session__pb2.HeartbeatRequest.SerializeToString,
+            vance_dot_v1_dot_session__pb2.HeartbeatResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def ReleaseBind(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/vance.v1.SessionService/ReleaseBind',
+            vance_dot_v1_dot_session__pb2.ReleaseBindRequest.SerializeToString,
+            vance_dot_v1_dot_session__pb2.Session.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def MonitorSession(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/vance.v1.SessionService/MonitorSession',
+            vance_dot_v1_dot_session__pb2.SessionOpRequest.SerializeToString,
+            vance_dot_v1_dot_session__pb2.Session.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def SuspendSession(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/vance.v1.SessionService/SuspendSession',
+            vance_dot_v1_dot_session__pb2.SuspendSessionRequest.SerializeToString,
+            vance_dot_v1_dot_session__pb2.Session.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def ResumeSession(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/vance.v1.SessionService/ResumeSession',
+            vance_dot_v1_dot_session__pb2.SessionOpRequest.SerializeToString,
+            vance_dot_v1_dot_session__pb2.Session.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def ExtendSession(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/vance.v1.SessionService/ExtendSession',
+            vance_dot_v1_dot_session__pb2.ExtendSessionRequest.SerializeToString,
+            vance_dot_v1_dot_session__pb2.Session.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def ArchiveSession(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/vance.v1.SessionService/ArchiveSession',
+            vance_dot_v1_dot_session__pb2.SessionOpRequest.SerializeToString,
+            vance_dot_v1_dot_session__pb2.Session.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def ReactivateSession(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/vance.v1.SessionService/ReactivateSession',
+            vance_dot_v1_dot_session__pb2.SessionOpRequest.SerializeToString,
+            vance_dot_v1_dot_session__pb2.Session.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def DeleteSession(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/vance.v1.SessionService/DeleteSession',
+            vance_dot_v1_dot_session__pb2.SessionOpRequest.SerializeToString,
+            vance_dot_v1_dot_session__pb2.DeleteSessionResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def RunSweeps(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/vance.v1.SessionService/RunSweeps',
+            vance_dot_v1_dot_session__pb2.RunSweepsRequest.SerializeToString,
+            vance_dot_v1_dot_session__pb2.RunSweepsResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def RestartForced(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/vance.v1.SessionService/RestartForced',
+            vance_dot_v1_dot_session__pb2.RestartForcedRequest.SerializeToString,
+            vance_dot_v1_dot_session__pb2.RunSweepsResponse.FromString,
             options,
             channel_credentials,
             insecure,

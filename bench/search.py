@@ -1,0 +1,332 @@
+"""Session search latency at 100,000 chat messages: the index is bulk-loaded straight into the
+store in the shape the feed writes, then queries go through the real path (SessionService
+SearchSessions over gRPC, or the same domain code in-process without a running service).
+
+`python -m bench.search [messages] [--grpc]` runs it against the configured store."""
+
+from __future__ import annotations
+
+import asyncio
+import random
+import time
+from collections.abc import Awaitable, Callable
+from typing import Any, Literal
+
+import grpc
+
+from bench.stats import Summary
+from session_service.access import Actor
+from session_service.cards import Card
+from session_service.metadata import Metadata
+from session_service.models import Session, SessionMetadata, SessionStatus
+from session_service.search import SessionFilter, SessionSearch
+from session_service.search_feed import SearchFeed
+from session_service.search_store import SearchStore
+from session_service.store import SessionStore
+from session_service.tokens import STOPWORDS, tokens
+from vance.clock import SystemClock
+from vance.config import Config
+from vance.domain import ChatMessage, ChatRole
+from vance.store import Document, connect
+from vance.v1 import process_pb2_grpc, session_pb2_grpc
+from vance.v1 import session_pb2 as spb
+
+_SYLLABLES = "ka lo mi nu pe ra si to ve xi bar cor den fal gim hus jor kel mun nor".split()
+
+
+def vocabulary(size: int, rng: random.Random) -> list[str]:
+    """Distinct made-up words, most frequent first (Zipf ranks)."""
+    words: dict[str, None] = {}
+    while len(words) < size:
+        w = "".join(rng.choice(_SYLLABLES) for _ in range(rng.randint(2, 4)))
+        if w not in STOPWORDS:
+            words.setdefault(w, None)
+    return list(words)
+
+
+class Corpus:
+    def __init__(self, *, sessions: int, messages: int, owners: int, seed: int = 7) -> None:
+        self.rng = random.Random(seed)
+        self.words = vocabulary(20_000, self.rng)
+        weights = [1 / (r + 1) ** 1.07 for r in range(len(self.words))]
+        self.cum = list(_accumulate(weights))
+        self.sessions = sessions
+        self.per_session = messages // sessions
+        self.owners = owners
+
+    def text(self, n_words: int) -> str:
+        picked = self.rng.choices(self.words, cum_weights=self.cum, k=n_words)
+        return " ".join(picked).capitalize() + "."
+
+
+def _accumulate(values: list[float]) -> list[float]:
+    out, total = [], 0.0
+    for v in values:
+        total += v
+        out.append(total)
+    return out
+
+
+async def seed(config: Config, tenant: str, corpus: Corpus) -> dict[str, Any]:
+    """Writes sessions, scopes and the search index with bulk inserts; returns what a query
+    mix needs (owners, title words)."""
+    client, db = connect(config)
+    store, index = SessionStore(db), SearchStore(db)
+    t0 = time.monotonic()
+    project = "bench"
+    await db["projects"].update_one(
+        {"_id": f"{tenant}:{project}"},
+        {"$set": {"tenant_id": tenant, "project_id": project, "title": "Bench", "kind": "NORMAL"}},
+        upsert=True,
+    )
+    sessions: list[Document] = []
+    postings: dict[str, dict[str, set[str]]] = {}
+    terms: list[Document] = []
+    messages: list[Document] = []
+    owners: dict[str, list[str]] = {}
+    cards: dict[str, str] = {}
+    titles: list[str] = []
+    now = int(time.time() * 1000)
+    for i in range(corpus.sessions):
+        sid = f"sess_bench{i:06d}"
+        owner = f"user{i % corpus.owners}"
+        owners.setdefault(owner, []).append(sid)
+        title = corpus.text(4).rstrip(".")
+        titles.append(title)
+        meta = SessionMetadata(title=title, pinned=i % 97 == 0, tags=[f"t{i % 13}"])
+        s = Session(
+            session_id=sid,
+            tenant_id=tenant,
+            project_id=project,
+            owner_user_id=owner,
+            status=SessionStatus.ARCHIVED if i % 7 == 3 else SessionStatus.IDLE,
+            chat_process_id=f"proc_bench{i:06d}",
+            created_at_ms=now - i * 60_000,
+            last_activity_at_ms=now - corpus.rng.randint(0, 10**8),
+            metadata=meta,
+        )
+        sessions.append({"_id": sid, **s.model_dump(mode="json")})
+        cards[owner] = cards.get(owner, "") + Card.of(s, now).line() + "\n"
+        for w in tokens(title):
+            postings.setdefault(w, {}).setdefault("t", set()).add(sid)
+        for tag in meta.tags:
+            postings.setdefault(f"#{tag}", {}).setdefault("g", set()).add(sid)
+            for w in tokens(tag):
+                postings.setdefault(w, {}).setdefault("g", set()).add(sid)
+        first: dict[str, str] = {}
+        for n in range(1, corpus.per_session + 1):
+            text = corpus.text(corpus.rng.randint(5, 60))
+            mid = f"{s.chat_process_id}:{n:08d}"
+            role = "user" if n % 2 else "assistant"
+            messages.append({"_id": mid, "s": sid, "p": "chat", "r": role, "x": text, "at": now})
+            for w in tokens(text):
+                if w not in first:
+                    first[w] = f"{w}\t{mid}\n"
+                    postings.setdefault(w, {}).setdefault("c", set()).add(sid)
+        shards: dict[str, str] = {}
+        for w, line in first.items():
+            key = index.shard_id(sid, w)
+            shards[key] = shards.get(key, "") + line
+        terms += [{"_id": k, "p": v, "v": 1} for k, v in shards.items()]
+    vocab: dict[str, set[str]] = {}
+    for w in postings:
+        if not w.startswith("#"):
+            vocab.setdefault(index.vocab_id(tenant, w), set()).add(w)
+    docs = [
+        {
+            "_id": f"{tenant}:{w}",
+            "t": sorted(p.get("t", ())),
+            "g": sorted(p.get("g", ())),
+            "cp": " ".join(sorted(p.get("c", ()))),
+            "ca": [],
+        }
+        for w, p in postings.items()
+    ]
+    for coll, rows in (
+        (store.sessions, sessions),
+        (index.terms, terms),
+        (index.messages, messages),
+        (index.postings, docs),
+        (
+            index.vocab,
+            [{"_id": k, "wp": " ".join(sorted(v)), "wa": []} for k, v in vocab.items()],
+        ),
+        (
+            store.cards.cards,
+            [{"_id": f"{tenant}:{o}", "cp": c, "ca": []} for o, c in cards.items()],
+        ),
+        (store.cards.owners, [{"_id": tenant, "o": sorted(owners)}]),
+        (
+            db["project_sessions"],
+            [{"_id": f"{tenant}:{project}", "ids": [s["_id"] for s in sessions]}],
+        ),
+    ):
+        for i in range(0, len(rows), 2000):
+            await coll.insert_many(rows[i : i + 2000], ordered=False)
+    await client.close()
+    return {
+        "owners": sorted(owners),
+        "titles": titles,
+        "seed_s": time.monotonic() - t0,
+        "messages": len(messages),
+        "postings": len(docs),
+    }
+
+
+def query_mix(corpus: Corpus, titles: list[str], count: int) -> list[tuple[str, str]]:
+    """(kind, query): rare, medium and common words, two words, a typed prefix, a title word."""
+    rng = random.Random(11)
+    w = corpus.words
+    kinds: list[tuple[str, Callable[[], str]]] = [
+        ("rare word", lambda: rng.choice(w[3000:20000])),
+        ("medium word", lambda: rng.choice(w[200:3000])),
+        ("common word", lambda: rng.choice(w[5:200])),
+        ("two words", lambda: f"{rng.choice(w[50:2000])} {rng.choice(w[200:5000])}"),
+        ("prefix", lambda: rng.choice(w[100:5000])[:4]),
+        ("title word", lambda: rng.choice(rng.choice(titles).split())),
+    ]
+    return [(kinds[i % len(kinds)][0], kinds[i % len(kinds)][1]()) for i in range(count)]
+
+
+SearchFn = Callable[[str, Actor, str], Awaitable[int]]
+
+
+async def run_search_bench(
+    config: Config,
+    *,
+    messages: int = 100_000,
+    sessions: int = 1_000,
+    owners: int = 10,
+    queries: int = 300,
+    through: Literal["grpc", "in-process"] = "grpc",
+    tenant: str = "benchsearch",
+) -> dict[str, Any]:
+    """Seeds `messages` messages over `sessions` sessions of `owners` users, then times
+    `queries` searches as a user (their own sessions) and as the tenant admin (all sessions),
+    through SessionService.SearchSessions of the running system (`grpc`) or the same domain
+    code in this process (`in-process`, no service needed); and the feed's indexing cost
+    per message. Returns milliseconds."""
+    corpus = Corpus(sessions=sessions, messages=messages, owners=owners)
+    seeded = await seed(config, tenant, corpus)
+    client, db = connect(config)
+    channel = grpc.aio.insecure_channel(config.address("session_service"))
+    try:
+        if through == "grpc":
+            search = _over_grpc(session_pb2_grpc.SessionServiceStub(channel))
+        else:
+            search = _in_process(SessionSearch(SessionStore(db), SearchStore(db), SystemClock()))
+        mix = query_mix(corpus, seeded["titles"], queries)
+        results: dict[str, Any] = {
+            "messages": seeded["messages"],
+            "sessions": sessions,
+            "postings": seeded["postings"],
+            "seed_s": round(seeded["seed_s"], 1),
+            "through": through,
+        }
+        for scope, actor in (
+            ("user", Actor(seeded["owners"][0])),
+            ("admin", Actor("admin", is_admin=True)),
+        ):
+            results[scope] = await _time_queries(search, tenant, actor, mix)
+        results["index_per_message_ms"] = await _time_indexing(db, tenant, corpus)
+        return results
+    finally:
+        await channel.close()
+        await client.close()
+
+
+async def _time_queries(
+    search: SearchFn, tenant: str, actor: Actor, mix: list[tuple[str, str]]
+) -> dict[str, Any]:
+    by_kind: dict[str, list[float]] = {}
+    every: list[float] = []
+    hits = 0
+    for kind, q in mix:
+        t = time.perf_counter()
+        hits += await search(tenant, actor, q)
+        dt = time.perf_counter() - t
+        by_kind.setdefault(kind, []).append(dt)
+        every.append(dt)
+    s = Summary.of(every)
+    return {
+        "p50_ms": round(s.p50_ms, 1),
+        "p99_ms": round(s.p99_ms, 1),
+        "max_ms": round(s.max_ms, 1),
+        "mean_hits": round(hits / len(mix), 1),
+        "by_kind_p50_ms": {k: round(Summary.of(v).p50_ms, 1) for k, v in by_kind.items()},
+        "by_kind_p99_ms": {k: round(Summary.of(v).p99_ms, 1) for k, v in by_kind.items()},
+    }
+
+
+async def _time_indexing(db: Any, tenant: str, corpus: Corpus, count: int = 200) -> float:
+    """The feed's write path (message copy, word lists, postings, vocabulary, card) for new
+    messages of one fresh session in the seeded tenant, one message per call."""
+    store, index, clock = SessionStore(db), SearchStore(db), SystemClock()
+    session = Session(
+        session_id=f"sess_benchidx{time.time_ns()}",
+        tenant_id=tenant,
+        project_id="bench",
+        owner_user_id="user0",
+        chat_process_id="proc_benchidx",
+    )
+    await store.insert_session(session)
+    feed = SearchFeed(
+        sessions=store,
+        index=index,
+        metadata=Metadata(store, index, clock),
+        processes=process_pb2_grpc.ProcessServiceStub(grpc.aio.insecure_channel("unused:1")),
+        suggester=None,
+        clock=clock,
+    )
+    elapsed = 0.0
+    for n in range(1, count + 1):
+        m = ChatMessage(
+            id=f"{session.chat_process_id}:{n:08d}",
+            session_id=session.session_id,
+            think_process_id=session.chat_process_id,
+            process_name="chat",
+            role=ChatRole.USER,
+            content=corpus.text(corpus.rng.randint(5, 60)),
+            created_at_ms=n,
+        )
+        t = time.perf_counter()
+        await feed.index_messages(session, [m])
+        elapsed += time.perf_counter() - t
+    return round(elapsed / count * 1000, 2)
+
+
+def _over_grpc(stub: session_pb2_grpc.SessionServiceStub) -> SearchFn:
+    async def search(tenant: str, actor: Actor, query: str) -> int:
+        resp = await stub.SearchSessions(
+            spb.SearchSessionsRequest(
+                tenant_id=tenant,
+                caller=spb.Caller(user_id=actor.user_id, roles=["admin"] if actor.is_admin else []),
+                query=query,
+                limit=20,
+            )
+        )
+        return len(resp.hits)
+
+    return search
+
+
+def _in_process(searcher: SessionSearch) -> SearchFn:
+    async def search(tenant: str, actor: Actor, query: str) -> int:
+        result = await searcher.search(tenant, actor, query, SessionFilter(), limit=20)
+        return len(result.hits)
+
+    return search
+
+
+if __name__ == "__main__":
+    import json
+    import sys
+
+    from vance.config import load_config
+
+    n = int(sys.argv[1]) if len(sys.argv) > 1 else 100_000
+    how: Literal["grpc", "in-process"] = "grpc" if "--grpc" in sys.argv else "in-process"
+    report = asyncio.run(
+        run_search_bench(load_config(), messages=n, sessions=max(10, n // 100), through=how)
+    )
+    print(json.dumps(report, indent=1))

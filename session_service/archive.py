@@ -1,0 +1,182 @@
+"""The ARCHIVED lifecycle (seed 002 §11): archive, reactivate and delete, with their cascades
+and lifecycle hooks. All three are idempotent.
+
+Reactivate spawns a fresh chat process with the archived one's recipe (re-applied for the
+caller's current profile) and gives it the conversation as memory: process_service copies the
+old chat process's messages into the new process's chat (`RespawnChat`), so the engine's own
+history is the old conversation (a full replay; the engine fits it into its context budget).
+The copies carry `meta.replayedFrom` with the original message id.
+"""
+
+from __future__ import annotations
+
+import logging
+
+from google.protobuf.struct_pb2 import Struct
+
+from session_service.cascade import Cascades
+from session_service.hooks import Hooks
+from session_service.models import Session, SessionStatus
+from vance.domain import CloseReason
+from vance.errors import FailedPreconditionError, NotFoundError
+from vance.v1 import common_pb2 as pb
+from vance.v1 import process_pb2 as ppb
+from vance.v1 import recipe_pb2 as rpb
+
+logger = logging.getLogger(__name__)
+
+CHAT_PROCESS_NAME = "chat"
+
+
+def chat_name(generation: int) -> str:
+    return CHAT_PROCESS_NAME if generation <= 1 else f"{CHAT_PROCESS_NAME}-{generation}"
+
+
+class Archive:
+    def __init__(self, cascades: Cascades, hooks: Hooks) -> None:
+        self.c = cascades
+        self.hooks = hooks
+
+    async def archive(self, session: Session, *, now: int | None = None) -> Session:
+        """RUNNING/IDLE/SUSPENDED -> ARCHIVED: engines CLOSED (ARCHIVED, pending dropped), bind
+        and runtime fields cleared, archivedAt stamped. No-op when already ARCHIVED."""
+        if session.status is SessionStatus.ARCHIVED:
+            return session
+        if session.status is SessionStatus.CLOSED:
+            raise NotFoundError("the session is closed", reason="session_closed")
+        await self.c.close_engines(session.session_id, CloseReason.ARCHIVED)
+        after = await self.c.cas(
+            session.session_id,
+            {"status": {"$nin": [SessionStatus.ARCHIVED.value, SessionStatus.CLOSED.value]}},
+            {
+                "status": SessionStatus.ARCHIVED.value,
+                "archived_at_ms": self.c.clock.now_ms() if now is None else now,
+                "bound_connection_id": None,
+                "participants": [],
+                "suspended_at_ms": None,
+                "suspend_cause": None,
+                "transition_at_ms": None,
+            },
+        )
+        if after is None:
+            return await self.c.reload(session)
+        await self.c.sets.drop_everywhere(session.session_id)
+        await self.hooks.archived(after)
+        logger.info("session %s archived", session.session_id)
+        return after
+
+    async def reactivate(self, session: Session, profile: str) -> Session:
+        """ARCHIVED -> IDLE with a new chat process generation. Open sessions are returned as
+        they are (a repeated request); SUSPENDED ones need resume, not reactivate."""
+        if session.status.value in ("RUNNING", "IDLE"):
+            return await self.c.view(session)
+        if session.status is SessionStatus.CLOSED:
+            raise NotFoundError("the session is closed", reason="session_closed")
+        if session.status is not SessionStatus.ARCHIVED:
+            raise FailedPreconditionError(
+                "only an ARCHIVED session can be reactivated; resume a SUSPENDED one",
+                reason="session_not_archived",
+            )
+        await self.hooks.unarchived(session)
+        generation = session.generation + 1
+        fields: dict[str, object] = {}
+        if session.chat_process_id:
+            process = await self._respawn(session, profile or session.profile, generation)
+            fields = {
+                "chat_process_id": process.id,
+                "chat_process_name": process.name,
+                "chat_engine": process.engine,
+            }
+        now = self.c.clock.now_ms()
+        after = await self.c.cas(
+            session.session_id,
+            {"status": SessionStatus.ARCHIVED.value, "generation": session.generation},
+            {
+                **fields,
+                "status": SessionStatus.IDLE.value,
+                "generation": generation,
+                "archived_at_ms": None,
+                "reactivated_at_ms": now,
+                "last_activity_at_ms": now,
+            },
+        )
+        if after is None:
+            return await self.c.view(await self.c.reload(session))
+        await self.c.index_open(after)
+        logger.info("session %s reactivated as generation %d", session.session_id, generation)
+        return await self.c.view(after)
+
+    async def _respawn(self, session: Session, profile: str, generation: int) -> pb.ThinkProcess:
+        old = await self.c.rpc(
+            self.c.processes.GetProcess(ppb.GetProcessRequest(process_id=session.chat_process_id))
+        )
+        # The recipe moves with the session: without it the spawn would fall back to the
+        # engine's default recipe and a non-default session would come back as something else.
+        applied = await self.c.rpc(
+            self.c.recipes.ApplyRecipe(
+                rpb.ApplyRecipeRequest(
+                    tenant_id=session.tenant_id,
+                    project_id=session.project_id,
+                    recipe=old.recipe_name,
+                    engine=old.engine,
+                    profile=profile,
+                )
+            )
+        )
+        snapshot = Struct()
+        snapshot.CopyFrom(applied.snapshot)
+        snapshot.update({"profile": profile})
+        process: pb.ThinkProcess = await self.c.rpc(
+            self.c.processes.RespawnChat(
+                ppb.RespawnChatRequest(
+                    process=ppb.CreateProcessRequest(
+                        tenant_id=session.tenant_id,
+                        project_id=session.project_id,
+                        session_id=session.session_id,
+                        name=chat_name(generation),
+                        title="Session chat",
+                        engine=applied.engine or old.engine,
+                        recipe_name=applied.recipe_name,
+                        recipe_snapshot=snapshot,
+                        params=applied.params,
+                        owner_user_id=session.owner_user_id,
+                        idempotency_key=f"{session.session_id}:chat:{generation}",
+                    ),
+                    history_from_process_id=session.chat_process_id,
+                )
+            )
+        )
+        return process
+
+    async def delete(self, session: Session) -> bool:
+        """Hard delete (§11.4): an open or suspended session is archived first; then the
+        deleted hooks, CLOSED/USER_DELETE, the process data, and the session's own documents.
+        False when there was nothing left (a repeated delete)."""
+        if session.status is not SessionStatus.CLOSED:
+            session = await self.archive(session)
+        await self.hooks.deleted(session)
+        closed = await self.c.cas(
+            session.session_id,
+            {},
+            {
+                "status": SessionStatus.CLOSED.value,
+                "close_reason": CloseReason.USER_DELETE.value,
+                "closed_at_ms": self.c.clock.now_ms(),
+            },
+        )
+        if closed is None:
+            return False
+        await self.c.rpc(
+            self.c.processes.DeleteSessionData(
+                ppb.SessionCascadeRequest(session_id=session.session_id)
+            )
+        )
+        await self.c.sets.drop_everywhere(session.session_id)
+        store = self.c.store
+        await store.project_sessions.update_one(
+            {"_id": f"{session.tenant_id}:{session.project_id}"},
+            {"$pull": {"ids": session.session_id}},
+        )
+        await store.sessions.delete_one({"_id": session.session_id})
+        logger.info("session %s deleted", session.session_id)
+        return True

@@ -1,0 +1,193 @@
+"""Connection binding (seed 002 §8): one bound connection per session, taken by compare-and-set.
+
+The bind CAS accepts a free bind, the same connection again, or a stale holder (no frame for
+`bind_stale_after_ms`); the owner may also take over a fresh bind. Every inbound frame is a
+heartbeat that refreshes lastActivityAt; a heartbeat that misses reclaims the bind when it is
+free or stale (§8.3: the frame itself proves the client is alive), and only a foreign fresh bind
+or a dead session ends the connection. Multi-client sessions keep extra connections as
+`participants` on the session document, so a leaving bind holder can hand the bind to a
+survivor on any gateway replica (§8.2).
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+from typing import Any
+
+from pymongo import ReturnDocument
+
+from session_service.access import Actor, check_owner_or_admin
+from session_service.cascade import Cascades
+from session_service.lifecycle import BOUND, DEAD, OnDisconnect, SuspendCause
+from session_service.models import Session, SessionStatus
+from vance.domain import CloseReason
+from vance.errors import FailedPreconditionError, NotFoundError
+
+logger = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class BindResult:
+    session: Session
+    bound: bool  # False: joined a multi-client session as a participant
+    resumed: bool = False
+    previous_connection_id: str = ""
+
+
+class Binding:
+    def __init__(self, cascades: Cascades, *, stale_after_ms: int) -> None:
+        self.c = cascades
+        self.stale_after_ms = stale_after_ms
+
+    async def _usable(self, tenant: str, session_id: str, actor: Actor) -> Session:
+        """The resume error table: 404 missing or closed, 403 foreign, 409 archived."""
+        session = await self.c.store.session(session_id)
+        if session is None or (tenant and session.tenant_id != tenant):
+            raise NotFoundError(f"no session {session_id!r}", reason="session_not_found")
+        if session.status is SessionStatus.CLOSED:
+            raise NotFoundError("the session is closed", reason="session_closed")
+        check_owner_or_admin(session, actor)
+        if session.status is SessionStatus.ARCHIVED:
+            raise FailedPreconditionError(
+                "the session is archived; reactivate it first", reason="session_archived"
+            )
+        return session
+
+    async def monitor(self, tenant: str, session_id: str, actor: Actor) -> Session:
+        """A monitor connection sees the session and may steer, pause, resume and stop its
+        processes, but never holds the bind (§13)."""
+        return await self.c.view(await self._usable(tenant, session_id, actor))
+
+    async def bind(
+        self, tenant: str, session_id: str, connection_id: str, actor: Actor, *, takeover: bool
+    ) -> BindResult:
+        session = await self._usable(tenant, session_id, actor)
+        owner = actor.is_system or actor.user_id == session.owner_user_id
+        # Takeover of a fresh bind is the owner's alone; anyone else gets free-or-stale only.
+        before = await self._try_bind(session_id, connection_id, force=takeover and owner)
+        if before is None:
+            session = await self._usable(tenant, session_id, actor)
+            if not session.allow_multiple_clients:
+                raise FailedPreconditionError(
+                    "the session is bound to another connection", reason="session_bound_elsewhere"
+                )
+            joined = await self.c.store.sessions.find_one_and_update(
+                {"_id": session_id, "status": {"$nin": list(DEAD)}},
+                {
+                    "$addToSet": {"participants": connection_id},
+                    "$set": {"last_activity_at_ms": self.c.clock.now_ms()},
+                },
+                return_document=ReturnDocument.AFTER,
+            )
+            if joined is None:
+                await self._usable(tenant, session_id, actor)  # raises the current reason
+                raise NotFoundError("the session is gone", reason="session_not_found")
+            return BindResult(await self.c.view(Session.model_validate(joined)), bound=False)
+        previous = before.get("bound_connection_id") or ""
+        after = await self.c.reload(session)
+        resumed = False
+        if after.status is SessionStatus.SUSPENDED:
+            after = await self.c.resume(after)
+            resumed = True
+        if previous and previous != connection_id:
+            logger.info("session %s taken over from %s", session_id, previous)
+        return BindResult(
+            await self.c.view(after),
+            bound=True,
+            resumed=resumed,
+            previous_connection_id=previous if previous != connection_id else "",
+        )
+
+    async def _try_bind(
+        self, session_id: str, connection_id: str, *, force: bool
+    ) -> dict[str, Any] | None:
+        """The bind CAS; returns the document before the bind, or None when refused."""
+        now = self.c.clock.now_ms()
+        await self.c.sets.put(BOUND, session_id, now + self.stale_after_ms)
+        cond: dict[str, Any] = {"_id": session_id, "status": {"$nin": list(DEAD)}}
+        if not force:
+            cond["$or"] = [
+                {"bound_connection_id": None},
+                {"bound_connection_id": connection_id},
+                {"last_activity_at_ms": {"$lt": now - self.stale_after_ms}},
+            ]
+        return await self.c.store.sessions.find_one_and_update(
+            cond,
+            {
+                "$set": {"bound_connection_id": connection_id, "last_activity_at_ms": now},
+                "$pull": {"participants": connection_id},
+            },
+            return_document=ReturnDocument.BEFORE,
+        )
+
+    async def heartbeat(
+        self, session_id: str, connection_id: str, *, reclaim: bool
+    ) -> tuple[bool, bool, str]:
+        """(ok, reclaimed, reason). Matches the bind holder, or a participant of a
+        multi-client session; counts matches, not modifications, so an unchanged timestamp in
+        the same millisecond is still a match."""
+        now = self.c.clock.now_ms()
+        result = await self.c.store.sessions.update_one(
+            {
+                "_id": session_id,
+                "status": {"$nin": list(DEAD)},
+                "$or": [
+                    {"bound_connection_id": connection_id},
+                    {"allow_multiple_clients": True, "participants": connection_id},
+                ],
+            },
+            {"$set": {"last_activity_at_ms": now}},
+        )
+        if result.matched_count:
+            return True, False, ""
+        if reclaim and await self._try_bind(session_id, connection_id, force=False) is not None:
+            logger.info("connection %s reclaimed the bind of %s", connection_id, session_id)
+            return True, True, ""
+        session = await self.c.store.session(session_id)
+        if session is None or session.status is SessionStatus.CLOSED:
+            return False, False, "session_closed"
+        if session.status is SessionStatus.ARCHIVED:
+            return False, False, "session_archived"
+        return False, False, "session_bound_elsewhere"
+
+    async def release(
+        self, session_id: str, connection_id: str, *, disconnect: bool
+    ) -> Session | None:
+        """A connection leaves. A participant just leaves; the bind holder hands the bind to a
+        survivor when there is one (onDisconnect is skipped: the session stays live for the
+        others); otherwise the bind is cleared and, for a disconnect, onDisconnect applies."""
+        session = await self.c.store.session(session_id)
+        if session is None:
+            return None
+        if session.bound_connection_id != connection_id:
+            if connection_id in session.participants:
+                await self.c.store.sessions.update_one(
+                    {"_id": session_id}, {"$pull": {"participants": connection_id}}
+                )
+            return await self.c.reload(session)
+        for survivor in [p for p in session.participants if p != connection_id]:
+            escalated = await self.c.store.sessions.find_one_and_update(
+                {"_id": session_id, "bound_connection_id": connection_id, "participants": survivor},
+                {"$set": {"bound_connection_id": survivor}, "$pull": {"participants": survivor}},
+                return_document=ReturnDocument.AFTER,
+            )
+            if escalated is not None:
+                logger.info("bind of %s escalated to %s", session_id, survivor)
+                return Session.model_validate(escalated)
+        after = await self.c.cas(
+            session_id, {"bound_connection_id": connection_id}, {"bound_connection_id": None}
+        )
+        if after is None:
+            return await self.c.reload(session)
+        await self.c.sets.drop(BOUND, session_id)
+        if not disconnect:
+            return after
+        match after.lifecycle.on_disconnect:
+            case OnDisconnect.SUSPEND:
+                return await self.c.suspend(after, SuspendCause.DISCONNECT)
+            case OnDisconnect.CLOSE:
+                # Deliberately not ARCHIVED: daemon sessions carry no human memory.
+                return await self.c.close(after, CloseReason.STOPPED)
+            case OnDisconnect.KEEP_OPEN:
+                return after

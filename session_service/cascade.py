@@ -1,0 +1,322 @@
+"""Session lifecycle transitions (seed 002 §4, §9, §10): the status roll-up, suspend, resume,
+close and extend, each one compare-and-set on the session document plus the engine cascade in
+process_service.
+
+Order keeps the invariants of §2 (CLOSED and ARCHIVED sessions are unbound): engines first,
+then the session document (which clears the bind in the same write). Sweep-set entries are
+written before the state change that needs them and dropped after the one that ends it.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+import grpc
+from pymongo import ReturnDocument
+
+from session_service.abandoned import AbandonedEvaluator
+from session_service.access import Actor, check_owner_or_admin
+from session_service.lifecycle import (
+    BOUND,
+    DEAD,
+    FORCED,
+    IDLE,
+    OPEN,
+    SUSPENDED,
+    OnIdle,
+    Settings,
+    SuspendCause,
+    SweepSets,
+    forced_floor,
+    rollup,
+    transition_at,
+)
+from session_service.models import Session, SessionStatus
+from session_service.store import SessionStore
+from vance.clock import Clock
+from vance.config import LifecycleConfig
+from vance.domain import CloseReason
+from vance.errors import (
+    FailedPreconditionError,
+    InvalidArgumentError,
+    NotFoundError,
+    from_rpc_error,
+)
+from vance.v1 import common_pb2 as pb
+from vance.v1 import process_pb2 as ppb
+from vance.v1 import process_pb2_grpc, recipe_pb2_grpc
+from vance.v1 import recipe_pb2 as rpb
+
+logger = logging.getLogger(__name__)
+
+_RUNTIME_CLEARED: dict[str, Any] = {
+    "suspended_at_ms": None,
+    "suspend_cause": None,
+    "transition_at_ms": None,
+}
+
+
+class Cascades:
+    def __init__(
+        self,
+        store: SessionStore,
+        sets: SweepSets,
+        settings: Settings,
+        processes: process_pb2_grpc.ProcessServiceStub,
+        recipes: recipe_pb2_grpc.RecipeServiceStub,
+        evaluator: AbandonedEvaluator,
+        clock: Clock,
+        config: LifecycleConfig,
+    ) -> None:
+        self.store = store
+        self.sets = sets
+        self.settings = settings
+        self.processes = processes
+        self.recipes = recipes
+        self.evaluator = evaluator
+        self.clock = clock
+        self.config = config
+
+    # ---- reading ----
+
+    async def load(self, tenant: str, session_id: str, actor: Actor) -> Session:
+        """The session for a user operation: 404 when missing (or another tenant's), 403 when
+        the actor is neither the owner nor a tenant admin."""
+        session = await self.store.session(session_id)
+        if session is None or (tenant and session.tenant_id != tenant):
+            raise NotFoundError(f"no session {session_id!r}", reason="session_not_found")
+        check_owner_or_admin(session, actor)
+        return session
+
+    async def cas(
+        self, session_id: str, cond: dict[str, Any], fields: dict[str, Any]
+    ) -> Session | None:
+        """One compare-and-set on a session document; None when the condition did not hold."""
+        doc = await self.store.sessions.find_one_and_update(
+            {"_id": session_id, **cond},
+            {"$set": fields},
+            return_document=ReturnDocument.AFTER,
+        )
+        return Session.model_validate(doc) if doc else None
+
+    async def reload(self, session: Session) -> Session:
+        return await self.store.session(session.session_id) or session
+
+    async def view(self, session: Session) -> Session:
+        """RUNNING/IDLE are a roll-up over the engines (seed 002 §4): computed when read and
+        written back when it changed, so listings see the last known value."""
+        if session.status.value not in OPEN:
+            return session
+        engines = await self.rpc(
+            self.processes.ListProcesses(
+                ppb.ListProcessesRequest(session_id=session.session_id, include_terminated=False)
+            )
+        )
+        status = rollup(
+            (pb.ProcessStatus.Name(p.status).removeprefix("PROCESS_STATUS_"), p.pending_count)
+            for p in engines.processes
+        )
+        if status == session.status.value:
+            return session
+        updated = await self.cas(
+            session.session_id, {"status": session.status.value}, {"status": status}
+        )
+        return updated or await self.reload(session)
+
+    def idle_due(self, session: Session) -> int:
+        """The earliest time the idle sweep needs to look at a session again."""
+        props = session.lifecycle
+        return session.last_activity_at_ms + max(
+            props.idle_timeout_ms, self.config.idle_prefilter_ms
+        )
+
+    async def index_open(self, session: Session) -> None:
+        if session.lifecycle.on_idle is OnIdle.SUSPEND:
+            await self.sets.put(IDLE, session.session_id, self.idle_due(session))
+
+    # ---- create ----
+
+    async def resolve_lifecycle(
+        self,
+        tenant: str,
+        project: str,
+        *,
+        recipe: str,
+        engine: str,
+        profile: str,
+        caller: rpb.LifecycleProperties,
+    ) -> rpb.ResolvedLifecycle:
+        """Seed 002 §6 at session-create: the bootstrap recipe's profile blocks, then the
+        tenant -> project settings, then the caller's explicit values. Resolved once; the
+        session keeps the result (and the sources, for audit) and never re-reads the recipe."""
+        settings = await self.settings.effective(tenant, project)
+        resolved: rpb.ResolvedLifecycle = await self.rpc(
+            self.recipes.ResolveLifecycle(
+                rpb.ResolveLifecycleRequest(
+                    tenant_id=tenant,
+                    project_id=project,
+                    recipe=recipe,
+                    engine=engine,
+                    profile=profile,
+                    settings={k: v for k, v in settings.items() if k.startswith("vance.session.")},
+                    caller=caller,
+                )
+            )
+        )
+        return resolved
+
+    async def index_new(self, session: Session) -> None:
+        """Before the session document exists: its idle (and bind) sweep entries."""
+        await self.index_open(session)
+        if session.bound_connection_id:
+            await self.sets.put(
+                BOUND,
+                session.session_id,
+                session.last_activity_at_ms + self.config.bind_stale_after_ms,
+            )
+
+    # ---- suspend and resume ----
+
+    async def suspend(
+        self, session: Session, cause: SuspendCause, *, now: int | None = None
+    ) -> Session:
+        """RUNNING/IDLE -> SUSPENDED, engines cascaded; a no-op in any other status. A sweep
+        passes its own now, so the stamps agree with the time the sweep decided at."""
+        if session.status.value not in (*OPEN, SessionStatus.INIT.value):
+            return session
+        now = self.clock.now_ms() if now is None else now
+        floor = forced_floor(self.config, await self.settings.effective(session.tenant_id))
+        due = transition_at(cause, session.lifecycle, now, floor)
+        await self.sets.put(SUSPENDED, session.session_id, due)
+        if cause is SuspendCause.FORCED:
+            await self.sets.put(FORCED, session.session_id, now)
+        after = await self.cas(
+            session.session_id,
+            {"status": session.status.value},
+            {
+                "status": SessionStatus.SUSPENDED.value,
+                "suspended_at_ms": now,
+                "suspend_cause": cause.value,
+                "transition_at_ms": due,
+            },
+        )
+        if after is None:
+            return await self.reload(session)
+        await self.rpc(
+            self.processes.SuspendProcesses(
+                ppb.SessionCascadeRequest(
+                    session_id=session.session_id,
+                    suspend_cause=f"SUSPEND_CAUSE_{cause.value}",
+                )
+            )
+        )
+        await self.sets.drop(IDLE, session.session_id)
+        logger.info("session %s suspended (%s) until %d", session.session_id, cause.value, due)
+        return after
+
+    async def resume(self, session: Session) -> Session:
+        """SUSPENDED -> IDLE (then RUNNING by roll-up) for every cause: engines resume and drain
+        their pending messages, the runtime fields are cleared. Idempotent on open sessions."""
+        if session.status.value in OPEN:
+            return await self.view(session)
+        if session.status is not SessionStatus.SUSPENDED:
+            raise FailedPreconditionError(
+                f"a {session.status.value} session cannot be resumed",
+                reason=f"session_{session.status.value.lower()}",
+            )
+        now = self.clock.now_ms()
+        after = await self.cas(
+            session.session_id,
+            {"status": SessionStatus.SUSPENDED.value},
+            {"status": SessionStatus.IDLE.value, "last_activity_at_ms": now, **_RUNTIME_CLEARED},
+        )
+        if after is None:
+            return await self.view(await self.reload(session))
+        await self.index_open(after)
+        await self.rpc(
+            self.processes.ResumeProcesses(ppb.SessionCascadeRequest(session_id=session.session_id))
+        )
+        await self.sets.drop(SUSPENDED, session.session_id)
+        await self.sets.drop(FORCED, session.session_id)
+        logger.info("session %s resumed", session.session_id)
+        return await self.view(after)
+
+    async def extend(
+        self, session: Session, *, transition_at_ms: int, extend_by_ms: int
+    ) -> Session:
+        """Moves transitionAt of a SUSPENDED session later (never earlier: the FORCED floor and
+        the keep duration are lower bounds), without resuming it."""
+        if session.status is not SessionStatus.SUSPENDED or session.transition_at_ms is None:
+            raise FailedPreconditionError(
+                "only a SUSPENDED session has a transition to extend",
+                reason="session_not_suspended",
+            )
+        if transition_at_ms <= 0 and extend_by_ms <= 0:
+            raise InvalidArgumentError(
+                "give transitionAt or a positive extendByMs", reason="bad_extension"
+            )
+        current = session.transition_at_ms
+        target = max(current, transition_at_ms, current + max(0, extend_by_ms))
+        if target == current:
+            return session
+        await self.sets.put(SUSPENDED, session.session_id, target)
+        after = await self.cas(
+            session.session_id,
+            {"status": SessionStatus.SUSPENDED.value, "transition_at_ms": current},
+            {"transition_at_ms": target},
+        )
+        return after or await self.reload(session)
+
+    # ---- close ----
+
+    async def close(
+        self,
+        session: Session,
+        reason: CloseReason,
+        *,
+        evaluated: bool = False,
+        now: int | None = None,
+    ) -> Session:
+        """closeWithCascade: engines CLOSED, then the session CLOSED and unbound. Unless the
+        caller already asked, the abandoned evaluator decides between `reason` and ABANDONED."""
+        if session.status.value in DEAD:
+            return session
+        if not evaluated and reason is not CloseReason.ABANDONED:
+            if await self.evaluator.is_abandoned(session):
+                reason = CloseReason.ABANDONED
+        await self.close_engines(session.session_id, reason)
+        after = await self.cas(
+            session.session_id,
+            {"status": {"$nin": list(DEAD)}},
+            {
+                "status": SessionStatus.CLOSED.value,
+                "close_reason": reason.value,
+                "closed_at_ms": self.clock.now_ms() if now is None else now,
+                "bound_connection_id": None,
+                "participants": [],
+                **_RUNTIME_CLEARED,
+            },
+        )
+        if after is None:
+            return await self.reload(session)
+        await self.sets.drop_everywhere(session.session_id)
+        logger.info("session %s closed (%s)", session.session_id, reason.value)
+        return after
+
+    async def close_engines(self, session_id: str, reason: CloseReason) -> None:
+        await self.rpc(
+            self.processes.CloseProcesses(
+                ppb.SessionCascadeRequest(
+                    session_id=session_id,
+                    close_reason=f"CLOSE_REASON_{reason.value}",
+                )
+            )
+        )
+
+    @staticmethod
+    async def rpc(call: Any) -> Any:
+        try:
+            return await call
+        except grpc.aio.AioRpcError as exc:
+            raise from_rpc_error(exc) from exc

@@ -1,0 +1,226 @@
+"""Session lifecycle values (seed 002 §5, §7, §9): the five properties, the suspend causes, the
+status roll-up over engines, transitionAt, tenant settings, and the sweep sets.
+
+The sweep sets replace the partial indexes the original system used: the embedded store only
+indexes `_id` (docs/architecture.md, "Store access"), so a filter over `sessions` would scan every
+session on every tick. Instead each set (`idle`, `suspended`, `bound`, `forced`) is a few small
+documents keyed by `<set>:<shard>`, mapping session id -> the earliest time the sweep needs to
+look at it. A sweep reads the shards of one set with one `_id $in` query and loads only the
+sessions that are due. The sets may hold too much (a sweep re-checks the session document, which
+is the truth, and drops stale entries), never too little: entries are written before the state
+change that needs them.
+"""
+
+from __future__ import annotations
+
+import zlib
+from collections.abc import Iterable
+from enum import StrEnum
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict
+from pymongo import UpdateOne
+from pymongo.asynchronous.database import AsyncDatabase
+
+from vance.config import LifecycleConfig
+from vance.store import Document, is_duplicate_key
+
+
+class OnDisconnect(StrEnum):
+    SUSPEND = "SUSPEND"
+    KEEP_OPEN = "KEEP_OPEN"
+    CLOSE = "CLOSE"
+
+
+class OnIdle(StrEnum):
+    SUSPEND = "SUSPEND"
+    NONE = "NONE"
+
+
+class OnSuspend(StrEnum):
+    KEEP = "KEEP"
+    CLOSE = "CLOSE"
+
+
+class SuspendCause(StrEnum):
+    IDLE = "IDLE"
+    DISCONNECT = "DISCONNECT"
+    FORCED = "FORCED"
+
+
+class LifecycleProps(BaseModel):
+    """Resolved at session-create and never changed afterwards; lifecycle code reads only
+    these, never the profile. The defaults are the built-in ones (REFERENCE.md)."""
+
+    model_config = ConfigDict(extra="ignore", frozen=True)
+
+    on_disconnect: OnDisconnect = OnDisconnect.KEEP_OPEN
+    on_idle: OnIdle = OnIdle.SUSPEND
+    on_suspend: OnSuspend = OnSuspend.KEEP
+    idle_timeout_ms: int = 30 * 60_000
+    suspend_keep_duration_ms: int = 24 * 3600_000
+
+
+# Engine statuses in which the user or the engine is engaged (seed 002 §4, §7).
+BUSY_ENGINE = frozenset({"RUNNING", "BLOCKED", "PAUSED"})
+OPEN = ("RUNNING", "IDLE")
+DEAD = ("CLOSED", "ARCHIVED")
+
+
+def engine_busy(status: str, pending_count: int) -> bool:
+    """An engine counts against "session is idle" when it works, waits for the user or was
+    paused by them, or is IDLE with messages that are about to start a turn."""
+    return status in BUSY_ENGINE or (status in ("IDLE", "BLOCKED") and pending_count > 0)
+
+
+def rollup(engines: Iterable[tuple[str, int]]) -> str:
+    """RUNNING when some non-CLOSED engine is busy, else IDLE (also with no engines)."""
+    busy = any(engine_busy(s, n) for s, n in engines if s != "CLOSED")
+    return "RUNNING" if busy else "IDLE"
+
+
+def transition_at(
+    cause: SuspendCause, props: LifecycleProps, suspended_at_ms: int, forced_floor_ms: int
+) -> int:
+    """Seed 002 §9: the only place where the suspend cause and onSuspend interact. FORCED
+    always waits the floor: work was cut off and an operator needs time to step in."""
+    if cause is SuspendCause.FORCED:
+        return suspended_at_ms + forced_floor_ms
+    if props.on_suspend is OnSuspend.CLOSE:
+        return suspended_at_ms
+    return suspended_at_ms + props.suspend_keep_duration_ms
+
+
+# ---- tenant and project settings ----
+
+SETTING_FORCED_FLOOR = "vance.session.forced-floor-ms"
+SETTING_ABANDONED_ENABLED = "vance.session.abandoned-detection.enabled"
+SETTING_ABANDONED_MIN_QA = "vance.session.abandoned-detection.min-qa-pairs"
+
+
+class Settings:
+    """`settings` collection: `_id` `<tenant>` (tenant level) or `<tenant>:<project>`, with
+    `values: [{key, value}]` (a list, because setting keys contain dots). Project values win
+    over tenant values, as in the seed's tenant -> project cascade."""
+
+    def __init__(self, db: AsyncDatabase[Document]) -> None:
+        self._c = db["settings"]
+
+    async def effective(self, tenant: str, project: str = "") -> dict[str, str]:
+        ids = [tenant] + ([f"{tenant}:{project}"] if project else [])
+        docs = {str(d["_id"]): d for d in await self._c.find({"_id": {"$in": ids}}).to_list(None)}
+        out: dict[str, str] = {}
+        for key in ids:
+            for item in (docs.get(key) or {}).get("values") or []:
+                out[str(item["key"])] = str(item["value"])
+        return out
+
+
+def forced_floor(config: LifecycleConfig, settings: dict[str, str]) -> int:
+    return _int(settings.get(SETTING_FORCED_FLOOR), config.forced_floor_ms)
+
+
+def _int(raw: str | None, default: int) -> int:
+    try:
+        return int(raw) if raw not in (None, "") else default
+    except ValueError:
+        return default
+
+
+# ---- sweep sets ----
+
+SHARDS = 64
+IDLE, SUSPENDED, BOUND, FORCED = "idle", "suspended", "bound", "forced"
+_IN_BATCH = 500
+
+
+def _shard(name: str, session_id: str) -> str:
+    return f"{name}:{zlib.crc32(session_id.encode()) % SHARDS:02d}"
+
+
+class SweepSets:
+    """Sets of session ids with a due time, as sharded documents in `session_sweep_sets`."""
+
+    def __init__(self, db: AsyncDatabase[Document]) -> None:
+        self._c = db["session_sweep_sets"]
+        self.sessions = db["sessions"]
+
+    async def put(self, name: str, session_id: str, due_ms: int) -> None:
+        await self._write(_shard(name, session_id), {"$set": {f"m.{session_id}": due_ms}})
+
+    async def drop(self, name: str, session_id: str) -> None:
+        await self._c.update_one(
+            {"_id": _shard(name, session_id)}, {"$unset": {f"m.{session_id}": ""}}
+        )
+
+    async def drop_everywhere(self, session_id: str) -> None:
+        for name in (IDLE, SUSPENDED, BOUND, FORCED):
+            await self.drop(name, session_id)
+
+    async def put_many(self, name: str, entries: dict[str, int]) -> None:
+        by_shard: dict[str, dict[str, Any]] = {}
+        for sid, due in entries.items():
+            by_shard.setdefault(_shard(name, sid), {})[f"m.{sid}"] = due
+        if by_shard:
+            await self._c.bulk_write(
+                [UpdateOne({"_id": k}, {"$set": v}, upsert=True) for k, v in by_shard.items()],
+                ordered=False,
+            )
+
+    async def drop_many(self, name: str, session_ids: Iterable[str]) -> None:
+        by_shard: dict[str, dict[str, str]] = {}
+        for sid in session_ids:
+            by_shard.setdefault(_shard(name, sid), {})[f"m.{sid}"] = ""
+        if by_shard:
+            await self._c.bulk_write(
+                [UpdateOne({"_id": k}, {"$unset": v}) for k, v in by_shard.items()],
+                ordered=False,
+            )
+
+    async def drop_unchanged(self, name: str, entries: dict[str, int]) -> None:
+        """Drops entries only where they still hold the value a sweep read: an entry that a
+        concurrent transition rewrote meanwhile (a resume, a new bind) stays."""
+        if entries:
+            await self._c.bulk_write(
+                [
+                    UpdateOne(
+                        {"_id": _shard(name, sid), f"m.{sid}": due}, {"$unset": {f"m.{sid}": ""}}
+                    )
+                    for sid, due in entries.items()
+                ],
+                ordered=False,
+            )
+
+    async def entries(self, name: str) -> dict[str, int]:
+        keys = [f"{name}:{i:02d}" for i in range(SHARDS)]
+        out: dict[str, int] = {}
+        for doc in await self._c.find({"_id": {"$in": keys}}).to_list(None):
+            out.update({str(k): int(v) for k, v in (doc.get("m") or {}).items()})
+        return out
+
+    async def due(
+        self, name: str, now_ms: int, only: frozenset[str] | None = None
+    ) -> dict[str, int]:
+        return {
+            sid: due
+            for sid, due in (await self.entries(name)).items()
+            if due <= now_ms and (only is None or sid in only)
+        }
+
+    async def load(self, session_ids: Iterable[str]) -> list[Document]:
+        ids = list(session_ids)
+        out: list[Document] = []
+        for i in range(0, len(ids), _IN_BATCH):
+            out.extend(
+                await self.sessions.find({"_id": {"$in": ids[i : i + _IN_BATCH]}}).to_list(None)
+            )
+        return out
+
+    async def _write(self, key: str, update: Document) -> None:
+        try:
+            await self._c.update_one({"_id": key}, update, upsert=True)
+        except Exception as exc:
+            # Two first writers to one shard both tried to insert it: the loser updates.
+            if not is_duplicate_key(exc):
+                raise
+            await self._c.update_one({"_id": key}, update, upsert=True)

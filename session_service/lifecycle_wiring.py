@@ -1,0 +1,111 @@
+"""Wiring of the session lifecycle: the objects behind the lifecycle RPCs, built once per
+session_service replica, and its background tasks (the periodic sweep, the one-time sweep-set
+backfill, the §10.1 boot restart)."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from dataclasses import dataclass
+
+from pymongo.asynchronous.database import AsyncDatabase
+
+from session_service.abandoned import AbandonedEvaluator
+from session_service.archive import Archive
+from session_service.binding import Binding
+from session_service.cascade import Cascades
+from session_service.hooks import Hooks
+from session_service.lifecycle import Settings, SweepSets
+from session_service.store import SessionStore
+from session_service.sweepers import Sweepers
+from vance.clock import Clock
+from vance.config import LifecycleConfig
+from vance.ids import new_id
+from vance.store import Document
+from vance.v1 import process_pb2_grpc, recipe_pb2_grpc
+
+logger = logging.getLogger(__name__)
+
+
+@dataclass
+class LifecycleServices:
+    """Everything the lifecycle RPCs need, built once per session_service replica."""
+
+    cascades: Cascades
+    archive: Archive
+    binding: Binding
+    sweepers: Sweepers
+    config: LifecycleConfig
+
+
+def build_lifecycle(
+    db: AsyncDatabase[Document],
+    store: SessionStore,
+    clock: Clock,
+    processes: process_pb2_grpc.ProcessServiceStub,
+    recipes: recipe_pb2_grpc.RecipeServiceStub,
+    config: LifecycleConfig,
+    *,
+    hooks: Hooks | None = None,
+    replica_id: str = "",
+) -> LifecycleServices:
+    settings = Settings(db)
+    evaluator = AbandonedEvaluator(processes, settings, config)
+    cascades = Cascades(
+        store, SweepSets(db), settings, processes, recipes, evaluator, clock, config
+    )
+    archive = Archive(cascades, hooks or Hooks())
+    return LifecycleServices(
+        cascades=cascades,
+        archive=archive,
+        binding=Binding(cascades, stale_after_ms=config.bind_stale_after_ms),
+        sweepers=Sweepers(
+            db, cascades, archive, evaluator, config, replica_id=replica_id or new_id("replica")
+        ),
+        config=config,
+    )
+
+
+def start_lifecycle_tasks(lifecycle: LifecycleServices, clock: Clock) -> list[asyncio.Task[None]]:
+    """The periodic sweep and, when configured, the boot pass of §10.1."""
+    tasks = [
+        asyncio.ensure_future(_backfill(lifecycle)),
+        asyncio.ensure_future(lifecycle.sweepers.run_forever(clock)),
+    ]
+    restart = lifecycle.config.auto_restart_forced
+    if restart.enabled:
+        tasks.append(asyncio.ensure_future(_boot_restart(lifecycle)))
+    return tasks
+
+
+async def _backfill(lifecycle: LifecycleServices) -> None:
+    try:
+        await lifecycle.sweepers.backfill_once()
+    except Exception:
+        logger.exception("indexing sessions stored before the sweep sets failed")
+
+
+async def _boot_restart(lifecycle: LifecycleServices) -> None:
+    restart = lifecycle.config.auto_restart_forced
+    try:
+        await lifecycle.sweepers.restart_forced(
+            max_concurrent=restart.max_concurrent, delay_between_ms=restart.delay_between_ms
+        )
+    except Exception:
+        logger.exception("auto-restart of FORCED-suspended sessions failed")
+
+
+async def stop_lifecycle_tasks(
+    lifecycle: LifecycleServices, tasks: list[asyncio.Task[None]]
+) -> None:
+    for task in tasks:
+        task.cancel()
+    for task in tasks:
+        try:
+            await task
+        except BaseException:
+            pass
+    try:
+        await lifecycle.sweepers.release_lease()
+    except Exception:
+        logger.warning("could not release the sweep lease", exc_info=True)

@@ -1,0 +1,292 @@
+"""Feeds the search index from the sessions' chat messages, and triggers the metadata
+auto-suggest when it sees a session's first completed question-and-answer pair.
+
+How session_service learns of new messages: the gateway reports user activity on a session
+(`NoteSessionActivity`, after each steer); the session becomes *dirty*. A background loop reads
+the dirty sessions' processes from process_service and, for each process whose `updated_at_ms`
+moved (every turn commit moves it), the chat messages past the process's cursor
+(`ListChatMessages`, newest first, widening until the cursor is covered). A session stays dirty,
+polled with backoff, until all its processes are quiet (nothing running, nothing pending), so
+answers that arrive after the client left, and work of child processes, are indexed too.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import string
+from collections.abc import Iterable
+from typing import Any
+
+from session_service.cards import ACTIVITY_SLACK_MS
+from session_service.metadata import Metadata
+from session_service.models import Session
+from session_service.search_store import SearchStore, parse_shard
+from session_service.store import SessionStore
+from session_service.suggest import Suggester
+from session_service.tokens import tokens
+from vance import convert as vc
+from vance.clock import Clock
+from vance.domain import ChatMessage, ChatRole, ProcessStatus, ThinkProcess
+from vance.v1 import process_pb2 as ppb
+from vance.v1 import process_pb2_grpc
+
+logger = logging.getLogger(__name__)
+
+MAX_BACKOFF_MS = 5_000
+# A session whose processes stay busy this long without a new message is dropped from the
+# dirty set; the next steer brings it back.
+MAX_WATCH_MS = 30 * 60_000
+SUGGEST_ATTEMPTS = 3
+SUGGEST_TIMEOUT_S = 60.0
+_FIRST_LIMIT = 32
+_QUIET = {ProcessStatus.IDLE, ProcessStatus.BLOCKED, ProcessStatus.CLOSED}
+_PARKED = {ProcessStatus.PAUSED, ProcessStatus.SUSPENDED}
+
+
+def message_number(message_id: str) -> int:
+    """Chat message ids are `<process>:<n:08d>` (process_service/store.py)."""
+    return int(message_id.rsplit(":", 1)[1])
+
+
+def is_quiet(p: ThinkProcess) -> bool:
+    """Nothing will append to this process's chat without a new steer."""
+    return p.status in _PARKED or (p.status in _QUIET and p.pending_count == 0)
+
+
+class SearchFeed:
+    def __init__(
+        self,
+        *,
+        sessions: SessionStore,
+        index: SearchStore,
+        metadata: Metadata,
+        processes: process_pb2_grpc.ProcessServiceStub,
+        suggester: Suggester | None,
+        clock: Clock,
+        tick_s: float = 0.2,
+        concurrency: int = 4,
+    ) -> None:
+        self._sessions = sessions
+        self._index = index
+        self._metadata = metadata
+        self._processes = processes
+        self._suggester = suggester
+        self._clock = clock
+        self._tick_s = tick_s
+        self._concurrency = concurrency
+        self._inflight: set[str] = set()
+        self._card_activity: dict[str, int] = {}  # session -> activity its card was given
+
+    async def mark(self, tenant: str, session_id: str) -> None:
+        await self._index.mark_dirty(tenant, session_id, self._clock.now_ms())
+
+    async def run(self) -> None:
+        """Until cancelled: feeds due dirty sessions, at most `concurrency` at a time."""
+        async with asyncio.TaskGroup() as tg:
+            while True:
+                try:
+                    dirty = await self._index.dirty_sessions()
+                except Exception:
+                    logger.exception("reading the dirty sessions failed")
+                    dirty = []
+                now = self._clock.now_ms()
+                for doc in sorted(dirty, key=lambda d: int(d.get("due_ms", 0))):
+                    sid = str(doc["_id"])
+                    if len(self._inflight) >= self._concurrency:
+                        break
+                    if sid in self._inflight or int(doc.get("due_ms", 0)) > now:
+                        continue
+                    self._inflight.add(sid)
+                    tg.create_task(self._feed_guarded(doc))
+                await asyncio.sleep(self._tick_s)
+
+    async def _feed_guarded(self, doc: dict[str, Any]) -> None:
+        sid = str(doc["_id"])
+        try:
+            await self.feed(doc)
+        except Exception as exc:
+            # process_service restarting, a store hiccup: try again after a pause.
+            logger.warning("indexing session %s failed: %r", sid, exc)
+            await self._index.reschedule(sid, self._clock.now_ms() + MAX_BACKOFF_MS, MAX_BACKOFF_MS)
+        finally:
+            self._inflight.discard(sid)
+
+    async def feed(self, dirty: dict[str, Any]) -> None:
+        """One pass over one dirty session."""
+        sid = str(dirty["_id"])
+        version = int(dirty.get("v", 0))
+        session = await self._sessions.session(sid)
+        if session is None:
+            await self._index.clear_dirty(sid, version)
+            return
+        listed = await self._processes.ListProcesses(
+            ppb.ListProcessesRequest(session_id=sid, include_terminated=True)
+        )
+        procs = [vc.process_from_proto(p) for p in listed.processes]
+        progressed = False
+        for p in procs:
+            if p.status is ProcessStatus.RUNNING:
+                continue  # its messages are indexed after the turn commits
+            cursor = await self._index.cursor(p.id)
+            if cursor.get("updated_at_ms") == p.updated_at_ms:
+                continue
+            after = int(cursor.get("n", 0))
+            new = await self._new_messages(p, after)
+            fields: dict[str, Any] = {"updated_at_ms": p.updated_at_ms}
+            if new:
+                progressed = True
+                await self.index_messages(session, new)
+                fields["n"] = max(after, *(message_number(m.id) for m in new))
+                if p.id == session.chat_process_id:
+                    fields |= await self._watch_first_pair(session, cursor, new)
+            await self._index.save_cursor(p.id, fields)
+        await self._maybe_suggest(session)
+        now = self._clock.now_ms()
+        if all(is_quiet(p) for p in procs):
+            await self._index.clear_dirty(sid, version)
+        elif progressed:
+            await self._index.reschedule(sid, now, 0, watched_ms=now)
+        elif now - int(dirty.get("watched_ms", now)) > MAX_WATCH_MS:
+            logger.info("session %s busy for long without new messages; not watched", sid)
+            await self._index.clear_dirty(sid, version)
+        else:
+            backoff = min(max(2 * int(dirty.get("backoff_ms", 0)), 250), MAX_BACKOFF_MS)
+            await self._index.reschedule(sid, now + backoff, backoff)
+
+    async def _new_messages(self, p: ThinkProcess, after: int) -> list[ChatMessage]:
+        """Messages numbered past `after`: the newest few, widened until they reach it."""
+        limit = _FIRST_LIMIT
+        while True:
+            resp = await self._processes.ListChatMessages(
+                ppb.ListChatMessagesRequest(session_id=p.session_id, process_id=p.id, limit=limit)
+            )
+            msgs = [vc.chat_from_proto(m) for m in resp.messages]
+            reached = not msgs or message_number(msgs[0].id) <= after + 1
+            if reached or limit == 0:
+                return [m for m in msgs if message_number(m.id) > after]
+            limit = 0 if limit >= 2048 else limit * 4
+
+    async def index_messages(self, session: Session, msgs: list[ChatMessage]) -> None:
+        """Message texts, then posting lists for the words new to the session, then the
+        session's word list (compare-and-set, retried): a crash in between re-adds postings,
+        which is harmless, and never leaves a word listed for the session but not posted."""
+        await self._index.save_messages(
+            [
+                {
+                    "_id": m.id,
+                    "s": m.session_id,
+                    "p": m.process_name,
+                    "r": m.role.value.lower(),
+                    "x": m.content,
+                    "at": m.created_at_ms,
+                }
+                for m in msgs
+            ]
+        )
+        sid = session.session_id
+        found: dict[str, str] = {}  # word -> first message of this batch holding it
+        for m in msgs:
+            for word in tokens(m.content):
+                found.setdefault(word, m.id)
+        for _ in range(5):
+            shards = await self._index.word_shards(self._index.shard_id(sid, w) for w in found)
+            known = {w for d in shards.values() for w in parse_shard(d)}
+            added = {w: mid for w, mid in found.items() if w not in known}
+            await self._index.add_conversation(session.tenant_id, sid, list(added))
+            changes: dict[str, list[str]] = {}
+            for w, mid in added.items():
+                changes.setdefault(self._index.shard_id(sid, w), []).append(f"{w}\t{mid}\n")
+            writes = [
+                (shard, shards[shard].get("v") if shard in shards else None, text)
+                for shard, lines in changes.items()
+                for text in [str(shards.get(shard, {}).get("p", "")) + "".join(lines)]
+            ]
+            if await self._index.save_word_shards(writes):
+                break
+        await self._refresh_card(session)
+
+    async def _refresh_card(self, session: Session) -> None:
+        """New messages usually come with activity (the gateway's heartbeats set
+        `last_activity_at_ms`; session_service/binding.py owns it): bring the card's ranking
+        hint up to date when it is off by the slack or more."""
+        hinted = self._card_activity.get(session.session_id, session.created_at_ms)
+        if session.last_activity_at_ms - hinted >= ACTIVITY_SLACK_MS:
+            await self._sessions.cards.put(session, self._clock.now_ms())
+            if len(self._card_activity) > 10_000:
+                self._card_activity.clear()  # a bound; forgetting only costs a card write
+            self._card_activity[session.session_id] = session.last_activity_at_ms
+
+    async def purge(self, session: Session) -> None:
+        """Removes the session's indexed message copies, word lists, cursors and dirty mark
+        (a hard delete, seed 002 §11.4). Called while process_service still lists the
+        session's processes. Posting and vocabulary entries stay: they hold no text, and
+        searches drop sessions that are gone."""
+        sid = session.session_id
+        listed = await self._processes.ListProcesses(
+            ppb.ListProcessesRequest(session_id=sid, include_terminated=True)
+        )
+        pids = [p.id for p in listed.processes]
+        cursors = {p: await self._index.cursor(p) for p in pids}
+        ids = [f"{p}:{n:08d}" for p, c in cursors.items() for n in range(1, int(c["n"]) + 1)]
+        copies = await self._index.messages_by_ids(ids)
+        # Word lists are per first letter: those of the copies' words, and every ASCII one for
+        # words past the part of a long message that was copied.
+        letters = {w[0] for m in copies.values() for w in tokens(str(m.get("x", "")))}
+        letters |= set(string.ascii_lowercase + string.digits + "_")
+        await self._index.forget(
+            sid,
+            message_ids=list(copies),
+            shard_ids=sorted(self._index.shard_id(sid, c) for c in letters),
+            process_ids=pids,
+        )
+
+    async def _watch_first_pair(
+        self, session: Session, cursor: dict[str, Any], new: Iterable[ChatMessage]
+    ) -> dict[str, Any]:
+        """Remembers the first user message and the answer after it (cursor fields)."""
+        if session.metadata.first_qa_at_ms is not None or cursor.get("first_answer"):
+            return {}
+        question = str(cursor.get("first_user") or "")
+        for m in new:
+            if m.role is ChatRole.USER and not question:
+                question = m.content[:4000]
+            elif m.role is ChatRole.ASSISTANT and question:
+                await self._sessions.sessions.update_one(
+                    {"_id": session.session_id, "metadata.first_qa_at_ms": None},
+                    {"$set": {"metadata.first_qa_at_ms": m.created_at_ms}},
+                )
+                session.metadata.first_qa_at_ms = m.created_at_ms
+                return {"first_user": question, "first_answer": m.content[:4000]}
+        return {"first_user": question} if question else {}
+
+    async def _maybe_suggest(self, session: Session) -> None:
+        md = session.metadata
+        if (
+            self._suggester is None
+            or md.first_qa_at_ms is None
+            or md.suggest_done
+            or md.suggest_attempts >= SUGGEST_ATTEMPTS
+        ):
+            return
+        if all(f in md.user_fields or getattr(md, f) for f in ("title", "icon", "color")):
+            await self._suggest_finished(session.session_id, done=True)
+            return  # nothing left to fill: no model call
+        cursor = await self._index.cursor(session.chat_process_id)
+        try:
+            async with asyncio.timeout(SUGGEST_TIMEOUT_S):
+                suggestion = await self._suggester.suggest(
+                    str(cursor.get("first_user", "")), str(cursor.get("first_answer", ""))
+                )
+        except (Exception, TimeoutError) as exc:
+            logger.warning("metadata suggestion for %s failed: %r", session.session_id, exc)
+            await self._suggest_finished(session.session_id, done=False)
+            return
+        await self._metadata.apply_suggestion(session.session_id, suggestion)
+        await self._suggest_finished(session.session_id, done=True)
+
+    async def _suggest_finished(self, session_id: str, *, done: bool) -> None:
+        await self._sessions.sessions.update_one(
+            {"_id": session_id},
+            {"$set": {"metadata.suggest_done": done}, "$inc": {"metadata.suggest_attempts": 1}},
+        )

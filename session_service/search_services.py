@@ -1,0 +1,128 @@
+"""Wiring of metadata, search and the search feed, built once per session_service replica."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import importlib
+import logging
+from dataclasses import dataclass, field
+from typing import Any
+
+from pymongo.asynchronous.database import AsyncDatabase
+
+from session_service.cards import GONE
+from session_service.metadata import Metadata
+from session_service.models import Session, SessionStatus
+from session_service.search import SessionSearch
+from session_service.search_feed import SearchFeed
+from session_service.search_store import SearchStore
+from session_service.store import SessionStore
+from session_service.suggest import Suggester
+from vance.clock import Clock
+from vance.config import LlmConfig
+from vance.llm import ChunkSink, LiteLLMClient, ModelReply, is_configured
+from vance.store import Document
+from vance.v1 import process_pb2_grpc
+
+logger = logging.getLogger(__name__)
+
+SUGGEST_PURPOSE = "session-metadata"
+
+
+class LazyModel:
+    """The model client, created on the first suggestion: importing litellm takes seconds and
+    much memory, and happens in a thread so the service keeps answering meanwhile."""
+
+    def __init__(self, config: LlmConfig) -> None:
+        self._config = config
+        self._client: LiteLLMClient | None = None
+        self._lock = asyncio.Lock()
+
+    async def complete(
+        self,
+        *,
+        tier: str,
+        messages: list[dict[str, Any]],
+        tools: list[dict[str, Any]] | None = None,
+        on_chunk: ChunkSink | None = None,
+        temperature: float | None = None,
+    ) -> ModelReply:
+        async with self._lock:
+            if self._client is None:
+                await asyncio.to_thread(importlib.import_module, "litellm")
+                self._client = LiteLLMClient(self._config, purpose=SUGGEST_PURPOSE)
+        return await self._client.complete(
+            tier=tier, messages=messages, tools=tools, on_chunk=on_chunk, temperature=temperature
+        )
+
+
+class SearchHook:
+    """Follows the lifecycle transitions (session_service/hooks.py): rewrites the session's
+    card where default visibility changes (archive, reactivate, delete), and on a hard delete
+    removes the indexed copies of the conversation."""
+
+    def __init__(self, store: SessionStore, feed: SearchFeed, clock: Clock) -> None:
+        self._store = store
+        self._feed = feed
+        self._clock = clock
+
+    async def on_session_archived(self, session: Session) -> None:
+        fresh = await self._store.session(session.session_id) or session
+        await self._store.cards.put(fresh, self._clock.now_ms())
+
+    async def on_session_unarchived(self, session: Session) -> None:
+        # Called before the reactivation finishes: the card says "open" at once; should the
+        # reactivation fail, the check against the document hides the session again.
+        await self._store.cards.put(session, self._clock.now_ms(), status=SessionStatus.IDLE.value)
+
+    async def on_session_deleted(self, session: Session) -> None:
+        await self._store.cards.put(session, self._clock.now_ms(), status=GONE)
+        await self._feed.purge(session)
+
+
+@dataclass
+class SearchServices:
+    metadata: Metadata
+    search: SessionSearch
+    feed: SearchFeed
+    hook: SearchHook
+    _task: asyncio.Task[None] | None = field(default=None, repr=False)
+
+    def start(self) -> None:
+        self._task = asyncio.ensure_future(self.feed.run())
+
+    async def stop(self) -> None:
+        if self._task is not None:
+            self._task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._task
+            self._task = None
+
+
+def build_search(
+    db: AsyncDatabase[Document],
+    store: SessionStore,
+    clock: Clock,
+    processes: process_pb2_grpc.ProcessServiceStub,
+    llm: LlmConfig,
+) -> SearchServices:
+    index = SearchStore(db)
+    metadata = Metadata(store, index, clock)
+    suggester = Suggester(LazyModel(llm)) if is_configured(llm) else None
+    if suggester is None:
+        logger.info("no model configured: session metadata is not auto-suggested")
+    feed = SearchFeed(
+        sessions=store,
+        index=index,
+        metadata=metadata,
+        processes=processes,
+        suggester=suggester,
+        clock=clock,
+    )
+    return SearchServices(
+        metadata=metadata,
+        search=SessionSearch(store, index, clock),
+        feed=feed,
+        hook=SearchHook(store, feed, clock),
+    )

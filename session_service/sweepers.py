@@ -1,0 +1,321 @@
+"""The lifecycle sweeps (seed 002 §7, §8.2, §9, §10.1): idle, suspend and stale-bind, run by one
+replica at a time, plus the auto-restart pass for FORCED-suspended sessions.
+
+Each sweep reads its sweep set (session_service/lifecycle.py), so a tick costs the shards of
+the set plus the sessions that are due, not a scan of every session. Time is a parameter:
+production ticks pass the clock's now; tests call RunSweeps with any now they like.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+
+from pymongo.asynchronous.database import AsyncDatabase
+
+from session_service.abandoned import AbandonedEvaluator
+from session_service.archive import Archive
+from session_service.cascade import Cascades
+from session_service.lifecycle import (
+    BOUND,
+    FORCED,
+    IDLE,
+    OPEN,
+    SUSPENDED,
+    OnIdle,
+    OnSuspend,
+    SuspendCause,
+    engine_busy,
+)
+from session_service.models import Session, SessionStatus
+from vance.clock import Clock
+from vance.config import LifecycleConfig
+from vance.domain import CloseReason
+from vance.store import Document, is_duplicate_key
+from vance.v1 import common_pb2 as pb
+from vance.v1 import process_pb2 as ppb
+
+logger = logging.getLogger(__name__)
+
+LEASE = "session-sweeps"
+
+
+@dataclass
+class SweepReport:
+    looked_at: int = 0
+    idle_suspended: int = 0
+    archived: int = 0
+    auto_closed: int = 0
+    abandoned: int = 0
+    unbound: int = 0
+    resumed: int = 0
+    skipped: list[str] = field(default_factory=list)
+    duration_us: int = 0
+
+
+class Sweepers:
+    def __init__(
+        self,
+        db: AsyncDatabase[Document],
+        cascades: Cascades,
+        archive: Archive,
+        evaluator: AbandonedEvaluator,
+        config: LifecycleConfig,
+        *,
+        replica_id: str,
+    ) -> None:
+        self._leases = db["sweep_leases"]
+        self.c = cascades
+        self.archive = archive
+        self.evaluator = evaluator
+        self.config = config
+        self.replica_id = replica_id
+
+    # ---- the lease: one replica sweeps per round ----
+
+    async def take_lease(self) -> bool:
+        """Compare-and-set on the lease document: free, expired, or already ours. Held for
+        most of an interval, so the other replicas' ticks of the same round find it taken.
+        Lease times use the service clock, not the sweep's now, so a test that sweeps at a
+        far-away now does not lock other replicas out."""
+        now = self.c.clock.now_ms()
+        until = now + max(1_000, self.config.sweep_interval_ms * 4 // 5)
+        try:
+            await self._leases.find_one_and_update(
+                {"_id": LEASE, "$or": [{"holder": self.replica_id}, {"until_ms": {"$lt": now}}]},
+                {"$set": {"holder": self.replica_id, "until_ms": until}},
+                upsert=True,
+            )
+        except Exception as exc:
+            if is_duplicate_key(exc):
+                return False  # held by another replica: the upsert could not insert it
+            raise
+        return True
+
+    async def release_lease(self) -> None:
+        """On shutdown: another replica may take over at its next tick."""
+        await self._leases.update_one(
+            {"_id": LEASE, "holder": self.replica_id}, {"$set": {"until_ms": 0}}
+        )
+
+    async def backfill_once(self) -> int:
+        """Sessions stored before the sweep sets existed are in none: index them once per
+        store (a marker document makes later starts skip it). The only full scan of
+        `sessions`, and it runs once."""
+        try:
+            await self._leases.insert_one({"_id": "backfill-v1", "by": self.replica_id})
+        except Exception as exc:
+            if is_duplicate_key(exc):
+                return 0
+            raise
+        idle: dict[str, int] = {}
+        bound: dict[str, int] = {}
+        suspended: dict[str, int] = {}
+        async for doc in self.c.store.sessions.find({"status": {"$nin": ["ARCHIVED", "CLOSED"]}}):
+            session = Session.model_validate(doc)
+            if session.status is SessionStatus.SUSPENDED and session.transition_at_ms is not None:
+                suspended[session.session_id] = session.transition_at_ms
+            elif session.status.value in OPEN and session.lifecycle.on_idle is OnIdle.SUSPEND:
+                idle[session.session_id] = self.c.idle_due(session)
+            if session.bound_connection_id:
+                bound[session.session_id] = (
+                    session.last_activity_at_ms + self.config.bind_stale_after_ms
+                )
+        await self.c.sets.put_many(IDLE, idle)
+        await self.c.sets.put_many(BOUND, bound)
+        await self.c.sets.put_many(SUSPENDED, suspended)
+        count = len(idle) + len(bound) + len(suspended)
+        logger.info("indexed %d sweep entries of sessions stored before the sweep sets", count)
+        return count
+
+    # ---- one round ----
+
+    async def run_all(self, now_ms: int, only: frozenset[str] | None = None) -> SweepReport:
+        report = SweepReport()
+        started = time.perf_counter()
+        if not await self.take_lease():
+            report.skipped = ["stale-bind", "suspend", "idle"]
+            return report
+        # Suspend before idle: a session moves one step per round, so one that the idle sweep
+        # parks with an immediate transitionAt (onSuspend=CLOSE) closes on the next round.
+        await self.stale_binds(now_ms, only, report)
+        await self.suspended(now_ms, only, report)
+        await self.idle(now_ms, only, report)
+        report.duration_us = int((time.perf_counter() - started) * 1_000_000)
+        return report
+
+    async def _due(
+        self, name: str, now: int, only: frozenset[str] | None, report: SweepReport
+    ) -> tuple[dict[str, int], dict[str, Document]]:
+        due = await self.c.sets.due(name, now, only)
+        docs = {str(d["_id"]): d for d in await self.c.sets.load(due)}
+        report.looked_at += len(docs)
+        return due, docs
+
+    async def stale_binds(self, now: int, only: frozenset[str] | None, report: SweepReport) -> None:
+        """§8.2: binds without a frame for bind_stale_after_ms are cleared. lastActivityAt stays
+        as it was: it tells when the connection effectively died."""
+        stale = self.config.bind_stale_after_ms
+        due, docs = await self._due(BOUND, now, only, report)
+        done, later = {s: v for s, v in due.items() if s not in docs}, {}
+        for sid, doc in docs.items():
+            holder = doc.get("bound_connection_id")
+            activity = int(doc.get("last_activity_at_ms") or 0)
+            if not holder:
+                done[sid] = due[sid]
+            elif activity + stale > now:
+                later[sid] = activity + stale
+            else:
+                cleared = await self.c.store.sessions.update_one(
+                    {"_id": sid, "bound_connection_id": holder, "last_activity_at_ms": activity},
+                    {"$set": {"bound_connection_id": None}},
+                )
+                if cleared.modified_count:
+                    report.unbound += 1
+                    done[sid] = due[sid]
+                else:
+                    later[sid] = now + stale  # a frame arrived meanwhile: look again later
+        await self.c.sets.put_many(BOUND, later)
+        await self.c.sets.drop_unchanged(BOUND, done)
+
+    async def idle(self, now: int, only: frozenset[str] | None, report: SweepReport) -> None:
+        """§7: open sessions with onIdle=SUSPEND, quiet for idleTimeoutMs (and at least the
+        pre-filter), with no engine RUNNING, BLOCKED or PAUSED -> suspend, cause IDLE."""
+        due, docs = await self._due(IDLE, now, only, report)
+        done, later = {s: v for s, v in due.items() if s not in docs}, {}
+        for sid, doc in docs.items():
+            session = Session.model_validate(doc)
+            if session.status.value not in OPEN or session.lifecycle.on_idle is not OnIdle.SUSPEND:
+                done[sid] = due[sid]
+                continue
+            when = self.c.idle_due(session)
+            if when > now:
+                later[sid] = when
+            elif not await self._engines_busy(sid):
+                # Busy engines have no idle deadline: such a session is looked at every tick.
+                await self.c.suspend(session, SuspendCause.IDLE, now=now)
+                report.idle_suspended += 1
+        await self.c.sets.put_many(IDLE, later)
+        await self.c.sets.drop_unchanged(IDLE, done)
+
+    async def _engines_busy(self, session_id: str) -> bool:
+        listed = await self.c.rpc(
+            self.c.processes.ListProcesses(
+                ppb.ListProcessesRequest(session_id=session_id, include_terminated=False)
+            )
+        )
+        return any(
+            engine_busy(
+                pb.ProcessStatus.Name(p.status).removeprefix("PROCESS_STATUS_"), p.pending_count
+            )
+            for p in listed.processes
+        )
+
+    async def suspended(self, now: int, only: frozenset[str] | None, report: SweepReport) -> None:
+        """§9: SUSPENDED sessions whose transitionAt passed: abandoned -> CLOSED/ABANDONED,
+        else onSuspend KEEP -> ARCHIVED, CLOSE -> CLOSED/AUTO_CLOSE. No policy beyond that."""
+        due, docs = await self._due(SUSPENDED, now, only, report)
+        done, later = {s: v for s, v in due.items() if s not in docs}, {}
+        for sid, doc in docs.items():
+            session = Session.model_validate(doc)
+            if session.status is not SessionStatus.SUSPENDED or session.transition_at_ms is None:
+                done[sid] = due[sid]
+            elif session.transition_at_ms > now:
+                later[sid] = session.transition_at_ms
+            else:
+                try:
+                    await self._transition(session, report, now)
+                except Exception:
+                    logger.exception("transition of suspended session %s failed", sid)
+        await self.c.sets.put_many(SUSPENDED, later)
+        await self.c.sets.drop_unchanged(SUSPENDED, done)
+
+    async def _transition(self, session: Session, report: SweepReport, now: int) -> None:
+        if await self.evaluator.is_abandoned(session):
+            await self.c.close(session, CloseReason.ABANDONED, evaluated=True, now=now)
+            report.abandoned += 1
+        elif session.lifecycle.on_suspend is OnSuspend.KEEP:
+            await self.archive.archive(session, now=now)
+            report.archived += 1
+        else:
+            await self.c.close(session, CloseReason.AUTO_CLOSE, evaluated=True, now=now)
+            report.auto_closed += 1
+
+    # ---- §10.1 auto-restart ----
+
+    async def restart_forced(
+        self, *, max_concurrent: int, delay_between_ms: int, only: frozenset[str] | None = None
+    ) -> SweepReport:
+        """Resumes every FORCED-suspended session: at most max_concurrent resumes at a time,
+        delay_between_ms between starting them (no thundering herd on boot)."""
+        report = SweepReport()
+        started = time.perf_counter()
+        entries = await self.c.sets.entries(FORCED)
+        ids = [s for s in entries if only is None or s in only]
+        candidates = [
+            Session.model_validate(d)
+            for d in await self.c.sets.load(ids)
+            if d.get("status") == SessionStatus.SUSPENDED.value
+            and d.get("suspend_cause") == SuspendCause.FORCED.value
+        ]
+        report.looked_at = len(candidates)
+        stale = [s for s in ids if s not in {c.session_id for c in candidates}]
+        await self.c.sets.drop_many(FORCED, stale)
+        report.resumed = await resume_paced(
+            candidates,
+            self.c.resume,
+            max_concurrent=max_concurrent,
+            delay_between_ms=delay_between_ms,
+        )
+        report.duration_us = int((time.perf_counter() - started) * 1_000_000)
+        logger.info("auto-restart resumed %d FORCED-suspended sessions", report.resumed)
+        return report
+
+    # ---- the periodic tick ----
+
+    async def run_forever(
+        self, clock: Clock, on_round: Callable[[SweepReport], Awaitable[None]] | None = None
+    ) -> None:
+        interval = self.config.sweep_interval_ms / 1000
+        while True:
+            await asyncio.sleep(interval)
+            try:
+                report = await self.run_all(clock.now_ms())
+                if on_round is not None:
+                    await on_round(report)
+            except Exception:
+                logger.exception("lifecycle sweep failed")
+
+
+async def resume_paced(
+    sessions: list[Session],
+    resume: Callable[[Session], Awaitable[Session]],
+    *,
+    max_concurrent: int,
+    delay_between_ms: int,
+) -> int:
+    """At most max_concurrent resumes in flight, delay_between_ms between starting two; a
+    failed resume is logged and the rest go on. Returns how many succeeded."""
+    gate = asyncio.Semaphore(max(1, max_concurrent))
+    resumed = 0
+
+    async def one(session: Session) -> None:
+        nonlocal resumed
+        try:
+            await resume(session)
+            resumed += 1
+        except Exception:
+            logger.exception("auto-restart of %s failed", session.session_id)
+        finally:
+            gate.release()
+
+    async with asyncio.TaskGroup() as tg:
+        for i, session in enumerate(sessions):
+            await gate.acquire()
+            if i and delay_between_ms > 0:
+                await asyncio.sleep(delay_between_ms / 1000)
+            tg.create_task(one(session))
+    return resumed

@@ -1,0 +1,172 @@
+"""Helpers for the session lifecycle tests: sweeps at a chosen time, session reads, a direct
+store handle (settings, and proving a deleted session left nothing), users, and a second
+in-process session_service replica with a hand-moved clock."""
+
+from __future__ import annotations
+
+import contextlib
+import time
+import uuid
+from collections.abc import AsyncIterator
+from typing import Any
+
+import grpc
+import httpx
+from pymongo import AsyncMongoClient
+
+from session_service.hooks import Hooks
+from session_service.server import create_server
+from tests.harness import System, WsClient, eventually, free_port_block
+from vance.clock import ManualClock
+from vance.v1 import common_pb2 as pb
+from vance.v1 import process_pb2 as ppb
+from vance.v1 import recipe_pb2_grpc, session_pb2_grpc
+from vance.v1 import session_pb2 as spb
+
+MIN = 60_000
+HOUR = 60 * MIN
+DAY = 24 * HOUR
+
+
+def marker() -> str:
+    return uuid.uuid4().hex[:10]
+
+
+def now_ms() -> int:
+    return time.time_ns() // 1_000_000
+
+
+def name(enum: Any, value: int, prefix: str) -> str:
+    return str(enum.Name(value)).removeprefix(prefix)
+
+
+async def get(system: System, sid: str, tenant: str = "default") -> spb.Session:
+    s: spb.Session = await system.sessions.GetSession(
+        spb.GetSessionRequest(tenant_id=tenant, session_id=sid)
+    )
+    return s
+
+
+async def status(system: System, sid: str, tenant: str = "default") -> str:
+    return name(pb.SessionStatus, (await get(system, sid, tenant)).status, "SESSION_STATUS_")
+
+
+async def wait_status(system: System, sid: str, expected: str, tenant: str = "default") -> None:
+    async def check() -> bool:
+        return await status(system, sid, tenant) == expected
+
+    await eventually(check, what=f"session {sid} {expected}")
+
+
+async def sweep(system: System, at_ms: int, *only: str) -> spb.RunSweepsResponse:
+    report: spb.RunSweepsResponse = await system.sessions.RunSweeps(
+        spb.RunSweepsRequest(now_ms=at_ms, only_session_ids=list(only))
+    )
+    return report
+
+
+async def engines(system: System, sid: str) -> dict[str, str]:
+    listed = await system.processes.ListProcesses(
+        ppb.ListProcessesRequest(session_id=sid, include_terminated=True)
+    )
+    return {p.name: name(pb.ProcessStatus, p.status, "PROCESS_STATUS_") for p in listed.processes}
+
+
+async def wait_engine(system: System, pid: str, expected: str) -> None:
+    async def check() -> bool:
+        p = await system.process(pid)
+        return name(pb.ProcessStatus, p.status, "PROCESS_STATUS_") == expected
+
+    await eventually(check, what=f"process {pid} {expected}")
+
+
+async def create(client: WsClient, **data: Any) -> dict[str, Any]:
+    return await client.ok("session-create", {"projectId": "demo", **data})
+
+
+async def chat_once(system: System, client: WsClient, pid: str, text: str) -> None:
+    """One completed question-and-answer pair (the scripted model echoes)."""
+    await client.ok("process-steer", {"processId": pid, "content": text})
+    await client.wait_for(
+        lambda f: (
+            f["type"] == "chat-message-appended"
+            and f["data"]["role"] == "assistant"
+            and text in f["data"]["content"]
+        ),
+        what=f"the answer to {text!r}",
+    )
+    await wait_engine(system, pid, "IDLE")
+
+
+def op(sid: str, tenant: str = "default", user: str = "") -> spb.SessionOpRequest:
+    return spb.SessionOpRequest(
+        tenant_id=tenant, session_id=sid, caller=spb.Caller(user_id=user, roles=[])
+    )
+
+
+async def user(system: System, tenant: str, username: str, *roles: str) -> str:
+    """Creates a user (and its token) in `tenant`."""
+    await system.sessions.CreateUser(
+        spb.CreateUserRequest(
+            tenant_id=tenant, username=username, password="pw-" + username, roles=list(roles)
+        )
+    )
+    return await system.login(username, "pw-" + username, tenant)
+
+
+async def rest(
+    system: System, method: str, path: str, token: str, body: dict[str, Any] | None = None
+) -> httpx.Response:
+    async with httpx.AsyncClient() as http:
+        return await http.request(
+            method,
+            f"http://{system.gateway}{path}",
+            json=body,
+            headers={"Authorization": f"Bearer {token}"},
+        )
+
+
+@contextlib.asynccontextmanager
+async def store(system: System) -> AsyncIterator[Any]:
+    client: AsyncMongoClient[dict[str, Any]] = AsyncMongoClient(system.config.mongodb_uri)
+    try:
+        yield client[system.config.store.db_name]
+    finally:
+        await client.close()
+
+
+async def put_settings(system: System, key: str, values: dict[str, str]) -> None:
+    """Tenant (`<tenant>`) or project (`<tenant>:<project>`) settings."""
+    async with store(system) as db:
+        await db["settings"].replace_one(
+            {"_id": key},
+            {"_id": key, "values": [{"key": k, "value": v} for k, v in values.items()]},
+            upsert=True,
+        )
+
+
+@contextlib.asynccontextmanager
+async def replica(
+    system: System, clock: ManualClock, *, hooks: Hooks | None = None, **lifecycle: Any
+) -> AsyncIterator[session_pb2_grpc.SessionServiceStub]:
+    """A second session_service replica in this process, on the same store and services,
+    whose clock the test moves."""
+    config = system.config.model_copy(
+        update={
+            "seed_defaults": False,
+            "lifecycle": system.config.lifecycle.model_copy(update=lifecycle),
+        }
+    )
+    port = free_port_block(1)
+    host, bound = await create_server(config, port=port, clock=clock, hooks=hooks)
+    await host.start()
+    channel = grpc.aio.insecure_channel(f"127.0.0.1:{bound}")
+    try:
+        yield session_pb2_grpc.SessionServiceStub(channel)
+    finally:
+        await channel.close()
+        await host.stop(0)
+
+
+def recipes(system: System) -> recipe_pb2_grpc.RecipeServiceStub:
+    return recipe_pb2_grpc.RecipeServiceStub(system.channel("recipe_service"))

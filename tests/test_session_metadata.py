@@ -1,0 +1,204 @@
+"""Session metadata (seed 002 §14): normalisation, the user's patch, and the LLM auto-suggest
+that only ever fills what no user has set."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import grpc
+import pytest
+
+from session_service.metadata import normalize_color, normalize_icon, normalize_tags
+from session_service.models import AccentColor, Session, SessionStatus
+from session_service.store import SessionStore
+from session_service.suggest import TOOL_NAME, parse_suggestion
+from tests.harness import System, eventually
+from tests.sessions_support import (
+    SUGGEST,
+    ask,
+    caller,
+    chat_session,
+    found,
+    get,
+    new_user,
+    patch,
+    word,
+)
+from vance.errors import InvalidArgumentError
+from vance.llm import ModelReply, ToolCall
+from vance.store import connect
+from vance.testing.scripted_llm import Rule
+from vance.v1 import session_pb2 as spb
+
+
+def test_tags_are_lowercased_trimmed_deduplicated_and_bounded() -> None:
+    assert normalize_tags([" ML Ops ", "ml-ops", "Python", "", "  ", "C++", "Node.js"]) == [
+        "ml-ops",
+        "python",
+        "c++",
+        "node.js",
+    ]
+    with pytest.raises(InvalidArgumentError) as many:
+        normalize_tags([f"t{i}" for i in range(21)])
+    assert many.value.reason == "too_many_tags"
+    with pytest.raises(InvalidArgumentError) as long:
+        normalize_tags(["x" * 51])
+    assert long.value.reason == "tag_too_long"
+    with pytest.raises(InvalidArgumentError) as bad:
+        normalize_tags(["no/slashes"])
+    assert bad.value.reason == "bad_tag"
+
+
+def test_colors_are_the_twelve_accent_colors_and_icons_are_emoji() -> None:
+    assert normalize_color(" Teal ") is AccentColor.TEAL
+    assert normalize_color("") is None
+    with pytest.raises(InvalidArgumentError):
+        normalize_color("magenta")
+    assert normalize_icon("👨‍💻") == "👨‍💻"  # a ZWJ sequence is one icon
+    assert normalize_icon("🇩🇪") == "🇩🇪"
+    for bad in ("ab", "🔥 x", "🔥" * 9):
+        with pytest.raises(InvalidArgumentError):
+            normalize_icon(bad)
+
+
+def test_a_suggestion_keeps_its_good_fields_and_drops_bad_ones() -> None:
+    call = ToolCall(
+        "c1", TOOL_NAME, {"title": ' "Tax return 2024" ', "icon": "no", "color": "teal"}
+    )
+    s = parse_suggestion(ModelReply(tool_calls=[call]))
+    assert (s.title, s.icon, s.color) == ("Tax return 2024", None, AccentColor.TEAL)
+    text = parse_suggestion(ModelReply(text='Sure: {"title": "Trip", "icon": "🧳", "color": "x"}'))
+    assert (text.title, text.icon, text.color) == ("Trip", "🧳", None)
+    assert parse_suggestion(ModelReply(text="I cannot")).title is None
+
+
+async def test_a_patch_normalises_stamps_user_touched_once_and_is_idempotent(
+    system: System,
+) -> None:
+    owner, token = await new_user(system)
+    client, sid = await chat_session(system, token)
+    fresh = await get(system, sid)
+    assert fresh.metadata.user_touched_at_ms == 0 and not fresh.metadata.pinned
+    me = caller(owner)
+    first = await patch(system, sid, me, title="  Tax   2024 ", color="Teal", tags=[" A ", "a"])
+    assert first.metadata.title == "Tax 2024"
+    assert first.metadata.color == spb.ACCENT_COLOR_TEAL
+    assert list(first.metadata.tags) == ["a"]
+    touched = first.metadata.user_touched_at_ms
+    assert touched > 0
+    again = await patch(system, sid, me, title="Tax 2024", color="teal", tags=["a"])
+    assert again.metadata == first.metadata  # nothing changed, nothing written
+    later = await patch(system, sid, me, pinned=True)
+    assert later.metadata.pinned and later.metadata.user_touched_at_ms == touched
+    cleared = await patch(system, sid, me, title="", color="", tags=[])
+    assert cleared.metadata.title == "" and cleared.metadata.color == 0
+    assert list(cleared.metadata.tags) == [] and cleared.metadata.pinned
+    with pytest.raises(grpc.aio.AioRpcError) as bad:
+        await patch(system, sid, me, color="magenta")
+    assert bad.value.code() == grpc.StatusCode.INVALID_ARGUMENT
+    await client.close()
+
+
+async def test_only_the_owner_or_a_tenant_admin_may_patch(system: System) -> None:
+    owner, token = await new_user(system)
+    other, _ = await new_user(system)
+    client, sid = await chat_session(system, token)
+    with pytest.raises(grpc.aio.AioRpcError) as denied:
+        await patch(system, sid, caller(other), title="mine now")
+    assert denied.value.code() == grpc.StatusCode.PERMISSION_DENIED
+    by_admin = await patch(system, sid, caller("dev", admin=True), title="set by an admin")
+    assert by_admin.metadata.title == "set by an admin"
+    with pytest.raises(grpc.aio.AioRpcError) as missing:
+        await patch(system, "sess_missing", caller(owner), title="x")
+    assert missing.value.code() == grpc.StatusCode.NOT_FOUND
+    await client.close()
+
+
+def suggestion(m: str, **fields: Any) -> Rule:
+    return Rule(purpose=SUGGEST, match=m, tool_calls=[{"name": TOOL_NAME, "arguments": fields}])
+
+
+async def test_the_first_answer_brings_a_suggested_title_icon_and_color(system: System) -> None:
+    m = word()
+    system.script(suggestion(m, title=f"Planning {m}", icon="🧭", color="indigo"))
+    owner, token = await new_user(system)
+    client, sid = await chat_session(system, token)
+    await ask(system, client, f"How do I plan a route? {m}", f"Start with the map. {m}")
+
+    async def suggested() -> spb.Session | None:
+        s = await get(system, sid)
+        return s if s.metadata.title else None
+
+    s = await eventually(suggested, timeout=30, what="the suggested title")
+    md = s.metadata
+    assert (md.title, md.icon, md.color) == (f"Planning {m}", "🧭", spb.ACCENT_COLOR_INDIGO)
+    assert md.title_auto_generated and md.user_touched_at_ms == 0  # not a user investment
+    # The model saw the first question and its answer, asked once.
+    asked = [r for r in system.llm.script.side_requests[SUGGEST] if m in str(r)]
+    assert len(asked) == 1 and "Start with the map" in str(asked[0]["messages"])
+    # A later answer asks no more; a manual title ends the auto-generated one for good.
+    await ask(system, client, f"And then? {m}", f"Then walk. {m}")
+    renamed = await patch(system, sid, caller(owner), title="My route")
+    assert not renamed.metadata.title_auto_generated and renamed.metadata.user_touched_at_ms > 0
+    assert len([r for r in system.llm.script.side_requests[SUGGEST] if m in str(r)]) == 1
+    await client.close()
+
+
+async def test_a_suggestion_never_overwrites_what_the_user_set(system: System) -> None:
+    m = word()
+    system.script(suggestion(m, title=f"Auto {m}", icon="🧪", color="teal"))
+    owner, token = await new_user(system)
+    client, sid = await chat_session(system, token)
+    # Before the first answer the user names the session and clears the color on purpose.
+    await patch(system, sid, caller(owner), title=f"Mine {m}", color="")
+    await ask(system, client, f"Which reagent? {m}", f"Use the blue one. {m}")
+
+    async def icon_filled() -> spb.Session | None:
+        s = await get(system, sid)
+        return s if s.metadata.icon else None
+
+    s = await eventually(icon_filled, timeout=30, what="the suggested icon")
+    assert s.metadata.icon == "🧪"  # empty and never set by the user: filled
+    assert s.metadata.title == f"Mine {m}" and not s.metadata.title_auto_generated
+    assert s.metadata.color == 0  # cleared by the user: stays cleared
+    await client.close()
+
+
+async def test_a_session_with_everything_set_asks_the_model_nothing(system: System) -> None:
+    m = word()
+    system.script(suggestion(m, title="unused", icon="🧪", color="teal"))
+    owner, token = await new_user(system)
+    client, sid = await chat_session(system, token)
+    await patch(system, sid, caller(owner), title=f"Set {m}", icon="🎯", color="rose")
+    await ask(system, client, f"Anything? {m}", f"Nothing. {m}")
+    # Once a later answer is indexed, the pass that saw the first pair has finished.
+    m2 = word()
+    await ask(system, client, f"Still? {m2}", f"Still nothing. {m2}")
+    await found(system, m2, caller(owner), sid)
+    s = await get(system, sid)
+    assert (s.metadata.title, s.metadata.icon) == (f"Set {m}", "🎯")
+    assert s.metadata.color == spb.ACCENT_COLOR_ROSE
+    assert not [r for r in system.llm.script.side_requests.get(SUGGEST, []) if m in str(r)]
+    await client.close()
+
+
+async def test_a_closed_session_keeps_its_metadata(system: System) -> None:
+    owner, _ = await new_user(system)
+    sid = f"sess_{word()}"
+    mongo, db = connect(system.config)
+    try:
+        # A session the sweeper closed (seed 002 §9): only its document is needed here.
+        closed = Session(
+            session_id=sid,
+            tenant_id="default",
+            project_id="demo",
+            owner_user_id=owner,
+            status=SessionStatus.CLOSED,
+        )
+        await SessionStore(db).insert_session(closed)
+    finally:
+        await mongo.close()
+    with pytest.raises(grpc.aio.AioRpcError) as refused:
+        await patch(system, sid, caller(owner), title="too late")
+    assert refused.value.code() == grpc.StatusCode.FAILED_PRECONDITION
+    assert ("vance-reason", "session_closed") in tuple(refused.value.trailing_metadata() or ())

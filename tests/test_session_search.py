@@ -1,0 +1,188 @@
+"""Session search and listing (seed 002 §15): title, tags and conversation with snippets,
+ranking, filters, the default order, and who sees what."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import grpc
+import pytest
+
+from tests.harness import System, eventually
+from tests.sessions_support import (
+    TENANT,
+    ask,
+    caller,
+    chat_session,
+    found,
+    new_user,
+    patch,
+    search,
+    word,
+)
+from vance.store import connect
+from vance.v1 import common_pb2 as pb
+from vance.v1 import session_pb2 as spb
+
+
+async def list_ids(system: System, who: spb.Caller, **filters: Any) -> list[str]:
+    resp = await system.sessions.ListSessions(
+        spb.ListSessionsRequest(tenant_id=TENANT, caller=who, **filters)
+    )
+    return [s.session_id for s in resp.sessions]
+
+
+async def test_a_word_from_the_conversation_finds_the_session_with_a_snippet(
+    system: System,
+) -> None:
+    owner, token = await new_user(system)
+    client, sid = await chat_session(system, token)
+    w = word()
+    await ask(
+        system,
+        client,
+        f"Please compare the {w} bearings with the old ones",
+        f"The {w} bearings run cooler and last longer than the old ones.",
+    )
+    hit = await found(system, w, caller(owner), sid)
+    assert hit.conversation_match and not hit.title_match
+    texts = [s.text for s in hit.snippets]
+    assert any(w in t for t in texts), texts
+    first = next(s for s in hit.snippets if w in s.text)
+    assert first.role in (pb.CHAT_ROLE_USER, pb.CHAT_ROLE_ASSISTANT)
+    assert first.process_name == "chat" and first.message_id.startswith(hit.session.chat_process_id)
+    assert [first.text[r.start : r.end] for r in first.highlights] == [w]
+    # Typing the first letters is enough (the last word is a prefix), two words must both match.
+    assert (await found(system, w[:6], caller(owner), sid)).conversation_match
+    await found(system, f"{w} bearings", caller(owner), sid)
+    both = await search(system, f"{w} unicorns ", caller(owner))
+    assert sid not in [h.session.session_id for h in both.hits]
+    await client.close()
+
+
+async def test_a_title_match_outranks_a_conversation_match(system: System) -> None:
+    owner, token = await new_user(system)
+    me = caller(owner)
+    w = word()
+    talk, in_talk = await chat_session(system, token)
+    await ask(system, talk, f"Tell me about {w}", f"{w} is a rare mineral.")
+    titled, in_title = await chat_session(system, token)
+    await patch(system, in_title, me, title=f"Notes on {w}")
+    tagged, in_tags = await chat_session(system, token)
+    await patch(system, in_tags, me, tags=[f"{w}-research"])
+    await found(system, w, me, in_talk)
+
+    hits = (await search(system, w, me)).hits
+    order = [h.session.session_id for h in hits]
+    assert order == [in_title, in_tags, in_talk], order
+    assert hits[0].title_match and hits[0].score > hits[1].score > hits[2].score
+    assert hits[1].tag_match and not hits[1].snippets
+    # A renamed session leaves the title results at once.
+    await patch(system, in_title, me, title="Something else")
+    assert in_title not in [h.session.session_id for h in (await search(system, w, me)).hits]
+    for c in (talk, titled, tagged):
+        await c.close()
+
+
+async def test_users_find_only_their_own_sessions_and_admins_find_all(system: System) -> None:
+    owner, token = await new_user(system)
+    other, _ = await new_user(system)
+    w = word()
+    client, sid = await chat_session(system, token)
+    await patch(system, sid, caller(owner), title=f"Private {w}")
+    hit = await found(system, w, caller("dev", admin=True), sid)
+    assert hit.session.owner_user_id == owner
+    assert (await search(system, w, caller(other))).hits == []
+    assert sid not in await list_ids(system, caller(other))
+    with pytest.raises(grpc.aio.AioRpcError) as denied:
+        await search(system, w, caller(other), owner_user_id=owner)
+    assert denied.value.code() == grpc.StatusCode.PERMISSION_DENIED
+    admin_view = await list_ids(system, caller("dev", admin=True), owner_user_id=owner)
+    assert admin_view == [sid]
+    await client.close()
+
+
+async def test_the_default_list_puts_pinned_first_then_recent_activity(system: System) -> None:
+    owner, token = await new_user(system)
+    me = caller(owner)
+    clients, ids = [], []
+    for _ in range(3):
+        client, sid = await chat_session(system, token)
+        clients.append(client)
+        ids.append(sid)
+    oldest, middle, newest = ids
+    # Activity: a conversation in the oldest session makes it the most recent one.
+    await ask(system, clients[0], f"wake up {word()}", "awake")
+
+    async def oldest_first() -> bool:
+        return (await list_ids(system, me))[0] == oldest
+
+    await eventually(oldest_first, what="activity to reorder the list")
+    await patch(system, newest, me, pinned=True)
+    assert await list_ids(system, me) == [newest, oldest, middle]
+    # Tags filter; both must be carried.
+    await patch(system, middle, me, tags=["Red", "blue"])
+    await patch(system, oldest, me, tags=["red"])
+    assert await list_ids(system, me, tags=["red"]) == [oldest, middle]
+    assert await list_ids(system, me, tags=["red", "blue"]) == [middle]
+    assert await list_ids(system, me, limit=1) == [newest]
+    for c in clients:
+        await c.close()
+
+
+async def test_archived_sessions_show_only_when_asked_and_projects_filter(system: System) -> None:
+    owner, token = await new_user(system)
+    me = caller(owner)
+    project = word()
+    await system.sessions.CreateProject(
+        spb.CreateProjectRequest(tenant_id=TENANT, project_id=project, title="Other")
+    )
+    w = word()
+    a, in_demo = await chat_session(system, token)
+    b, in_other = await chat_session(system, token, project=project)
+    for sid in (in_demo, in_other):
+        await patch(system, sid, me, title=f"Report {w}")
+    assert {h.session.session_id for h in (await search(system, w, me)).hits} == {
+        in_demo,
+        in_other,
+    }
+    only = await search(system, w, me, project_id=project)
+    assert [h.session.session_id for h in only.hits] == [in_other]
+    assert await list_ids(system, me, project_id=project) == [in_other]
+
+    await b.close()
+    await system.sessions.ArchiveSession(
+        spb.SessionOpRequest(tenant_id=TENANT, session_id=in_other, caller=me)
+    )
+    assert [h.session.session_id for h in (await search(system, w, me)).hits] == [in_demo]
+    assert await list_ids(system, me) == [in_demo]
+    with_archived = await search(system, w, me, include_archived=True)
+    archived = next(h for h in with_archived.hits if h.session.session_id == in_other)
+    assert archived.session.status == pb.SESSION_STATUS_ARCHIVED
+    assert set(await list_ids(system, me, include_archived=True)) == {in_demo, in_other}
+    statuses = [pb.SESSION_STATUS_ARCHIVED]
+    assert await list_ids(system, me, statuses=statuses) == [in_other]
+    await a.close()
+
+
+async def test_a_deleted_session_is_no_longer_found_and_its_text_is_gone(system: System) -> None:
+    owner, token = await new_user(system)
+    me = caller(owner)
+    w = word()
+    client, sid = await chat_session(system, token)
+    await ask(system, client, f"Keep this between us: {w}", f"Noted, {w}.")
+    hit = await found(system, w, me, sid)
+    message_ids = [s.message_id for s in hit.snippets]
+    await client.close()
+    await system.sessions.DeleteSession(
+        spb.SessionOpRequest(tenant_id=TENANT, session_id=sid, caller=me)
+    )
+    assert (await search(system, w, me)).hits == []
+    assert sid not in await list_ids(system, me, include_archived=True)
+    # The index kept copies of the conversation for snippets: a hard delete removes them.
+    mongo, db = connect(system.config)
+    try:
+        assert await db["search_messages"].count_documents({"_id": {"$in": message_ids}}) == 0
+        assert await db["search_session_words"].find_one({"_id": f"{sid}:{w[0]}"}) is None
+    finally:
+        await mongo.close()
