@@ -149,17 +149,26 @@ class Sweepers:
 
     async def _due(
         self, name: str, now: int, only: frozenset[str] | None, report: SweepReport
-    ) -> tuple[dict[str, int], dict[str, Document]]:
-        due = await self.c.sets.due(name, now, only)
+    ) -> tuple[dict[str, int], dict[str, Document], list[str]]:
+        due, shards = await self.c.sets.due(name, now, only)
         docs = {str(d["_id"]): d for d in await self.c.sets.load(due)}
         report.looked_at += len(docs)
-        return due, docs
+        return due, docs, shards
+
+    async def _finish(
+        self, name: str, later: dict[str, int], done: dict[str, int], shards: list[str]
+    ) -> None:
+        """Re-dates what is not due yet, drops what needs no sweep any more, and lets the
+        summary of the shards read forget what was handled."""
+        await self.c.sets.put_many(name, later)
+        await self.c.sets.drop_unchanged(name, done)
+        await self.c.sets.settle(name, shards)
 
     async def stale_binds(self, now: int, only: frozenset[str] | None, report: SweepReport) -> None:
         """§8.2: binds without a frame for bind_stale_after_ms are cleared. lastActivityAt stays
         as it was: it tells when the connection effectively died."""
         stale = self.config.bind_stale_after_ms
-        due, docs = await self._due(BOUND, now, only, report)
+        due, docs, shards = await self._due(BOUND, now, only, report)
         done, later = {s: v for s, v in due.items() if s not in docs}, {}
         for sid, doc in docs.items():
             holder = doc.get("bound_connection_id")
@@ -178,13 +187,12 @@ class Sweepers:
                     done[sid] = due[sid]
                 else:
                     later[sid] = now + stale  # a frame arrived meanwhile: look again later
-        await self.c.sets.put_many(BOUND, later)
-        await self.c.sets.drop_unchanged(BOUND, done)
+        await self._finish(BOUND, later, done, shards)
 
     async def idle(self, now: int, only: frozenset[str] | None, report: SweepReport) -> None:
         """§7: open sessions with onIdle=SUSPEND, quiet for idleTimeoutMs (and at least the
         pre-filter), with no engine RUNNING, BLOCKED or PAUSED -> suspend, cause IDLE."""
-        due, docs = await self._due(IDLE, now, only, report)
+        due, docs, shards = await self._due(IDLE, now, only, report)
         done, later = {s: v for s, v in due.items() if s not in docs}, {}
         for sid, doc in docs.items():
             session = Session.model_validate(doc)
@@ -198,8 +206,7 @@ class Sweepers:
                 # Busy engines have no idle deadline: such a session is looked at every tick.
                 await self.c.suspend(session, SuspendCause.IDLE, now=now)
                 report.idle_suspended += 1
-        await self.c.sets.put_many(IDLE, later)
-        await self.c.sets.drop_unchanged(IDLE, done)
+        await self._finish(IDLE, later, done, shards)
 
     async def _engines_busy(self, session_id: str) -> bool:
         listed = await self.c.rpc(
@@ -217,7 +224,7 @@ class Sweepers:
     async def suspended(self, now: int, only: frozenset[str] | None, report: SweepReport) -> None:
         """§9: SUSPENDED sessions whose transitionAt passed: abandoned -> CLOSED/ABANDONED,
         else onSuspend KEEP -> ARCHIVED, CLOSE -> CLOSED/AUTO_CLOSE. No policy beyond that."""
-        due, docs = await self._due(SUSPENDED, now, only, report)
+        due, docs, shards = await self._due(SUSPENDED, now, only, report)
         done, later = {s: v for s, v in due.items() if s not in docs}, {}
         for sid, doc in docs.items():
             session = Session.model_validate(doc)
@@ -230,8 +237,7 @@ class Sweepers:
                     await self._transition(session, report, now)
                 except Exception:
                     logger.exception("transition of suspended session %s failed", sid)
-        await self.c.sets.put_many(SUSPENDED, later)
-        await self.c.sets.drop_unchanged(SUSPENDED, done)
+        await self._finish(SUSPENDED, later, done, shards)
 
     async def _transition(self, session: Session, report: SweepReport, now: int) -> None:
         if await self.evaluator.is_abandoned(session):
