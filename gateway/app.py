@@ -18,10 +18,10 @@ from pydantic import BaseModel
 from gateway import rest, rest_sessions
 from gateway.auth import Principal, Tokens, bearer, load_secret
 from gateway.clients import Clients
-from gateway.frames import PROFILE_PATTERN
 from gateway.ws import Connection
 from vance.channels import Channels
 from vance.config import Config, load_config
+from vance.domain import PROFILE_PATTERN
 from vance.errors import UnauthenticatedError, http_status_for, reason_of
 from vance.logsetup import setup_logging
 from vance.v1 import session_pb2 as spb

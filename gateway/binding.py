@@ -14,8 +14,8 @@ from typing import TYPE_CHECKING, Any
 
 import grpc
 
-from gateway.frames import PROFILE_PATTERN
 from gateway.handlers import FrameError, _str, handles
+from vance.domain import PROFILE_PATTERN
 from vance.v1 import common_pb2 as pb
 from vance.v1 import recipe_pb2 as rpb
 from vance.v1 import session_pb2 as spb

@@ -10,8 +10,6 @@ from vance.ids import new_id
 from vance.protoutil import struct_to_dict
 from vance.v1 import common_pb2 as pb
 
-PROFILE_PATTERN = r"^[a-z][a-z0-9_-]{0,31}$"
-
 
 class Envelope(BaseModel):
     model_config = ConfigDict(extra="ignore", populate_by_name=True)

@@ -14,14 +14,12 @@ from recipe_service.models import (
     LifecycleSource,
     Manual,
     ModelSize,
-    OnDisconnect,
-    OnIdle,
-    OnSuspend,
     PromptMode,
     Recipe,
     RecipeSource,
     ResolvedLifecycle,
 )
+from vance.domain import OnDisconnect, OnIdle, OnSuspend
 from vance.errors import InvalidArgumentError
 from vance.protoutil import dict_to_struct, struct_to_dict
 from vance.v1 import recipe_pb2 as rpb

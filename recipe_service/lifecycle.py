@@ -10,14 +10,12 @@ from recipe_service.models import (
     LIFECYCLE_FIELDS,
     Lifecycle,
     LifecycleSource,
-    OnDisconnect,
-    OnIdle,
-    OnSuspend,
     Recipe,
     RecipeSpec,
     ResolvedLifecycle,
     SessionBlock,
 )
+from vance.domain import OnDisconnect, OnIdle, OnSuspend
 from vance.errors import InvalidArgumentError
 
 MINUTE_MS = 60_000

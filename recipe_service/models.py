@@ -10,10 +10,10 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field
 from pydantic.alias_generators import to_camel
 
+from vance.domain import OnDisconnect, OnIdle, OnSuspend
+
 # Recipe names double as file names and store keys, so they stay lowercase and colon-free.
 NAME_PATTERN = r"^[a-z][a-z0-9-]{0,63}$"
-# Client profiles (REFERENCE): `foot`, `web`, `mobile`, `daemon`, `eddie`, plus `default`.
-PROFILE_PATTERN = r"^[a-z][a-z0-9_-]{0,31}$"
 DEFAULT_PROFILE = "default"
 DEFAULT_RECIPE = "default"
 
@@ -32,22 +32,6 @@ class PromptMode(StrEnum):
 class ModelSize(StrEnum):
     SMALL = "SMALL"
     LARGE = "LARGE"
-
-
-class OnDisconnect(StrEnum):
-    SUSPEND = "SUSPEND"
-    KEEP_OPEN = "KEEP_OPEN"
-    CLOSE = "CLOSE"
-
-
-class OnIdle(StrEnum):
-    SUSPEND = "SUSPEND"
-    NONE = "NONE"
-
-
-class OnSuspend(StrEnum):
-    KEEP = "KEEP"
-    CLOSE = "CLOSE"
 
 
 class LifecycleSource(StrEnum):

@@ -10,8 +10,9 @@ from typing import Any
 import yaml
 from pydantic import ValidationError
 
-from recipe_service.models import NAME_PATTERN, PROFILE_PATTERN, ModelSize, RecipeSpec
+from recipe_service.models import NAME_PATTERN, ModelSize, RecipeSpec
 from recipe_service.prompts import TemplateProblem, render_context, render_template
+from vance.domain import PROFILE_PATTERN
 from vance.errors import InvalidArgumentError
 
 MAX_DOCUMENT_CHARS = 256_000

@@ -19,9 +19,9 @@ from pymongo import ReturnDocument
 
 from session_service.access import Actor, check_owner_or_admin
 from session_service.cascade import Cascades
-from session_service.lifecycle import BOUND, DEAD, OnDisconnect, SuspendCause
+from session_service.lifecycle import BOUND, DEAD
 from session_service.models import Session, SessionStatus
-from vance.domain import CloseReason
+from vance.domain import CloseReason, OnDisconnect, SuspendCause
 from vance.errors import FailedPreconditionError, NotFoundError
 
 logger = logging.getLogger(__name__)

@@ -24,9 +24,7 @@ from session_service.lifecycle import (
     IDLE,
     OPEN,
     SUSPENDED,
-    OnIdle,
     Settings,
-    SuspendCause,
     SweepSets,
     forced_floor,
     rollup,
@@ -36,7 +34,7 @@ from session_service.models import Session, SessionStatus
 from session_service.store import SessionStore
 from vance.clock import Clock
 from vance.config import LifecycleConfig
-from vance.domain import CloseReason
+from vance.domain import CloseReason, OnIdle, SuspendCause
 from vance.errors import (
     FailedPreconditionError,
     InvalidArgumentError,

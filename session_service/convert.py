@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any, cast
 
 from session_service.access import Actor
-from session_service.lifecycle import LifecycleProps, OnDisconnect, OnIdle, OnSuspend, SuspendCause
+from session_service.lifecycle import LifecycleProps
 from session_service.metadata import MetadataPatch
 from session_service.models import (
     AccentColor,
@@ -18,6 +18,7 @@ from session_service.models import (
 )
 from session_service.search import MessageSnippet, SearchResult, SessionFilter, SessionHit
 from session_service.sweepers import SweepReport
+from vance.domain import OnDisconnect, OnIdle, OnSuspend, SuspendCause
 from vance.v1 import common_pb2 as pb
 from vance.v1 import recipe_pb2 as rpb
 from vance.v1 import session_pb2 as spb

@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import zlib
 from collections.abc import Iterable
-from enum import StrEnum
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict
@@ -23,29 +22,8 @@ from pymongo import UpdateOne
 from pymongo.asynchronous.database import AsyncDatabase
 
 from vance.config import LifecycleConfig
+from vance.domain import OnDisconnect, OnIdle, OnSuspend, SuspendCause
 from vance.store import Document, is_duplicate_key
-
-
-class OnDisconnect(StrEnum):
-    SUSPEND = "SUSPEND"
-    KEEP_OPEN = "KEEP_OPEN"
-    CLOSE = "CLOSE"
-
-
-class OnIdle(StrEnum):
-    SUSPEND = "SUSPEND"
-    NONE = "NONE"
-
-
-class OnSuspend(StrEnum):
-    KEEP = "KEEP"
-    CLOSE = "CLOSE"
-
-
-class SuspendCause(StrEnum):
-    IDLE = "IDLE"
-    DISCONNECT = "DISCONNECT"
-    FORCED = "FORCED"
 
 
 class LifecycleProps(BaseModel):

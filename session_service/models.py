@@ -6,8 +6,8 @@ from enum import StrEnum
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from session_service.lifecycle import LifecycleProps, SuspendCause
-from vance.domain import CloseReason
+from session_service.lifecycle import LifecycleProps
+from vance.domain import CloseReason, SuspendCause
 
 
 class SessionStatus(StrEnum):

@@ -19,21 +19,11 @@ from pymongo.asynchronous.database import AsyncDatabase
 from session_service.abandoned import AbandonedEvaluator
 from session_service.archive import Archive
 from session_service.cascade import Cascades
-from session_service.lifecycle import (
-    BOUND,
-    FORCED,
-    IDLE,
-    OPEN,
-    SUSPENDED,
-    OnIdle,
-    OnSuspend,
-    SuspendCause,
-    engine_busy,
-)
+from session_service.lifecycle import BOUND, FORCED, IDLE, OPEN, SUSPENDED, engine_busy
 from session_service.models import Session, SessionStatus
 from vance.clock import Clock
 from vance.config import LifecycleConfig
-from vance.domain import CloseReason
+from vance.domain import CloseReason, OnIdle, OnSuspend, SuspendCause
 from vance.store import Document, is_duplicate_key
 from vance.v1 import common_pb2 as pb
 from vance.v1 import process_pb2 as ppb

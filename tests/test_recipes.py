@@ -17,15 +17,13 @@ from recipe_service.models import (
     Lifecycle,
     LifecycleSource,
     ModelSize,
-    OnDisconnect,
-    OnIdle,
-    OnSuspend,
     PromptMode,
     Recipe,
     RecipeSource,
 )
 from recipe_service.prompts import model_size_for
 from recipe_service.validation import validate_document
+from vance.domain import OnDisconnect, OnIdle, OnSuspend
 from vance.errors import InvalidArgumentError
 
 CATALOG = EngineCatalog.bundled()

@@ -63,6 +63,34 @@ class DeliveryOutcome(StrEnum):
     REJECTED = "REJECTED"
 
 
+# Client profiles (REFERENCE): `foot`, `web`, `mobile`, `daemon`, `eddie`, plus `default`.
+PROFILE_PATTERN = r"^[a-z][a-z0-9_-]{0,31}$"
+
+
+# Session lifecycle properties (seed 002 §5) and suspend causes, shared by recipe_service, which
+# resolves the properties, and session_service, which acts on them.
+class OnDisconnect(StrEnum):
+    SUSPEND = "SUSPEND"
+    KEEP_OPEN = "KEEP_OPEN"
+    CLOSE = "CLOSE"
+
+
+class OnIdle(StrEnum):
+    SUSPEND = "SUSPEND"
+    NONE = "NONE"
+
+
+class OnSuspend(StrEnum):
+    KEEP = "KEEP"
+    CLOSE = "CLOSE"
+
+
+class SuspendCause(StrEnum):
+    IDLE = "IDLE"
+    DISCONNECT = "DISCONNECT"
+    FORCED = "FORCED"
+
+
 # Statuses in which a new inbox message starts a turn (seed 002 §3).
 WAKING = (ProcessStatus.IDLE, ProcessStatus.BLOCKED)
 # Statuses in which a message is only queued until a resume.
