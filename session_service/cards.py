@@ -7,7 +7,8 @@ Cards are hints: writers append a line stamped with the time (`$push`, no read),
 line of a session wins, and the page a caller gets back is always checked against the session
 documents themselves (search.py), which also rewrites a card found stale. Writers: session
 creation (store.py), metadata changes, the search feed (activity), and the lifecycle hooks
-(archive, reactivate, delete), which are the transitions that change default visibility.
+(archive, reactivate), which are the transitions that change default visibility. A deleted
+session's lines are removed (its hook, and any search that meets a card without a session).
 """
 
 from __future__ import annotations
@@ -23,7 +24,6 @@ from session_service.search_store import Appends
 from vance.store import Document
 
 ACTIVITY_SLACK_MS = 60_000
-GONE = "GONE"  # the session document no longer exists
 
 
 class Card(NamedTuple):
@@ -120,6 +120,30 @@ class SessionCards:
             self._known_owners.update(new_owners)
         for doc_id in self._appends.due(self._id(t, o) for t, o in by_owner):
             await self._compact(doc_id)
+
+    async def remove(self, tenant: str, owner: str, session_ids: set[str]) -> None:
+        """Drops every line of these sessions (a hard delete, or a card whose session is
+        gone): a compare-and-set on the version, retried when a compaction got there first."""
+        for _ in range(8):
+            doc = await self.cards.find_one({"_id": self._id(tenant, owner)})
+            if doc is None:
+                return
+            moved = [line for line in doc.get("ca") or [] if line.split("\t", 1)[0] in session_ids]
+            kept = [
+                line
+                for line in str(doc.get("cp") or "").splitlines()
+                if line and line.split("\t", 1)[0] not in session_ids
+            ]
+            result = await self.cards.update_one(
+                {"_id": doc["_id"], "cv": doc.get("cv")},
+                {
+                    "$set": {"cp": "\n".join(kept), "cv": int(doc.get("cv") or 0) + 1},
+                    "$pullAll": {"ca": moved},
+                },
+            )
+            if result.matched_count:
+                return
+        raise RuntimeError(f"session card {tenant}:{owner} kept changing during a removal")
 
     async def of_owner(self, tenant: str, owner: str) -> dict[str, Card]:
         doc = await self.cards.find_one({"_id": self._id(tenant, owner)})

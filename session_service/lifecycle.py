@@ -187,8 +187,8 @@ class SweepSets:
         )
 
     async def _bulk(self, ops: list[UpdateOne]) -> None:
-        # FerretDB 1.24 stalls on an update command with 100 or more statements (measured:
-        # 99 take 0.5 s, 100 never answer), so bulk writes go in smaller batches.
+        # Bounded batches keep one sweep's write from holding the store's write lock long
+        # (tools/ferretdb/atomic-writes.patch serializes update commands).
         for i in range(0, len(ops), _BULK):
             await self._c.bulk_write(ops[i : i + _BULK], ordered=False)
 

@@ -7,7 +7,7 @@ import asyncio
 from dataclasses import dataclass, field, replace
 
 from session_service.access import Actor
-from session_service.cards import GONE, Card
+from session_service.cards import Card
 from session_service.models import Session, SessionStatus
 from session_service.search_store import Posting, SearchStore, shard_lookup
 from session_service.store import SessionStore
@@ -109,7 +109,6 @@ class SessionSearch:
             for sid, c in cards.items()
             if (not f.project_id or c.project_id == f.project_id)
             and all(sid in ids for ids in tagged)
-            and c.status != GONE
             and (c.status != "CLOSED" or "CLOSED" in asked)
             and (c.status != "ARCHIVED" or f.include_archived or "ARCHIVED" in asked)
         }
@@ -185,11 +184,11 @@ class SessionSearch:
             start += len(chunk)
             docs = {s.session_id: s for s in await self._sessions.sessions_by_ids(chunk)}
             stale: list[tuple[Session, str]] = []
+            gone: dict[str, set[str]] = {}  # owner -> sessions whose document is gone
             for sid in chunk:
                 s = docs.get(sid)
                 if s is None:
-                    card = cards[sid]
-                    stale.append((_gone(card, tenant), GONE))
+                    gone.setdefault(cards[sid].owner, set()).add(sid)
                     continue
                 if not cards[sid].matches(s):
                     stale.append((s, ""))
@@ -197,6 +196,8 @@ class SessionSearch:
                     out.append(s)
             if stale:
                 await self._cards.put_many(stale, self._clock.now_ms())
+            for owner, sids in gone.items():
+                await self._cards.remove(tenant, owner, sids)
         return out[:limit]
 
     async def _postings(
@@ -303,13 +304,3 @@ def _score(
         }
     hit.matched = [n for n in ("title", "tags", "conversation") if n in fields]
     return hit
-
-
-def _gone(card: Card, tenant: str) -> Session:
-    """A stand-in to write the tombstone card of a session whose document is gone."""
-    return Session(
-        session_id=card.session_id,
-        tenant_id=tenant,
-        project_id=card.project_id,
-        owner_user_id=card.owner,
-    )

@@ -141,6 +141,10 @@ class SearchFeed:
                 if p.id == session.chat_process_id:
                     fields |= await self._watch_first_pair(session, cursor, new)
             await self._index.save_cursor(p.id, fields)
+        if progressed and await self._sessions.session(sid) is None:
+            # Deleted while this pass indexed it: the delete's purge may have run before.
+            await self.purge(session, [p.id for p in procs])
+            return
         await self._maybe_suggest(session)
         now = self._clock.now_ms()
         if all(is_quiet(p) for p in procs):
@@ -197,6 +201,9 @@ class SearchFeed:
             changes: dict[str, list[str]] = {}
             for w, mid in added.items():
                 changes.setdefault(self._index.shard_id(sid, w), []).append(f"{w}\t{mid}\n")
+            created = [shard for shard in changes if shard not in shards]
+            if created:
+                await self._index.note_letters(sid, (c[len(sid) + 1 :] for c in created))
             writes = [
                 (shard, shards[shard].get("v") if shard in shards else None, text)
                 for shard, lines in changes.items()
@@ -217,28 +224,38 @@ class SearchFeed:
                 self._card_activity.clear()  # a bound; forgetting only costs a card write
             self._card_activity[session.session_id] = session.last_activity_at_ms
 
-    async def purge(self, session: Session) -> None:
-        """Removes the session's indexed message copies, word lists, cursors and dirty mark
+    async def purge(self, session: Session, process_ids: list[str] | None = None) -> None:
+        """Removes everything the index holds of a session: its entries in the posting lists
+        and words only it had, the indexed message copies, word lists, cursors and dirty mark
         (a hard delete, seed 002 §11.4). Called while process_service still lists the
-        session's processes. Posting and vocabulary entries stay: they hold no text, and
-        searches drop sessions that are gone."""
+        session's processes, or by a feed pass that finds its session deleted meanwhile."""
         sid = session.session_id
-        listed = await self._processes.ListProcesses(
-            ppb.ListProcessesRequest(session_id=sid, include_terminated=True)
-        )
-        pids = [p.id for p in listed.processes]
-        cursors = {p: await self._index.cursor(p) for p in pids}
+        if process_ids is None:
+            listed = await self._processes.ListProcesses(
+                ppb.ListProcessesRequest(session_id=sid, include_terminated=True)
+            )
+            process_ids = [p.id for p in listed.processes]
+        cursors = {p: await self._index.cursor(p) for p in process_ids}
         ids = [f"{p}:{n:08d}" for p, c in cursors.items() for n in range(1, int(c["n"]) + 1)]
         copies = await self._index.messages_by_ids(ids)
-        # Word lists are per first letter: those of the copies' words, and every ASCII one for
-        # words past the part of a long message that was copied.
-        letters = {w[0] for m in copies.values() for w in tokens(str(m.get("x", "")))}
+        # Word lists are per first letter: the letters listed for the session, and those of the
+        # copies' words and every ASCII one for sessions indexed before letters were listed.
+        letters = await self._index.letters(sid)
+        letters |= {w[0] for m in copies.values() for w in tokens(str(m.get("x", "")))}
         letters |= set(string.ascii_lowercase + string.digits + "_")
+        shard_ids = sorted(self._index.shard_id(sid, c) for c in letters)
+        shards = await self._index.word_shards(shard_ids)
+        md = session.metadata
+        words = {w for d in shards.values() for w in parse_shard(d)}
+        words |= set(tokens(md.title or "")) | {w for t in md.tags for w in tokens(t)}
+        await self._index.remove_session(
+            session.tenant_id, sid, words=words, exact_tags=set(md.tags)
+        )
         await self._index.forget(
             sid,
             message_ids=list(copies),
-            shard_ids=sorted(self._index.shard_id(sid, c) for c in letters),
-            process_ids=pids,
+            shard_ids=[*shard_ids, self._index.letters_id(sid)],
+            process_ids=process_ids,
         )
 
     async def _watch_first_pair(

@@ -11,7 +11,6 @@ from typing import Any
 
 from pymongo.asynchronous.database import AsyncDatabase
 
-from session_service.cards import GONE
 from session_service.metadata import Metadata
 from session_service.models import Session, SessionStatus
 from session_service.search import SessionSearch
@@ -59,8 +58,8 @@ class LazyModel:
 
 class SearchHook:
     """Follows the lifecycle transitions (session_service/hooks.py): rewrites the session's
-    card where default visibility changes (archive, reactivate, delete), and on a hard delete
-    removes the indexed copies of the conversation."""
+    card where default visibility changes (archive, reactivate), and on a hard delete removes
+    the session's card and everything the index holds of it."""
 
     def __init__(self, store: SessionStore, feed: SearchFeed, clock: Clock) -> None:
         self._store = store
@@ -77,8 +76,10 @@ class SearchHook:
         await self._store.cards.put(session, self._clock.now_ms(), status=SessionStatus.IDLE.value)
 
     async def on_session_deleted(self, session: Session) -> None:
-        await self._store.cards.put(session, self._clock.now_ms(), status=GONE)
         await self._feed.purge(session)
+        await self._store.cards.remove(
+            session.tenant_id, session.owner_user_id, {session.session_id}
+        )
 
 
 @dataclass

@@ -24,6 +24,7 @@ from vance.store import Document, is_duplicate_key
 COMPACT_AT = 64
 MESSAGE_TEXT_CHARS = 4_000
 _IN_BATCH = 500
+_BULK = 200
 
 
 @dataclass
@@ -142,6 +143,59 @@ class SearchStore:
         result = await self.postings.bulk_write(ops, ordered=False)
         await self._new_words(tenant, (result.upserted_ids or {}).values())
 
+    async def remove_session(
+        self, tenant: str, session_id: str, *, words: Iterable[str], exact_tags: Iterable[str]
+    ) -> None:
+        """Takes a deleted session off the title, tag and conversation lists of `words` and
+        the exact lists of `exact_tags`. A list left empty is deleted and its word leaves the
+        vocabulary, so nothing of the session stays in the index (seed 002 §11.4)."""
+        ids = [self.posting_id(tenant, w) for w in set(words)]
+        ids += [self.tag_id(tenant, t) for t in set(exact_tags)]
+        pull = {"$pull": {"t": session_id, "g": session_id, "ca": session_id}}
+        for i in range(0, len(ids), _BULK):
+            batch = ids[i : i + _BULK]
+            await self.postings.bulk_write([UpdateOne({"_id": x}, pull) for x in batch])
+        for doc in await self._by_ids(self.postings, ids):
+            if session_id in str(doc.get("cp") or "").split():
+                await self._remove_packed(self.postings, str(doc["_id"]), "c", {session_id})
+        cut = len(tenant) + 1
+        for doc in await self._by_ids(self.postings, ids):
+            if doc.get("t") or doc.get("g") or _packed(doc, "c"):
+                continue
+            word = str(doc["_id"])[cut:]
+            vocab = "" if word.startswith("#") else self.vocab_id(tenant, word)
+            if vocab:
+                await self._remove_packed(self.vocab, vocab, "w", {word})
+            deleted = await self.postings.delete_one(_unchanged(doc))
+            if vocab and deleted.deleted_count == 0:
+                # Another session gained the word meanwhile: it stays searchable by prefix.
+                await self.vocab.update_one({"_id": vocab}, _add_packed("w", [word]), True)
+
+    @staticmethod
+    async def _remove_packed(
+        coll: AsyncCollection[Document], doc_id: str, name: str, values: set[str]
+    ) -> None:
+        """Removes values from a packed list: from its string by compare-and-set on the
+        version (retried when a compaction moved it), and from its array."""
+        for _ in range(8):
+            doc = await coll.find_one({"_id": doc_id})
+            if doc is None:
+                return
+            kept = set(str(doc.get(f"{name}p") or "").split()) - values
+            result = await coll.update_one(
+                {"_id": doc_id, f"{name}v": doc.get(f"{name}v")},
+                {
+                    "$set": {
+                        f"{name}p": " ".join(sorted(kept)),
+                        f"{name}v": int(doc.get(f"{name}v") or 0) + 1,
+                    },
+                    "$pullAll": {f"{name}a": sorted(values)},
+                },
+            )
+            if result.matched_count:
+                return
+        raise RuntimeError(f"{coll.name} {doc_id}: kept changing while values were removed")
+
     # ---- vocabulary (prefix search) ----
 
     @staticmethod
@@ -193,6 +247,23 @@ class SearchStore:
     @staticmethod
     def shard_id(session_id: str, word: str) -> str:
         return f"{session_id}:{word[0]}"
+
+    @staticmethod
+    def letters_id(session_id: str) -> str:
+        """The document listing the first letters a session has word shards for."""
+        return f"{session_id}:"
+
+    async def note_letters(self, session_id: str, letters: Iterable[str]) -> None:
+        """Written before the shards it lists, so a delete finds every shard."""
+        await self.terms.update_one(
+            {"_id": self.letters_id(session_id)},
+            {"$addToSet": {"l": {"$each": sorted(set(letters))}}},
+            upsert=True,
+        )
+
+    async def letters(self, session_id: str) -> set[str]:
+        doc = await self.terms.find_one({"_id": self.letters_id(session_id)})
+        return set(doc.get("l") or []) if doc else set()
 
     async def word_shards(self, shard_ids: Iterable[str]) -> dict[str, Document]:
         return {str(d["_id"]): d for d in await self._by_ids(self.terms, sorted(set(shard_ids)))}
@@ -294,14 +365,12 @@ class SearchStore:
         return out
 
 
-async def _insert(coll: AsyncCollection[Document], doc: Document) -> bool:
-    try:
-        await coll.insert_one(doc)
-        return True
-    except Exception as exc:
-        if is_duplicate_key(exc):
-            return False
-        raise
+def _unchanged(doc: Document) -> Document:
+    """A filter that matches the posting document only as it was read."""
+    out: Document = {"_id": doc["_id"]}
+    for key in ("t", "g", "ca", "cp", "cv"):
+        out[key] = doc[key] if key in doc else {"$exists": False}
+    return out
 
 
 def parse_shard(doc: Document | None) -> dict[str, str]:

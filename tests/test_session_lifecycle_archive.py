@@ -4,9 +4,8 @@ that leaves no document of the session behind, and the lifecycle hooks."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
-
-import pytest
 
 from session_service.hooks import Hooks
 from session_service.models import Session
@@ -137,17 +136,17 @@ async def test_reactivate_keeps_the_recipe_and_gives_the_engine_the_conversation
 
 
 # The search index and the session cards (session_service/search*.py, cards.py) keep their own
-# records of a session; their cleanup on delete is checked separately below.
+# records of a session; their cleanup on delete is checked on its own.
 SEARCH_OWNED = ("search_", "session_cards")
 
 
 async def _session_docs(
-    system: System, sid: str, pids: list[str], *, search: bool = False
+    system: System, sid: str, pids: list[str], *, search: bool = False, words: Sequence[str] = ()
 ) -> list[str]:
-    """Every document anywhere in the store that names the session or one of its processes
-    (a scan of every collection: fine in a test, never in the service)."""
+    """Every document anywhere in the store that names the session, one of its processes or
+    one of `words` (a scan of every collection: fine in a test, never in the service)."""
     found = []
-    needles = [sid, *pids]
+    needles = [sid, *pids, *words]
     async with store(system) as db:
         for name in await db.list_collection_names():
             if name.startswith(SEARCH_OWNED) != search:
@@ -178,7 +177,20 @@ async def test_delete_leaves_nothing_behind_and_is_idempotent(system: System) ->
     )
     await wait_engine(system, helper.id, "IDLE")
     pids = [chat, helper.id]
+    # The conversation is indexed and the metadata set, so the delete has index entries,
+    # a word only this session has (the marker) and tag lists to remove.
+    patched = await rest(
+        system, "PATCH", f"/brain/default/session/{sid}/metadata", token, {"tags": [f"t{m}"]}
+    )
+    assert patched.status_code == 200
+
+    async def found() -> list[str]:
+        r = await rest(system, "GET", f"/brain/default/sessions/search?q={m}", token)
+        return [h["session"]["sessionId"] for h in r.json()["hits"] if h["snippets"]]
+
+    assert await eventually(found, timeout=30, what="the conversation indexed") == [sid]
     assert await _session_docs(system, sid, pids)
+    assert await _session_docs(system, sid, pids, search=True, words=[m])
     deleted = await rest(system, "DELETE", f"/brain/default/session/{sid}", token)
     assert deleted.status_code == 200 and deleted.json() == {"sessionId": sid, "deleted": True}
     # By _id: the session's own documents and everything keyed by it.
@@ -198,26 +210,15 @@ async def test_delete_leaves_nothing_behind_and_is_idempotent(system: System) ->
         demo = await db["project_sessions"].find_one({"_id": "default:demo"})
         assert sid not in (demo or {}).get("ids", [])
     assert await _session_docs(system, sid, pids) == []
-    LEFT_IN_SEARCH.append((sid, pids))
+    # Nor in the search index and the session cards: no entry names the session, its
+    # processes or a word only it had, and searching finds nothing.
+    assert await _session_docs(system, sid, pids, search=True, words=[m]) == []
+    assert await found() == []
     repeated = await rest(system, "DELETE", f"/brain/default/session/{sid}", token)
     assert repeated.status_code == 200 and repeated.json()["deleted"] is False
     gone = await client.request("session-resume", {"sessionId": sid})
     assert gone["type"] == "error" and gone["data"]["errorCode"] == 404
     await client.close()
-
-
-LEFT_IN_SEARCH: list[tuple[str, list[str]]] = []
-
-
-@pytest.mark.xfail(
-    reason="the search index and session cards keep a deleted session's records "
-    "(tombstone card, dirty mark, postings); their on_session_deleted hook must remove them",
-    strict=False,
-)
-async def test_delete_leaves_nothing_in_the_search_index(system: System) -> None:
-    assert LEFT_IN_SEARCH, "runs after the delete test"
-    for sid, pids in LEFT_IN_SEARCH:
-        assert await _session_docs(system, sid, pids, search=True) == []
 
 
 class Recorder:

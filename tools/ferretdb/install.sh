@@ -2,7 +2,7 @@
 # Builds FerretDB v1.24.2 (SQLite backend) into .tools/bin from the module source that the Go
 # module proxy serves (checked against the Go checksum database).
 #
-# Three departures from a bare `go install ...@v1.24.2`, each measured (see docs/operations.md):
+# Four departures from a bare `go install ...@v1.24.2`, each measured (see docs/operations.md):
 #  * that binary panics at start ("Invalid build/version/version.txt"): the module zip carries no
 #    version file, so we write it;
 #  * its SQLite backend never uses the _id index (the query spells the path differently from the
@@ -12,6 +12,10 @@
 #  * update, findAndModify and delete read the matching documents and write them back in a
 #    separate statement, so two concurrent compare-and-set commands on one document could both
 #    succeed (seen as two turns of one process); atomic-writes.patch serializes those commands.
+#  * an update command keeps every statement's query open until the whole command ends, and a
+#    statement limited to one document holds its SQLite connection meanwhile; 100 such statements
+#    exhaust the 100-connection pool and the server hangs for good (with atomic-writes.patch,
+#    every later write too). update-connections.patch closes each statement's query at once.
 set -euo pipefail
 VERSION=v1.24.2
 here=$(cd "$(dirname "$0")" && pwd)
