@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
+from typing import Any
 
+from bench.report_lifecycle import search_section, sweeps_section
 from bench.scenarios import (
     BENCH_CLIENT,
     MACHINE,
@@ -32,6 +34,8 @@ class Results:
     latency: LatencyResult | None = None
     throughput: dict[int, ThroughputResult] = field(default_factory=dict)
     memory: MemoryResult | None = None
+    search: dict[str, Any] | None = None
+    sweeps: dict[str, Any] | None = None
     failure: str = ""
     elapsed_s: float = 0.0
 
@@ -243,4 +247,8 @@ def render(r: Results) -> str:
             lines += _cpu(r.throughput[CPU_WORKERS])
     if r.memory is not None:
         lines += _memory(r.memory)
+    if r.search is not None:
+        lines += search_section(r.search)
+    if r.sweeps is not None:
+        lines += sweeps_section(r.sweeps)
     return "\n".join(lines).rstrip() + "\n"

@@ -19,9 +19,11 @@ from bench.errors import BenchError
 from bench.procstat import load_average
 from bench.report import Results, render
 from bench.scenarios import memory, steer_latency, throughput
+from bench.search import run_search_bench
+from bench.sweeps import measure_sweeps
 from bench.system import SLOTS, BenchSystem, make_tmp
 
-TOTAL_BUDGET_S = 330.0
+TOTAL_BUDGET_S = 600.0
 RESULTS = Path(__file__).resolve().parent / "results.md"
 _T0 = time.monotonic()
 
@@ -53,6 +55,12 @@ async def _measure(system: BenchSystem, results: Results, deadline: float) -> No
     results.memory = m = await memory(system, budget_s=budget_s)
     if m.created < m.requested:
         log(f"    only {m.created} of {m.requested} processes created in {budget_s:.0f}s")
+    log("(e) session search at 100,000 messages")
+    results.search = s = await run_search_bench(system.cfg, messages=100_000, sessions=1_000)
+    log(f"    user p50 {s['user']['p50_ms']} ms, p99 {s['user']['p99_ms']} ms")
+    log("(f) lifecycle sweeps at 10,000 sessions")
+    results.sweeps = w = await measure_sweeps(system, 10_000)
+    log(f"    nothing due: {w['quiet']['median_ms']} ms")
 
 
 async def bench() -> Results:

@@ -19,7 +19,6 @@ bound and idle-sweepable), then times SessionService.RunSweeps over gRPC with a 
 from __future__ import annotations
 
 import asyncio
-import os
 import statistics
 import sys
 import time
@@ -86,28 +85,29 @@ def _summary(samples: list[float]) -> dict[str, float]:
 async def run_sweep_bench(
     sessions: int = 10_000, *, rounds: int = 5, due_fraction: float = 0.01
 ) -> dict[str, Any]:
-    """Times sweep rounds at `sessions` sessions; returns the figures as a dict."""
+    """Times sweep rounds at `sessions` sessions on a system of its own."""
     tmp = make_tmp()
     system = BenchSystem(tmp, workers=1)
-    # Only the measured RunSweeps calls may sweep: no periodic tick in between.
-    saved = os.environ.get("VANCE_SWEEP_INTERVAL_MS")
-    os.environ["VANCE_SWEEP_INTERVAL_MS"] = str(24 * 3600 * 1000)
     try:
         await system.start()
-        client, db = connect(system.cfg)
-        channel = grpc.aio.insecure_channel(system.cfg.address("session_service"))
-        stub = session_pb2_grpc.SessionServiceStub(channel)
-        try:
-            return await _measure(db, stub, sessions, rounds, due_fraction)
-        finally:
-            await channel.close()
-            await client.close()
+        return await measure_sweeps(system, sessions, rounds=rounds, due_fraction=due_fraction)
     finally:
-        if saved is None:
-            os.environ.pop("VANCE_SWEEP_INTERVAL_MS", None)
-        else:
-            os.environ["VANCE_SWEEP_INTERVAL_MS"] = saved
         await system.stop()
+
+
+async def measure_sweeps(
+    system: BenchSystem, sessions: int = 10_000, *, rounds: int = 5, due_fraction: float = 0.01
+) -> dict[str, Any]:
+    """Times sweep rounds on a running system whose periodic sweeps are off (BenchSystem
+    sets VANCE_SWEEP_INTERVAL_MS to a day), so only the measured RunSweeps calls sweep."""
+    client, db = connect(system.cfg)
+    channel = grpc.aio.insecure_channel(system.cfg.address("session_service"))
+    stub = session_pb2_grpc.SessionServiceStub(channel)
+    try:
+        return await _measure(db, stub, sessions, rounds, due_fraction)
+    finally:
+        await channel.close()
+        await client.close()
 
 
 async def _measure(

@@ -160,6 +160,9 @@ class BenchSystem:
             "VANCE_LLM_API_BASE": self.model.base_url,
             "VANCE_LLM_API_KEY": "bench",
             "VANCE_LOG_LEVEL": "INFO",
+            # Lifecycle sweeps run only when the sweep benchmark asks (RunSweeps with its own
+            # clock); a periodic round in the middle of another measurement would be noise.
+            "VANCE_SWEEP_INTERVAL_MS": str(24 * 3600 * 1000),
             "LITELLM_LOCAL_MODEL_COST_MAP": "True",
         }
         self.config = load_config(env={**os.environ, **self.env})

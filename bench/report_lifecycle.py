@@ -1,0 +1,71 @@
+"""Markdown for the session search and lifecycle sweep measurements (bench/search.py,
+bench/sweeps.py), which return plain dicts of figures."""
+
+from __future__ import annotations
+
+from typing import Any
+
+
+def _table(header: list[str], rows: list[list[str]]) -> list[str]:
+    out = ["| " + " | ".join(header) + " |", "|" + "|".join(["---"] * len(header)) + "|"]
+    return out + ["| " + " | ".join(r) + " |" for r in rows]
+
+
+def search_section(r: dict[str, Any]) -> list[str]:
+    lines = [
+        f"## (e) Session search at {r['messages']:,} messages",
+        "",
+        f"{r['sessions']:,} sessions of 10 users, {r['postings']:,} distinct words, loaded into "
+        f"the store in the index's shape in {r['seed_s']} s; then queries through "
+        f"`SessionService.SearchSessions` ({r['through']}), 20 hits per page, one at a time. "
+        "'user' searches one user's sessions, 'admin' all sessions of the tenant.",
+        "",
+    ]
+    kinds = list(r["user"]["by_kind_p50_ms"])
+    rows = [
+        [
+            scope,
+            f"**{r[scope]['p50_ms']}**",
+            f"**{r[scope]['p99_ms']}**",
+            str(r[scope]["max_ms"]),
+            str(r[scope]["mean_hits"]),
+            *[f"{r[scope]['by_kind_p50_ms'][k]} / {r[scope]['by_kind_p99_ms'][k]}" for k in kinds],
+        ]
+        for scope in ("user", "admin")
+    ]
+    lines += _table(
+        ["scope", "p50 ms", "p99 ms", "max ms", "hits/query", *[f"{k} p50/p99" for k in kinds]],
+        rows,
+    )
+    lines += [
+        "",
+        f"Indexing cost (the feed's write path, one message per call): "
+        f"{r['index_per_message_ms']} ms per message.",
+        "",
+    ]
+    return lines
+
+
+def sweeps_section(r: dict[str, Any]) -> list[str]:
+    lines = [
+        f"## (f) Lifecycle sweep duration at {r['sessions']:,} sessions",
+        "",
+        f"{r['sessions']:,} open, bound, idle-sweepable sessions loaded in {r['seed_s']} s; each "
+        f"round is one `SessionService.RunSweeps(now_ms)` over gRPC; {r['due_per_round']} "
+        "sessions due per acting round.",
+        "",
+    ]
+    names = {
+        "quiet": "nothing due (steady state)",
+        "idle_due": "1% idle: checked and suspended",
+        "stale_binds": "1% stale binds released",
+        "transitions": "1% suspended past transitionAt: archived",
+        "full_scan": "for comparison: one filter scan of `sessions`",
+    }
+    rows = [
+        [label, f"**{r[k]['median_ms']}**", str(r[k]["max_ms"]), str(r[k]["runs"])]
+        for k, label in names.items()
+    ]
+    lines += _table(["round", "median ms", "max ms", "runs"], rows)
+    acted = ", ".join(f"{k} {v}" for k, v in r["acted"].items())
+    return [*lines, "", f"Acted on: {acted}.", ""]
