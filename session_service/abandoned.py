@@ -19,12 +19,8 @@ import re
 
 import grpc
 
-from session_service.lifecycle import (
-    SETTING_ABANDONED_ENABLED,
-    SETTING_ABANDONED_MIN_QA,
-    Settings,
-)
 from session_service.models import Session
+from session_service.settings import SETTING_ABANDONED_ENABLED, SETTING_ABANDONED_MIN_QA, Settings
 from vance.config import LifecycleConfig
 from vance.errors import from_rpc_error
 from vance.v1 import common_pb2 as pb

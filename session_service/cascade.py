@@ -24,13 +24,13 @@ from session_service.lifecycle import (
     IDLE,
     OPEN,
     SUSPENDED,
-    Settings,
     SweepSets,
     forced_floor,
     rollup,
     transition_at,
 )
 from session_service.models import Session, SessionStatus
+from session_service.settings import Settings
 from session_service.store import SessionStore
 from vance.clock import Clock
 from vance.config import LifecycleConfig

@@ -17,6 +17,7 @@ from session_service.models import (
     User,
 )
 from session_service.search import MessageSnippet, SearchResult, SessionFilter, SessionHit
+from session_service.settings import SettingsView
 from session_service.sweepers import SweepReport
 from vance.domain import OnDisconnect, OnIdle, OnSuspend, SuspendCause
 from vance.v1 import common_pb2 as pb
@@ -231,4 +232,10 @@ def sweep_report_to_proto(r: SweepReport) -> spb.RunSweepsResponse:
         resumed=r.resumed,
         skipped=r.skipped,
         duration_us=r.duration_us,
+    )
+
+
+def settings_to_proto(v: SettingsView) -> spb.Settings:
+    return spb.Settings(
+        tenant_id=v.tenant_id, project_id=v.project_id, values=v.values, effective=v.effective
     )

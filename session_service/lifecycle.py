@@ -1,5 +1,5 @@
 """Session lifecycle values (seed 002 §5, §7, §9): the five properties, the suspend causes, the
-status roll-up over engines, transitionAt, tenant settings, and the sweep sets.
+status roll-up over engines, transitionAt, and the sweep sets.
 
 The sweep sets replace the partial indexes the original system used: the embedded store only
 indexes `_id` (docs/architecture.md, "Store access"), so a filter over `sessions` would scan every
@@ -21,6 +21,7 @@ from pydantic import BaseModel, ConfigDict
 from pymongo import UpdateOne
 from pymongo.asynchronous.database import AsyncDatabase
 
+from session_service.settings import SETTING_FORCED_FLOOR
 from vance.config import LifecycleConfig
 from vance.domain import OnDisconnect, OnIdle, OnSuspend, SuspendCause
 from vance.store import Document, is_duplicate_key
@@ -70,28 +71,6 @@ def transition_at(
 
 
 # ---- tenant and project settings ----
-
-SETTING_FORCED_FLOOR = "vance.session.forced-floor-ms"
-SETTING_ABANDONED_ENABLED = "vance.session.abandoned-detection.enabled"
-SETTING_ABANDONED_MIN_QA = "vance.session.abandoned-detection.min-qa-pairs"
-
-
-class Settings:
-    """`settings` collection: `_id` `<tenant>` (tenant level) or `<tenant>:<project>`, with
-    `values: [{key, value}]` (a list, because setting keys contain dots). Project values win
-    over tenant values, as in the seed's tenant -> project cascade."""
-
-    def __init__(self, db: AsyncDatabase[Document]) -> None:
-        self._c = db["settings"]
-
-    async def effective(self, tenant: str, project: str = "") -> dict[str, str]:
-        ids = [tenant] + ([f"{tenant}:{project}"] if project else [])
-        docs = {str(d["_id"]): d for d in await self._c.find({"_id": {"$in": ids}}).to_list(None)}
-        out: dict[str, str] = {}
-        for key in ids:
-            for item in (docs.get(key) or {}).get("values") or []:
-                out[str(item["key"])] = str(item["value"])
-        return out
 
 
 def forced_floor(config: LifecycleConfig, settings: dict[str, str]) -> int:

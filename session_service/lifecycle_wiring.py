@@ -15,7 +15,8 @@ from session_service.archive import Archive
 from session_service.binding import Binding
 from session_service.cascade import Cascades
 from session_service.hooks import Hooks
-from session_service.lifecycle import Settings, SweepSets
+from session_service.lifecycle import SweepSets
+from session_service.settings import Settings
 from session_service.store import SessionStore
 from session_service.sweepers import Sweepers
 from vance.clock import Clock
@@ -36,6 +37,7 @@ class LifecycleServices:
     binding: Binding
     sweepers: Sweepers
     config: LifecycleConfig
+    settings: Settings
 
 
 def build_lifecycle(
@@ -56,6 +58,7 @@ def build_lifecycle(
     )
     archive = Archive(cascades, hooks or Hooks())
     return LifecycleServices(
+        settings=settings,
         cascades=cascades,
         archive=archive,
         binding=Binding(cascades, stale_after_ms=config.bind_stale_after_ms),

@@ -220,6 +220,29 @@ class SessionServicer(session_pb2_grpc.SessionServiceServicer):
         return spb.ListSessionsResponse(sessions=[sc.session_to_proto(s) for s in found])
 
     @grpc_errors
+    async def GetSettings(self, request: spb.GetSettingsRequest, context: Any) -> spb.Settings:
+        if request.project_id:
+            await self.sessions.project(request.tenant_id, request.project_id)
+        return sc.settings_to_proto(
+            await self.lifecycle.settings.view(request.tenant_id, request.project_id)
+        )
+
+    @grpc_errors
+    async def UpdateSettings(
+        self, request: spb.UpdateSettingsRequest, context: Any
+    ) -> spb.Settings:
+        if request.project_id:
+            await self.sessions.project(request.tenant_id, request.project_id)
+        view = await self.lifecycle.settings.update(
+            request.tenant_id,
+            request.project_id,
+            sc.caller_from_proto(request.caller),
+            set_values=dict(request.set),
+            unset=list(request.unset),
+        )
+        return sc.settings_to_proto(view)
+
+    @grpc_errors
     async def UpdateMetadata(self, request: spb.UpdateMetadataRequest, context: Any) -> spb.Session:
         session = await self.search.metadata.update(
             request.tenant_id,

@@ -136,13 +136,17 @@ async def store(system: System) -> AsyncIterator[Any]:
 
 
 async def put_settings(system: System, key: str, values: dict[str, str]) -> None:
-    """Tenant (`<tenant>`) or project (`<tenant>:<project>`) settings."""
-    async with store(system) as db:
-        await db["settings"].replace_one(
-            {"_id": key},
-            {"_id": key, "values": [{"key": k, "value": v} for k, v in values.items()]},
-            upsert=True,
+    """Tenant (`<tenant>`) or project (`<tenant>:<project>`) settings, as a tenant admin over
+    gRPC (tests/test_rest.py drives the same through the gateway)."""
+    tenant, _, project = key.partition(":")
+    await system.sessions.UpdateSettings(
+        spb.UpdateSettingsRequest(
+            tenant_id=tenant,
+            project_id=project,
+            caller=spb.Caller(user_id="admin", roles=["admin"]),
+            set=values,
         )
+    )
 
 
 @contextlib.asynccontextmanager

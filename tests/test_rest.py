@@ -1,4 +1,4 @@
-"""The gateway's REST routes for sessions, metadata, search and users, over HTTP with the same
+"""The gateway's REST routes for sessions, metadata, search, users and settings, over HTTP with the same
 bearer tokens as the WebSocket, and the OpenAPI document that describes them."""
 
 from __future__ import annotations
@@ -9,6 +9,7 @@ import httpx
 
 from tests.harness import System, eventually
 from tests.sessions_support import ask, chat_session, new_user, word
+from vance.v1 import session_pb2 as spb
 
 
 def api(system: System, token: str | None = None) -> httpx.AsyncClient:
@@ -113,6 +114,66 @@ async def test_tenant_admins_create_users_who_can_log_in(system: System) -> None
         assert (await http.get("/sessions")).json() == {"sessions": []}
 
 
+async def test_tenant_admins_change_settings_and_new_sessions_follow_them(
+    system: System,
+) -> None:
+    project = f"p{word()}"
+    await system.sessions.CreateProject(
+        spb.CreateProjectRequest(tenant_id="default", project_id=project, title=project)
+    )
+    path = f"/project/{project}/settings"
+    _, plain_token = await new_user(system)
+    admin_token = await system.login()
+    async with api(system, plain_token) as plain:
+        refused = await plain.patch(path, json={"set": {"vance.session.idleTimeoutMs": "60000"}})
+        assert refused.status_code == 403
+        assert refused.json()["detail"]["reason"] == "admin_required"
+        readable = await plain.get(path)
+        assert readable.status_code == 200 and readable.json()["values"] == {}
+    async with api(system, admin_token) as admin:
+        for body, code, reason in (
+            ({"set": {"vance.session.idleTimeout": "1"}}, 400, "unknown_setting"),
+            ({"set": {"vance.session.onIdle": "SOMETIMES"}}, 400, "invalid_setting"),
+            ({"set": {"vance.session.idleTimeoutMs": "-5"}}, 400, "invalid_setting"),
+            ({"set": {"vance.session.forced-floor-ms": "1"}}, 400, "tenant_setting"),
+            ({"unset": ["vance.nothing"]}, 400, "unknown_setting"),
+        ):
+            bad = await admin.patch(path, json=body)
+            assert bad.status_code == code, (body, bad.text)
+            assert bad.json()["detail"]["reason"] == reason
+        assert (
+            "SUSPEND"
+            in (await admin.patch(path, json={"set": {"vance.session.onIdle": "x"}})).json()[
+                "detail"
+            ]["errorMessage"]
+        )
+        missing = await admin.get("/project/no-such-project/settings")
+        assert missing.status_code == 404
+        wanted = {"vance.session.idleTimeoutMs": "60000", "vance.session.onIdle": "suspend"}
+        changed = await admin.patch(path, json={"set": wanted})
+        assert changed.status_code == 200, changed.text
+        expected = {"vance.session.idleTimeoutMs": "60000", "vance.session.onIdle": "SUSPEND"}
+        assert changed.json()["values"] == expected
+        again = await admin.patch(path, json={"set": wanted})
+        assert again.json() == changed.json()
+        # Tenant values show through a project's effective settings unless it overrides them.
+        key = "vance.session.abandoned-detection.min-qa-pairs"
+        tenant = await admin.patch("/settings", json={"set": {key: "1"}})
+        assert tenant.status_code == 200 and tenant.json()["values"][key] == "1"
+        assert (await admin.get(path)).json()["effective"] == {**expected, key: "1"}
+        assert key not in (await admin.patch("/settings", json={"unset": [key]})).json()["values"]
+    # A session created in the project now follows the project's settings.
+    client = await system.connect(admin_token)
+    created = await client.ok("session-create", {"projectId": project})
+    async with api(system, admin_token) as admin:
+        session = (await admin.get(f"/session/{created['sessionId']}")).json()
+        assert session["lifecycle"]["idleTimeoutMs"] == 60000
+        assert session["lifecycle"]["onIdle"] == "SUSPEND"
+        cleared = await admin.patch(path, json={"unset": ["vance.session.idleTimeoutMs"]})
+        assert cleared.json()["values"] == {"vance.session.onIdle": "SUSPEND"}
+    await client.close()
+
+
 async def test_the_openapi_document_describes_the_session_routes(system: System) -> None:
     async with httpx.AsyncClient(timeout=10) as http:
         doc = (await http.get(f"http://{system.gateway}/openapi.json")).json()
@@ -122,6 +183,7 @@ async def test_the_openapi_document_describes_the_session_routes(system: System)
     search = paths["/brain/{tenant}/sessions/search"]["get"]
     assert {p["name"] for p in search["parameters"]} >= {"q", "projectId", "tag", "status"}
     assert "post" in paths["/brain/{tenant}/admin/users"]
+    assert set(paths["/brain/{tenant}/project/{project}/settings"]) == {"get", "patch"}
     schemas = doc["components"]["schemas"]
     patch = schemas["MetadataPatch"]["properties"]
     assert set(patch) == {"title", "icon", "color", "tags", "pinned"}

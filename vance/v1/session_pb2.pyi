@@ -499,3 +499,58 @@ class NoteSessionActivityRequest(_message.Message):
 class NoteSessionActivityResponse(_message.Message):
     __slots__ = ()
     def __init__(self) -> None: ...
+
+class GetSettingsRequest(_message.Message):
+    __slots__ = ("tenant_id", "project_id")
+    TENANT_ID_FIELD_NUMBER: _ClassVar[int]
+    PROJECT_ID_FIELD_NUMBER: _ClassVar[int]
+    tenant_id: str
+    project_id: str
+    def __init__(self, tenant_id: _Optional[str] = ..., project_id: _Optional[str] = ...) -> None: ...
+
+class UpdateSettingsRequest(_message.Message):
+    __slots__ = ("tenant_id", "project_id", "caller", "set", "unset")
+    class SetEntry(_message.Message):
+        __slots__ = ("key", "value")
+        KEY_FIELD_NUMBER: _ClassVar[int]
+        VALUE_FIELD_NUMBER: _ClassVar[int]
+        key: str
+        value: str
+        def __init__(self, key: _Optional[str] = ..., value: _Optional[str] = ...) -> None: ...
+    TENANT_ID_FIELD_NUMBER: _ClassVar[int]
+    PROJECT_ID_FIELD_NUMBER: _ClassVar[int]
+    CALLER_FIELD_NUMBER: _ClassVar[int]
+    SET_FIELD_NUMBER: _ClassVar[int]
+    UNSET_FIELD_NUMBER: _ClassVar[int]
+    tenant_id: str
+    project_id: str
+    caller: Caller
+    set: _containers.ScalarMap[str, str]
+    unset: _containers.RepeatedScalarFieldContainer[str]
+    def __init__(self, tenant_id: _Optional[str] = ..., project_id: _Optional[str] = ..., caller: _Optional[_Union[Caller, _Mapping]] = ..., set: _Optional[_Mapping[str, str]] = ..., unset: _Optional[_Iterable[str]] = ...) -> None: ...
+
+class Settings(_message.Message):
+    __slots__ = ("tenant_id", "project_id", "values", "effective")
+    class ValuesEntry(_message.Message):
+        __slots__ = ("key", "value")
+        KEY_FIELD_NUMBER: _ClassVar[int]
+        VALUE_FIELD_NUMBER: _ClassVar[int]
+        key: str
+        value: str
+        def __init__(self, key: _Optional[str] = ..., value: _Optional[str] = ...) -> None: ...
+    class EffectiveEntry(_message.Message):
+        __slots__ = ("key", "value")
+        KEY_FIELD_NUMBER: _ClassVar[int]
+        VALUE_FIELD_NUMBER: _ClassVar[int]
+        key: str
+        value: str
+        def __init__(self, key: _Optional[str] = ..., value: _Optional[str] = ...) -> None: ...
+    TENANT_ID_FIELD_NUMBER: _ClassVar[int]
+    PROJECT_ID_FIELD_NUMBER: _ClassVar[int]
+    VALUES_FIELD_NUMBER: _ClassVar[int]
+    EFFECTIVE_FIELD_NUMBER: _ClassVar[int]
+    tenant_id: str
+    project_id: str
+    values: _containers.ScalarMap[str, str]
+    effective: _containers.ScalarMap[str, str]
+    def __init__(self, tenant_id: _Optional[str] = ..., project_id: _Optional[str] = ..., values: _Optional[_Mapping[str, str]] = ..., effective: _Optional[_Mapping[str, str]] = ...) -> None: ...

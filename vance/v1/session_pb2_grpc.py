@@ -139,6 +139,16 @@ class SessionServiceStub:
                 request_serializer=vance_dot_v1_dot_session__pb2.SessionOpRequest.SerializeToString,
                 response_deserializer=vance_dot_v1_dot_session__pb2.DeleteSessionResponse.FromString,
                 _registered_method=True)
+        self.GetSettings = channel.unary_unary(
+                '/vance.v1.SessionService/GetSettings',
+                request_serializer=vance_dot_v1_dot_session__pb2.GetSettingsRequest.SerializeToString,
+                response_deserializer=vance_dot_v1_dot_session__pb2.Settings.FromString,
+                _registered_method=True)
+        self.UpdateSettings = channel.unary_unary(
+                '/vance.v1.SessionService/UpdateSettings',
+                request_serializer=vance_dot_v1_dot_session__pb2.UpdateSettingsRequest.SerializeToString,
+                response_deserializer=vance_dot_v1_dot_session__pb2.Settings.FromString,
+                _registered_method=True)
         self.RunSweeps = channel.unary_unary(
                 '/vance.v1.SessionService/RunSweeps',
                 request_serializer=vance_dot_v1_dot_session__pb2.RunSweepsRequest.SerializeToString,
@@ -300,6 +310,22 @@ class SessionServiceServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def GetSettings(self, request, context):
+        """---- settings (seed 002: vance.session.*); session_service/settings.py ----
+        One level's values (project_id empty: the tenant level) and the effective cascade.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def UpdateSettings(self, request, context):
+        """Tenant admins only (403 admin_required); unknown keys (400 unknown_setting) and bad values
+        (400 invalid_setting) are refused; idempotent.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
     def RunSweeps(self, request, context):
         """Admin and tests: every sweep once, with now_ms as the time.
         """
@@ -421,6 +447,16 @@ def add_SessionServiceServicer_to_server(servicer, server):
                     servicer.DeleteSession,
                     request_deserializer=vance_dot_v1_dot_session__pb2.SessionOpRequest.FromString,
                     response_serializer=vance_dot_v1_dot_session__pb2.DeleteSessionResponse.SerializeToString,
+            ),
+            'GetSettings': grpc.unary_unary_rpc_method_handler(
+                    servicer.GetSettings,
+                    request_deserializer=vance_dot_v1_dot_session__pb2.GetSettingsRequest.FromString,
+                    response_serializer=vance_dot_v1_dot_session__pb2.Settings.SerializeToString,
+            ),
+            'UpdateSettings': grpc.unary_unary_rpc_method_handler(
+                    servicer.UpdateSettings,
+                    request_deserializer=vance_dot_v1_dot_session__pb2.UpdateSettingsRequest.FromString,
+                    response_serializer=vance_dot_v1_dot_session__pb2.Settings.SerializeToString,
             ),
             'RunSweeps': grpc.unary_unary_rpc_method_handler(
                     servicer.RunSweeps,
@@ -1000,6 +1036,60 @@ class SessionService:
             '/vance.v1.SessionService/DeleteSession',
             vance_dot_v1_dot_session__pb2.SessionOpRequest.SerializeToString,
             vance_dot_v1_dot_session__pb2.DeleteSessionResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def GetSettings(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/vance.v1.SessionService/GetSettings',
+            vance_dot_v1_dot_session__pb2.GetSettingsRequest.SerializeToString,
+            vance_dot_v1_dot_session__pb2.Settings.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def UpdateSettings(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/vance.v1.SessionService/UpdateSettings',
+            vance_dot_v1_dot_session__pb2.UpdateSettingsRequest.SerializeToString,
+            vance_dot_v1_dot_session__pb2.Settings.FromString,
             options,
             channel_credentials,
             insecure,

@@ -1,0 +1,94 @@
+"""REST routes for tenant and project settings (seed 002: the `vance.session.*` keys). Any
+user of the tenant may read them (they decide how that user's sessions behave); only tenant
+admins write. session_service validates keys and values (400 unknown_setting /
+invalid_setting) and checks the admin role again."""
+
+from __future__ import annotations
+
+from fastapi import APIRouter, HTTPException, Request
+from pydantic import BaseModel, ConfigDict, Field
+
+from gateway.rest import _call, _clients, _error, _principal
+from vance.v1 import session_pb2 as spb
+
+router = APIRouter(tags=["settings"])
+
+
+class SettingsView(BaseModel):
+    model_config = ConfigDict(populate_by_name=True)
+
+    tenant_id: str = Field(alias="tenantId")
+    project_id: str | None = Field(None, alias="projectId")
+    values: dict[str, str] = Field(description="set at this level")
+    effective: dict[str, str] = Field(description="tenant values overlaid by the project's")
+
+
+class SettingsPatch(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    set: dict[str, str] = Field(default_factory=dict, description="key -> value, as text")
+    unset: list[str] = Field(default_factory=list, description="keys to remove at this level")
+
+
+def _view(s: spb.Settings) -> SettingsView:
+    return SettingsView(
+        tenant_id=s.tenant_id,
+        project_id=s.project_id or None,
+        values=dict(s.values),
+        effective=dict(s.effective),
+    )
+
+
+async def _get(request: Request, tenant: str, project: str) -> SettingsView:
+    _principal(request, tenant)
+    return _view(
+        await _call(
+            _clients(request).sessions.GetSettings(
+                spb.GetSettingsRequest(tenant_id=tenant, project_id=project)
+            )
+        )
+    )
+
+
+async def _patch(request: Request, tenant: str, project: str, body: SettingsPatch) -> SettingsView:
+    p = _principal(request, tenant)
+    if not p.is_admin:
+        raise HTTPException(403, _error(403, "tenant admins only", "admin_required"))
+    return _view(
+        await _call(
+            _clients(request).sessions.UpdateSettings(
+                spb.UpdateSettingsRequest(
+                    tenant_id=tenant,
+                    project_id=project,
+                    caller=spb.Caller(user_id=p.username, roles=list(p.roles)),
+                    set=body.set,
+                    unset=body.unset,
+                )
+            )
+        )
+    )
+
+
+@router.get("/brain/{tenant}/settings", response_model=SettingsView)
+async def get_tenant_settings(request: Request, tenant: str) -> SettingsView:
+    return await _get(request, tenant, "")
+
+
+@router.patch("/brain/{tenant}/settings", response_model=SettingsView)
+async def patch_tenant_settings(request: Request, tenant: str, body: SettingsPatch) -> SettingsView:
+    """Tenant admins only; applies `set`, then removes `unset`; idempotent."""
+    return await _patch(request, tenant, "", body)
+
+
+@router.get("/brain/{tenant}/project/{project}/settings", response_model=SettingsView)
+async def get_project_settings(request: Request, tenant: str, project: str) -> SettingsView:
+    return await _get(request, tenant, project)
+
+
+@router.patch("/brain/{tenant}/project/{project}/settings", response_model=SettingsView)
+async def patch_project_settings(
+    request: Request, tenant: str, project: str, body: SettingsPatch
+) -> SettingsView:
+    """Tenant admins only; a project value wins over the tenant's for that project's sessions
+    (not vance.session.forced-floor-ms, which is tenant-wide)."""
+    return await _patch(request, tenant, project, body)

@@ -1,0 +1,175 @@
+"""Tenant and project settings (seed 002: the `vance.session.*` keys): stored per level, read as
+the tenant -> project cascade, written by tenant admins only and validated on write, so a
+bad value is refused where it is typed rather than failing a later session-create.
+
+`settings` collection: `_id` `<tenant>` (tenant level) or `<tenant>:<project>`, with
+`values: [{key, value}]` (a list, because setting keys contain dots) and a version `v` that
+every write compares and sets, so two admins editing different keys both keep their change.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from pymongo.asynchronous.database import AsyncDatabase
+
+from vance.domain import OnDisconnect, OnIdle, OnSuspend
+from vance.errors import (
+    AbortedError,
+    InvalidArgumentError,
+    PermissionDeniedError,
+)
+from vance.store import Document, is_duplicate_key
+
+if TYPE_CHECKING:  # access.py needs models.py, which needs lifecycle.py, which needs this
+    from session_service.access import Actor
+
+SETTING_FORCED_FLOOR = "vance.session.forced-floor-ms"
+SETTING_ABANDONED_ENABLED = "vance.session.abandoned-detection.enabled"
+SETTING_ABANDONED_MIN_QA = "vance.session.abandoned-detection.min-qa-pairs"
+
+
+def _one_of(*allowed: str) -> Callable[[str], str]:
+    def check(raw: str) -> str:
+        value = raw.strip().upper()
+        if value not in allowed:
+            raise ValueError(f"must be one of {', '.join(allowed)}")
+        return value
+
+    return check
+
+
+def _millis(raw: str) -> str:
+    if not raw.strip().isdigit():
+        raise ValueError("must be a non-negative whole number of milliseconds")
+    return str(int(raw))
+
+
+def _positive(raw: str) -> str:
+    if not raw.strip().isdigit() or int(raw) < 1:
+        raise ValueError("must be a whole number of at least 1")
+    return str(int(raw))
+
+
+def _boolean(raw: str) -> str:
+    value = raw.strip().lower()
+    if value not in ("true", "false"):
+        raise ValueError("must be true or false")
+    return value
+
+
+# Key -> normaliser (raises ValueError with what is allowed). The lifecycle keys are the ones
+# recipe_service's ResolveLifecycle reads; the rest are read by session_service itself.
+KNOWN: dict[str, Callable[[str], str]] = {
+    "vance.session.onDisconnect": _one_of(*(m.value for m in OnDisconnect)),
+    "vance.session.onIdle": _one_of(*(m.value for m in OnIdle)),
+    "vance.session.onSuspend": _one_of(*(m.value for m in OnSuspend)),
+    "vance.session.idleTimeoutMs": _millis,
+    "vance.session.suspendKeepDurationMs": _millis,
+    SETTING_FORCED_FLOOR: _millis,
+    SETTING_ABANDONED_ENABLED: _boolean,
+    SETTING_ABANDONED_MIN_QA: _positive,
+}
+# The FORCED floor is a safety bound for the whole tenant (seed 002 §9): no project may lower it.
+TENANT_ONLY = frozenset({SETTING_FORCED_FLOOR})
+
+
+@dataclass(frozen=True)
+class SettingsView:
+    tenant_id: str
+    project_id: str
+    values: dict[str, str]  # set at this level
+    effective: dict[str, str]  # the cascade as a session of this level sees it
+
+
+def validate(key: str, raw: str, *, project: bool) -> str:
+    check = KNOWN.get(key)
+    if check is None:
+        raise InvalidArgumentError(
+            f"unknown setting {key!r}; known: {', '.join(sorted(KNOWN))}",
+            reason="unknown_setting",
+        )
+    if project and key in TENANT_ONLY:
+        raise InvalidArgumentError(
+            f"{key} is a tenant setting and cannot be set per project", reason="tenant_setting"
+        )
+    try:
+        return check(raw)
+    except ValueError as exc:
+        raise InvalidArgumentError(
+            f"setting {key}={raw!r} {exc}", reason="invalid_setting"
+        ) from None
+
+
+class Settings:
+    def __init__(self, db: AsyncDatabase[Document]) -> None:
+        self._c = db["settings"]
+
+    @staticmethod
+    def _id(tenant: str, project: str) -> str:
+        return f"{tenant}:{project}" if project else tenant
+
+    async def effective(self, tenant: str, project: str = "") -> dict[str, str]:
+        """Project values win over tenant values, as in the seed's tenant -> project cascade."""
+        ids = [tenant] + ([f"{tenant}:{project}"] if project else [])
+        docs = {str(d["_id"]): d for d in await self._c.find({"_id": {"$in": ids}}).to_list(None)}
+        out: dict[str, str] = {}
+        for key in ids:
+            out |= _values(docs.get(key))
+        return out
+
+    async def view(self, tenant: str, project: str = "") -> SettingsView:
+        doc = await self._c.find_one({"_id": self._id(tenant, project)})
+        return SettingsView(tenant, project, _values(doc), await self.effective(tenant, project))
+
+    async def update(
+        self,
+        tenant: str,
+        project: str,
+        actor: Actor,
+        *,
+        set_values: Mapping[str, str],
+        unset: Iterable[str] = (),
+    ) -> SettingsView:
+        """Sets and removes keys at one level; tenant admins (or the system) only. Idempotent."""
+        if not actor.sees_all:
+            raise PermissionDeniedError("tenant admins only", reason="admin_required")
+        clean = {k: validate(k, v, project=bool(project)) for k, v in set_values.items()}
+        dropped = set(unset)
+        for key in dropped:
+            if key not in KNOWN:
+                validate(key, "", project=bool(project))  # raises unknown_setting
+        both = dropped & set(clean)
+        if both:
+            raise InvalidArgumentError(
+                f"set and unset name the same key: {', '.join(sorted(both))}",
+                reason="invalid_setting",
+            )
+        doc_id = self._id(tenant, project)
+        for _ in range(8):
+            doc = await self._c.find_one({"_id": doc_id})
+            values = {k: v for k, v in (_values(doc) | clean).items() if k not in dropped}
+            body = {"values": [{"key": k, "value": v} for k, v in sorted(values.items())]}
+            if doc is None:
+                try:
+                    await self._c.insert_one({"_id": doc_id, **body, "v": 1})
+                    break
+                except Exception as exc:
+                    if not is_duplicate_key(exc):
+                        raise
+                    continue  # written concurrently: merge into that
+            result = await self._c.update_one(
+                {"_id": doc_id, "v": doc.get("v")},
+                {"$set": {**body, "v": int(doc.get("v") or 0) + 1}},
+            )
+            if result.matched_count:
+                break
+        else:
+            raise AbortedError("the settings kept changing; try again", reason="settings_busy")
+        return await self.view(tenant, project)
+
+
+def _values(doc: Document | None) -> dict[str, str]:
+    return {str(i["key"]): str(i["value"]) for i in (doc or {}).get("values") or []}
