@@ -90,6 +90,10 @@ class LiteLLMClient:
 
         litellm.telemetry = False
         litellm.suppress_debug_info = True
+        # litellm's per-chunk success logging feeds callbacks we do not register; skipping it
+        # saves about 2 ms of CPU per streamed call (21 instead of 23 ms, measured against the
+        # scripted server; the openai SDK alone takes 5 ms).
+        litellm.disable_streaming_logging = True
         self._litellm = litellm
         self._config = config
         # Sent as `X-Vance-Purpose` so proxies and the scripted test model can tell side calls

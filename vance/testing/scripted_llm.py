@@ -214,6 +214,24 @@ class ScriptedLlmServer:
         for i, call in enumerate(calls):
             event({"tool_calls": [{"index": i, **call}]})
         event({}, finish)
+        if (body.get("stream_options") or {}).get("include_usage"):
+            # As OpenAI does when asked: a last chunk without choices, carrying the usage.
+            prompt = len(json.dumps(body.get("messages", []))) // 4
+            completion = max(1, len(rule.text) // 4) + 8 * len(calls)
+            usage = {
+                "prompt_tokens": prompt,
+                "completion_tokens": completion,
+                "total_tokens": prompt + completion,
+            }
+            payload = {
+                "id": cid,
+                "object": "chat.completion.chunk",
+                "created": int(time.time()),
+                "model": model,
+                "choices": [],
+                "usage": usage,
+            }
+            _chunk(writer, f"data: {json.dumps(payload)}\n\n".encode())
         _chunk(writer, b"data: [DONE]\n\n")
         _chunk(writer, b"")
 
