@@ -6,7 +6,7 @@ import math
 from dataclasses import dataclass, field
 from typing import Any
 
-from bench.report_lifecycle import search_section, sweeps_section
+from bench.report_lifecycle import search_section, store_calls_section, sweeps_section
 from bench.scenarios import (
     BENCH_CLIENT,
     MACHINE,
@@ -245,6 +245,7 @@ def render(r: Results) -> str:
         lines += _throughput(r.throughput)
         if CPU_WORKERS in r.throughput:
             lines += _cpu(r.throughput[CPU_WORKERS])
+            lines += store_calls_section(r.throughput[CPU_WORKERS])
     if r.memory is not None:
         lines += _memory(r.memory)
     if r.search is not None:

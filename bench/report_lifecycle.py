@@ -1,9 +1,11 @@
-"""Markdown for the session search and lifecycle sweep measurements (bench/search.py,
-bench/sweeps.py), which return plain dicts of figures."""
+"""Markdown for the store calls per turn, and for the session search and lifecycle sweep
+measurements (bench/search.py, bench/sweeps.py), which return plain dicts of figures."""
 
 from __future__ import annotations
 
 from typing import Any
+
+from bench.scenarios import ThroughputResult
 
 
 def _table(header: list[str], rows: list[list[str]]) -> list[str]:
@@ -69,3 +71,36 @@ def sweeps_section(r: dict[str, Any]) -> list[str]:
     lines += _table(["round", "median ms", "max ms", "runs"], rows)
     acted = ", ".join(f"{k} {v}" for k, v in r["acted"].items())
     return [*lines, "", f"Acted on: {acted}.", ""]
+
+
+def store_calls_section(r: ThroughputResult) -> list[str]:
+    """Store commands per turn by process and by command and collection."""
+    if not r.store_calls:
+        return []
+    turns = max(1, r.answers)
+    by_process = {name: sum(c.values()) for name, c in r.store_calls.items() if sum(c.values()) > 0}
+    lines = [
+        f"### Store commands per turn ({r.workers} engine workers, same window)",
+        "",
+        "Counted by a PyMongo command listener in every process (`VANCE_STORE_TRACE`, "
+        "vance/store_trace.py). One bulk write is one command.",
+        "",
+    ]
+    rows = [
+        [name, f"{n / turns:.2f}"] for name, n in sorted(by_process.items(), key=lambda kv: -kv[1])
+    ]
+    rows.append(["**total**", f"**{sum(by_process.values()) / turns:.2f}**"])
+    lines += _table(["process", "commands / turn"], rows)
+    every: dict[str, int] = {}
+    for name, counts in r.store_calls.items():
+        for key, n in counts.items():
+            if n > 0:
+                every[f"{name}: {key}"] = n
+    top = sorted(every.items(), key=lambda kv: -kv[1])[:20]
+    lines += [
+        "",
+        *_table(
+            ["process: command collection", "per turn"], [[k, f"{n / turns:.2f}"] for k, n in top]
+        ),
+    ]
+    return [*lines, ""]

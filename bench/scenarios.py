@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import json
 import math
 import os
 import time
@@ -48,6 +49,29 @@ def cpu_snapshot(system: BenchSystem) -> dict[str, float]:
     out[BENCH_CLIENT] = cpu_seconds(os.getpid()) or 0.0
     out[MACHINE] = machine_busy_seconds()
     return out
+
+
+def store_snapshot(system: BenchSystem) -> dict[str, dict[str, int]]:
+    """Store commands so far of every supervisor child, from the files vance/store_trace.py
+    writes once a second (so a snapshot lags by up to a second at both ends of a window)."""
+    out: dict[str, dict[str, int]] = {}
+    for name, pid in system.pids().items():
+        path = system.store_trace_dir / f"{pid}.json"
+        if path.exists():
+            try:
+                out[name] = dict(json.loads(path.read_text())["counts"])
+            except (ValueError, KeyError):
+                out[name] = {}
+    return out
+
+
+def store_delta(
+    before: dict[str, dict[str, int]], after: dict[str, dict[str, int]]
+) -> dict[str, dict[str, int]]:
+    return {
+        name: {k: v - before.get(name, {}).get(k, 0) for k, v in counts.items()}
+        for name, counts in after.items()
+    }
 
 
 def cpu_delta(before: dict[str, float], after: dict[str, float]) -> dict[str, float]:
@@ -160,6 +184,8 @@ class ThroughputResult:
     outcomes: Counter[str]
     missing_running: int = 0  # answered turns (whole run) whose RUNNING frame never came
     cpu: dict[str, float] = field(default_factory=dict)  # CPU s in the window, by process
+    # Store commands in the window: process -> "command collection" -> count (vance/store_trace.py)
+    store_calls: dict[str, dict[str, int]] = field(default_factory=dict)
 
     @property
     def turns_per_s(self) -> float:
@@ -203,6 +229,7 @@ async def throughput(
     outcomes: Counter[str] = Counter()
     missing = 0
     snapshots: list[dict[str, float]] = []
+    store_snapshots: list[dict[str, dict[str, int]]] = []
     start = time.perf_counter()
     window = (start + warmup_s, start + warmup_s + duration_s)
 
@@ -224,6 +251,7 @@ async def throughput(
             await asyncio.sleep(max(0.0, edge - time.perf_counter()))
             system.check_alive()
             snapshots.append(cpu_snapshot(system))
+            store_snapshots.append(store_snapshot(system))
 
     try:
         await run_all([*(chat(c, pid) for c, pid in sessions), sample()])
@@ -240,6 +268,7 @@ async def throughput(
         outcomes,
         missing,
         cpu_delta(snapshots[0], snapshots[1]),
+        store_delta(store_snapshots[0], store_snapshots[1]),
     )
 
 

@@ -160,6 +160,7 @@ class BenchSystem:
             "VANCE_LLM_API_BASE": self.model.base_url,
             "VANCE_LLM_API_KEY": "bench",
             "VANCE_LOG_LEVEL": "INFO",
+            "VANCE_STORE_TRACE": str(self.store_trace_dir),
             # Lifecycle sweeps run only when the sweep benchmark asks (RunSweeps with its own
             # clock); a periodic round in the middle of another measurement would be noise.
             "VANCE_SWEEP_INTERVAL_MS": str(24 * 3600 * 1000),
@@ -211,6 +212,10 @@ class BenchSystem:
         if self.model is not None and self.model.proc is not None:
             if self.model.proc.returncode is not None:
                 raise BenchError(f"the scripted model exited with {self.model.proc.returncode}")
+
+    @property
+    def store_trace_dir(self) -> Path:
+        return self.tmp / "store-trace"
 
     def pids(self) -> dict[str, int]:
         """The supervisor's children by name (store, services, workers)."""

@@ -8,6 +8,7 @@ from typing import Any
 from pymongo import AsyncMongoClient
 from pymongo.asynchronous.database import AsyncDatabase
 
+from vance import store_trace
 from vance.config import Config
 
 logger = logging.getLogger(__name__)
@@ -22,6 +23,7 @@ def connect(config: Config) -> tuple[AsyncMongoClient[Document], AsyncDatabase[D
         # Several small writes per turn: keep enough connections for concurrent lanes.
         maxPoolSize=64,
         tz_aware=False,
+        event_listeners=store_trace.listeners(),
     )
     return client, client[config.store.db_name]
 
