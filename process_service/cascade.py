@@ -191,7 +191,7 @@ class SessionCascade:
         if pids:
             result = await self._store.inbox.delete_many({"target_process_id": {"$in": pids}})
             counts["inbox"] = result.deleted_count
-        seq = await self._store.current_seq(session_id)
+        seq = await self._store.last_seq(session_id)
         events = [event_id(session_id, s) for s in range(1, seq + 1)]
         counts["events"] = await _delete_ids(self._store.events, events)
         await self._store.streams.delete_one({"_id": session_id})

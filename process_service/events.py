@@ -1,5 +1,14 @@
 """The per-session event stream: a monotonic seq per session, group-committed writes, replay
-from the store (persisted events) and from memory (stream chunks, within a window)."""
+from the store (persisted events) and from memory (stream chunks, within a window).
+
+Seqs are taken optimistically: a replica remembers the last seq of each session it writes and
+inserts the next events under `<session>:<seq>` ids. The store's unique `_id` is the arbiter: an
+insert that meets an id another replica took fails as a duplicate, and the writer re-reads the
+last seq and numbers the rest again. So a batch is one insert, with no separate counter update.
+A batch of stream chunks inserts small placeholders (no text), so chunk seqs are claimed in the
+store too and never collide with another replica's events; the chunks themselves stay in memory.
+The stream document keeps a lower bound of the last seq, raised every MARK_EVERY seqs, from
+which `ProcessStore.last_seq` probes forward."""
 
 from __future__ import annotations
 
@@ -24,6 +33,8 @@ PROGRESS = "process_progress"
 
 _QUEUE_LIMIT = 10_000
 _RING_LIMIT = 4_096
+MARK_EVERY = 32
+_RENUMBER_ATTEMPTS = 8
 
 
 class SubscriberOverflow(Exception):
@@ -37,6 +48,7 @@ class _Writer:
     idle: asyncio.Event = field(default_factory=asyncio.Event)
     chunks: deque[Event] = field(default_factory=lambda: deque(maxlen=_RING_LIMIT))
     last_used_ms: int = 0
+    last_seq: int | None = None  # None: read it from the store before the next write
 
     def __post_init__(self) -> None:
         self.idle.set()
@@ -117,18 +129,9 @@ class EventLog:
         self, session_id: str, w: _Writer, batch: list[tuple[Event, asyncio.Future[int]]]
     ) -> None:
         try:
-            last = await self._store.allocate_seq(session_id, len(batch))
-            first = last - len(batch) + 1
-            docs = []
-            for offset, (event, _) in enumerate(batch):
-                event["seq"] = first + offset
-                if event["ephemeral"]:
-                    w.chunks.append(event)
-                else:
-                    docs.append({"_id": event_id(session_id, event["seq"]), **event})
-            if docs:
-                await self._store.insert_events(docs)
+            await self._insert_numbered(session_id, w, [event for event, _ in batch])
         except BaseException as exc:
+            w.last_seq = None
             for _, fut in batch:
                 if not fut.done():
                     fut.set_exception(exc if isinstance(exc, Exception) else RuntimeError(exc))
@@ -139,6 +142,33 @@ class EventLog:
             if not fut.done():
                 fut.set_result(event["seq"])
             self._notify(session_id, event)
+
+    async def _insert_numbered(self, session_id: str, w: _Writer, events: list[Event]) -> None:
+        """Numbers the events after the last seq and inserts them in order; on a duplicate id
+        (another replica wrote meanwhile) keeps what went in and numbers the rest again."""
+        todo = events
+        for _ in range(_RENUMBER_ATTEMPTS):
+            if w.last_seq is None:
+                w.last_seq = await self._store.last_seq(session_id)
+            first = w.last_seq + 1
+            for offset, event in enumerate(todo):
+                event["seq"] = first + offset
+            inserted = await self._store.insert_events(
+                [_stored(session_id, e) for e in todo], ordered=True
+            )
+            done, todo = todo[:inserted], todo[inserted:]
+            for event in done:
+                if event["ephemeral"]:
+                    w.chunks.append(event)
+            if done:
+                last = int(done[-1]["seq"])
+                w.last_seq = last
+                if last // MARK_EVERY != (first - 1) // MARK_EVERY:
+                    await self._store.mark_seq(session_id, last)
+            if not todo:
+                return
+            w.last_seq = None  # another replica took the next id: re-read the last seq
+        raise RuntimeError(f"event seqs of {session_id} kept being taken by other writers")
 
     def _notify(self, session_id: str, event: Event) -> None:
         for sub in self._subscribers.get(session_id, ()):
@@ -154,7 +184,11 @@ class EventLog:
         """Persisted events in (since, until] from the store, plus chunks still in the window."""
         if until <= since:
             return []
-        persisted = await self._store.events_range(session_id, since + 1, until)
+        persisted = [
+            e
+            for e in await self._store.events_range(session_id, since + 1, until)
+            if not e.get("ephemeral")
+        ]
         horizon = self._clock.now_ms() - self._window_ms
         w = self._writers.get(session_id)
         chunks = [
@@ -174,7 +208,9 @@ class EventLog:
             w = self._writer(session_id)
             # A write in flight has a seq but may not be readable yet; wait for it to land.
             await w.idle.wait()
-            current = await self._store.current_seq(session_id)
+            if w.last_seq is None:
+                w.last_seq = await self._store.last_seq(session_id)
+            current = w.last_seq
             last = since
             for event in await self.replay(session_id, since, current):
                 yield event
@@ -187,7 +223,7 @@ class EventLog:
                     event = await asyncio.wait_for(sub.queue.get(), self._poll_s)
                 except TimeoutError:
                     # Another replica may have written: read what the store has.
-                    current = await self._store.current_seq(session_id)
+                    current = await self._store.last_seq(session_id)
                     for e in await self.replay(session_id, last, current):
                         yield e
                         last = e["seq"]
@@ -214,3 +250,11 @@ class EventLog:
         for sid in quiet:
             del self._writers[sid]
         return len(quiet)
+
+
+def _stored(session_id: str, event: Event) -> dict[str, Any]:
+    """The store document of an event; a stream chunk's is a placeholder claiming its seq."""
+    doc = {"_id": event_id(session_id, event["seq"]), **event}
+    if event["ephemeral"]:
+        doc["data"] = {}
+    return doc

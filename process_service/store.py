@@ -8,6 +8,7 @@ from typing import Any
 
 from pymongo import ReturnDocument
 from pymongo.asynchronous.database import AsyncDatabase
+from pymongo.errors import BulkWriteError
 
 from vance.domain import ProcessStatus
 from vance.store import Document, is_duplicate_key
@@ -22,6 +23,11 @@ def chat_id(process_id: str, n: int) -> str:
 
 def event_id(session_id: str, seq: int) -> str:
     return f"{session_id}:{seq:012d}"
+
+
+# Ids probed per read when looking for the last seq of a session (process_service/events.py
+# raises the stream document's lower bound well within this distance).
+_PROBE = 64
 
 
 class ProcessStore:
@@ -169,22 +175,33 @@ class ProcessStore:
 
     # ---- session events ----
 
-    async def allocate_seq(self, session_id: str, count: int) -> int:
-        """Reserves `count` sequence numbers; returns the last one."""
-        doc = await self.streams.find_one_and_update(
-            {"_id": session_id},
-            {"$inc": {"seq": count}},
-            upsert=True,
-            return_document=ReturnDocument.AFTER,
-        )
-        return int(doc["seq"])  # type: ignore[index]
-
-    async def current_seq(self, session_id: str) -> int:
+    async def last_seq(self, session_id: str) -> int:
+        """The highest seq written for the session. The stream document holds a lower bound
+        (events.py raises it every MARK_EVERY seqs); the ids past it are probed a window at
+        a time until a window holds none."""
         doc = await self.streams.find_one({"_id": session_id})
-        return int(doc["seq"]) if doc else 0
+        last = int(doc["seq"]) if doc else 0
+        while True:
+            window = [event_id(session_id, s) for s in range(last + 1, last + 1 + _PROBE)]
+            found = await self.events.find({"_id": {"$in": window}}, {"seq": 1}).to_list(None)
+            if not found:
+                return last
+            last = max(int(d["seq"]) for d in found)
 
-    async def insert_events(self, docs: list[Document]) -> None:
-        await self.events.insert_many(docs, ordered=True)
+    async def mark_seq(self, session_id: str, seq: int) -> None:
+        await self.streams.update_one({"_id": session_id}, {"$max": {"seq": seq}}, upsert=True)
+
+    async def insert_events(self, docs: list[Document], *, ordered: bool = True) -> int:
+        """Inserts in order; returns how many went in before an id that exists already (all
+        of them when none did). Other errors raise."""
+        try:
+            await self.events.insert_many(docs, ordered=ordered)
+        except BulkWriteError as exc:
+            errors = exc.details.get("writeErrors") or []
+            if errors and all(e.get("code") == 11000 for e in errors):
+                return int(exc.details.get("nInserted", 0))
+            raise
+        return len(docs)
 
     async def events_range(self, session_id: str, first: int, last: int) -> list[Document]:
         ids = [event_id(session_id, s) for s in range(first, last + 1)]

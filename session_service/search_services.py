@@ -38,6 +38,14 @@ class LazyModel:
         self._client: LiteLLMClient | None = None
         self._lock = asyncio.Lock()
 
+    async def warm(self) -> None:
+        """Imports litellm ahead of the first suggestion (seconds of CPU, in a thread), so
+        the first session's suggestion does not wait for it."""
+        async with self._lock:
+            if self._client is None:
+                await asyncio.to_thread(importlib.import_module, "litellm")
+                self._client = LiteLLMClient(self._config, purpose=SUGGEST_PURPOSE)
+
     async def complete(
         self,
         *,
@@ -47,10 +55,8 @@ class LazyModel:
         on_chunk: ChunkSink | None = None,
         temperature: float | None = None,
     ) -> ModelReply:
-        async with self._lock:
-            if self._client is None:
-                await asyncio.to_thread(importlib.import_module, "litellm")
-                self._client = LiteLLMClient(self._config, purpose=SUGGEST_PURPOSE)
+        await self.warm()
+        assert self._client is not None
         return await self._client.complete(
             tier=tier, messages=messages, tools=tools, on_chunk=on_chunk, temperature=temperature
         )
@@ -88,12 +94,25 @@ class SearchServices:
     search: SessionSearch
     feed: SearchFeed
     hook: SearchHook
+    model: LazyModel | None = None
     _task: asyncio.Task[None] | None = field(default=None, repr=False)
+    _warming: asyncio.Task[None] | None = field(default=None, repr=False)
 
     def start(self) -> None:
         self._task = asyncio.ensure_future(self.feed.run())
+        if self.model is not None:
+            self._warming = asyncio.ensure_future(self._warm(self.model))
+
+    @staticmethod
+    async def _warm(model: LazyModel) -> None:
+        try:
+            await model.warm()
+        except Exception:
+            logger.exception("preparing the model client failed; the first suggestion retries")
 
     async def stop(self) -> None:
+        if self._warming is not None and not self._warming.done():
+            self._warming.cancel()
         if self._task is not None:
             self._task.cancel()
             with contextlib.suppress(asyncio.CancelledError):
@@ -110,7 +129,8 @@ def build_search(
 ) -> SearchServices:
     index = SearchStore(db)
     metadata = Metadata(store, index, clock)
-    suggester = Suggester(LazyModel(llm)) if is_configured(llm) else None
+    model = LazyModel(llm) if is_configured(llm) else None
+    suggester = Suggester(model) if model is not None else None
     if suggester is None:
         logger.info("no model configured: session metadata is not auto-suggested")
     feed = SearchFeed(
@@ -126,4 +146,5 @@ def build_search(
         search=SessionSearch(store, index, clock),
         feed=feed,
         hook=SearchHook(store, feed, clock),
+        model=model,
     )

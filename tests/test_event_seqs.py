@@ -1,0 +1,57 @@
+"""The session event stream's seqs when two process_service replicas write one session at the
+same time (process_service/events.py): two EventLogs on the real store, as two replicas would
+be. Every event gets its own seq, none is lost, each writer's events keep their order, stream
+chunks claim seqs without their text reaching the store, and a fresh reader (a restarted
+replica) finds the last seq past the stream document's lower bound."""
+
+from __future__ import annotations
+
+import asyncio
+import uuid
+
+from process_service.events import MARK_EVERY, STREAM_CHUNK, EventLog
+from process_service.store import ProcessStore
+from tests.harness import System
+from tests.lifecycle_support import store
+from vance.clock import SystemClock
+
+
+async def test_two_replicas_writing_one_session_never_share_or_lose_a_seq(system: System) -> None:
+    sid = f"sess_seq{uuid.uuid4().hex[:10]}"
+    async with store(system) as db:
+        replicas = [EventLog(ProcessStore(db), SystemClock(), chunk_window_s=600) for _ in range(2)]
+
+        async def write(name: str, log: EventLog, n: int) -> list[int]:
+            seqs = []
+            for i in range(n):
+                if i % 5 == 4:
+                    seqs.append(
+                        await log.publish(
+                            sid, STREAM_CHUNK, {"text": f"{name}-secret"}, ephemeral=True
+                        )
+                    )
+                else:
+                    seqs.append(await log.publish(sid, "progress", {"who": name, "i": i}))
+            return seqs
+
+        a, b = await asyncio.gather(write("a", replicas[0], 60), write("b", replicas[1], 60))
+        assert a == sorted(a) and b == sorted(b)  # each writer's events in its order
+        assert len(set(a) | set(b)) == 120  # no seq handed out twice
+        stored = await db["session_events"].find({"session_id": sid}).to_list(None)
+        assert sorted(d["seq"] for d in stored) == sorted(a + b)
+        # Chunks claim their seq in the store, but their text stays in memory.
+        assert all(d["data"] == {} for d in stored if d["ephemeral"])
+        assert "secret" not in repr(stored)
+        # Every persisted event of either writer is there once, with its payload.
+        persisted = sorted((d["data"]["who"], d["data"]["i"]) for d in stored if not d["ephemeral"])
+        assert persisted == sorted((w, i) for w in "ab" for i in range(60) if i % 5 != 4)
+        # A replay from the store holds the persisted events only, in seq order.
+        replayed = await replicas[0].replay(sid, 0, max(a + b))
+        kinds = [e["kind"] for e in replayed if e["kind"] != STREAM_CHUNK]
+        assert len(kinds) == 96
+        assert [e["seq"] for e in replayed] == sorted(e["seq"] for e in replayed)
+        # A restarted replica finds the last seq even past the stream document's lower bound.
+        bound = await db["session_streams"].find_one({"_id": sid})
+        assert bound is not None and max(a + b) - MARK_EVERY < bound["seq"] <= max(a + b)
+        fresh = EventLog(ProcessStore(db), SystemClock(), chunk_window_s=600)
+        assert await fresh.publish(sid, "progress", {"who": "fresh"}) == max(a + b) + 1
