@@ -10,7 +10,7 @@ from engine_worker.engines import default_engines
 from engine_worker.worker import Worker
 from vance.channels import Channels
 from vance.config import load_config
-from vance.llm import LiteLLMClient, is_configured
+from vance.llm import LiteLLMClient, is_configured, warm_up
 from vance.logsetup import setup_logging
 from vance.server import run_main, wait_for_signal
 from vance.v1 import tool_pb2_grpc
@@ -35,6 +35,10 @@ async def serve() -> None:
         reconnect_backoff_s=config.worker.reconnect_backoff_s,
         tools=tool_pb2_grpc.ToolServiceStub(channels.get("tool_service")),
     )
+    if is_configured(config.llm):
+        # Before taking turns: litellm's first call would otherwise spend ~0.7 s of CPU on
+        # imports inside the first user's turn (vance/llm.py warm_up).
+        await asyncio.to_thread(warm_up)
     run = asyncio.ensure_future(worker.run())
     logger.info("worker %s runs engines %s", worker.worker_id, registry.names())
     stop = asyncio.ensure_future(wait_for_signal())

@@ -26,11 +26,7 @@ class Inbox:
 
     async def resolve(self, process_id: str, session_id: str, name: str) -> str | None:
         if process_id:
-            if session_id:
-                doc = await self._store.get(process_id)
-                if doc is None or doc.get("session_id") != session_id:
-                    return None
-            return process_id
+            return process_id  # the session check is part of the push (push_pending)
         if session_id and name:
             return await self._store.lookup_name(session_id, name)
         raise InvalidArgumentError(
@@ -55,13 +51,19 @@ class Inbox:
             if archived is not None:
                 # Handled already: the same key is stored and handled once.
                 doc = await self._store.get(pid)
+                if session_id and (doc or {}).get("session_id") != session_id:
+                    return SteerResult(DeliveryOutcome.REJECTED, reason=f"unknown target {pid!r}")
                 return self._duplicate(doc, str(archived.get("id", "")))
         doc = await self._store.push_pending(
-            pid, {**message.model_dump(mode="json"), "keyed": explicit_key}, key
+            pid,
+            {**message.model_dump(mode="json"), "keyed": explicit_key},
+            key,
+            session_id=session_id,
         )
         if doc is None:
             current = await self._store.get(pid)
-            if current is None:
+            if current is None or (session_id and current.get("session_id") != session_id):
+                # A process of another session is reported as unknown, as a missing one is.
                 return SteerResult(DeliveryOutcome.REJECTED, reason=f"unknown target {pid!r}")
             if current["status"] == ProcessStatus.CLOSED.value:
                 return SteerResult(

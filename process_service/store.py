@@ -28,6 +28,7 @@ def event_id(session_id: str, seq: int) -> str:
 # Ids probed per read when looking for the last seq of a session (process_service/events.py
 # raises the stream document's lower bound well within this distance).
 _PROBE = 64
+_NAME_CACHE = 20_000
 
 
 class ProcessStore:
@@ -41,6 +42,7 @@ class ProcessStore:
         self.streams = db["session_streams"]
         self.snapshots = db["process_snapshots"]
         self._snapshots: OrderedDict[str, dict[str, Any]] = OrderedDict()
+        self._names: OrderedDict[str, str] = OrderedDict()  # `<session>:<name>` -> process id
 
     # ---- processes ----
 
@@ -67,8 +69,20 @@ class ProcessStore:
         return str(existing["process_id"]) if existing else None
 
     async def lookup_name(self, session_id: str, name: str) -> str | None:
-        doc = await self.names.find_one({"_id": f"{session_id}:{name}"})
-        return str(doc["process_id"]) if doc else None
+        """A name, once given, always means the same process (names are never reassigned
+        within a session), so found names are cached; clients steer `chat` by name."""
+        key = f"{session_id}:{name}"
+        cached = self._names.get(key)
+        if cached is not None:
+            self._names.move_to_end(key)
+            return cached
+        doc = await self.names.find_one({"_id": key})
+        if doc is None:
+            return None
+        self._names[key] = found = str(doc["process_id"])
+        if len(self._names) > _NAME_CACHE:
+            self._names.popitem(last=False)
+        return found
 
     async def index_in_session(self, session_id: str, process_id: str) -> None:
         await self.session_index.update_one(
@@ -122,16 +136,22 @@ class ProcessStore:
 
     # ---- inbox ----
 
-    async def push_pending(self, process_id: str, msg: Document, key: str) -> Document | None:
-        """Appends a message to the pending list unless the process is closed or already holds
-        a message with this key. Returns the document after the push, or None."""
+    async def push_pending(
+        self, process_id: str, msg: Document, key: str, *, session_id: str = ""
+    ) -> Document | None:
+        """Appends a message to the pending list unless the process is closed, belongs to
+        another session than `session_id` (when given) or already holds a message with this
+        key. Returns the document after the push, or None."""
+        match: Document = {
+            "_id": process_id,
+            "status": {"$ne": ProcessStatus.CLOSED.value},
+            "pending_keys": {"$ne": key},
+            "owned_keys": {"$ne": key},
+        }
+        if session_id:
+            match["session_id"] = session_id
         return await self.processes.find_one_and_update(
-            {
-                "_id": process_id,
-                "status": {"$ne": ProcessStatus.CLOSED.value},
-                "pending_keys": {"$ne": key},
-                "owned_keys": {"$ne": key},
-            },
+            match,
             {"$push": {"pending": msg, "pending_keys": key}, "$set": {"wake": True}},
             return_document=ReturnDocument.AFTER,
         )

@@ -136,6 +136,32 @@ async def test_a_duplicate_idempotency_key_is_handled_once(system: System) -> No
     await client.close()
 
 
+async def test_a_process_of_another_session_cannot_be_steered(system: System) -> None:
+    m = marker()
+    mine, _ = await new_session(system)
+    theirs, created = await new_session(system)
+    their_chat = created["chatProcessId"]
+    # Over the socket: a client bound to one session names another session's process by id.
+    reply = await mine.request("process-steer", {"processId": their_chat, "content": f"{m} x"})
+    assert reply["type"] == "process-steer" and reply["data"]["outcome"] == "REJECTED", reply
+    assert reply["data"]["status"] is None  # nothing about the other session's process
+    # Over gRPC, with the session given, as the gateway sends it; with and without a key.
+    for key in ("", f"{m}-key"):
+        request = steer_request(their_chat, f"{m} intruder", key=key)
+        request.target.session_id = "sess_someone_else"
+        refused = await system.processes.Steer(request)
+        assert refused.outcome == pb.DELIVERY_OUTCOME_REJECTED and not refused.duplicate
+    # Once the key is handled in its own session, the other session still learns nothing.
+    await system.processes.Steer(steer_request(their_chat, f"{m} theirs", key=f"{m}-key"))
+    await eventually(lambda: _answered(system, their_chat, m), what="their answer")
+    request = steer_request(their_chat, f"{m} theirs", key=f"{m}-key")
+    request.target.session_id = "sess_someone_else"
+    assert (await system.processes.Steer(request)).outcome == pb.DELIVERY_OUTCOME_REJECTED
+    assert not [x for x in await chat(system, their_chat) if "intruder" in x.content]
+    await mine.close()
+    await theirs.close()
+
+
 async def _answered(system: System, pid: str, m: str) -> bool:
     return any(x.role == pb.CHAT_ROLE_ASSISTANT and m in x.content for x in await chat(system, pid))
 

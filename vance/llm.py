@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib
 import json
 import logging
 import os
@@ -162,6 +163,38 @@ class LiteLLMClient:
                 )
             )
         return reply
+
+
+# What litellm imports lazily on its first completion (measured: the first streamed call costs
+# 700 ms of CPU, later ones under 40 ms). Importing them when a worker starts keeps that off the
+# first user's turn. Names that a litellm version lacks are skipped.
+_FIRST_CALL_MODULES = (
+    "litellm.litellm_core_utils.default_encoding",
+    "litellm.proxy.openai_files_endpoints.common_utils",
+    "litellm.llms.litellm_proxy.chat.transformation",
+    "litellm.llms.github_copilot.authenticator",
+    "litellm.llms.openai_like.dynamic_config",
+    "litellm.llms.openai.chat.gpt_audio_transformation",
+    "litellm._service_logger",
+    "litellm.integrations.generic_api.generic_api_callback",
+    "litellm.types.litellm_core_utils.streaming_chunk_builder_utils",
+    "litellm.proxy.mcp_server.stdio_gate",
+    "litellm.litellm_core_utils.logging_callback_manager",
+    "litellm.llms.github_copilot.per_user_auth",
+    "litellm.llms.bedrock.chat.invoke_transformations.amazon_ai21_transformation",
+    "anyio._backends._asyncio",
+    "anyio.streams.memory",
+)
+
+
+def warm_up() -> None:
+    """Blocking (run it in a thread): imports litellm and what its first call would."""
+    os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+    for name in ("litellm", *_FIRST_CALL_MODULES):
+        try:
+            importlib.import_module(name)
+        except Exception as exc:  # a module litellm no longer has, or that fails to import
+            logger.debug("warm-up import of %s skipped: %r", name, exc)
 
 
 def _parse_arguments(raw: str) -> dict[str, Any]:
