@@ -66,6 +66,8 @@ class SessionCascade:
             done = await self._suspend_one(doc, cause)
             if done is not None:
                 out.append(done)
+        # A suspended session lives only in the store (seed 002 §9).
+        self._store.forget([str(d["_id"]) for d in out])
         return out
 
     async def _suspend_one(self, doc: Document, cause: str) -> Document | None:
@@ -172,6 +174,7 @@ class SessionCascade:
                     after, ProcessStatus(before["status"]), ProcessStatus.CLOSED
                 )
                 out.append(after)
+        self._store.forget([str(d["_id"]) for d in out])
         return out
 
     # ---- delete ----
@@ -182,6 +185,7 @@ class SessionCascade:
         by idempotency keys nobody keeps, so it is found by a filter (a scan, once per delete)."""
         docs = await self._docs(session_id, [])
         pids = [str(d["_id"]) for d in docs]
+        self._store.forget(pids)
         counts = {"processes": 0, "chat_messages": 0, "events": 0, "inbox": 0}
         for doc in docs:
             last = int(doc.get("chat_count", 0)) + _CHAT_SLACK

@@ -10,6 +10,7 @@ from pymongo import ReturnDocument
 from pymongo.asynchronous.database import AsyncDatabase
 from pymongo.errors import BulkWriteError
 
+from process_service.chat_cache import ChatCache
 from vance.domain import ProcessStatus
 from vance.store import Document, is_duplicate_key
 
@@ -43,6 +44,7 @@ class ProcessStore:
         self.snapshots = db["process_snapshots"]
         self._snapshots: OrderedDict[str, dict[str, Any]] = OrderedDict()
         self._names: OrderedDict[str, str] = OrderedDict()  # `<session>:<name>` -> process id
+        self.chat_cache = ChatCache()
 
     # ---- processes ----
 
@@ -176,22 +178,37 @@ class ProcessStore:
         """False when a message with this id exists (a redone turn)."""
         try:
             await self.chat.insert_one(doc)
-            return True
         except Exception as exc:
             if is_duplicate_key(exc):
                 return False
             raise
+        pid, n = _chat_key(str(doc["_id"]))
+        self.chat_cache.put(pid, n, doc)
+        return True
 
     async def get_chat(self, message_id: str) -> Document | None:
         return await self.chat.find_one({"_id": message_id})
 
     async def chat_range(self, process_id: str, first: int, last: int) -> list[Document]:
-        ids = [chat_id(process_id, n) for n in range(first, last + 1)]
-        out: list[Document] = []
+        """Messages numbered first..last that exist: from memory where held (chat_cache.py),
+        the rest from the store."""
+        numbers = range(first, last + 1)
+        held = self.chat_cache.get(process_id, numbers)
+        ids = [chat_id(process_id, n) for n in numbers if n not in held]
+        out: list[Document] = list(held.values())
         for i in range(0, len(ids), 500):
-            out.extend(await self.chat.find({"_id": {"$in": ids[i : i + 500]}}).to_list(None))
+            found = await self.chat.find({"_id": {"$in": ids[i : i + 500]}}).to_list(None)
+            for doc in found:
+                self.chat_cache.put(process_id, _chat_key(str(doc["_id"]))[1], doc)
+            out.extend(found)
         out.sort(key=lambda m: m["_id"])
         return out
+
+    def forget(self, process_ids: list[str]) -> None:
+        """Drops what memory holds of these processes (suspended, closed or deleted)."""
+        self.chat_cache.forget(process_ids)
+        for pid in process_ids:
+            self._snapshots.pop(pid, None)
 
     # ---- session events ----
 
@@ -238,3 +255,8 @@ def public_fields(doc: Document) -> dict[str, Any]:
     out["id"] = doc["_id"]
     out["pending_count"] = len(doc.get("pending_keys") or []) + len(doc.get("owned_keys") or [])
     return out
+
+
+def _chat_key(message_id: str) -> tuple[str, int]:
+    process_id, _, number = message_id.rpartition(":")
+    return process_id, int(number)
