@@ -90,6 +90,7 @@ class ChatApi:
         send: Send,
         stub: process_pb2_grpc.ProcessServiceStub,
         events: EventPublisher,
+        committed: int = 0,
     ) -> None:
         self._turn_id = turn_id
         self._process = process
@@ -97,11 +98,24 @@ class ChatApi:
         self._stub = stub
         self._events = events
         self._ordinal = 0
+        self._committed = committed  # chat messages committed before this turn
+        self._appended: list[ChatMessage] = []  # this turn's, in order
 
     async def append(self, role: ChatRole, content: str, meta: dict[str, Any] | None = None) -> str:
         self._events.flush()
         self._ordinal += 1
         message_id = f"{self._turn_id}:{self._ordinal}"
+        self._appended.append(
+            ChatMessage(
+                id=f"{self._process.id}:{self._committed + self._ordinal:08d}",
+                session_id=self._process.session_id,
+                think_process_id=self._process.id,
+                process_name=self._process.name,
+                role=role,
+                content=content,
+                meta=meta or {},
+            )
+        )
         self._send(
             ppb.WorkerMessage(
                 event=ppb.TurnEvent(
@@ -118,11 +132,20 @@ class ChatApi:
         return message_id
 
     async def history(self, limit: int = 0) -> list[ChatMessage]:
-        """Committed chat messages of this process, oldest first."""
-        resp = await self._stub.ListChatMessages(
-            ppb.ListChatMessagesRequest(process_id=self._process.id, limit=limit)
-        )
-        return [c.chat_from_proto(m) for m in resp.messages]
+        """The chat of this process, oldest first: what was committed before this turn, then
+        what this turn appended so far (known here, so no read races the appends in flight)."""
+        out: list[ChatMessage] = []
+        if self._committed > 0 and (limit <= 0 or len(self._appended) < limit):
+            resp = await self._stub.ListChatMessages(
+                ppb.ListChatMessagesRequest(
+                    process_id=self._process.id,
+                    limit=max(0, limit - len(self._appended)) if limit > 0 else 0,
+                    through=self._committed,
+                )
+            )
+            out = [c.chat_from_proto(m) for m in resp.messages]
+        out += self._appended
+        return out[-limit:] if limit > 0 else out
 
 
 class ProcessOrchestrator:
@@ -148,6 +171,7 @@ class ThinkEngineContext:
         turn_id: str,
         process: ThinkProcess,
         pending: list[SteerMessage],
+        chat_count: int = 0,
         llm: ModelClient,
         send: Send,
         stub: process_pb2_grpc.ProcessServiceStub,
@@ -158,7 +182,7 @@ class ThinkEngineContext:
         self.user = process.owner_user_id
         self.llm = llm
         self.events = EventPublisher(turn_id, send)
-        self.chat = ChatApi(turn_id, process, send, stub, self.events)
+        self.chat = ChatApi(turn_id, process, send, stub, self.events, chat_count)
         self.processes = ProcessOrchestrator(process, stub)
         self.tools = tools
         # Recipe parameters copied into the process at spawn, as the engine's settings.

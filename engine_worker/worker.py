@@ -204,6 +204,7 @@ class Worker:
             turn_id=a.turn_id,
             process=process,
             pending=[c.steer_from_proto(m) for m in a.pending],
+            chat_count=a.chat_count,
             llm=self._llm,
             send=self._send,
             stub=self._stub,

@@ -138,12 +138,17 @@ class ProcessServicer(process_pb2_grpc.ProcessServiceServicer):
     async def ListChatMessages(
         self, request: ppb.ListChatMessagesRequest, context: Any
     ) -> ppb.ListChatMessagesResponse:
-        doc = await self.processes.resolve(request.process_id, request.session_id, "")
-        count = int(doc.get("chat_count", 0))
-        lane = doc.get("lane")
-        if lane:
-            # A running turn may have appended beyond the committed count.
-            count += 64
+        if request.through > 0 and request.process_id and not request.session_id:
+            # An engine's own history: the worker knows how far it reaches (no process read).
+            count = int(request.through)
+        else:
+            doc = await self.processes.resolve(request.process_id, request.session_id, "")
+            count = int(doc.get("chat_count", 0))
+            if doc.get("lane"):
+                # A running turn may have appended beyond the committed count.
+                count += 64
+            if request.through > 0:
+                count = min(count, int(request.through))
         first = 1 if request.limit <= 0 else max(1, count - request.limit + 1)
         docs = await self.store.chat_range(request.process_id, first, count)
         if request.limit > 0:

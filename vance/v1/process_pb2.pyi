@@ -135,14 +135,16 @@ class PauseSessionRequest(_message.Message):
     def __init__(self, session_id: _Optional[str] = ...) -> None: ...
 
 class ListChatMessagesRequest(_message.Message):
-    __slots__ = ("session_id", "process_id", "limit")
+    __slots__ = ("session_id", "process_id", "limit", "through")
     SESSION_ID_FIELD_NUMBER: _ClassVar[int]
     PROCESS_ID_FIELD_NUMBER: _ClassVar[int]
     LIMIT_FIELD_NUMBER: _ClassVar[int]
+    THROUGH_FIELD_NUMBER: _ClassVar[int]
     session_id: str
     process_id: str
     limit: int
-    def __init__(self, session_id: _Optional[str] = ..., process_id: _Optional[str] = ..., limit: _Optional[int] = ...) -> None: ...
+    through: int
+    def __init__(self, session_id: _Optional[str] = ..., process_id: _Optional[str] = ..., limit: _Optional[int] = ..., through: _Optional[int] = ...) -> None: ...
 
 class ListChatMessagesResponse(_message.Message):
     __slots__ = ("messages",)
@@ -305,20 +307,22 @@ class WorkerMessage(_message.Message):
     def __init__(self, hello: _Optional[_Union[WorkerHello, _Mapping]] = ..., heartbeat: _Optional[_Union[WorkerHeartbeat, _Mapping]] = ..., event: _Optional[_Union[TurnEvent, _Mapping]] = ..., commit: _Optional[_Union[TurnCommit, _Mapping]] = ..., failure: _Optional[_Union[TurnFailure, _Mapping]] = ..., draining: _Optional[_Union[WorkerDraining, _Mapping]] = ...) -> None: ...
 
 class TurnAssignment(_message.Message):
-    __slots__ = ("turn_id", "attempt", "call", "process", "pending", "lease_deadline_ms")
+    __slots__ = ("turn_id", "attempt", "call", "process", "pending", "lease_deadline_ms", "chat_count")
     TURN_ID_FIELD_NUMBER: _ClassVar[int]
     ATTEMPT_FIELD_NUMBER: _ClassVar[int]
     CALL_FIELD_NUMBER: _ClassVar[int]
     PROCESS_FIELD_NUMBER: _ClassVar[int]
     PENDING_FIELD_NUMBER: _ClassVar[int]
     LEASE_DEADLINE_MS_FIELD_NUMBER: _ClassVar[int]
+    CHAT_COUNT_FIELD_NUMBER: _ClassVar[int]
     turn_id: str
     attempt: int
     call: _common_pb2.LifecycleCall
     process: _common_pb2.ThinkProcess
     pending: _containers.RepeatedCompositeFieldContainer[_common_pb2.SteerMessage]
     lease_deadline_ms: int
-    def __init__(self, turn_id: _Optional[str] = ..., attempt: _Optional[int] = ..., call: _Optional[_Union[_common_pb2.LifecycleCall, str]] = ..., process: _Optional[_Union[_common_pb2.ThinkProcess, _Mapping]] = ..., pending: _Optional[_Iterable[_Union[_common_pb2.SteerMessage, _Mapping]]] = ..., lease_deadline_ms: _Optional[int] = ...) -> None: ...
+    chat_count: int
+    def __init__(self, turn_id: _Optional[str] = ..., attempt: _Optional[int] = ..., call: _Optional[_Union[_common_pb2.LifecycleCall, str]] = ..., process: _Optional[_Union[_common_pb2.ThinkProcess, _Mapping]] = ..., pending: _Optional[_Iterable[_Union[_common_pb2.SteerMessage, _Mapping]]] = ..., lease_deadline_ms: _Optional[int] = ..., chat_count: _Optional[int] = ...) -> None: ...
 
 class TurnAck(_message.Message):
     __slots__ = ("turn_id", "ok", "error")
