@@ -10,7 +10,7 @@ from engine_worker.engines import default_engines
 from engine_worker.worker import Worker
 from vance.channels import Channels
 from vance.config import load_config
-from vance.llm import LiteLLMClient, is_configured, warm_up
+from vance.llm import LiteLLMClient, is_configured, warm_up_call
 from vance.logsetup import setup_logging
 from vance.server import run_main, wait_for_signal
 from vance.v1 import tool_pb2_grpc
@@ -38,7 +38,12 @@ async def serve() -> None:
     if is_configured(config.llm):
         # Before taking turns: litellm's first call would otherwise spend ~0.7 s of CPU on
         # imports inside the first user's turn (vance/llm.py warm_up).
-        await asyncio.to_thread(warm_up)
+        try:
+            await warm_up_call(config.llm)
+        except Exception:
+            logger.warning(
+                "warming up the model client failed; the first turn pays for it", exc_info=True
+            )
     run = asyncio.ensure_future(worker.run())
     logger.info("worker %s runs engines %s", worker.worker_id, registry.names())
     stop = asyncio.ensure_future(wait_for_signal())

@@ -19,7 +19,7 @@ from session_service.store import SessionStore
 from session_service.suggest import Suggester
 from vance.clock import Clock
 from vance.config import LlmConfig
-from vance.llm import ChunkSink, LiteLLMClient, ModelReply, is_configured, warm_up
+from vance.llm import ChunkSink, LiteLLMClient, ModelReply, is_configured, warm_up_call
 from vance.store import Document
 from vance.v1 import process_pb2_grpc
 
@@ -42,7 +42,7 @@ class LazyModel:
         the first session's suggestion does not wait for it."""
         async with self._lock:
             if self._client is None:
-                await asyncio.to_thread(warm_up)
+                await warm_up_call(self._config)
                 self._client = LiteLLMClient(self._config, purpose=SUGGEST_PURPOSE)
 
     async def complete(

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import importlib
 import json
 import logging
@@ -195,6 +196,46 @@ def warm_up() -> None:
             importlib.import_module(name)
         except Exception as exc:  # a module litellm no longer has, or that fails to import
             logger.debug("warm-up import of %s skipped: %r", name, exc)
+
+
+async def warm_up_call(config: LlmConfig) -> None:
+    """Imports (in a thread), then one streamed tool call through litellm against a local
+    OpenAI-compatible stand-in on loopback: litellm builds pydantic schemas, tokenizers and
+    price lookups on first use (about a second of CPU), and this pays for it before a user's
+    turn does. No provider is called, so nothing is billed."""
+    await asyncio.to_thread(warm_up)
+    from vance.testing.scripted_llm import Rule, ScriptedLlmServer
+
+    server = ScriptedLlmServer()
+    await server.start()
+    try:
+        server.script.add(
+            Rule(text="ok", tool_calls=[{"name": "warm_up", "arguments": {"ok": True}}])
+        )
+        model = config.model if config.model.startswith("openai/") else "openai/gpt-4o-mini"
+        client = LiteLLMClient(
+            LlmConfig(model=model, api_base=server.base_url, api_key="warm-up", timeout_s=30)
+        )
+
+        async def ignore(_: str) -> None:
+            return None
+
+        await client.complete(
+            tier="default:chat",
+            messages=[{"role": "user", "content": "warm up"}],
+            tools=[
+                {
+                    "type": "function",
+                    "function": {
+                        "name": "warm_up",
+                        "parameters": {"type": "object", "properties": {"ok": {"type": "boolean"}}},
+                    },
+                }
+            ],
+            on_chunk=ignore,
+        )
+    finally:
+        await server.stop()
 
 
 def _parse_arguments(raw: str) -> dict[str, Any]:
