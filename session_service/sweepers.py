@@ -31,6 +31,8 @@ from vance.v1 import process_pb2 as ppb
 logger = logging.getLogger(__name__)
 
 LEASE = "session-sweeps"
+# Due sessions handled at once within one sweep (each is its own compare-and-sets).
+SWEEP_CONCURRENCY = 8
 
 
 @dataclass
@@ -160,7 +162,8 @@ class Sweepers:
         stale = self.config.bind_stale_after_ms
         due, docs, shards = await self._due(BOUND, now, only, report)
         done, later = {s: v for s, v in due.items() if s not in docs}, {}
-        for sid, doc in docs.items():
+
+        async def one(sid: str, doc: Document) -> None:
             holder = doc.get("bound_connection_id")
             activity = int(doc.get("last_activity_at_ms") or 0)
             if not holder:
@@ -177,6 +180,8 @@ class Sweepers:
                     done[sid] = due[sid]
                 else:
                     later[sid] = now + stale  # a frame arrived meanwhile: look again later
+
+        await _each(docs, one)
         await self._finish(BOUND, later, done, shards)
 
     async def idle(self, now: int, only: frozenset[str] | None, report: SweepReport) -> None:
@@ -184,11 +189,12 @@ class Sweepers:
         pre-filter), with no engine RUNNING, BLOCKED or PAUSED -> suspend, cause IDLE."""
         due, docs, shards = await self._due(IDLE, now, only, report)
         done, later = {s: v for s, v in due.items() if s not in docs}, {}
-        for sid, doc in docs.items():
+
+        async def one(sid: str, doc: Document) -> None:
             session = Session.model_validate(doc)
             if session.status.value not in OPEN or session.lifecycle.on_idle is not OnIdle.SUSPEND:
                 done[sid] = due[sid]
-                continue
+                return
             when = self.c.idle_due(session)
             if when > now:
                 later[sid] = when
@@ -196,6 +202,8 @@ class Sweepers:
                 # Busy engines have no idle deadline: such a session is looked at every tick.
                 await self.c.suspend(session, SuspendCause.IDLE, now=now)
                 report.idle_suspended += 1
+
+        await _each(docs, one)
         await self._finish(IDLE, later, done, shards)
 
     async def _engines_busy(self, session_id: str) -> bool:
@@ -216,7 +224,8 @@ class Sweepers:
         else onSuspend KEEP -> ARCHIVED, CLOSE -> CLOSED/AUTO_CLOSE. No policy beyond that."""
         due, docs, shards = await self._due(SUSPENDED, now, only, report)
         done, later = {s: v for s, v in due.items() if s not in docs}, {}
-        for sid, doc in docs.items():
+
+        async def one(sid: str, doc: Document) -> None:
             session = Session.model_validate(doc)
             if session.status is not SessionStatus.SUSPENDED or session.transition_at_ms is None:
                 done[sid] = due[sid]
@@ -227,6 +236,8 @@ class Sweepers:
                     await self._transition(session, report, now)
                 except Exception:
                     logger.exception("transition of suspended session %s failed", sid)
+
+        await _each(docs, one)
         await self._finish(SUSPENDED, later, done, shards)
 
     async def _transition(self, session: Session, report: SweepReport, now: int) -> None:
@@ -315,3 +326,23 @@ async def resume_paced(
                 await asyncio.sleep(delay_between_ms / 1000)
             tg.create_task(one(session))
     return resumed
+
+
+async def _each(docs: dict[str, Document], fn: Callable[[str, Document], Awaitable[None]]) -> None:
+    """Runs `fn` over the due sessions, SWEEP_CONCURRENCY at a time: each is independent
+    (its own compare-and-sets), and one at a time a 1% round at 10,000 sessions took seconds
+    waiting on round trips. An exception in one does not stop the others; the first is raised
+    after all ran."""
+    gate = asyncio.Semaphore(SWEEP_CONCURRENCY)
+    errors: list[BaseException] = []
+
+    async def guarded(sid: str, doc: Document) -> None:
+        async with gate:
+            try:
+                await fn(sid, doc)
+            except Exception as exc:
+                errors.append(exc)
+
+    await asyncio.gather(*(guarded(sid, doc) for sid, doc in docs.items()))
+    if errors:
+        raise errors[0]
