@@ -61,7 +61,7 @@ def sweeps_section(r: dict[str, Any]) -> list[str]:
         "quiet": "nothing due (steady state)",
         "idle_due": "1% idle: checked and suspended",
         "stale_binds": "1% stale binds released",
-        "transitions": "1% suspended past transitionAt: archived",
+        "transitions": "1% suspended past transitionAt: archived (closed when abandoned)",
         "full_scan": "for comparison: one filter scan of `sessions`",
     }
     rows = [
