@@ -86,7 +86,9 @@ class Worker:
                 task.cancel()
         self._outbox.put_nowait(_CLOSE)
 
-    async def _requests(self) -> AsyncIterator[ppb.WorkerMessage]:
+    async def _requests(self, outbox: asyncio.Queue[object]) -> AsyncIterator[ppb.WorkerMessage]:
+        """The messages of one stream. Bound to that stream's queue: a pump left over from a
+        lost stream must never take messages meant for the next one."""
         yield ppb.WorkerMessage(
             hello=ppb.WorkerHello(
                 worker_id=self.worker_id,
@@ -98,7 +100,7 @@ class Worker:
             )
         )
         while True:
-            item = await self._outbox.get()
+            item = await outbox.get()
             if item is _CLOSE:
                 return
             assert isinstance(item, ppb.WorkerMessage)
@@ -108,8 +110,9 @@ class Worker:
         self._outbox.put_nowait(msg)
 
     async def _session(self) -> None:
-        self._outbox = asyncio.Queue()
-        call = self._stub.WorkerConnect(self._requests())
+        outbox: asyncio.Queue[object] = asyncio.Queue()
+        self._outbox = outbox
+        call = self._stub.WorkerConnect(self._requests(outbox))
         heartbeat = asyncio.ensure_future(self._heartbeats())
         try:
             async for msg in call:
@@ -131,6 +134,9 @@ class Worker:
                         task.cancel()
         finally:
             heartbeat.cancel()
+            # Ends this stream's request pump (else it lingers on a queue nobody fills).
+            outbox.put_nowait(_CLOSE)
+            call.cancel()
             # Whatever still runs belongs to a stream that is gone; process_service redoes it.
             for task in self._turns.values():
                 task.cancel()

@@ -208,13 +208,17 @@ class Dispatcher:
 
     async def _sweep_loop(self) -> None:
         await self.sweep()
-        last_scan = self._clock.now_ms()
+        # A replica that just (re)started may have left turns whose leases still run: scan
+        # again once they have run out, so they are redone after one lease, not one interval.
+        next_scan = self._clock.now_ms() + min(
+            self._config.scan_interval_ms, self._config.lease_ms + self._config.heartbeat_ms
+        )
         while not self._stopping:
             await asyncio.sleep(self._config.heartbeat_ms / 1000)
             self.expire_local()
-            if self._clock.now_ms() - last_scan < self._config.scan_interval_ms:
+            if self._clock.now_ms() < next_scan:
                 continue
-            last_scan = self._clock.now_ms()
+            next_scan = self._clock.now_ms() + self._config.scan_interval_ms
             try:
                 await self.sweep()
             except Exception:

@@ -119,6 +119,18 @@ class Supervisor:
                 sys.stdout.write(f"{child.name:<{width}}| {line.decode(errors='replace')}")
                 sys.stdout.flush()
 
+    async def restart_service(self, name: str) -> None:
+        """Kills a gRPC service as a crash would (SIGKILL) and starts it again, waiting until
+        it serves: for tests of recovery, and for an operator's `vance`-run system."""
+        child = self.children[name]
+        if child.proc is not None and child.proc.returncode is None:
+            child.proc.kill()
+            await child.proc.wait()
+        if child.pump is not None:
+            await asyncio.gather(child.pump, return_exceptions=True)
+        await self._spawn(Child(name, child.argv, restarts=child.restarts + 1))
+        await _wait_grpc(self.config.address(name), 60)
+
     def kill(self, name: str, sig: int = signal.SIGKILL) -> None:
         child = self.children[name]
         if child.proc is not None and child.proc.returncode is None:
