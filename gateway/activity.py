@@ -3,6 +3,7 @@ messages for search and sees its first question-and-answer pair (session_service
 
 from __future__ import annotations
 
+import asyncio
 import logging
 
 import grpc
@@ -24,3 +25,14 @@ async def note_activity(clients: Clients, tenant: str, session_id: str) -> None:
         )
     except grpc.aio.AioRpcError as exc:
         logger.warning("activity of session %s not noted: %s", session_id, exc.code().name)
+
+
+_pending: set[asyncio.Task[None]] = set()  # strong references until each note is sent
+
+
+def note_activity_soon(clients: Clients, tenant: str, session_id: str) -> None:
+    """Sends the note without holding up the steer's reply or the connection's next frame
+    (frames of one socket are handled in order): the note is only a hint for indexing."""
+    task = asyncio.ensure_future(note_activity(clients, tenant, session_id))
+    _pending.add(task)
+    task.add_done_callback(_pending.discard)

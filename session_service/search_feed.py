@@ -34,6 +34,8 @@ from vance.v1 import process_pb2_grpc
 logger = logging.getLogger(__name__)
 
 MAX_BACKOFF_MS = 5_000
+INDEX_DELAY_MS = 1_000
+MIN_BACKOFF_MS = 500
 # A session whose processes stay busy this long without a new message is dropped from the
 # dirty set; the next steer brings it back.
 MAX_WATCH_MS = 30 * 60_000
@@ -79,7 +81,11 @@ class SearchFeed:
         self._card_activity: dict[str, int] = {}  # session -> activity its card was given
 
     async def mark(self, tenant: str, session_id: str) -> None:
-        await self._index.mark_dirty(tenant, session_id, self._clock.now_ms())
+        # Due a little later: the steer that made the session dirty has just started its turn,
+        # and a pass now would find it running and only reschedule (measured: 2-4 passes per
+        # turn under load). Search results lag a turn's end by about a second.
+        now = self._clock.now_ms()
+        await self._index.mark_dirty(tenant, session_id, now, now + INDEX_DELAY_MS)
 
     async def run(self) -> None:
         """Until cancelled: feeds due dirty sessions, at most `concurrency` at a time."""
@@ -155,7 +161,7 @@ class SearchFeed:
             logger.info("session %s busy for long without new messages; not watched", sid)
             await self._index.clear_dirty(sid, version)
         else:
-            backoff = min(max(2 * int(dirty.get("backoff_ms", 0)), 250), MAX_BACKOFF_MS)
+            backoff = min(max(2 * int(dirty.get("backoff_ms", 0)), MIN_BACKOFF_MS), MAX_BACKOFF_MS)
             await self._index.reschedule(sid, now + backoff, backoff)
 
     async def _new_messages(self, p: ThinkProcess, after: int) -> list[ChatMessage]:
