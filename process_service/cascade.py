@@ -67,7 +67,7 @@ class SessionCascade:
             if done is not None:
                 out.append(done)
         # A suspended session lives only in the store (seed 002 §9).
-        self._store.forget([str(d["_id"]) for d in out])
+        self._forget(session_id, out, whole_session=not only)
         return out
 
     async def _suspend_one(self, doc: Document, cause: str) -> Document | None:
@@ -174,8 +174,13 @@ class SessionCascade:
                     after, ProcessStatus(before["status"]), ProcessStatus.CLOSED
                 )
                 out.append(after)
-        self._store.forget([str(d["_id"]) for d in out])
+        self._forget(session_id, out, whole_session=not only)
         return out
+
+    def _forget(self, session_id: str, docs: list[Document], *, whole_session: bool) -> None:
+        self._store.forget(docs)
+        if whole_session:
+            self._lanes.events.forget(session_id)
 
     # ---- delete ----
 
@@ -185,7 +190,8 @@ class SessionCascade:
         by idempotency keys nobody keeps, so it is found by a filter (a scan, once per delete)."""
         docs = await self._docs(session_id, [])
         pids = [str(d["_id"]) for d in docs]
-        self._store.forget(pids)
+        self._store.forget(docs)
+        self._lanes.events.forget(session_id)
         counts = {"processes": 0, "chat_messages": 0, "events": 0, "inbox": 0}
         for doc in docs:
             last = int(doc.get("chat_count", 0)) + _CHAT_SLACK

@@ -239,6 +239,14 @@ class EventLog:
                 if not subs:
                     del self._subscribers[session_id]
 
+    def forget(self, session_id: str) -> None:
+        """A suspended, closed or deleted session: its writer (last seq, chunk ring) goes,
+        unless a write is in flight or someone still follows the stream. The last seq is read
+        from the store again on the next write."""
+        w = self._writers.get(session_id)
+        if w is not None and not w.busy and not w.pending and session_id not in self._subscribers:
+            del self._writers[session_id]
+
     def evict_idle(self) -> int:
         """Forgets chunk rings of sessions quiet for longer than the window."""
         horizon = self._clock.now_ms() - self._window_ms

@@ -204,11 +204,13 @@ class ProcessStore:
         out.sort(key=lambda m: m["_id"])
         return out
 
-    def forget(self, process_ids: list[str]) -> None:
-        """Drops what memory holds of these processes (suspended, closed or deleted)."""
-        self.chat_cache.forget(process_ids)
-        for pid in process_ids:
-            self._snapshots.pop(pid, None)
+    def forget(self, docs: list[Document]) -> None:
+        """Drops what memory holds of these processes (suspended, closed or deleted): chat
+        copies, recipe snapshots and their names."""
+        self.chat_cache.forget([str(d["_id"]) for d in docs])
+        for d in docs:
+            self._snapshots.pop(str(d["_id"]), None)
+            self._names.pop(f"{d.get('session_id', '')}:{d.get('name', '')}", None)
 
     # ---- session events ----
 
