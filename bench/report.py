@@ -6,6 +6,7 @@ import math
 from dataclasses import dataclass, field
 from typing import Any
 
+from bench.markdown import table
 from bench.report_lifecycle import search_section, store_calls_section, sweeps_section
 from bench.scenarios import (
     BENCH_CLIENT,
@@ -48,12 +49,6 @@ def _mib(v: int | float) -> str:
     return f"{v / 2**20:.1f} MiB"
 
 
-def _table(header: list[str], rows: list[list[str]]) -> list[str]:
-    out = ["| " + " | ".join(header) + " |", "|" + "|".join(["---"] * len(header)) + "|"]
-    out += ["| " + " | ".join(r) + " |" for r in rows]
-    return out
-
-
 def _latency(r: LatencyResult) -> list[str]:
     n = len(r.reply)
     lines = [
@@ -74,7 +69,7 @@ def _latency(r: LatencyResult) -> list[str]:
     ):
         s = Summary.of(values)
         rows.append([label, _ms(s.p50_ms), _ms(s.p99_ms), _ms(s.mean_ms), _ms(s.max_ms)])
-    lines += _table(["frame", "p50 ms", "p99 ms", "mean ms", "max ms"], rows)
+    lines += table(["frame", "p50 ms", "p99 ms", "mean ms", "max ms"], rows)
     outcomes = ", ".join(f"{k} {v}" for k, v in sorted(r.outcomes.items()))
     k = min(50, len(r.answer) // 2)
     if k:
@@ -122,7 +117,7 @@ def _throughput(results: dict[int, ThroughputResult]) -> list[str]:
                 "{:.2f} / {:.2f}".format(*_busy(r)),
             ]
         )
-    lines += _table(
+    lines += table(
         [
             "engine workers",
             "answers",
@@ -181,7 +176,7 @@ def _cpu(r: ThroughputResult) -> list[str]:
                 f"{other / r.duration_s:.2f}",
             ]
         )
-    lines += _table(["process", "CPU s", "ms CPU / turn", "cores busy"], rows)
+    lines += table(["process", "CPU s", "ms CPU / turn", "cores busy"], rows)
     return [*lines, ""]
 
 
@@ -229,7 +224,7 @@ def _memory(m: MemoryResult) -> list[str]:
             f"{_mib(m.store_rss_before)} / {_mib(m.store_rss_after)}",
         ],
     ]
-    lines += _table(["metric", "value"], rows)
+    lines += table(["metric", "value"], rows)
     return [*lines, ""]
 
 

@@ -5,12 +5,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from bench.markdown import table
 from bench.scenarios import ThroughputResult
-
-
-def _table(header: list[str], rows: list[list[str]]) -> list[str]:
-    out = ["| " + " | ".join(header) + " |", "|" + "|".join(["---"] * len(header)) + "|"]
-    return out + ["| " + " | ".join(r) + " |" for r in rows]
 
 
 def search_section(r: dict[str, Any]) -> list[str]:
@@ -35,7 +31,7 @@ def search_section(r: dict[str, Any]) -> list[str]:
         ]
         for scope in ("user", "admin")
     ]
-    lines += _table(
+    lines += table(
         ["scope", "p50 ms", "p99 ms", "max ms", "hits/query", *[f"{k} p50/p99" for k in kinds]],
         rows,
     )
@@ -68,7 +64,7 @@ def sweeps_section(r: dict[str, Any]) -> list[str]:
         [label, f"**{r[k]['median_ms']}**", str(r[k]["max_ms"]), str(r[k]["runs"])]
         for k, label in names.items()
     ]
-    lines += _table(["round", "median ms", "max ms", "runs"], rows)
+    lines += table(["round", "median ms", "max ms", "runs"], rows)
     acted = ", ".join(f"{k} {v}" for k, v in r["acted"].items())
     return [*lines, "", f"Acted on: {acted}.", ""]
 
@@ -90,7 +86,7 @@ def store_calls_section(r: ThroughputResult) -> list[str]:
         [name, f"{n / turns:.2f}"] for name, n in sorted(by_process.items(), key=lambda kv: -kv[1])
     ]
     rows.append(["**total**", f"**{sum(by_process.values()) / turns:.2f}**"])
-    lines += _table(["process", "commands / turn"], rows)
+    lines += table(["process", "commands / turn"], rows)
     every: dict[str, int] = {}
     for name, counts in r.store_calls.items():
         for key, n in counts.items():
@@ -99,7 +95,7 @@ def store_calls_section(r: ThroughputResult) -> list[str]:
     top = sorted(every.items(), key=lambda kv: -kv[1])[:20]
     lines += [
         "",
-        *_table(
+        *table(
             ["process: command collection", "per turn"], [[k, f"{n / turns:.2f}"] for k, n in top]
         ),
     ]

@@ -15,7 +15,13 @@ from recipe_service.models import (
     ResolvedLifecycle,
     SessionBlock,
 )
-from vance.domain import OnDisconnect, OnIdle, OnSuspend
+from vance.domain import (
+    LIFECYCLE_SETTINGS,
+    OnDisconnect,
+    OnIdle,
+    OnSuspend,
+    parse_lifecycle_setting,
+)
 from vance.errors import InvalidArgumentError
 
 MINUTE_MS = 60_000
@@ -31,20 +37,6 @@ BUILT_IN = Lifecycle(
 )
 # A terminal user walks away without closing anything; an hour keeps a paused CLI alive.
 FOOT_IDLE_TIMEOUT_MS = HOUR_MS
-
-SETTINGS_PREFIX = "vance.session."
-_SETTING_FIELDS = {
-    "onDisconnect": "on_disconnect",
-    "onIdle": "on_idle",
-    "onSuspend": "on_suspend",
-    "idleTimeoutMs": "idle_timeout_ms",
-    "suspendKeepDurationMs": "suspend_keep_duration_ms",
-}
-_ENUMS: dict[str, Any] = {
-    "on_disconnect": OnDisconnect,
-    "on_idle": OnIdle,
-    "on_suspend": OnSuspend,
-}
 
 
 def built_in_for(profile: str) -> Lifecycle:
@@ -98,38 +90,19 @@ def resolve_lifecycle(
 
 
 def settings_overrides(settings: Mapping[str, str]) -> dict[str, Any]:
-    """`vance.session.<property>` settings as typed values; other keys are not ours."""
+    """The lifecycle settings among `settings` as typed values; other keys are not ours."""
     out: dict[str, Any] = {}
     for key, raw in settings.items():
-        if not key.startswith(SETTINGS_PREFIX):
-            continue
-        name = _SETTING_FIELDS.get(key.removeprefix(SETTINGS_PREFIX))
+        name = LIFECYCLE_SETTINGS.get(key)
         if name is None or raw == "":
             continue
-        out[name] = _parse(key, name, raw)
-    return out
-
-
-def _parse(key: str, name: str, raw: str) -> Any:
-    enum = _ENUMS.get(name)
-    if enum is not None:
         try:
-            return enum(raw.strip().upper())
-        except ValueError:
-            allowed = ", ".join(m.value for m in enum)
+            out[name] = parse_lifecycle_setting(key, raw)
+        except ValueError as exc:
             raise InvalidArgumentError(
-                f"setting {key}={raw!r} must be one of {allowed}", reason="invalid_setting"
+                f"setting {key}={raw!r} {exc}", reason="invalid_setting"
             ) from None
-    try:
-        value = int(raw.strip())
-    except ValueError:
-        value = -1
-    if value < 0:
-        raise InvalidArgumentError(
-            f"setting {key}={raw!r} must be a non-negative number of milliseconds",
-            reason="invalid_setting",
-        )
-    return value
+    return out
 
 
 def _session(spec: RecipeSpec | None, profile: str) -> SessionBlock | None:

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 
 from pymongo.asynchronous.database import AsyncDatabase
 
-from vance.domain import OnDisconnect, OnIdle, OnSuspend
+from vance.domain import LIFECYCLE_SETTINGS, parse_lifecycle_setting
 from vance.errors import (
     AbortedError,
     InvalidArgumentError,
@@ -31,19 +31,16 @@ SETTING_ABANDONED_ENABLED = "vance.session.abandoned-detection.enabled"
 SETTING_ABANDONED_MIN_QA = "vance.session.abandoned-detection.min-qa-pairs"
 
 
-def _one_of(*allowed: str) -> Callable[[str], str]:
+def _lifecycle(key: str) -> Callable[[str], str]:
     def check(raw: str) -> str:
-        value = raw.strip().upper()
-        if value not in allowed:
-            raise ValueError(f"must be one of {', '.join(allowed)}")
-        return value
+        return str(parse_lifecycle_setting(key, raw))  # an enum's value, or milliseconds
 
     return check
 
 
 def _millis(raw: str) -> str:
     if not raw.strip().isdigit():
-        raise ValueError("must be a non-negative whole number of milliseconds")
+        raise ValueError("must be a non-negative number of milliseconds")
     return str(int(raw))
 
 
@@ -60,14 +57,10 @@ def _boolean(raw: str) -> str:
     return value
 
 
-# Key -> normaliser (raises ValueError with what is allowed). The lifecycle keys are the ones
-# recipe_service's ResolveLifecycle reads; the rest are read by session_service itself.
+# Key -> normaliser (raises ValueError with what is allowed). The lifecycle keys are parsed as
+# recipe_service's ResolveLifecycle parses them (vance/domain.py); the rest session_service reads.
 KNOWN: dict[str, Callable[[str], str]] = {
-    "vance.session.onDisconnect": _one_of(*(m.value for m in OnDisconnect)),
-    "vance.session.onIdle": _one_of(*(m.value for m in OnIdle)),
-    "vance.session.onSuspend": _one_of(*(m.value for m in OnSuspend)),
-    "vance.session.idleTimeoutMs": _millis,
-    "vance.session.suspendKeepDurationMs": _millis,
+    **{key: _lifecycle(key) for key in LIFECYCLE_SETTINGS},
     SETTING_FORCED_FLOOR: _millis,
     SETTING_ABANDONED_ENABLED: _boolean,
     SETTING_ABANDONED_MIN_QA: _positive,

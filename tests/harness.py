@@ -3,19 +3,22 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import itertools
 import json
+import os
 import socket
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import grpc
 import httpx
 import websockets
 
-from vance.config import Config
+from vance.config import Config, load_config
 from vance.supervisor import Supervisor
 from vance.testing.scripted_llm import Rule, ThreadedScriptedLlm
 from vance.v1 import process_pb2 as ppb
@@ -187,3 +190,49 @@ class System:
         for ch in self.channels.values():
             await ch.close()
         self.channels.clear()
+
+
+WORKERS = 2
+
+
+def system_env(tmp: Path, llm: ThreadedScriptedLlm) -> dict[str, str]:
+    base = free_port_block(6)
+    return {
+        "VANCE_DATA_DIR": str(tmp / "data"),
+        "VANCE_STORE_PORT": str(base + 4),
+        "VANCE_GRPC_PORT_BASE": str(base),
+        "VANCE_GATEWAY_PORT": str(base + 5),
+        "VANCE_ENGINE_WORKERS": str(WORKERS),
+        "VANCE_WORKER_SLOTS": "8",
+        "VANCE_LEASE_MS": "6000",
+        "VANCE_LLM_MODEL": "openai/scripted",
+        "VANCE_LLM_API_BASE": llm.base_url,
+        "VANCE_LLM_API_KEY": "test-key",
+        "VANCE_LOG_LEVEL": "INFO",
+        "LITELLM_LOCAL_MODEL_COST_MAP": "True",
+    }
+
+
+async def has_workers(system: System, n: int = WORKERS) -> bool:
+    try:
+        return len(await system.workers()) >= n
+    except grpc.aio.AioRpcError:
+        return False  # process_service is (re)starting
+
+
+@contextlib.asynccontextmanager
+async def running_system(
+    tmp: Path, llm: ThreadedScriptedLlm, *, logs: Path | None = None
+) -> AsyncIterator[System]:
+    """The whole system as real processes on ephemeral ports, until the block ends."""
+    env = system_env(tmp, llm)
+    config = load_config(env={**os.environ, **env})
+    sup = Supervisor(config, env, log_to=logs or tmp / "logs", quiet=True)
+    system = System(config, sup, llm)
+    try:
+        await sup.start_all()
+        await eventually(lambda: has_workers(system), what="workers to connect", timeout=60)
+        yield system
+    finally:
+        await system.close()
+        await sup.stop_all()

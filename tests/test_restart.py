@@ -6,17 +6,12 @@ stream goes on with fresh seqs that a resuming client sees once each."""
 
 from __future__ import annotations
 
-import os
 import uuid
 from collections.abc import AsyncIterator
-from pathlib import Path
 
 import pytest
 
-from tests.conftest import WORKERS, system_env
-from tests.harness import System, WsClient, eventually
-from vance.config import load_config
-from vance.supervisor import Supervisor
+from tests.harness import System, WsClient, eventually, has_workers, running_system
 from vance.testing.scripted_llm import Rule, ThreadedScriptedLlm
 from vance.v1 import common_pb2 as pb
 from vance.v1 import process_pb2 as ppb
@@ -26,25 +21,8 @@ from vance.v1 import process_pb2 as ppb
 async def own_system(
     tmp_path_factory: pytest.TempPathFactory, llm: ThreadedScriptedLlm
 ) -> AsyncIterator[System]:
-    tmp = tmp_path_factory.mktemp("restart")
-    env = system_env(tmp, llm)
-    config = load_config(env={**os.environ, **env})
-    sup = Supervisor(config, env, log_to=Path(tmp / "logs"), quiet=True)
-    system = System(config, sup, llm)
-    try:
-        await sup.start_all()
-        await eventually(lambda: _workers(system, WORKERS), what="workers to connect", timeout=60)
+    async with running_system(tmp_path_factory.mktemp("restart"), llm) as system:
         yield system
-    finally:
-        await system.close()
-        await sup.stop_all()
-
-
-async def _workers(system: System, n: int) -> bool:
-    try:
-        return len(await system.workers()) >= n
-    except Exception:
-        return False  # process_service is (re)starting
 
 
 def _answers(client: WsClient, pid: str, m: str) -> list[dict[str, object]]:
@@ -76,7 +54,7 @@ async def test_a_turn_cut_by_a_process_service_crash_is_redone_once(own_system: 
 
     await eventually(running, what="the turn to run")
     await system.supervisor.restart_service("process_service")
-    await eventually(lambda: _workers(system, WORKERS), what="workers back", timeout=60)
+    await eventually(lambda: has_workers(system), what="workers back", timeout=60)
     # One answer reaches the client, once (a redo waits for the lease: 6 s here).
     await client.wait_for(lambda f: bool(_answers(client, pid, f"{m} slow answer")), timeout=60)
     chat = (

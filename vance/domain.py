@@ -91,6 +91,40 @@ class SuspendCause(StrEnum):
     FORCED = "FORCED"
 
 
+# The lifecycle properties as tenant or project settings: setting key -> property. recipe_service
+# reads them when it resolves a session's lifecycle; session_service checks them when written.
+LIFECYCLE_SETTINGS = {
+    "vance.session.onDisconnect": "on_disconnect",
+    "vance.session.onIdle": "on_idle",
+    "vance.session.onSuspend": "on_suspend",
+    "vance.session.idleTimeoutMs": "idle_timeout_ms",
+    "vance.session.suspendKeepDurationMs": "suspend_keep_duration_ms",
+}
+_LIFECYCLE_ENUMS: dict[str, type[StrEnum]] = {
+    "on_disconnect": OnDisconnect,
+    "on_idle": OnIdle,
+    "on_suspend": OnSuspend,
+}
+
+
+def parse_lifecycle_setting(key: str, raw: str) -> StrEnum | int:
+    """The typed value of a lifecycle setting (an enum member, or milliseconds); ValueError
+    saying what is allowed otherwise. Enum names are case-insensitive."""
+    enum = _LIFECYCLE_ENUMS.get(LIFECYCLE_SETTINGS[key])
+    if enum is not None:
+        try:
+            return enum(raw.strip().upper())
+        except ValueError:
+            raise ValueError(f"must be one of {', '.join(m.value for m in enum)}") from None
+    try:
+        value = int(raw.strip())
+    except ValueError:
+        value = -1
+    if value < 0:
+        raise ValueError("must be a non-negative number of milliseconds")
+    return value
+
+
 # Statuses in which a new inbox message starts a turn (seed 002 §3).
 WAKING = (ProcessStatus.IDLE, ProcessStatus.BLOCKED)
 # Statuses in which a message is only queued until a resume.
