@@ -153,9 +153,7 @@ class EventLog:
             first = w.last_seq + 1
             for offset, event in enumerate(todo):
                 event["seq"] = first + offset
-            inserted = await self._store.insert_events(
-                [_stored(session_id, e) for e in todo], ordered=True
-            )
+            inserted = await self._store.insert_events([_stored(session_id, e) for e in todo])
             done, todo = todo[:inserted], todo[inserted:]
             for event in done:
                 if event["ephemeral"]:

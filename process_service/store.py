@@ -230,11 +230,11 @@ class ProcessStore:
     async def mark_seq(self, session_id: str, seq: int) -> None:
         await self.streams.update_one({"_id": session_id}, {"$max": {"seq": seq}}, upsert=True)
 
-    async def insert_events(self, docs: list[Document], *, ordered: bool = True) -> int:
+    async def insert_events(self, docs: list[Document]) -> int:
         """Inserts in order; returns how many went in before an id that exists already (all
         of them when none did). Other errors raise."""
         try:
-            await self.events.insert_many(docs, ordered=ordered)
+            await self.events.insert_many(docs, ordered=True)
         except BulkWriteError as exc:
             errors = exc.details.get("writeErrors") or []
             if errors and all(e.get("code") == 11000 for e in errors):
