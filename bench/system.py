@@ -5,10 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import ctypes
 import os
-import signal
-import socket
 import sys
 import tempfile
 import time
@@ -23,40 +20,14 @@ import httpx
 from bench.errors import BenchError
 from bench.wsclient import Client, status_of_name
 from vance.config import Config, load_config
-from vance.supervisor import Supervisor
+from vance.supervisor import Supervisor, die_with_parent
+from vance.testing.ports import free_port_block
 from vance.v1 import process_pb2 as ppb
 from vance.v1 import process_pb2_grpc
 
 SLOTS = 8
 T = TypeVar("T")
 _PR_SET_PDEATHSIG = 1
-
-
-def free_port_block(count: int) -> int:
-    """A base port such that base..base+count-1 are free on 127.0.0.1 now."""
-    for base in range(20000 + (time.time_ns() // 1000) % 20000, 60000, count + 7):
-        socks: list[socket.socket] = []
-        try:
-            for port in range(base, base + count):
-                s = socket.socket()
-                socks.append(s)
-                s.bind(("127.0.0.1", port))
-            return base
-        except OSError:
-            continue
-        finally:
-            for s in socks:
-                s.close()
-    raise BenchError("no block of free ports on 127.0.0.1")
-
-
-def _die_with_parent() -> None:
-    """The child gets SIGTERM when the benchmark dies, whatever killed it."""
-    try:
-        libc = ctypes.CDLL("libc.so.6", use_errno=True)
-        libc.prctl(_PR_SET_PDEATHSIG, signal.SIGTERM)
-    except OSError:
-        pass
 
 
 async def poll(
@@ -100,7 +71,7 @@ class ScriptedModel:
                 stdin=asyncio.subprocess.DEVNULL,
                 stdout=asyncio.subprocess.PIPE,
                 stderr=err,
-                preexec_fn=_die_with_parent,
+                preexec_fn=die_with_parent,
             )
         assert self.proc.stdout is not None
         try:

@@ -7,7 +7,6 @@ import contextlib
 import itertools
 import json
 import os
-import socket
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, field
@@ -20,6 +19,7 @@ import websockets
 
 from vance.config import Config, load_config
 from vance.supervisor import Supervisor
+from vance.testing.ports import free_port_block
 from vance.testing.scripted_llm import Rule, ThreadedScriptedLlm
 from vance.v1 import process_pb2 as ppb
 from vance.v1 import process_pb2_grpc, session_pb2_grpc
@@ -49,24 +49,6 @@ async def eventually(
         if time.monotonic() > deadline:
             raise AssertionError(f"timed out waiting for {what}") from last
         await asyncio.sleep(interval)
-
-
-def free_port_block(count: int) -> int:
-    """A base port such that base..base+count-1 are free now."""
-    for base in range(20000 + (time.time_ns() // 1000) % 20000, 60000, count + 7):
-        socks = []
-        try:
-            for port in range(base, base + count):
-                s = socket.socket()
-                s.bind(("127.0.0.1", port))
-                socks.append(s)
-            return base
-        except OSError:
-            continue
-        finally:
-            for s in socks:
-                s.close()
-    raise RuntimeError("no free port block")
 
 
 _ids = itertools.count(1)

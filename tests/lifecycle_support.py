@@ -16,8 +16,9 @@ from pymongo import AsyncMongoClient
 
 from session_service.hooks import Hooks
 from session_service.server import create_server
-from tests.harness import System, WsClient, eventually, free_port_block
+from tests.harness import System, WsClient, eventually
 from vance.clock import ManualClock
+from vance.testing.ports import free_port_block
 from vance.v1 import common_pb2 as pb
 from vance.v1 import process_pb2 as ppb
 from vance.v1 import recipe_pb2_grpc, session_pb2_grpc

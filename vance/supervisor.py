@@ -10,7 +10,9 @@ import os
 import signal
 import sys
 import time
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 
 import grpc
@@ -59,15 +61,45 @@ class Supervisor:
         if not self.config.embedded_store:
             return
         data = Path(self.config.data_dir).resolve()
-        await self._spawn(Child("store", ferretdb_command(data, self.config.store.port)))
-        await _wait_tcp(self.config.store.port, 60)
+        child = await self._spawn(Child("store", ferretdb_command(data, self.config.store.port)))
+        await self._until_ready(child, partial(_tcp_listens, self.config.store.port))
 
     async def start_services(self) -> None:
         for name in GRPC_SERVICES:
-            await self._spawn(Child(name, [sys.executable, "-m", name]))
-            await _wait_grpc(self.config.address(name), 60)
-        await self._spawn(Child("gateway", [sys.executable, "-m", "gateway"]))
-        await _wait_http(self.config.gateway.host, self.config.gateway.port, 60)
+            child = await self._spawn(Child(name, [sys.executable, "-m", name]))
+            await self._until_ready(child, partial(_grpc_serving, self.config.address(name)))
+        child = await self._spawn(Child("gateway", [sys.executable, "-m", "gateway"]))
+        gw = self.config.gateway
+        await self._until_ready(child, partial(_http_healthy, gw.host, gw.port))
+
+    async def _until_ready(
+        self, child: Child, probe: Callable[[], Awaitable[bool]], timeout_s: float = 60
+    ) -> None:
+        """Polls `probe` until it holds. A child that exits meanwhile fails the start at once,
+        quoting the end of its log (a port taken, a bad setting), rather than after the timeout."""
+        deadline = time.monotonic() + timeout_s
+        while not await probe():
+            assert child.proc is not None
+            if child.proc.returncode is not None:
+                raise RuntimeError(
+                    f"{child.name} exited with {child.proc.returncode} while starting"
+                    f"{self._log_tail(child)}"
+                )
+            if time.monotonic() > deadline:
+                raise TimeoutError(
+                    f"{child.name} was not ready after {timeout_s:.0f}s{self._log_tail(child)}"
+                )
+            await asyncio.sleep(0.1)
+
+    def _log_tail(self, child: Child, lines: int = 30) -> str:
+        if self.log_to is None:
+            return ""  # its output went to our stdout, already shown
+        path = self.log_to / f"{child.name}.log"
+        try:
+            tail = path.read_text(errors="replace").splitlines()[-lines:]
+        except OSError:
+            return ""
+        return f"; the end of {path}:\n" + "\n".join(tail)
 
     async def start_worker(self, index: int, *, worker_id: str = "") -> Child:
         env = {"VANCE_WORKER_ID": worker_id or f"worker-{index}-{os.getpid()}"}
@@ -81,7 +113,7 @@ class Supervisor:
         for i in range(self.config.worker.count):
             await self.start_worker(i + 1)
 
-    async def _spawn(self, child: Child, extra_env: dict[str, str] | None = None) -> None:
+    async def _spawn(self, child: Child, extra_env: dict[str, str] | None = None) -> Child:
         env = {**os.environ, **self.env, **(extra_env or {})}
         if self.log_to is not None:
             self.log_to.mkdir(parents=True, exist_ok=True)
@@ -110,6 +142,7 @@ class Supervisor:
             )
             child.pump = asyncio.ensure_future(self._prefix(child))
         self.children[child.name] = child
+        return child
 
     async def _prefix(self, child: Child) -> None:
         assert child.proc is not None and child.proc.stdout is not None
@@ -128,8 +161,8 @@ class Supervisor:
             await child.proc.wait()
         if child.pump is not None:
             await asyncio.gather(child.pump, return_exceptions=True)
-        await self._spawn(Child(name, child.argv, restarts=child.restarts + 1))
-        await _wait_grpc(self.config.address(name), 60)
+        fresh = await self._spawn(Child(name, child.argv, restarts=child.restarts + 1))
+        await self._until_ready(fresh, partial(_grpc_serving, self.config.address(name)))
 
     def kill(self, name: str, sig: int = signal.SIGKILL) -> None:
         child = self.children[name]
@@ -188,48 +221,37 @@ class Supervisor:
         return 0
 
 
-async def _wait_tcp(port: int, timeout_s: float) -> None:
-    deadline = time.monotonic() + timeout_s
-    while True:
-        try:
-            _, writer = await asyncio.open_connection("127.0.0.1", port)
-            writer.close()
-            return
-        except OSError:
-            if time.monotonic() > deadline:
-                raise TimeoutError(f"the store did not listen on {port}") from None
-            await asyncio.sleep(0.05)
+async def _tcp_listens(port: int) -> bool:
+    try:
+        _, writer = await asyncio.open_connection("127.0.0.1", port)
+    except OSError:
+        return False
+    writer.close()
+    return True
 
 
-async def _wait_grpc(address: str, timeout_s: float) -> None:
-    deadline = time.monotonic() + timeout_s
+async def _grpc_serving(address: str) -> bool:
     async with grpc.aio.insecure_channel(address) as channel:
-        stub = health_pb2_grpc.HealthStub(channel)
-        while True:
-            try:
-                resp = await stub.Check(health_pb2.HealthCheckRequest(), timeout=1)
-                if resp.status == health_pb2.HealthCheckResponse.SERVING:
-                    return
-            except grpc.aio.AioRpcError:
-                pass
-            if time.monotonic() > deadline:
-                raise TimeoutError(f"{address} did not become ready")
-            await asyncio.sleep(0.1)
-
-
-async def _wait_http(host: str, port: int, timeout_s: float) -> None:
-    deadline = time.monotonic() + timeout_s
-    while True:
         try:
-            reader, writer = await asyncio.open_connection(host, port)
-            writer.write(f"GET /healthz HTTP/1.0\r\nHost: {host}\r\n\r\n".encode())
-            await writer.drain()
-            status = await reader.readline()
-            writer.close()
-            if b" 200 " in status:
-                return
-        except OSError:
-            pass
-        if time.monotonic() > deadline:
-            raise TimeoutError(f"the gateway did not become ready on {port}")
-        await asyncio.sleep(0.1)
+            resp = await health_pb2_grpc.HealthStub(channel).Check(
+                health_pb2.HealthCheckRequest(), timeout=1
+            )
+        except grpc.aio.AioRpcError:
+            return False
+        return bool(resp.status == health_pb2.HealthCheckResponse.SERVING)
+
+
+async def _http_healthy(host: str, port: int) -> bool:
+    try:
+        reader, writer = await asyncio.open_connection(host, port)
+    except OSError:
+        return False
+    try:
+        writer.write(f"GET /healthz HTTP/1.0\r\nHost: {host}\r\n\r\n".encode())
+        await writer.drain()
+        status = await asyncio.wait_for(reader.readline(), 5)
+    except (OSError, TimeoutError):
+        return False
+    finally:
+        writer.close()
+    return b" 200 " in status
