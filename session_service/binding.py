@@ -26,6 +26,9 @@ from vance.errors import FailedPreconditionError, NotFoundError
 
 logger = logging.getLogger(__name__)
 
+_REFRESH_EVERY_MS = 1_000
+_MAX_REMEMBERED = 100_000
+
 
 @dataclass(frozen=True)
 class BindResult:
@@ -39,6 +42,12 @@ class Binding:
     def __init__(self, cascades: Cascades, *, stale_after_ms: int) -> None:
         self.c = cascades
         self.stale_after_ms = stale_after_ms
+        # lastActivityAt is written at most this often per bound connection; the frames in
+        # between only read that the bind is still theirs. A read is cheaper than a write and
+        # does not queue behind the turn's writes in the store, and a second of lag is far below
+        # any idle timeout or the bind staleness it is kept under.
+        self.refresh_every_ms = min(_REFRESH_EVERY_MS, stale_after_ms // 4)
+        self._written: dict[str, tuple[str, int]] = {}  # session -> (connection, written at)
 
     async def _usable(self, tenant: str, session_id: str, actor: Actor) -> Session:
         """The resume error table: 404 missing or closed, 403 foreign, 409 archived."""
@@ -128,19 +137,25 @@ class Binding:
         multi-client session; counts matches, not modifications, so an unchanged timestamp in
         the same millisecond is still a match."""
         now = self.c.clock.now_ms()
-        result = await self.c.store.sessions.update_one(
-            {
-                "_id": session_id,
-                "status": {"$nin": list(DEAD)},
-                "$or": [
-                    {"bound_connection_id": connection_id},
-                    {"allow_multiple_clients": True, "participants": connection_id},
-                ],
-            },
-            {"$set": {"last_activity_at_ms": now}},
-        )
-        if result.matched_count:
-            return True, False, ""
+        holds: dict[str, Any] = {
+            "_id": session_id,
+            "status": {"$nin": list(DEAD)},
+            "$or": [
+                {"bound_connection_id": connection_id},
+                {"allow_multiple_clients": True, "participants": connection_id},
+            ],
+        }
+        if self._fresh(session_id, connection_id, now):
+            if await self.c.store.sessions.find_one(holds, {"_id": 1}) is not None:
+                return True, False, ""
+        else:
+            result = await self.c.store.sessions.update_one(
+                holds, {"$set": {"last_activity_at_ms": now}}
+            )
+            if result.matched_count:
+                self._wrote(session_id, connection_id, now)
+                return True, False, ""
+        self._written.pop(session_id, None)
         if reclaim and await self._try_bind(session_id, connection_id, force=False) is not None:
             logger.info("connection %s reclaimed the bind of %s", connection_id, session_id)
             return True, True, ""
@@ -151,12 +166,26 @@ class Binding:
             return False, False, "session_archived"
         return False, False, "session_bound_elsewhere"
 
+    def _fresh(self, session_id: str, connection_id: str, now: int) -> bool:
+        written = self._written.get(session_id)
+        return (
+            written is not None
+            and written[0] == connection_id
+            and 0 <= now - written[1] < self.refresh_every_ms
+        )
+
+    def _wrote(self, session_id: str, connection_id: str, now: int) -> None:
+        if len(self._written) >= _MAX_REMEMBERED:
+            self._written.clear()  # only costs a write per session on its next frame
+        self._written[session_id] = (connection_id, now)
+
     async def release(
         self, session_id: str, connection_id: str, *, disconnect: bool
     ) -> Session | None:
         """A connection leaves. A participant just leaves; the bind holder hands the bind to a
         survivor when there is one (onDisconnect is skipped: the session stays live for the
         others); otherwise the bind is cleared and, for a disconnect, onDisconnect applies."""
+        self._written.pop(session_id, None)
         session = await self.c.store.session(session_id)
         if session is None:
             return None

@@ -2,7 +2,11 @@
 auto-suggest when it sees a session's first completed question-and-answer pair.
 
 How session_service learns of new messages: the gateway reports user activity on a session
-(`NoteSessionActivity`, after each steer); the session becomes *dirty*. A background loop reads
+(`NoteSessionActivity`, after each steer); the session becomes *dirty*. Marks are gathered in
+memory and written once per feed tick, in one bulk write for all sessions marked meanwhile: a
+write per steer cost a store command per turn and, running beside the turn's own lane take,
+held it up in the store's write queue. A mark is a hint, as the note itself is: one lost
+in a crash delays indexing until the session's next steer. A background loop reads
 the dirty sessions' processes from process_service and, for each process whose `updated_at_ms`
 moved (every turn commit moves it), the chat messages past the process's cursor
 (`ListChatMessages`, newest first, widening until the cursor is covered). A session stays dirty,
@@ -78,19 +82,46 @@ class SearchFeed:
         self._tick_s = tick_s
         self._concurrency = concurrency
         self._inflight: set[str] = set()
+        self._marks: dict[str, tuple[str, int]] = {}  # session -> (tenant, marked at), unwritten
         self._card_activity: dict[str, int] = {}  # session -> activity its card was given
 
-    async def mark(self, tenant: str, session_id: str) -> None:
+    def mark(self, tenant: str, session_id: str) -> None:
+        """Noted now, written with the next tick's marks (the earliest time kept)."""
+        self._marks.setdefault(session_id, (tenant, self._clock.now_ms()))
+
+    def forget(self, session_id: str) -> None:
+        """A deleted session's unwritten mark must not bring back a dirty document."""
+        self._marks.pop(session_id, None)
+
+    async def flush_marks(self) -> None:
+        if not self._marks:
+            return
+        marks, self._marks = self._marks, {}
         # Due a little later: the steer that made the session dirty has just started its turn,
         # and a pass now would find it running and only reschedule (measured: 2-4 passes per
         # turn under load). Search results lag a turn's end by about a second.
-        now = self._clock.now_ms()
-        await self._index.mark_dirty(tenant, session_id, now, now + INDEX_DELAY_MS)
+        await self._index.mark_dirty_many(
+            [(tenant, sid, at, at + INDEX_DELAY_MS) for sid, (tenant, at) in marks.items()]
+        )
 
     async def run(self) -> None:
-        """Until cancelled: feeds due dirty sessions, at most `concurrency` at a time."""
+        """Until cancelled: writes the gathered marks and feeds due dirty sessions, at most
+        `concurrency` at a time; a last write of the marks when cancelled."""
+        try:
+            await self._loop()
+        finally:
+            try:
+                await self.flush_marks()
+            except Exception:
+                logger.exception("writing the last activity marks failed")
+
+    async def _loop(self) -> None:
         async with asyncio.TaskGroup() as tg:
             while True:
+                try:
+                    await self.flush_marks()
+                except Exception:
+                    logger.exception("writing activity marks failed")
                 try:
                     dirty = await self._index.dirty_sessions()
                 except Exception:
@@ -236,6 +267,7 @@ class SearchFeed:
         (a hard delete, seed 002 §11.4). Called while process_service still lists the
         session's processes, or by a feed pass that finds its session deleted meanwhile."""
         sid = session.session_id
+        self.forget(sid)
         if process_ids is None:
             listed = await self._processes.ListProcesses(
                 ppb.ListProcessesRequest(session_id=sid, include_terminated=True)

@@ -314,17 +314,24 @@ class SearchStore:
     async def save_cursor(self, process_id: str, fields: Document) -> None:
         await self.cursors.update_one({"_id": process_id}, {"$set": fields}, upsert=True)
 
-    async def mark_dirty(self, tenant: str, session_id: str, now_ms: int, due_ms: int) -> None:
-        """An earlier due time stays (`$min`): a session steered again and again is still
-        indexed a second after the first steer, not only once its user pauses."""
-        await self.dirty.update_one(
-            {"_id": session_id},
-            {
-                "$set": {"tenant": tenant, "backoff_ms": 0, "watched_ms": now_ms},
-                "$min": {"due_ms": due_ms},
-                "$inc": {"v": 1},
-            },
-            upsert=True,
+    async def mark_dirty_many(self, marks: list[tuple[str, str, int, int]]) -> None:
+        """(tenant, session, marked at, due) each; one command. An earlier due time stays
+        (`$min`): a session steered again and again is still indexed a second after the first
+        steer, not only once its user pauses."""
+        await self.dirty.bulk_write(
+            [
+                UpdateOne(
+                    {"_id": session_id},
+                    {
+                        "$set": {"tenant": tenant, "backoff_ms": 0, "watched_ms": now_ms},
+                        "$min": {"due_ms": due_ms},
+                        "$inc": {"v": 1},
+                    },
+                    upsert=True,
+                )
+                for tenant, session_id, now_ms, due_ms in marks
+            ],
+            ordered=False,
         )
 
     async def dirty_sessions(self) -> list[Document]:

@@ -269,5 +269,5 @@ class SessionServicer(session_pb2_grpc.SessionServiceServicer):
     async def NoteSessionActivity(
         self, request: spb.NoteSessionActivityRequest, context: Any
     ) -> spb.NoteSessionActivityResponse:
-        await self.search.feed.mark(request.tenant_id, request.session_id)
+        self.search.feed.mark(request.tenant_id, request.session_id)
         return spb.NoteSessionActivityResponse()
