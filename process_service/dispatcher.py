@@ -72,6 +72,44 @@ class Dispatcher:
         self._ready.setdefault(engine, deque()).append(process_id)
         self._wakeup.set()
 
+    async def steer_and_start(
+        self, process_id: str, session_id: str, engine: str, msg: dict[str, Any], key: str
+    ) -> TurnRef | None:
+        """A steer of a waiting process, delivered and started in one store write when a
+        worker of its engine has a free slot and nothing queues before it; None to push the
+        message to the inbox instead. Saves a write and a wake-up hop on the common path."""
+        if self._ready.get(engine) or self._stopping or self._tg is None:
+            return None  # others wait for a slot (they go first), or we are not dispatching
+        worker = self._pick(engine)
+        if worker is None:
+            return None
+        worker.reserved += 1
+        try:
+            ref = await self._lanes.take_steered(process_id, session_id, msg, key, worker.worker_id)
+        except BaseException:
+            worker.reserved -= 1
+            raise
+        if ref is None:
+            worker.reserved -= 1
+            return None
+        self.spawn(self._start(ref, worker))
+        return ref
+
+    async def _start(self, ref: TurnRef, worker: WorkerConn) -> None:
+        """After the steer's reply: the RUNNING event first (so the worker's events follow
+        it), then the assignment."""
+        try:
+            await self._lanes.status_event(ref.process, ref.prev_status, ProcessStatus.RUNNING)
+        except Exception:
+            logger.exception("the RUNNING event of %s was not written", ref.process_id)
+        finally:
+            worker.reserved -= 1
+        try:
+            await self._hand_over(ref, worker)
+        except Exception as exc:
+            logger.exception("handing turn %s to %s failed", ref.turn_id, worker.worker_id)
+            await self._redo(ref, f"assignment failed: {exc!r}")
+
     def cancel_turn(self, turn_id: str) -> None:
         ref = self._turns.get(turn_id)
         if ref is None:
@@ -197,8 +235,11 @@ class Dispatcher:
         if ref is None:
             self._wakeup.set()
             return
+        await self._hand_over(ref, worker)
+
+    async def _hand_over(self, ref: TurnRef, worker: WorkerConn) -> None:
         ref.engine_version = worker.engines.get(ref.engine, "")
-        ref.process["recipe_snapshot"] = await self._store.snapshot(process_id)
+        ref.process["recipe_snapshot"] = await self._store.snapshot(ref.process_id)
         if worker.closed:
             self.spawn(self._redo(ref, "worker left before the assignment"))
             return

@@ -3,10 +3,9 @@
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
-from typing import Any
+from typing import Any, Protocol
 
-from process_service.models import SteerResult
+from process_service.models import SteerResult, TurnRef
 from process_service.store import ProcessStore
 from vance.clock import Clock
 from vance.domain import HOLDING, WAKING, DeliveryOutcome, ProcessStatus, SteerMessage
@@ -15,14 +14,27 @@ from vance.ids import new_id
 
 logger = logging.getLogger(__name__)
 
-Kick = Callable[[str, str], None]
+
+class Dispatch(Protocol):
+    def kick(self, process_id: str, engine: str) -> None: ...
+
+    async def steer_and_start(
+        self, process_id: str, session_id: str, engine: str, msg: dict[str, Any], key: str
+    ) -> TurnRef | None: ...
+
+
+_MAX_ENGINES = 100_000
 
 
 class Inbox:
-    def __init__(self, store: ProcessStore, clock: Clock, kick: Kick) -> None:
+    def __init__(self, store: ProcessStore, clock: Clock, dispatch: Dispatch) -> None:
         self._store = store
         self._clock = clock
-        self._kick = kick
+        self._dispatch = dispatch
+        self._kick = dispatch.kick
+        # A process's engine never changes: known from an earlier steer, a steer of a waiting
+        # process can be delivered and started in one write (Dispatcher.steer_and_start).
+        self._engines: dict[str, str] = {}
 
     async def resolve(self, process_id: str, session_id: str, name: str) -> str | None:
         if process_id:
@@ -54,12 +66,17 @@ class Inbox:
                 if session_id and (doc or {}).get("session_id") != session_id:
                     return SteerResult(DeliveryOutcome.REJECTED, reason=f"unknown target {pid!r}")
                 return self._duplicate(doc, str(archived.get("id", "")))
-        doc = await self._store.push_pending(
-            pid,
-            {**message.model_dump(mode="json"), "keyed": explicit_key},
-            key,
-            session_id=session_id,
-        )
+        stored = {**message.model_dump(mode="json"), "keyed": explicit_key}
+        engine = self._engines.get(pid)
+        if engine is not None:
+            ref = await self._dispatch.steer_and_start(pid, session_id, engine, stored, key)
+            if ref is not None:
+                return SteerResult(
+                    DeliveryOutcome.STARTED, message_id=message.id, process=ref.process
+                )
+        doc = await self._store.push_pending(pid, stored, key, session_id=session_id)
+        if doc is not None:
+            self._remember_engine(pid, str(doc["engine"]))
         if doc is None:
             current = await self._store.get(pid)
             if current is None or (session_id and current.get("session_id") != session_id):
@@ -92,6 +109,11 @@ class Inbox:
             if status is ProcessStatus.INIT and not doc.get("lane"):
                 self._kick(pid, str(doc["engine"]))
         return SteerResult(outcome, message_id=message.id, process=doc)
+
+    def _remember_engine(self, process_id: str, engine: str) -> None:
+        if len(self._engines) >= _MAX_ENGINES:
+            self._engines.clear()  # only costs the next steer of each the slower path
+        self._engines[process_id] = engine
 
     @staticmethod
     def _duplicate(doc: dict[str, Any] | None, message_id: str) -> SteerResult:

@@ -89,6 +89,58 @@ class Lanes:
         await self._status_event(before, ProcessStatus(before["status"]), ProcessStatus.RUNNING)
         return ref
 
+    async def take_steered(
+        self, process_id: str, session_id: str, msg: dict[str, Any], key: str, worker_id: str
+    ) -> TurnRef | None:
+        """Delivers a steered message and takes the lane for it in one write, when the process
+        waits for exactly that: started, idle or blocked, no lane, nothing else pending, and no
+        message with this key. None otherwise (the caller pushes it to the inbox as usual).
+        The status event is the caller's to publish (`status_event`), after its reply."""
+        now = self.clock.now_ms()
+        lease_until = now + self.config.lease_ms
+        turn_id = new_id("turn")
+        cond: dict[str, Any] = {
+            **_LANE_FREE,
+            "started": True,
+            "status": {"$in": [s.value for s in WAKING]},
+            "pending": {"$exists": False},
+            "pending_keys": {"$ne": key},
+            "owned_keys": {"$ne": key},
+        }
+        if session_id:
+            cond["session_id"] = session_id
+        before = await self.store.update(
+            process_id,
+            cond,
+            {
+                "$push": {"owned": msg, "owned_keys": key},
+                "$set": {
+                    "lane": {
+                        "turn_id": turn_id,
+                        "attempt": 1,
+                        "worker_id": worker_id,
+                        "lease_until_ms": lease_until,
+                    },
+                    "status": ProcessStatus.RUNNING.value,
+                    "wake": False,
+                    "updated_at_ms": now,
+                },
+            },
+            after=False,
+        )
+        if before is None:
+            return None
+        return self._ref(
+            before,
+            turn_id,
+            1,
+            worker_id,
+            _call_for(before),
+            [msg],
+            int(before.get("chat_count", 0)),
+            lease_until,
+        )
+
     async def _retake(self, process_id: str, worker_id: str, now: int) -> TurnRef | None:
         """Redoes a turn whose worker was lost or whose lease expired."""
         doc = await self.store.get(process_id)

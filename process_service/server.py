@@ -44,7 +44,7 @@ async def create_server(
     )
     lanes = Lanes(store, events, clock, config.lanes)
     dispatcher = Dispatcher(store, lanes, clock, config.lanes)
-    inbox = Inbox(store, clock, dispatcher.kick)
+    inbox = Inbox(store, clock, dispatcher)
     processes = Processes(store, lanes, dispatcher.kick, dispatcher.cancel_turn)
     turns = Turns(store, events, lanes, inbox)
     processes.on_stopped = turns.on_stopped
