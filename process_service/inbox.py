@@ -71,9 +71,10 @@ class Inbox:
         if engine is not None:
             ref = await self._dispatch.steer_and_start(pid, session_id, engine, stored, key)
             if ref is not None:
-                return SteerResult(
-                    DeliveryOutcome.STARTED, message_id=message.id, process=ref.process
-                )
+                # The reply tells the status the message found (the documented contract), as
+                # the slower path does; the RUNNING event follows.
+                found = {**ref.process, "status": ref.prev_status.value}
+                return SteerResult(DeliveryOutcome.STARTED, message_id=message.id, process=found)
         doc = await self._store.push_pending(pid, stored, key, session_id=session_id)
         if doc is not None:
             self._remember_engine(pid, str(doc["engine"]))

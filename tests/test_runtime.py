@@ -166,6 +166,37 @@ async def _answered(system: System, pid: str, m: str) -> bool:
     return any(x.role == pb.CHAT_ROLE_ASSISTANT and m in x.content for x in await chat(system, pid))
 
 
+async def test_a_steer_of_a_waiting_chat_starts_its_turn_and_its_key_stays_unique(
+    system: System,
+) -> None:
+    """A steer that finds the chat IDLE starts the turn in the same write that stores it
+    (process_service/lanes.py `take_steered`); the reply still tells the status it found, and
+    the message's key is taken for as long as its turn runs."""
+    m = marker()
+    system.script(Rule(match=f"{m} slow", text=f"ack {m}", delay_ms=400))
+    client, created = await new_session(system)
+    pid = created["chatProcessId"]
+    await system.processes.Steer(steer_request(pid, f"{m} warm"))  # the engine becomes known
+    await eventually(lambda: _answered(system, pid, m), what="the first answer")
+    await wait_status(system, pid, "IDLE")
+
+    started = await system.processes.Steer(steer_request(pid, f"{m} slow", key=f"{m}-k"))
+    assert started.outcome == pb.DELIVERY_OUTCOME_STARTED and not started.duplicate
+    assert status_of(started.process) == "IDLE"
+    assert status_of(await system.process(pid)) == "RUNNING"  # taken with the steer
+    again = await system.processes.Steer(steer_request(pid, f"{m} slow", key=f"{m}-k"))
+    assert again.duplicate and again.message_id == started.message_id
+
+    await client.wait_for(
+        lambda f: f["type"] == "chat-message-appended" and f["data"]["content"] == f"ack {m}"
+    )
+    await wait_status(system, pid, "IDLE")
+    users = [x.content for x in await chat(system, pid) if x.role == pb.CHAT_ROLE_USER]
+    assert users.count(f"{m} slow") == 1
+    assert len(system.model_requests(f"{m} slow")) == 1
+    await client.close()
+
+
 async def test_paused_does_not_wake_and_resumes_with_everything_queued(system: System) -> None:
     m = marker()
     client, created = await new_session(system)
