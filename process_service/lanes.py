@@ -56,17 +56,7 @@ class Lanes:
             },
             {
                 "$rename": {"pending": "owned", "pending_keys": "owned_keys"},
-                "$set": {
-                    "lane": {
-                        "turn_id": turn_id,
-                        "attempt": 1,
-                        "worker_id": worker_id,
-                        "lease_until_ms": lease_until,
-                    },
-                    "status": ProcessStatus.RUNNING.value,
-                    "wake": False,
-                    "updated_at_ms": now,
-                },
+                "$set": _new_lane(turn_id, worker_id, lease_until, now),
             },
             after=False,
         )
@@ -114,17 +104,7 @@ class Lanes:
             cond,
             {
                 "$push": {"owned": msg, "owned_keys": key},
-                "$set": {
-                    "lane": {
-                        "turn_id": turn_id,
-                        "attempt": 1,
-                        "worker_id": worker_id,
-                        "lease_until_ms": lease_until,
-                    },
-                    "status": ProcessStatus.RUNNING.value,
-                    "wake": False,
-                    "updated_at_ms": now,
-                },
+                "$set": _new_lane(turn_id, worker_id, lease_until, now),
             },
             after=False,
         )
@@ -354,6 +334,21 @@ class Lanes:
         )
 
     status_event = _status_event
+
+
+def _new_lane(turn_id: str, worker_id: str, lease_until: int, now: int) -> dict[str, Any]:
+    """The fields a first attempt's lane take sets."""
+    return {
+        "lane": {
+            "turn_id": turn_id,
+            "attempt": 1,
+            "worker_id": worker_id,
+            "lease_until_ms": lease_until,
+        },
+        "status": ProcessStatus.RUNNING.value,
+        "wake": False,
+        "updated_at_ms": now,
+    }
 
 
 def _call_for(doc: dict[str, Any]) -> LifecycleCall:
