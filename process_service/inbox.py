@@ -31,7 +31,6 @@ class Inbox:
         self._store = store
         self._clock = clock
         self._dispatch = dispatch
-        self._kick = dispatch.kick
         # A process's engine never changes: known from an earlier steer, a steer of a waiting
         # process can be delivered and started in one write (Dispatcher.steer_and_start).
         self._engines: dict[str, str] = {}
@@ -103,12 +102,12 @@ class Inbox:
             outcome = DeliveryOutcome.DEFERRED
         elif status in WAKING and not doc.get("lane"):
             outcome = DeliveryOutcome.STARTED
-            self._kick(pid, str(doc["engine"]))
+            self._dispatch.kick(pid, str(doc["engine"]))
         else:
             # A turn runs (or the start turn is due): this message is handled next.
             outcome = DeliveryOutcome.QUEUED
             if status is ProcessStatus.INIT and not doc.get("lane"):
-                self._kick(pid, str(doc["engine"]))
+                self._dispatch.kick(pid, str(doc["engine"]))
         return SteerResult(outcome, message_id=message.id, process=doc)
 
     def _remember_engine(self, process_id: str, engine: str) -> None:
