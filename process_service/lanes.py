@@ -196,16 +196,22 @@ class Lanes:
             highest_chat=chat_base,
         )
 
-    async def renew(self, ref: TurnRef) -> bool:
+    async def renew(self, refs: list[TurnRef]) -> list[TurnRef]:
+        """Extends the leases of running turns in one store write; returns the turns whose lane
+        is no longer theirs (stopped, or taken by a redo after their lease ran out)."""
+        if not refs:
+            return []
         until = self.clock.now_ms() + self.config.lease_ms
-        doc = await self.store.update(
-            ref.process_id,
-            {"lane.turn_id": ref.turn_id, "lane.attempt": ref.attempt},
-            {"$set": {"lane.lease_until_ms": until}},
+        renewed = await self.store.renew_leases(
+            [(r.process_id, r.turn_id, r.attempt) for r in refs], until
         )
-        if doc is not None:
-            ref.lease_until_ms = until
-        return doc is not None
+        lost = []
+        for ref in refs:
+            if ref.turn_id in renewed:
+                ref.lease_until_ms = until
+            else:
+                lost.append(ref)
+        return lost
 
     async def commit(
         self,

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -30,7 +29,6 @@ class TurnRef:
     engine_version: str = ""
     process: dict[str, Any] = field(default_factory=dict)
     chat_shift: int = 0
-    events: asyncio.Queue[Any] = field(default_factory=asyncio.Queue)
     done: bool = False
 
     @property

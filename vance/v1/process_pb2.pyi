@@ -263,7 +263,7 @@ class TurnEvent(_message.Message):
     def __init__(self, turn_id: _Optional[str] = ..., chat_append: _Optional[_Union[ChatAppend, _Mapping]] = ..., stream_chunk: _Optional[_Union[_common_pb2.StreamChunk, _Mapping]] = ..., progress: _Optional[_Union[TurnProgress, _Mapping]] = ...) -> None: ...
 
 class TurnCommit(_message.Message):
-    __slots__ = ("turn_id", "status", "close_reason", "drained_ids", "summary_for_parent", "parent_payload", "close_detail")
+    __slots__ = ("turn_id", "status", "close_reason", "drained_ids", "summary_for_parent", "parent_payload", "close_detail", "events")
     TURN_ID_FIELD_NUMBER: _ClassVar[int]
     STATUS_FIELD_NUMBER: _ClassVar[int]
     CLOSE_REASON_FIELD_NUMBER: _ClassVar[int]
@@ -271,6 +271,7 @@ class TurnCommit(_message.Message):
     SUMMARY_FOR_PARENT_FIELD_NUMBER: _ClassVar[int]
     PARENT_PAYLOAD_FIELD_NUMBER: _ClassVar[int]
     CLOSE_DETAIL_FIELD_NUMBER: _ClassVar[int]
+    EVENTS_FIELD_NUMBER: _ClassVar[int]
     turn_id: str
     status: _common_pb2.ProcessStatus
     close_reason: _common_pb2.CloseReason
@@ -278,7 +279,8 @@ class TurnCommit(_message.Message):
     summary_for_parent: str
     parent_payload: _struct_pb2.Struct
     close_detail: str
-    def __init__(self, turn_id: _Optional[str] = ..., status: _Optional[_Union[_common_pb2.ProcessStatus, str]] = ..., close_reason: _Optional[_Union[_common_pb2.CloseReason, str]] = ..., drained_ids: _Optional[_Iterable[str]] = ..., summary_for_parent: _Optional[str] = ..., parent_payload: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ..., close_detail: _Optional[str] = ...) -> None: ...
+    events: _containers.RepeatedCompositeFieldContainer[TurnEvent]
+    def __init__(self, turn_id: _Optional[str] = ..., status: _Optional[_Union[_common_pb2.ProcessStatus, str]] = ..., close_reason: _Optional[_Union[_common_pb2.CloseReason, str]] = ..., drained_ids: _Optional[_Iterable[str]] = ..., summary_for_parent: _Optional[str] = ..., parent_payload: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ..., close_detail: _Optional[str] = ..., events: _Optional[_Iterable[_Union[TurnEvent, _Mapping]]] = ...) -> None: ...
 
 class TurnFailure(_message.Message):
     __slots__ = ("turn_id", "error", "retryable")
