@@ -7,7 +7,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from bench.markdown import table
+from bench.peer import PeerResult
 from bench.report_lifecycle import search_section, store_calls_section, sweeps_section
+from bench.report_summary import summary_section
 from bench.scenarios import (
     BENCH_CLIENT,
     MACHINE,
@@ -37,6 +39,7 @@ class Results:
     memory: MemoryResult | None = None
     search: dict[str, Any] | None = None
     sweeps: dict[str, Any] | None = None
+    peer: PeerResult | None = None
     failure: str = ""
     elapsed_s: float = 0.0
 
@@ -234,6 +237,7 @@ def render(r: Results) -> str:
     lines += [f"- total run time: {r.elapsed_s:.0f} s", ""]
     if r.failure:
         lines += [f"**FAILED:** {r.failure}", "", "Results measured before the failure:", ""]
+    lines += summary_section(r.latency, r.throughput, r.search, r.sweeps, r.peer)
     if r.latency is not None:
         lines += _latency(r.latency)
     if r.throughput:

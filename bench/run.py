@@ -17,6 +17,7 @@ from pathlib import Path
 import uvloop
 
 from bench.errors import BenchError
+from bench.peer import run_peer
 from bench.procstat import load_average
 from bench.report import Results, render
 from bench.scenarios import memory, steer_latency, throughput
@@ -25,7 +26,17 @@ from bench.sweeps import measure_sweeps
 from bench.system import SLOTS, BenchSystem, make_tmp
 
 TOTAL_BUDGET_S = 600.0
-ROUNDS = ("throughput1", "latency", "throughput2", "throughput4", "memory", "search", "sweeps")
+ROUNDS = (
+    "throughput1",
+    "latency",
+    "throughput2",
+    "throughput4",
+    "memory",
+    "search",
+    "sweeps",
+    "peer",
+)
+REPO = Path(__file__).resolve().parent.parent
 RESULTS = Path(__file__).resolve().parent / "results.md"
 _T0 = time.monotonic()
 
@@ -109,6 +120,12 @@ async def bench(rounds: set[str]) -> Results:
             await asyncio.wait_for(system.stop(), 90)
         except TimeoutError:
             results.failure = results.failure or "the system did not stop within 90s"
+    if "peer" in rounds and not results.failure:
+        log("(g) the LangGraph peer, same work, 32 clients (installs it on first use)")
+        results.peer = peer = await run_peer(
+            REPO, clients=32, duration_s=15, log=tmp / "logs" / "peer.log"
+        )
+        log(f"    {peer.skipped or peer.figures}")
     if results.failure or os.environ.get("BENCH_KEEP"):
         log(f"kept the data and logs in {tmp}")
     else:

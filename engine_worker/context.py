@@ -19,11 +19,13 @@ from vance.v1 import process_pb2_grpc
 
 Send = Callable[[ppb.WorkerMessage], None]
 
-# What a turn reports (chat appends, stream chunks, progress) is held back for this long before
-# it goes out, in order: one message instead of one per token, unnoticeable to a reader (a model
-# streams a token every 20-50 ms). What is still held when the turn ends rides with its commit,
-# so process_service stores a short turn's messages, events and commit in one step each.
-REPORT_WINDOW_S = 0.05
+# What a turn reports is held back briefly and goes out in order: stream chunks for at most
+# CHUNK_WINDOW_S (one message instead of one per token, unnoticeable to a reader: a model
+# streams a token every 20-50 ms), chat appends and progress for at most HOLD_S, or until a
+# chunk goes out before. What is still held when the turn ends rides with its commit, so
+# process_service stores a short turn's messages, events and commit in one write each.
+CHUNK_WINDOW_S = 0.05
+HOLD_S = 0.25
 
 
 @dataclass(frozen=True)
@@ -51,7 +53,7 @@ class EventPublisher:
             self._close_chunk()
             self._role = role
         self._chunks.append(text)
-        self._arm()
+        self._arm(CHUNK_WINDOW_S)
 
     async def progress(self, kind: str, payload: dict[str, Any]) -> None:
         self.hold(
@@ -65,7 +67,7 @@ class EventPublisher:
         """Queues a report after everything queued before it."""
         self._close_chunk()
         self._held.append(event)
-        self._arm()
+        self._arm(HOLD_S)
 
     def flush(self) -> None:
         """Sends what is held now (before something that must follow it)."""
@@ -81,9 +83,15 @@ class EventPublisher:
         held, self._held = self._held, []
         return held
 
-    def _arm(self) -> None:
-        if self._timer is None:
-            self._timer = asyncio.get_running_loop().call_later(REPORT_WINDOW_S, self.flush)
+    def _arm(self, window_s: float) -> None:
+        """Flushes within window_s at the latest (sooner if already due sooner)."""
+        loop = asyncio.get_running_loop()
+        due = loop.time() + window_s
+        if self._timer is not None:
+            if self._timer.when() <= due:
+                return
+            self._timer.cancel()
+        self._timer = loop.call_at(due, self.flush)
 
     def _close_chunk(self) -> None:
         if not self._chunks:
