@@ -88,6 +88,11 @@ class Processes:
             raise NotFoundError(f"no process {process_id!r}", reason="process_not_found")
         return doc
 
+    async def get_with_snapshot(self, process_id: str) -> dict[str, Any]:
+        """The process document with its recipe snapshot (kept in its own collection)."""
+        doc = await self.get(process_id)
+        return {**doc, "recipe_snapshot": await self._store.snapshot(process_id)}
+
     async def resolve(self, process_id: str, session_id: str, name: str) -> dict[str, Any]:
         if not process_id:
             if not (session_id and name):

@@ -110,7 +110,6 @@ async def create_server(
         heartbeat_ms=config.lanes.heartbeat_ms,
     )
     servicer = ProcessServicer(
-        store=store,
         events=events,
         inbox=inbox,
         processes=processes,

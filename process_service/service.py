@@ -14,7 +14,6 @@ from process_service.dispatcher import Dispatcher
 from process_service.events import EventLog, SubscriberOverflow
 from process_service.inbox import Inbox
 from process_service.processes import Processes
-from process_service.store import ProcessStore
 from process_service.worker_stream import WorkerStreams
 from vance import convert as c
 from vance import domain as d
@@ -30,7 +29,6 @@ class ProcessServicer(process_pb2_grpc.ProcessServiceServicer):
     def __init__(
         self,
         *,
-        store: ProcessStore,
         events: EventLog,
         inbox: Inbox,
         processes: Processes,
@@ -38,7 +36,6 @@ class ProcessServicer(process_pb2_grpc.ProcessServiceServicer):
         streams: WorkerStreams,
         cascade: SessionCascade,
     ) -> None:
-        self.store = store
         self.events = events
         self.inbox = inbox
         self.processes = processes
@@ -60,9 +57,7 @@ class ProcessServicer(process_pb2_grpc.ProcessServiceServicer):
 
     @grpc_errors
     async def GetProcess(self, request: ppb.GetProcessRequest, context: Any) -> pb.ThinkProcess:
-        doc = await self.processes.get(request.process_id)
-        snapshot = await self.store.snapshot(request.process_id)
-        return pc.process_doc_to_proto({**doc, "recipe_snapshot": snapshot})
+        return pc.process_doc_to_proto(await self.processes.get_with_snapshot(request.process_id))
 
     @grpc_errors
     async def ListProcesses(
