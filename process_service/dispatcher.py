@@ -110,19 +110,24 @@ class Dispatcher:
         return ref
 
     async def _start(self, ref: TurnRef, worker: WorkerConn) -> None:
-        """After the steer's reply: the RUNNING event first (so the worker's events follow
-        it), then the assignment."""
-        try:
-            await self._lanes.status_event(ref.process, ref.prev_status, ProcessStatus.RUNNING)
-        except Exception:
-            logger.exception("the RUNNING event of %s was not written", ref.process_id)
-        finally:
-            worker.reserved -= 1
+        """After the steer's reply: the RUNNING event is queued first (so the worker's events
+        follow it in seq order), the assignment goes out, then the event is written: the
+        worker starts without waiting for that write."""
+        running = self._lanes.queue_status_event(
+            ref.process, ref.prev_status, ProcessStatus.RUNNING
+        )
+        worker.reserved -= 1
         try:
             await self._hand_over(ref, worker)
         except Exception as exc:
             logger.exception("handing turn %s to %s failed", ref.turn_id, worker.worker_id)
             await self._redo(ref, f"assignment failed: {exc!r}")
+        finally:
+            await self._lanes.events.flush(ref.session_id)
+        try:
+            await running
+        except Exception:
+            logger.exception("the RUNNING event of %s was not written", ref.process_id)
 
     def cancel_turn(self, turn_id: str) -> None:
         ref = self._turns.get(turn_id)

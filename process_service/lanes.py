@@ -11,6 +11,7 @@ The lane lives in the process document (`lane`), so it holds across replicas and
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from typing import Any
 
@@ -325,7 +326,15 @@ class Lanes:
     async def _status_event(
         self, doc: dict[str, Any], old: ProcessStatus, new: ProcessStatus
     ) -> None:
-        await self.events.publish(
+        self.queue_status_event(doc, old, new)
+        await self.events.flush(str(doc["session_id"]))
+
+    def queue_status_event(
+        self, doc: dict[str, Any], old: ProcessStatus, new: ProcessStatus
+    ) -> asyncio.Future[int]:
+        """Queues a status event in the session's seq order without writing it (the caller
+        flushes the session's events)."""
+        return self.events.submit(
             str(doc["session_id"]),
             STATUS_CHANGED,
             {

@@ -175,9 +175,10 @@ class WorkerStreams:
                 await self._commit(ref, last)
             elif isinstance(last, Failure):
                 await self._failure(ref, last)
-        except Exception:
+        except Exception as exc:
             logger.exception("handling the end of turn %s failed", ref.turn_id)
-            self._dispatcher.finished(ref, None)
+            # The worker's slot frees; the lane, still held, is redone once its lease ran out.
+            self._dispatcher.finished(ref, Ack(ref.turn_id, False, f"commit failed: {exc!r}"))
         return True
 
     async def _store_events(self, ref: TurnRef, reports: list[Report]) -> None:
