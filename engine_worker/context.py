@@ -117,6 +117,7 @@ class ChatApi:
         stub: process_pb2_grpc.ProcessServiceStub,
         events: EventPublisher,
         committed: int = 0,
+        recent: list[ChatMessage] | None = None,
     ) -> None:
         self._turn_id = turn_id
         self._process = process
@@ -125,6 +126,9 @@ class ChatApi:
         self._ordinal = 0
         self._committed = committed  # chat messages committed before this turn
         self._appended: list[ChatMessage] = []  # this turn's, in order
+        # The last committed messages, numbered committed-len+1..committed, that came with the
+        # assignment (empty when process_service did not hold them all in memory).
+        self._recent = recent or []
 
     async def append(self, role: ChatRole, content: str, meta: dict[str, Any] | None = None) -> str:
         self._ordinal += 1
@@ -158,16 +162,25 @@ class ChatApi:
         what this turn appended so far (known here, so no read races the appends in flight)."""
         out: list[ChatMessage] = []
         if self._committed > 0 and (limit <= 0 or len(self._appended) < limit):
-            resp = await self._stub.ListChatMessages(
-                ppb.ListChatMessagesRequest(
-                    process_id=self._process.id,
-                    limit=max(0, limit - len(self._appended)) if limit > 0 else 0,
-                    through=self._committed,
-                )
-            )
-            out = [c.chat_from_proto(m) for m in resp.messages]
+            # The committed messages numbered `first`..committed, as ListChatMessages reads them.
+            first = max(1, self._committed - limit + len(self._appended) + 1) if limit > 0 else 1
+            covered_from = self._committed - len(self._recent) + 1
+            if self._recent and first >= covered_from:
+                out = self._recent[first - covered_from :]
+            else:
+                out = await self._read(limit)
         out += self._appended
         return out[-limit:] if limit > 0 else out
+
+    async def _read(self, limit: int) -> list[ChatMessage]:
+        resp = await self._stub.ListChatMessages(
+            ppb.ListChatMessagesRequest(
+                process_id=self._process.id,
+                limit=max(0, limit - len(self._appended)) if limit > 0 else 0,
+                through=self._committed,
+            )
+        )
+        return [c.chat_from_proto(m) for m in resp.messages]
 
 
 class ProcessOrchestrator:
@@ -194,6 +207,7 @@ class ThinkEngineContext:
         process: ThinkProcess,
         pending: list[SteerMessage],
         chat_count: int = 0,
+        recent_chat: list[ChatMessage] | None = None,
         llm: ModelClient,
         events: EventPublisher,
         stub: process_pb2_grpc.ProcessServiceStub,
@@ -204,7 +218,7 @@ class ThinkEngineContext:
         self.user = process.owner_user_id
         self.llm = llm
         self.events = events
-        self.chat = ChatApi(turn_id, process, stub, self.events, chat_count)
+        self.chat = ChatApi(turn_id, process, stub, self.events, chat_count, recent_chat)
         self.processes = ProcessOrchestrator(process, stub)
         self.tools = tools
         # Recipe parameters copied into the process at spawn, as the engine's settings.

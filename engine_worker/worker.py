@@ -228,6 +228,7 @@ class Worker:
             process=process,
             pending=[c.steer_from_proto(m) for m in a.pending],
             chat_count=a.chat_count,
+            recent_chat=[c.chat_from_proto(m) for m in a.recent_chat],
             llm=self._llm,
             events=events,
             stub=self._stub,

@@ -136,6 +136,7 @@ def assignment_to_proto(ref: TurnRef) -> ppb.DispatchMessage:
             pending=[c.steer_to_proto(d.steer_from_dict(m)) for m in ref.owned],
             lease_deadline_ms=ref.lease_until_ms,
             chat_count=ref.chat_base,
+            recent_chat=[chat_doc_to_proto(m) for m in ref.recent_chat],
         )
     )
 

@@ -269,6 +269,7 @@ class Dispatcher:
     async def _hand_over(self, ref: TurnRef, worker: WorkerConn) -> None:
         ref.engine_version = worker.engines.get(ref.engine, "")
         ref.process["recipe_snapshot"] = await self._store.snapshot(ref.process_id)
+        ref.recent_chat = self._store.recent_chat(ref.process_id, ref.chat_base)
         if worker.closed:
             self.spawn(self._redo(ref, "worker left before the assignment"))
             return

@@ -16,6 +16,9 @@ from vance.domain import ProcessStatus
 from vance.store import Document, is_duplicate_key
 
 SNAPSHOT_CACHE = 2048
+# Chat messages an assignment carries: as many as the longest history an engine reads by default
+# (engine_worker/engines/arthur.py `historyLimit`).
+RECENT_CHAT = 100
 LIVE = [s.value for s in ProcessStatus if s is not ProcessStatus.CLOSED]
 
 
@@ -228,6 +231,16 @@ class ProcessStore:
             out.extend(found)
         out.sort(key=lambda m: m["_id"])
         return out
+
+    def recent_chat(self, process_id: str, last: int) -> list[Document]:
+        """Messages numbered last-RECENT_CHAT+1..last (from 1 when fewer), oldest first, when
+        memory holds every one of them; else none (a gap, or nothing cached: the engine reads
+        its history with ListChatMessages instead)."""
+        numbers = range(max(1, last - RECENT_CHAT + 1), last + 1)
+        held = self.chat_cache.get(process_id, numbers)
+        if len(held) != len(numbers):
+            return []
+        return [held[n] for n in numbers]
 
     def forget(self, docs: list[Document]) -> None:
         """Drops what memory holds of these processes (suspended, closed or deleted): chat
