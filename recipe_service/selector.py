@@ -8,6 +8,7 @@ rationale, so callers have one failure pattern and nothing wrong is ever spawned
 
 from __future__ import annotations
 
+import asyncio
 import json
 import logging
 from collections.abc import Callable, Collection
@@ -19,7 +20,7 @@ from recipe_service.cascade import Recipes
 from recipe_service.catalog import EngineCatalog
 from recipe_service.inventory import Inventory, recipe_inventory
 from recipe_service.models import Recipe
-from vance.llm import ModelClient
+from vance.llm import ModelClient, warm_up
 
 logger = logging.getLogger(__name__)
 
@@ -67,6 +68,15 @@ class RecipeSelector:
         # recipe_service starts.
         self._llm_factory = llm
         self._llm: ModelClient | None = None
+
+    async def warm_up(self) -> None:
+        """Imports the model client's modules in a thread, then builds the client."""
+        try:
+            await asyncio.to_thread(warm_up)
+            if self._llm is None:
+                self._llm = self._llm_factory()
+        except Exception:
+            logger.warning("warming up the selector's model client failed", exc_info=True)
 
     async def select(
         self,

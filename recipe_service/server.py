@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
+
 from recipe_service.bundled import load_bundled_manuals, load_bundled_recipes
 from recipe_service.cascade import Recipes
 from recipe_service.catalog import EngineCatalog
@@ -11,7 +14,7 @@ from recipe_service.service import RecipeServicer
 from recipe_service.store import RecipeStore
 from vance.clock import Clock, SystemClock
 from vance.config import Config, load_config
-from vance.llm import LiteLLMClient, ModelClient
+from vance.llm import LiteLLMClient, ModelClient, is_configured
 from vance.logsetup import setup_logging
 from vance.server import GrpcHost, run_main, serve_until_signal
 from vance.store import connect
@@ -41,8 +44,15 @@ async def create_server(
         RecipeServicer(recipes, manuals, catalog, selector), host.server
     )
     bound = host.bind(config.grpc_host, config.port("recipe_service") if port is None else port)
+    # Importing litellm takes seconds of CPU; done in a thread now, the first selection does
+    # not block this service's loop with it.
+    warm = asyncio.ensure_future(selector.warm_up()) if is_configured(config.llm) else None
 
     async def close() -> None:
+        if warm is not None:
+            warm.cancel()
+            with contextlib.suppress(BaseException):
+                await warm
         await client.close()
 
     host.on_stop(close)

@@ -10,8 +10,13 @@ from typing import Any
 
 import httpx
 
+from engine_worker.engines.slartibartfast import parse_proposal
+from recipe_service.inventory import RECIPE_LIST_LIMIT, Inventory, InventoryEntry
+from recipe_service.models import RecipeSource
+from recipe_service.selector import Decision, parse_reply
 from tests.harness import System, WsClient, eventually
 from tests.test_arthur_flow import call, wait_statuses
+from vance.convert import process_from_proto
 from vance.protoutil import dict_to_struct, from_value
 from vance.testing.scripted_llm import Rule
 from vance.v1 import common_pb2 as pb
@@ -134,6 +139,11 @@ async def test_match_spawns_the_picked_recipe_on_the_callers_model(system: Syste
     for hidden in ("_slart/", "recipe-selector", f"chat-{m}", "`slartibartfast`"):
         assert hidden not in user_prompt
     assert user_prompt.rstrip().endswith("emit a single JSON object now.")
+    child = (await names(client))["minutes"]
+    assert child["title"] == "Minutes" and child["parentProcessId"] == chat
+    spawned = process_from_proto(await system.process(child["thinkProcessId"]))
+    assert spawned.params["maxIterations"] == 2  # params passed through, over the recipe's
+    assert spawned.goal == task
     await wait_statuses(client, {"chat": "IDLE", "minutes": "CLOSED"})
     messages = await client.ok("process-messages", {"processName": "minutes"})
     assert f"minutes written {m}" in [x["content"] for x in messages["messages"]]
@@ -241,6 +251,11 @@ async def test_sync_fallback_designs_stores_and_spawns_a_recipe_through_arthur(
     )
     fallback = tool_result["fallback"]
     assert tool_result["decision"] == "NONE" and tool_result["rationale"] == "No poem recipe."
+    # Arthur offers both spawn tools and its prompt says when to use which.
+    arthur = system.model_requests(f"{m} please")[0]
+    offered = {t["function"]["name"] for t in arthur["tools"]}
+    assert {"process_create", "process_create_delegate"} <= offered
+    assert "process_create_delegate with the task" in arthur["messages"][0]["content"]
     slart_id = fallback["slartProcessId"]
     path = f"_slart/{slart_id}/poet"
     assert fallback["status"] == "DONE" and fallback["recipe"] == path
@@ -413,3 +428,47 @@ async def test_the_engine_catalog_reloads_and_a_broken_file_keeps_the_old_one(
         with open(path, "w") as f:
             f.write(original)
         assert (await reload(admin)).status_code == 200
+
+
+async def test_the_inventory_is_capped_and_project_recipes_come_first(system: System) -> None:
+    m = uuid.uuid4().hex[:8]
+    many = {
+        f"task-{i:02d}": f"description: task recipe {i}\nengine: ford\n"
+        for i in range(RECIPE_LIST_LIMIT + 5)
+    }
+    pid = await project(system, m, many)
+    inventory = await recipes(system).ListInventory(
+        rpb.ListInventoryRequest(tenant_id=TENANT, project_id=pid, available_engines=["ford"])
+    )
+    assert inventory.total == len(many) + len(LISTED_BUNDLED)
+    assert [r.name for r in inventory.recipes] == sorted(many)[:RECIPE_LIST_LIMIT]
+    assert all(r.source == rpb.RECIPE_SOURCE_PROJECT for r in inventory.recipes)
+
+
+def _inventory(*entries: tuple[str, str, bool]) -> Inventory:
+    return Inventory(
+        [InventoryEntry(n, e, f"{n} things", RecipeSource.BUNDLED, ok) for n, e, ok in entries],
+        total=len(entries),
+    )
+
+
+def test_parse_reply_accepts_only_verbatim_inventory_names() -> None:
+    inv = _inventory(("analyze", "ford", True), ("hub", "eddie", False))
+    fenced = 'Sure:\n```json\n{"decision": "match", "recipe": "analyze", "rationale": "r"}\n```'
+    picked = parse_reply(fenced, inv)
+    assert (picked.decision, picked.recipe, picked.engine) == (Decision.MATCH, "analyze", "ford")
+    assert parse_reply('{"decision": "MATCH", "recipe": "Analyze"}', inv).rationale == (
+        "unknown recipe 'Analyze' — not in inventory"
+    )
+    assert "no worker runs" in parse_reply('{"decision": "MATCH", "recipe": "hub"}', inv).rationale
+    assert "no valid decision" in parse_reply('{"decision": "MAYBE"}', inv).rationale
+    assert parse_reply("[1, 2]", inv).rationale == "LLM reply has no JSON object"
+    assert "- `hub` (engine eddie) (no worker runs this engine now)" in inv.markdown()
+
+
+def test_parse_proposal_splits_the_name_off_and_names_problems() -> None:
+    name, text, problems = parse_proposal(proposal("poet", "ford", "x"))
+    assert (name, problems) == ("poet", []) and "name:" not in text and "engine: ford" in text
+    assert parse_proposal("engine: ford\n")[2] == ["name None must match ^[a-z][a-z0-9-]{0,63}$"]
+    assert parse_proposal("just prose")[2][0].startswith("the answer must be one YAML mapping")
+    assert parse_proposal("name: [unclosed\n")[2][0].startswith("the answer is not valid YAML")
