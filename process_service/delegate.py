@@ -122,6 +122,9 @@ class Delegation:
             "goal": spawn_args["goal"],
             "recipe": SLART_RECIPE,
             "title": f"Recipe design for {name}",
+            # Tells Slartibartfast whether the tool spawns its recipe (sync) or the caller has
+            # to (async), so its report to the caller says the right thing.
+            "params": {"delegateMode": "async" if async_fallback else "sync"},
         }
         try:
             slart = await self._spawn(caller, slart_args, f"{key}:slart", profile)

@@ -270,6 +270,20 @@ async def test_sync_fallback_designs_stores_and_spawns_a_recipe_through_arthur(
     )
     assert stored.engine == "ford" and stored.source_kind == rpb.RECIPE_SOURCE_PROJECT
     await wait_statuses(client, {"chat": "IDLE", "poem-slart": "CLOSED", "poem": "CLOSED"})
+
+    # Slartibartfast's close still reaches Arthur, without telling it to spawn the recipe again.
+    def slart_events() -> list[str]:
+        return [
+            x["content"]
+            for r in system.model_requests(path)
+            for x in r["messages"]
+            if x["role"] == "user"
+            and "<process-event" in str(x["content"])
+            and path in x["content"]
+        ]
+
+    events = await eventually(slart_events, timeout=30, what="Slartibartfast's event at Arthur")
+    assert all("starts it for you" in e and "Spawn it" not in e for e in events)
     poem = await client.ok("process-messages", {"processName": "poem"})
     assert f"Tides rise, tides fall {m}" in [x["content"] for x in poem["messages"]]
     phases = [
@@ -367,7 +381,9 @@ async def test_async_fallback_returns_pending_and_the_caller_hears_the_close(
 
     def arthur_heard() -> bool:
         return any(
-            "<process-event" in str(x["content"]) and f"_slart/{slart_id}/limerick" in x["content"]
+            "<process-event" in str(x["content"])
+            and f"_slart/{slart_id}/limerick" in x["content"]
+            and "Spawn it with process_create" in x["content"]
             for r in system.model_requests(m)
             for x in r["messages"]
             if x["role"] == "user"

@@ -101,7 +101,7 @@ class Slartibartfast:
                     "slart_store_recipe", {"name": name, "yaml": text}, f"store-{attempt}"
                 )
                 if stored.status is ToolCallStatus.SUCCESS and isinstance(stored.result, dict):
-                    return await _done(ctx, stored.result, attempt)
+                    return await _done(ctx, stored.result, attempt, _next_step(ctx, stored.result))
                 problems = [stored.error or "the recipe was not stored"]
             await ctx.chat.append(
                 ChatRole.SYSTEM, "Validation failed: " + "; ".join(problems), {"attempt": attempt}
@@ -144,7 +144,17 @@ def _bullets(problems: list[str]) -> str:
     return "\n".join(f"- {p}" for p in problems)
 
 
-async def _done(ctx: ThinkEngineContext, stored: dict[str, Any], attempt: int) -> TurnOutcome:
+def _next_step(ctx: ThinkEngineContext, stored: dict[str, Any]) -> str:
+    """What the parent should do with the recipe: process_create_delegate's synchronous mode
+    spawns it itself, so telling the caller to spawn it would start it twice."""
+    if ctx.settings.get("delegateMode") == "sync":
+        return "process_create_delegate starts it for you."
+    return f"Spawn it with process_create recipe={json.dumps(stored.get('recipe', ''))}."
+
+
+async def _done(
+    ctx: ThinkEngineContext, stored: dict[str, Any], attempt: int, next_step: str
+) -> TurnOutcome:
     path = str(stored.get("recipe") or "")
     engine = str(stored.get("engine") or "")
     await ctx.events.progress("STATUS", {"phase": "DONE", "recipe": path, "attempt": attempt})
@@ -157,7 +167,7 @@ async def _done(ctx: ThinkEngineContext, stored: dict[str, Any], attempt: int) -
         close_detail=path,
         summary=(
             f"Generated recipe {path} (engine {engine}): {stored.get('description', '')} "
-            f"Spawn it with process_create recipe={json.dumps(path)}."
+            f"{next_step}"
         ),
         payload={"recipe": path, "engine": engine},
     )
