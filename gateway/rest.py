@@ -8,13 +8,16 @@ deleted session answers `{"deleted": false}`.
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from fastapi import APIRouter, Request
 from pydantic import BaseModel, ConfigDict, Field
 
+from gateway.errors import GatewayError
 from gateway.limits import INT64_MAX
 from gateway.rest_deps import PathId, caller, clients, principal
+from vance.domain import PROFILE_PATTERN
 from vance.v1 import common_pb2 as pb
 from vance.v1 import recipe_pb2 as rpb
 from vance.v1 import session_pb2 as spb
@@ -92,6 +95,8 @@ async def reactivate(
     request: Request, tenant: PathId, session_id: PathId, body: ReactivateBody | None = None
 ) -> dict[str, Any]:
     profile = (body.profile if body else "") or request.headers.get("x-vance-profile") or ""
+    if profile and not re.match(PROFILE_PATTERN, profile):
+        raise GatewayError(400, f"profile must match {PROFILE_PATTERN}", "bad_profile")
     op = await _op(request, tenant, session_id, profile)
     return session_data(await clients(request).sessions.ReactivateSession(op))
 
