@@ -101,7 +101,12 @@ class Connection:
                     async for event in call:
                         if event.seq <= self.last_seq:
                             continue
-                        await self.send(event_frame(event))
+                        try:
+                            rendered = event_frame(event)
+                        except ValueError as exc:  # a kind this gateway does not know yet
+                            logger.warning("event %s of %s skipped: %s", event.seq, session_id, exc)
+                        else:
+                            await self.send(rendered)
                         self.last_seq = event.seq
                 except grpc.aio.AioRpcError as exc:
                     logger.info(
@@ -112,6 +117,10 @@ class Connection:
             # The client is gone (starlette raises RuntimeError once the socket is closed);
             # the frame loop sees the disconnect too and releases the bind.
             logger.debug("event pump of %s stopped: %s", session_id, exc)
+        except Exception:
+            # A bug here must not take the socket's TaskGroup (and so the socket) down with it:
+            # the client keeps its socket and can resume from its last seq.
+            logger.exception("event pump of %s failed", session_id)
 
     async def welcome(self) -> None:
         await self.send(
