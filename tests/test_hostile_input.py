@@ -191,6 +191,9 @@ async def test_hostile_rest_bodies_and_ids_get_json_errors_with_reasons(system: 
         ("PATCH", f"/session/{sid}/metadata", json.dumps({"title": "x" * 300_000}), {413}),
         ("POST", "/access/dev", f'{{"password": "{SURROGATE}"}}', {400}),
         ("GET", "/no/such/route", "", {404}),
+        ("GET", f"/sessions?limit={10**30}", "", {400}),
+        ("GET", "/sessions?includeArchived=maybe", "", {400}),
+        ("GET", f"/sessions/search?q={'q' * 600}", "", {400}),
     ]
     async with api(system, token) as http:
         for method, path, body, codes in cases:
