@@ -114,7 +114,7 @@ async def serve(ws: WebSocket, tenant: str, deps: SocketDeps) -> None:
             await conn.welcome()
             await _frames(conn, deps)
         except WebSocketDisconnect:
-            pass
+            pass  # the client left: the normal end of a socket; the bind is released below
         finally:
             await binding.release(conn, disconnect=True)
             await conn.unbind()
