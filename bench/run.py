@@ -16,6 +16,7 @@ from pathlib import Path
 
 import uvloop
 
+from bench.delegate import measure_delegate
 from bench.errors import BenchError
 from bench.peer import run_peer
 from bench.procstat import load_average
@@ -34,6 +35,7 @@ ROUNDS = (
     "memory",
     "search",
     "sweeps",
+    "delegate",
     "peer",
 )
 REPO = Path(__file__).resolve().parent.parent
@@ -83,6 +85,10 @@ async def _measure(
         log("(f) lifecycle sweeps at 10,000 sessions")
         results.sweeps = w = await measure_sweeps(system, 10_000)
         log(f"    nothing due: {w['quiet']['median_ms']} ms")
+    if "delegate" in rounds:
+        log("(g) process_create_delegate added latency (MATCH)")
+        results.delegate = d = await measure_delegate(system)
+        log(f"    +{d['added_p50_ms']} ms at the median")
 
 
 async def bench(rounds: set[str]) -> Results:
@@ -121,7 +127,7 @@ async def bench(rounds: set[str]) -> Results:
         except TimeoutError:
             results.failure = results.failure or "the system did not stop within 90s"
     if "peer" in rounds and not results.failure:
-        log("(g) the LangGraph peer, same work, 32 clients (installs it on first use)")
+        log("(h) the LangGraph peer, same work, 32 clients (installs it on first use)")
         results.peer = peer = await run_peer(
             REPO, clients=32, duration_s=15, log=tmp / "logs" / "peer.log"
         )
