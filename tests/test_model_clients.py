@@ -73,6 +73,13 @@ async def test_both_clients_give_the_same_reply_tool_calls_and_usage(
     via_litellm = await _call(LiteLLMClient(config), m)
     direct = await _call(OpenAIClient(config), m)
     assert direct == via_litellm
+    # The same request reached the server: model, messages, tools, streaming with usage.
+    sent = [r for r in llm.script.requests if m in str(r.get("messages"))][-2:]
+    fields = ("model", "messages", "tools", "stream", "stream_options")
+    assert [{k: r.get(k) for k in fields} for r in sent] == [
+        {k: sent[0].get(k) for k in fields}
+    ] * 2
+    assert sent[0]["model"] == "scripted" and sent[0]["tools"] == [TOOL]
     reply, chunks = direct
     assert reply.text == "two tools and a few words" == "".join(chunks)
     assert len(chunks) == 3  # streamed as the server sent it

@@ -225,14 +225,20 @@ class OpenAIClient:
         temperature: float | None = None,
     ) -> ModelReply:
         model = resolve_model(self._config, tier)
+        # The messages and tools are plain JSON already: sent as extra body fields, the SDK
+        # sends them as they are instead of walking them against its typed schemas (its
+        # `_transform` took a fifth of a worker's event-loop time in a py-spy profile of
+        # `make bench`). The request on the wire is the same.
+        body: dict[str, Any] = {"messages": messages}
+        if tools:
+            body["tools"] = tools
         kwargs: dict[str, Any] = {
             "model": model.removeprefix(OPENAI_PREFIX),
-            "messages": messages,
+            "messages": [],
             "stream": True,
             "stream_options": {"include_usage": True},
+            "extra_body": body,
         }
-        if tools:
-            kwargs["tools"] = tools
         if temperature is not None:
             kwargs["temperature"] = temperature
         try:
