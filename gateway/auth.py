@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-import secrets
 import time
 from dataclasses import dataclass
-from pathlib import Path
 
 import jwt
 
+from vance.auth import on_behalf_of, user_secret
 from vance.config import Config
 from vance.errors import UnauthenticatedError
 
@@ -26,17 +25,8 @@ class Principal:
 
 def load_secret(config: Config) -> str:
     """The configured secret, or one generated once and kept in the data directory, so tokens
-    survive restarts of the embedded default."""
-    if config.gateway.jwt_secret:
-        return config.gateway.jwt_secret
-    path = Path(config.data_dir) / "jwt-secret"
-    if path.exists():
-        return path.read_text().strip()
-    path.parent.mkdir(parents=True, exist_ok=True)
-    secret = secrets.token_urlsafe(48)
-    path.write_text(secret)
-    path.chmod(0o600)
-    return secret
+    survive restarts of the embedded default; the services verify tokens with the same one."""
+    return user_secret(config)
 
 
 class Tokens:
@@ -60,6 +50,9 @@ class Tokens:
             claims = jwt.decode(token, self._secret, algorithms=["HS256"])
         except jwt.PyJWTError as exc:
             raise UnauthenticatedError(f"invalid token: {exc}", reason="bad_token") from exc
+        # From here on, the gRPC calls this request (or socket) makes carry the user's token,
+        # so the services act as the user (vance/authclient.py).
+        on_behalf_of.set(token)
         return Principal(str(claims["tenant"]), str(claims["sub"]), tuple(claims.get("roles", [])))
 
 

@@ -28,7 +28,7 @@ async def create_server(
     clock = clock or SystemClock()
     recipes = Recipes(store.recipes, catalog, load_bundled_recipes(catalog.names()), clock)
     manuals = Manuals(store.manuals, load_bundled_manuals(), recipes, clock)
-    host = GrpcHost([SERVICE_NAME])
+    host = GrpcHost([SERVICE_NAME], config)
     recipe_pb2_grpc.add_RecipeServiceServicer_to_server(
         RecipeServicer(recipes, manuals, catalog), host.server
     )

@@ -17,11 +17,20 @@ from vance.channels import Channels
 from vance.clock import Clock, SystemClock
 from vance.config import Config, load_config
 from vance.logsetup import setup_logging
+from vance.owners import CachedOwners, SessionLookup
 from vance.server import GrpcHost, run_main, serve_until_signal
 from vance.store import connect
 from vance.v1 import process_pb2_grpc, recipe_pb2_grpc, session_pb2, session_pb2_grpc
 
 SERVICE_NAME = session_pb2.DESCRIPTOR.services_by_name["SessionService"].full_name
+
+
+def _session_owner(store: SessionStore) -> SessionLookup:
+    async def owner(session_id: str) -> tuple[str, str] | None:
+        session = await store.session(session_id)
+        return (session.tenant_id, session.owner_user_id) if session else None
+
+    return owner
 
 
 async def create_server(
@@ -45,7 +54,7 @@ async def create_server(
     sessions.before_insert = lifecycle.cascades.index_new
     if config.seed_defaults:
         await seed_defaults(sessions)
-    host = GrpcHost([SERVICE_NAME])
+    host = GrpcHost([SERVICE_NAME], config, owners=CachedOwners(_session_owner(store)))
     session_pb2_grpc.add_SessionServiceServicer_to_server(
         SessionServicer(sessions, lifecycle, search), host.server
     )

@@ -23,7 +23,16 @@ class _JsonFormatter(logging.Formatter):
         return json.dumps(entry)
 
 
+_service = {"name": "vance"}
+
+
+def service_name() -> str:
+    """This process's service name, as given to setup_logging (its credential's subject)."""
+    return _service["name"]
+
+
 def setup_logging(config: LoggingConfig, service: str) -> None:
+    _service["name"] = service
     handler = logging.StreamHandler(sys.stderr)
     if config.json_format:
         handler.setFormatter(_JsonFormatter())
