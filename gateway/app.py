@@ -11,8 +11,9 @@ from typing import Any
 import grpc
 import uvicorn
 from fastapi import FastAPI, HTTPException, WebSocket
-from fastapi.responses import JSONResponse
+from fastapi.responses import JSONResponse, Response
 from grpc_health.v1 import health_pb2, health_pb2_grpc
+from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 from pydantic import BaseModel
 
 from gateway import rest, rest_sessions, rest_settings
@@ -24,6 +25,9 @@ from vance.config import Config, load_config
 from vance.domain import PROFILE_PATTERN
 from vance.errors import UnauthenticatedError, http_status_for, reason_of
 from vance.logsetup import setup_logging
+from vance.observability import metrics
+from vance.observability.setup import start_observability
+from vance.observability.tracing import instrument_app
 from vance.v1 import session_pb2 as spb
 
 logger = logging.getLogger(__name__)
@@ -57,6 +61,12 @@ def create_app(config: Config) -> FastAPI:
     app.include_router(rest.router)
     app.include_router(rest_sessions.router)
     app.include_router(rest_settings.router)
+    instrument_app(app)
+
+    @app.get("/metrics", include_in_schema=False)
+    async def metrics_page() -> Response:
+        """Prometheus scrapes the gateway on its own port (docs/operations.md, "Metrics")."""
+        return Response(generate_latest(), media_type=CONTENT_TYPE_LATEST)
 
     @app.get("/healthz")
     async def healthz() -> JSONResponse:
@@ -114,7 +124,8 @@ def create_app(config: Config) -> FastAPI:
             profile=profile,
             ping_interval_s=config.gateway.ping_interval_s,
         )
-        await conn.run()
+        with metrics.WS_CONNECTIONS.track_inprogress():
+            await conn.run()
 
     return app
 
@@ -122,6 +133,7 @@ def create_app(config: Config) -> FastAPI:
 def main() -> None:
     config = load_config()
     setup_logging(config.logging, "gateway")
+    start_observability(config, "gateway")
     uvicorn.run(
         create_app(config),
         host=config.gateway.host,

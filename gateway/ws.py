@@ -21,6 +21,7 @@ from gateway.handlers import HANDLERS, FrameError
 from vance import PROTOCOL_VERSION, __version__
 from vance.errors import http_status_for, reason_of
 from vance.ids import new_id
+from vance.observability import tracing
 
 logger = logging.getLogger(__name__)
 
@@ -177,7 +178,8 @@ class Connection:
             )
             return
         try:
-            reply = await handler(self, env.data)
+            with tracing.frame_span(env.type, self.session_id):
+                reply = await handler(self, env.data)
         except FrameError as exc:
             await self.send(error_frame(exc.code, exc.message, exc.reason, reply_to=env.id))
             return

@@ -22,6 +22,7 @@ from vance.channels import Channels
 from vance.clock import Clock, SystemClock
 from vance.config import Config, load_config
 from vance.logsetup import setup_logging
+from vance.observability.setup import start_observability
 from vance.owners import CachedOwners, ProcessLookup, SessionLookup
 from vance.server import GrpcHost, run_main, serve_until_signal
 from vance.store import connect
@@ -148,6 +149,7 @@ async def _evict_loop(events: EventLog) -> None:
 async def serve() -> None:
     config = load_config()
     setup_logging(config.logging, "process_service")
+    start_observability(config, "process_service")
     host, _ = await create_server(config)
     await serve_until_signal(host, "process_service")
 

@@ -11,6 +11,7 @@ from recipe_service.store import RecipeStore
 from vance.clock import Clock, SystemClock
 from vance.config import Config, load_config
 from vance.logsetup import setup_logging
+from vance.observability.setup import start_observability
 from vance.server import GrpcHost, run_main, serve_until_signal
 from vance.store import connect
 from vance.v1 import recipe_pb2, recipe_pb2_grpc
@@ -44,6 +45,7 @@ async def create_server(
 async def serve() -> None:
     config = load_config()
     setup_logging(config.logging, "recipe_service")
+    start_observability(config, "recipe_service")
     host, _ = await create_server(config)
     await serve_until_signal(host, "recipe_service")
 

@@ -17,6 +17,7 @@ from vance.channels import Channels
 from vance.clock import Clock, SystemClock
 from vance.config import Config, load_config
 from vance.logsetup import setup_logging
+from vance.observability.setup import start_observability
 from vance.owners import CachedOwners, SessionLookup
 from vance.server import GrpcHost, run_main, serve_until_signal
 from vance.store import connect
@@ -75,6 +76,7 @@ async def create_server(
 async def serve() -> None:
     config = load_config()
     setup_logging(config.logging, "session_service")
+    start_observability(config, "session_service")
     host, _ = await create_server(config)
     await serve_until_signal(host, "session_service")
 

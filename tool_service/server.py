@@ -7,6 +7,7 @@ from tool_service.service import ToolServicer
 from vance.auth import ServiceCredential
 from vance.config import Config, load_config
 from vance.logsetup import setup_logging
+from vance.observability.setup import start_observability
 from vance.server import GrpcHost, run_main, serve_until_signal
 from vance.store import connect
 from vance.v1 import tool_pb2, tool_pb2_grpc
@@ -32,6 +33,7 @@ async def create_server(config: Config, *, port: int | None = None) -> tuple[Grp
 async def serve() -> None:
     config = load_config()
     setup_logging(config.logging, "tool_service")
+    start_observability(config, "tool_service")
     host, _ = await create_server(config)
     await serve_until_signal(host, "tool_service")
 

@@ -13,6 +13,7 @@ from typing import Any
 import grpc
 
 from vance.auth import ServiceCredential, on_behalf_of
+from vance.observability import tracing
 
 
 def _with_token(details: grpc.aio.ClientCallDetails, header: str) -> grpc.aio.ClientCallDetails:
@@ -77,6 +78,7 @@ def credential_interceptors(credential: ServiceCredential) -> Sequence[grpc.aio.
         _UnaryStream(credential),
         _StreamUnary(credential),
         _StreamStream(credential),
+        *tracing.client_interceptors(),
     ]
 
 

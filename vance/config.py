@@ -28,7 +28,7 @@ ENV_KEYS: dict[str, str] = {
     "VANCE_SERVICE_SECRET": "auth.service_secret",
     "VANCE_METRICS_PORT": "observability.metrics_port",
     "VANCE_OTLP_ENDPOINT": "observability.otlp_endpoint",
-    "VANCE_TRACE_FILE": "observability.trace_file",
+    "VANCE_TRACE_DIR": "observability.trace_dir",
     "VANCE_ENGINE_WORKERS": "worker.count",
     "VANCE_WORKER_SLOTS": "worker.slots",
     "VANCE_WORKER_ID": "worker.worker_id",
@@ -89,7 +89,7 @@ class ObservabilityConfig(_Frozen):
     # gets its own port: see metrics_port_for().
     metrics_port: int = 0
     otlp_endpoint: str = ""  # e.g. http://collector:4318/v1/traces; empty: no OTLP export
-    trace_file: str = ""  # a JSON-lines file spans are appended to (tests, debugging)
+    trace_dir: str = ""  # spans as JSON lines in <dir>/<service>-<pid>.jsonl (tests, debugging)
 
 
 class WorkerConfig(_Frozen):

@@ -15,6 +15,7 @@ from grpc_reflection.v1alpha import reflection
 from vance.auth import Verifier
 from vance.authz import AuthInterceptor
 from vance.config import Config
+from vance.observability import tracing
 from vance.policy import Owners
 
 logger = logging.getLogger(__name__)
@@ -40,7 +41,10 @@ class GrpcHost:
     ) -> None:
         self.server = grpc.aio.server(
             options=SERVER_OPTIONS,
-            interceptors=[AuthInterceptor(Verifier.from_config(config), owners)],
+            interceptors=[
+                *tracing.server_interceptors(),
+                AuthInterceptor(Verifier.from_config(config), owners),
+            ],
         )
         self.health = health.aio.HealthServicer()
         health_pb2_grpc.add_HealthServicer_to_server(self.health, self.server)
