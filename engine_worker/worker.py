@@ -21,7 +21,7 @@ from engine_worker.tools import ToolDispatcher
 from vance import convert as c
 from vance.domain import CloseReason, LifecycleCall, ProcessStatus
 from vance.llm import ModelClient
-from vance.observability import metrics, tracing
+from vance.observability import logcontext, metrics, tracing
 from vance.protoutil import dict_to_struct
 from vance.v1 import process_pb2 as ppb
 from vance.v1 import process_pb2_grpc, tool_pb2_grpc
@@ -158,6 +158,7 @@ class Worker:
 
     async def _run_turn(self, a: ppb.TurnAssignment) -> None:
         started = time.perf_counter()
+        logcontext.for_turn(a.process.session_id, a.process.id, a.turn_id)
         try:
             with tracing.turn_span(
                 a.trace_context,

@@ -4,8 +4,11 @@ process_service and the worker, down to the model call."""
 
 from __future__ import annotations
 
+import contextvars
 import json
+import logging
 from collections.abc import AsyncIterator
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -14,6 +17,9 @@ import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
 from tests.harness import System, WsClient, eventually, running_system
+from vance.config import LoggingConfig
+from vance.logsetup import setup_logging
+from vance.observability import logcontext
 from vance.observability.setup import FIRST_WORKER_OFFSET
 from vance.testing.ports import free_port_block
 from vance.testing.scripted_llm import ThreadedScriptedLlm
@@ -151,3 +157,31 @@ async def test_one_steer_is_one_trace_across_the_processes(
     served = next(s for s in steer if _service(s) == "process_service")
     assert served["attributes"]["vance.process_id"] == pid
     await client.close()
+
+
+def test_json_logs_carry_service_time_and_ids(capsys: pytest.CaptureFixture[str]) -> None:
+    root = logging.getLogger()
+    saved = (root.handlers[:], root.level)
+    try:
+        setup_logging(LoggingConfig(json_format=True), "engine_worker")
+
+        def in_turn() -> None:
+            logcontext.for_turn("sess_1", "proc_1", "turn_1")
+            logging.getLogger("engine_worker").warning("turn %s slow", "turn_1")
+
+        contextvars.copy_context().run(in_turn)
+        logging.getLogger("engine_worker").warning("outside")
+    finally:
+        root.handlers[:], level = saved
+        root.setLevel(level)
+    lines = [json.loads(line) for line in capsys.readouterr().err.splitlines()]
+    turn, outside = lines[-2], lines[-1]
+    assert turn["service"] == "engine_worker" and turn["msg"] == "turn turn_1 slow"
+    assert (turn["session_id"], turn["process_id"], turn["turn_id"]) == (
+        "sess_1",
+        "proc_1",
+        "turn_1",
+    )
+    stamp = datetime.fromisoformat(turn["ts"])
+    assert stamp.tzinfo is not None and len(turn["ts"].split(".")[1]) == len("123+00:00")
+    assert "session_id" not in outside

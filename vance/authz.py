@@ -18,7 +18,7 @@ import grpc
 
 from vance.auth import Identity, Verifier, bearer_token, current_identity
 from vance.errors import REASON_KEY, VanceError
-from vance.observability import tracing
+from vance.observability import logcontext, tracing
 from vance.policy import RULES, Owners
 
 logger = logging.getLogger(__name__)
@@ -85,6 +85,7 @@ async def _admit(
             await _abort(context, error)
             return False
     current_identity.set(identity)
+    logcontext.from_request(request)
     tracing.annotate(request)
     return True
 

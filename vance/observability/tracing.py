@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from vance.config import ObservabilityConfig
+from vance.observability import logcontext
 
 _state: dict[str, Any] = {"on": False}
 _ATTRIBUTES = (("session_id", "vance.session_id"), ("process_id", "vance.process_id"))
@@ -126,7 +127,9 @@ def turn_span(carried: Any, *, session_id: str, process_id: str, turn_id: str) -
 @contextlib.contextmanager
 def frame_span(frame_type: str, session_id: str) -> Iterator[None]:
     """One client frame on the gateway's socket: a trace of its own (a socket lives for
-    hours), linked to the socket's span."""
+    hours), linked to the socket's span. The log lines it causes name its session."""
+    if session_id:
+        logcontext.session_id.set(session_id)
     if not _state["on"]:
         yield
         return
