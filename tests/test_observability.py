@@ -14,6 +14,7 @@ from typing import Any
 
 import httpx
 import pytest
+import websockets
 from prometheus_client.parser import text_string_to_metric_families
 
 from tests.harness import System, WsClient, eventually, running_system
@@ -185,3 +186,18 @@ def test_json_logs_carry_service_time_and_ids(capsys: pytest.CaptureFixture[str]
     stamp = datetime.fromisoformat(turn["ts"])
     assert stamp.tzinfo is not None and len(turn["ts"].split(".")[1]) == len("123+00:00")
     assert "session_id" not in outside
+
+
+async def test_traces_keep_no_token(observed: tuple[System, int, Path]) -> None:
+    """A socket that brings its token in the query string: the spans name the URL without it."""
+    system, _, directory = observed
+    token = await system.login()
+    async with websockets.connect(f"ws://{system.gateway}/brain/default/ws?token={token}") as ws:
+        assert json.loads(await ws.recv())["type"] == "welcome"
+
+    def redacted() -> bool:
+        return any("token=REDACTED" in json.dumps(s) for s in _spans(directory))
+
+    await eventually(redacted, what="the socket's span")
+    for path in directory.glob("*.jsonl"):
+        assert token not in path.read_text(), path.name

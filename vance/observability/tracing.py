@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import re
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
@@ -75,7 +76,22 @@ def instrument_app(app: Any) -> None:
         return
     from opentelemetry.instrumentation.fastapi import FastAPIInstrumentor
 
-    FastAPIInstrumentor.instrument_app(app, excluded_urls="healthz,metrics")
+    FastAPIInstrumentor.instrument_app(
+        app, excluded_urls="healthz,metrics", server_request_hook=_redact_tokens
+    )
+
+
+_TOKEN_PARAM = re.compile(r"(token=)[^&\s]*")
+
+
+def _redact_tokens(span: Any, scope: Any) -> None:
+    """A WebSocket may carry its bearer token in the query string; the request span's URL
+    attributes would keep it. Tokens stay out of traces as they stay out of logs."""
+    if b"token=" not in scope.get("query_string", b""):
+        return
+    for key, value in dict(getattr(span, "attributes", None) or {}).items():
+        if isinstance(value, str) and "token=" in value:
+            span.set_attribute(key, _TOKEN_PARAM.sub(r"\1REDACTED", value))
 
 
 def annotate(request: Any) -> None:
