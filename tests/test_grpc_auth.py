@@ -106,6 +106,7 @@ def _representatives(
     sessions = session_pb2_grpc.SessionServiceStub(bare["session_service"])
     processes = process_pb2_grpc.ProcessServiceStub(bare["process_service"])
     tools = tool_pb2_grpc.ToolServiceStub(bare["tool_service"])
+    host = tool_pb2_grpc.ToolHostStub(bare["process_service"])
     recipes = recipe_pb2_grpc.RecipeServiceStub(bare["recipe_service"])
     return {
         "session_service": lambda md: sessions.GetSession(
@@ -119,6 +120,11 @@ def _representatives(
             ppb.SubscribeSessionRequest(session_id=p.session_id), metadata=md
         ),
         "tool_service": lambda md: tools.ListTools(tpb.ListToolsRequest(), metadata=md),
+        # process_service's tool host: process tools acting in the caller's session
+        "tool host": lambda md: host.Invoke(
+            tpb.InvokeToolRequest(tool_name="no_such_tool", session_id=p.session_id),
+            metadata=md,
+        ),
         "recipe_service": lambda md: recipes.ListRecipes(
             rpb.ListRecipesRequest(tenant_id=TENANT), metadata=md
         ),
@@ -145,10 +151,11 @@ async def test_every_service_refuses_other_users(
     # the owner reaches their own session; tools are for services only
     for name in ("session_service", "process_service", "recipe_service"):
         assert await _code(calls[name], people.alice) == grpc.StatusCode.OK, name
-    assert await _code(calls["tool_service"], people.alice) == grpc.StatusCode.PERMISSION_DENIED
+    for name in ("tool_service", "tool host"):
+        assert await _code(calls[name], people.alice) == grpc.StatusCode.PERMISSION_DENIED
     service = system.credential.header().removeprefix("Bearer ")
     for name, call in calls.items():
-        if name != "process_service (stream)":
+        if name not in ("process_service (stream)", "tool host"):
             assert await _code(call, service) == grpc.StatusCode.OK, name
 
 
