@@ -32,6 +32,7 @@ Rule = Callable[[Any, Identity, Owners | None], Awaitable[None]]
 _SESSION = "vance.v1.SessionService/"
 _PROCESS = "vance.v1.ProcessService/"
 _RECIPE = "vance.v1.RecipeService/"
+_TOKENS = "vance.v1.TokenService/"
 
 
 def _deny(message: str, reason: str) -> PermissionDeniedError:
@@ -101,7 +102,21 @@ async def tenant_admin(request: Any, who: Identity, owners: Owners | None) -> No
     _admin(who)
 
 
+async def any_admin(request: Any, who: Identity, owners: Owners | None) -> None:
+    """Deployment-wide operations the gateway offers tenant admins (the engine catalog is one
+    per recipe_service, see gateway/rest_catalog.py)."""
+    _admin(who)
+
+
 async def get_user(request: Any, who: Identity, owners: Owners | None) -> None:
+    _tenant(request, who)
+    if request.username != who.name:
+        _admin(who)
+
+
+async def own_tokens(request: Any, who: Identity, owners: Owners | None) -> None:
+    """A user's own revocation record (the gateway reads it per socket, logout writes it);
+    another user's: tenant admins."""
     _tenant(request, who)
     if request.username != who.name:
         _admin(who)
@@ -188,6 +203,16 @@ RULES.update(
             "PauseSession": session_only,
             "ListChatMessages": process_or_session,
             "SubscribeSession": session_only,
+            "ListWorkers": any_admin,
+        }.items()
+    }
+)
+RULES.update(
+    {
+        f"/{_TOKENS}{name}": rule
+        for name, rule in {
+            "GetTokenRevocations": own_tokens,
+            "RevokeTokens": own_tokens,
         }.items()
     }
 )
@@ -204,6 +229,7 @@ RULES.update(
             "DeleteRecipe": tenant_admin,
             "PutManual": tenant_admin,
             "DeleteManual": tenant_admin,
+            "ReloadEngines": any_admin,
         }.items()
     }
 )
