@@ -392,6 +392,55 @@ func (LifecycleSource) EnumDescriptor() ([]byte, []int) {
 	return file_vance_v1_recipe_proto_rawDescGZIP(), []int{6}
 }
 
+type SelectionDecision int32
+
+const (
+	SelectionDecision_SELECTION_DECISION_UNSPECIFIED SelectionDecision = 0
+	SelectionDecision_SELECTION_DECISION_MATCH       SelectionDecision = 1
+	SelectionDecision_SELECTION_DECISION_NONE        SelectionDecision = 2
+)
+
+// Enum value maps for SelectionDecision.
+var (
+	SelectionDecision_name = map[int32]string{
+		0: "SELECTION_DECISION_UNSPECIFIED",
+		1: "SELECTION_DECISION_MATCH",
+		2: "SELECTION_DECISION_NONE",
+	}
+	SelectionDecision_value = map[string]int32{
+		"SELECTION_DECISION_UNSPECIFIED": 0,
+		"SELECTION_DECISION_MATCH":       1,
+		"SELECTION_DECISION_NONE":        2,
+	}
+)
+
+func (x SelectionDecision) Enum() *SelectionDecision {
+	p := new(SelectionDecision)
+	*p = x
+	return p
+}
+
+func (x SelectionDecision) String() string {
+	return protoimpl.X.EnumStringOf(x.Descriptor(), protoreflect.EnumNumber(x))
+}
+
+func (SelectionDecision) Descriptor() protoreflect.EnumDescriptor {
+	return file_vance_v1_recipe_proto_enumTypes[7].Descriptor()
+}
+
+func (SelectionDecision) Type() protoreflect.EnumType {
+	return &file_vance_v1_recipe_proto_enumTypes[7]
+}
+
+func (x SelectionDecision) Number() protoreflect.EnumNumber {
+	return protoreflect.EnumNumber(x)
+}
+
+// Deprecated: Use SelectionDecision.Descriptor instead.
+func (SelectionDecision) EnumDescriptor() ([]byte, []int) {
+	return file_vance_v1_recipe_proto_rawDescGZIP(), []int{7}
+}
+
 type Recipe struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	Name          string                 `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
@@ -1590,6 +1639,7 @@ type EngineInfo struct {
 	Purpose       string                 `protobuf:"bytes,2,opt,name=purpose,proto3" json:"purpose,omitempty"`
 	WhenToUse     string                 `protobuf:"bytes,3,opt,name=when_to_use,json=whenToUse,proto3" json:"when_to_use,omitempty"`
 	NotFor        string                 `protobuf:"bytes,4,opt,name=not_for,json=notFor,proto3" json:"not_for,omitempty"`
+	Unavailable   bool                   `protobuf:"varint,5,opt,name=unavailable,proto3" json:"unavailable,omitempty"` // no worker runs it now (only set when the caller said which run)
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1652,10 +1702,20 @@ func (x *EngineInfo) GetNotFor() string {
 	return ""
 }
 
+func (x *EngineInfo) GetUnavailable() bool {
+	if x != nil {
+		return x.Unavailable
+	}
+	return false
+}
+
 type ListEnginesRequest struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The engines some worker runs now (process_service knows them); entries for other engines
+	// are still listed but marked unavailable. Empty: nothing is marked.
+	AvailableEngines []string `protobuf:"bytes,1,rep,name=available_engines,json=availableEngines,proto3" json:"available_engines,omitempty"`
+	unknownFields    protoimpl.UnknownFields
+	sizeCache        protoimpl.SizeCache
 }
 
 func (x *ListEnginesRequest) Reset() {
@@ -1686,6 +1746,13 @@ func (x *ListEnginesRequest) ProtoReflect() protoreflect.Message {
 // Deprecated: Use ListEnginesRequest.ProtoReflect.Descriptor instead.
 func (*ListEnginesRequest) Descriptor() ([]byte, []int) {
 	return file_vance_v1_recipe_proto_rawDescGZIP(), []int{15}
+}
+
+func (x *ListEnginesRequest) GetAvailableEngines() []string {
+	if x != nil {
+		return x.AvailableEngines
+	}
+	return nil
 }
 
 type ListEnginesResponse struct {
@@ -1740,6 +1807,354 @@ func (x *ListEnginesResponse) GetMarkdown() string {
 	return ""
 }
 
+type SelectRecipeRequest struct {
+	state            protoimpl.MessageState `protogen:"open.v1"`
+	TenantId         string                 `protobuf:"bytes,1,opt,name=tenant_id,json=tenantId,proto3" json:"tenant_id,omitempty"`
+	ProjectId        string                 `protobuf:"bytes,2,opt,name=project_id,json=projectId,proto3" json:"project_id,omitempty"`
+	Task             string                 `protobuf:"bytes,3,opt,name=task,proto3" json:"task,omitempty"`
+	Model            string                 `protobuf:"bytes,4,opt,name=model,proto3" json:"model,omitempty"` // the caller process's model (params.model); empty: the selector recipe's
+	AvailableEngines []string               `protobuf:"bytes,5,rep,name=available_engines,json=availableEngines,proto3" json:"available_engines,omitempty"`
+	unknownFields    protoimpl.UnknownFields
+	sizeCache        protoimpl.SizeCache
+}
+
+func (x *SelectRecipeRequest) Reset() {
+	*x = SelectRecipeRequest{}
+	mi := &file_vance_v1_recipe_proto_msgTypes[17]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SelectRecipeRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SelectRecipeRequest) ProtoMessage() {}
+
+func (x *SelectRecipeRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_vance_v1_recipe_proto_msgTypes[17]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SelectRecipeRequest.ProtoReflect.Descriptor instead.
+func (*SelectRecipeRequest) Descriptor() ([]byte, []int) {
+	return file_vance_v1_recipe_proto_rawDescGZIP(), []int{17}
+}
+
+func (x *SelectRecipeRequest) GetTenantId() string {
+	if x != nil {
+		return x.TenantId
+	}
+	return ""
+}
+
+func (x *SelectRecipeRequest) GetProjectId() string {
+	if x != nil {
+		return x.ProjectId
+	}
+	return ""
+}
+
+func (x *SelectRecipeRequest) GetTask() string {
+	if x != nil {
+		return x.Task
+	}
+	return ""
+}
+
+func (x *SelectRecipeRequest) GetModel() string {
+	if x != nil {
+		return x.Model
+	}
+	return ""
+}
+
+func (x *SelectRecipeRequest) GetAvailableEngines() []string {
+	if x != nil {
+		return x.AvailableEngines
+	}
+	return nil
+}
+
+type RecipeSelection struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Decision      SelectionDecision      `protobuf:"varint,1,opt,name=decision,proto3,enum=vance.v1.SelectionDecision" json:"decision,omitempty"`
+	Recipe        string                 `protobuf:"bytes,2,opt,name=recipe,proto3" json:"recipe,omitempty"`       // set with MATCH
+	Engine        string                 `protobuf:"bytes,3,opt,name=engine,proto3" json:"engine,omitempty"`       // set with MATCH
+	Rationale     string                 `protobuf:"bytes,4,opt,name=rationale,proto3" json:"rationale,omitempty"` // why this recipe, or why NONE
+	ModelCalled   bool                   `protobuf:"varint,5,opt,name=model_called,json=modelCalled,proto3" json:"model_called,omitempty"`
+	Model         string                 `protobuf:"bytes,6,opt,name=model,proto3" json:"model,omitempty"` // the model spec the call used
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *RecipeSelection) Reset() {
+	*x = RecipeSelection{}
+	mi := &file_vance_v1_recipe_proto_msgTypes[18]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *RecipeSelection) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*RecipeSelection) ProtoMessage() {}
+
+func (x *RecipeSelection) ProtoReflect() protoreflect.Message {
+	mi := &file_vance_v1_recipe_proto_msgTypes[18]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use RecipeSelection.ProtoReflect.Descriptor instead.
+func (*RecipeSelection) Descriptor() ([]byte, []int) {
+	return file_vance_v1_recipe_proto_rawDescGZIP(), []int{18}
+}
+
+func (x *RecipeSelection) GetDecision() SelectionDecision {
+	if x != nil {
+		return x.Decision
+	}
+	return SelectionDecision_SELECTION_DECISION_UNSPECIFIED
+}
+
+func (x *RecipeSelection) GetRecipe() string {
+	if x != nil {
+		return x.Recipe
+	}
+	return ""
+}
+
+func (x *RecipeSelection) GetEngine() string {
+	if x != nil {
+		return x.Engine
+	}
+	return ""
+}
+
+func (x *RecipeSelection) GetRationale() string {
+	if x != nil {
+		return x.Rationale
+	}
+	return ""
+}
+
+func (x *RecipeSelection) GetModelCalled() bool {
+	if x != nil {
+		return x.ModelCalled
+	}
+	return false
+}
+
+func (x *RecipeSelection) GetModel() string {
+	if x != nil {
+		return x.Model
+	}
+	return ""
+}
+
+type ListInventoryRequest struct {
+	state            protoimpl.MessageState `protogen:"open.v1"`
+	TenantId         string                 `protobuf:"bytes,1,opt,name=tenant_id,json=tenantId,proto3" json:"tenant_id,omitempty"`
+	ProjectId        string                 `protobuf:"bytes,2,opt,name=project_id,json=projectId,proto3" json:"project_id,omitempty"`
+	AvailableEngines []string               `protobuf:"bytes,3,rep,name=available_engines,json=availableEngines,proto3" json:"available_engines,omitempty"`
+	unknownFields    protoimpl.UnknownFields
+	sizeCache        protoimpl.SizeCache
+}
+
+func (x *ListInventoryRequest) Reset() {
+	*x = ListInventoryRequest{}
+	mi := &file_vance_v1_recipe_proto_msgTypes[19]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ListInventoryRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ListInventoryRequest) ProtoMessage() {}
+
+func (x *ListInventoryRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_vance_v1_recipe_proto_msgTypes[19]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ListInventoryRequest.ProtoReflect.Descriptor instead.
+func (*ListInventoryRequest) Descriptor() ([]byte, []int) {
+	return file_vance_v1_recipe_proto_rawDescGZIP(), []int{19}
+}
+
+func (x *ListInventoryRequest) GetTenantId() string {
+	if x != nil {
+		return x.TenantId
+	}
+	return ""
+}
+
+func (x *ListInventoryRequest) GetProjectId() string {
+	if x != nil {
+		return x.ProjectId
+	}
+	return ""
+}
+
+func (x *ListInventoryRequest) GetAvailableEngines() []string {
+	if x != nil {
+		return x.AvailableEngines
+	}
+	return nil
+}
+
+type InventoryEntry struct {
+	state           protoimpl.MessageState `protogen:"open.v1"`
+	Name            string                 `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
+	Engine          string                 `protobuf:"bytes,2,opt,name=engine,proto3" json:"engine,omitempty"`
+	Description     string                 `protobuf:"bytes,3,opt,name=description,proto3" json:"description,omitempty"`
+	Source          RecipeSource           `protobuf:"varint,4,opt,name=source,proto3,enum=vance.v1.RecipeSource" json:"source,omitempty"`
+	EngineAvailable bool                   `protobuf:"varint,5,opt,name=engine_available,json=engineAvailable,proto3" json:"engine_available,omitempty"` // false: no worker runs the engine now (only when known)
+	unknownFields   protoimpl.UnknownFields
+	sizeCache       protoimpl.SizeCache
+}
+
+func (x *InventoryEntry) Reset() {
+	*x = InventoryEntry{}
+	mi := &file_vance_v1_recipe_proto_msgTypes[20]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *InventoryEntry) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*InventoryEntry) ProtoMessage() {}
+
+func (x *InventoryEntry) ProtoReflect() protoreflect.Message {
+	mi := &file_vance_v1_recipe_proto_msgTypes[20]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use InventoryEntry.ProtoReflect.Descriptor instead.
+func (*InventoryEntry) Descriptor() ([]byte, []int) {
+	return file_vance_v1_recipe_proto_rawDescGZIP(), []int{20}
+}
+
+func (x *InventoryEntry) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+func (x *InventoryEntry) GetEngine() string {
+	if x != nil {
+		return x.Engine
+	}
+	return ""
+}
+
+func (x *InventoryEntry) GetDescription() string {
+	if x != nil {
+		return x.Description
+	}
+	return ""
+}
+
+func (x *InventoryEntry) GetSource() RecipeSource {
+	if x != nil {
+		return x.Source
+	}
+	return RecipeSource_RECIPE_SOURCE_UNSPECIFIED
+}
+
+func (x *InventoryEntry) GetEngineAvailable() bool {
+	if x != nil {
+		return x.EngineAvailable
+	}
+	return false
+}
+
+type Inventory struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Recipes       []*InventoryEntry      `protobuf:"bytes,1,rep,name=recipes,proto3" json:"recipes,omitempty"`
+	Total         int32                  `protobuf:"varint,2,opt,name=total,proto3" json:"total,omitempty"` // before the cap
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *Inventory) Reset() {
+	*x = Inventory{}
+	mi := &file_vance_v1_recipe_proto_msgTypes[21]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *Inventory) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*Inventory) ProtoMessage() {}
+
+func (x *Inventory) ProtoReflect() protoreflect.Message {
+	mi := &file_vance_v1_recipe_proto_msgTypes[21]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use Inventory.ProtoReflect.Descriptor instead.
+func (*Inventory) Descriptor() ([]byte, []int) {
+	return file_vance_v1_recipe_proto_rawDescGZIP(), []int{21}
+}
+
+func (x *Inventory) GetRecipes() []*InventoryEntry {
+	if x != nil {
+		return x.Recipes
+	}
+	return nil
+}
+
+func (x *Inventory) GetTotal() int32 {
+	if x != nil {
+		return x.Total
+	}
+	return 0
+}
+
 type Manual struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	Name          string                 `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
@@ -1753,7 +2168,7 @@ type Manual struct {
 
 func (x *Manual) Reset() {
 	*x = Manual{}
-	mi := &file_vance_v1_recipe_proto_msgTypes[17]
+	mi := &file_vance_v1_recipe_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1765,7 +2180,7 @@ func (x *Manual) String() string {
 func (*Manual) ProtoMessage() {}
 
 func (x *Manual) ProtoReflect() protoreflect.Message {
-	mi := &file_vance_v1_recipe_proto_msgTypes[17]
+	mi := &file_vance_v1_recipe_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1778,7 +2193,7 @@ func (x *Manual) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Manual.ProtoReflect.Descriptor instead.
 func (*Manual) Descriptor() ([]byte, []int) {
-	return file_vance_v1_recipe_proto_rawDescGZIP(), []int{17}
+	return file_vance_v1_recipe_proto_rawDescGZIP(), []int{22}
 }
 
 func (x *Manual) GetName() string {
@@ -1832,7 +2247,7 @@ type ListManualsRequest struct {
 
 func (x *ListManualsRequest) Reset() {
 	*x = ListManualsRequest{}
-	mi := &file_vance_v1_recipe_proto_msgTypes[18]
+	mi := &file_vance_v1_recipe_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1844,7 +2259,7 @@ func (x *ListManualsRequest) String() string {
 func (*ListManualsRequest) ProtoMessage() {}
 
 func (x *ListManualsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_vance_v1_recipe_proto_msgTypes[18]
+	mi := &file_vance_v1_recipe_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1857,7 +2272,7 @@ func (x *ListManualsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListManualsRequest.ProtoReflect.Descriptor instead.
 func (*ListManualsRequest) Descriptor() ([]byte, []int) {
-	return file_vance_v1_recipe_proto_rawDescGZIP(), []int{18}
+	return file_vance_v1_recipe_proto_rawDescGZIP(), []int{23}
 }
 
 func (x *ListManualsRequest) GetTenantId() string {
@@ -1912,7 +2327,7 @@ type ListManualsResponse struct {
 
 func (x *ListManualsResponse) Reset() {
 	*x = ListManualsResponse{}
-	mi := &file_vance_v1_recipe_proto_msgTypes[19]
+	mi := &file_vance_v1_recipe_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1924,7 +2339,7 @@ func (x *ListManualsResponse) String() string {
 func (*ListManualsResponse) ProtoMessage() {}
 
 func (x *ListManualsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_vance_v1_recipe_proto_msgTypes[19]
+	mi := &file_vance_v1_recipe_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1937,7 +2352,7 @@ func (x *ListManualsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListManualsResponse.ProtoReflect.Descriptor instead.
 func (*ListManualsResponse) Descriptor() ([]byte, []int) {
-	return file_vance_v1_recipe_proto_rawDescGZIP(), []int{19}
+	return file_vance_v1_recipe_proto_rawDescGZIP(), []int{24}
 }
 
 func (x *ListManualsResponse) GetManuals() []*Manual {
@@ -1969,7 +2384,7 @@ type ReadManualRequest struct {
 
 func (x *ReadManualRequest) Reset() {
 	*x = ReadManualRequest{}
-	mi := &file_vance_v1_recipe_proto_msgTypes[20]
+	mi := &file_vance_v1_recipe_proto_msgTypes[25]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1981,7 +2396,7 @@ func (x *ReadManualRequest) String() string {
 func (*ReadManualRequest) ProtoMessage() {}
 
 func (x *ReadManualRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_vance_v1_recipe_proto_msgTypes[20]
+	mi := &file_vance_v1_recipe_proto_msgTypes[25]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1994,7 +2409,7 @@ func (x *ReadManualRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReadManualRequest.ProtoReflect.Descriptor instead.
 func (*ReadManualRequest) Descriptor() ([]byte, []int) {
-	return file_vance_v1_recipe_proto_rawDescGZIP(), []int{20}
+	return file_vance_v1_recipe_proto_rawDescGZIP(), []int{25}
 }
 
 func (x *ReadManualRequest) GetTenantId() string {
@@ -2051,7 +2466,7 @@ type PutManualRequest struct {
 
 func (x *PutManualRequest) Reset() {
 	*x = PutManualRequest{}
-	mi := &file_vance_v1_recipe_proto_msgTypes[21]
+	mi := &file_vance_v1_recipe_proto_msgTypes[26]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2063,7 +2478,7 @@ func (x *PutManualRequest) String() string {
 func (*PutManualRequest) ProtoMessage() {}
 
 func (x *PutManualRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_vance_v1_recipe_proto_msgTypes[21]
+	mi := &file_vance_v1_recipe_proto_msgTypes[26]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2076,7 +2491,7 @@ func (x *PutManualRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PutManualRequest.ProtoReflect.Descriptor instead.
 func (*PutManualRequest) Descriptor() ([]byte, []int) {
-	return file_vance_v1_recipe_proto_rawDescGZIP(), []int{21}
+	return file_vance_v1_recipe_proto_rawDescGZIP(), []int{26}
 }
 
 func (x *PutManualRequest) GetTenantId() string {
@@ -2118,7 +2533,7 @@ type DeleteManualRequest struct {
 
 func (x *DeleteManualRequest) Reset() {
 	*x = DeleteManualRequest{}
-	mi := &file_vance_v1_recipe_proto_msgTypes[22]
+	mi := &file_vance_v1_recipe_proto_msgTypes[27]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2130,7 +2545,7 @@ func (x *DeleteManualRequest) String() string {
 func (*DeleteManualRequest) ProtoMessage() {}
 
 func (x *DeleteManualRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_vance_v1_recipe_proto_msgTypes[22]
+	mi := &file_vance_v1_recipe_proto_msgTypes[27]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2143,7 +2558,7 @@ func (x *DeleteManualRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeleteManualRequest.ProtoReflect.Descriptor instead.
 func (*DeleteManualRequest) Descriptor() ([]byte, []int) {
-	return file_vance_v1_recipe_proto_rawDescGZIP(), []int{22}
+	return file_vance_v1_recipe_proto_rawDescGZIP(), []int{27}
 }
 
 func (x *DeleteManualRequest) GetTenantId() string {
@@ -2175,7 +2590,7 @@ type DeleteManualResponse struct {
 
 func (x *DeleteManualResponse) Reset() {
 	*x = DeleteManualResponse{}
-	mi := &file_vance_v1_recipe_proto_msgTypes[23]
+	mi := &file_vance_v1_recipe_proto_msgTypes[28]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2187,7 +2602,7 @@ func (x *DeleteManualResponse) String() string {
 func (*DeleteManualResponse) ProtoMessage() {}
 
 func (x *DeleteManualResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_vance_v1_recipe_proto_msgTypes[23]
+	mi := &file_vance_v1_recipe_proto_msgTypes[28]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2200,7 +2615,7 @@ func (x *DeleteManualResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeleteManualResponse.ProtoReflect.Descriptor instead.
 func (*DeleteManualResponse) Descriptor() ([]byte, []int) {
-	return file_vance_v1_recipe_proto_rawDescGZIP(), []int{23}
+	return file_vance_v1_recipe_proto_rawDescGZIP(), []int{28}
 }
 
 var File_vance_v1_recipe_proto protoreflect.FileDescriptor
@@ -2326,17 +2741,47 @@ const file_vance_v1_recipe_proto_rawDesc = "" +
 	"\asources\x18\x02 \x01(\v2\x1a.vance.v1.LifecycleSourcesR\asources\x12\x1f\n" +
 	"\vrecipe_name\x18\x03 \x01(\tR\n" +
 	"recipeName\x12;\n" +
-	"\rrecipe_source\x18\x04 \x01(\x0e2\x16.vance.v1.RecipeSourceR\frecipeSource\"s\n" +
+	"\rrecipe_source\x18\x04 \x01(\x0e2\x16.vance.v1.RecipeSourceR\frecipeSource\"\x95\x01\n" +
 	"\n" +
 	"EngineInfo\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x18\n" +
 	"\apurpose\x18\x02 \x01(\tR\apurpose\x12\x1e\n" +
 	"\vwhen_to_use\x18\x03 \x01(\tR\twhenToUse\x12\x17\n" +
-	"\anot_for\x18\x04 \x01(\tR\x06notFor\"\x14\n" +
-	"\x12ListEnginesRequest\"a\n" +
+	"\anot_for\x18\x04 \x01(\tR\x06notFor\x12 \n" +
+	"\vunavailable\x18\x05 \x01(\bR\vunavailable\"A\n" +
+	"\x12ListEnginesRequest\x12+\n" +
+	"\x11available_engines\x18\x01 \x03(\tR\x10availableEngines\"a\n" +
 	"\x13ListEnginesResponse\x12.\n" +
 	"\aengines\x18\x01 \x03(\v2\x14.vance.v1.EngineInfoR\aengines\x12\x1a\n" +
-	"\bmarkdown\x18\x02 \x01(\tR\bmarkdown\"\x90\x01\n" +
+	"\bmarkdown\x18\x02 \x01(\tR\bmarkdown\"\xa8\x01\n" +
+	"\x13SelectRecipeRequest\x12\x1b\n" +
+	"\ttenant_id\x18\x01 \x01(\tR\btenantId\x12\x1d\n" +
+	"\n" +
+	"project_id\x18\x02 \x01(\tR\tprojectId\x12\x12\n" +
+	"\x04task\x18\x03 \x01(\tR\x04task\x12\x14\n" +
+	"\x05model\x18\x04 \x01(\tR\x05model\x12+\n" +
+	"\x11available_engines\x18\x05 \x03(\tR\x10availableEngines\"\xd1\x01\n" +
+	"\x0fRecipeSelection\x127\n" +
+	"\bdecision\x18\x01 \x01(\x0e2\x1b.vance.v1.SelectionDecisionR\bdecision\x12\x16\n" +
+	"\x06recipe\x18\x02 \x01(\tR\x06recipe\x12\x16\n" +
+	"\x06engine\x18\x03 \x01(\tR\x06engine\x12\x1c\n" +
+	"\trationale\x18\x04 \x01(\tR\trationale\x12!\n" +
+	"\fmodel_called\x18\x05 \x01(\bR\vmodelCalled\x12\x14\n" +
+	"\x05model\x18\x06 \x01(\tR\x05model\"\x7f\n" +
+	"\x14ListInventoryRequest\x12\x1b\n" +
+	"\ttenant_id\x18\x01 \x01(\tR\btenantId\x12\x1d\n" +
+	"\n" +
+	"project_id\x18\x02 \x01(\tR\tprojectId\x12+\n" +
+	"\x11available_engines\x18\x03 \x03(\tR\x10availableEngines\"\xb9\x01\n" +
+	"\x0eInventoryEntry\x12\x12\n" +
+	"\x04name\x18\x01 \x01(\tR\x04name\x12\x16\n" +
+	"\x06engine\x18\x02 \x01(\tR\x06engine\x12 \n" +
+	"\vdescription\x18\x03 \x01(\tR\vdescription\x12.\n" +
+	"\x06source\x18\x04 \x01(\x0e2\x16.vance.v1.RecipeSourceR\x06source\x12)\n" +
+	"\x10engine_available\x18\x05 \x01(\bR\x0fengineAvailable\"U\n" +
+	"\tInventory\x122\n" +
+	"\arecipes\x18\x01 \x03(\v2\x18.vance.v1.InventoryEntryR\arecipes\x12\x14\n" +
+	"\x05total\x18\x02 \x01(\x05R\x05total\"\x90\x01\n" +
 	"\x06Manual\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x14\n" +
 	"\x05title\x18\x02 \x01(\tR\x05title\x12.\n" +
@@ -2409,7 +2854,11 @@ const file_vance_v1_recipe_proto_rawDesc = "" +
 	"'LIFECYCLE_SOURCE_DEFAULT_RECIPE_DEFAULT\x10\x04\x12\x1d\n" +
 	"\x19LIFECYCLE_SOURCE_BUILT_IN\x10\x05\x12\x1d\n" +
 	"\x19LIFECYCLE_SOURCE_SETTINGS\x10\x06\x12\x1b\n" +
-	"\x17LIFECYCLE_SOURCE_CALLER\x10\a2\xae\a\n" +
+	"\x17LIFECYCLE_SOURCE_CALLER\x10\a*r\n" +
+	"\x11SelectionDecision\x12\"\n" +
+	"\x1eSELECTION_DECISION_UNSPECIFIED\x10\x00\x12\x1c\n" +
+	"\x18SELECTION_DECISION_MATCH\x10\x01\x12\x1b\n" +
+	"\x17SELECTION_DECISION_NONE\x10\x022\xbe\b\n" +
 	"\rRecipeService\x12J\n" +
 	"\vListRecipes\x12\x1c.vance.v1.ListRecipesRequest\x1a\x1d.vance.v1.ListRecipesResponse\x129\n" +
 	"\tGetRecipe\x12\x1a.vance.v1.GetRecipeRequest\x1a\x10.vance.v1.Recipe\x12D\n" +
@@ -2419,7 +2868,9 @@ const file_vance_v1_recipe_proto_rawDesc = "" +
 	"\fDeleteRecipe\x12\x1d.vance.v1.DeleteRecipeRequest\x1a\x1e.vance.v1.DeleteRecipeResponse\x12R\n" +
 	"\x10ResolveLifecycle\x12!.vance.v1.ResolveLifecycleRequest\x1a\x1b.vance.v1.ResolvedLifecycle\x12J\n" +
 	"\vListEngines\x12\x1c.vance.v1.ListEnginesRequest\x1a\x1d.vance.v1.ListEnginesResponse\x12L\n" +
-	"\rReloadEngines\x12\x1c.vance.v1.ListEnginesRequest\x1a\x1d.vance.v1.ListEnginesResponse\x12J\n" +
+	"\rReloadEngines\x12\x1c.vance.v1.ListEnginesRequest\x1a\x1d.vance.v1.ListEnginesResponse\x12H\n" +
+	"\fSelectRecipe\x12\x1d.vance.v1.SelectRecipeRequest\x1a\x19.vance.v1.RecipeSelection\x12D\n" +
+	"\rListInventory\x12\x1e.vance.v1.ListInventoryRequest\x1a\x13.vance.v1.Inventory\x12J\n" +
 	"\vListManuals\x12\x1c.vance.v1.ListManualsRequest\x1a\x1d.vance.v1.ListManualsResponse\x12;\n" +
 	"\n" +
 	"ReadManual\x12\x1b.vance.v1.ReadManualRequest\x1a\x10.vance.v1.Manual\x129\n" +
@@ -2439,8 +2890,8 @@ func file_vance_v1_recipe_proto_rawDescGZIP() []byte {
 	return file_vance_v1_recipe_proto_rawDescData
 }
 
-var file_vance_v1_recipe_proto_enumTypes = make([]protoimpl.EnumInfo, 7)
-var file_vance_v1_recipe_proto_msgTypes = make([]protoimpl.MessageInfo, 25)
+var file_vance_v1_recipe_proto_enumTypes = make([]protoimpl.EnumInfo, 8)
+var file_vance_v1_recipe_proto_msgTypes = make([]protoimpl.MessageInfo, 30)
 var file_vance_v1_recipe_proto_goTypes = []any{
 	(RecipeSource)(0),               // 0: vance.v1.RecipeSource
 	(PromptMode)(0),                 // 1: vance.v1.PromptMode
@@ -2449,94 +2900,107 @@ var file_vance_v1_recipe_proto_goTypes = []any{
 	(OnIdle)(0),                     // 4: vance.v1.OnIdle
 	(OnSuspend)(0),                  // 5: vance.v1.OnSuspend
 	(LifecycleSource)(0),            // 6: vance.v1.LifecycleSource
-	(*Recipe)(nil),                  // 7: vance.v1.Recipe
-	(*ListRecipesRequest)(nil),      // 8: vance.v1.ListRecipesRequest
-	(*ListRecipesResponse)(nil),     // 9: vance.v1.ListRecipesResponse
-	(*GetRecipeRequest)(nil),        // 10: vance.v1.GetRecipeRequest
-	(*ApplyRecipeRequest)(nil),      // 11: vance.v1.ApplyRecipeRequest
-	(*AppliedRecipe)(nil),           // 12: vance.v1.AppliedRecipe
-	(*CreateRecipeRequest)(nil),     // 13: vance.v1.CreateRecipeRequest
-	(*UpdateRecipeRequest)(nil),     // 14: vance.v1.UpdateRecipeRequest
-	(*DeleteRecipeRequest)(nil),     // 15: vance.v1.DeleteRecipeRequest
-	(*DeleteRecipeResponse)(nil),    // 16: vance.v1.DeleteRecipeResponse
-	(*LifecycleProperties)(nil),     // 17: vance.v1.LifecycleProperties
-	(*ResolveLifecycleRequest)(nil), // 18: vance.v1.ResolveLifecycleRequest
-	(*LifecycleSources)(nil),        // 19: vance.v1.LifecycleSources
-	(*ResolvedLifecycle)(nil),       // 20: vance.v1.ResolvedLifecycle
-	(*EngineInfo)(nil),              // 21: vance.v1.EngineInfo
-	(*ListEnginesRequest)(nil),      // 22: vance.v1.ListEnginesRequest
-	(*ListEnginesResponse)(nil),     // 23: vance.v1.ListEnginesResponse
-	(*Manual)(nil),                  // 24: vance.v1.Manual
-	(*ListManualsRequest)(nil),      // 25: vance.v1.ListManualsRequest
-	(*ListManualsResponse)(nil),     // 26: vance.v1.ListManualsResponse
-	(*ReadManualRequest)(nil),       // 27: vance.v1.ReadManualRequest
-	(*PutManualRequest)(nil),        // 28: vance.v1.PutManualRequest
-	(*DeleteManualRequest)(nil),     // 29: vance.v1.DeleteManualRequest
-	(*DeleteManualResponse)(nil),    // 30: vance.v1.DeleteManualResponse
-	nil,                             // 31: vance.v1.ResolveLifecycleRequest.SettingsEntry
-	(*structpb.Struct)(nil),         // 32: google.protobuf.Struct
+	(SelectionDecision)(0),          // 7: vance.v1.SelectionDecision
+	(*Recipe)(nil),                  // 8: vance.v1.Recipe
+	(*ListRecipesRequest)(nil),      // 9: vance.v1.ListRecipesRequest
+	(*ListRecipesResponse)(nil),     // 10: vance.v1.ListRecipesResponse
+	(*GetRecipeRequest)(nil),        // 11: vance.v1.GetRecipeRequest
+	(*ApplyRecipeRequest)(nil),      // 12: vance.v1.ApplyRecipeRequest
+	(*AppliedRecipe)(nil),           // 13: vance.v1.AppliedRecipe
+	(*CreateRecipeRequest)(nil),     // 14: vance.v1.CreateRecipeRequest
+	(*UpdateRecipeRequest)(nil),     // 15: vance.v1.UpdateRecipeRequest
+	(*DeleteRecipeRequest)(nil),     // 16: vance.v1.DeleteRecipeRequest
+	(*DeleteRecipeResponse)(nil),    // 17: vance.v1.DeleteRecipeResponse
+	(*LifecycleProperties)(nil),     // 18: vance.v1.LifecycleProperties
+	(*ResolveLifecycleRequest)(nil), // 19: vance.v1.ResolveLifecycleRequest
+	(*LifecycleSources)(nil),        // 20: vance.v1.LifecycleSources
+	(*ResolvedLifecycle)(nil),       // 21: vance.v1.ResolvedLifecycle
+	(*EngineInfo)(nil),              // 22: vance.v1.EngineInfo
+	(*ListEnginesRequest)(nil),      // 23: vance.v1.ListEnginesRequest
+	(*ListEnginesResponse)(nil),     // 24: vance.v1.ListEnginesResponse
+	(*SelectRecipeRequest)(nil),     // 25: vance.v1.SelectRecipeRequest
+	(*RecipeSelection)(nil),         // 26: vance.v1.RecipeSelection
+	(*ListInventoryRequest)(nil),    // 27: vance.v1.ListInventoryRequest
+	(*InventoryEntry)(nil),          // 28: vance.v1.InventoryEntry
+	(*Inventory)(nil),               // 29: vance.v1.Inventory
+	(*Manual)(nil),                  // 30: vance.v1.Manual
+	(*ListManualsRequest)(nil),      // 31: vance.v1.ListManualsRequest
+	(*ListManualsResponse)(nil),     // 32: vance.v1.ListManualsResponse
+	(*ReadManualRequest)(nil),       // 33: vance.v1.ReadManualRequest
+	(*PutManualRequest)(nil),        // 34: vance.v1.PutManualRequest
+	(*DeleteManualRequest)(nil),     // 35: vance.v1.DeleteManualRequest
+	(*DeleteManualResponse)(nil),    // 36: vance.v1.DeleteManualResponse
+	nil,                             // 37: vance.v1.ResolveLifecycleRequest.SettingsEntry
+	(*structpb.Struct)(nil),         // 38: google.protobuf.Struct
 }
 var file_vance_v1_recipe_proto_depIdxs = []int32{
-	32, // 0: vance.v1.Recipe.document:type_name -> google.protobuf.Struct
+	38, // 0: vance.v1.Recipe.document:type_name -> google.protobuf.Struct
 	0,  // 1: vance.v1.Recipe.source_kind:type_name -> vance.v1.RecipeSource
 	0,  // 2: vance.v1.ListRecipesRequest.source:type_name -> vance.v1.RecipeSource
-	7,  // 3: vance.v1.ListRecipesResponse.recipes:type_name -> vance.v1.Recipe
-	32, // 4: vance.v1.ApplyRecipeRequest.caller_params:type_name -> google.protobuf.Struct
+	8,  // 3: vance.v1.ListRecipesResponse.recipes:type_name -> vance.v1.Recipe
+	38, // 4: vance.v1.ApplyRecipeRequest.caller_params:type_name -> google.protobuf.Struct
 	2,  // 5: vance.v1.ApplyRecipeRequest.model_size:type_name -> vance.v1.ModelSize
-	32, // 6: vance.v1.AppliedRecipe.params:type_name -> google.protobuf.Struct
-	32, // 7: vance.v1.AppliedRecipe.snapshot:type_name -> google.protobuf.Struct
+	38, // 6: vance.v1.AppliedRecipe.params:type_name -> google.protobuf.Struct
+	38, // 7: vance.v1.AppliedRecipe.snapshot:type_name -> google.protobuf.Struct
 	0,  // 8: vance.v1.AppliedRecipe.source_kind:type_name -> vance.v1.RecipeSource
 	1,  // 9: vance.v1.AppliedRecipe.prompt_mode:type_name -> vance.v1.PromptMode
 	2,  // 10: vance.v1.AppliedRecipe.model_size:type_name -> vance.v1.ModelSize
-	32, // 11: vance.v1.CreateRecipeRequest.document:type_name -> google.protobuf.Struct
-	32, // 12: vance.v1.UpdateRecipeRequest.document:type_name -> google.protobuf.Struct
+	38, // 11: vance.v1.CreateRecipeRequest.document:type_name -> google.protobuf.Struct
+	38, // 12: vance.v1.UpdateRecipeRequest.document:type_name -> google.protobuf.Struct
 	3,  // 13: vance.v1.LifecycleProperties.on_disconnect:type_name -> vance.v1.OnDisconnect
 	4,  // 14: vance.v1.LifecycleProperties.on_idle:type_name -> vance.v1.OnIdle
 	5,  // 15: vance.v1.LifecycleProperties.on_suspend:type_name -> vance.v1.OnSuspend
-	31, // 16: vance.v1.ResolveLifecycleRequest.settings:type_name -> vance.v1.ResolveLifecycleRequest.SettingsEntry
-	17, // 17: vance.v1.ResolveLifecycleRequest.caller:type_name -> vance.v1.LifecycleProperties
+	37, // 16: vance.v1.ResolveLifecycleRequest.settings:type_name -> vance.v1.ResolveLifecycleRequest.SettingsEntry
+	18, // 17: vance.v1.ResolveLifecycleRequest.caller:type_name -> vance.v1.LifecycleProperties
 	6,  // 18: vance.v1.LifecycleSources.on_disconnect:type_name -> vance.v1.LifecycleSource
 	6,  // 19: vance.v1.LifecycleSources.on_idle:type_name -> vance.v1.LifecycleSource
 	6,  // 20: vance.v1.LifecycleSources.on_suspend:type_name -> vance.v1.LifecycleSource
 	6,  // 21: vance.v1.LifecycleSources.idle_timeout_ms:type_name -> vance.v1.LifecycleSource
 	6,  // 22: vance.v1.LifecycleSources.suspend_keep_duration_ms:type_name -> vance.v1.LifecycleSource
-	17, // 23: vance.v1.ResolvedLifecycle.lifecycle:type_name -> vance.v1.LifecycleProperties
-	19, // 24: vance.v1.ResolvedLifecycle.sources:type_name -> vance.v1.LifecycleSources
+	18, // 23: vance.v1.ResolvedLifecycle.lifecycle:type_name -> vance.v1.LifecycleProperties
+	20, // 24: vance.v1.ResolvedLifecycle.sources:type_name -> vance.v1.LifecycleSources
 	0,  // 25: vance.v1.ResolvedLifecycle.recipe_source:type_name -> vance.v1.RecipeSource
-	21, // 26: vance.v1.ListEnginesResponse.engines:type_name -> vance.v1.EngineInfo
-	0,  // 27: vance.v1.Manual.source:type_name -> vance.v1.RecipeSource
-	24, // 28: vance.v1.ListManualsResponse.manuals:type_name -> vance.v1.Manual
-	8,  // 29: vance.v1.RecipeService.ListRecipes:input_type -> vance.v1.ListRecipesRequest
-	10, // 30: vance.v1.RecipeService.GetRecipe:input_type -> vance.v1.GetRecipeRequest
-	11, // 31: vance.v1.RecipeService.ApplyRecipe:input_type -> vance.v1.ApplyRecipeRequest
-	13, // 32: vance.v1.RecipeService.CreateRecipe:input_type -> vance.v1.CreateRecipeRequest
-	14, // 33: vance.v1.RecipeService.UpdateRecipe:input_type -> vance.v1.UpdateRecipeRequest
-	15, // 34: vance.v1.RecipeService.DeleteRecipe:input_type -> vance.v1.DeleteRecipeRequest
-	18, // 35: vance.v1.RecipeService.ResolveLifecycle:input_type -> vance.v1.ResolveLifecycleRequest
-	22, // 36: vance.v1.RecipeService.ListEngines:input_type -> vance.v1.ListEnginesRequest
-	22, // 37: vance.v1.RecipeService.ReloadEngines:input_type -> vance.v1.ListEnginesRequest
-	25, // 38: vance.v1.RecipeService.ListManuals:input_type -> vance.v1.ListManualsRequest
-	27, // 39: vance.v1.RecipeService.ReadManual:input_type -> vance.v1.ReadManualRequest
-	28, // 40: vance.v1.RecipeService.PutManual:input_type -> vance.v1.PutManualRequest
-	29, // 41: vance.v1.RecipeService.DeleteManual:input_type -> vance.v1.DeleteManualRequest
-	9,  // 42: vance.v1.RecipeService.ListRecipes:output_type -> vance.v1.ListRecipesResponse
-	7,  // 43: vance.v1.RecipeService.GetRecipe:output_type -> vance.v1.Recipe
-	12, // 44: vance.v1.RecipeService.ApplyRecipe:output_type -> vance.v1.AppliedRecipe
-	7,  // 45: vance.v1.RecipeService.CreateRecipe:output_type -> vance.v1.Recipe
-	7,  // 46: vance.v1.RecipeService.UpdateRecipe:output_type -> vance.v1.Recipe
-	16, // 47: vance.v1.RecipeService.DeleteRecipe:output_type -> vance.v1.DeleteRecipeResponse
-	20, // 48: vance.v1.RecipeService.ResolveLifecycle:output_type -> vance.v1.ResolvedLifecycle
-	23, // 49: vance.v1.RecipeService.ListEngines:output_type -> vance.v1.ListEnginesResponse
-	23, // 50: vance.v1.RecipeService.ReloadEngines:output_type -> vance.v1.ListEnginesResponse
-	26, // 51: vance.v1.RecipeService.ListManuals:output_type -> vance.v1.ListManualsResponse
-	24, // 52: vance.v1.RecipeService.ReadManual:output_type -> vance.v1.Manual
-	24, // 53: vance.v1.RecipeService.PutManual:output_type -> vance.v1.Manual
-	30, // 54: vance.v1.RecipeService.DeleteManual:output_type -> vance.v1.DeleteManualResponse
-	42, // [42:55] is the sub-list for method output_type
-	29, // [29:42] is the sub-list for method input_type
-	29, // [29:29] is the sub-list for extension type_name
-	29, // [29:29] is the sub-list for extension extendee
-	0,  // [0:29] is the sub-list for field type_name
+	22, // 26: vance.v1.ListEnginesResponse.engines:type_name -> vance.v1.EngineInfo
+	7,  // 27: vance.v1.RecipeSelection.decision:type_name -> vance.v1.SelectionDecision
+	0,  // 28: vance.v1.InventoryEntry.source:type_name -> vance.v1.RecipeSource
+	28, // 29: vance.v1.Inventory.recipes:type_name -> vance.v1.InventoryEntry
+	0,  // 30: vance.v1.Manual.source:type_name -> vance.v1.RecipeSource
+	30, // 31: vance.v1.ListManualsResponse.manuals:type_name -> vance.v1.Manual
+	9,  // 32: vance.v1.RecipeService.ListRecipes:input_type -> vance.v1.ListRecipesRequest
+	11, // 33: vance.v1.RecipeService.GetRecipe:input_type -> vance.v1.GetRecipeRequest
+	12, // 34: vance.v1.RecipeService.ApplyRecipe:input_type -> vance.v1.ApplyRecipeRequest
+	14, // 35: vance.v1.RecipeService.CreateRecipe:input_type -> vance.v1.CreateRecipeRequest
+	15, // 36: vance.v1.RecipeService.UpdateRecipe:input_type -> vance.v1.UpdateRecipeRequest
+	16, // 37: vance.v1.RecipeService.DeleteRecipe:input_type -> vance.v1.DeleteRecipeRequest
+	19, // 38: vance.v1.RecipeService.ResolveLifecycle:input_type -> vance.v1.ResolveLifecycleRequest
+	23, // 39: vance.v1.RecipeService.ListEngines:input_type -> vance.v1.ListEnginesRequest
+	23, // 40: vance.v1.RecipeService.ReloadEngines:input_type -> vance.v1.ListEnginesRequest
+	25, // 41: vance.v1.RecipeService.SelectRecipe:input_type -> vance.v1.SelectRecipeRequest
+	27, // 42: vance.v1.RecipeService.ListInventory:input_type -> vance.v1.ListInventoryRequest
+	31, // 43: vance.v1.RecipeService.ListManuals:input_type -> vance.v1.ListManualsRequest
+	33, // 44: vance.v1.RecipeService.ReadManual:input_type -> vance.v1.ReadManualRequest
+	34, // 45: vance.v1.RecipeService.PutManual:input_type -> vance.v1.PutManualRequest
+	35, // 46: vance.v1.RecipeService.DeleteManual:input_type -> vance.v1.DeleteManualRequest
+	10, // 47: vance.v1.RecipeService.ListRecipes:output_type -> vance.v1.ListRecipesResponse
+	8,  // 48: vance.v1.RecipeService.GetRecipe:output_type -> vance.v1.Recipe
+	13, // 49: vance.v1.RecipeService.ApplyRecipe:output_type -> vance.v1.AppliedRecipe
+	8,  // 50: vance.v1.RecipeService.CreateRecipe:output_type -> vance.v1.Recipe
+	8,  // 51: vance.v1.RecipeService.UpdateRecipe:output_type -> vance.v1.Recipe
+	17, // 52: vance.v1.RecipeService.DeleteRecipe:output_type -> vance.v1.DeleteRecipeResponse
+	21, // 53: vance.v1.RecipeService.ResolveLifecycle:output_type -> vance.v1.ResolvedLifecycle
+	24, // 54: vance.v1.RecipeService.ListEngines:output_type -> vance.v1.ListEnginesResponse
+	24, // 55: vance.v1.RecipeService.ReloadEngines:output_type -> vance.v1.ListEnginesResponse
+	26, // 56: vance.v1.RecipeService.SelectRecipe:output_type -> vance.v1.RecipeSelection
+	29, // 57: vance.v1.RecipeService.ListInventory:output_type -> vance.v1.Inventory
+	32, // 58: vance.v1.RecipeService.ListManuals:output_type -> vance.v1.ListManualsResponse
+	30, // 59: vance.v1.RecipeService.ReadManual:output_type -> vance.v1.Manual
+	30, // 60: vance.v1.RecipeService.PutManual:output_type -> vance.v1.Manual
+	36, // 61: vance.v1.RecipeService.DeleteManual:output_type -> vance.v1.DeleteManualResponse
+	47, // [47:62] is the sub-list for method output_type
+	32, // [32:47] is the sub-list for method input_type
+	32, // [32:32] is the sub-list for extension type_name
+	32, // [32:32] is the sub-list for extension extendee
+	0,  // [0:32] is the sub-list for field type_name
 }
 
 func init() { file_vance_v1_recipe_proto_init() }
@@ -2558,8 +3022,8 @@ func file_vance_v1_recipe_proto_init() {
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_vance_v1_recipe_proto_rawDesc), len(file_vance_v1_recipe_proto_rawDesc)),
-			NumEnums:      7,
-			NumMessages:   25,
+			NumEnums:      8,
+			NumMessages:   30,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

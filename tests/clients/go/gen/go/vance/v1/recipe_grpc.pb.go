@@ -31,6 +31,8 @@ const (
 	RecipeService_ResolveLifecycle_FullMethodName = "/vance.v1.RecipeService/ResolveLifecycle"
 	RecipeService_ListEngines_FullMethodName      = "/vance.v1.RecipeService/ListEngines"
 	RecipeService_ReloadEngines_FullMethodName    = "/vance.v1.RecipeService/ReloadEngines"
+	RecipeService_SelectRecipe_FullMethodName     = "/vance.v1.RecipeService/SelectRecipe"
+	RecipeService_ListInventory_FullMethodName    = "/vance.v1.RecipeService/ListInventory"
 	RecipeService_ListManuals_FullMethodName      = "/vance.v1.RecipeService/ListManuals"
 	RecipeService_ReadManual_FullMethodName       = "/vance.v1.RecipeService/ReadManual"
 	RecipeService_PutManual_FullMethodName        = "/vance.v1.RecipeService/PutManual"
@@ -54,8 +56,13 @@ type RecipeServiceClient interface {
 	// The five session lifecycle properties for a bootstrap recipe and profile (seed 002 §6).
 	ResolveLifecycle(ctx context.Context, in *ResolveLifecycleRequest, opts ...grpc.CallOption) (*ResolvedLifecycle, error)
 	ListEngines(ctx context.Context, in *ListEnginesRequest, opts ...grpc.CallOption) (*ListEnginesResponse, error)
-	// Re-reads the bundled engine catalog; on a parse error the old catalog stays active.
+	// Re-reads the engine catalog file; on a parse error the old catalog stays active.
 	ReloadEngines(ctx context.Context, in *ListEnginesRequest, opts ...grpc.CallOption) (*ListEnginesResponse, error)
+	// The recipe selector of process_create_delegate: one model call over the engine catalog
+	// and the recipe inventory. Never fails for a bad task or model reply: those end as NONE.
+	SelectRecipe(ctx context.Context, in *SelectRecipeRequest, opts ...grpc.CallOption) (*RecipeSelection, error)
+	// What the selector may pick: listed, not internal, no `_` names, capped.
+	ListInventory(ctx context.Context, in *ListInventoryRequest, opts ...grpc.CallOption) (*Inventory, error)
 	// The manuals a recipe names in params.manualPaths, each found project -> tenant -> bundled.
 	ListManuals(ctx context.Context, in *ListManualsRequest, opts ...grpc.CallOption) (*ListManualsResponse, error)
 	ReadManual(ctx context.Context, in *ReadManualRequest, opts ...grpc.CallOption) (*Manual, error)
@@ -162,6 +169,26 @@ func (c *recipeServiceClient) ReloadEngines(ctx context.Context, in *ListEngines
 	return out, nil
 }
 
+func (c *recipeServiceClient) SelectRecipe(ctx context.Context, in *SelectRecipeRequest, opts ...grpc.CallOption) (*RecipeSelection, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(RecipeSelection)
+	err := c.cc.Invoke(ctx, RecipeService_SelectRecipe_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *recipeServiceClient) ListInventory(ctx context.Context, in *ListInventoryRequest, opts ...grpc.CallOption) (*Inventory, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(Inventory)
+	err := c.cc.Invoke(ctx, RecipeService_ListInventory_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 func (c *recipeServiceClient) ListManuals(ctx context.Context, in *ListManualsRequest, opts ...grpc.CallOption) (*ListManualsResponse, error) {
 	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
 	out := new(ListManualsResponse)
@@ -219,8 +246,13 @@ type RecipeServiceServer interface {
 	// The five session lifecycle properties for a bootstrap recipe and profile (seed 002 §6).
 	ResolveLifecycle(context.Context, *ResolveLifecycleRequest) (*ResolvedLifecycle, error)
 	ListEngines(context.Context, *ListEnginesRequest) (*ListEnginesResponse, error)
-	// Re-reads the bundled engine catalog; on a parse error the old catalog stays active.
+	// Re-reads the engine catalog file; on a parse error the old catalog stays active.
 	ReloadEngines(context.Context, *ListEnginesRequest) (*ListEnginesResponse, error)
+	// The recipe selector of process_create_delegate: one model call over the engine catalog
+	// and the recipe inventory. Never fails for a bad task or model reply: those end as NONE.
+	SelectRecipe(context.Context, *SelectRecipeRequest) (*RecipeSelection, error)
+	// What the selector may pick: listed, not internal, no `_` names, capped.
+	ListInventory(context.Context, *ListInventoryRequest) (*Inventory, error)
 	// The manuals a recipe names in params.manualPaths, each found project -> tenant -> bundled.
 	ListManuals(context.Context, *ListManualsRequest) (*ListManualsResponse, error)
 	ReadManual(context.Context, *ReadManualRequest) (*Manual, error)
@@ -263,6 +295,12 @@ func (UnimplementedRecipeServiceServer) ListEngines(context.Context, *ListEngine
 }
 func (UnimplementedRecipeServiceServer) ReloadEngines(context.Context, *ListEnginesRequest) (*ListEnginesResponse, error) {
 	return nil, status.Errorf(codes.Unimplemented, "method ReloadEngines not implemented")
+}
+func (UnimplementedRecipeServiceServer) SelectRecipe(context.Context, *SelectRecipeRequest) (*RecipeSelection, error) {
+	return nil, status.Errorf(codes.Unimplemented, "method SelectRecipe not implemented")
+}
+func (UnimplementedRecipeServiceServer) ListInventory(context.Context, *ListInventoryRequest) (*Inventory, error) {
+	return nil, status.Errorf(codes.Unimplemented, "method ListInventory not implemented")
 }
 func (UnimplementedRecipeServiceServer) ListManuals(context.Context, *ListManualsRequest) (*ListManualsResponse, error) {
 	return nil, status.Errorf(codes.Unimplemented, "method ListManuals not implemented")
@@ -459,6 +497,42 @@ func _RecipeService_ReloadEngines_Handler(srv interface{}, ctx context.Context, 
 	return interceptor(ctx, in, info, handler)
 }
 
+func _RecipeService_SelectRecipe_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(SelectRecipeRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(RecipeServiceServer).SelectRecipe(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: RecipeService_SelectRecipe_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(RecipeServiceServer).SelectRecipe(ctx, req.(*SelectRecipeRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _RecipeService_ListInventory_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(ListInventoryRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(RecipeServiceServer).ListInventory(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: RecipeService_ListInventory_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(RecipeServiceServer).ListInventory(ctx, req.(*ListInventoryRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 func _RecipeService_ListManuals_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
 	in := new(ListManualsRequest)
 	if err := dec(in); err != nil {
@@ -573,6 +647,14 @@ var RecipeService_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "ReloadEngines",
 			Handler:    _RecipeService_ReloadEngines_Handler,
+		},
+		{
+			MethodName: "SelectRecipe",
+			Handler:    _RecipeService_SelectRecipe_Handler,
+		},
+		{
+			MethodName: "ListInventory",
+			Handler:    _RecipeService_ListInventory_Handler,
 		},
 		{
 			MethodName: "ListManuals",

@@ -32,8 +32,11 @@ type ToolSpec struct {
 	Labels          []string               `protobuf:"bytes,4,rep,name=labels,proto3" json:"labels,omitempty"`                                          // e.g. "@write"
 	AllowedProfiles []string               `protobuf:"bytes,5,rep,name=allowed_profiles,json=allowedProfiles,proto3" json:"allowed_profiles,omitempty"` // empty: every profile
 	Owner           string                 `protobuf:"bytes,6,opt,name=owner,proto3" json:"owner,omitempty"`                                            // owning service address key
-	unknownFields   protoimpl.UnknownFields
-	sizeCache       protoimpl.SizeCache
+	// How long tool_service waits for the host's answer; 0: the default (60 s). A tool that
+	// waits for other work (process_create_delegate's fallback) declares a longer bound.
+	TimeoutMs     int64 `protobuf:"varint,7,opt,name=timeout_ms,json=timeoutMs,proto3" json:"timeout_ms,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *ToolSpec) Reset() {
@@ -106,6 +109,13 @@ func (x *ToolSpec) GetOwner() string {
 		return x.Owner
 	}
 	return ""
+}
+
+func (x *ToolSpec) GetTimeoutMs() int64 {
+	if x != nil {
+		return x.TimeoutMs
+	}
+	return 0
 }
 
 type RegisterToolsRequest struct {
@@ -526,7 +536,7 @@ var File_vance_v1_tool_proto protoreflect.FileDescriptor
 
 const file_vance_v1_tool_proto_rawDesc = "" +
 	"\n" +
-	"\x13vance/v1/tool.proto\x12\bvance.v1\x1a\x1cgoogle/protobuf/struct.proto\x1a\x15vance/v1/common.proto\"\xd2\x01\n" +
+	"\x13vance/v1/tool.proto\x12\bvance.v1\x1a\x1cgoogle/protobuf/struct.proto\x1a\x15vance/v1/common.proto\"\xf1\x01\n" +
 	"\bToolSpec\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12 \n" +
 	"\vdescription\x18\x02 \x01(\tR\vdescription\x127\n" +
@@ -535,7 +545,9 @@ const file_vance_v1_tool_proto_rawDesc = "" +
 	"parameters\x12\x16\n" +
 	"\x06labels\x18\x04 \x03(\tR\x06labels\x12)\n" +
 	"\x10allowed_profiles\x18\x05 \x03(\tR\x0fallowedProfiles\x12\x14\n" +
-	"\x05owner\x18\x06 \x01(\tR\x05owner\"p\n" +
+	"\x05owner\x18\x06 \x01(\tR\x05owner\x12\x1d\n" +
+	"\n" +
+	"timeout_ms\x18\a \x01(\x03R\ttimeoutMs\"p\n" +
 	"\x14RegisterToolsRequest\x12\x14\n" +
 	"\x05owner\x18\x01 \x01(\tR\x05owner\x12\x18\n" +
 	"\aaddress\x18\x02 \x01(\tR\aaddress\x12(\n" +
