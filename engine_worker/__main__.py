@@ -18,6 +18,7 @@ from vance.llm import (
     warm_up_call,
 )
 from vance.logsetup import setup_logging
+from vance.observability.setup import start_observability
 from vance.server import run_main, wait_for_signal
 from vance.v1 import tool_pb2_grpc
 
@@ -27,6 +28,7 @@ logger = logging.getLogger("engine_worker")
 async def serve() -> None:
     config = load_config()
     setup_logging(config.logging, "engine_worker")
+    start_observability(config, "engine_worker")
     registry = EngineRegistry(default_engines())
     if not is_configured(config.llm):
         logger.warning("no model provider configured: chats will answer with setup instructions")

@@ -204,7 +204,10 @@ def to_worker_proto(item: ToWorker) -> ppb.DispatchMessage:
                 welcome=ppb.Welcome(lease_ms=item.lease_ms, heartbeat_ms=item.heartbeat_ms)
             )
         case Assign():
-            return assignment_to_proto(item.ref)
+            message = assignment_to_proto(item.ref)
+            if item.trace:
+                message.assignment.trace_context.update(item.trace)
+            return message
         case Cancel():
             return ppb.DispatchMessage(cancel_turn_id=item.turn_id)
         case Ack():

@@ -18,11 +18,14 @@ from process_service.worker_stream import WorkerStreams
 from vance import convert as c
 from vance import domain as d
 from vance.errors import AbortedError, InvalidArgumentError, grpc_errors
+from vance.observability import metrics
 from vance.v1 import common_pb2 as pb
 from vance.v1 import process_pb2 as ppb
 from vance.v1 import process_pb2_grpc
 
 logger = logging.getLogger(__name__)
+
+_OUTCOME_LABELS = {v: k.removeprefix("DELIVERY_OUTCOME_") for k, v in pb.DeliveryOutcome.items()}
 
 
 class ProcessServicer(process_pb2_grpc.ProcessServiceServicer):
@@ -80,7 +83,9 @@ class ProcessServicer(process_pb2_grpc.ProcessServiceServicer):
             raise InvalidArgumentError(str(exc), reason="bad_message") from exc
         t = request.target
         result = await self.inbox.steer(t.process_id, t.session_id, t.process_name, message)
-        return pc.steer_result_to_proto(result)
+        reply = pc.steer_result_to_proto(result)
+        metrics.STEERS.labels(_OUTCOME_LABELS.get(reply.outcome, "UNSPECIFIED")).inc()
+        return reply
 
     async def _ref(self, ref: ppb.ProcessRef) -> dict[str, Any]:
         return await self.processes.resolve(ref.process_id, ref.session_id, ref.process_name)

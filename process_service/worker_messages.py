@@ -87,6 +87,7 @@ class Welcome:
 @dataclass(frozen=True)
 class Assign:
     ref: TurnRef
+    trace: dict[str, str] | None = None  # the trace the turn joins (tracing on only)
 
 
 @dataclass(frozen=True)
