@@ -254,11 +254,12 @@ class OpenAIClient:
         }
         if temperature is not None:
             kwargs["temperature"] = temperature
-        try:
-            stream = await self._client.chat.completions.create(**kwargs)
-            return await _Assembler().read(stream, on_chunk)
-        except Exception as exc:
-            raise _call_error(exc) from exc
+        with model_span(model, tier), timed_model_call(model):
+            try:
+                stream = await self._client.chat.completions.create(**kwargs)
+                return await _Assembler().read(stream, on_chunk)
+            except Exception as exc:
+                raise _call_error(exc) from exc
 
 
 OPENAI_PREFIX = "openai/"
