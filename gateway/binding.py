@@ -141,6 +141,11 @@ async def session_create(conn: Connection, data: dict[str, Any]) -> dict[str, An
     multi = data.get("allowMultipleClients", False)
     if not isinstance(multi, bool):
         raise FrameError(400, "allowMultipleClients must be a boolean", "bad_allowMultipleClients")
+    hub = data.get("hub", False)
+    if not isinstance(hub, bool):
+        raise FrameError(400, "hub must be a boolean", "bad_hub")
+    if hub:
+        return await _open_hub(conn, profile)
     session = await conn.clients.sessions.CreateSession(
         spb.CreateSessionRequest(
             tenant_id=conn.principal.tenant_id,
@@ -158,6 +163,24 @@ async def session_create(conn: Connection, data: dict[str, Any]) -> dict[str, An
     await release(conn, disconnect=False)
     await conn.bind(session.session_id, session.chat_process_id, 0)
     return _reply(session)
+
+
+async def _open_hub(conn: Connection, profile: str) -> dict[str, Any]:
+    """`session-create{hub:true}`: the user's most recent unbound open hub session, or a new one
+    whose chat runs Eddie (session_service/home.py)."""
+    opened = await conn.clients.sessions.OpenHubSession(
+        spb.OpenHubSessionRequest(
+            tenant_id=conn.principal.tenant_id,
+            username=conn.principal.username,
+            connection_id=conn.connection_id,
+            profile=profile,
+        )
+    )
+    if conn.session_id and conn.session_id != opened.session.session_id:
+        await release(conn, disconnect=False)
+    s = opened.session
+    await conn.bind(s.session_id, s.chat_process_id, 0)
+    return {**_reply(s), "hub": True, "resumed": opened.resumed}
 
 
 @handles("session-resume")

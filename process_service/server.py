@@ -4,12 +4,15 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from typing import Any
 
 from process_service.cascade import SessionCascade
 from process_service.dispatcher import Dispatcher
-from process_service.events import EventLog
+from process_service.events import NOTICE, EventLog
+from process_service.hub_tools import HubTools
 from process_service.inbox import Inbox
 from process_service.lanes import Lanes
+from process_service.observations import Observations
 from process_service.processes import Processes
 from process_service.service import ProcessServicer
 from process_service.store import ProcessStore
@@ -22,7 +25,14 @@ from vance.config import Config, load_config
 from vance.logsetup import setup_logging
 from vance.server import GrpcHost, run_main, serve_until_signal
 from vance.store import connect
-from vance.v1 import process_pb2, process_pb2_grpc, recipe_pb2_grpc, tool_pb2, tool_pb2_grpc
+from vance.v1 import (
+    process_pb2,
+    process_pb2_grpc,
+    recipe_pb2_grpc,
+    session_pb2_grpc,
+    tool_pb2,
+    tool_pb2_grpc,
+)
 
 logger = logging.getLogger(__name__)
 
@@ -66,6 +76,17 @@ async def create_server(
         recipe_pb2_grpc.RecipeServiceStub(channels.get("recipe_service")),
         dispatcher.engines,
     )
+    # The hub (Eddie): observations of workers in other projects and the hub tools.
+    sessions = session_pb2_grpc.SessionServiceStub(channels.get("session_service"))
+    observations = Observations(db, events, inbox, sessions)
+    turns.observations = observations
+
+    async def publish(session_ids: list[str], type_: str, data: dict[str, Any]) -> None:
+        for session_id in session_ids:
+            events.submit(session_id, NOTICE, {"type": type_, "data": data})
+            await events.flush(session_id)
+
+    tools.hub = HubTools(db, processes, inbox, observations, sessions, publish)
     host = GrpcHost([SERVICE_NAME, TOOL_HOST_NAME])
     process_pb2_grpc.add_ProcessServiceServicer_to_server(servicer, host.server)
     tool_pb2_grpc.add_ToolHostServicer_to_server(ProcessToolHost(tools), host.server)

@@ -6,10 +6,11 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import grpc
 
+from process_service.hub_tool_specs import HUB_TOOL_NAMES
 from process_service.inbox import Inbox
 from process_service.processes import Processes
 from process_service.store import public_fields
@@ -18,6 +19,9 @@ from vance.errors import VanceError
 from vance.protoutil import dict_to_struct, struct_to_dict
 from vance.v1 import recipe_pb2 as rpb
 from vance.v1 import recipe_pb2_grpc
+
+if TYPE_CHECKING:
+    from process_service.hub_tools import HubTools
 
 logger = logging.getLogger(__name__)
 
@@ -67,6 +71,7 @@ class ProcessTools:
         self._inbox = inbox
         self._recipes = recipes
         self._engines_available = engines_available
+        self.hub: HubTools | None = None  # the hub tools (hub_tools.py), set at wiring
 
     async def invoke(
         self, tool: str, args: dict[str, Any], caller_id: str, key: str, profile: str
@@ -75,6 +80,8 @@ class ProcessTools:
             caller = await self._processes.get(caller_id)
         except VanceError as exc:
             raise ToolError(f"unknown calling process: {exc.message}") from exc
+        if self.hub is not None and tool in HUB_TOOL_NAMES:
+            return await self.hub.invoke(tool, caller, args, key)
         handler = getattr(self, f"_{tool}", None)
         if handler is None:
             raise ToolError(f"process_service does not host {tool!r}")
@@ -113,6 +120,12 @@ class ProcessTools:
         except Exception as exc:
             details = _details(exc)
             raise ToolError(f"recipe {recipe or engine!r} cannot be applied: {details}") from exc
+        if applied.engine == "eddie":
+            # The hub runs only as the chat of a hub session (session_service/home.py).
+            raise ToolError(
+                "'eddie' is the hub engine of hub sessions: no engine worker runs 'eddie' for a "
+                "spawned process; pick another recipe (recipe_list)"
+            )
         if applied.engine not in self._engines_available():
             raise ToolError(
                 f"no engine worker runs {applied.engine!r} now; pick another recipe "
