@@ -162,8 +162,11 @@ class Home:
         )
         return project.model_copy(update={"archived": True})
 
-    async def hub_candidates(self, tenant: str, username: str) -> list[Session]:
-        """The user's open hub sessions nobody holds, most recent activity first."""
+    async def hub_candidates(self, tenant: str, username: str, profile: str) -> list[Session]:
+        """The user's open hub sessions of this profile nobody holds, most recent activity
+        first. Of this profile: a session's profile decides its lifecycle, its tool pool and
+        whether Eddie may mediate (vance/profiles.py), so a phone does not take up a session
+        its web client left."""
         ids = await self._store.project_session_ids(tenant, hub_project_name(username))
         found = await self._store.sessions_by_ids(ids)
         open_ = [
@@ -172,18 +175,19 @@ class Home:
             if s.status in _OPEN
             and s.owner_user_id == username
             and s.chat_engine == HUB_ENGINE
+            and s.profile == profile
             and not s.bound_connection_id
         ]
         open_.sort(key=lambda s: s.last_activity_at_ms, reverse=True)
         return open_
 
     async def candidates_then_bind(
-        self, tenant: str, username: str, connection_id: str
+        self, tenant: str, username: str, connection_id: str, profile: str
     ) -> tuple[Session, bool] | None:
         """Binds the first candidate whose bind CAS succeeds (another connection of the same
         user may take one between the read and the bind: then the next)."""
         actor = Actor(user_id=username)
-        for candidate in await self.hub_candidates(tenant, username):
+        for candidate in await self.hub_candidates(tenant, username, profile):
             try:
                 result = await self._binding.bind(
                     tenant, candidate.session_id, connection_id, actor, takeover=False

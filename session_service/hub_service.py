@@ -34,7 +34,7 @@ class HubRpcs:
             raise InvalidArgumentError("username and connection_id are required")
         project_id, _ = await self.home.ensure(request.tenant_id, request.username)
         found = await self.home.candidates_then_bind(
-            request.tenant_id, request.username, request.connection_id
+            request.tenant_id, request.username, request.connection_id, request.profile or "default"
         )
         if found is not None:
             session, resumed = found

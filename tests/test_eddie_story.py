@@ -134,4 +134,17 @@ async def test_the_hub_user_story(system: System) -> None:
         return any(x.content == f"Backend only {m}" for x in messages.messages)
 
     await eventually(arthur_heard_the_user, what="Arthur's chat holding the user's answer")
+
+    # The user reads and answers the inbox item; the answer reaches Eddie as INBOX_ANSWER.
+    item_id = spoken["meta"]["inboxItemId"]
+    system.script(act("answer", f'inbox-answer item=\\"{item_id}', message=f"Noted {m}."))
+    read = await rest(system, "POST", f"/inbox/{item_id}/mark", token, {"read": True})
+    assert read.json()["read"] is True
+    answered = await rest(system, "POST", f"/inbox/{item_id}/answer", token, {"answer": "Go"})
+    assert answered.json()["answered"] is True and answered.json()["answer"] == "Go"
+    again = await rest(system, "POST", f"/inbox/{item_id}/answer", token, {"answer": "Stop"})
+    assert again.json()["answer"] == "Go"  # answered once
+    await eddie_says(client, f"Noted {m}.")
+    _, other_token = await new_user(system)
+    assert (await rest(system, "GET", f"/inbox/{item_id}", other_token)).status_code == 404
     await client.close()

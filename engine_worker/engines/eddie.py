@@ -62,7 +62,8 @@ def _event_text(m: ProcessEvent) -> str:
     """The event as the model reads it, with a blocked worker's options."""
     text = str(inbox_to_llm(m)["content"])
     if m.payload.get("project"):
-        text = f"[project {m.payload['project']}] {text}"
+        mode = m.payload.get("channelMode") or "milestones"
+        text = f"[project {m.payload['project']}, mode {mode}] {text}"
     options = _options_of(m)
     if options:
         text += "\nOptions: " + "; ".join(o["label"] for o in options)
@@ -147,11 +148,9 @@ class Eddie:
         except ModelNotConfiguredError as exc:
             await ctx.chat.append(ChatRole.SYSTEM, exc.message, {"error": exc.reason})
             return TurnOutcome.idle()
-        if not name:
-            await ctx.chat.append(ChatRole.ASSISTANT, str(result), {"action": a.ANSWER})
-            return TurnOutcome(ProcessStatus.IDLE, summary=str(result))
-        action: a.Action = result
-        outcome = await self._act(ctx, action, events)
+        if not name:  # plain text: an answer
+            result = a.Action(a.ANSWER, {"message": str(result)})
+        outcome = await self._act(ctx, result, events)
         await self._bootstrap_voice(ctx, hub)
         return outcome
 
