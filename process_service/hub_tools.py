@@ -15,7 +15,9 @@ from pymongo.asynchronous.database import AsyncDatabase
 from process_service.inbox import Inbox
 from process_service.observations import DEFAULT_MODE, MODES, Observations
 from process_service.processes import Processes
-from process_service.tools import ToolError, _details, _str
+from process_service.tool_args import ToolError
+from process_service.tool_args import arg_str as _str
+from process_service.tool_args import rpc_details as _details
 from vance.domain import DeliveryOutcome, UserChatInput
 from vance.errors import VanceError
 from vance.store import Document
