@@ -12,6 +12,7 @@ from typing import Any
 from fastapi import APIRouter, HTTPException, Request
 
 from gateway.rest import _call, _clients, _error, _principal
+from vance.domain import HUB_ONLY_ENGINES
 from vance.v1 import process_pb2 as ppb
 from vance.v1 import recipe_pb2 as rpb
 
@@ -27,8 +28,9 @@ async def reload_engine_catalog(request: Request, tenant: str) -> dict[str, Any]
     clients = _clients(request)
     workers = await _call(clients.processes.ListWorkers(ppb.ListWorkersRequest()))
     running = sorted({e for w in workers.workers for e in w.engines})
+    spawnable = [e for e in running if e not in HUB_ONLY_ENGINES]
     catalog = await _call(
-        clients.recipes.ReloadEngines(rpb.ListEnginesRequest(available_engines=running))
+        clients.recipes.ReloadEngines(rpb.ListEnginesRequest(available_engines=spawnable))
     )
     return {
         "engines": [

@@ -22,6 +22,7 @@ from process_service.turns import Turns
 from vance.channels import Channels
 from vance.clock import Clock, SystemClock
 from vance.config import Config, load_config
+from vance.domain import HUB_ONLY_ENGINES
 from vance.logsetup import setup_logging
 from vance.server import GrpcHost, run_main, serve_until_signal
 from vance.store import connect
@@ -74,7 +75,7 @@ async def create_server(
         processes,
         inbox,
         recipe_pb2_grpc.RecipeServiceStub(channels.get("recipe_service")),
-        dispatcher.engines,
+        lambda: dispatcher.engines() - HUB_ONLY_ENGINES,  # what a process may spawn
     )
     # The hub (Eddie): observations of workers in other projects and the hub tools.
     sessions = session_pb2_grpc.SessionServiceStub(channels.get("session_service"))

@@ -130,12 +130,6 @@ class ProcessTools:
         except Exception as exc:
             details = _details(exc)
             raise ToolError(f"recipe {recipe or engine!r} cannot be applied: {details}") from exc
-        if applied.engine == "eddie":
-            # The hub runs only as the chat of a hub session (session_service/home.py).
-            raise ToolError(
-                "'eddie' is the hub engine of hub sessions: no engine worker runs 'eddie' for a "
-                "spawned process; pick another recipe (recipe_list)"
-            )
         if applied.engine not in self._engines_available():
             raise ToolError(
                 f"no engine worker runs {applied.engine!r} now; pick another recipe "
