@@ -8,7 +8,7 @@ from typing import Any
 from fastapi import APIRouter, Request
 from pydantic import BaseModel, Field
 
-from gateway.rest import _call, _clients, _principal
+from gateway.rest_deps import PathId, caller, clients, principal
 from vance.v1 import common_pb2 as pb
 from vance.v1 import session_pb2 as spb
 
@@ -50,79 +50,72 @@ def inbox_data(i: spb.InboxItem) -> dict[str, Any]:
     }
 
 
-def _caller(request: Request, tenant: str) -> spb.Caller:
-    p = _principal(request, tenant)
-    return spb.Caller(user_id=p.username, roles=list(p.roles))
+async def _caller(request: Request, tenant: PathId) -> spb.Caller:
+    return caller(await principal(request, tenant))
 
 
 @router.get("/brain/{tenant}/projects")
 async def list_projects(
-    request: Request, tenant: str, kind: str = "", includeArchived: bool = False
+    request: Request, tenant: PathId, kind: str = "", includeArchived: bool = False
 ) -> dict[str, Any]:
-    resp = await _call(
-        _clients(request).sessions.ListProjects(
-            spb.ListProjectsRequest(
-                tenant_id=tenant,
-                caller=_caller(request, tenant),
-                kind=kind,
-                include_archived=includeArchived,
-            )
+    resp = await clients(request).sessions.ListProjects(
+        spb.ListProjectsRequest(
+            tenant_id=tenant,
+            caller=await _caller(request, tenant),
+            kind=kind,
+            include_archived=includeArchived,
         )
     )
     return {"projects": [project_data(p) for p in resp.projects]}
 
 
 @router.delete("/brain/{tenant}/projects/{project_id}")
-async def delete_project(request: Request, tenant: str, project_id: str) -> dict[str, Any]:
+async def delete_project(request: Request, tenant: PathId, project_id: PathId) -> dict[str, Any]:
     op = spb.ProjectOpRequest(
-        tenant_id=tenant, project_id=project_id, caller=_caller(request, tenant)
+        tenant_id=tenant, project_id=project_id, caller=await _caller(request, tenant)
     )
-    resp = await _call(_clients(request).sessions.DeleteProject(op))
+    resp = await clients(request).sessions.DeleteProject(op)
     return {"deleted": resp.deleted}
 
 
-def _ref(request: Request, tenant: str, item_id: str) -> spb.InboxItemRef:
-    p = _principal(request, tenant)
+async def _ref(request: Request, tenant: PathId, item_id: PathId) -> spb.InboxItemRef:
+    p = await principal(request, tenant)
     return spb.InboxItemRef(tenant_id=tenant, user_id=p.username, item_id=item_id)
 
 
 @router.get("/brain/{tenant}/inbox")
-async def list_inbox(request: Request, tenant: str, unreadOnly: bool = False) -> dict[str, Any]:
-    p = _principal(request, tenant)
-    resp = await _call(
-        _clients(request).sessions.ListInboxItems(
-            spb.ListInboxItemsRequest(tenant_id=tenant, user_id=p.username, unread_only=unreadOnly)
-        )
+async def list_inbox(request: Request, tenant: PathId, unreadOnly: bool = False) -> dict[str, Any]:
+    p = await principal(request, tenant)
+    resp = await clients(request).sessions.ListInboxItems(
+        spb.ListInboxItemsRequest(tenant_id=tenant, user_id=p.username, unread_only=unreadOnly)
     )
     return {"items": [inbox_data(i) for i in resp.items]}
 
 
 @router.get("/brain/{tenant}/inbox/{item_id}")
-async def read_inbox_item(request: Request, tenant: str, item_id: str) -> dict[str, Any]:
-    item = await _call(_clients(request).sessions.GetInboxItem(_ref(request, tenant, item_id)))
+async def read_inbox_item(request: Request, tenant: PathId, item_id: PathId) -> dict[str, Any]:
+    item = await clients(request).sessions.GetInboxItem(await _ref(request, tenant, item_id))
     return inbox_data(item)
 
 
 @router.post("/brain/{tenant}/inbox/{item_id}/mark")
 async def mark_inbox_item(
-    request: Request, tenant: str, item_id: str, body: MarkBody | None = None
+    request: Request, tenant: PathId, item_id: PathId, body: MarkBody | None = None
 ) -> dict[str, Any]:
-    ref = _ref(request, tenant, item_id)
+    ref = await _ref(request, tenant, item_id)
     read = body.read if body else True
-    item = await _call(
-        _clients(request).sessions.MarkInboxItem(spb.MarkInboxItemRequest(ref=ref, read=read))
+    item = await clients(request).sessions.MarkInboxItem(
+        spb.MarkInboxItemRequest(ref=ref, read=read)
     )
     return inbox_data(item)
 
 
 @router.post("/brain/{tenant}/inbox/{item_id}/answer")
 async def answer_inbox_item(
-    request: Request, tenant: str, item_id: str, body: AnswerBody
+    request: Request, tenant: PathId, item_id: PathId, body: AnswerBody
 ) -> dict[str, Any]:
-    ref = _ref(request, tenant, item_id)
-    item = await _call(
-        _clients(request).sessions.AnswerInboxItem(
-            spb.AnswerInboxItemRequest(ref=ref, answer=body.answer)
-        )
+    ref = await _ref(request, tenant, item_id)
+    item = await clients(request).sessions.AnswerInboxItem(
+        spb.AnswerInboxItemRequest(ref=ref, answer=body.answer)
     )
     return inbox_data(item)
