@@ -34,6 +34,7 @@ async def eddie_says(client: WsClient, text: str, timeout: float = 45) -> dict[s
         lambda f: (
             f["type"] == "chat-message-appended"
             and f["data"]["role"] == "assistant"
+            and f["data"]["processName"] == "chat"  # Eddie, not a worker of the hub session
             and text in f["data"]["content"]
         ),
         timeout=timeout,

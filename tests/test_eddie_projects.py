@@ -120,3 +120,27 @@ async def test_hub_tools_list_pause_and_archive_projects(system: System) -> None
     assert any(p["kind"] == "SYSTEM" for p in after["projects"])  # the hub itself, kind=ALL
     await process_status(system, worker.chat_process_id, "PAUSED")
     await client.close()
+
+
+async def test_eddie_spawns_a_local_ford_and_relays_its_result(system: System) -> None:
+    m = uuid.uuid4().hex[:8]
+    goal = f"List the primes below 20 {m}"
+    answer = f"Primes below 20 {m}: 2, 3, 5, 7, 11, 13, 17, 19"
+    system.script(
+        act("process_create", f"{m} primes", name="lookup", goal=goal, recipe="quick-lookup"),
+        act("answer", "lookup", match=f"{m} primes", message="On it."),
+        Rule(match_last=goal, text=answer),
+        act("relay", 'type=\\"done\\"', match=answer, source="lookup"),
+    )
+    _, token = await new_user(system)
+    client, opened = await hub(system, token)
+    await client.ok("process-steer", {"content": f"{m} primes"})
+    await eddie_says(client, "On it.")
+    relayed = await eddie_says(client, answer, timeout=60)
+    assert relayed["meta"] == {"action": "relay", "source": "lookup"}
+    listed = await system.processes.ListProcesses(
+        ppb.ListProcessesRequest(session_id=opened["sessionId"], include_terminated=True)
+    )
+    ford = next(p for p in listed.processes if p.name == "lookup")
+    assert ford.engine == "ford" and ford.parent_process_id == opened["chatProcessId"]
+    await client.close()
