@@ -29,6 +29,10 @@ async def test_a_hub_is_invisible_and_closed_to_other_users(system: System) -> N
     # The owner's hub session cannot be resumed by anyone else, tenant admins included.
     client, opened = await hub(system, owner_token)
     await client.close()
+    # Not in an admin's session lists either; in the owner's.
+    for token, shown in ((admin_token, False), (owner_token, True)):
+        listed = (await rest(system, "GET", "/sessions", token)).json()["sessions"]
+        assert (opened["sessionId"] in [x["sessionId"] for x in listed]) is shown
     intruder = await system.connect(admin_token)
     refused = await intruder.request("session-resume", {"sessionId": opened["sessionId"]})
     assert refused["type"] == "error" and refused["data"]["reason"] == "hub_foreign", refused
