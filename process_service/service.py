@@ -11,7 +11,7 @@ import grpc
 from process_service import convert as pc
 from process_service.cascade import SessionCascade
 from process_service.dispatcher import Dispatcher
-from process_service.events import EventLog, SubscriberOverflow
+from process_service.events import NOTICE, EventLog, SubscriberOverflow
 from process_service.inbox import Inbox
 from process_service.processes import Processes
 from process_service.worker_stream import WorkerStreams
@@ -19,6 +19,7 @@ from vance import convert as c
 from vance import domain as d
 from vance.errors import AbortedError, InvalidArgumentError, grpc_errors
 from vance.observability import metrics
+from vance.protoutil import struct_to_dict
 from vance.v1 import common_pb2 as pb
 from vance.v1 import process_pb2 as ppb
 from vance.v1 import process_pb2_grpc
@@ -202,6 +203,18 @@ class ProcessServicer(process_pb2_grpc.ProcessServiceServicer):
         incoming = (pc.worker_message_from_proto(m) async for m in request_iterator)
         async for item in self.streams.serve(hello, incoming):
             yield pc.to_worker_proto(item)
+
+    # ---- hub (process_service/observations.py) ----
+
+    @grpc_errors
+    async def PublishNotice(
+        self, request: ppb.PublishNoticeRequest, context: Any
+    ) -> ppb.PublishNoticeResponse:
+        data = {"type": request.notice.type, "data": struct_to_dict(request.notice.data)}
+        for session_id in request.session_ids:
+            self.events.submit(session_id, NOTICE, data)
+            await self.events.flush(session_id)
+        return ppb.PublishNoticeResponse()
 
 
 def _session(request: ppb.SessionCascadeRequest) -> str:

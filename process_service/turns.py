@@ -4,7 +4,7 @@ and the parent notification that follows a child closing or blocking."""
 from __future__ import annotations
 
 import logging
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from process_service.events import CHAT_APPENDED, PROGRESS, STREAM_CHUNK, EventLog
 from process_service.inbox import Inbox
@@ -23,6 +23,9 @@ from vance.domain import (
 )
 from vance.store import Document
 
+if TYPE_CHECKING:
+    from process_service.observations import Observations
+
 logger = logging.getLogger(__name__)
 
 
@@ -32,6 +35,7 @@ class Turns:
         self._events = events
         self._lanes = lanes
         self._inbox = inbox
+        self.observations: Observations | None = None  # the hub's observers (observations.py)
 
     async def store_chat(self, ref: TurnRef, appends: list[ChatAppend]) -> list[Document | None]:
         """Stores the turn's chat appends once each, in one insert when none was stored before;
@@ -95,7 +99,7 @@ class Turns:
             ephemeral=True,
         )
 
-    def progress(self, ref: TurnRef, kind: str, payload: dict[str, Any]) -> None:
+    async def progress(self, ref: TurnRef, kind: str, payload: dict[str, Any]) -> None:
         self._events.submit(
             ref.session_id,
             PROGRESS,
@@ -108,6 +112,8 @@ class Turns:
                 "payload": payload,
             },
         )
+        if self.observations is not None:
+            await self.observations.forward_progress(ref, kind, payload)
 
     async def commit(
         self,
@@ -131,6 +137,8 @@ class Turns:
             await self.notify_parent(
                 doc, ProcessEventType.BLOCKED, summary, payload, key=f"{ref.turn_id}:blocked"
             )
+        if self.observations is not None:
+            await self.observations.on_commit(ref, doc, summary, payload)
         return doc
 
     async def notify_parent(

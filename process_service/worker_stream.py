@@ -195,7 +195,7 @@ class WorkerStreams:
             elif isinstance(r, Chunk):
                 self._turns.chunk(ref, r.role, r.text)
             elif isinstance(r, Progress):
-                self._turns.progress(ref, r.kind, r.payload)
+                await self._turns.progress(ref, r.kind, r.payload)
 
     async def _commit(self, ref: TurnRef, commit: Commit) -> None:
         doc = await self._turns.commit(
