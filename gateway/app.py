@@ -18,7 +18,8 @@ from pydantic import BaseModel
 from gateway import rest, rest_sessions, rest_settings
 from gateway.auth import Principal, Tokens, bearer, load_secret
 from gateway.clients import Clients
-from gateway.ws import Connection
+from gateway.webui import mount_webui
+from gateway.ws import SUBPROTOCOL, Connection, ws_subprotocols
 from vance.channels import Channels
 from vance.config import Config, load_config
 from vance.domain import PROFILE_PATTERN
@@ -91,11 +92,17 @@ def create_app(config: Config) -> FastAPI:
 
     @app.websocket("/brain/{tenant}/ws")
     async def socket(ws: WebSocket, tenant: str) -> None:
-        # Accept first, then refuse with a close code and reason a client can read.
-        await ws.accept()
+        # Accept first, then refuse with a close code and reason a client can read. A browser
+        # cannot set headers: it offers `vance.v1, vance.bearer.<token>` as subprotocols, and
+        # the socket is accepted with `vance.v1` so the token never appears in a URL.
+        offered, sub_token = ws_subprotocols(ws.headers.get("sec-websocket-protocol"))
+        await ws.accept(subprotocol=SUBPROTOCOL if SUBPROTOCOL in offered else None)
         try:
             principal = tokens.verify(
-                bearer(ws.headers.get("authorization"), ws.query_params.get("token"))
+                bearer(
+                    ws.headers.get("authorization"),
+                    sub_token or ws.query_params.get("token"),
+                )
             )
         except UnauthenticatedError as exc:
             await ws.close(code=4401, reason=exc.reason)
@@ -116,6 +123,8 @@ def create_app(config: Config) -> FastAPI:
         )
         await conn.run()
 
+    # Last, so the API routes above win over the app's catch-all.
+    mount_webui(app)
     return app
 
 

@@ -25,6 +25,15 @@ from vance.ids import new_id
 logger = logging.getLogger(__name__)
 
 _RESUBSCRIBE_BACKOFF_S = 0.2
+SUBPROTOCOL = "vance.v1"
+_BEARER_PREFIX = "vance.bearer."
+
+
+def ws_subprotocols(header: str | None) -> tuple[list[str], str | None]:
+    """The offered subprotocols and the token carried as `vance.bearer.<token>`, if any."""
+    offered = [p.strip() for p in (header or "").split(",") if p.strip()]
+    token = next((p[len(_BEARER_PREFIX) :] for p in offered if p.startswith(_BEARER_PREFIX)), None)
+    return offered, token or None
 
 
 class Connection:
