@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from playwright.async_api import Browser, BrowserContext, Page, async_playwright
+from playwright.async_api import Browser, BrowserContext, Page, async_playwright, expect
 
 from tests.harness import System
 
@@ -29,6 +29,8 @@ CHROMIUM_ARGS = [
 ]
 DESKTOP = {"width": 1280, "height": 800}
 PHONE = {"width": 390, "height": 844}
+# Generous: the machine is shared and the session list polls every 5 s.
+expect.set_options(timeout=30_000)
 SCREENSHOTS = Path(os.environ.get("VANCE_TEST_SCREENSHOTS", "build/screenshots"))
 
 

@@ -94,7 +94,7 @@ async def test_markdown_is_sanitised(system: System, page: Page) -> None:
 
 async def test_worker_question_answered_with_an_option_button(system: System, page: Page) -> None:
     m = uuid.uuid4().hex[:8]
-    goal = f"Compare two drafts {m}"
+    goal = f"Compare two versions {m}"
     system.script(
         Rule(
             match_last=f"{m} delegate",
@@ -230,7 +230,7 @@ async def test_search_groups_rename_archive_reactivate_and_delete(
     # Rename through the row's menu.
     await row.locator("summary").click()
     await row.get_by_role("button", name="Rename").click()
-    await row.get_by_label("Title").fill(f"Stripes {m}")
+    await row.get_by_role("textbox", name="Title").fill(f"Stripes {m}")
     await row.get_by_role("button", name="Save").click()
     await expect(row.get_by_role("button", name=f"Open Stripes {m}")).to_be_visible()
     # The conversation is found, grouped under "conversation", with the word marked.
@@ -252,7 +252,8 @@ async def test_search_groups_rename_archive_reactivate_and_delete(
     await row.get_by_role("button", name="Archive").click()
     await expect(row).to_have_class(re.compile("archived"))
     await row.get_by_role("button", name="Reactivate").click()
-    await expect(row.locator("[data-role=status]")).to_have_text("IDLE")
+    await expect(row.locator("[data-role=status]")).to_have_text(re.compile("IDLE|RUNNING"))
+    await expect(row).not_to_have_class(re.compile("archived"))
     # Delete only after the confirmation.
     await row.locator("summary").click()
     await row.get_by_role("button", name="Delete", exact=True).click()
