@@ -11,7 +11,14 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from playwright.async_api import Browser, BrowserContext, Page, async_playwright, expect
+from playwright.async_api import (
+    Browser,
+    BrowserContext,
+    Page,
+    ViewportSize,
+    async_playwright,
+    expect,
+)
 
 from tests.harness import System
 
@@ -27,15 +34,17 @@ CHROMIUM_ARGS = [
     "--disable-component-update",
     "--disable-sync",
 ]
-DESKTOP = {"width": 1280, "height": 800}
-PHONE = {"width": 390, "height": 844}
+DESKTOP = ViewportSize(width=1280, height=800)
+PHONE = ViewportSize(width=390, height=844)
 # Generous: the machine is shared and the session list polls every 5 s.
 expect.set_options(timeout=30_000)
 SCREENSHOTS = Path(os.environ.get("VANCE_TEST_SCREENSHOTS", "build/screenshots"))
 
 
 @pytest.hookimpl(wrapper=True)
-def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[Any]) -> Generator[Any]:
+def pytest_runtest_makereport(
+    item: pytest.Item, call: pytest.CallInfo[Any]
+) -> Generator[None, pytest.TestReport, pytest.TestReport]:
     report = yield
     if report.when == "call":
         item.stash[_failed] = report.failed
@@ -46,7 +55,9 @@ _failed = pytest.StashKey[bool]()
 
 
 @pytest.fixture(scope="session")
-async def browser() -> AsyncIterator[Browser]:
+async def browser(system: System) -> AsyncIterator[Browser]:
+    # Depends on `system` so the browser (and every socket it holds) goes before the system
+    # stops: the gateway's shutdown waits for open WebSockets.
     if not os.access(CHROMIUM, os.X_OK):
         pytest.fail(f"{CHROMIUM} is missing: `make test` installs Debian's chromium")
     async with async_playwright() as pw:

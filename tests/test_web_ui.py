@@ -10,11 +10,13 @@ from typing import Any
 
 import grpc
 import pytest
-from playwright.async_api import Page, expect
+from playwright.async_api import Page, WebSocketRoute, expect
 
 from tests.browser_support import sign_in
 from tests.harness import System, eventually
 from vance.testing.scripted_llm import Rule
+from vance.v1 import common_pb2 as pb
+from vance.v1 import process_pb2 as ppb
 from vance.v1 import session_pb2 as spb
 
 
@@ -24,6 +26,39 @@ def call(tool: str, **arguments: Any) -> dict[str, Any]:
 
 def respond(message: str, **extra: Any) -> Rule:
     return Rule(tool_calls=[call("respond", message=message, **extra)])
+
+
+class Network:
+    """The page's WebSockets pass through Playwright, so a test can cut the connection as a
+    network failure would, and refuse reconnects until it restores the network."""
+
+    def __init__(self) -> None:
+        self.routes: list[WebSocketRoute] = []
+        self.down = False
+        self.refused = 0
+
+    @classmethod
+    async def on(cls, page: Page) -> Network:
+        net = cls()
+        await page.route_web_socket(re.compile(r"/ws$"), net._route)
+        return net
+
+    async def _route(self, ws: WebSocketRoute) -> None:
+        if self.down:
+            self.refused += 1
+            await ws.close(code=1011, reason="network down")
+            return
+        ws.connect_to_server()
+        self.routes.append(ws)
+
+    async def drop(self) -> None:
+        self.down = True
+        for ws in self.routes:
+            await ws.close(code=1011, reason="network down")
+        self.routes.clear()
+
+    def restore(self) -> None:
+        self.down = False
 
 
 async def new_session(page: Page) -> str:
@@ -195,7 +230,9 @@ async def test_suspend_then_extend_and_resume_from_the_list(system: System, page
     before = (
         await system.sessions.GetSession(spb.GetSessionRequest(tenant_id="default", session_id=sid))
     ).transition_at_ms
-    await expect(row.get_by_test_id("countdown")).to_have_text(re.compile(r"^\d+:\d\d:\d\d$"))
+    await expect(row.get_by_test_id("countdown")).to_have_text(
+        re.compile(r"^(\d+ d )?\d+:\d\d:\d\d$")
+    )
     await row.get_by_role("button", name="Extend 1 h").click()
 
     async def extended() -> bool:
@@ -269,6 +306,7 @@ async def test_reload_mid_stream_loses_and_doubles_nothing(system: System, page:
     hold = f"hold-{m}"
     text = f"alpha{m} beta{m} gamma{m} delta{m}"
     system.script(Rule(match_last=f"stream {m}", text=text, chunks=4, hold=hold, hold_after=2))
+    network = await Network.on(page)
     await sign_in(page)
     sid = await new_session(page)
     await say(page, f"stream {m}")
@@ -286,4 +324,60 @@ async def test_reload_mid_stream_loses_and_doubles_nothing(system: System, page:
     await expect(stream).to_have_count(0)
     await expect(page.locator("article.msg.user", has_text=f"stream {m}")).to_have_count(1)
     await expect(assistant(page, "Hi, I'm Arthur")).to_have_count(1)
+    # A dropped network while a turn goes on: the client reconnects by itself and resumes
+    # from the last seq it saw; what happened meanwhile shows once.
+    hold2 = f"hold2-{m}"
+    system.script(
+        Rule(match_last=f"offline {m}", text=f"one{m} two{m} three{m}", chunks=3, hold=hold2)
+    )
+    await say(page, f"offline {m}")
+    await expect(stream).to_contain_text(f"one{m}")
+    await network.drop()
+    await expect(page.get_by_test_id("link")).to_have_text("offline")
+    system.llm.release(hold2)
+
+    async def turn_ended() -> bool:
+        listed = await system.processes.ListProcesses(ppb.ListProcessesRequest(session_id=sid))
+        return all(p.status == pb.PROCESS_STATUS_IDLE for p in listed.processes)
+
+    # The turn ended while the client was away (it keeps retrying meanwhile).
+    await eventually(turn_ended, what="the chat idle again")
+    await eventually(lambda: network.refused > 0, what="a refused reconnect")
+    network.restore()
+    await expect(page.get_by_test_id("link")).to_have_text("connected")
+    await expect(assistant(page, f"three{m}")).to_have_count(1)
+    assert (await assistant(page, f"three{m}").inner_text()).count(f"one{m}") == 1
+    await expect(stream).to_have_count(0)
+    await expect(page.locator("article.msg.user", has_text=f"offline {m}")).to_have_count(1)
     assert sid in page.url
+
+
+async def test_escape_pauses_the_session_and_resume_goes_on(system: System, page: Page) -> None:
+    m = uuid.uuid4().hex[:8]
+    hold = f"hold-{m}"
+    system.script(
+        Rule(match_last=f"long {m}", text=f"one{m} two{m} three{m}", chunks=3, hold=hold),
+        Rule(match_last=f"later {m}", text=f"Later done {m}"),
+    )
+    await sign_in(page)
+    await new_session(page)
+    chat = page.locator("li.proc[data-process='chat'] [data-role=status]")
+    await say(page, f"long {m}")
+    await expect(page.get_by_test_id("stream")).to_contain_text(f"one{m}")
+    await expect(chat).to_have_text("RUNNING")
+    # Esc pauses the session: the running turn ends, then the chat stays PAUSED.
+    await page.keyboard.press("Escape")
+    system.llm.release(hold)
+    await expect(chat).to_have_text("PAUSED")
+    await expect(assistant(page, f"three{m}")).to_have_count(1)
+    # A message to a paused chat waits (deferred) until the user resumes it.
+    await say(page, f"later {m}")
+    await expect(page.get_by_test_id("pending")).to_contain_text("deferred")
+    await (
+        page.get_by_role("group", name="Session controls")
+        .get_by_role("button", name="Resume")
+        .click()
+    )
+    await expect(assistant(page, f"Later done {m}")).to_have_count(1)
+    await expect(page.get_by_test_id("pending")).to_have_count(0)
+    await expect(chat).to_have_text("IDLE")
