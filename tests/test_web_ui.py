@@ -63,7 +63,7 @@ class Network:
 
 async def new_session(page: Page) -> str:
     """Creates a session in `demo` from the list; returns its id once Arthur greeted."""
-    await page.get_by_label("Project").fill("demo")
+    await page.get_by_label("Project", exact=True).fill("demo")
     await page.get_by_role("button", name="New session").click()
     await expect(page.get_by_test_id("log")).to_contain_text("Hi, I'm Arthur")
     await page.wait_for_url("**/#/s/*")
