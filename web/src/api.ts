@@ -36,14 +36,39 @@ async function call<T>(auth: Auth | null, method: string, path: string, body?: u
 
 const enc = encodeURIComponent;
 
+interface TokenView {
+  token: string;
+  userId: string;
+  tenantId: string;
+  expiresAt: number;
+}
+
+function toAuth(r: TokenView): Auth {
+  return {
+    tenant: r.tenantId,
+    userId: r.userId,
+    token: r.token,
+    issuedAt: Date.now(),
+    expiresAt: r.expiresAt,
+  };
+}
+
 export async function login(tenant: string, username: string, password: string): Promise<Auth> {
-  const r = await call<{ token: string; userId: string; tenantId: string }>(
-    null,
-    "POST",
-    `/brain/${enc(tenant)}/access/${enc(username)}`,
-    { password },
+  return toAuth(
+    await call<TokenView>(null, "POST", `/brain/${enc(tenant)}/access/${enc(username)}`, {
+      password,
+    }),
   );
-  return { tenant: r.tenantId, userId: r.userId, token: r.token };
+}
+
+/** A new token with a full lifetime (the old one stays valid until it expires). */
+export async function refresh(auth: Auth): Promise<Auth> {
+  return toAuth(await call<TokenView>(auth, "POST", `/brain/${enc(auth.tenant)}/access/refresh`));
+}
+
+/** Revokes the token on the server (signing out). */
+export async function logout(auth: Auth): Promise<void> {
+  await call(auth, "POST", `/brain/${enc(auth.tenant)}/access/logout`);
 }
 
 export interface ListFilter {

@@ -9,7 +9,7 @@ export function loadAuth(): Auth | null {
     const raw = localStorage.getItem(KEY);
     if (!raw) return null;
     const a = JSON.parse(raw) as Auth;
-    return a.token && a.tenant ? a : null;
+    return a.token && a.tenant && a.expiresAt > Date.now() ? a : null;
   } catch {
     return null;
   }

@@ -38,7 +38,8 @@ export class Socket {
 
   constructor(
     private readonly tenant: string,
-    private readonly token: string,
+    /** Read at every (re)connect: the app refreshes the token while the chat is open. */
+    private readonly token: () => string,
     private readonly hooks: SocketHooks,
   ) {}
 
@@ -80,7 +81,7 @@ export class Socket {
     const scheme = location.protocol === "https:" ? "wss" : "ws";
     const url = `${scheme}://${location.host}/brain/${encodeURIComponent(this.tenant)}/ws`;
     this.hooks.onState("connecting");
-    const ws = new WebSocket(url, ["vance.v1", `vance.bearer.${this.token}`]);
+    const ws = new WebSocket(url, ["vance.v1", `vance.bearer.${this.token()}`]);
     this.ws = ws;
     ws.onmessage = (ev: MessageEvent<string>) => this.receive(ws, ev.data);
     ws.onclose = (ev: CloseEvent) => this.closed(ws, ev);

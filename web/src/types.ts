@@ -93,4 +93,7 @@ export interface Auth {
   tenant: string;
   userId: string;
   token: string;
+  /** ms since the epoch: when the token was issued (client clock) and when it expires. */
+  issuedAt: number;
+  expiresAt: number;
 }
