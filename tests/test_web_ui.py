@@ -13,7 +13,7 @@ import httpx
 import pytest
 from playwright.async_api import Page, WebSocketRoute, expect
 
-from tests.browser_support import sign_in
+from tests.browser_support import PHONE, sign_in
 from tests.harness import System, eventually
 from vance.testing.scripted_llm import Rule
 from vance.v1 import common_pb2 as pb
@@ -396,3 +396,22 @@ async def test_escape_pauses_the_session_and_resume_goes_on(system: System, page
     await expect(assistant(page, f"Later done {m}")).to_have_count(1)
     await expect(page.get_by_test_id("pending")).to_have_count(0)
     await expect(chat).to_have_text("IDLE")
+
+
+async def test_phone_width_fits_without_sideways_scrolling(system: System, page: Page) -> None:
+    m = uuid.uuid4().hex[:8]
+    system.script(Rule(match_last=f"phone {m}", text=f"A long answer {m} " * 20))
+    await page.set_viewport_size(PHONE)
+    await sign_in(page)
+    assert await page.evaluate("document.documentElement.scrollWidth") <= PHONE["width"]
+    await new_session(page)
+    await say(page, f"phone {m}")
+    await expect(assistant(page, f"A long answer {m}")).to_have_count(1)
+    assert await page.evaluate("document.documentElement.scrollWidth") <= PHONE["width"]
+    for control in ("Send", "Pause", "Stop"):
+        await expect(page.get_by_role("button", name=control, exact=True)).to_be_in_viewport()
+    # The keyboard reaches the composer and sends from it.
+    await page.get_by_label("Message").focus()
+    await page.keyboard.type(f"phone {m} again")
+    await page.keyboard.press("Enter")
+    await expect(page.locator("article.msg.user", has_text=f"phone {m} again")).to_have_count(1)
