@@ -36,6 +36,7 @@ from gateway.body_guard import BodyGuard
 from gateway.clients import Clients
 from gateway.limits import MAX_REQUEST_HEAD_BYTES, WS_MAX_BYTES
 from gateway.revocations import Authenticator
+from gateway.webui import mount_webui
 from vance.channels import Channels
 from vance.config import Config, load_config
 from vance.logsetup import setup_logging
@@ -122,6 +123,8 @@ def create_app(config: Config) -> FastAPI:
         with metrics.WS_CONNECTIONS.track_inprogress():
             await ws.serve(socket, tenant, deps)
 
+    # Last, so the API routes above win over the app's catch-all.
+    mount_webui(app)
     return app
 
 
