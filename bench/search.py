@@ -295,7 +295,7 @@ async def _time_indexing(db: Any, tenant: str, corpus: Corpus, count: int = 200)
     return round(elapsed / count * 1000, 2)
 
 
-def _over_grpc(stub: session_pb2_grpc.SessionServiceStub) -> SearchFn:
+def _over_grpc(stub: session_pb2_grpc.SessionServiceAsyncStub) -> SearchFn:
     async def search(tenant: str, actor: Actor, query: str) -> int:
         resp = await stub.SearchSessions(
             spb.SearchSessionsRequest(

@@ -88,7 +88,7 @@ class ChatApi:
         turn_id: str,
         process: ThinkProcess,
         send: Send,
-        stub: process_pb2_grpc.ProcessServiceStub,
+        stub: process_pb2_grpc.ProcessServiceAsyncStub,
         events: EventPublisher,
         committed: int = 0,
     ) -> None:
@@ -151,7 +151,9 @@ class ChatApi:
 class ProcessOrchestrator:
     """Sibling processes of the same session."""
 
-    def __init__(self, process: ThinkProcess, stub: process_pb2_grpc.ProcessServiceStub) -> None:
+    def __init__(
+        self, process: ThinkProcess, stub: process_pb2_grpc.ProcessServiceAsyncStub
+    ) -> None:
         self._process = process
         self._stub = stub
 
@@ -174,7 +176,7 @@ class ThinkEngineContext:
         chat_count: int = 0,
         llm: ModelClient,
         send: Send,
-        stub: process_pb2_grpc.ProcessServiceStub,
+        stub: process_pb2_grpc.ProcessServiceAsyncStub,
         tools: ToolDispatcher,
     ) -> None:
         self.turn_id = turn_id

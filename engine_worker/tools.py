@@ -54,7 +54,7 @@ class ToolDispatcher:
     redone turn's spawns and steers take effect once."""
 
     def __init__(
-        self, stub: tool_pb2_grpc.ToolServiceStub | None, process: ThinkProcess, turn_id: str
+        self, stub: tool_pb2_grpc.ToolServiceAsyncStub | None, process: ThinkProcess, turn_id: str
     ) -> None:
         self._stub = stub
         self._process = process

@@ -10,8 +10,8 @@ from vance.v1 import process_pb2_grpc, session_pb2_grpc
 
 @dataclass(frozen=True)
 class Clients:
-    sessions: session_pb2_grpc.SessionServiceStub
-    processes: process_pb2_grpc.ProcessServiceStub
+    sessions: session_pb2_grpc.SessionServiceAsyncStub
+    processes: process_pb2_grpc.ProcessServiceAsyncStub
 
     @classmethod
     def from_channels(cls, channels: Channels) -> Clients:

@@ -247,7 +247,9 @@ class ProcessServicer(process_pb2_grpc.ProcessServiceServicer):
         )
 
     async def WorkerConnect(
-        self, request_iterator: AsyncIterator[ppb.WorkerMessage], context: grpc.aio.ServicerContext
+        self,
+        request_iterator: AsyncIterator[ppb.WorkerMessage],
+        context: grpc.aio.ServicerContext[ppb.WorkerMessage, ppb.DispatchMessage],
     ) -> AsyncIterator[ppb.DispatchMessage]:
         try:
             first = await anext(aiter(request_iterator))

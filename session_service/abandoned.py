@@ -44,7 +44,7 @@ def count_qa_pairs(roles: list[int]) -> int:
 class AbandonedEvaluator:
     def __init__(
         self,
-        processes: process_pb2_grpc.ProcessServiceStub,
+        processes: process_pb2_grpc.ProcessServiceAsyncStub,
         settings: Settings,
         config: LifecycleConfig,
     ) -> None:

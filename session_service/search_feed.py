@@ -67,7 +67,7 @@ class SearchFeed:
         sessions: SessionStore,
         index: SearchStore,
         metadata: Metadata,
-        processes: process_pb2_grpc.ProcessServiceStub,
+        processes: process_pb2_grpc.ProcessServiceAsyncStub,
         suggester: Suggester | None,
         clock: Clock,
         tick_s: float = 0.2,

@@ -123,7 +123,7 @@ def build_search(
     db: AsyncDatabase[Document],
     store: SessionStore,
     clock: Clock,
-    processes: process_pb2_grpc.ProcessServiceStub,
+    processes: process_pb2_grpc.ProcessServiceAsyncStub,
     llm: LlmConfig,
 ) -> SearchServices:
     index = SearchStore(db)

@@ -36,8 +36,8 @@ class Sessions:
         self,
         store: SessionStore,
         clock: Clock,
-        processes: process_pb2_grpc.ProcessServiceStub,
-        recipes: recipe_pb2_grpc.RecipeServiceStub,
+        processes: process_pb2_grpc.ProcessServiceAsyncStub,
+        recipes: recipe_pb2_grpc.RecipeServiceAsyncStub,
     ) -> None:
         self._store = store
         self._clock = clock
