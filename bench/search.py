@@ -24,12 +24,13 @@ from session_service.search_feed import SearchFeed
 from session_service.search_store import SearchStore
 from session_service.store import SessionStore
 from session_service.tokens import STOPWORDS, tokens
+from vance.clients.process import ProcessClient
 from vance.clock import SystemClock
 from vance.config import Config
 from vance.domain import ChatMessage, ChatRole
 from vance.store import Document, connect
-from vance.v1 import process_pb2_grpc, session_pb2_grpc
 from vance.v1 import session_pb2 as spb
+from vance.v1 import session_pb2_grpc
 
 _SYLLABLES = "ka lo mi nu pe ra si to ve xi bar cor den fal gim hus jor kel mun nor".split()
 
@@ -274,7 +275,7 @@ async def _time_indexing(db: Any, tenant: str, corpus: Corpus, count: int = 200)
         sessions=store,
         index=index,
         metadata=Metadata(store, index, clock),
-        processes=process_pb2_grpc.ProcessServiceStub(grpc.aio.insecure_channel("unused:1")),
+        processes=ProcessClient(grpc.aio.insecure_channel("unused:1")),
         suggester=None,
         clock=clock,
     )

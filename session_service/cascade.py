@@ -12,7 +12,6 @@ from __future__ import annotations
 import logging
 from typing import Any
 
-import grpc
 from pymongo import ReturnDocument
 
 from session_service.abandoned import AbandonedEvaluator
@@ -32,18 +31,12 @@ from session_service.lifecycle import (
 from session_service.models import Session, SessionStatus
 from session_service.settings import Settings
 from session_service.store import SessionStore
+from vance.clients.process import Processes
+from vance.clients.recipe import Recipes
 from vance.clock import Clock
 from vance.config import LifecycleConfig
 from vance.domain import CloseReason, OnIdle, SuspendCause
-from vance.errors import (
-    FailedPreconditionError,
-    InvalidArgumentError,
-    NotFoundError,
-    from_rpc_error,
-)
-from vance.v1 import common_pb2 as pb
-from vance.v1 import process_pb2 as ppb
-from vance.v1 import process_pb2_grpc, recipe_pb2_grpc
+from vance.errors import FailedPreconditionError, InvalidArgumentError, NotFoundError
 from vance.v1 import recipe_pb2 as rpb
 
 logger = logging.getLogger(__name__)
@@ -61,8 +54,8 @@ class Cascades:
         store: SessionStore,
         sets: SweepSets,
         settings: Settings,
-        processes: process_pb2_grpc.ProcessServiceAsyncStub,
-        recipes: recipe_pb2_grpc.RecipeServiceAsyncStub,
+        processes: Processes,
+        recipes: Recipes,
         evaluator: AbandonedEvaluator,
         clock: Clock,
         config: LifecycleConfig,
@@ -106,15 +99,8 @@ class Cascades:
         written back when it changed, so listings see the last known value."""
         if session.status.value not in OPEN:
             return session
-        engines = await self.rpc(
-            self.processes.ListProcesses(
-                ppb.ListProcessesRequest(session_id=session.session_id, include_terminated=False)
-            )
-        )
-        status = rollup(
-            (pb.ProcessStatus.Name(p.status).removeprefix("PROCESS_STATUS_"), p.pending_count)
-            for p in engines.processes
-        )
+        engines = await self.processes.engines(session.session_id)
+        status = rollup((p.status.value, p.pending_count) for p in engines)
         if status == session.status.value:
             return session
         updated = await self.cas(
@@ -149,20 +135,17 @@ class Cascades:
         tenant -> project settings, then the caller's explicit values. Resolved once; the
         session keeps the result (and the sources, for audit) and never re-reads the recipe."""
         settings = await self.settings.effective(tenant, project)
-        resolved: rpb.ResolvedLifecycle = await self.rpc(
-            self.recipes.ResolveLifecycle(
-                rpb.ResolveLifecycleRequest(
-                    tenant_id=tenant,
-                    project_id=project,
-                    recipe=recipe,
-                    engine=engine,
-                    profile=profile,
-                    settings={k: v for k, v in settings.items() if k.startswith("vance.session.")},
-                    caller=caller,
-                )
+        return await self.recipes.resolve_lifecycle(
+            rpb.ResolveLifecycleRequest(
+                tenant_id=tenant,
+                project_id=project,
+                recipe=recipe,
+                engine=engine,
+                profile=profile,
+                settings={k: v for k, v in settings.items() if k.startswith("vance.session.")},
+                caller=caller,
             )
         )
-        return resolved
 
     async def index_new(self, session: Session) -> None:
         """Before the session document exists: its idle (and bind) sweep entries."""
@@ -201,14 +184,7 @@ class Cascades:
         )
         if after is None:
             return await self.reload(session)
-        await self.rpc(
-            self.processes.SuspendProcesses(
-                ppb.SessionCascadeRequest(
-                    session_id=session.session_id,
-                    suspend_cause=f"SUSPEND_CAUSE_{cause.value}",
-                )
-            )
-        )
+        await self.processes.suspend_session(session.session_id, cause)
         await self.sets.drop(IDLE, session.session_id)
         logger.info("session %s suspended (%s) until %d", session.session_id, cause.value, due)
         return after
@@ -232,9 +208,7 @@ class Cascades:
         if after is None:
             return await self.view(await self.reload(session))
         await self.index_open(after)
-        await self.rpc(
-            self.processes.ResumeProcesses(ppb.SessionCascadeRequest(session_id=session.session_id))
-        )
+        await self.processes.resume_session(session.session_id)
         await self.sets.drop(SUSPENDED, session.session_id)
         await self.sets.drop(FORCED, session.session_id)
         logger.info("session %s resumed", session.session_id)
@@ -303,18 +277,4 @@ class Cascades:
         return after
 
     async def close_engines(self, session_id: str, reason: CloseReason) -> None:
-        await self.rpc(
-            self.processes.CloseProcesses(
-                ppb.SessionCascadeRequest(
-                    session_id=session_id,
-                    close_reason=f"CLOSE_REASON_{reason.value}",
-                )
-            )
-        )
-
-    @staticmethod
-    async def rpc(call: Any) -> Any:
-        try:
-            return await call
-        except grpc.aio.AioRpcError as exc:
-            raise from_rpc_error(exc) from exc
+        await self.processes.close_session(session_id, reason)

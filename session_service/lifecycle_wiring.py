@@ -19,11 +19,12 @@ from session_service.lifecycle import SweepSets
 from session_service.settings import Settings
 from session_service.store import SessionStore
 from session_service.sweepers import Sweepers
+from vance.clients.process import Processes
+from vance.clients.recipe import Recipes
 from vance.clock import Clock
 from vance.config import LifecycleConfig
 from vance.ids import new_id
 from vance.store import Document
-from vance.v1 import process_pb2_grpc, recipe_pb2_grpc
 
 logger = logging.getLogger(__name__)
 
@@ -44,8 +45,8 @@ def build_lifecycle(
     db: AsyncDatabase[Document],
     store: SessionStore,
     clock: Clock,
-    processes: process_pb2_grpc.ProcessServiceAsyncStub,
-    recipes: recipe_pb2_grpc.RecipeServiceAsyncStub,
+    processes: Processes,
+    recipes: Recipes,
     config: LifecycleConfig,
     *,
     hooks: Hooks | None = None,

@@ -29,11 +29,9 @@ from session_service.search_store import SearchStore, parse_shard
 from session_service.store import SessionStore
 from session_service.suggest import Suggester
 from session_service.tokens import tokens
-from vance import convert as vc
+from vance.clients.process import Processes
 from vance.clock import Clock
 from vance.domain import ChatMessage, ChatRole, ProcessStatus, ThinkProcess
-from vance.v1 import process_pb2 as ppb
-from vance.v1 import process_pb2_grpc
 
 logger = logging.getLogger(__name__)
 
@@ -67,7 +65,7 @@ class SearchFeed:
         sessions: SessionStore,
         index: SearchStore,
         metadata: Metadata,
-        processes: process_pb2_grpc.ProcessServiceAsyncStub,
+        processes: Processes,
         suggester: Suggester | None,
         clock: Clock,
         tick_s: float = 0.2,
@@ -157,10 +155,7 @@ class SearchFeed:
         if session is None:
             await self._index.clear_dirty(sid, version)
             return
-        listed = await self._processes.ListProcesses(
-            ppb.ListProcessesRequest(session_id=sid, include_terminated=True)
-        )
-        procs = [vc.process_from_proto(p) for p in listed.processes]
+        procs = await self._processes.engines(sid, include_terminated=True)
         progressed = False
         for p in procs:
             if p.status is ProcessStatus.RUNNING:
@@ -199,10 +194,7 @@ class SearchFeed:
         """Messages numbered past `after`: the newest few, widened until they reach it."""
         limit = _FIRST_LIMIT
         while True:
-            resp = await self._processes.ListChatMessages(
-                ppb.ListChatMessagesRequest(session_id=p.session_id, process_id=p.id, limit=limit)
-            )
-            msgs = [vc.chat_from_proto(m) for m in resp.messages]
+            msgs = await self._processes.chat(p.session_id, p.id, limit=limit)
             reached = not msgs or message_number(msgs[0].id) <= after + 1
             if reached or limit == 0:
                 return [m for m in msgs if message_number(m.id) > after]
@@ -269,10 +261,8 @@ class SearchFeed:
         sid = session.session_id
         self.forget(sid)
         if process_ids is None:
-            listed = await self._processes.ListProcesses(
-                ppb.ListProcessesRequest(session_id=sid, include_terminated=True)
-            )
-            process_ids = [p.id for p in listed.processes]
+            engines = await self._processes.engines(sid, include_terminated=True)
+            process_ids = [p.id for p in engines]
         cursors = {p: await self._index.cursor(p) for p in process_ids}
         ids = [f"{p}:{n:08d}" for p, c in cursors.items() for n in range(1, int(c["n"]) + 1)]
         copies = await self._index.messages_by_ids(ids)

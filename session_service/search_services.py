@@ -17,11 +17,11 @@ from session_service.search_feed import SearchFeed
 from session_service.search_store import SearchStore
 from session_service.store import SessionStore
 from session_service.suggest import Suggester
+from vance.clients.process import Processes
 from vance.clock import Clock
 from vance.config import LlmConfig
 from vance.llm import ChunkSink, LiteLLMClient, ModelReply, is_configured, warm_up_call
 from vance.store import Document
-from vance.v1 import process_pb2_grpc
 
 logger = logging.getLogger(__name__)
 
@@ -123,7 +123,7 @@ def build_search(
     db: AsyncDatabase[Document],
     store: SessionStore,
     clock: Clock,
-    processes: process_pb2_grpc.ProcessServiceAsyncStub,
+    processes: Processes,
     llm: LlmConfig,
 ) -> SearchServices:
     index = SearchStore(db)

@@ -14,12 +14,14 @@ from session_service.service import SessionServicer
 from session_service.sessions import Sessions
 from session_service.store import SessionStore
 from vance.channels import Channels
+from vance.clients.process import ProcessClient
+from vance.clients.recipe import RecipeClient
 from vance.clock import Clock, SystemClock
 from vance.config import Config, load_config
 from vance.logsetup import setup_logging
 from vance.server import GrpcHost, run_main, serve_until_signal
 from vance.store import connect
-from vance.v1 import process_pb2_grpc, recipe_pb2_grpc, session_pb2, session_pb2_grpc
+from vance.v1 import session_pb2, session_pb2_grpc
 
 SERVICE_NAME = session_pb2.DESCRIPTOR.services_by_name["SessionService"].full_name
 
@@ -35,14 +37,15 @@ async def create_server(
     channels = Channels(config)
     clock = clock or SystemClock()
     store = SessionStore(db)
-    processes = process_pb2_grpc.ProcessServiceStub(channels.get("process_service"))
-    recipes = recipe_pb2_grpc.RecipeServiceStub(channels.get("recipe_service"))
-    sessions = Sessions(store, clock, processes, recipes)
+    processes = ProcessClient(channels.get("process_service"))
+    recipes = RecipeClient(channels.get("recipe_service"))
     search = build_search(db, store, clock, processes, config.llm)
     hooks = hooks or Hooks()
     hooks.register(search.hook)
     lifecycle = build_lifecycle(db, store, clock, processes, recipes, config.lifecycle, hooks=hooks)
-    sessions.before_insert = lifecycle.cascades.index_new
+    sessions = Sessions(
+        store, clock, processes, recipes, before_insert=lifecycle.cascades.index_new
+    )
     if config.seed_defaults:
         await seed_defaults(sessions)
     host = GrpcHost([SERVICE_NAME])

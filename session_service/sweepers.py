@@ -25,8 +25,6 @@ from vance.clock import Clock
 from vance.config import LifecycleConfig
 from vance.domain import CloseReason, OnIdle, OnSuspend, SuspendCause
 from vance.store import Document, is_duplicate_key
-from vance.v1 import common_pb2 as pb
-from vance.v1 import process_pb2 as ppb
 
 logger = logging.getLogger(__name__)
 
@@ -207,17 +205,8 @@ class Sweepers:
         await self._finish(IDLE, later, done, shards)
 
     async def _engines_busy(self, session_id: str) -> bool:
-        listed = await self.c.rpc(
-            self.c.processes.ListProcesses(
-                ppb.ListProcessesRequest(session_id=session_id, include_terminated=False)
-            )
-        )
-        return any(
-            engine_busy(
-                pb.ProcessStatus.Name(p.status).removeprefix("PROCESS_STATUS_"), p.pending_count
-            )
-            for p in listed.processes
-        )
+        engines = await self.c.processes.engines(session_id)
+        return any(engine_busy(p.status.value, p.pending_count) for p in engines)
 
     async def suspended(self, now: int, only: frozenset[str] | None, report: SweepReport) -> None:
         """§9: SUSPENDED sessions whose transitionAt passed: abandoned -> CLOSED/ABANDONED,
