@@ -16,15 +16,15 @@ import grpc
 
 from bench.stats import Summary
 from session_service.access import Actor
-from session_service.cards import Card
 from session_service.metadata import Metadata
 from session_service.models import Session, SessionMetadata, SessionStatus
-from session_service.search import SessionFilter, SessionSearch
-from session_service.search_feed import SearchFeed
-from session_service.search_store import SearchStore
+from session_service.search.cards import Card
+from session_service.search.indexer import SearchIndexer
+from session_service.search.query import SessionFilter, SessionSearch
+from session_service.search.store import SearchStore
+from session_service.search.tokens import STOPWORDS, tokens
 from session_service.store import SessionStore
-from session_service.tokens import STOPWORDS, tokens
-from vance.clients.process import ProcessClient
+from vance.clients.process import ChatFeedPage, ProcessClient
 from vance.clock import SystemClock
 from vance.config import Config
 from vance.domain import ChatMessage, ChatRole
@@ -260,8 +260,9 @@ async def _time_queries(
 
 
 async def _time_indexing(db: Any, tenant: str, corpus: Corpus, count: int = 200) -> float:
-    """The feed's write path (message copy, word lists, postings, vocabulary, card) for new
-    messages of one fresh session in the seeded tenant, one message per call."""
+    """The indexer's path for one chat feed page (session read, message copy, word lists,
+    postings, vocabulary, card, feed position) for new messages of one fresh session in the
+    seeded tenant, one message per page."""
     store, index, clock = SessionStore(db), SearchStore(db), SystemClock()
     session = Session(
         session_id=f"sess_benchidx{time.time_ns()}",
@@ -271,7 +272,7 @@ async def _time_indexing(db: Any, tenant: str, corpus: Corpus, count: int = 200)
         chat_process_id="proc_benchidx",
     )
     await store.insert_session(session)
-    feed = SearchFeed(
+    indexer = SearchIndexer(
         sessions=store,
         index=index,
         metadata=Metadata(store, index, clock),
@@ -291,7 +292,7 @@ async def _time_indexing(db: Any, tenant: str, corpus: Corpus, count: int = 200)
             created_at_ms=n,
         )
         t = time.perf_counter()
-        await feed.index_messages(session, [m])
+        await indexer.index_page(ChatFeedPage(position=n, messages=[m]))
         elapsed += time.perf_counter() - t
     return round(elapsed / count * 1000, 2)
 

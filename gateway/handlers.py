@@ -5,7 +5,6 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
-from gateway.activity import note_activity_soon
 from gateway.frames import chat_message_data, process_data, status_name
 from vance.protoutil import dict_to_struct
 from vance.v1 import common_pb2 as pb
@@ -82,7 +81,6 @@ async def process_steer(conn: Connection, data: dict[str, Any]) -> dict[str, Any
             ),
         )
     )
-    note_activity_soon(conn.clients, conn.principal.tenant_id, target.session_id)
     return {
         "thinkProcessId": resp.process.id or target.process_id or None,
         "processName": resp.process.name or target.process_name or None,

@@ -7,6 +7,7 @@ import logging
 
 from process_service.cascade import SessionCascade
 from process_service.dispatcher import Dispatcher
+from process_service.event_feed import ChatFeed
 from process_service.events import EventLog
 from process_service.inbox import Inbox
 from process_service.lanes import Lanes
@@ -36,11 +37,13 @@ async def create_server(
     clock = clock or SystemClock()
     client, db = connect(config)
     store = ProcessStore(db)
+    chat_feed = ChatFeed(db, clock)
     events = EventLog(
         store,
         clock,
         chunk_window_s=config.events.chunk_replay_window_s,
         poll_ms=config.events.poll_ms,
+        on_durable=chat_feed.note,
     )
     lanes = Lanes(store, events, clock, config.lanes)
     dispatcher = Dispatcher(store, lanes, clock, config.lanes)
@@ -58,6 +61,7 @@ async def create_server(
         dispatcher=dispatcher,
         heartbeat_ms=config.lanes.heartbeat_ms,
         cascade=SessionCascade(store, lanes, processes, dispatcher.kick, dispatcher.cancel_turn),
+        chat_feed=chat_feed,
     )
     channels = Channels(config)
     tools = ProcessTools(
@@ -72,6 +76,7 @@ async def create_server(
     bound = host.bind(config.grpc_host, config.port("process_service") if port is None else port)
     loop_task = asyncio.ensure_future(dispatcher.run())
     evict_task = asyncio.ensure_future(_evict_loop(events))
+    feed_task = asyncio.ensure_future(chat_feed.run())
     register_task = asyncio.ensure_future(
         register_forever(channels.get("tool_service"), config.address("process_service"))
     )
@@ -80,7 +85,8 @@ async def create_server(
         dispatcher.stop()
         evict_task.cancel()
         register_task.cancel()
-        for task in (loop_task, evict_task, register_task):
+        feed_task.cancel()
+        for task in (loop_task, evict_task, register_task, feed_task):
             try:
                 await task
             except BaseException:

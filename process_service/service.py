@@ -12,6 +12,7 @@ import grpc
 from process_service import convert as pc
 from process_service.cascade import SessionCascade
 from process_service.dispatcher import Assign, Cancel, Dispatcher, WorkerConn
+from process_service.event_feed import ChatFeed, page_to_proto
 from process_service.events import EventLog, SubscriberOverflow
 from process_service.inbox import Inbox
 from process_service.lanes import Lanes
@@ -45,6 +46,7 @@ class ProcessServicer(process_pb2_grpc.ProcessServiceServicer):
         dispatcher: Dispatcher,
         heartbeat_ms: int,
         cascade: SessionCascade,
+        chat_feed: ChatFeed,
     ) -> None:
         self.store = store
         self.events = events
@@ -55,6 +57,7 @@ class ProcessServicer(process_pb2_grpc.ProcessServiceServicer):
         self.dispatcher = dispatcher
         self.heartbeat_ms = heartbeat_ms
         self.cascade = cascade
+        self.chat_feed = chat_feed
 
     # ---- processes ----
 
@@ -224,6 +227,12 @@ class ProcessServicer(process_pb2_grpc.ProcessServiceServicer):
                 yield pc.event_to_proto(event)
         except SubscriberOverflow as exc:
             raise AbortedError(str(exc), reason="subscriber_overflow") from exc
+
+    async def StreamChatFeed(
+        self, request: ppb.ChatFeedRequest, context: Any
+    ) -> AsyncIterator[ppb.ChatFeedPage]:
+        async for page in self.chat_feed.follow(request.after):
+            yield page_to_proto(page)
 
     # ---- workers ----
 

@@ -16,7 +16,7 @@ from session_service.models import (
     SessionStatus,
     User,
 )
-from session_service.search import MessageSnippet, SearchResult, SessionFilter, SessionHit
+from session_service.search.query import MessageSnippet, SearchResult, SessionFilter, SessionHit
 from session_service.settings import SettingsView
 from session_service.sweepers import SweepReport
 from vance.domain import OnDisconnect, OnIdle, OnSuspend, SuspendCause

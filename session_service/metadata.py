@@ -13,9 +13,9 @@ from pymongo import ReturnDocument
 
 from session_service.access import Actor, check_owner_or_admin
 from session_service.models import AccentColor, Session, SessionMetadata, SessionStatus
-from session_service.search_store import SearchStore
+from session_service.search.store import SearchStore
+from session_service.search.tokens import tokens
 from session_service.store import SessionStore
-from session_service.tokens import tokens
 from vance.clock import Clock
 from vance.errors import FailedPreconditionError, InvalidArgumentError, NotFoundError
 

@@ -8,7 +8,7 @@ from session_service.lifecycle_wiring import (
     start_lifecycle_tasks,
     stop_lifecycle_tasks,
 )
-from session_service.search_services import build_search
+from session_service.search.wiring import build_search
 from session_service.seed import seed_defaults
 from session_service.service import SessionServicer
 from session_service.sessions import Sessions

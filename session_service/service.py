@@ -7,7 +7,7 @@ from typing import Any
 from session_service import convert as sc
 from session_service.lifecycle_wiring import LifecycleServices
 from session_service.models import Session
-from session_service.search_services import SearchServices
+from session_service.search.wiring import SearchServices
 from session_service.sessions import DEFAULT_CHAT_ENGINE, Sessions
 from vance.errors import InvalidArgumentError, NotFoundError, grpc_errors
 from vance.v1 import session_pb2 as spb
@@ -264,10 +264,3 @@ class SessionServicer(session_pb2_grpc.SessionServiceServicer):
             limit=request.limit,
         )
         return sc.search_to_proto(result)
-
-    @grpc_errors
-    async def NoteSessionActivity(
-        self, request: spb.NoteSessionActivityRequest, context: Any
-    ) -> spb.NoteSessionActivityResponse:
-        self.search.feed.mark(request.tenant_id, request.session_id)
-        return spb.NoteSessionActivityResponse()

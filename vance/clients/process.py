@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -10,6 +11,7 @@ import grpc
 from vance import convert as vc
 from vance.clients._rpc import call
 from vance.domain import ChatMessage, CloseReason, SuspendCause, ThinkProcess
+from vance.errors import from_rpc_error
 from vance.protoutil import dict_to_struct
 from vance.v1 import process_pb2 as ppb
 from vance.v1 import process_pb2_grpc
@@ -49,6 +51,14 @@ class ProcessSpec:
         )
 
 
+@dataclass(frozen=True)
+class ChatFeedPage:
+    """One page of the chat feed (process_service/event_feed.py): resume after `position`."""
+
+    position: int
+    messages: list[ChatMessage]
+
+
 class Processes(Protocol):
     """What session_service needs of process_service."""
 
@@ -73,6 +83,8 @@ class Processes(Protocol):
     async def close_session(self, session_id: str, reason: CloseReason) -> None: ...
 
     async def delete_session_data(self, session_id: str) -> None: ...
+
+    def chat_feed(self, after: int) -> AsyncIterator[ChatFeedPage]: ...
 
 
 class ProcessClient:
@@ -139,3 +151,17 @@ class ProcessClient:
 
     async def delete_session_data(self, session_id: str) -> None:
         await call(self.stub.DeleteSessionData(ppb.SessionCascadeRequest(session_id=session_id)))
+
+    async def chat_feed(self, after: int) -> AsyncIterator[ChatFeedPage]:
+        """The chat feed after `after`, then live pages, until the caller stops reading."""
+        stream = self.stub.StreamChatFeed(ppb.ChatFeedRequest(after=after))
+        try:
+            async for page in stream:
+                yield ChatFeedPage(
+                    position=page.position,
+                    messages=[vc.chat_from_proto(m) for m in page.messages],
+                )
+        except grpc.aio.AioRpcError as exc:
+            raise from_rpc_error(exc) from exc
+        finally:
+            stream.cancel()

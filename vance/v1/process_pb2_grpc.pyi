@@ -51,6 +51,11 @@ class ProcessServiceStub:
     """
     SubscribeSession: _grpc.UnaryStreamMultiCallable[_process_pb2.SubscribeSessionRequest, _common_pb2.SessionEvent]
     """Every event of a session after since_seq, then live events, until the caller cancels."""
+    StreamChatFeed: _grpc.UnaryStreamMultiCallable[_process_pb2.ChatFeedRequest, _process_pb2.ChatFeedPage]
+    """Chat messages appended in any session, page by page in the order process_service logged
+    them, after a position the caller keeps (0: from the start), then live, until the caller
+    cancels. session_service's search indexer reads it (process_service/event_feed.py).
+    """
     WorkerConnect: _grpc.StreamStreamMultiCallable[_process_pb2.WorkerMessage, _process_pb2.DispatchMessage]
     """One bidirectional stream per engine worker: hello, heartbeats, turn events and commits in;
     turn assignments out.
@@ -90,6 +95,11 @@ class ProcessServiceAsyncStub(ProcessServiceStub):
     """
     SubscribeSession: _aio.UnaryStreamMultiCallable[_process_pb2.SubscribeSessionRequest, _common_pb2.SessionEvent]  # type: ignore[assignment]
     """Every event of a session after since_seq, then live events, until the caller cancels."""
+    StreamChatFeed: _aio.UnaryStreamMultiCallable[_process_pb2.ChatFeedRequest, _process_pb2.ChatFeedPage]  # type: ignore[assignment]
+    """Chat messages appended in any session, page by page in the order process_service logged
+    them, after a position the caller keeps (0: from the start), then live, until the caller
+    cancels. session_service's search indexer reads it (process_service/event_feed.py).
+    """
     WorkerConnect: _aio.StreamStreamMultiCallable[_process_pb2.WorkerMessage, _process_pb2.DispatchMessage]  # type: ignore[assignment]
     """One bidirectional stream per engine worker: hello, heartbeats, turn events and commits in;
     turn assignments out.
@@ -192,6 +202,17 @@ class ProcessServiceServicer(metaclass=_abc_1.ABCMeta):
         context: _ServicerContext,
     ) -> _typing.Union[_abc.Iterator[_common_pb2.SessionEvent], _abc.AsyncIterator[_common_pb2.SessionEvent]]:
         """Every event of a session after since_seq, then live events, until the caller cancels."""
+
+    @_abc_1.abstractmethod
+    def StreamChatFeed(
+        self,
+        request: _process_pb2.ChatFeedRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_abc.Iterator[_process_pb2.ChatFeedPage], _abc.AsyncIterator[_process_pb2.ChatFeedPage]]:
+        """Chat messages appended in any session, page by page in the order process_service logged
+        them, after a position the caller keeps (0: from the start), then live, until the caller
+        cancels. session_service's search indexer reads it (process_service/event_feed.py).
+        """
 
     @_abc_1.abstractmethod
     def WorkerConnect(

@@ -49,10 +49,6 @@ class SessionServiceStub:
     """
     SearchSessions: _grpc.UnaryUnaryMultiCallable[_session_pb2.SearchSessionsRequest, _session_pb2.SearchSessionsResponse]
     """Title and tags (title weighs most) and the conversation, with snippets."""
-    NoteSessionActivity: _grpc.UnaryUnaryMultiCallable[_session_pb2.NoteSessionActivityRequest, _session_pb2.NoteSessionActivityResponse]
-    """The gateway reports user activity (a steer): the session's new chat messages get indexed
-    and its first question-and-answer pair triggers the metadata auto-suggest.
-    """
     BindSession: _grpc.UnaryUnaryMultiCallable[_session_pb2.BindSessionRequest, _session_pb2.BindSessionResponse]
     """---- lifecycle (seed 002 §8-§12); session_service/binding.py, cascade.py, sweepers.py ----
     Binds a connection (session-resume): 404 missing or closed, 403 foreign, 409
@@ -112,10 +108,6 @@ class SessionServiceAsyncStub(SessionServiceStub):
     """
     SearchSessions: _aio.UnaryUnaryMultiCallable[_session_pb2.SearchSessionsRequest, _session_pb2.SearchSessionsResponse]  # type: ignore[assignment]
     """Title and tags (title weighs most) and the conversation, with snippets."""
-    NoteSessionActivity: _aio.UnaryUnaryMultiCallable[_session_pb2.NoteSessionActivityRequest, _session_pb2.NoteSessionActivityResponse]  # type: ignore[assignment]
-    """The gateway reports user activity (a steer): the session's new chat messages get indexed
-    and its first question-and-answer pair triggers the metadata auto-suggest.
-    """
     BindSession: _aio.UnaryUnaryMultiCallable[_session_pb2.BindSessionRequest, _session_pb2.BindSessionResponse]  # type: ignore[assignment]
     """---- lifecycle (seed 002 §8-§12); session_service/binding.py, cascade.py, sweepers.py ----
     Binds a connection (session-resume): 404 missing or closed, 403 foreign, 409
@@ -232,16 +224,6 @@ class SessionServiceServicer(metaclass=_abc_1.ABCMeta):
         context: _ServicerContext,
     ) -> _typing.Union[_session_pb2.SearchSessionsResponse, _abc.Awaitable[_session_pb2.SearchSessionsResponse]]:
         """Title and tags (title weighs most) and the conversation, with snippets."""
-
-    @_abc_1.abstractmethod
-    def NoteSessionActivity(
-        self,
-        request: _session_pb2.NoteSessionActivityRequest,
-        context: _ServicerContext,
-    ) -> _typing.Union[_session_pb2.NoteSessionActivityResponse, _abc.Awaitable[_session_pb2.NoteSessionActivityResponse]]:
-        """The gateway reports user activity (a steer): the session's new chat messages get indexed
-        and its first question-and-answer pair triggers the metadata auto-suggest.
-        """
 
     @_abc_1.abstractmethod
     def BindSession(

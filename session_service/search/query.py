@@ -7,11 +7,11 @@ import asyncio
 from dataclasses import dataclass, field, replace
 
 from session_service.access import Actor
-from session_service.cards import Card
 from session_service.models import Session, SessionStatus
-from session_service.search_store import Posting, SearchStore, shard_lookup
+from session_service.search.cards import Card
+from session_service.search.store import Posting, SearchStore, shard_lookup
+from session_service.search.tokens import QueryTerm, Snippet, query_terms, snippet, tokens
 from session_service.store import SessionStore
-from session_service.tokens import QueryTerm, Snippet, query_terms, snippet, tokens
 from vance.clock import Clock
 from vance.errors import InvalidArgumentError, PermissionDeniedError
 
