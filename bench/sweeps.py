@@ -27,8 +27,8 @@ from typing import Any
 import grpc
 
 from bench.system import BenchSystem, make_tmp
-from session_service.lifecycle import BOUND, IDLE, SUSPENDED, LifecycleProps, SweepSets
-from session_service.models import Session, SessionStatus
+from session_service.models import LifecycleProps, Session, SessionStatus
+from session_service.sweep_sets import BOUND, IDLE, SUSPENDED, SweepSets
 from vance.ids import new_id
 from vance.store import connect
 from vance.v1 import session_pb2 as spb

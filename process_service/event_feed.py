@@ -18,6 +18,11 @@ Reading. Pages after the reader's position come from a ring of recently written 
 held, else from the store; at the end the reader waits for this replica's next page, or
 `poll_s` for another replica's.
 
+Trimming and deleting. The reader acknowledges what it has indexed (`AckChatFeed`, about once
+a second); the pages up to there are deleted, and the `end` document keeps how far (`trimmed`).
+A hard delete of a session (`DeleteSessionData`) scrubs its messages from the pages not yet
+trimmed, from the ring and from what is gathered, so nothing of a deleted session stays here.
+
 Known gap: a crash of process_service after a chat message is stored and before its page is
 written (one page write) leaves that message out of the feed.
 """
@@ -46,6 +51,7 @@ MARK_EVERY = 32
 PAGE_MESSAGES = 500  # at most this many messages in one page
 _PROBE = 64
 _RING = 256
+_IN_BATCH = 500
 _RETRY_S = 1.0
 _RENUMBER_ATTEMPTS = 8
 
@@ -76,6 +82,7 @@ class ChatFeed:
         self._written = asyncio.Event()  # replaced after every page: readers wait on it
         self._last: int | None = None  # last page number, None: find it in the store
         self._ring: OrderedDict[int, list[Document]] = OrderedDict()
+        self._trimmed: int | None = None  # pages up to here are deleted; None: read it
 
     # ---- writing ----
 
@@ -148,9 +155,10 @@ class ChatFeed:
             self._ring.popitem(last=False)
 
     async def end(self) -> int:
-        """The number of the last page in the store (0: none)."""
-        doc = await self._pages.find_one({"_id": END_ID})
-        last = int(doc["n"]) if doc else 0
+        """The number of the last page in the store (0: none). Trimmed pages are gone, so the
+        probe starts after them too."""
+        doc = await self._pages.find_one({"_id": END_ID}) or {}
+        last = max(int(doc.get("n", 0)), int(doc.get("trimmed", 0)))
         while True:
             ids = [page_id(n) for n in range(last + 1, last + 1 + _PROBE)]
             found = {d["_id"] async for d in self._pages.find({"_id": {"$in": ids}}, {"_id": 1})}
@@ -161,22 +169,66 @@ class ChatFeed:
             if run < len(ids):
                 return last
 
+    # ---- trimming and scrubbing ----
+
+    async def _trimmed_through(self) -> int:
+        if self._trimmed is None:
+            doc = await self._pages.find_one({"_id": END_ID})
+            self._trimmed = int(doc.get("trimmed", 0)) if doc else 0
+        return self._trimmed
+
+    async def trim(self, through: int) -> None:
+        """Deletes the pages up to `through` (the reader has indexed them)."""
+        first = await self._trimmed_through() + 1
+        if through < first:
+            return
+        for start in range(first, through + 1, _IN_BATCH):
+            ids = [page_id(n) for n in range(start, min(through, start + _IN_BATCH - 1) + 1)]
+            await self._pages.delete_many({"_id": {"$in": ids}})
+        await self._pages.update_one({"_id": END_ID}, {"$max": {"trimmed": through}}, upsert=True)
+        self._trimmed = through
+
+    async def scrub(self, session_id: str) -> None:
+        """Removes a deleted session's messages from everything the feed still holds."""
+        self._gathered = [m for m in self._gathered if m.get("session_id") != session_id]
+        for n, messages in self._ring.items():
+            self._ring[n] = [m for m in messages if m.get("session_id") != session_id]
+        self._trimmed = None  # another replica may have trimmed further
+        first = await self._trimmed_through() + 1
+        last = await self.end()
+        for start in range(first, last + 1, _IN_BATCH):
+            ids = [page_id(n) for n in range(start, min(last, start + _IN_BATCH - 1) + 1)]
+            async for doc in self._pages.find({"_id": {"$in": ids}}):
+                messages = list(doc.get("m") or [])
+                kept = [m for m in messages if m.get("session_id") != session_id]
+                if len(kept) != len(messages):
+                    await self._pages.update_one({"_id": doc["_id"]}, {"$set": {"m": kept}})
+
     # ---- reading ----
 
     async def follow(self, after: int) -> AsyncIterator[FeedPage]:
         """Every page after `after`, in order, then each new page as it is written."""
         position = max(0, after)
+        quiet = True  # nothing was written here since the last look: check for trimmed pages
         while True:
             written = self._written
+            if quiet:
+                # Pages another reader acknowledged are gone: the index they fed is shared,
+                # so this reader goes on after them rather than waiting at the gap.
+                self._trimmed = None
+                position = max(position, await self._trimmed_through())
             pages = await self._read(position)
             for page in pages:
                 yield page
                 position = page.position
             if pages:
                 continue
-            with contextlib.suppress(TimeoutError):
+            quiet = False
+            try:
                 async with asyncio.timeout(self._poll_s):
                     await written.wait()
+            except TimeoutError:
+                quiet = True
 
     async def _read(self, position: int) -> list[FeedPage]:
         held: list[FeedPage] = []

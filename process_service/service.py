@@ -202,7 +202,9 @@ class ProcessServicer(process_pb2_grpc.ProcessServiceServicer):
     async def DeleteSessionData(
         self, request: ppb.SessionCascadeRequest, context: Any
     ) -> ppb.DeleteSessionDataResponse:
-        return ppb.DeleteSessionDataResponse(**await self.cascade.delete(_session(request)))
+        deleted = await self.cascade.delete(_session(request))
+        await self.chat_feed.scrub(request.session_id)
+        return ppb.DeleteSessionDataResponse(**deleted)
 
     @grpc_errors
     async def RespawnChat(self, request: ppb.RespawnChatRequest, context: Any) -> pb.ThinkProcess:
@@ -233,6 +235,13 @@ class ProcessServicer(process_pb2_grpc.ProcessServiceServicer):
     ) -> AsyncIterator[ppb.ChatFeedPage]:
         async for page in self.chat_feed.follow(request.after):
             yield page_to_proto(page)
+
+    @grpc_errors
+    async def AckChatFeed(
+        self, request: ppb.ChatFeedRequest, context: Any
+    ) -> ppb.AckChatFeedResponse:
+        await self.chat_feed.trim(request.after)
+        return ppb.AckChatFeedResponse()
 
     # ---- workers ----
 

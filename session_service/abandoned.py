@@ -1,4 +1,4 @@
-"""Abandoned detection (seed 002 §9.1): the one predicate every close path asks.
+"""Abandoned detection: the one predicate every close path asks.
 
 A session is abandoned when all three hold: fewer than `min-qa-pairs` completed user/assistant
 pairs; no side effects; no user investment. Abandoned sessions go straight to CLOSED with

@@ -1,4 +1,4 @@
-"""The ARCHIVED lifecycle (seed 002 §11): archive, reactivate and delete, with their cascades
+"""The ARCHIVED lifecycle: archive, reactivate and delete, with their engine cascades
 and lifecycle hooks. All three are idempotent.
 
 Reactivate spawns a fresh chat process with the archived one's recipe (re-applied for the
@@ -12,9 +12,9 @@ from __future__ import annotations
 
 import logging
 
-from session_service.cascade import Cascades
 from session_service.hooks import Hooks
 from session_service.models import Session, SessionStatus
+from session_service.transitions import Transitions
 from vance.clients.process import ProcessSpec
 from vance.domain import CloseReason, ThinkProcess
 from vance.errors import FailedPreconditionError, NotFoundError
@@ -29,8 +29,8 @@ def chat_name(generation: int) -> str:
 
 
 class Archive:
-    def __init__(self, cascades: Cascades, hooks: Hooks) -> None:
-        self.c = cascades
+    def __init__(self, transitions: Transitions, hooks: Hooks) -> None:
+        self.c = transitions
         self.hooks = hooks
 
     async def archive(self, session: Session, *, now: int | None = None) -> Session:
@@ -131,7 +131,7 @@ class Archive:
         )
 
     async def delete(self, session: Session) -> bool:
-        """Hard delete (§11.4): an open or suspended session is archived first; then the
+        """Hard delete an open or suspended session is archived first; then the
         deleted hooks, CLOSED/USER_DELETE, the process data, and the session's own documents.
         False when there was nothing left (a repeated delete)."""
         if session.status is not SessionStatus.CLOSED:

@@ -44,7 +44,7 @@ async def create_server(
     hooks.register(search.hook)
     lifecycle = build_lifecycle(db, store, clock, processes, recipes, config.lifecycle, hooks=hooks)
     sessions = Sessions(
-        store, clock, processes, recipes, before_insert=lifecycle.cascades.index_new
+        store, clock, processes, recipes, before_insert=lifecycle.transitions.index_new
     )
     if config.seed_defaults:
         await seed_defaults(sessions)

@@ -20,7 +20,7 @@ class SessionServicer(session_pb2_grpc.SessionServiceServicer):
     ) -> None:
         self.sessions = sessions
         self.lifecycle = lifecycle
-        self.cascades = lifecycle.cascades
+        self.transitions = lifecycle.transitions
         self.search = search
 
     @grpc_errors
@@ -65,7 +65,7 @@ class SessionServicer(session_pb2_grpc.SessionServiceServicer):
         # `default` recipe; an interactive one's is its chat process's recipe.
         engine = "" if request.autonomous else request.chat_engine or DEFAULT_CHAT_ENGINE
         recipe = request.recipe or ("default" if request.autonomous else "")
-        resolved = await self.cascades.resolve_lifecycle(
+        resolved = await self.transitions.resolve_lifecycle(
             request.tenant_id,
             request.project_id,
             recipe=recipe,
@@ -92,9 +92,9 @@ class SessionServicer(session_pb2_grpc.SessionServiceServicer):
     @grpc_errors
     async def GetSession(self, request: spb.GetSessionRequest, context: Any) -> spb.Session:
         session = await self.sessions.session(request.tenant_id, request.session_id)
-        return sc.session_to_proto(await self.cascades.view(session))
+        return sc.session_to_proto(await self.transitions.view(session))
 
-    # ---- lifecycle (session_service/binding.py, cascade.py, archive.py, sweepers.py) ----
+    # ---- lifecycle (session_service/binding.py, transitions.py, archive.py, sweepers.py) ----
 
     @grpc_errors
     async def BindSession(
@@ -138,23 +138,23 @@ class SessionServicer(session_pb2_grpc.SessionServiceServicer):
         return sc.session_to_proto(session)
 
     async def _load(self, request: Any) -> Session:
-        return await self.cascades.load(
+        return await self.transitions.load(
             request.tenant_id, request.session_id, sc.caller_from_proto(request.caller)
         )
 
     @grpc_errors
     async def SuspendSession(self, request: spb.SuspendSessionRequest, context: Any) -> spb.Session:
         cause = sc.suspend_cause_from_proto(request.cause)
-        session = await self.cascades.suspend(await self._load(request), cause)
+        session = await self.transitions.suspend(await self._load(request), cause)
         return sc.session_to_proto(session)
 
     @grpc_errors
     async def ResumeSession(self, request: spb.SessionOpRequest, context: Any) -> spb.Session:
-        return sc.session_to_proto(await self.cascades.resume(await self._load(request)))
+        return sc.session_to_proto(await self.transitions.resume(await self._load(request)))
 
     @grpc_errors
     async def ExtendSession(self, request: spb.ExtendSessionRequest, context: Any) -> spb.Session:
-        session = await self.cascades.extend(
+        session = await self.transitions.extend(
             await self._load(request),
             transition_at_ms=request.transition_at_ms,
             extend_by_ms=request.extend_by_ms,
@@ -185,7 +185,7 @@ class SessionServicer(session_pb2_grpc.SessionServiceServicer):
     @grpc_errors
     async def RunSweeps(self, request: spb.RunSweepsRequest, context: Any) -> spb.RunSweepsResponse:
         only = frozenset(request.only_session_ids) or None
-        now = request.now_ms or self.cascades.clock.now_ms()
+        now = request.now_ms or self.transitions.clock.now_ms()
         report = await self.lifecycle.sweepers.run_all(now, only)
         return sc.sweep_report_to_proto(report)
 
@@ -205,7 +205,7 @@ class SessionServicer(session_pb2_grpc.SessionServiceServicer):
         )
         return sc.sweep_report_to_proto(report)
 
-    # ---- metadata and search (seed 002 §14, §15) ----
+    # ---- metadata and search ----
 
     @grpc_errors
     async def ListSessions(

@@ -98,8 +98,8 @@ class Sessions:
         recipe: str = "",
         lifecycle: dict[str, Any] | None = None,
     ) -> Session:
-        """Persists the session, then creates and starts its chat process (seed 000 §3.1).
-        `lifecycle` holds the Session fields resolved by session_service/cascade.py (the five
+        """Persists the session, then creates and starts its chat process.
+        `lifecycle` holds the Session fields resolved by session_service/transitions.py (the five
         properties, their sources, binding options); `before_insert` (given at construction) indexes the session for
         the sweeps before it exists, so no crash can leave it unswept."""
         if not project_id:

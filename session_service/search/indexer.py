@@ -15,6 +15,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import string
+import time
 from collections.abc import Iterable
 from typing import Any
 
@@ -34,6 +35,8 @@ logger = logging.getLogger(__name__)
 SUGGEST_ATTEMPTS = 3
 SUGGEST_TIMEOUT_S = 60.0
 MIN_RETRY_S = 0.5
+# How often the indexer tells process_service how far it got (the pages up to there go).
+ACK_EVERY_S = 1.0
 MAX_RETRY_S = 10.0
 # Sessions of one page indexed at once (each its own reads and compare-and-sets).
 PAGE_CONCURRENCY = 4
@@ -75,14 +78,26 @@ class SearchIndexer:
         while True:
             try:
                 after = await self._index.feed_position()
+                acked_at = 0.0
                 async for page in self._processes.chat_feed(after):
                     await self.index_page(page)
                     pause = MIN_RETRY_S
+                    if time.monotonic() - acked_at >= ACK_EVERY_S:
+                        acked_at = time.monotonic()
+                        await self._ack(page.position)
             except Exception as exc:
                 # process_service restarting, a store hiccup: resume from the stored position.
                 logger.warning("following the chat feed failed (%r); retrying in %.1fs", exc, pause)
             await asyncio.sleep(pause)
             pause = min(2 * pause, MAX_RETRY_S)
+
+    async def _ack(self, through: int) -> None:
+        """Lets process_service delete the pages indexed so far; a lost ack only keeps them a
+        little longer (the next one covers them)."""
+        try:
+            await self._processes.ack_chat_feed(through)
+        except Exception as exc:
+            logger.warning("acknowledging the chat feed up to %d failed: %r", through, exc)
 
     async def index_page(self, page: ChatFeedPage) -> None:
         by_session: dict[str, list[ChatMessage]] = {}
@@ -187,7 +202,7 @@ class SearchIndexer:
     async def purge(self, session: Session, message_ids: list[str] | None = None) -> None:
         """Removes everything the index holds of a session: its entries in the posting lists
         and words only it had, the indexed message copies, word lists and chat-process
-        documents (a hard delete, seed 002 §11.4). Called while process_service still lists the
+        documents (a hard delete). Called while process_service still lists the
         session's processes and their chat, or by the indexer with the messages it has just
         indexed for a session deleted meanwhile."""
         sid = session.session_id

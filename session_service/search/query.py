@@ -1,4 +1,4 @@
-"""Listing and searching sessions (seed 002 §15, stages 1 and 2): title and tags (title weighs
+"""Listing and searching sessions: title and tags (title weighs
 most) and the conversation, with snippets; scoped to the user, filtered, ranked."""
 
 from __future__ import annotations
@@ -72,7 +72,7 @@ class SearchResult:
 
 
 def default_order(s: Session) -> tuple[bool, int]:
-    """Pinned first, then by last activity (seed 002 §15.1)."""
+    """Pinned first, then by last activity."""
     return (s.metadata.pinned, s.last_activity_at_ms)
 
 

@@ -150,7 +150,7 @@ class SearchStore:
     ) -> None:
         """Takes a deleted session off the title, tag and conversation lists of `words` and
         the exact lists of `exact_tags`. A list left empty is deleted and its word leaves the
-        vocabulary, so nothing of the session stays in the index (seed 002 §11.4)."""
+        vocabulary, so nothing of the session stays in the index."""
         ids = [self.posting_id(tenant, w) for w in set(words)]
         ids += [self.tag_id(tenant, t) for t in set(exact_tags)]
         pull = {"$pull": {"t": session_id, "g": session_id, "ca": session_id}}

@@ -86,6 +86,8 @@ class Processes(Protocol):
 
     def chat_feed(self, after: int) -> AsyncIterator[ChatFeedPage]: ...
 
+    async def ack_chat_feed(self, through: int) -> None: ...
+
 
 class ProcessClient:
     """`Processes` over gRPC."""
@@ -165,3 +167,7 @@ class ProcessClient:
             raise from_rpc_error(exc) from exc
         finally:
             stream.cancel()
+
+    async def ack_chat_feed(self, through: int) -> None:
+        """Every page up to `through` is indexed: process_service may delete them."""
+        await call(self.stub.AckChatFeed(ppb.ChatFeedRequest(after=through)))

@@ -158,6 +158,10 @@ class ChatFeedRequest(_message.Message):
     after: int
     def __init__(self, after: _Optional[int] = ...) -> None: ...
 
+class AckChatFeedResponse(_message.Message):
+    __slots__ = ()
+    def __init__(self) -> None: ...
+
 class ChatFeedPage(_message.Message):
     __slots__ = ("position", "messages")
     POSITION_FIELD_NUMBER: _ClassVar[int]

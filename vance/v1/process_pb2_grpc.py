@@ -95,6 +95,11 @@ class ProcessServiceStub:
                 request_serializer=vance_dot_v1_dot_process__pb2.ChatFeedRequest.SerializeToString,
                 response_deserializer=vance_dot_v1_dot_process__pb2.ChatFeedPage.FromString,
                 _registered_method=True)
+        self.AckChatFeed = channel.unary_unary(
+                '/vance.v1.ProcessService/AckChatFeed',
+                request_serializer=vance_dot_v1_dot_process__pb2.ChatFeedRequest.SerializeToString,
+                response_deserializer=vance_dot_v1_dot_process__pb2.AckChatFeedResponse.FromString,
+                _registered_method=True)
         self.WorkerConnect = channel.stream_stream(
                 '/vance.v1.ProcessService/WorkerConnect',
                 request_serializer=vance_dot_v1_dot_process__pb2.WorkerMessage.SerializeToString,
@@ -215,6 +220,13 @@ class ProcessServiceServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def AckChatFeed(self, request, context):
+        """The reader has indexed every page up to `after`: those pages may go.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
     def WorkerConnect(self, request_iterator, context):
         """One bidirectional stream per engine worker: hello, heartbeats, turn events and commits in;
         turn assignments out.
@@ -328,6 +340,11 @@ def add_ProcessServiceServicer_to_server(servicer, server):
                     servicer.StreamChatFeed,
                     request_deserializer=vance_dot_v1_dot_process__pb2.ChatFeedRequest.FromString,
                     response_serializer=vance_dot_v1_dot_process__pb2.ChatFeedPage.SerializeToString,
+            ),
+            'AckChatFeed': grpc.unary_unary_rpc_method_handler(
+                    servicer.AckChatFeed,
+                    request_deserializer=vance_dot_v1_dot_process__pb2.ChatFeedRequest.FromString,
+                    response_serializer=vance_dot_v1_dot_process__pb2.AckChatFeedResponse.SerializeToString,
             ),
             'WorkerConnect': grpc.stream_stream_rpc_method_handler(
                     servicer.WorkerConnect,
@@ -689,6 +706,33 @@ class ProcessService:
             '/vance.v1.ProcessService/StreamChatFeed',
             vance_dot_v1_dot_process__pb2.ChatFeedRequest.SerializeToString,
             vance_dot_v1_dot_process__pb2.ChatFeedPage.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def AckChatFeed(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/vance.v1.ProcessService/AckChatFeed',
+            vance_dot_v1_dot_process__pb2.ChatFeedRequest.SerializeToString,
+            vance_dot_v1_dot_process__pb2.AckChatFeedResponse.FromString,
             options,
             channel_credentials,
             insecure,

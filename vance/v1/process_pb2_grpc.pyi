@@ -56,6 +56,8 @@ class ProcessServiceStub:
     them, after a position the caller keeps (0: from the start), then live, until the caller
     cancels. session_service's search indexer reads it (process_service/event_feed.py).
     """
+    AckChatFeed: _grpc.UnaryUnaryMultiCallable[_process_pb2.ChatFeedRequest, _process_pb2.AckChatFeedResponse]
+    """The reader has indexed every page up to `after`: those pages may go."""
     WorkerConnect: _grpc.StreamStreamMultiCallable[_process_pb2.WorkerMessage, _process_pb2.DispatchMessage]
     """One bidirectional stream per engine worker: hello, heartbeats, turn events and commits in;
     turn assignments out.
@@ -100,6 +102,8 @@ class ProcessServiceAsyncStub(ProcessServiceStub):
     them, after a position the caller keeps (0: from the start), then live, until the caller
     cancels. session_service's search indexer reads it (process_service/event_feed.py).
     """
+    AckChatFeed: _aio.UnaryUnaryMultiCallable[_process_pb2.ChatFeedRequest, _process_pb2.AckChatFeedResponse]  # type: ignore[assignment]
+    """The reader has indexed every page up to `after`: those pages may go."""
     WorkerConnect: _aio.StreamStreamMultiCallable[_process_pb2.WorkerMessage, _process_pb2.DispatchMessage]  # type: ignore[assignment]
     """One bidirectional stream per engine worker: hello, heartbeats, turn events and commits in;
     turn assignments out.
@@ -213,6 +217,14 @@ class ProcessServiceServicer(metaclass=_abc_1.ABCMeta):
         them, after a position the caller keeps (0: from the start), then live, until the caller
         cancels. session_service's search indexer reads it (process_service/event_feed.py).
         """
+
+    @_abc_1.abstractmethod
+    def AckChatFeed(
+        self,
+        request: _process_pb2.ChatFeedRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_process_pb2.AckChatFeedResponse, _abc.Awaitable[_process_pb2.AckChatFeedResponse]]:
+        """The reader has indexed every page up to `after`: those pages may go."""
 
     @_abc_1.abstractmethod
     def WorkerConnect(

@@ -1,8 +1,8 @@
-"""Session lifecycle transitions (seed 002 §4, §9, §10): the status roll-up, suspend, resume,
+"""Session lifecycle transitions: the status roll-up, suspend, resume,
 close and extend, each one compare-and-set on the session document plus the engine cascade in
 process_service.
 
-Order keeps the invariants of §2 (CLOSED and ARCHIVED sessions are unbound): engines first,
+Order keeps the invariant that CLOSED and ARCHIVED sessions are unbound: engines first,
 then the session document (which clears the bind in the same write). Sweep-set entries are
 written before the state change that needs them and dropped after the one that ends it.
 """
@@ -16,21 +16,11 @@ from pymongo import ReturnDocument
 
 from session_service.abandoned import AbandonedEvaluator
 from session_service.access import Actor, check_owner_or_admin
-from session_service.lifecycle import (
-    BOUND,
-    DEAD,
-    FORCED,
-    IDLE,
-    OPEN,
-    SUSPENDED,
-    SweepSets,
-    forced_floor,
-    rollup,
-    transition_at,
-)
+from session_service.lifecycle import DEAD, OPEN, forced_floor, rollup, transition_at
 from session_service.models import Session, SessionStatus
 from session_service.settings import Settings
 from session_service.store import SessionStore
+from session_service.sweep_sets import BOUND, FORCED, IDLE, SUSPENDED, SweepSets
 from vance.clients.process import Processes
 from vance.clients.recipe import Recipes
 from vance.clock import Clock
@@ -48,7 +38,7 @@ _RUNTIME_CLEARED: dict[str, Any] = {
 }
 
 
-class Cascades:
+class Transitions:
     def __init__(
         self,
         store: SessionStore,
@@ -95,7 +85,7 @@ class Cascades:
         return await self.store.session(session.session_id) or session
 
     async def view(self, session: Session) -> Session:
-        """RUNNING/IDLE are a roll-up over the engines (seed 002 §4): computed when read and
+        """RUNNING/IDLE are a roll-up over the engines: computed when read and
         written back when it changed, so listings see the last known value."""
         if session.status.value not in OPEN:
             return session
@@ -131,7 +121,7 @@ class Cascades:
         profile: str,
         caller: rpb.LifecycleProperties,
     ) -> rpb.ResolvedLifecycle:
-        """Seed 002 §6 at session-create: the bootstrap recipe's profile blocks, then the
+        """At session-create: the bootstrap recipe's profile blocks, then the
         tenant -> project settings, then the caller's explicit values. Resolved once; the
         session keeps the result (and the sources, for audit) and never re-reads the recipe."""
         settings = await self.settings.effective(tenant, project)
