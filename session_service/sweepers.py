@@ -188,6 +188,7 @@ class Sweepers:
         pre-filter), with no engine RUNNING, BLOCKED or PAUSED -> suspend, cause IDLE."""
         due, docs, shards = await self._due(IDLE, now, only, report)
         done, later = {s: v for s, v in due.items() if s not in docs}, {}
+        quiet: list[Session] = []
 
         async def one(sid: str, doc: Document) -> None:
             session = Session.model_validate(doc)
@@ -199,10 +200,11 @@ class Sweepers:
                 later[sid] = when
             elif not await self._engines_busy(sid):
                 # Busy engines have no idle deadline: such a session is looked at every tick.
-                await self.c.suspend(session, SuspendCause.IDLE, now=now)
-                report.idle_suspended += 1
+                quiet.append(session)
 
         await _each(docs, one)
+        # Suspended together: a handful of store commands for all instead of some per session.
+        report.idle_suspended += await self.c.suspend_many(quiet, SuspendCause.IDLE, now)
         await self._finish(IDLE, later, done, shards)
 
     async def _engines_busy(self, session_id: str) -> bool:
