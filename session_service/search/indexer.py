@@ -3,9 +3,9 @@ and triggers the metadata auto-suggest when it sees a session's first completed
 question-and-answer pair.
 
 The indexer follows the feed from the position it stored, one page at a time: it indexes the
-page's messages, session by session, then stores the page's position. After a restart it
-resumes after the last stored position, so no message is lost; a page indexed again after a
-crash changes nothing (message copies are kept by id, posting lists are sets). When
+page's messages, session by session, and stores the position it reached about once a second.
+After a restart it resumes after the last stored position, so no message is lost; a page
+indexed again after a crash changes nothing (message copies are kept by id, posting lists are sets). When
 process_service cannot be reached the indexer tries again with a growing pause. Messages of a
 session that no longer exists are skipped.
 """
@@ -13,6 +13,7 @@ session that no longer exists are skipped.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import string
 import time
@@ -35,8 +36,8 @@ logger = logging.getLogger(__name__)
 SUGGEST_ATTEMPTS = 3
 SUGGEST_TIMEOUT_S = 60.0
 MIN_RETRY_S = 0.5
-# How often the indexer tells process_service how far it got (the pages up to there go).
-ACK_EVERY_S = 1.0
+# How often the indexer stores its position and tells process_service (the pages up to there go).
+SAVE_EVERY_S = 1.0
 MAX_RETRY_S = 10.0
 # Sessions of one page indexed at once (each its own reads and compare-and-sets).
 PAGE_CONCURRENCY = 4
@@ -77,19 +78,34 @@ class SearchIndexer:
         pause = MIN_RETRY_S
         while True:
             try:
-                after = await self._index.feed_position()
-                acked_at = 0.0
-                async for page in self._processes.chat_feed(after):
-                    await self.index_page(page)
-                    pause = MIN_RETRY_S
-                    if time.monotonic() - acked_at >= ACK_EVERY_S:
-                        acked_at = time.monotonic()
-                        await self._ack(page.position)
+                await self._follow_from(await self._index.feed_position())
             except Exception as exc:
                 # process_service restarting, a store hiccup: resume from the stored position.
                 logger.warning("following the chat feed failed (%r); retrying in %.1fs", exc, pause)
             await asyncio.sleep(pause)
             pause = min(2 * pause, MAX_RETRY_S)
+
+    async def _follow_from(self, after: int) -> None:
+        """Indexes page after page. The position is stored (and acknowledged) at most once a
+        SAVE_EVERY_S, and when the stream ends: pages indexed again after a crash change
+        nothing, so a store write per page would buy nothing."""
+        indexed, saved_at = after, time.monotonic()
+        try:
+            async for page in self._processes.chat_feed(after):
+                await self.index_page(page)
+                indexed = page.position
+                if time.monotonic() - saved_at >= SAVE_EVERY_S:
+                    saved_at = time.monotonic()
+                    await self._save(indexed)
+                    after = indexed
+        finally:
+            if indexed > after:
+                with contextlib.suppress(Exception):
+                    await asyncio.shield(self._save(indexed))
+
+    async def _save(self, through: int) -> None:
+        await self._index.save_feed_position(through)
+        await self._ack(through)
 
     async def _ack(self, through: int) -> None:
         """Lets process_service delete the pages indexed so far; a lost ack only keeps them a
@@ -112,7 +128,6 @@ class SearchIndexer:
         async with asyncio.TaskGroup() as tg:
             for session_id, msgs in by_session.items():
                 tg.create_task(one(session_id, msgs))
-        await self._index.save_feed_position(page.position)
 
     async def _index_session(self, session_id: str, msgs: list[ChatMessage]) -> None:
         session = await self._sessions.session(session_id)
@@ -126,7 +141,7 @@ class SearchIndexer:
                 fields = await self._watch_first_pair(session, cursor, chat)
                 if fields:
                     await self._index.save_cursor(session.chat_process_id, fields)
-        if await self._sessions.session(session_id) is None:
+        if await self._sessions.sessions.find_one({"_id": session_id}, {"_id": 1}) is None:
             # Deleted while this page indexed it: the delete's purge may have run before.
             await self.purge(session, [m.id for m in msgs])
             return
