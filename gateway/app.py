@@ -15,7 +15,7 @@ from fastapi.responses import JSONResponse
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 from pydantic import BaseModel
 
-from gateway import rest, rest_sessions, rest_settings
+from gateway import rest, rest_catalog, rest_sessions, rest_settings
 from gateway.auth import Principal, Tokens, bearer, load_secret
 from gateway.clients import Clients
 from gateway.ws import Connection
@@ -57,6 +57,7 @@ def create_app(config: Config) -> FastAPI:
     app.include_router(rest.router)
     app.include_router(rest_sessions.router)
     app.include_router(rest_settings.router)
+    app.include_router(rest_catalog.router)
 
     @app.get("/healthz")
     async def healthz() -> JSONResponse:

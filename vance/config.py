@@ -40,6 +40,7 @@ ENV_KEYS: dict[str, str] = {
     "VANCE_SWEEP_INTERVAL_MS": "lifecycle.sweep_interval_ms",
     "VANCE_BIND_STALE_AFTER_MS": "lifecycle.bind_stale_after_ms",
     "VANCE_AUTO_RESTART_FORCED": "lifecycle.auto_restart_forced.enabled",
+    "VANCE_ENGINE_CATALOG": "recipes.catalog_path",
 }
 
 
@@ -123,6 +124,12 @@ class LlmConfig(_Frozen):
     )
 
 
+class RecipesConfig(_Frozen):
+    # The engine catalog file the reload endpoint re-reads; empty: the bundled
+    # recipe_service/catalog/engines.yaml.
+    catalog_path: str = ""
+
+
 class LoggingConfig(_Frozen):
     level: str = "INFO"
     json_format: bool = False
@@ -141,6 +148,7 @@ class Config(_Frozen):
     events: EventsConfig = EventsConfig()
     lifecycle: LifecycleConfig = LifecycleConfig()
     llm: LlmConfig = LlmConfig()
+    recipes: RecipesConfig = RecipesConfig()
     logging: LoggingConfig = LoggingConfig()
 
     def address(self, service: str) -> str:

@@ -48,7 +48,13 @@ class RecipeServiceStub:
     """The five session lifecycle properties for a bootstrap recipe and profile (seed 002 §6)."""
     ListEngines: _grpc.UnaryUnaryMultiCallable[_recipe_pb2.ListEnginesRequest, _recipe_pb2.ListEnginesResponse]
     ReloadEngines: _grpc.UnaryUnaryMultiCallable[_recipe_pb2.ListEnginesRequest, _recipe_pb2.ListEnginesResponse]
-    """Re-reads the bundled engine catalog; on a parse error the old catalog stays active."""
+    """Re-reads the engine catalog file; on a parse error the old catalog stays active."""
+    SelectRecipe: _grpc.UnaryUnaryMultiCallable[_recipe_pb2.SelectRecipeRequest, _recipe_pb2.RecipeSelection]
+    """The recipe selector of process_create_delegate: one model call over the engine catalog
+    and the recipe inventory. Never fails for a bad task or model reply: those end as NONE.
+    """
+    ListInventory: _grpc.UnaryUnaryMultiCallable[_recipe_pb2.ListInventoryRequest, _recipe_pb2.Inventory]
+    """What the selector may pick: listed, not internal, no `_` names, capped."""
     ListManuals: _grpc.UnaryUnaryMultiCallable[_recipe_pb2.ListManualsRequest, _recipe_pb2.ListManualsResponse]
     """The manuals a recipe names in params.manualPaths, each found project -> tenant -> bundled."""
     ReadManual: _grpc.UnaryUnaryMultiCallable[_recipe_pb2.ReadManualRequest, _recipe_pb2.Manual]
@@ -74,7 +80,13 @@ class RecipeServiceAsyncStub(RecipeServiceStub):
     """The five session lifecycle properties for a bootstrap recipe and profile (seed 002 §6)."""
     ListEngines: _aio.UnaryUnaryMultiCallable[_recipe_pb2.ListEnginesRequest, _recipe_pb2.ListEnginesResponse]  # type: ignore[assignment]
     ReloadEngines: _aio.UnaryUnaryMultiCallable[_recipe_pb2.ListEnginesRequest, _recipe_pb2.ListEnginesResponse]  # type: ignore[assignment]
-    """Re-reads the bundled engine catalog; on a parse error the old catalog stays active."""
+    """Re-reads the engine catalog file; on a parse error the old catalog stays active."""
+    SelectRecipe: _aio.UnaryUnaryMultiCallable[_recipe_pb2.SelectRecipeRequest, _recipe_pb2.RecipeSelection]  # type: ignore[assignment]
+    """The recipe selector of process_create_delegate: one model call over the engine catalog
+    and the recipe inventory. Never fails for a bad task or model reply: those end as NONE.
+    """
+    ListInventory: _aio.UnaryUnaryMultiCallable[_recipe_pb2.ListInventoryRequest, _recipe_pb2.Inventory]  # type: ignore[assignment]
+    """What the selector may pick: listed, not internal, no `_` names, capped."""
     ListManuals: _aio.UnaryUnaryMultiCallable[_recipe_pb2.ListManualsRequest, _recipe_pb2.ListManualsResponse]  # type: ignore[assignment]
     """The manuals a recipe names in params.manualPaths, each found project -> tenant -> bundled."""
     ReadManual: _aio.UnaryUnaryMultiCallable[_recipe_pb2.ReadManualRequest, _recipe_pb2.Manual]  # type: ignore[assignment]
@@ -151,7 +163,25 @@ class RecipeServiceServicer(metaclass=_abc_1.ABCMeta):
         request: _recipe_pb2.ListEnginesRequest,
         context: _ServicerContext,
     ) -> _typing.Union[_recipe_pb2.ListEnginesResponse, _abc.Awaitable[_recipe_pb2.ListEnginesResponse]]:
-        """Re-reads the bundled engine catalog; on a parse error the old catalog stays active."""
+        """Re-reads the engine catalog file; on a parse error the old catalog stays active."""
+
+    @_abc_1.abstractmethod
+    def SelectRecipe(
+        self,
+        request: _recipe_pb2.SelectRecipeRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_recipe_pb2.RecipeSelection, _abc.Awaitable[_recipe_pb2.RecipeSelection]]:
+        """The recipe selector of process_create_delegate: one model call over the engine catalog
+        and the recipe inventory. Never fails for a bad task or model reply: those end as NONE.
+        """
+
+    @_abc_1.abstractmethod
+    def ListInventory(
+        self,
+        request: _recipe_pb2.ListInventoryRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_recipe_pb2.Inventory, _abc.Awaitable[_recipe_pb2.Inventory]]:
+        """What the selector may pick: listed, not internal, no `_` names, capped."""
 
     @_abc_1.abstractmethod
     def ListManuals(
