@@ -112,19 +112,23 @@ class ChatFeed:
                 self._wake.clear()
                 await self._write_gathered()
         finally:
+            # Once, without retries: the store may be closing too.
             with contextlib.suppress(Exception):
-                await asyncio.shield(self._write_gathered())
+                await asyncio.shield(self._write_gathered(retry=False))
 
-    async def _write_gathered(self) -> None:
+    async def _write_gathered(self, *, retry: bool = True) -> None:
         while self._gathered:
+            # Taken out while written, so a scrub meanwhile filters only what is still waiting.
             batch = self._gathered[:PAGE_MESSAGES]
+            self._gathered = self._gathered[len(batch) :]
             try:
                 await self._append(batch)
             except Exception:
+                self._gathered = batch + self._gathered
+                if not retry:
+                    raise
                 logger.exception("writing a chat feed page failed; retrying")
                 await asyncio.sleep(_RETRY_S)
-                continue
-            del self._gathered[: len(batch)]
 
     async def _append(self, messages: list[Document]) -> int:
         for _ in range(_RENUMBER_ATTEMPTS):
