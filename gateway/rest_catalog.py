@@ -9,9 +9,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from fastapi import APIRouter, HTTPException, Request
+from fastapi import APIRouter, Request
 
-from gateway.rest import _call, _clients, _error, _principal
+from gateway.rest_deps import PathId, admin, clients
 from vance.v1 import process_pb2 as ppb
 from vance.v1 import recipe_pb2 as rpb
 
@@ -19,17 +19,13 @@ router = APIRouter(tags=["catalog"])
 
 
 @router.post("/brain/{tenant}/admin/catalog/engines/reload")
-async def reload_engine_catalog(request: Request, tenant: str) -> dict[str, Any]:
+async def reload_engine_catalog(request: Request, tenant: PathId) -> dict[str, Any]:
     """Re-reads the engine catalog file; entries for engines no worker runs are marked."""
-    p = _principal(request, tenant)
-    if not p.is_admin:
-        raise HTTPException(403, _error(403, "tenant admins only", "admin_required"))
-    clients = _clients(request)
-    workers = await _call(clients.processes.ListWorkers(ppb.ListWorkersRequest()))
+    await admin(request, tenant)
+    c = clients(request)
+    workers = await c.processes.ListWorkers(ppb.ListWorkersRequest())
     running = sorted({e for w in workers.workers for e in w.engines})
-    catalog = await _call(
-        clients.recipes.ReloadEngines(rpb.ListEnginesRequest(available_engines=running))
-    )
+    catalog = await c.recipes.ReloadEngines(rpb.ListEnginesRequest(available_engines=running))
     return {
         "engines": [
             {

@@ -13,6 +13,7 @@ from session_service.seed import seed_defaults
 from session_service.service import SessionServicer
 from session_service.sessions import Sessions
 from session_service.store import SessionStore
+from session_service.token_revocations import TokenRevocationStore, TokenServicer
 from vance.channels import Channels
 from vance.clients.process import ProcessClient
 from vance.clients.recipe import RecipeClient
@@ -21,9 +22,10 @@ from vance.config import Config, load_config
 from vance.logsetup import setup_logging
 from vance.server import GrpcHost, run_main, serve_until_signal
 from vance.store import connect
-from vance.v1 import session_pb2, session_pb2_grpc
+from vance.v1 import session_pb2, session_pb2_grpc, tokens_pb2, tokens_pb2_grpc
 
 SERVICE_NAME = session_pb2.DESCRIPTOR.services_by_name["SessionService"].full_name
+TOKEN_SERVICE_NAME = tokens_pb2.DESCRIPTOR.services_by_name["TokenService"].full_name
 
 
 async def create_server(
@@ -48,9 +50,12 @@ async def create_server(
     )
     if config.seed_defaults:
         await seed_defaults(sessions)
-    host = GrpcHost([SERVICE_NAME])
+    host = GrpcHost([SERVICE_NAME, TOKEN_SERVICE_NAME])
     session_pb2_grpc.add_SessionServiceServicer_to_server(
         SessionServicer(sessions, lifecycle, search), host.server
+    )
+    tokens_pb2_grpc.add_TokenServiceServicer_to_server(
+        TokenServicer(TokenRevocationStore(db, clock)), host.server
     )
     bound = host.bind(config.grpc_host, config.port("session_service") if port is None else port)
     background = start_lifecycle_tasks(lifecycle, clock)

@@ -25,6 +25,7 @@ ENV_KEYS: dict[str, str] = {
     "VANCE_GATEWAY_HOST": "gateway.host",
     "VANCE_GATEWAY_PORT": "gateway.port",
     "VANCE_JWT_SECRET": "gateway.jwt_secret",
+    "VANCE_TOKEN_TTL_S": "gateway.token_ttl_s",
     "VANCE_ENGINE_WORKERS": "worker.count",
     "VANCE_WORKER_SLOTS": "worker.slots",
     "VANCE_WORKER_ID": "worker.worker_id",
@@ -67,7 +68,7 @@ class GatewayConfig(_Frozen):
     host: str = "127.0.0.1"
     port: int = 8080
     jwt_secret: str = ""  # empty: generated once and kept in the data directory
-    token_ttl_s: int = 7 * 24 * 3600
+    token_ttl_s: int = Field(default=12 * 3600, ge=60)
     ping_interval_s: int = 30
 
 
