@@ -26,6 +26,7 @@ from gateway import (
     rest,
     rest_access,
     rest_catalog,
+    rest_hub,
     rest_sessions,
     rest_settings,
     ws,
@@ -35,6 +36,7 @@ from gateway.body_guard import BodyGuard
 from gateway.clients import Clients
 from gateway.limits import MAX_REQUEST_HEAD_BYTES, WS_MAX_BYTES
 from gateway.revocations import Authenticator
+from gateway.webui import mount_webui
 from vance.channels import Channels
 from vance.config import Config, load_config
 from vance.logsetup import setup_logging
@@ -79,6 +81,7 @@ def create_app(config: Config) -> FastAPI:
     app.include_router(rest.router)
     app.include_router(rest_sessions.router)
     app.include_router(rest_settings.router)
+    app.include_router(rest_hub.router)
     app.include_router(rest_catalog.router)
     instrument_app(app)
 
@@ -120,6 +123,8 @@ def create_app(config: Config) -> FastAPI:
         with metrics.WS_CONNECTIONS.track_inprogress():
             await ws.serve(socket, tenant, deps)
 
+    # Last, so the API routes above win over the app's catch-all.
+    mount_webui(app)
     return app
 
 

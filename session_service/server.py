@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from session_service.home import Home
 from session_service.hooks import Hooks
 from session_service.lifecycle_wiring import (
     build_lifecycle,
@@ -14,6 +15,7 @@ from session_service.service import SessionServicer
 from session_service.sessions import Sessions
 from session_service.store import SessionStore
 from session_service.token_revocations import TokenRevocationStore, TokenServicer
+from session_service.user_inbox import UserInbox
 from vance.channels import Channels
 from vance.clients.process import ProcessClient
 from vance.clients.recipe import RecipeClient
@@ -60,11 +62,14 @@ async def create_server(
     )
     if config.seed_defaults:
         await seed_defaults(sessions)
+    home = Home(store, sessions, lifecycle.binding, clock)
+    await home.ensure_all()  # at boot: every user's hub (session_service/home.py)
+    inbox = UserInbox(db, clock, home, processes.stub)
     host = GrpcHost(
         [SERVICE_NAME, TOKEN_SERVICE_NAME], config, owners=CachedOwners(_session_owner(store))
     )
     session_pb2_grpc.add_SessionServiceServicer_to_server(
-        SessionServicer(sessions, lifecycle, search), host.server
+        SessionServicer(sessions, lifecycle, search, home, inbox), host.server
     )
     tokens_pb2_grpc.add_TokenServiceServicer_to_server(
         TokenServicer(TokenRevocationStore(db, clock)), host.server

@@ -4,6 +4,7 @@ Readiness checks, prefixed logs, and a clean stop (no orphans, even if we are ki
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import ctypes
 import logging
 import os
@@ -189,7 +190,8 @@ class Supervisor:
                 await asyncio.wait_for(child.proc.wait(), timeout_s)
             except TimeoutError:
                 logger.warning("%s did not stop in %.0fs; killing it", name, timeout_s)
-                child.proc.kill()
+                with contextlib.suppress(ProcessLookupError):  # it exited meanwhile
+                    child.proc.kill()
                 await child.proc.wait()
         if child.pump is not None:
             await asyncio.gather(child.pump, return_exceptions=True)

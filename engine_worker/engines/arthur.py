@@ -87,8 +87,16 @@ class Arthur:
         text, meta = answer.rendered()
         await ctx.chat.append(ChatRole.ASSISTANT, text, meta)
         if answer.structured and answer.awaiting_user_input:
-            return TurnOutcome(ProcessStatus.BLOCKED, summary=answer.message)
-        return TurnOutcome.idle()
+            # The options travel on the BLOCKED event, so an observer (Eddie) can relay the
+            # question with the same choices.
+            relayable = {"options": answer.options} if answer.options else {}
+            return TurnOutcome(
+                ProcessStatus.BLOCKED,
+                summary=answer.message,
+                payload={"relayableActionParams": relayable} if relayable else {},
+            )
+        # The answer is what an observer of this chat learns when the turn ends.
+        return TurnOutcome(ProcessStatus.IDLE, summary=answer.message)
 
     async def _dispatch(self, ctx: ThinkEngineContext, command: ExternalCommand) -> None:
         """E.g. an Approve button: forwarded to its target without a model turn."""

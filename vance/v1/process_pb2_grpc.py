@@ -135,6 +135,11 @@ class ProcessServiceStub:
                 request_serializer=vance_dot_v1_dot_process__pb2.RespawnChatRequest.SerializeToString,
                 response_deserializer=vance_dot_v1_dot_common__pb2.ThinkProcess.FromString,
                 _registered_method=True)
+        self.PublishNotice = channel.unary_unary(
+                '/vance.v1.ProcessService/PublishNotice',
+                request_serializer=vance_dot_v1_dot_process__pb2.PublishNoticeRequest.SerializeToString,
+                response_deserializer=vance_dot_v1_dot_process__pb2.PublishNoticeResponse.FromString,
+                _registered_method=True)
 
 
 class ProcessServiceServicer:
@@ -278,6 +283,13 @@ class ProcessServiceServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def PublishNotice(self, request, context):
+        """A notice (docs/protocol.md "Hub") pushed into the event streams of the given sessions.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_ProcessServiceServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -380,6 +392,11 @@ def add_ProcessServiceServicer_to_server(servicer, server):
                     servicer.RespawnChat,
                     request_deserializer=vance_dot_v1_dot_process__pb2.RespawnChatRequest.FromString,
                     response_serializer=vance_dot_v1_dot_common__pb2.ThinkProcess.SerializeToString,
+            ),
+            'PublishNotice': grpc.unary_unary_rpc_method_handler(
+                    servicer.PublishNotice,
+                    request_deserializer=vance_dot_v1_dot_process__pb2.PublishNoticeRequest.FromString,
+                    response_serializer=vance_dot_v1_dot_process__pb2.PublishNoticeResponse.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -922,6 +939,33 @@ class ProcessService:
             '/vance.v1.ProcessService/RespawnChat',
             vance_dot_v1_dot_process__pb2.RespawnChatRequest.SerializeToString,
             vance_dot_v1_dot_common__pb2.ThinkProcess.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def PublishNotice(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/vance.v1.ProcessService/PublishNotice',
+            vance_dot_v1_dot_process__pb2.PublishNoticeRequest.SerializeToString,
+            vance_dot_v1_dot_process__pb2.PublishNoticeResponse.FromString,
             options,
             channel_credentials,
             insecure,

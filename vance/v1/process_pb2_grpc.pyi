@@ -76,6 +76,8 @@ class ProcessServiceStub:
     """Hard delete of everything process_service keeps for the session."""
     RespawnChat: _grpc.UnaryUnaryMultiCallable[_process_pb2.RespawnChatRequest, _common_pb2.ThinkProcess]
     """Reactivate: a new process whose chat starts as a copy of another process's chat."""
+    PublishNotice: _grpc.UnaryUnaryMultiCallable[_process_pb2.PublishNoticeRequest, _process_pb2.PublishNoticeResponse]
+    """A notice (docs/protocol.md "Hub") pushed into the event streams of the given sessions."""
 
 @_typing.type_check_only
 class ProcessServiceAsyncStub(ProcessServiceStub):
@@ -122,6 +124,8 @@ class ProcessServiceAsyncStub(ProcessServiceStub):
     """Hard delete of everything process_service keeps for the session."""
     RespawnChat: _aio.UnaryUnaryMultiCallable[_process_pb2.RespawnChatRequest, _common_pb2.ThinkProcess]  # type: ignore[assignment]
     """Reactivate: a new process whose chat starts as a copy of another process's chat."""
+    PublishNotice: _aio.UnaryUnaryMultiCallable[_process_pb2.PublishNoticeRequest, _process_pb2.PublishNoticeResponse]  # type: ignore[assignment]
+    """A notice (docs/protocol.md "Hub") pushed into the event streams of the given sessions."""
 
 class ProcessServiceServicer(metaclass=_abc_1.ABCMeta):
     @_abc_1.abstractmethod
@@ -285,5 +289,13 @@ class ProcessServiceServicer(metaclass=_abc_1.ABCMeta):
         context: _ServicerContext,
     ) -> _typing.Union[_common_pb2.ThinkProcess, _abc.Awaitable[_common_pb2.ThinkProcess]]:
         """Reactivate: a new process whose chat starts as a copy of another process's chat."""
+
+    @_abc_1.abstractmethod
+    def PublishNotice(
+        self,
+        request: _process_pb2.PublishNoticeRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_process_pb2.PublishNoticeResponse, _abc.Awaitable[_process_pb2.PublishNoticeResponse]]:
+        """A notice (docs/protocol.md "Hub") pushed into the event streams of the given sessions."""
 
 def add_ProcessServiceServicer_to_server(servicer: ProcessServiceServicer, server: _typing.Union[_grpc.Server, _aio.Server]) -> None: ...

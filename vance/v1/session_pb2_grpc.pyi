@@ -86,6 +86,22 @@ class SessionServiceStub:
     """Admin and tests: every sweep once, with now_ms as the time."""
     RestartForced: _grpc.UnaryUnaryMultiCallable[_session_pb2.RestartForcedRequest, _session_pb2.RunSweepsResponse]
     """Admin and tests: the auto-restart pass over FORCED-suspended sessions (seed 002 §10.1)."""
+    EnsureHome: _grpc.UnaryUnaryMultiCallable[_session_pb2.EnsureHomeRequest, _session_pb2.HomeInfo]
+    """---- Eddie hub (docs/protocol.md "Hub") ----
+    Idempotent: the tenant's `Home` group, the user's SYSTEM project and `home.project.id`.
+    """
+    OpenHubSession: _grpc.UnaryUnaryMultiCallable[_session_pb2.OpenHubSessionRequest, _session_pb2.BindSessionResponse]
+    """Binds the connection to the user's most recent unbound open hub session, or creates one."""
+    ListProjects: _grpc.UnaryUnaryMultiCallable[_session_pb2.ListProjectsRequest, _session_pb2.ListProjectsResponse]
+    DeleteProject: _grpc.UnaryUnaryMultiCallable[_session_pb2.ProjectOpRequest, _session_pb2.DeleteProjectResponse]
+    ArchiveProject: _grpc.UnaryUnaryMultiCallable[_session_pb2.ProjectOpRequest, _session_pb2.Project]
+    GetUserSetting: _grpc.UnaryUnaryMultiCallable[_session_pb2.GetUserSettingRequest, _session_pb2.UserSetting]
+    AddInboxItem: _grpc.UnaryUnaryMultiCallable[_session_pb2.InboxItem, _session_pb2.InboxItem]
+    """The user's inbox."""
+    ListInboxItems: _grpc.UnaryUnaryMultiCallable[_session_pb2.ListInboxItemsRequest, _session_pb2.ListInboxItemsResponse]
+    GetInboxItem: _grpc.UnaryUnaryMultiCallable[_session_pb2.InboxItemRef, _session_pb2.InboxItem]
+    MarkInboxItem: _grpc.UnaryUnaryMultiCallable[_session_pb2.MarkInboxItemRequest, _session_pb2.InboxItem]
+    AnswerInboxItem: _grpc.UnaryUnaryMultiCallable[_session_pb2.AnswerInboxItemRequest, _session_pb2.InboxItem]
 
 @_typing.type_check_only
 class SessionServiceAsyncStub(SessionServiceStub):
@@ -145,6 +161,22 @@ class SessionServiceAsyncStub(SessionServiceStub):
     """Admin and tests: every sweep once, with now_ms as the time."""
     RestartForced: _aio.UnaryUnaryMultiCallable[_session_pb2.RestartForcedRequest, _session_pb2.RunSweepsResponse]  # type: ignore[assignment]
     """Admin and tests: the auto-restart pass over FORCED-suspended sessions (seed 002 §10.1)."""
+    EnsureHome: _aio.UnaryUnaryMultiCallable[_session_pb2.EnsureHomeRequest, _session_pb2.HomeInfo]  # type: ignore[assignment]
+    """---- Eddie hub (docs/protocol.md "Hub") ----
+    Idempotent: the tenant's `Home` group, the user's SYSTEM project and `home.project.id`.
+    """
+    OpenHubSession: _aio.UnaryUnaryMultiCallable[_session_pb2.OpenHubSessionRequest, _session_pb2.BindSessionResponse]  # type: ignore[assignment]
+    """Binds the connection to the user's most recent unbound open hub session, or creates one."""
+    ListProjects: _aio.UnaryUnaryMultiCallable[_session_pb2.ListProjectsRequest, _session_pb2.ListProjectsResponse]  # type: ignore[assignment]
+    DeleteProject: _aio.UnaryUnaryMultiCallable[_session_pb2.ProjectOpRequest, _session_pb2.DeleteProjectResponse]  # type: ignore[assignment]
+    ArchiveProject: _aio.UnaryUnaryMultiCallable[_session_pb2.ProjectOpRequest, _session_pb2.Project]  # type: ignore[assignment]
+    GetUserSetting: _aio.UnaryUnaryMultiCallable[_session_pb2.GetUserSettingRequest, _session_pb2.UserSetting]  # type: ignore[assignment]
+    AddInboxItem: _aio.UnaryUnaryMultiCallable[_session_pb2.InboxItem, _session_pb2.InboxItem]  # type: ignore[assignment]
+    """The user's inbox."""
+    ListInboxItems: _aio.UnaryUnaryMultiCallable[_session_pb2.ListInboxItemsRequest, _session_pb2.ListInboxItemsResponse]  # type: ignore[assignment]
+    GetInboxItem: _aio.UnaryUnaryMultiCallable[_session_pb2.InboxItemRef, _session_pb2.InboxItem]  # type: ignore[assignment]
+    MarkInboxItem: _aio.UnaryUnaryMultiCallable[_session_pb2.MarkInboxItemRequest, _session_pb2.InboxItem]  # type: ignore[assignment]
+    AnswerInboxItem: _aio.UnaryUnaryMultiCallable[_session_pb2.AnswerInboxItemRequest, _session_pb2.InboxItem]  # type: ignore[assignment]
 
 class SessionServiceServicer(metaclass=_abc_1.ABCMeta):
     @_abc_1.abstractmethod
@@ -345,5 +377,87 @@ class SessionServiceServicer(metaclass=_abc_1.ABCMeta):
         context: _ServicerContext,
     ) -> _typing.Union[_session_pb2.RunSweepsResponse, _abc.Awaitable[_session_pb2.RunSweepsResponse]]:
         """Admin and tests: the auto-restart pass over FORCED-suspended sessions (seed 002 §10.1)."""
+
+    @_abc_1.abstractmethod
+    def EnsureHome(
+        self,
+        request: _session_pb2.EnsureHomeRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_session_pb2.HomeInfo, _abc.Awaitable[_session_pb2.HomeInfo]]:
+        """---- Eddie hub (docs/protocol.md "Hub") ----
+        Idempotent: the tenant's `Home` group, the user's SYSTEM project and `home.project.id`.
+        """
+
+    @_abc_1.abstractmethod
+    def OpenHubSession(
+        self,
+        request: _session_pb2.OpenHubSessionRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_session_pb2.BindSessionResponse, _abc.Awaitable[_session_pb2.BindSessionResponse]]:
+        """Binds the connection to the user's most recent unbound open hub session, or creates one."""
+
+    @_abc_1.abstractmethod
+    def ListProjects(
+        self,
+        request: _session_pb2.ListProjectsRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_session_pb2.ListProjectsResponse, _abc.Awaitable[_session_pb2.ListProjectsResponse]]: ...
+
+    @_abc_1.abstractmethod
+    def DeleteProject(
+        self,
+        request: _session_pb2.ProjectOpRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_session_pb2.DeleteProjectResponse, _abc.Awaitable[_session_pb2.DeleteProjectResponse]]: ...
+
+    @_abc_1.abstractmethod
+    def ArchiveProject(
+        self,
+        request: _session_pb2.ProjectOpRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_session_pb2.Project, _abc.Awaitable[_session_pb2.Project]]: ...
+
+    @_abc_1.abstractmethod
+    def GetUserSetting(
+        self,
+        request: _session_pb2.GetUserSettingRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_session_pb2.UserSetting, _abc.Awaitable[_session_pb2.UserSetting]]: ...
+
+    @_abc_1.abstractmethod
+    def AddInboxItem(
+        self,
+        request: _session_pb2.InboxItem,
+        context: _ServicerContext,
+    ) -> _typing.Union[_session_pb2.InboxItem, _abc.Awaitable[_session_pb2.InboxItem]]:
+        """The user's inbox."""
+
+    @_abc_1.abstractmethod
+    def ListInboxItems(
+        self,
+        request: _session_pb2.ListInboxItemsRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_session_pb2.ListInboxItemsResponse, _abc.Awaitable[_session_pb2.ListInboxItemsResponse]]: ...
+
+    @_abc_1.abstractmethod
+    def GetInboxItem(
+        self,
+        request: _session_pb2.InboxItemRef,
+        context: _ServicerContext,
+    ) -> _typing.Union[_session_pb2.InboxItem, _abc.Awaitable[_session_pb2.InboxItem]]: ...
+
+    @_abc_1.abstractmethod
+    def MarkInboxItem(
+        self,
+        request: _session_pb2.MarkInboxItemRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_session_pb2.InboxItem, _abc.Awaitable[_session_pb2.InboxItem]]: ...
+
+    @_abc_1.abstractmethod
+    def AnswerInboxItem(
+        self,
+        request: _session_pb2.AnswerInboxItemRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_session_pb2.InboxItem, _abc.Awaitable[_session_pb2.InboxItem]]: ...
 
 def add_SessionServiceServicer_to_server(servicer: SessionServiceServicer, server: _typing.Union[_grpc.Server, _aio.Server]) -> None: ...

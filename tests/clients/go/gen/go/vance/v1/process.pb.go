@@ -2365,6 +2365,94 @@ func (*DispatchMessage_CommitAck) isDispatchMessage_Kind() {}
 
 func (*DispatchMessage_CancelTurnId) isDispatchMessage_Kind() {}
 
+type PublishNoticeRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	SessionIds    []string               `protobuf:"bytes,1,rep,name=session_ids,json=sessionIds,proto3" json:"session_ids,omitempty"`
+	Notice        *Notice                `protobuf:"bytes,2,opt,name=notice,proto3" json:"notice,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *PublishNoticeRequest) Reset() {
+	*x = PublishNoticeRequest{}
+	mi := &file_vance_v1_process_proto_msgTypes[36]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *PublishNoticeRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*PublishNoticeRequest) ProtoMessage() {}
+
+func (x *PublishNoticeRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_vance_v1_process_proto_msgTypes[36]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use PublishNoticeRequest.ProtoReflect.Descriptor instead.
+func (*PublishNoticeRequest) Descriptor() ([]byte, []int) {
+	return file_vance_v1_process_proto_rawDescGZIP(), []int{36}
+}
+
+func (x *PublishNoticeRequest) GetSessionIds() []string {
+	if x != nil {
+		return x.SessionIds
+	}
+	return nil
+}
+
+func (x *PublishNoticeRequest) GetNotice() *Notice {
+	if x != nil {
+		return x.Notice
+	}
+	return nil
+}
+
+type PublishNoticeResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *PublishNoticeResponse) Reset() {
+	*x = PublishNoticeResponse{}
+	mi := &file_vance_v1_process_proto_msgTypes[37]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *PublishNoticeResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*PublishNoticeResponse) ProtoMessage() {}
+
+func (x *PublishNoticeResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_vance_v1_process_proto_msgTypes[37]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use PublishNoticeResponse.ProtoReflect.Descriptor instead.
+func (*PublishNoticeResponse) Descriptor() ([]byte, []int) {
+	return file_vance_v1_process_proto_rawDescGZIP(), []int{37}
+}
+
 var File_vance_v1_process_proto protoreflect.FileDescriptor
 
 const file_vance_v1_process_proto_rawDesc = "" +
@@ -2552,7 +2640,12 @@ const file_vance_v1_process_proto_rawDesc = "" +
 	"\n" +
 	"commit_ack\x18\x03 \x01(\v2\x11.vance.v1.TurnAckH\x00R\tcommitAck\x12&\n" +
 	"\x0ecancel_turn_id\x18\x04 \x01(\tH\x00R\fcancelTurnIdB\x06\n" +
-	"\x04kind2\xdc\v\n" +
+	"\x04kind\"a\n" +
+	"\x14PublishNoticeRequest\x12\x1f\n" +
+	"\vsession_ids\x18\x01 \x03(\tR\n" +
+	"sessionIds\x12(\n" +
+	"\x06notice\x18\x02 \x01(\v2\x10.vance.v1.NoticeR\x06notice\"\x17\n" +
+	"\x15PublishNoticeResponse2\xae\f\n" +
 	"\x0eProcessService\x12G\n" +
 	"\rCreateProcess\x12\x1e.vance.v1.CreateProcessRequest\x1a\x16.vance.v1.ThinkProcess\x12A\n" +
 	"\n" +
@@ -2574,7 +2667,8 @@ const file_vance_v1_process_proto_rawDesc = "" +
 	"\x0fResumeProcesses\x12\x1f.vance.v1.SessionCascadeRequest\x1a\x1f.vance.v1.ListProcessesResponse\x12R\n" +
 	"\x0eCloseProcesses\x12\x1f.vance.v1.SessionCascadeRequest\x1a\x1f.vance.v1.ListProcessesResponse\x12Y\n" +
 	"\x11DeleteSessionData\x12\x1f.vance.v1.SessionCascadeRequest\x1a#.vance.v1.DeleteSessionDataResponse\x12C\n" +
-	"\vRespawnChat\x12\x1c.vance.v1.RespawnChatRequest\x1a\x16.vance.v1.ThinkProcessBM\n" +
+	"\vRespawnChat\x12\x1c.vance.v1.RespawnChatRequest\x1a\x16.vance.v1.ThinkProcess\x12P\n" +
+	"\rPublishNotice\x12\x1e.vance.v1.PublishNoticeRequest\x1a\x1f.vance.v1.PublishNoticeResponseBM\n" +
 	"\x15io.vancetope.vance.v1P\x01Z2github.com/vancetope/vance/gen/go/vance/v1;vancev1b\x06proto3"
 
 var (
@@ -2589,7 +2683,7 @@ func file_vance_v1_process_proto_rawDescGZIP() []byte {
 	return file_vance_v1_process_proto_rawDescData
 }
 
-var file_vance_v1_process_proto_msgTypes = make([]protoimpl.MessageInfo, 37)
+var file_vance_v1_process_proto_msgTypes = make([]protoimpl.MessageInfo, 39)
 var file_vance_v1_process_proto_goTypes = []any{
 	(*SessionCascadeRequest)(nil),     // 0: vance.v1.SessionCascadeRequest
 	(*DeleteSessionDataResponse)(nil), // 1: vance.v1.DeleteSessionDataResponse
@@ -2627,103 +2721,109 @@ var file_vance_v1_process_proto_goTypes = []any{
 	(*TurnAck)(nil),                   // 33: vance.v1.TurnAck
 	(*Welcome)(nil),                   // 34: vance.v1.Welcome
 	(*DispatchMessage)(nil),           // 35: vance.v1.DispatchMessage
-	nil,                               // 36: vance.v1.TurnAssignment.TraceContextEntry
-	(SuspendCause)(0),                 // 37: vance.v1.SuspendCause
-	(CloseReason)(0),                  // 38: vance.v1.CloseReason
-	(*structpb.Struct)(nil),           // 39: google.protobuf.Struct
-	(*ThinkProcess)(nil),              // 40: vance.v1.ThinkProcess
-	(*SteerMessage)(nil),              // 41: vance.v1.SteerMessage
-	(DeliveryOutcome)(0),              // 42: vance.v1.DeliveryOutcome
-	(*ChatMessage)(nil),               // 43: vance.v1.ChatMessage
-	(ChatRole)(0),                     // 44: vance.v1.ChatRole
-	(*StreamChunk)(nil),               // 45: vance.v1.StreamChunk
-	(ProcessStatus)(0),                // 46: vance.v1.ProcessStatus
-	(LifecycleCall)(0),                // 47: vance.v1.LifecycleCall
-	(*SessionEvent)(nil),              // 48: vance.v1.SessionEvent
+	(*PublishNoticeRequest)(nil),      // 36: vance.v1.PublishNoticeRequest
+	(*PublishNoticeResponse)(nil),     // 37: vance.v1.PublishNoticeResponse
+	nil,                               // 38: vance.v1.TurnAssignment.TraceContextEntry
+	(SuspendCause)(0),                 // 39: vance.v1.SuspendCause
+	(CloseReason)(0),                  // 40: vance.v1.CloseReason
+	(*structpb.Struct)(nil),           // 41: google.protobuf.Struct
+	(*ThinkProcess)(nil),              // 42: vance.v1.ThinkProcess
+	(*SteerMessage)(nil),              // 43: vance.v1.SteerMessage
+	(DeliveryOutcome)(0),              // 44: vance.v1.DeliveryOutcome
+	(*ChatMessage)(nil),               // 45: vance.v1.ChatMessage
+	(ChatRole)(0),                     // 46: vance.v1.ChatRole
+	(*StreamChunk)(nil),               // 47: vance.v1.StreamChunk
+	(ProcessStatus)(0),                // 48: vance.v1.ProcessStatus
+	(LifecycleCall)(0),                // 49: vance.v1.LifecycleCall
+	(*Notice)(nil),                    // 50: vance.v1.Notice
+	(*SessionEvent)(nil),              // 51: vance.v1.SessionEvent
 }
 var file_vance_v1_process_proto_depIdxs = []int32{
-	37, // 0: vance.v1.SessionCascadeRequest.suspend_cause:type_name -> vance.v1.SuspendCause
-	38, // 1: vance.v1.SessionCascadeRequest.close_reason:type_name -> vance.v1.CloseReason
+	39, // 0: vance.v1.SessionCascadeRequest.suspend_cause:type_name -> vance.v1.SuspendCause
+	40, // 1: vance.v1.SessionCascadeRequest.close_reason:type_name -> vance.v1.CloseReason
 	3,  // 2: vance.v1.RespawnChatRequest.process:type_name -> vance.v1.CreateProcessRequest
-	39, // 3: vance.v1.CreateProcessRequest.recipe_snapshot:type_name -> google.protobuf.Struct
-	39, // 4: vance.v1.CreateProcessRequest.params:type_name -> google.protobuf.Struct
-	40, // 5: vance.v1.ListProcessesResponse.processes:type_name -> vance.v1.ThinkProcess
+	41, // 3: vance.v1.CreateProcessRequest.recipe_snapshot:type_name -> google.protobuf.Struct
+	41, // 4: vance.v1.CreateProcessRequest.params:type_name -> google.protobuf.Struct
+	42, // 5: vance.v1.ListProcessesResponse.processes:type_name -> vance.v1.ThinkProcess
 	5,  // 6: vance.v1.SteerRequest.target:type_name -> vance.v1.ProcessRef
-	41, // 7: vance.v1.SteerRequest.message:type_name -> vance.v1.SteerMessage
-	42, // 8: vance.v1.SteerResponse.outcome:type_name -> vance.v1.DeliveryOutcome
-	40, // 9: vance.v1.SteerResponse.process:type_name -> vance.v1.ThinkProcess
-	43, // 10: vance.v1.ListChatMessagesResponse.messages:type_name -> vance.v1.ChatMessage
-	43, // 11: vance.v1.ChatFeedPage.messages:type_name -> vance.v1.ChatMessage
-	41, // 12: vance.v1.DrainPendingResponse.messages:type_name -> vance.v1.SteerMessage
+	43, // 7: vance.v1.SteerRequest.message:type_name -> vance.v1.SteerMessage
+	44, // 8: vance.v1.SteerResponse.outcome:type_name -> vance.v1.DeliveryOutcome
+	42, // 9: vance.v1.SteerResponse.process:type_name -> vance.v1.ThinkProcess
+	45, // 10: vance.v1.ListChatMessagesResponse.messages:type_name -> vance.v1.ChatMessage
+	45, // 11: vance.v1.ChatFeedPage.messages:type_name -> vance.v1.ChatMessage
+	43, // 12: vance.v1.DrainPendingResponse.messages:type_name -> vance.v1.SteerMessage
 	20, // 13: vance.v1.ListWorkersResponse.workers:type_name -> vance.v1.WorkerInfo
 	22, // 14: vance.v1.WorkerHello.engines:type_name -> vance.v1.EngineDescriptor
-	44, // 15: vance.v1.ChatAppend.role:type_name -> vance.v1.ChatRole
-	39, // 16: vance.v1.ChatAppend.meta:type_name -> google.protobuf.Struct
-	39, // 17: vance.v1.TurnProgress.payload:type_name -> google.protobuf.Struct
+	46, // 15: vance.v1.ChatAppend.role:type_name -> vance.v1.ChatRole
+	41, // 16: vance.v1.ChatAppend.meta:type_name -> google.protobuf.Struct
+	41, // 17: vance.v1.TurnProgress.payload:type_name -> google.protobuf.Struct
 	26, // 18: vance.v1.TurnEvent.chat_append:type_name -> vance.v1.ChatAppend
-	45, // 19: vance.v1.TurnEvent.stream_chunk:type_name -> vance.v1.StreamChunk
+	47, // 19: vance.v1.TurnEvent.stream_chunk:type_name -> vance.v1.StreamChunk
 	27, // 20: vance.v1.TurnEvent.progress:type_name -> vance.v1.TurnProgress
-	46, // 21: vance.v1.TurnCommit.status:type_name -> vance.v1.ProcessStatus
-	38, // 22: vance.v1.TurnCommit.close_reason:type_name -> vance.v1.CloseReason
-	39, // 23: vance.v1.TurnCommit.parent_payload:type_name -> google.protobuf.Struct
+	48, // 21: vance.v1.TurnCommit.status:type_name -> vance.v1.ProcessStatus
+	40, // 22: vance.v1.TurnCommit.close_reason:type_name -> vance.v1.CloseReason
+	41, // 23: vance.v1.TurnCommit.parent_payload:type_name -> google.protobuf.Struct
 	23, // 24: vance.v1.WorkerMessage.hello:type_name -> vance.v1.WorkerHello
 	24, // 25: vance.v1.WorkerMessage.heartbeat:type_name -> vance.v1.WorkerHeartbeat
 	28, // 26: vance.v1.WorkerMessage.event:type_name -> vance.v1.TurnEvent
 	29, // 27: vance.v1.WorkerMessage.commit:type_name -> vance.v1.TurnCommit
 	30, // 28: vance.v1.WorkerMessage.failure:type_name -> vance.v1.TurnFailure
 	25, // 29: vance.v1.WorkerMessage.draining:type_name -> vance.v1.WorkerDraining
-	47, // 30: vance.v1.TurnAssignment.call:type_name -> vance.v1.LifecycleCall
-	40, // 31: vance.v1.TurnAssignment.process:type_name -> vance.v1.ThinkProcess
-	41, // 32: vance.v1.TurnAssignment.pending:type_name -> vance.v1.SteerMessage
-	36, // 33: vance.v1.TurnAssignment.trace_context:type_name -> vance.v1.TurnAssignment.TraceContextEntry
+	49, // 30: vance.v1.TurnAssignment.call:type_name -> vance.v1.LifecycleCall
+	42, // 31: vance.v1.TurnAssignment.process:type_name -> vance.v1.ThinkProcess
+	43, // 32: vance.v1.TurnAssignment.pending:type_name -> vance.v1.SteerMessage
+	38, // 33: vance.v1.TurnAssignment.trace_context:type_name -> vance.v1.TurnAssignment.TraceContextEntry
 	34, // 34: vance.v1.DispatchMessage.welcome:type_name -> vance.v1.Welcome
 	32, // 35: vance.v1.DispatchMessage.assignment:type_name -> vance.v1.TurnAssignment
 	33, // 36: vance.v1.DispatchMessage.commit_ack:type_name -> vance.v1.TurnAck
-	3,  // 37: vance.v1.ProcessService.CreateProcess:input_type -> vance.v1.CreateProcessRequest
-	4,  // 38: vance.v1.ProcessService.GetProcess:input_type -> vance.v1.GetProcessRequest
-	6,  // 39: vance.v1.ProcessService.ListProcesses:input_type -> vance.v1.ListProcessesRequest
-	8,  // 40: vance.v1.ProcessService.Steer:input_type -> vance.v1.SteerRequest
-	5,  // 41: vance.v1.ProcessService.Pause:input_type -> vance.v1.ProcessRef
-	5,  // 42: vance.v1.ProcessService.Resume:input_type -> vance.v1.ProcessRef
-	5,  // 43: vance.v1.ProcessService.Stop:input_type -> vance.v1.ProcessRef
-	10, // 44: vance.v1.ProcessService.PauseSession:input_type -> vance.v1.PauseSessionRequest
-	11, // 45: vance.v1.ProcessService.ListChatMessages:input_type -> vance.v1.ListChatMessagesRequest
-	16, // 46: vance.v1.ProcessService.DrainPending:input_type -> vance.v1.DrainPendingRequest
-	18, // 47: vance.v1.ProcessService.SubscribeSession:input_type -> vance.v1.SubscribeSessionRequest
-	13, // 48: vance.v1.ProcessService.StreamChatFeed:input_type -> vance.v1.ChatFeedRequest
-	13, // 49: vance.v1.ProcessService.AckChatFeed:input_type -> vance.v1.ChatFeedRequest
-	31, // 50: vance.v1.ProcessService.WorkerConnect:input_type -> vance.v1.WorkerMessage
-	19, // 51: vance.v1.ProcessService.ListWorkers:input_type -> vance.v1.ListWorkersRequest
-	0,  // 52: vance.v1.ProcessService.SuspendProcesses:input_type -> vance.v1.SessionCascadeRequest
-	0,  // 53: vance.v1.ProcessService.ResumeProcesses:input_type -> vance.v1.SessionCascadeRequest
-	0,  // 54: vance.v1.ProcessService.CloseProcesses:input_type -> vance.v1.SessionCascadeRequest
-	0,  // 55: vance.v1.ProcessService.DeleteSessionData:input_type -> vance.v1.SessionCascadeRequest
-	2,  // 56: vance.v1.ProcessService.RespawnChat:input_type -> vance.v1.RespawnChatRequest
-	40, // 57: vance.v1.ProcessService.CreateProcess:output_type -> vance.v1.ThinkProcess
-	40, // 58: vance.v1.ProcessService.GetProcess:output_type -> vance.v1.ThinkProcess
-	7,  // 59: vance.v1.ProcessService.ListProcesses:output_type -> vance.v1.ListProcessesResponse
-	9,  // 60: vance.v1.ProcessService.Steer:output_type -> vance.v1.SteerResponse
-	40, // 61: vance.v1.ProcessService.Pause:output_type -> vance.v1.ThinkProcess
-	40, // 62: vance.v1.ProcessService.Resume:output_type -> vance.v1.ThinkProcess
-	40, // 63: vance.v1.ProcessService.Stop:output_type -> vance.v1.ThinkProcess
-	7,  // 64: vance.v1.ProcessService.PauseSession:output_type -> vance.v1.ListProcessesResponse
-	12, // 65: vance.v1.ProcessService.ListChatMessages:output_type -> vance.v1.ListChatMessagesResponse
-	17, // 66: vance.v1.ProcessService.DrainPending:output_type -> vance.v1.DrainPendingResponse
-	48, // 67: vance.v1.ProcessService.SubscribeSession:output_type -> vance.v1.SessionEvent
-	15, // 68: vance.v1.ProcessService.StreamChatFeed:output_type -> vance.v1.ChatFeedPage
-	14, // 69: vance.v1.ProcessService.AckChatFeed:output_type -> vance.v1.AckChatFeedResponse
-	35, // 70: vance.v1.ProcessService.WorkerConnect:output_type -> vance.v1.DispatchMessage
-	21, // 71: vance.v1.ProcessService.ListWorkers:output_type -> vance.v1.ListWorkersResponse
-	7,  // 72: vance.v1.ProcessService.SuspendProcesses:output_type -> vance.v1.ListProcessesResponse
-	7,  // 73: vance.v1.ProcessService.ResumeProcesses:output_type -> vance.v1.ListProcessesResponse
-	7,  // 74: vance.v1.ProcessService.CloseProcesses:output_type -> vance.v1.ListProcessesResponse
-	1,  // 75: vance.v1.ProcessService.DeleteSessionData:output_type -> vance.v1.DeleteSessionDataResponse
-	40, // 76: vance.v1.ProcessService.RespawnChat:output_type -> vance.v1.ThinkProcess
-	57, // [57:77] is the sub-list for method output_type
-	37, // [37:57] is the sub-list for method input_type
-	37, // [37:37] is the sub-list for extension type_name
-	37, // [37:37] is the sub-list for extension extendee
-	0,  // [0:37] is the sub-list for field type_name
+	50, // 37: vance.v1.PublishNoticeRequest.notice:type_name -> vance.v1.Notice
+	3,  // 38: vance.v1.ProcessService.CreateProcess:input_type -> vance.v1.CreateProcessRequest
+	4,  // 39: vance.v1.ProcessService.GetProcess:input_type -> vance.v1.GetProcessRequest
+	6,  // 40: vance.v1.ProcessService.ListProcesses:input_type -> vance.v1.ListProcessesRequest
+	8,  // 41: vance.v1.ProcessService.Steer:input_type -> vance.v1.SteerRequest
+	5,  // 42: vance.v1.ProcessService.Pause:input_type -> vance.v1.ProcessRef
+	5,  // 43: vance.v1.ProcessService.Resume:input_type -> vance.v1.ProcessRef
+	5,  // 44: vance.v1.ProcessService.Stop:input_type -> vance.v1.ProcessRef
+	10, // 45: vance.v1.ProcessService.PauseSession:input_type -> vance.v1.PauseSessionRequest
+	11, // 46: vance.v1.ProcessService.ListChatMessages:input_type -> vance.v1.ListChatMessagesRequest
+	16, // 47: vance.v1.ProcessService.DrainPending:input_type -> vance.v1.DrainPendingRequest
+	18, // 48: vance.v1.ProcessService.SubscribeSession:input_type -> vance.v1.SubscribeSessionRequest
+	13, // 49: vance.v1.ProcessService.StreamChatFeed:input_type -> vance.v1.ChatFeedRequest
+	13, // 50: vance.v1.ProcessService.AckChatFeed:input_type -> vance.v1.ChatFeedRequest
+	31, // 51: vance.v1.ProcessService.WorkerConnect:input_type -> vance.v1.WorkerMessage
+	19, // 52: vance.v1.ProcessService.ListWorkers:input_type -> vance.v1.ListWorkersRequest
+	0,  // 53: vance.v1.ProcessService.SuspendProcesses:input_type -> vance.v1.SessionCascadeRequest
+	0,  // 54: vance.v1.ProcessService.ResumeProcesses:input_type -> vance.v1.SessionCascadeRequest
+	0,  // 55: vance.v1.ProcessService.CloseProcesses:input_type -> vance.v1.SessionCascadeRequest
+	0,  // 56: vance.v1.ProcessService.DeleteSessionData:input_type -> vance.v1.SessionCascadeRequest
+	2,  // 57: vance.v1.ProcessService.RespawnChat:input_type -> vance.v1.RespawnChatRequest
+	36, // 58: vance.v1.ProcessService.PublishNotice:input_type -> vance.v1.PublishNoticeRequest
+	42, // 59: vance.v1.ProcessService.CreateProcess:output_type -> vance.v1.ThinkProcess
+	42, // 60: vance.v1.ProcessService.GetProcess:output_type -> vance.v1.ThinkProcess
+	7,  // 61: vance.v1.ProcessService.ListProcesses:output_type -> vance.v1.ListProcessesResponse
+	9,  // 62: vance.v1.ProcessService.Steer:output_type -> vance.v1.SteerResponse
+	42, // 63: vance.v1.ProcessService.Pause:output_type -> vance.v1.ThinkProcess
+	42, // 64: vance.v1.ProcessService.Resume:output_type -> vance.v1.ThinkProcess
+	42, // 65: vance.v1.ProcessService.Stop:output_type -> vance.v1.ThinkProcess
+	7,  // 66: vance.v1.ProcessService.PauseSession:output_type -> vance.v1.ListProcessesResponse
+	12, // 67: vance.v1.ProcessService.ListChatMessages:output_type -> vance.v1.ListChatMessagesResponse
+	17, // 68: vance.v1.ProcessService.DrainPending:output_type -> vance.v1.DrainPendingResponse
+	51, // 69: vance.v1.ProcessService.SubscribeSession:output_type -> vance.v1.SessionEvent
+	15, // 70: vance.v1.ProcessService.StreamChatFeed:output_type -> vance.v1.ChatFeedPage
+	14, // 71: vance.v1.ProcessService.AckChatFeed:output_type -> vance.v1.AckChatFeedResponse
+	35, // 72: vance.v1.ProcessService.WorkerConnect:output_type -> vance.v1.DispatchMessage
+	21, // 73: vance.v1.ProcessService.ListWorkers:output_type -> vance.v1.ListWorkersResponse
+	7,  // 74: vance.v1.ProcessService.SuspendProcesses:output_type -> vance.v1.ListProcessesResponse
+	7,  // 75: vance.v1.ProcessService.ResumeProcesses:output_type -> vance.v1.ListProcessesResponse
+	7,  // 76: vance.v1.ProcessService.CloseProcesses:output_type -> vance.v1.ListProcessesResponse
+	1,  // 77: vance.v1.ProcessService.DeleteSessionData:output_type -> vance.v1.DeleteSessionDataResponse
+	42, // 78: vance.v1.ProcessService.RespawnChat:output_type -> vance.v1.ThinkProcess
+	37, // 79: vance.v1.ProcessService.PublishNotice:output_type -> vance.v1.PublishNoticeResponse
+	59, // [59:80] is the sub-list for method output_type
+	38, // [38:59] is the sub-list for method input_type
+	38, // [38:38] is the sub-list for extension type_name
+	38, // [38:38] is the sub-list for extension extendee
+	0,  // [0:38] is the sub-list for field type_name
 }
 
 func init() { file_vance_v1_process_proto_init() }
@@ -2757,7 +2857,7 @@ func file_vance_v1_process_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_vance_v1_process_proto_rawDesc), len(file_vance_v1_process_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   37,
+			NumMessages:   39,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -42,6 +42,7 @@ const (
 	ProcessService_CloseProcesses_FullMethodName    = "/vance.v1.ProcessService/CloseProcesses"
 	ProcessService_DeleteSessionData_FullMethodName = "/vance.v1.ProcessService/DeleteSessionData"
 	ProcessService_RespawnChat_FullMethodName       = "/vance.v1.ProcessService/RespawnChat"
+	ProcessService_PublishNotice_FullMethodName     = "/vance.v1.ProcessService/PublishNotice"
 )
 
 // ProcessServiceClient is the client API for ProcessService service.
@@ -86,6 +87,8 @@ type ProcessServiceClient interface {
 	DeleteSessionData(ctx context.Context, in *SessionCascadeRequest, opts ...grpc.CallOption) (*DeleteSessionDataResponse, error)
 	// Reactivate: a new process whose chat starts as a copy of another process's chat.
 	RespawnChat(ctx context.Context, in *RespawnChatRequest, opts ...grpc.CallOption) (*ThinkProcess, error)
+	// A notice (docs/protocol.md "Hub") pushed into the event streams of the given sessions.
+	PublishNotice(ctx context.Context, in *PublishNoticeRequest, opts ...grpc.CallOption) (*PublishNoticeResponse, error)
 }
 
 type processServiceClient struct {
@@ -317,6 +320,16 @@ func (c *processServiceClient) RespawnChat(ctx context.Context, in *RespawnChatR
 	return out, nil
 }
 
+func (c *processServiceClient) PublishNotice(ctx context.Context, in *PublishNoticeRequest, opts ...grpc.CallOption) (*PublishNoticeResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(PublishNoticeResponse)
+	err := c.cc.Invoke(ctx, ProcessService_PublishNotice_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // ProcessServiceServer is the server API for ProcessService service.
 // All implementations must embed UnimplementedProcessServiceServer
 // for forward compatibility.
@@ -359,6 +372,8 @@ type ProcessServiceServer interface {
 	DeleteSessionData(context.Context, *SessionCascadeRequest) (*DeleteSessionDataResponse, error)
 	// Reactivate: a new process whose chat starts as a copy of another process's chat.
 	RespawnChat(context.Context, *RespawnChatRequest) (*ThinkProcess, error)
+	// A notice (docs/protocol.md "Hub") pushed into the event streams of the given sessions.
+	PublishNotice(context.Context, *PublishNoticeRequest) (*PublishNoticeResponse, error)
 	mustEmbedUnimplementedProcessServiceServer()
 }
 
@@ -428,6 +443,9 @@ func (UnimplementedProcessServiceServer) DeleteSessionData(context.Context, *Ses
 }
 func (UnimplementedProcessServiceServer) RespawnChat(context.Context, *RespawnChatRequest) (*ThinkProcess, error) {
 	return nil, status.Errorf(codes.Unimplemented, "method RespawnChat not implemented")
+}
+func (UnimplementedProcessServiceServer) PublishNotice(context.Context, *PublishNoticeRequest) (*PublishNoticeResponse, error) {
+	return nil, status.Errorf(codes.Unimplemented, "method PublishNotice not implemented")
 }
 func (UnimplementedProcessServiceServer) mustEmbedUnimplementedProcessServiceServer() {}
 func (UnimplementedProcessServiceServer) testEmbeddedByValue()                        {}
@@ -785,6 +803,24 @@ func _ProcessService_RespawnChat_Handler(srv interface{}, ctx context.Context, d
 	return interceptor(ctx, in, info, handler)
 }
 
+func _ProcessService_PublishNotice_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(PublishNoticeRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(ProcessServiceServer).PublishNotice(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: ProcessService_PublishNotice_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(ProcessServiceServer).PublishNotice(ctx, req.(*PublishNoticeRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // ProcessService_ServiceDesc is the grpc.ServiceDesc for ProcessService service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -859,6 +895,10 @@ var ProcessService_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "RespawnChat",
 			Handler:    _ProcessService_RespawnChat_Handler,
+		},
+		{
+			MethodName: "PublishNotice",
+			Handler:    _ProcessService_PublishNotice_Handler,
 		},
 	},
 	Streams: []grpc.StreamDesc{
