@@ -114,7 +114,7 @@ class ChatApi:
         self,
         turn_id: str,
         process: ThinkProcess,
-        stub: process_pb2_grpc.ProcessServiceStub,
+        stub: process_pb2_grpc.ProcessServiceAsyncStub,
         events: EventPublisher,
         committed: int = 0,
         recent: list[ChatMessage] | None = None,
@@ -186,7 +186,9 @@ class ChatApi:
 class ProcessOrchestrator:
     """Sibling processes of the same session."""
 
-    def __init__(self, process: ThinkProcess, stub: process_pb2_grpc.ProcessServiceStub) -> None:
+    def __init__(
+        self, process: ThinkProcess, stub: process_pb2_grpc.ProcessServiceAsyncStub
+    ) -> None:
         self._process = process
         self._stub = stub
 
@@ -210,7 +212,7 @@ class ThinkEngineContext:
         recent_chat: list[ChatMessage] | None = None,
         llm: ModelClient,
         events: EventPublisher,
-        stub: process_pb2_grpc.ProcessServiceStub,
+        stub: process_pb2_grpc.ProcessServiceAsyncStub,
         tools: ToolDispatcher,
     ) -> None:
         self.turn_id = turn_id

@@ -56,7 +56,7 @@ class ToolDispatcher:
 
     def __init__(
         self,
-        stub: tool_pb2_grpc.ToolServiceStub | None,
+        stub: tool_pb2_grpc.ToolServiceAsyncStub | None,
         process: ThinkProcess,
         turn_id: str,
         *,

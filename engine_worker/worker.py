@@ -42,7 +42,7 @@ class Worker:
         worker_id: str = "",
         drain_timeout_s: float = 30.0,
         reconnect_backoff_s: float = 0.5,
-        tools: tool_pb2_grpc.ToolServiceStub | None = None,
+        tools: tool_pb2_grpc.ToolServiceAsyncStub | None = None,
     ) -> None:
         self.worker_id = worker_id or f"{socket.gethostname()}-{os.getpid()}"
         self._stub = process_pb2_grpc.ProcessServiceStub(channel)

@@ -59,7 +59,7 @@ def create_app(config: Config) -> FastAPI:
             holder["clients"] = Clients.from_channels(channels)
         return holder["clients"]
 
-    def token_stub() -> tokens_pb2_grpc.TokenServiceStub:
+    def token_stub() -> tokens_pb2_grpc.TokenServiceAsyncStub:
         return tokens_pb2_grpc.TokenServiceStub(channels.get("session_service"))
 
     authenticator = Authenticator(tokens, token_stub)

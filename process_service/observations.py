@@ -50,7 +50,7 @@ class Observations:
         db: AsyncDatabase[Document],
         events: EventLog,
         inbox: Inbox,
-        sessions: session_pb2_grpc.SessionServiceStub,
+        sessions: session_pb2_grpc.SessionServiceAsyncStub,
     ) -> None:
         self._col = db["observations"]
         self._chat = db["chat_messages"]

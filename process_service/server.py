@@ -10,6 +10,7 @@ import grpc
 
 from process_service.cascade import SessionCascade
 from process_service.dispatcher import Dispatcher
+from process_service.event_feed import ChatFeed
 from process_service.events import NOTICE, EventLog
 from process_service.hub_tools import HubTools
 from process_service.inbox import Inbox
@@ -56,11 +57,17 @@ class Background:
     `serve`; `stop` ends it (the streams' pumps first finish what they hold) and waits."""
 
     def __init__(
-        self, dispatcher: Dispatcher, streams: WorkerStreams, events: EventLog, channels: Channels
+        self,
+        dispatcher: Dispatcher,
+        streams: WorkerStreams,
+        events: EventLog,
+        chat_feed: ChatFeed,
+        channels: Channels,
     ) -> None:
         self.dispatcher = dispatcher
         self.streams = streams
         self.events = events
+        self.chat_feed = chat_feed
         self.channels = channels
         self._stop = asyncio.Event()
         self._done = asyncio.Event()
@@ -73,6 +80,8 @@ class Background:
                 tg.create_task(self.dispatcher.run())
                 streams = tg.create_task(self.streams.run())
                 tg.create_task(_evict_loop(self.events))
+                # Cancelled with the rest at stop: it writes a last page of what it gathered.
+                tg.create_task(self.chat_feed.run())
                 tg.create_task(
                     register_forever(self.channels.get("tool_service"), tool_host_address)
                 )
@@ -106,11 +115,13 @@ async def create_server(
     clock = clock or SystemClock()
     client, db = connect(config)
     store = ProcessStore(db)
+    chat_feed = ChatFeed(db, clock)
     events = EventLog(
         store,
         clock,
         chunk_window_s=config.events.chunk_replay_window_s,
         poll_ms=config.events.poll_ms,
+        on_durable=chat_feed.note,
     )
     lanes = Lanes(store, events, clock, config.lanes)
     dispatcher = Dispatcher(store, lanes, clock, config.lanes)
@@ -132,6 +143,7 @@ async def create_server(
         dispatcher=dispatcher,
         streams=streams,
         cascade=SessionCascade(store, lanes, processes, dispatcher.kick, dispatcher.cancel_turn),
+        chat_feed=chat_feed,
     )
     channels = Channels(config)
     tools = ProcessTools(
@@ -159,7 +171,7 @@ async def create_server(
     process_pb2_grpc.add_ProcessServiceServicer_to_server(servicer, host.server)
     tool_pb2_grpc.add_ToolHostServicer_to_server(ProcessToolHost(tools), host.server)
     bound = host.bind(config.grpc_host, config.port("process_service") if port is None else port)
-    background = Background(dispatcher, streams, events, channels)
+    background = Background(dispatcher, streams, events, chat_feed, channels)
 
     async def close() -> None:
         # After the server stopped (no stream left): the background work, then its clients.
@@ -172,7 +184,7 @@ async def create_server(
 
 
 def _session_owner(
-    store: ProcessStore, sessions: session_pb2_grpc.SessionServiceStub
+    store: ProcessStore, sessions: session_pb2_grpc.SessionServiceAsyncStub
 ) -> SessionLookup:
     """session_service keeps the sessions; asked once per session (vance/owners.py caches).
     Its GetSession wants the tenant, which any process of the session names."""

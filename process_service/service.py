@@ -11,6 +11,7 @@ import grpc
 from process_service import convert as pc
 from process_service.cascade import SessionCascade
 from process_service.dispatcher import Dispatcher
+from process_service.event_feed import ChatFeed, page_to_proto
 from process_service.events import NOTICE, EventLog, SubscriberOverflow
 from process_service.inbox import Inbox
 from process_service.processes import Processes
@@ -39,6 +40,7 @@ class ProcessServicer(process_pb2_grpc.ProcessServiceServicer):
         dispatcher: Dispatcher,
         streams: WorkerStreams,
         cascade: SessionCascade,
+        chat_feed: ChatFeed,
     ) -> None:
         self.events = events
         self.inbox = inbox
@@ -46,6 +48,7 @@ class ProcessServicer(process_pb2_grpc.ProcessServiceServicer):
         self.dispatcher = dispatcher
         self.streams = streams
         self.cascade = cascade
+        self.chat_feed = chat_feed
 
     # ---- processes ----
 
@@ -155,7 +158,9 @@ class ProcessServicer(process_pb2_grpc.ProcessServiceServicer):
     async def DeleteSessionData(
         self, request: ppb.SessionCascadeRequest, context: Any
     ) -> ppb.DeleteSessionDataResponse:
-        return ppb.DeleteSessionDataResponse(**await self.cascade.delete(_session(request)))
+        deleted = await self.cascade.delete(_session(request))
+        await self.chat_feed.scrub(request.session_id)
+        return ppb.DeleteSessionDataResponse(**deleted)
 
     @grpc_errors
     async def RespawnChat(self, request: ppb.RespawnChatRequest, context: Any) -> pb.ThinkProcess:
@@ -181,6 +186,19 @@ class ProcessServicer(process_pb2_grpc.ProcessServiceServicer):
         except SubscriberOverflow as exc:
             raise AbortedError(str(exc), reason="subscriber_overflow") from exc
 
+    async def StreamChatFeed(
+        self, request: ppb.ChatFeedRequest, context: Any
+    ) -> AsyncIterator[ppb.ChatFeedPage]:
+        async for page in self.chat_feed.follow(request.after):
+            yield page_to_proto(page)
+
+    @grpc_errors
+    async def AckChatFeed(
+        self, request: ppb.ChatFeedRequest, context: Any
+    ) -> ppb.AckChatFeedResponse:
+        await self.chat_feed.trim(request.after)
+        return ppb.AckChatFeedResponse()
+
     # ---- workers ----
 
     @grpc_errors
@@ -190,7 +208,9 @@ class ProcessServicer(process_pb2_grpc.ProcessServiceServicer):
         return pc.workers_to_proto(self.dispatcher.workers.values())
 
     async def WorkerConnect(
-        self, request_iterator: AsyncIterator[ppb.WorkerMessage], context: grpc.aio.ServicerContext
+        self,
+        request_iterator: AsyncIterator[ppb.WorkerMessage],
+        context: grpc.aio.ServicerContext[ppb.WorkerMessage, ppb.DispatchMessage],
     ) -> AsyncIterator[ppb.DispatchMessage]:
         try:
             first = await anext(aiter(request_iterator))

@@ -152,6 +152,24 @@ class ListChatMessagesResponse(_message.Message):
     messages: _containers.RepeatedCompositeFieldContainer[_common_pb2.ChatMessage]
     def __init__(self, messages: _Optional[_Iterable[_Union[_common_pb2.ChatMessage, _Mapping]]] = ...) -> None: ...
 
+class ChatFeedRequest(_message.Message):
+    __slots__ = ("after",)
+    AFTER_FIELD_NUMBER: _ClassVar[int]
+    after: int
+    def __init__(self, after: _Optional[int] = ...) -> None: ...
+
+class AckChatFeedResponse(_message.Message):
+    __slots__ = ()
+    def __init__(self) -> None: ...
+
+class ChatFeedPage(_message.Message):
+    __slots__ = ("position", "messages")
+    POSITION_FIELD_NUMBER: _ClassVar[int]
+    MESSAGES_FIELD_NUMBER: _ClassVar[int]
+    position: int
+    messages: _containers.RepeatedCompositeFieldContainer[_common_pb2.ChatMessage]
+    def __init__(self, position: _Optional[int] = ..., messages: _Optional[_Iterable[_Union[_common_pb2.ChatMessage, _Mapping]]] = ...) -> None: ...
+
 class DrainPendingRequest(_message.Message):
     __slots__ = ("process_id", "exclude_ids")
     PROCESS_ID_FIELD_NUMBER: _ClassVar[int]
