@@ -65,15 +65,17 @@ async def create_server(
     home = Home(store, sessions, lifecycle.binding, clock)
     await home.ensure_all()  # at boot: every user's hub (session_service/home.py)
     inbox = UserInbox(db, clock, home, processes.stub)
+    revocations = TokenRevocationStore(db, clock)
     host = GrpcHost(
-        [SERVICE_NAME, TOKEN_SERVICE_NAME], config, owners=CachedOwners(_session_owner(store))
+        [SERVICE_NAME, TOKEN_SERVICE_NAME],
+        config,
+        owners=CachedOwners(_session_owner(store)),
+        revocations=revocations.changed_since,  # its own store, not a call to itself
     )
     session_pb2_grpc.add_SessionServiceServicer_to_server(
         SessionServicer(sessions, lifecycle, search, home, inbox), host.server
     )
-    tokens_pb2_grpc.add_TokenServiceServicer_to_server(
-        TokenServicer(TokenRevocationStore(db, clock)), host.server
-    )
+    tokens_pb2_grpc.add_TokenServiceServicer_to_server(TokenServicer(revocations), host.server)
     bound = host.bind(config.grpc_host, config.port("session_service") if port is None else port)
     background = start_lifecycle_tasks(lifecycle, clock)
     search.start()

@@ -1,7 +1,9 @@
 """TokenService: the record of revoked login tokens, one document per user in
 `token_revocations` (`revokedBeforeMs` for "every token issued before", and single token ids
 with their expiry, forgotten once they would have expired anyway). The gateway caches what it
-reads here for a few seconds (docs/protocol.md, "Refresh and revocation")."""
+reads here for a few seconds (docs/protocol.md, "Refresh and revocation"); every gRPC service
+keeps a snapshot of all records, refreshed from `ListTokenRevocationsSince` (vance/revocations.py).
+`updatedAtMs` marks each write so that refresh reads only what changed."""
 
 from __future__ import annotations
 
@@ -25,6 +27,10 @@ class TokenRevocationStore:
     def _key(tenant: str, username: str) -> str:
         return f"{tenant}:{username}"
 
+    @staticmethod
+    def _who(tenant: str, username: str, now: int) -> Document:
+        return {"tenantId": tenant, "username": username, "updatedAtMs": now}
+
     async def revoke(self, tenant: str, username: str, token_id: str, expires_at_ms: int) -> None:
         key = self._key(tenant, username)
         now = self.clock.now_ms()
@@ -34,25 +40,52 @@ class TokenRevocationStore:
         )
         await self.docs.update_one(
             {"_id": key},
-            {"$addToSet": {"tokens": {"id": token_id, "expiresAtMs": expires_at_ms}}},
+            {
+                "$addToSet": {"tokens": {"id": token_id, "expiresAtMs": expires_at_ms}},
+                "$set": self._who(tenant, username, now),
+            },
             upsert=True,
         )
 
     async def revoke_all(self, tenant: str, username: str) -> None:
+        now = self.clock.now_ms()
         await self.docs.update_one(
             {"_id": self._key(tenant, username)},
-            {"$max": {"revokedBeforeMs": self.clock.now_ms()}, "$set": {"tokens": []}},
+            {
+                "$max": {"revokedBeforeMs": now},
+                "$set": {**self._who(tenant, username, now), "tokens": []},
+            },
             upsert=True,
         )
 
     async def get(self, tenant: str, username: str) -> tpb.TokenRevocations:
         doc = await self.docs.find_one({"_id": self._key(tenant, username)}) or {}
-        now = self.clock.now_ms()
+        return self._record(doc, self.clock.now_ms())
+
+    @staticmethod
+    def _record(doc: Document, now: int) -> tpb.TokenRevocations:
         tokens = [t for t in doc.get("tokens", []) if int(t.get("expiresAtMs", 0)) >= now]
         return tpb.TokenRevocations(
             revoked_before_ms=int(doc.get("revokedBeforeMs", 0)),
             token_ids=[str(t["id"]) for t in tokens],
         )
+
+    async def changed_since(self, since_ms: int) -> tpb.ListTokenRevocationsSinceResponse:
+        """Every record written at or after `since_ms` (0: all of them)."""
+        now = self.clock.now_ms()
+        query: Document = {} if since_ms <= 0 else {"updatedAtMs": {"$gte": since_ms}}
+        users = []
+        async for doc in self.docs.find(query):
+            # Records written before `updatedAtMs` existed carry their names only in the key.
+            tenant, _, username = str(doc["_id"]).partition(":")
+            users.append(
+                tpb.UserTokenRevocations(
+                    tenant_id=str(doc.get("tenantId", tenant)),
+                    username=str(doc.get("username", username)),
+                    revocations=self._record(doc, now),
+                )
+            )
+        return tpb.ListTokenRevocationsSinceResponse(users=users, as_of_ms=now)
 
 
 class TokenServicer(tokens_pb2_grpc.TokenServiceServicer):
@@ -80,3 +113,9 @@ class TokenServicer(tokens_pb2_grpc.TokenServiceServicer):
         self, request: tpb.GetTokenRevocationsRequest, context: Any
     ) -> tpb.TokenRevocations:
         return await self.store.get(request.tenant_id, request.username)
+
+    @grpc_errors
+    async def ListTokenRevocationsSince(
+        self, request: tpb.ListTokenRevocationsSinceRequest, context: Any
+    ) -> tpb.ListTokenRevocationsSinceResponse:
+        return await self.store.changed_since(request.since_ms)

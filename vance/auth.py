@@ -100,14 +100,15 @@ def mint_service_token(secret: str, name: str, ttl_s: int) -> str:
 
 
 def never_revoked(claims: Mapping[str, Any]) -> bool:
-    """The revocation hook's default. A revocation record (kept by session_service) is consulted
-    here once it exists; verified tokens are cached for `auth.cache_s`, which bounds how long a
-    revoked token keeps working on a service."""
+    """The revocation hook's default (a Verifier outside a service host). The services' hosts
+    consult a snapshot of session_service's record instead (vance/revocations.py)."""
     return False
 
 
 class Verifier:
-    """Checks bearer tokens; remembers good ones for `cache_s` (never past their expiry)."""
+    """Checks bearer tokens; remembers good ones for `cache_s` (never past their expiry).
+    `is_revoked` runs on every call, cache hit or not, so the cache never keeps a revoked token
+    alive; it must be cheap (vance/revocations.py's snapshot is a dictionary lookup)."""
 
     def __init__(
         self,
@@ -120,19 +121,26 @@ class Verifier:
         self._user_key = user_key
         self._service_key = service_key
         self._cache_s = cache_s
-        self._cache: dict[str, tuple[Identity, float]] = {}
+        self._cache: dict[str, tuple[Identity, float, Mapping[str, Any]]] = {}
         self.is_revoked = is_revoked
 
     @classmethod
-    def from_config(cls, config: Config) -> Verifier:
-        return cls(user_secret(config), service_secret(config), cache_s=config.auth.cache_s)
+    def from_config(
+        cls, config: Config, *, is_revoked: Callable[[Mapping[str, Any]], bool] = never_revoked
+    ) -> Verifier:
+        return cls(
+            user_secret(config),
+            service_secret(config),
+            cache_s=config.auth.cache_s,
+            is_revoked=is_revoked,
+        )
 
     def verify(self, token: str) -> Identity | None:
         """The token's identity, or None when it is malformed, forged, expired or revoked."""
         now = time.time()
         hit = self._cache.get(token)
         if hit is not None and hit[1] > now:
-            return hit[0]
+            return None if self.is_revoked(hit[2]) else hit[0]
         try:
             header = jwt.get_unverified_header(token)
             service = header.get("kid") == SERVICE_KID
@@ -157,7 +165,7 @@ class Verifier:
             identity = Identity("user", str(claims["sub"]), str(claims["tenant"]), tuple(roles))
         if len(self._cache) >= _CACHE_MAX:
             self._cache.clear()
-        self._cache[token] = (identity, min(now + self._cache_s, float(claims["exp"])))
+        self._cache[token] = (identity, min(now + self._cache_s, float(claims["exp"])), claims)
         return identity
 
 

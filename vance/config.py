@@ -82,7 +82,10 @@ class AuthConfig(_Frozen):
 
     service_secret: str = ""  # empty: generated once and kept in the data directory
     service_token_ttl_s: int = 3600  # a process renews its own token at half this
-    cache_s: float = 30.0  # how long a verified token is remembered (bounds revocation delay)
+    cache_s: float = 30.0  # how long a verified token is remembered
+    # How often each service re-reads revoked login tokens (vance/revocations.py): about how
+    # long a revoked token still works on a gRPC service.
+    revocation_refresh_s: float = 2.0
 
 
 class ObservabilityConfig(_Frozen):

@@ -14,9 +14,11 @@ from grpc_reflection.v1alpha import reflection
 
 from vance.auth import Verifier
 from vance.authz import AuthInterceptor
+from vance.channels import Channels
 from vance.config import Config
 from vance.observability import tracing
 from vance.policy import Owners
+from vance.revocations import RevocationSnapshot, RevocationWatch, Source, remote_source
 
 logger = logging.getLogger(__name__)
 
@@ -34,17 +36,28 @@ SERVER_OPTIONS = [
 class GrpcHost:
     """A grpc.aio server with health and reflection, plus the cleanups to run when it stops.
     Every other method needs credentials (vance/authz.py); `owners` answers whose a session is
-    for the methods a user token may call on this service."""
+    for the methods a user token may call on this service. Revoked user tokens are refused from
+    a snapshot kept fresh while the server runs, read from `revocations` (session_service: its
+    own store) or else from session_service's TokenService (vance/revocations.py)."""
 
     def __init__(
-        self, full_names: Sequence[str], config: Config, *, owners: Owners | None = None
+        self,
+        full_names: Sequence[str],
+        config: Config,
+        *,
+        owners: Owners | None = None,
+        revocations: Source | None = None,
     ) -> None:
+        snapshot = RevocationSnapshot()
+        self._channels: Channels | None = None
+        if revocations is None:
+            self._channels = Channels(config)
+            revocations = remote_source(self._channels.get("session_service"))
+        self.revocations = RevocationWatch(revocations, snapshot, config.auth.revocation_refresh_s)
+        verifier = Verifier.from_config(config, is_revoked=snapshot.is_revoked)
         self.server = grpc.aio.server(
             options=SERVER_OPTIONS,
-            interceptors=[
-                *tracing.server_interceptors(),
-                AuthInterceptor(Verifier.from_config(config), owners),
-            ],
+            interceptors=[*tracing.server_interceptors(), AuthInterceptor(verifier, owners)],
         )
         self.health = health.aio.HealthServicer()
         health_pb2_grpc.add_HealthServicer_to_server(self.health, self.server)
@@ -71,6 +84,7 @@ class GrpcHost:
 
     async def start(self) -> None:
         await self.server.start()
+        self.revocations.start()
         for name in ["", *self._full_names]:
             await self.health.set(name, health_pb2.HealthCheckResponse.SERVING)
 
@@ -79,6 +93,9 @@ class GrpcHost:
         for name in ["", *self._full_names]:
             await self.health.set(name, health_pb2.HealthCheckResponse.NOT_SERVING)
         await self.server.stop(grace)
+        await self.revocations.stop()
+        if self._channels is not None:
+            await self._channels.close()
         for cleanup in reversed(self._cleanups):
             try:
                 await cleanup()

@@ -1747,8 +1747,11 @@ type TurnCommit struct {
 	SummaryForParent string                 `protobuf:"bytes,5,opt,name=summary_for_parent,json=summaryForParent,proto3" json:"summary_for_parent,omitempty"` // used when the process closes or blocks
 	ParentPayload    *structpb.Struct       `protobuf:"bytes,6,opt,name=parent_payload,json=parentPayload,proto3" json:"parent_payload,omitempty"`
 	CloseDetail      string                 `protobuf:"bytes,7,opt,name=close_detail,json=closeDetail,proto3" json:"close_detail,omitempty"`
-	unknownFields    protoimpl.UnknownFields
-	sizeCache        protoimpl.SizeCache
+	// Reports the worker held back until the commit (chat appends, chunks, progress), in order
+	// and before it: process_service stores them and the commit in one step.
+	Events        []*TurnEvent `protobuf:"bytes,8,rep,name=events,proto3" json:"events,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *TurnCommit) Reset() {
@@ -1828,6 +1831,13 @@ func (x *TurnCommit) GetCloseDetail() string {
 		return x.CloseDetail
 	}
 	return ""
+}
+
+func (x *TurnCommit) GetEvents() []*TurnEvent {
+	if x != nil {
+		return x.Events
+	}
+	return nil
 }
 
 type TurnFailure struct {
@@ -2045,6 +2055,10 @@ type TurnAssignment struct {
 	Pending         []*SteerMessage        `protobuf:"bytes,5,rep,name=pending,proto3" json:"pending,omitempty"` // the inbox messages this turn owns, oldest first
 	LeaseDeadlineMs int64                  `protobuf:"varint,6,opt,name=lease_deadline_ms,json=leaseDeadlineMs,proto3" json:"lease_deadline_ms,omitempty"`
 	ChatCount       int64                  `protobuf:"varint,7,opt,name=chat_count,json=chatCount,proto3" json:"chat_count,omitempty"` // chat messages the process had committed when the turn was taken
+	// The last committed chat messages (numbers chat_count-99 .. chat_count, or all of them when
+	// fewer), oldest first, when process_service holds them in memory; else empty. An engine's
+	// history read that reaches no further back needs no ListChatMessages call.
+	RecentChat []*ChatMessage `protobuf:"bytes,8,rep,name=recent_chat,json=recentChat,proto3" json:"recent_chat,omitempty"`
 	// W3C trace context (traceparent) of the request that caused the turn, so the worker's spans
 	// join its trace; empty when tracing is off (vance/observability/tracing.py).
 	TraceContext  map[string]string `protobuf:"bytes,40,rep,name=trace_context,json=traceContext,proto3" json:"trace_context,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
@@ -2129,6 +2143,13 @@ func (x *TurnAssignment) GetChatCount() int64 {
 		return x.ChatCount
 	}
 	return 0
+}
+
+func (x *TurnAssignment) GetRecentChat() []*ChatMessage {
+	if x != nil {
+		return x.RecentChat
+	}
+	return nil
 }
 
 func (x *TurnAssignment) GetTraceContext() map[string]string {
@@ -2589,7 +2610,7 @@ const file_vance_v1_process_proto_rawDesc = "" +
 	"chatAppend\x12:\n" +
 	"\fstream_chunk\x18\v \x01(\v2\x15.vance.v1.StreamChunkH\x00R\vstreamChunk\x124\n" +
 	"\bprogress\x18\f \x01(\v2\x16.vance.v1.TurnProgressH\x00R\bprogressB\x06\n" +
-	"\x04kind\"\xc2\x02\n" +
+	"\x04kind\"\xef\x02\n" +
 	"\n" +
 	"TurnCommit\x12\x17\n" +
 	"\aturn_id\x18\x01 \x01(\tR\x06turnId\x12/\n" +
@@ -2599,7 +2620,8 @@ const file_vance_v1_process_proto_rawDesc = "" +
 	"drainedIds\x12,\n" +
 	"\x12summary_for_parent\x18\x05 \x01(\tR\x10summaryForParent\x12>\n" +
 	"\x0eparent_payload\x18\x06 \x01(\v2\x17.google.protobuf.StructR\rparentPayload\x12!\n" +
-	"\fclose_detail\x18\a \x01(\tR\vcloseDetail\"Z\n" +
+	"\fclose_detail\x18\a \x01(\tR\vcloseDetail\x12+\n" +
+	"\x06events\x18\b \x03(\v2\x13.vance.v1.TurnEventR\x06events\"Z\n" +
 	"\vTurnFailure\x12\x17\n" +
 	"\aturn_id\x18\x01 \x01(\tR\x06turnId\x12\x14\n" +
 	"\x05error\x18\x02 \x01(\tR\x05error\x12\x1c\n" +
@@ -2611,7 +2633,7 @@ const file_vance_v1_process_proto_rawDesc = "" +
 	"\x06commit\x18\x04 \x01(\v2\x14.vance.v1.TurnCommitH\x00R\x06commit\x121\n" +
 	"\afailure\x18\x05 \x01(\v2\x15.vance.v1.TurnFailureH\x00R\afailure\x126\n" +
 	"\bdraining\x18\x06 \x01(\v2\x18.vance.v1.WorkerDrainingH\x00R\bdrainingB\x06\n" +
-	"\x04kind\"\xb1\x03\n" +
+	"\x04kind\"\xe9\x03\n" +
 	"\x0eTurnAssignment\x12\x17\n" +
 	"\aturn_id\x18\x01 \x01(\tR\x06turnId\x12\x18\n" +
 	"\aattempt\x18\x02 \x01(\x05R\aattempt\x12+\n" +
@@ -2620,7 +2642,9 @@ const file_vance_v1_process_proto_rawDesc = "" +
 	"\apending\x18\x05 \x03(\v2\x16.vance.v1.SteerMessageR\apending\x12*\n" +
 	"\x11lease_deadline_ms\x18\x06 \x01(\x03R\x0fleaseDeadlineMs\x12\x1d\n" +
 	"\n" +
-	"chat_count\x18\a \x01(\x03R\tchatCount\x12O\n" +
+	"chat_count\x18\a \x01(\x03R\tchatCount\x126\n" +
+	"\vrecent_chat\x18\b \x03(\v2\x15.vance.v1.ChatMessageR\n" +
+	"recentChat\x12O\n" +
 	"\rtrace_context\x18( \x03(\v2*.vance.v1.TurnAssignment.TraceContextEntryR\ftraceContext\x1a?\n" +
 	"\x11TraceContextEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
@@ -2763,67 +2787,69 @@ var file_vance_v1_process_proto_depIdxs = []int32{
 	48, // 21: vance.v1.TurnCommit.status:type_name -> vance.v1.ProcessStatus
 	40, // 22: vance.v1.TurnCommit.close_reason:type_name -> vance.v1.CloseReason
 	41, // 23: vance.v1.TurnCommit.parent_payload:type_name -> google.protobuf.Struct
-	23, // 24: vance.v1.WorkerMessage.hello:type_name -> vance.v1.WorkerHello
-	24, // 25: vance.v1.WorkerMessage.heartbeat:type_name -> vance.v1.WorkerHeartbeat
-	28, // 26: vance.v1.WorkerMessage.event:type_name -> vance.v1.TurnEvent
-	29, // 27: vance.v1.WorkerMessage.commit:type_name -> vance.v1.TurnCommit
-	30, // 28: vance.v1.WorkerMessage.failure:type_name -> vance.v1.TurnFailure
-	25, // 29: vance.v1.WorkerMessage.draining:type_name -> vance.v1.WorkerDraining
-	49, // 30: vance.v1.TurnAssignment.call:type_name -> vance.v1.LifecycleCall
-	42, // 31: vance.v1.TurnAssignment.process:type_name -> vance.v1.ThinkProcess
-	43, // 32: vance.v1.TurnAssignment.pending:type_name -> vance.v1.SteerMessage
-	38, // 33: vance.v1.TurnAssignment.trace_context:type_name -> vance.v1.TurnAssignment.TraceContextEntry
-	34, // 34: vance.v1.DispatchMessage.welcome:type_name -> vance.v1.Welcome
-	32, // 35: vance.v1.DispatchMessage.assignment:type_name -> vance.v1.TurnAssignment
-	33, // 36: vance.v1.DispatchMessage.commit_ack:type_name -> vance.v1.TurnAck
-	50, // 37: vance.v1.PublishNoticeRequest.notice:type_name -> vance.v1.Notice
-	3,  // 38: vance.v1.ProcessService.CreateProcess:input_type -> vance.v1.CreateProcessRequest
-	4,  // 39: vance.v1.ProcessService.GetProcess:input_type -> vance.v1.GetProcessRequest
-	6,  // 40: vance.v1.ProcessService.ListProcesses:input_type -> vance.v1.ListProcessesRequest
-	8,  // 41: vance.v1.ProcessService.Steer:input_type -> vance.v1.SteerRequest
-	5,  // 42: vance.v1.ProcessService.Pause:input_type -> vance.v1.ProcessRef
-	5,  // 43: vance.v1.ProcessService.Resume:input_type -> vance.v1.ProcessRef
-	5,  // 44: vance.v1.ProcessService.Stop:input_type -> vance.v1.ProcessRef
-	10, // 45: vance.v1.ProcessService.PauseSession:input_type -> vance.v1.PauseSessionRequest
-	11, // 46: vance.v1.ProcessService.ListChatMessages:input_type -> vance.v1.ListChatMessagesRequest
-	16, // 47: vance.v1.ProcessService.DrainPending:input_type -> vance.v1.DrainPendingRequest
-	18, // 48: vance.v1.ProcessService.SubscribeSession:input_type -> vance.v1.SubscribeSessionRequest
-	13, // 49: vance.v1.ProcessService.StreamChatFeed:input_type -> vance.v1.ChatFeedRequest
-	13, // 50: vance.v1.ProcessService.AckChatFeed:input_type -> vance.v1.ChatFeedRequest
-	31, // 51: vance.v1.ProcessService.WorkerConnect:input_type -> vance.v1.WorkerMessage
-	19, // 52: vance.v1.ProcessService.ListWorkers:input_type -> vance.v1.ListWorkersRequest
-	0,  // 53: vance.v1.ProcessService.SuspendProcesses:input_type -> vance.v1.SessionCascadeRequest
-	0,  // 54: vance.v1.ProcessService.ResumeProcesses:input_type -> vance.v1.SessionCascadeRequest
-	0,  // 55: vance.v1.ProcessService.CloseProcesses:input_type -> vance.v1.SessionCascadeRequest
-	0,  // 56: vance.v1.ProcessService.DeleteSessionData:input_type -> vance.v1.SessionCascadeRequest
-	2,  // 57: vance.v1.ProcessService.RespawnChat:input_type -> vance.v1.RespawnChatRequest
-	36, // 58: vance.v1.ProcessService.PublishNotice:input_type -> vance.v1.PublishNoticeRequest
-	42, // 59: vance.v1.ProcessService.CreateProcess:output_type -> vance.v1.ThinkProcess
-	42, // 60: vance.v1.ProcessService.GetProcess:output_type -> vance.v1.ThinkProcess
-	7,  // 61: vance.v1.ProcessService.ListProcesses:output_type -> vance.v1.ListProcessesResponse
-	9,  // 62: vance.v1.ProcessService.Steer:output_type -> vance.v1.SteerResponse
-	42, // 63: vance.v1.ProcessService.Pause:output_type -> vance.v1.ThinkProcess
-	42, // 64: vance.v1.ProcessService.Resume:output_type -> vance.v1.ThinkProcess
-	42, // 65: vance.v1.ProcessService.Stop:output_type -> vance.v1.ThinkProcess
-	7,  // 66: vance.v1.ProcessService.PauseSession:output_type -> vance.v1.ListProcessesResponse
-	12, // 67: vance.v1.ProcessService.ListChatMessages:output_type -> vance.v1.ListChatMessagesResponse
-	17, // 68: vance.v1.ProcessService.DrainPending:output_type -> vance.v1.DrainPendingResponse
-	51, // 69: vance.v1.ProcessService.SubscribeSession:output_type -> vance.v1.SessionEvent
-	15, // 70: vance.v1.ProcessService.StreamChatFeed:output_type -> vance.v1.ChatFeedPage
-	14, // 71: vance.v1.ProcessService.AckChatFeed:output_type -> vance.v1.AckChatFeedResponse
-	35, // 72: vance.v1.ProcessService.WorkerConnect:output_type -> vance.v1.DispatchMessage
-	21, // 73: vance.v1.ProcessService.ListWorkers:output_type -> vance.v1.ListWorkersResponse
-	7,  // 74: vance.v1.ProcessService.SuspendProcesses:output_type -> vance.v1.ListProcessesResponse
-	7,  // 75: vance.v1.ProcessService.ResumeProcesses:output_type -> vance.v1.ListProcessesResponse
-	7,  // 76: vance.v1.ProcessService.CloseProcesses:output_type -> vance.v1.ListProcessesResponse
-	1,  // 77: vance.v1.ProcessService.DeleteSessionData:output_type -> vance.v1.DeleteSessionDataResponse
-	42, // 78: vance.v1.ProcessService.RespawnChat:output_type -> vance.v1.ThinkProcess
-	37, // 79: vance.v1.ProcessService.PublishNotice:output_type -> vance.v1.PublishNoticeResponse
-	59, // [59:80] is the sub-list for method output_type
-	38, // [38:59] is the sub-list for method input_type
-	38, // [38:38] is the sub-list for extension type_name
-	38, // [38:38] is the sub-list for extension extendee
-	0,  // [0:38] is the sub-list for field type_name
+	28, // 24: vance.v1.TurnCommit.events:type_name -> vance.v1.TurnEvent
+	23, // 25: vance.v1.WorkerMessage.hello:type_name -> vance.v1.WorkerHello
+	24, // 26: vance.v1.WorkerMessage.heartbeat:type_name -> vance.v1.WorkerHeartbeat
+	28, // 27: vance.v1.WorkerMessage.event:type_name -> vance.v1.TurnEvent
+	29, // 28: vance.v1.WorkerMessage.commit:type_name -> vance.v1.TurnCommit
+	30, // 29: vance.v1.WorkerMessage.failure:type_name -> vance.v1.TurnFailure
+	25, // 30: vance.v1.WorkerMessage.draining:type_name -> vance.v1.WorkerDraining
+	49, // 31: vance.v1.TurnAssignment.call:type_name -> vance.v1.LifecycleCall
+	42, // 32: vance.v1.TurnAssignment.process:type_name -> vance.v1.ThinkProcess
+	43, // 33: vance.v1.TurnAssignment.pending:type_name -> vance.v1.SteerMessage
+	45, // 34: vance.v1.TurnAssignment.recent_chat:type_name -> vance.v1.ChatMessage
+	38, // 35: vance.v1.TurnAssignment.trace_context:type_name -> vance.v1.TurnAssignment.TraceContextEntry
+	34, // 36: vance.v1.DispatchMessage.welcome:type_name -> vance.v1.Welcome
+	32, // 37: vance.v1.DispatchMessage.assignment:type_name -> vance.v1.TurnAssignment
+	33, // 38: vance.v1.DispatchMessage.commit_ack:type_name -> vance.v1.TurnAck
+	50, // 39: vance.v1.PublishNoticeRequest.notice:type_name -> vance.v1.Notice
+	3,  // 40: vance.v1.ProcessService.CreateProcess:input_type -> vance.v1.CreateProcessRequest
+	4,  // 41: vance.v1.ProcessService.GetProcess:input_type -> vance.v1.GetProcessRequest
+	6,  // 42: vance.v1.ProcessService.ListProcesses:input_type -> vance.v1.ListProcessesRequest
+	8,  // 43: vance.v1.ProcessService.Steer:input_type -> vance.v1.SteerRequest
+	5,  // 44: vance.v1.ProcessService.Pause:input_type -> vance.v1.ProcessRef
+	5,  // 45: vance.v1.ProcessService.Resume:input_type -> vance.v1.ProcessRef
+	5,  // 46: vance.v1.ProcessService.Stop:input_type -> vance.v1.ProcessRef
+	10, // 47: vance.v1.ProcessService.PauseSession:input_type -> vance.v1.PauseSessionRequest
+	11, // 48: vance.v1.ProcessService.ListChatMessages:input_type -> vance.v1.ListChatMessagesRequest
+	16, // 49: vance.v1.ProcessService.DrainPending:input_type -> vance.v1.DrainPendingRequest
+	18, // 50: vance.v1.ProcessService.SubscribeSession:input_type -> vance.v1.SubscribeSessionRequest
+	13, // 51: vance.v1.ProcessService.StreamChatFeed:input_type -> vance.v1.ChatFeedRequest
+	13, // 52: vance.v1.ProcessService.AckChatFeed:input_type -> vance.v1.ChatFeedRequest
+	31, // 53: vance.v1.ProcessService.WorkerConnect:input_type -> vance.v1.WorkerMessage
+	19, // 54: vance.v1.ProcessService.ListWorkers:input_type -> vance.v1.ListWorkersRequest
+	0,  // 55: vance.v1.ProcessService.SuspendProcesses:input_type -> vance.v1.SessionCascadeRequest
+	0,  // 56: vance.v1.ProcessService.ResumeProcesses:input_type -> vance.v1.SessionCascadeRequest
+	0,  // 57: vance.v1.ProcessService.CloseProcesses:input_type -> vance.v1.SessionCascadeRequest
+	0,  // 58: vance.v1.ProcessService.DeleteSessionData:input_type -> vance.v1.SessionCascadeRequest
+	2,  // 59: vance.v1.ProcessService.RespawnChat:input_type -> vance.v1.RespawnChatRequest
+	36, // 60: vance.v1.ProcessService.PublishNotice:input_type -> vance.v1.PublishNoticeRequest
+	42, // 61: vance.v1.ProcessService.CreateProcess:output_type -> vance.v1.ThinkProcess
+	42, // 62: vance.v1.ProcessService.GetProcess:output_type -> vance.v1.ThinkProcess
+	7,  // 63: vance.v1.ProcessService.ListProcesses:output_type -> vance.v1.ListProcessesResponse
+	9,  // 64: vance.v1.ProcessService.Steer:output_type -> vance.v1.SteerResponse
+	42, // 65: vance.v1.ProcessService.Pause:output_type -> vance.v1.ThinkProcess
+	42, // 66: vance.v1.ProcessService.Resume:output_type -> vance.v1.ThinkProcess
+	42, // 67: vance.v1.ProcessService.Stop:output_type -> vance.v1.ThinkProcess
+	7,  // 68: vance.v1.ProcessService.PauseSession:output_type -> vance.v1.ListProcessesResponse
+	12, // 69: vance.v1.ProcessService.ListChatMessages:output_type -> vance.v1.ListChatMessagesResponse
+	17, // 70: vance.v1.ProcessService.DrainPending:output_type -> vance.v1.DrainPendingResponse
+	51, // 71: vance.v1.ProcessService.SubscribeSession:output_type -> vance.v1.SessionEvent
+	15, // 72: vance.v1.ProcessService.StreamChatFeed:output_type -> vance.v1.ChatFeedPage
+	14, // 73: vance.v1.ProcessService.AckChatFeed:output_type -> vance.v1.AckChatFeedResponse
+	35, // 74: vance.v1.ProcessService.WorkerConnect:output_type -> vance.v1.DispatchMessage
+	21, // 75: vance.v1.ProcessService.ListWorkers:output_type -> vance.v1.ListWorkersResponse
+	7,  // 76: vance.v1.ProcessService.SuspendProcesses:output_type -> vance.v1.ListProcessesResponse
+	7,  // 77: vance.v1.ProcessService.ResumeProcesses:output_type -> vance.v1.ListProcessesResponse
+	7,  // 78: vance.v1.ProcessService.CloseProcesses:output_type -> vance.v1.ListProcessesResponse
+	1,  // 79: vance.v1.ProcessService.DeleteSessionData:output_type -> vance.v1.DeleteSessionDataResponse
+	42, // 80: vance.v1.ProcessService.RespawnChat:output_type -> vance.v1.ThinkProcess
+	37, // 81: vance.v1.ProcessService.PublishNotice:output_type -> vance.v1.PublishNoticeResponse
+	61, // [61:82] is the sub-list for method output_type
+	40, // [40:61] is the sub-list for method input_type
+	40, // [40:40] is the sub-list for extension type_name
+	40, // [40:40] is the sub-list for extension extendee
+	0,  // [0:40] is the sub-list for field type_name
 }
 
 func init() { file_vance_v1_process_proto_init() }

@@ -204,6 +204,162 @@ func (x *TokenRevocations) GetTokenIds() []string {
 	return nil
 }
 
+type ListTokenRevocationsSinceRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	SinceMs       int64                  `protobuf:"varint,1,opt,name=since_ms,json=sinceMs,proto3" json:"since_ms,omitempty"` // 0: every record
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ListTokenRevocationsSinceRequest) Reset() {
+	*x = ListTokenRevocationsSinceRequest{}
+	mi := &file_vance_v1_tokens_proto_msgTypes[3]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ListTokenRevocationsSinceRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ListTokenRevocationsSinceRequest) ProtoMessage() {}
+
+func (x *ListTokenRevocationsSinceRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_vance_v1_tokens_proto_msgTypes[3]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ListTokenRevocationsSinceRequest.ProtoReflect.Descriptor instead.
+func (*ListTokenRevocationsSinceRequest) Descriptor() ([]byte, []int) {
+	return file_vance_v1_tokens_proto_rawDescGZIP(), []int{3}
+}
+
+func (x *ListTokenRevocationsSinceRequest) GetSinceMs() int64 {
+	if x != nil {
+		return x.SinceMs
+	}
+	return 0
+}
+
+type UserTokenRevocations struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	TenantId      string                 `protobuf:"bytes,1,opt,name=tenant_id,json=tenantId,proto3" json:"tenant_id,omitempty"`
+	Username      string                 `protobuf:"bytes,2,opt,name=username,proto3" json:"username,omitempty"`
+	Revocations   *TokenRevocations      `protobuf:"bytes,3,opt,name=revocations,proto3" json:"revocations,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *UserTokenRevocations) Reset() {
+	*x = UserTokenRevocations{}
+	mi := &file_vance_v1_tokens_proto_msgTypes[4]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *UserTokenRevocations) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*UserTokenRevocations) ProtoMessage() {}
+
+func (x *UserTokenRevocations) ProtoReflect() protoreflect.Message {
+	mi := &file_vance_v1_tokens_proto_msgTypes[4]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use UserTokenRevocations.ProtoReflect.Descriptor instead.
+func (*UserTokenRevocations) Descriptor() ([]byte, []int) {
+	return file_vance_v1_tokens_proto_rawDescGZIP(), []int{4}
+}
+
+func (x *UserTokenRevocations) GetTenantId() string {
+	if x != nil {
+		return x.TenantId
+	}
+	return ""
+}
+
+func (x *UserTokenRevocations) GetUsername() string {
+	if x != nil {
+		return x.Username
+	}
+	return ""
+}
+
+func (x *UserTokenRevocations) GetRevocations() *TokenRevocations {
+	if x != nil {
+		return x.Revocations
+	}
+	return nil
+}
+
+type ListTokenRevocationsSinceResponse struct {
+	state         protoimpl.MessageState  `protogen:"open.v1"`
+	Users         []*UserTokenRevocations `protobuf:"bytes,1,rep,name=users,proto3" json:"users,omitempty"`
+	AsOfMs        int64                   `protobuf:"varint,2,opt,name=as_of_ms,json=asOfMs,proto3" json:"as_of_ms,omitempty"` // the service's clock when it read; the next call's since (less a margin)
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ListTokenRevocationsSinceResponse) Reset() {
+	*x = ListTokenRevocationsSinceResponse{}
+	mi := &file_vance_v1_tokens_proto_msgTypes[5]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ListTokenRevocationsSinceResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ListTokenRevocationsSinceResponse) ProtoMessage() {}
+
+func (x *ListTokenRevocationsSinceResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_vance_v1_tokens_proto_msgTypes[5]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ListTokenRevocationsSinceResponse.ProtoReflect.Descriptor instead.
+func (*ListTokenRevocationsSinceResponse) Descriptor() ([]byte, []int) {
+	return file_vance_v1_tokens_proto_rawDescGZIP(), []int{5}
+}
+
+func (x *ListTokenRevocationsSinceResponse) GetUsers() []*UserTokenRevocations {
+	if x != nil {
+		return x.Users
+	}
+	return nil
+}
+
+func (x *ListTokenRevocationsSinceResponse) GetAsOfMs() int64 {
+	if x != nil {
+		return x.AsOfMs
+	}
+	return 0
+}
+
 var File_vance_v1_tokens_proto protoreflect.FileDescriptor
 
 const file_vance_v1_tokens_proto_rawDesc = "" +
@@ -220,10 +376,20 @@ const file_vance_v1_tokens_proto_rawDesc = "" +
 	"\busername\x18\x02 \x01(\tR\busername\"[\n" +
 	"\x10TokenRevocations\x12*\n" +
 	"\x11revoked_before_ms\x18\x01 \x01(\x03R\x0frevokedBeforeMs\x12\x1b\n" +
-	"\ttoken_ids\x18\x02 \x03(\tR\btokenIds2\xb2\x01\n" +
+	"\ttoken_ids\x18\x02 \x03(\tR\btokenIds\"=\n" +
+	" ListTokenRevocationsSinceRequest\x12\x19\n" +
+	"\bsince_ms\x18\x01 \x01(\x03R\asinceMs\"\x8d\x01\n" +
+	"\x14UserTokenRevocations\x12\x1b\n" +
+	"\ttenant_id\x18\x01 \x01(\tR\btenantId\x12\x1a\n" +
+	"\busername\x18\x02 \x01(\tR\busername\x12<\n" +
+	"\vrevocations\x18\x03 \x01(\v2\x1a.vance.v1.TokenRevocationsR\vrevocations\"s\n" +
+	"!ListTokenRevocationsSinceResponse\x124\n" +
+	"\x05users\x18\x01 \x03(\v2\x1e.vance.v1.UserTokenRevocationsR\x05users\x12\x18\n" +
+	"\bas_of_ms\x18\x02 \x01(\x03R\x06asOfMs2\xa8\x02\n" +
 	"\fTokenService\x12I\n" +
 	"\fRevokeTokens\x12\x1d.vance.v1.RevokeTokensRequest\x1a\x1a.vance.v1.TokenRevocations\x12W\n" +
-	"\x13GetTokenRevocations\x12$.vance.v1.GetTokenRevocationsRequest\x1a\x1a.vance.v1.TokenRevocationsBM\n" +
+	"\x13GetTokenRevocations\x12$.vance.v1.GetTokenRevocationsRequest\x1a\x1a.vance.v1.TokenRevocations\x12t\n" +
+	"\x19ListTokenRevocationsSince\x12*.vance.v1.ListTokenRevocationsSinceRequest\x1a+.vance.v1.ListTokenRevocationsSinceResponseBM\n" +
 	"\x15io.vancetope.vance.v1P\x01Z2github.com/vancetope/vance/gen/go/vance/v1;vancev1b\x06proto3"
 
 var (
@@ -238,22 +404,29 @@ func file_vance_v1_tokens_proto_rawDescGZIP() []byte {
 	return file_vance_v1_tokens_proto_rawDescData
 }
 
-var file_vance_v1_tokens_proto_msgTypes = make([]protoimpl.MessageInfo, 3)
+var file_vance_v1_tokens_proto_msgTypes = make([]protoimpl.MessageInfo, 6)
 var file_vance_v1_tokens_proto_goTypes = []any{
-	(*RevokeTokensRequest)(nil),        // 0: vance.v1.RevokeTokensRequest
-	(*GetTokenRevocationsRequest)(nil), // 1: vance.v1.GetTokenRevocationsRequest
-	(*TokenRevocations)(nil),           // 2: vance.v1.TokenRevocations
+	(*RevokeTokensRequest)(nil),               // 0: vance.v1.RevokeTokensRequest
+	(*GetTokenRevocationsRequest)(nil),        // 1: vance.v1.GetTokenRevocationsRequest
+	(*TokenRevocations)(nil),                  // 2: vance.v1.TokenRevocations
+	(*ListTokenRevocationsSinceRequest)(nil),  // 3: vance.v1.ListTokenRevocationsSinceRequest
+	(*UserTokenRevocations)(nil),              // 4: vance.v1.UserTokenRevocations
+	(*ListTokenRevocationsSinceResponse)(nil), // 5: vance.v1.ListTokenRevocationsSinceResponse
 }
 var file_vance_v1_tokens_proto_depIdxs = []int32{
-	0, // 0: vance.v1.TokenService.RevokeTokens:input_type -> vance.v1.RevokeTokensRequest
-	1, // 1: vance.v1.TokenService.GetTokenRevocations:input_type -> vance.v1.GetTokenRevocationsRequest
-	2, // 2: vance.v1.TokenService.RevokeTokens:output_type -> vance.v1.TokenRevocations
-	2, // 3: vance.v1.TokenService.GetTokenRevocations:output_type -> vance.v1.TokenRevocations
-	2, // [2:4] is the sub-list for method output_type
-	0, // [0:2] is the sub-list for method input_type
-	0, // [0:0] is the sub-list for extension type_name
-	0, // [0:0] is the sub-list for extension extendee
-	0, // [0:0] is the sub-list for field type_name
+	2, // 0: vance.v1.UserTokenRevocations.revocations:type_name -> vance.v1.TokenRevocations
+	4, // 1: vance.v1.ListTokenRevocationsSinceResponse.users:type_name -> vance.v1.UserTokenRevocations
+	0, // 2: vance.v1.TokenService.RevokeTokens:input_type -> vance.v1.RevokeTokensRequest
+	1, // 3: vance.v1.TokenService.GetTokenRevocations:input_type -> vance.v1.GetTokenRevocationsRequest
+	3, // 4: vance.v1.TokenService.ListTokenRevocationsSince:input_type -> vance.v1.ListTokenRevocationsSinceRequest
+	2, // 5: vance.v1.TokenService.RevokeTokens:output_type -> vance.v1.TokenRevocations
+	2, // 6: vance.v1.TokenService.GetTokenRevocations:output_type -> vance.v1.TokenRevocations
+	5, // 7: vance.v1.TokenService.ListTokenRevocationsSince:output_type -> vance.v1.ListTokenRevocationsSinceResponse
+	5, // [5:8] is the sub-list for method output_type
+	2, // [2:5] is the sub-list for method input_type
+	2, // [2:2] is the sub-list for extension type_name
+	2, // [2:2] is the sub-list for extension extendee
+	0, // [0:2] is the sub-list for field type_name
 }
 
 func init() { file_vance_v1_tokens_proto_init() }
@@ -267,7 +440,7 @@ func file_vance_v1_tokens_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_vance_v1_tokens_proto_rawDesc), len(file_vance_v1_tokens_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   3,
+			NumMessages:   6,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

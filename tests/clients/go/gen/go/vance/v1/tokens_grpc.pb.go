@@ -22,8 +22,9 @@ import (
 const _ = grpc.SupportPackageIsVersion9
 
 const (
-	TokenService_RevokeTokens_FullMethodName        = "/vance.v1.TokenService/RevokeTokens"
-	TokenService_GetTokenRevocations_FullMethodName = "/vance.v1.TokenService/GetTokenRevocations"
+	TokenService_RevokeTokens_FullMethodName              = "/vance.v1.TokenService/RevokeTokens"
+	TokenService_GetTokenRevocations_FullMethodName       = "/vance.v1.TokenService/GetTokenRevocations"
+	TokenService_ListTokenRevocationsSince_FullMethodName = "/vance.v1.TokenService/ListTokenRevocationsSince"
 )
 
 // TokenServiceClient is the client API for TokenService service.
@@ -35,6 +36,9 @@ type TokenServiceClient interface {
 	RevokeTokens(ctx context.Context, in *RevokeTokensRequest, opts ...grpc.CallOption) (*TokenRevocations, error)
 	// The user's record; an unknown user has an empty one.
 	GetTokenRevocations(ctx context.Context, in *GetTokenRevocationsRequest, opts ...grpc.CallOption) (*TokenRevocations, error)
+	// Every user's record changed at or after `since_ms` (0: all records), for the snapshot each
+	// gRPC service keeps to refuse revoked tokens (vance/revocations.py). Services only.
+	ListTokenRevocationsSince(ctx context.Context, in *ListTokenRevocationsSinceRequest, opts ...grpc.CallOption) (*ListTokenRevocationsSinceResponse, error)
 }
 
 type tokenServiceClient struct {
@@ -65,6 +69,16 @@ func (c *tokenServiceClient) GetTokenRevocations(ctx context.Context, in *GetTok
 	return out, nil
 }
 
+func (c *tokenServiceClient) ListTokenRevocationsSince(ctx context.Context, in *ListTokenRevocationsSinceRequest, opts ...grpc.CallOption) (*ListTokenRevocationsSinceResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(ListTokenRevocationsSinceResponse)
+	err := c.cc.Invoke(ctx, TokenService_ListTokenRevocationsSince_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // TokenServiceServer is the server API for TokenService service.
 // All implementations must embed UnimplementedTokenServiceServer
 // for forward compatibility.
@@ -74,6 +88,9 @@ type TokenServiceServer interface {
 	RevokeTokens(context.Context, *RevokeTokensRequest) (*TokenRevocations, error)
 	// The user's record; an unknown user has an empty one.
 	GetTokenRevocations(context.Context, *GetTokenRevocationsRequest) (*TokenRevocations, error)
+	// Every user's record changed at or after `since_ms` (0: all records), for the snapshot each
+	// gRPC service keeps to refuse revoked tokens (vance/revocations.py). Services only.
+	ListTokenRevocationsSince(context.Context, *ListTokenRevocationsSinceRequest) (*ListTokenRevocationsSinceResponse, error)
 	mustEmbedUnimplementedTokenServiceServer()
 }
 
@@ -89,6 +106,9 @@ func (UnimplementedTokenServiceServer) RevokeTokens(context.Context, *RevokeToke
 }
 func (UnimplementedTokenServiceServer) GetTokenRevocations(context.Context, *GetTokenRevocationsRequest) (*TokenRevocations, error) {
 	return nil, status.Errorf(codes.Unimplemented, "method GetTokenRevocations not implemented")
+}
+func (UnimplementedTokenServiceServer) ListTokenRevocationsSince(context.Context, *ListTokenRevocationsSinceRequest) (*ListTokenRevocationsSinceResponse, error) {
+	return nil, status.Errorf(codes.Unimplemented, "method ListTokenRevocationsSince not implemented")
 }
 func (UnimplementedTokenServiceServer) mustEmbedUnimplementedTokenServiceServer() {}
 func (UnimplementedTokenServiceServer) testEmbeddedByValue()                      {}
@@ -147,6 +167,24 @@ func _TokenService_GetTokenRevocations_Handler(srv interface{}, ctx context.Cont
 	return interceptor(ctx, in, info, handler)
 }
 
+func _TokenService_ListTokenRevocationsSince_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(ListTokenRevocationsSinceRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(TokenServiceServer).ListTokenRevocationsSince(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: TokenService_ListTokenRevocationsSince_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(TokenServiceServer).ListTokenRevocationsSince(ctx, req.(*ListTokenRevocationsSinceRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // TokenService_ServiceDesc is the grpc.ServiceDesc for TokenService service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -161,6 +199,10 @@ var TokenService_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "GetTokenRevocations",
 			Handler:    _TokenService_GetTokenRevocations_Handler,
+		},
+		{
+			MethodName: "ListTokenRevocationsSince",
+			Handler:    _TokenService_ListTokenRevocationsSince_Handler,
 		},
 	},
 	Streams:  []grpc.StreamDesc{},
