@@ -16,10 +16,11 @@ import grpc
 
 from engine_worker.context import ThinkEngineContext
 from engine_worker.engine import EngineRegistry, TurnOutcome, compatible
+from engine_worker.failures import not_configured
 from engine_worker.tools import ToolDispatcher
 from vance import convert as c
 from vance.domain import CloseReason, LifecycleCall, ProcessStatus
-from vance.llm import ModelClient
+from vance.llm import ModelClient, ModelNotConfiguredError
 from vance.protoutil import dict_to_struct
 from vance.v1 import process_pb2 as ppb
 from vance.v1 import process_pb2_grpc, tool_pb2_grpc
@@ -216,12 +217,18 @@ class Worker:
             stub=self._stub,
             tools=ToolDispatcher(self._tools, process, a.turn_id),
         )
-        if call is LifecycleCall.START:
-            outcome = await engine.start(process, ctx)
-        elif call is LifecycleCall.RESUME:
-            outcome = await engine.resume(process, ctx)
-        else:
-            outcome = await engine.steer(process, ctx)
+        try:
+            if call is LifecycleCall.START:
+                outcome = await engine.start(process, ctx)
+            elif call is LifecycleCall.RESUME:
+                outcome = await engine.resume(process, ctx)
+            else:
+                outcome = await engine.steer(process, ctx)
+        except ModelNotConfiguredError as exc:
+            failed = not_configured(process, exc)
+            if failed is None:
+                raise
+            outcome = failed
         # Chunks still buffered go out before the commit.
         ctx.events.flush()
         if outcome.status in (ProcessStatus.CLOSED, ProcessStatus.BLOCKED) and not outcome.summary:

@@ -12,6 +12,7 @@ The lane lives in the process document (`lane`), so it holds across replicas and
 from __future__ import annotations
 
 import logging
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 from process_service.events import STATUS_CHANGED, EventLog
@@ -41,6 +42,9 @@ class Lanes:
         self.events = events
         self.clock = clock
         self.config = config
+        # Called with the closed document and the turn id when a process closes because its
+        # turn failed for good (process_service/parent_notify.py tells the parent).
+        self.on_closed_failed: Callable[[dict[str, Any], str], Awaitable[None]] | None = None
 
     async def take(self, process_id: str, worker_id: str) -> TurnRef | None:
         """Takes the lane of a process that wants a turn; None when there is nothing to do."""
@@ -314,6 +318,8 @@ class Lanes:
         if closed is not None:
             logger.warning("process %s closed after %d failed attempts", doc["_id"], attempts)
             await self._status_event(closed, ProcessStatus.RUNNING, ProcessStatus.CLOSED)
+            if self.on_closed_failed is not None:
+                await self.on_closed_failed(closed, str(lane.get("turn_id") or ""))
         return closed
 
     async def _status_event(

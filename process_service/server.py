@@ -10,6 +10,7 @@ from process_service.dispatcher import Dispatcher
 from process_service.events import EventLog
 from process_service.inbox import Inbox
 from process_service.lanes import Lanes
+from process_service.parent_notify import ParentNotify
 from process_service.processes import Processes
 from process_service.service import ProcessServicer
 from process_service.store import ProcessStore
@@ -48,6 +49,7 @@ async def create_server(
     processes = Processes(store, lanes, dispatcher.kick, dispatcher.cancel_turn)
     turns = Turns(store, events, lanes, inbox)
     processes.on_stopped = turns.on_stopped
+    lanes.on_closed_failed = ParentNotify(turns).closed_failed
     servicer = ProcessServicer(
         store=store,
         events=events,

@@ -204,10 +204,14 @@ async def has_workers(system: System, n: int = WORKERS) -> bool:
 
 @contextlib.asynccontextmanager
 async def running_system(
-    tmp: Path, llm: ThreadedScriptedLlm, *, logs: Path | None = None
+    tmp: Path,
+    llm: ThreadedScriptedLlm,
+    *,
+    logs: Path | None = None,
+    extra_env: dict[str, str] | None = None,
 ) -> AsyncIterator[System]:
     """The whole system as real processes on ephemeral ports, until the block ends."""
-    env = system_env(tmp, llm)
+    env = {**system_env(tmp, llm), **(extra_env or {})}
     config = load_config(env={**os.environ, **env})
     sup = Supervisor(config, env, log_to=logs or tmp / "logs", quiet=True)
     system = System(config, sup, llm)
