@@ -7,7 +7,7 @@ from typing import Any
 
 from engine_worker.context import ThinkEngineContext
 from engine_worker.engine import TurnOutcome
-from engine_worker.engines.common import history_to_llm, inbox_to_llm
+from engine_worker.engines.common import history_to_llm, inbox_to_llm_messages
 from engine_worker.engines.context_budget import fit_history
 from engine_worker.engines.loop import run_tool_loop
 from vance.domain import (
@@ -67,7 +67,7 @@ class Arthur:
         for message in model_inbox:
             if isinstance(message, UserChatInput):
                 await ctx.chat.append(ChatRole.USER, message.content)
-            turn_input.append(inbox_to_llm(message))
+            turn_input.extend(inbox_to_llm_messages(message))
         prompt = str(process.recipe_snapshot.get("prompt") or FALLBACK_PROMPT)
         budget = int(ctx.settings.get("maxContextTokens", 64_000))
         messages = fit_history(
