@@ -7,6 +7,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from engine_worker.memory import MemoryApi
 from engine_worker.tools import ToolDispatcher
 from vance import convert as c
 from vance.domain import ChatMessage, ChatRole, SteerMessage, ThinkProcess
@@ -189,6 +190,12 @@ class ThinkEngineContext:
         self.settings: dict[str, Any] = dict(process.params)
         self._pending = pending
         self._drained = False
+        self._memory = MemoryApi(process, stub, turn_id)
+        self.process = process
+
+    def memory(self) -> MemoryApi:
+        """Records of this process and of its project (engine_worker/memory.py)."""
+        return self._memory
 
     async def drain_pending(self) -> list[SteerMessage]:
         """The inbox messages this turn owns, oldest first. They count as drained only when the

@@ -10,6 +10,7 @@ from process_service.dispatcher import Dispatcher
 from process_service.events import EventLog
 from process_service.inbox import Inbox
 from process_service.lanes import Lanes
+from process_service.memory import MemoryStore
 from process_service.parent_notify import ParentNotify
 from process_service.processes import Processes
 from process_service.service import ProcessServicer
@@ -61,6 +62,7 @@ async def create_server(
         heartbeat_ms=config.lanes.heartbeat_ms,
         cascade=SessionCascade(store, lanes, processes, dispatcher.kick, dispatcher.cancel_turn),
     )
+    servicer.memory = MemoryStore(db, clock)
     channels = Channels(config)
     tools = ProcessTools(
         processes,

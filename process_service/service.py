@@ -15,6 +15,7 @@ from process_service.dispatcher import Assign, Cancel, Dispatcher, WorkerConn
 from process_service.events import EventLog, SubscriberOverflow
 from process_service.inbox import Inbox
 from process_service.lanes import Lanes
+from process_service.memory_rpc import MemoryRpcs
 from process_service.models import TurnRef
 from process_service.processes import Processes
 from process_service.store import ProcessStore
@@ -32,7 +33,7 @@ logger = logging.getLogger(__name__)
 _END = object()
 
 
-class ProcessServicer(process_pb2_grpc.ProcessServiceServicer):
+class ProcessServicer(MemoryRpcs, process_pb2_grpc.ProcessServiceServicer):
     def __init__(
         self,
         *,

@@ -7,6 +7,7 @@ from typing import Any
 
 from engine_worker.context import ThinkEngineContext
 from engine_worker.engine import TurnOutcome
+from engine_worker.engines import arthur_prompt
 from engine_worker.engines.common import history_to_llm, inbox_to_llm_messages
 from engine_worker.engines.context_budget import fit_history
 from engine_worker.engines.loop import run_tool_loop
@@ -68,7 +69,14 @@ class Arthur:
             if isinstance(message, UserChatInput):
                 await ctx.chat.append(ChatRole.USER, message.content)
             turn_input.extend(inbox_to_llm_messages(message))
-        prompt = str(process.recipe_snapshot.get("prompt") or FALLBACK_PROMPT)
+        prompt = arthur_prompt.render(
+            str(process.recipe_snapshot.get("prompt") or FALLBACK_PROMPT),
+            await arthur_prompt.turn_context(
+                ctx,
+                include_memory=bool(ctx.settings.get("includeProjectMemorySummary", True)),
+                language=str(ctx.settings.get("language") or ""),
+            ),
+        )
         budget = int(ctx.settings.get("maxContextTokens", 64_000))
         messages = fit_history(
             {"role": "system", "content": prompt}, history_to_llm(history), turn_input, budget
