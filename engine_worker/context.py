@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from engine_worker.memory import MemoryApi
+from engine_worker.settings import EngineSettingsApi
 from engine_worker.tools import ToolDispatcher
 from vance import convert as c
 from vance.domain import ChatMessage, ChatRole, SteerMessage, ThinkProcess
@@ -15,7 +16,7 @@ from vance.llm import ModelClient
 from vance.protoutil import dict_to_struct
 from vance.v1 import common_pb2 as pb
 from vance.v1 import process_pb2 as ppb
-from vance.v1 import process_pb2_grpc
+from vance.v1 import process_pb2_grpc, session_pb2_grpc
 
 Send = Callable[[ppb.WorkerMessage], None]
 
@@ -177,6 +178,7 @@ class ThinkEngineContext:
         send: Send,
         stub: process_pb2_grpc.ProcessServiceStub,
         tools: ToolDispatcher,
+        sessions: session_pb2_grpc.SessionServiceStub | None = None,
     ) -> None:
         self.turn_id = turn_id
         self.scope = Scope(process.tenant_id, process.project_id, process.session_id, process.id)
@@ -191,7 +193,13 @@ class ThinkEngineContext:
         self._pending = pending
         self._drained = False
         self._memory = MemoryApi(process, stub, turn_id)
+        self._settings_api = EngineSettingsApi(process, sessions)
         self.process = process
+
+    def settings_api(self) -> EngineSettingsApi:
+        """Typed settings through process -> session -> project -> tenant
+        (engine_worker/settings.py); `settings` holds the recipe's parameters."""
+        return self._settings_api
 
     def memory(self) -> MemoryApi:
         """Records of this process and of its project (engine_worker/memory.py)."""

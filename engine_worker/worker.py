@@ -23,7 +23,7 @@ from vance.domain import CloseReason, LifecycleCall, ProcessStatus
 from vance.llm import ModelClient, ModelNotConfiguredError
 from vance.protoutil import dict_to_struct
 from vance.v1 import process_pb2 as ppb
-from vance.v1 import process_pb2_grpc, tool_pb2_grpc
+from vance.v1 import process_pb2_grpc, session_pb2_grpc, tool_pb2_grpc
 
 logger = logging.getLogger(__name__)
 
@@ -42,6 +42,7 @@ class Worker:
         drain_timeout_s: float = 30.0,
         reconnect_backoff_s: float = 0.5,
         tools: tool_pb2_grpc.ToolServiceStub | None = None,
+        sessions: session_pb2_grpc.SessionServiceStub | None = None,
     ) -> None:
         self.worker_id = worker_id or f"{socket.gethostname()}-{os.getpid()}"
         self._stub = process_pb2_grpc.ProcessServiceStub(channel)
@@ -51,6 +52,7 @@ class Worker:
         self._drain_timeout_s = drain_timeout_s
         self._backoff_s = reconnect_backoff_s
         self._tools = tools
+        self._sessions = sessions  # the engines' settings (engine_worker/settings.py)
         self._stopping = asyncio.Event()
         self._outbox: asyncio.Queue[object] = asyncio.Queue()
         self._turns: dict[str, asyncio.Task[None]] = {}
@@ -183,6 +185,8 @@ class Worker:
                     drained_ids=[m.id for m in a.pending],
                     summary_for_parent=outcome.summary,
                     parent_payload=dict_to_struct(outcome.payload),
+                    chat_history_summary=outcome.chat_history_summary,
+                    chat_history_summary_through=outcome.chat_history_summary_through,
                 )
             )
         )
@@ -216,6 +220,7 @@ class Worker:
             send=self._send,
             stub=self._stub,
             tools=ToolDispatcher(self._tools, process, a.turn_id),
+            sessions=self._sessions,
         )
         try:
             if call is LifecycleCall.START:

@@ -234,6 +234,7 @@ class Lanes:
             "updated_at_ms": now,
             "chat_count": max(ref.highest_chat, ref.chat_base),
             "started": True,
+            **ref.commit_fields,
         }
         if (
             ref.call is LifecycleCall.START

@@ -32,6 +32,8 @@ class TurnRef:
     chat_shift: int = 0
     events: asyncio.Queue[Any] = field(default_factory=asyncio.Queue)
     done: bool = False
+    # Extra process fields the commit writes (the engine's rolling chat history summary).
+    commit_fields: dict[str, Any] = field(default_factory=dict)
 
     @property
     def owned_keys(self) -> list[str]:

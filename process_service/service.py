@@ -15,7 +15,7 @@ from process_service.dispatcher import Assign, Cancel, Dispatcher, WorkerConn
 from process_service.events import EventLog, SubscriberOverflow
 from process_service.inbox import Inbox
 from process_service.lanes import Lanes
-from process_service.memory_rpc import MemoryRpcs
+from process_service.memory_rpc import MemoryRpcs, history_summary_fields
 from process_service.models import TurnRef
 from process_service.processes import Processes
 from process_service.store import ProcessStore
@@ -355,6 +355,7 @@ class ProcessServicer(MemoryRpcs, process_pb2_grpc.ProcessServiceServicer):
 
     async def _commit(self, ref: TurnRef, commit: ppb.TurnCommit) -> None:
         status = c.status_from_proto(commit.status) or d.ProcessStatus.IDLE
+        ref.commit_fields = history_summary_fields(commit)
         doc = await self.turns.commit(
             ref,
             status,

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from session_service.engine_settings import EngineSettings, default_chat_engine
 from session_service.hooks import Hooks
 from session_service.lifecycle_wiring import (
     build_lifecycle,
@@ -38,6 +39,8 @@ async def create_server(
     processes = process_pb2_grpc.ProcessServiceStub(channels.get("process_service"))
     recipes = recipe_pb2_grpc.RecipeServiceStub(channels.get("recipe_service"))
     sessions = Sessions(store, clock, processes, recipes)
+    engine_settings = EngineSettings(db)
+    sessions.default_chat_engine = default_chat_engine(engine_settings)
     search = build_search(db, store, clock, processes, config.llm)
     hooks = hooks or Hooks()
     hooks.register(search.hook)
@@ -46,9 +49,9 @@ async def create_server(
     if config.seed_defaults:
         await seed_defaults(sessions)
     host = GrpcHost([SERVICE_NAME])
-    session_pb2_grpc.add_SessionServiceServicer_to_server(
-        SessionServicer(sessions, lifecycle, search), host.server
-    )
+    servicer = SessionServicer(sessions, lifecycle, search)
+    servicer.engine_settings = engine_settings
+    session_pb2_grpc.add_SessionServiceServicer_to_server(servicer, host.server)
     bound = host.bind(config.grpc_host, config.port("session_service") if port is None else port)
     background = start_lifecycle_tasks(lifecycle, clock)
     search.start()

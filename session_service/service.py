@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from session_service import convert as sc
+from session_service.engine_settings_rpc import EngineSettingsRpcs
 from session_service.lifecycle_wiring import LifecycleServices
 from session_service.models import Session
 from session_service.search_services import SearchServices
@@ -14,7 +15,7 @@ from vance.v1 import session_pb2 as spb
 from vance.v1 import session_pb2_grpc
 
 
-class SessionServicer(session_pb2_grpc.SessionServiceServicer):
+class SessionServicer(EngineSettingsRpcs, session_pb2_grpc.SessionServiceServicer):
     def __init__(
         self, sessions: Sessions, lifecycle: LifecycleServices, search: SearchServices
     ) -> None:

@@ -44,6 +44,8 @@ class Sessions:
         self._processes = processes
         self._recipes = recipes
         self.before_insert: Callable[[Session], Awaitable[None]] | None = None
+        # The `session.defaultChatEngine` setting of a tenant and project (engine_settings.py).
+        self.default_chat_engine: Callable[[str, str], Awaitable[str]] | None = None
 
     async def create_user(
         self, tenant: str, username: str, password: str, roles: list[str]
@@ -124,6 +126,8 @@ class Sessions:
         if autonomous:
             await self._store.insert_session(session)
             return await self._set(session, status=SessionStatus.IDLE)
+        if not chat_engine and self.default_chat_engine is not None:
+            chat_engine = await self.default_chat_engine(tenant, project_id)
         engine = chat_engine or DEFAULT_CHAT_ENGINE
         try:
             # Resolved before anything is stored: a bad engine leaves no half-made session.

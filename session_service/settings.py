@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 
 from pymongo.asynchronous.database import AsyncDatabase
 
+from session_service.engine_settings import ENGINE_KEYS
 from vance.domain import LIFECYCLE_SETTINGS, parse_lifecycle_setting
 from vance.errors import (
     AbortedError,
@@ -64,6 +65,8 @@ KNOWN: dict[str, Callable[[str], str]] = {
     SETTING_FORCED_FLOOR: _millis,
     SETTING_ABANDONED_ENABLED: _boolean,
     SETTING_ABANDONED_MIN_QA: _positive,
+    # The engine keys (session_service/engine_settings.py) can be set per tenant and project too.
+    **ENGINE_KEYS,
 }
 # The FORCED floor is a safety bound for the whole tenant (seed 002 §9): no project may lower it.
 TENANT_ONLY = frozenset({SETTING_FORCED_FLOOR})

@@ -211,6 +211,8 @@ def process_to_proto(p: d.ThinkProcess) -> pb.ThinkProcess:
         created_at_ms=p.created_at_ms,
         updated_at_ms=p.updated_at_ms,
         pending_count=p.pending_count,
+        chat_history_summary=p.chat_history_summary,
+        chat_history_summary_through=p.chat_history_summary_through,
     )
 
 
@@ -236,6 +238,8 @@ def process_from_proto(p: pb.ThinkProcess) -> d.ThinkProcess:
         created_at_ms=p.created_at_ms,
         updated_at_ms=p.updated_at_ms,
         pending_count=p.pending_count,
+        chat_history_summary=p.chat_history_summary,
+        chat_history_summary_through=p.chat_history_summary_through,
     )
 
 

@@ -273,7 +273,7 @@ class TurnEvent(_message.Message):
     def __init__(self, turn_id: _Optional[str] = ..., chat_append: _Optional[_Union[ChatAppend, _Mapping]] = ..., stream_chunk: _Optional[_Union[_common_pb2.StreamChunk, _Mapping]] = ..., progress: _Optional[_Union[TurnProgress, _Mapping]] = ...) -> None: ...
 
 class TurnCommit(_message.Message):
-    __slots__ = ("turn_id", "status", "close_reason", "drained_ids", "summary_for_parent", "parent_payload", "close_detail", "chat_history_summary")
+    __slots__ = ("turn_id", "status", "close_reason", "drained_ids", "summary_for_parent", "parent_payload", "close_detail", "chat_history_summary", "chat_history_summary_through")
     TURN_ID_FIELD_NUMBER: _ClassVar[int]
     STATUS_FIELD_NUMBER: _ClassVar[int]
     CLOSE_REASON_FIELD_NUMBER: _ClassVar[int]
@@ -282,6 +282,7 @@ class TurnCommit(_message.Message):
     PARENT_PAYLOAD_FIELD_NUMBER: _ClassVar[int]
     CLOSE_DETAIL_FIELD_NUMBER: _ClassVar[int]
     CHAT_HISTORY_SUMMARY_FIELD_NUMBER: _ClassVar[int]
+    CHAT_HISTORY_SUMMARY_THROUGH_FIELD_NUMBER: _ClassVar[int]
     turn_id: str
     status: _common_pb2.ProcessStatus
     close_reason: _common_pb2.CloseReason
@@ -290,7 +291,8 @@ class TurnCommit(_message.Message):
     parent_payload: _struct_pb2.Struct
     close_detail: str
     chat_history_summary: str
-    def __init__(self, turn_id: _Optional[str] = ..., status: _Optional[_Union[_common_pb2.ProcessStatus, str]] = ..., close_reason: _Optional[_Union[_common_pb2.CloseReason, str]] = ..., drained_ids: _Optional[_Iterable[str]] = ..., summary_for_parent: _Optional[str] = ..., parent_payload: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ..., close_detail: _Optional[str] = ..., chat_history_summary: _Optional[str] = ...) -> None: ...
+    chat_history_summary_through: int
+    def __init__(self, turn_id: _Optional[str] = ..., status: _Optional[_Union[_common_pb2.ProcessStatus, str]] = ..., close_reason: _Optional[_Union[_common_pb2.CloseReason, str]] = ..., drained_ids: _Optional[_Iterable[str]] = ..., summary_for_parent: _Optional[str] = ..., parent_payload: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ..., close_detail: _Optional[str] = ..., chat_history_summary: _Optional[str] = ..., chat_history_summary_through: _Optional[int] = ...) -> None: ...
 
 class TurnFailure(_message.Message):
     __slots__ = ("turn_id", "error", "retryable")

@@ -24,6 +24,14 @@ class AccentColor(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     ACCENT_COLOR_PURPLE: _ClassVar[AccentColor]
     ACCENT_COLOR_PINK: _ClassVar[AccentColor]
     ACCENT_COLOR_ROSE: _ClassVar[AccentColor]
+
+class SettingLevel(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
+    __slots__ = ()
+    SETTING_LEVEL_UNSPECIFIED: _ClassVar[SettingLevel]
+    SETTING_LEVEL_PROCESS: _ClassVar[SettingLevel]
+    SETTING_LEVEL_SESSION: _ClassVar[SettingLevel]
+    SETTING_LEVEL_PROJECT: _ClassVar[SettingLevel]
+    SETTING_LEVEL_TENANT: _ClassVar[SettingLevel]
 ACCENT_COLOR_UNSPECIFIED: AccentColor
 ACCENT_COLOR_SLATE: AccentColor
 ACCENT_COLOR_RED: AccentColor
@@ -37,6 +45,11 @@ ACCENT_COLOR_INDIGO: AccentColor
 ACCENT_COLOR_PURPLE: AccentColor
 ACCENT_COLOR_PINK: AccentColor
 ACCENT_COLOR_ROSE: AccentColor
+SETTING_LEVEL_UNSPECIFIED: SettingLevel
+SETTING_LEVEL_PROCESS: SettingLevel
+SETTING_LEVEL_SESSION: SettingLevel
+SETTING_LEVEL_PROJECT: SettingLevel
+SETTING_LEVEL_TENANT: SettingLevel
 
 class User(_message.Message):
     __slots__ = ("tenant_id", "username", "roles", "created_at_ms")
@@ -554,3 +567,51 @@ class Settings(_message.Message):
     values: _containers.ScalarMap[str, str]
     effective: _containers.ScalarMap[str, str]
     def __init__(self, tenant_id: _Optional[str] = ..., project_id: _Optional[str] = ..., values: _Optional[_Mapping[str, str]] = ..., effective: _Optional[_Mapping[str, str]] = ...) -> None: ...
+
+class SettingScope(_message.Message):
+    __slots__ = ("tenant_id", "project_id", "session_id", "process_id")
+    TENANT_ID_FIELD_NUMBER: _ClassVar[int]
+    PROJECT_ID_FIELD_NUMBER: _ClassVar[int]
+    SESSION_ID_FIELD_NUMBER: _ClassVar[int]
+    PROCESS_ID_FIELD_NUMBER: _ClassVar[int]
+    tenant_id: str
+    project_id: str
+    session_id: str
+    process_id: str
+    def __init__(self, tenant_id: _Optional[str] = ..., project_id: _Optional[str] = ..., session_id: _Optional[str] = ..., process_id: _Optional[str] = ...) -> None: ...
+
+class EngineSettingValue(_message.Message):
+    __slots__ = ("key", "value", "level")
+    KEY_FIELD_NUMBER: _ClassVar[int]
+    VALUE_FIELD_NUMBER: _ClassVar[int]
+    LEVEL_FIELD_NUMBER: _ClassVar[int]
+    key: str
+    value: str
+    level: SettingLevel
+    def __init__(self, key: _Optional[str] = ..., value: _Optional[str] = ..., level: _Optional[_Union[SettingLevel, str]] = ...) -> None: ...
+
+class ResolveEngineSettingsRequest(_message.Message):
+    __slots__ = ("scope", "keys")
+    SCOPE_FIELD_NUMBER: _ClassVar[int]
+    KEYS_FIELD_NUMBER: _ClassVar[int]
+    scope: SettingScope
+    keys: _containers.RepeatedScalarFieldContainer[str]
+    def __init__(self, scope: _Optional[_Union[SettingScope, _Mapping]] = ..., keys: _Optional[_Iterable[str]] = ...) -> None: ...
+
+class EngineSettings(_message.Message):
+    __slots__ = ("values",)
+    VALUES_FIELD_NUMBER: _ClassVar[int]
+    values: _containers.RepeatedCompositeFieldContainer[EngineSettingValue]
+    def __init__(self, values: _Optional[_Iterable[_Union[EngineSettingValue, _Mapping]]] = ...) -> None: ...
+
+class SetEngineSettingRequest(_message.Message):
+    __slots__ = ("scope", "level", "key", "value")
+    SCOPE_FIELD_NUMBER: _ClassVar[int]
+    LEVEL_FIELD_NUMBER: _ClassVar[int]
+    KEY_FIELD_NUMBER: _ClassVar[int]
+    VALUE_FIELD_NUMBER: _ClassVar[int]
+    scope: SettingScope
+    level: SettingLevel
+    key: str
+    value: str
+    def __init__(self, scope: _Optional[_Union[SettingScope, _Mapping]] = ..., level: _Optional[_Union[SettingLevel, str]] = ..., key: _Optional[str] = ..., value: _Optional[str] = ...) -> None: ...

@@ -159,6 +159,16 @@ class SessionServiceStub:
                 request_serializer=vance_dot_v1_dot_session__pb2.RestartForcedRequest.SerializeToString,
                 response_deserializer=vance_dot_v1_dot_session__pb2.RunSweepsResponse.FromString,
                 _registered_method=True)
+        self.ResolveEngineSettings = channel.unary_unary(
+                '/vance.v1.SessionService/ResolveEngineSettings',
+                request_serializer=vance_dot_v1_dot_session__pb2.ResolveEngineSettingsRequest.SerializeToString,
+                response_deserializer=vance_dot_v1_dot_session__pb2.EngineSettings.FromString,
+                _registered_method=True)
+        self.SetEngineSetting = channel.unary_unary(
+                '/vance.v1.SessionService/SetEngineSetting',
+                request_serializer=vance_dot_v1_dot_session__pb2.SetEngineSettingRequest.SerializeToString,
+                response_deserializer=vance_dot_v1_dot_session__pb2.EngineSettings.FromString,
+                _registered_method=True)
 
 
 class SessionServiceServicer:
@@ -340,6 +350,20 @@ class SessionServiceServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def ResolveEngineSettings(self, request, context):
+        """Engines (session_service/engine_settings.py): the typed settings of a process, read
+        through process -> session -> project -> tenant, and written at a chosen level.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def SetEngineSetting(self, request, context):
+        """Missing associated documentation comment in .proto file."""
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_SessionServiceServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -467,6 +491,16 @@ def add_SessionServiceServicer_to_server(servicer, server):
                     servicer.RestartForced,
                     request_deserializer=vance_dot_v1_dot_session__pb2.RestartForcedRequest.FromString,
                     response_serializer=vance_dot_v1_dot_session__pb2.RunSweepsResponse.SerializeToString,
+            ),
+            'ResolveEngineSettings': grpc.unary_unary_rpc_method_handler(
+                    servicer.ResolveEngineSettings,
+                    request_deserializer=vance_dot_v1_dot_session__pb2.ResolveEngineSettingsRequest.FromString,
+                    response_serializer=vance_dot_v1_dot_session__pb2.EngineSettings.SerializeToString,
+            ),
+            'SetEngineSetting': grpc.unary_unary_rpc_method_handler(
+                    servicer.SetEngineSetting,
+                    request_deserializer=vance_dot_v1_dot_session__pb2.SetEngineSettingRequest.FromString,
+                    response_serializer=vance_dot_v1_dot_session__pb2.EngineSettings.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -1144,6 +1178,60 @@ class SessionService:
             '/vance.v1.SessionService/RestartForced',
             vance_dot_v1_dot_session__pb2.RestartForcedRequest.SerializeToString,
             vance_dot_v1_dot_session__pb2.RunSweepsResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def ResolveEngineSettings(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/vance.v1.SessionService/ResolveEngineSettings',
+            vance_dot_v1_dot_session__pb2.ResolveEngineSettingsRequest.SerializeToString,
+            vance_dot_v1_dot_session__pb2.EngineSettings.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def SetEngineSetting(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/vance.v1.SessionService/SetEngineSetting',
+            vance_dot_v1_dot_session__pb2.SetEngineSettingRequest.SerializeToString,
+            vance_dot_v1_dot_session__pb2.EngineSettings.FromString,
             options,
             channel_credentials,
             insecure,
