@@ -45,6 +45,9 @@ class Lanes:
         # Called with the closed document and the turn id when a process closes because its
         # turn failed for good (process_service/parent_notify.py tells the parent).
         self.on_closed_failed: Callable[[dict[str, Any], str], Awaitable[None]] | None = None
+        # Called with the session id after every status change (process_service/rollup_notify.py
+        # keeps the session's RUNNING/IDLE roll-up current).
+        self.on_status_change: Callable[[str], None] | None = None
 
     async def take(self, process_id: str, worker_id: str) -> TurnRef | None:
         """Takes the lane of a process that wants a turn; None when there is nothing to do."""
@@ -326,6 +329,8 @@ class Lanes:
     async def _status_event(
         self, doc: dict[str, Any], old: ProcessStatus, new: ProcessStatus
     ) -> None:
+        if self.on_status_change is not None:
+            self.on_status_change(str(doc["session_id"]))
         await self.events.publish(
             str(doc["session_id"]),
             STATUS_CHANGED,

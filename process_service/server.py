@@ -13,6 +13,7 @@ from process_service.lanes import Lanes
 from process_service.memory import MemoryStore
 from process_service.parent_notify import ParentNotify
 from process_service.processes import Processes
+from process_service.rollup_notify import RollupNotifier
 from process_service.service import ProcessServicer
 from process_service.store import ProcessStore
 from process_service.toolhost import ProcessToolHost, register_forever
@@ -24,7 +25,14 @@ from vance.config import Config, load_config
 from vance.logsetup import setup_logging
 from vance.server import GrpcHost, run_main, serve_until_signal
 from vance.store import connect
-from vance.v1 import process_pb2, process_pb2_grpc, recipe_pb2_grpc, tool_pb2, tool_pb2_grpc
+from vance.v1 import (
+    process_pb2,
+    process_pb2_grpc,
+    recipe_pb2_grpc,
+    session_pb2_grpc,
+    tool_pb2,
+    tool_pb2_grpc,
+)
 
 logger = logging.getLogger(__name__)
 
@@ -64,6 +72,8 @@ async def create_server(
     )
     servicer.memory = MemoryStore(db, clock)
     channels = Channels(config)
+    rollup = RollupNotifier(session_pb2_grpc.SessionServiceStub(channels.get("session_service")))
+    lanes.on_status_change = rollup.note
     tools = ProcessTools(
         processes,
         inbox,
@@ -76,6 +86,7 @@ async def create_server(
     bound = host.bind(config.grpc_host, config.port("process_service") if port is None else port)
     loop_task = asyncio.ensure_future(dispatcher.run())
     evict_task = asyncio.ensure_future(_evict_loop(events))
+    rollup_task = asyncio.ensure_future(rollup.run())
     register_task = asyncio.ensure_future(
         register_forever(channels.get("tool_service"), config.address("process_service"))
     )
@@ -84,7 +95,8 @@ async def create_server(
         dispatcher.stop()
         evict_task.cancel()
         register_task.cancel()
-        for task in (loop_task, evict_task, register_task):
+        rollup_task.cancel()
+        for task in (loop_task, evict_task, register_task, rollup_task):
             try:
                 await task
             except BaseException:

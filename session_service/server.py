@@ -9,6 +9,7 @@ from session_service.lifecycle_wiring import (
     start_lifecycle_tasks,
     stop_lifecycle_tasks,
 )
+from session_service.rollup import Rollup
 from session_service.search_services import build_search
 from session_service.seed import seed_defaults
 from session_service.service import SessionServicer
@@ -51,6 +52,7 @@ async def create_server(
     host = GrpcHost([SERVICE_NAME])
     servicer = SessionServicer(sessions, lifecycle, search)
     servicer.engine_settings = engine_settings
+    servicer.rollup = Rollup(lifecycle.cascades, store, clock)
     session_pb2_grpc.add_SessionServiceServicer_to_server(servicer, host.server)
     bound = host.bind(config.grpc_host, config.port("session_service") if port is None else port)
     background = start_lifecycle_tasks(lifecycle, clock)

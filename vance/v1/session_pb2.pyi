@@ -615,3 +615,15 @@ class SetEngineSettingRequest(_message.Message):
     key: str
     value: str
     def __init__(self, scope: _Optional[_Union[SettingScope, _Mapping]] = ..., level: _Optional[_Union[SettingLevel, str]] = ..., key: _Optional[str] = ..., value: _Optional[str] = ...) -> None: ...
+
+class NoteEngineStatusRequest(_message.Message):
+    __slots__ = ("session_ids",)
+    SESSION_IDS_FIELD_NUMBER: _ClassVar[int]
+    session_ids: _containers.RepeatedScalarFieldContainer[str]
+    def __init__(self, session_ids: _Optional[_Iterable[str]] = ...) -> None: ...
+
+class NoteEngineStatusResponse(_message.Message):
+    __slots__ = ("changed",)
+    CHANGED_FIELD_NUMBER: _ClassVar[int]
+    changed: int
+    def __init__(self, changed: _Optional[int] = ...) -> None: ...

@@ -169,6 +169,11 @@ class SessionServiceStub:
                 request_serializer=vance_dot_v1_dot_session__pb2.SetEngineSettingRequest.SerializeToString,
                 response_deserializer=vance_dot_v1_dot_session__pb2.EngineSettings.FromString,
                 _registered_method=True)
+        self.NoteEngineStatus = channel.unary_unary(
+                '/vance.v1.SessionService/NoteEngineStatus',
+                request_serializer=vance_dot_v1_dot_session__pb2.NoteEngineStatusRequest.SerializeToString,
+                response_deserializer=vance_dot_v1_dot_session__pb2.NoteEngineStatusResponse.FromString,
+                _registered_method=True)
 
 
 class SessionServiceServicer:
@@ -364,6 +369,14 @@ class SessionServiceServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def NoteEngineStatus(self, request, context):
+        """process_service, after engine status changes: recompute the RUNNING/IDLE roll-up of these
+        sessions and write it (and their list cards) when it changed (session_service/rollup.py).
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_SessionServiceServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -501,6 +514,11 @@ def add_SessionServiceServicer_to_server(servicer, server):
                     servicer.SetEngineSetting,
                     request_deserializer=vance_dot_v1_dot_session__pb2.SetEngineSettingRequest.FromString,
                     response_serializer=vance_dot_v1_dot_session__pb2.EngineSettings.SerializeToString,
+            ),
+            'NoteEngineStatus': grpc.unary_unary_rpc_method_handler(
+                    servicer.NoteEngineStatus,
+                    request_deserializer=vance_dot_v1_dot_session__pb2.NoteEngineStatusRequest.FromString,
+                    response_serializer=vance_dot_v1_dot_session__pb2.NoteEngineStatusResponse.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -1232,6 +1250,33 @@ class SessionService:
             '/vance.v1.SessionService/SetEngineSetting',
             vance_dot_v1_dot_session__pb2.SetEngineSettingRequest.SerializeToString,
             vance_dot_v1_dot_session__pb2.EngineSettings.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def NoteEngineStatus(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/vance.v1.SessionService/NoteEngineStatus',
+            vance_dot_v1_dot_session__pb2.NoteEngineStatusRequest.SerializeToString,
+            vance_dot_v1_dot_session__pb2.NoteEngineStatusResponse.FromString,
             options,
             channel_credentials,
             insecure,
