@@ -213,6 +213,7 @@ def process_to_proto(p: d.ThinkProcess) -> pb.ThinkProcess:
         pending_count=p.pending_count,
         chat_history_summary=p.chat_history_summary,
         chat_history_summary_through=p.chat_history_summary_through,
+        last_suspend_cause=p.last_suspend_cause,
     )
 
 
@@ -240,6 +241,7 @@ def process_from_proto(p: pb.ThinkProcess) -> d.ThinkProcess:
         pending_count=p.pending_count,
         chat_history_summary=p.chat_history_summary,
         chat_history_summary_through=p.chat_history_summary_through,
+        last_suspend_cause=p.last_suspend_cause,
     )
 
 

@@ -245,6 +245,9 @@ class ThinkProcess(_Model):
     # number it covers (engine_worker/engines/history_summary.py).
     chat_history_summary: str = ""
     chat_history_summary_through: int = 0
+    # Why the process was last suspended (IDLE, DISCONNECT, FORCED): a resume may treat a turn
+    # cut off by a FORCED suspend differently.
+    last_suspend_cause: str = ""
 
 
 class ChatMessage(_Model):

@@ -33,6 +33,11 @@ MAX_CONTEXT_TOKENS = "arthur.maxContextTokens"
 DEFAULT_MAX_CONTEXT_TOKENS = 64_000
 INCLUDE_MEMORY = "arthur.includeProjectMemorySummary"
 CHAT_LANGUAGE = "chat.language"
+FORCED_RESUME_NOTE = (
+    '<resume cause="FORCED">The session was suspended by force while your last turn ran; '
+    "that turn was cut off and its messages follow again. Tool calls it made may or may not "
+    "have taken effect: check (e.g. process_list) before repeating them.</resume>"
+)
 # Client commands that need no model turn: the user clicked something with a clear meaning.
 DIRECT_COMMANDS = {"steer", "approve", "reject"}
 
@@ -48,7 +53,10 @@ class Arthur:
         return await self._turn(process, ctx)
 
     async def resume(self, process: ThinkProcess, ctx: ThinkEngineContext) -> TurnOutcome:
-        return await self._turn(process, ctx)
+        # A FORCED suspend cut a turn off mid-way (its messages are back in the inbox): the model
+        # is told, so it checks what its earlier tool calls did instead of assuming.
+        note = FORCED_RESUME_NOTE if process.last_suspend_cause == "FORCED" else None
+        return await self._turn(process, ctx, note=note)
 
     async def steer(self, process: ThinkProcess, ctx: ThinkEngineContext) -> TurnOutcome:
         return await self._turn(process, ctx)
@@ -56,7 +64,9 @@ class Arthur:
     def summarize_for_parent(self, process: ThinkProcess, outcome: TurnOutcome) -> str:
         return f"chat {process.name} is {outcome.status.value.lower()}"
 
-    async def _turn(self, process: ThinkProcess, ctx: ThinkEngineContext) -> TurnOutcome:
+    async def _turn(
+        self, process: ThinkProcess, ctx: ThinkEngineContext, *, note: str | None = None
+    ) -> TurnOutcome:
         inbox = await ctx.drain_pending()
         if not inbox:
             return TurnOutcome.idle()
@@ -75,7 +85,9 @@ class Arthur:
         budget = await settings.get_int(MAX_CONTEXT_TOKENS, DEFAULT_MAX_CONTEXT_TOKENS)
         limit = history_limit(budget)
         history = await ctx.chat.history(limit=limit)
-        turn_input = []
+        turn_input: list[dict[str, Any]] = []
+        if note:
+            turn_input.append({"role": "system", "content": note})
         for message in model_inbox:
             if isinstance(message, UserChatInput):
                 await ctx.chat.append(ChatRole.USER, message.content)
