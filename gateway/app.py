@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import re
 from collections.abc import AsyncIterator
@@ -18,6 +19,7 @@ from pydantic import BaseModel
 from gateway import rest, rest_sessions, rest_settings
 from gateway.auth import Principal, Tokens, bearer, load_secret
 from gateway.clients import Clients
+from gateway.replica import Replica
 from gateway.ws import Connection
 from vance.channels import Channels
 from vance.config import Config, load_config
@@ -44,10 +46,15 @@ def create_app(config: Config) -> FastAPI:
             holder["clients"] = Clients.from_channels(channels)
         return holder["clients"]
 
+    replica = Replica()
+
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
-        clients()
+        renew = asyncio.ensure_future(replica.renew_forever(clients()))
         yield
+        renew.cancel()
+        await asyncio.gather(renew, return_exceptions=True)
+        await replica.shutdown(clients())
         await channels.close()
 
     app = FastAPI(title="Vancetope gateway", version="0.1.0", lifespan=lifespan)
@@ -113,6 +120,7 @@ def create_app(config: Config) -> FastAPI:
             clients(),
             profile=profile,
             ping_interval_s=config.gateway.ping_interval_s,
+            replica=replica,
         )
         await conn.run()
 

@@ -18,6 +18,7 @@ from gateway.auth import Principal
 from gateway.clients import Clients
 from gateway.frames import Envelope, error_frame, event_frame, frame
 from gateway.handlers import HANDLERS, FrameError
+from gateway.replica import GOING_AWAY, Replica
 from vance import PROTOCOL_VERSION, __version__
 from vance.errors import http_status_for, reason_of
 from vance.ids import new_id
@@ -38,8 +39,10 @@ class Connection:
         *,
         profile: str,
         ping_interval_s: int,
+        replica: Replica | None = None,
     ) -> None:
         self.ws = ws
+        self.replica = replica
         self.principal = principal
         self.clients = clients
         self.profile = profile
@@ -123,14 +126,22 @@ class Connection:
 
     async def run(self) -> None:
         await self.welcome()
+        going_away = False
+        if self.replica is not None:
+            self.replica.add(self)
         try:
             while not self.closed:
                 raw = await self.ws.receive_text()
                 await self._handle(raw)
-        except WebSocketDisconnect:
-            pass
+        except WebSocketDisconnect as exc:
+            going_away = exc.code == GOING_AWAY and self.replica is not None
         finally:
-            await binding.release(self, disconnect=True)
+            if self.replica is not None:
+                self.replica.remove(self, going_away=going_away)
+            if not going_away:
+                # The client left: onDisconnect applies. A stopping replica instead keeps the
+                # bind and suspends the session FORCED (gateway/replica.py).
+                await binding.release(self, disconnect=True)
             await self.unbind()
 
     async def _handle(self, raw: str) -> None:

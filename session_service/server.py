@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import asyncio
+
 from session_service.engine_settings import EngineSettings, default_chat_engine
 from session_service.hooks import Hooks
 from session_service.lifecycle_wiring import (
@@ -9,6 +11,7 @@ from session_service.lifecycle_wiring import (
     start_lifecycle_tasks,
     stop_lifecycle_tasks,
 )
+from session_service.ownership import Ownership, take_over_forever
 from session_service.rollup import Rollup
 from session_service.search_services import build_search
 from session_service.seed import seed_defaults
@@ -53,9 +56,17 @@ async def create_server(
     servicer = SessionServicer(sessions, lifecycle, search)
     servicer.engine_settings = engine_settings
     servicer.rollup = Rollup(lifecycle.cascades, store, clock)
+    servicer.ownership = Ownership(
+        db, lifecycle.cascades, lifecycle.sweepers, clock, config.lifecycle
+    )
     session_pb2_grpc.add_SessionServiceServicer_to_server(servicer, host.server)
     bound = host.bind(config.grpc_host, config.port("session_service") if port is None else port)
     background = start_lifecycle_tasks(lifecycle, clock)
+    background.append(
+        asyncio.ensure_future(
+            take_over_forever(servicer.ownership, config.lifecycle.sweep_interval_ms / 1000)
+        )
+    )
     search.start()
 
     async def close() -> None:

@@ -8,6 +8,7 @@ from session_service import convert as sc
 from session_service.engine_settings_rpc import EngineSettingsRpcs
 from session_service.lifecycle_wiring import LifecycleServices
 from session_service.models import Session
+from session_service.ownership import OwnershipRpcs
 from session_service.rollup import RollupRpcs
 from session_service.search_services import SearchServices
 from session_service.sessions import DEFAULT_CHAT_ENGINE, Sessions
@@ -16,7 +17,9 @@ from vance.v1 import session_pb2 as spb
 from vance.v1 import session_pb2_grpc
 
 
-class SessionServicer(EngineSettingsRpcs, RollupRpcs, session_pb2_grpc.SessionServiceServicer):
+class SessionServicer(
+    EngineSettingsRpcs, RollupRpcs, OwnershipRpcs, session_pb2_grpc.SessionServiceServicer
+):
     def __init__(
         self, sessions: Sessions, lifecycle: LifecycleServices, search: SearchServices
     ) -> None:

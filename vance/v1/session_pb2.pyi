@@ -627,3 +627,34 @@ class NoteEngineStatusResponse(_message.Message):
     CHANGED_FIELD_NUMBER: _ClassVar[int]
     changed: int
     def __init__(self, changed: _Optional[int] = ...) -> None: ...
+
+class ReplicaRequest(_message.Message):
+    __slots__ = ("replica_id", "sessions")
+    class SessionsEntry(_message.Message):
+        __slots__ = ("key", "value")
+        KEY_FIELD_NUMBER: _ClassVar[int]
+        VALUE_FIELD_NUMBER: _ClassVar[int]
+        key: str
+        value: str
+        def __init__(self, key: _Optional[str] = ..., value: _Optional[str] = ...) -> None: ...
+    REPLICA_ID_FIELD_NUMBER: _ClassVar[int]
+    SESSIONS_FIELD_NUMBER: _ClassVar[int]
+    replica_id: str
+    sessions: _containers.ScalarMap[str, str]
+    def __init__(self, replica_id: _Optional[str] = ..., sessions: _Optional[_Mapping[str, str]] = ...) -> None: ...
+
+class ReplicaResponse(_message.Message):
+    __slots__ = ("sessions", "suspended", "resumed")
+    SESSIONS_FIELD_NUMBER: _ClassVar[int]
+    SUSPENDED_FIELD_NUMBER: _ClassVar[int]
+    RESUMED_FIELD_NUMBER: _ClassVar[int]
+    sessions: int
+    suspended: int
+    resumed: int
+    def __init__(self, sessions: _Optional[int] = ..., suspended: _Optional[int] = ..., resumed: _Optional[int] = ...) -> None: ...
+
+class TakeOverReplicasRequest(_message.Message):
+    __slots__ = ("now_ms",)
+    NOW_MS_FIELD_NUMBER: _ClassVar[int]
+    now_ms: int
+    def __init__(self, now_ms: _Optional[int] = ...) -> None: ...

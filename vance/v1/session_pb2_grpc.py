@@ -174,6 +174,21 @@ class SessionServiceStub:
                 request_serializer=vance_dot_v1_dot_session__pb2.NoteEngineStatusRequest.SerializeToString,
                 response_deserializer=vance_dot_v1_dot_session__pb2.NoteEngineStatusResponse.FromString,
                 _registered_method=True)
+        self.RenewReplica = channel.unary_unary(
+                '/vance.v1.SessionService/RenewReplica',
+                request_serializer=vance_dot_v1_dot_session__pb2.ReplicaRequest.SerializeToString,
+                response_deserializer=vance_dot_v1_dot_session__pb2.ReplicaResponse.FromString,
+                _registered_method=True)
+        self.ShutdownReplica = channel.unary_unary(
+                '/vance.v1.SessionService/ShutdownReplica',
+                request_serializer=vance_dot_v1_dot_session__pb2.ReplicaRequest.SerializeToString,
+                response_deserializer=vance_dot_v1_dot_session__pb2.ReplicaResponse.FromString,
+                _registered_method=True)
+        self.TakeOverReplicas = channel.unary_unary(
+                '/vance.v1.SessionService/TakeOverReplicas',
+                request_serializer=vance_dot_v1_dot_session__pb2.TakeOverReplicasRequest.SerializeToString,
+                response_deserializer=vance_dot_v1_dot_session__pb2.ReplicaResponse.FromString,
+                _registered_method=True)
 
 
 class SessionServiceServicer:
@@ -377,6 +392,28 @@ class SessionServiceServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def RenewReplica(self, request, context):
+        """Gateway replicas (session_service/ownership.py): renew the lease on the sessions a replica
+        holds; a replica shutting down suspends them FORCED; an expired lease is taken over (the
+        sweep does it; admin and tests call it with a time) and its sessions suspended FORCED,
+        then auto-restarted when that is enabled.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def ShutdownReplica(self, request, context):
+        """Missing associated documentation comment in .proto file."""
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def TakeOverReplicas(self, request, context):
+        """Missing associated documentation comment in .proto file."""
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_SessionServiceServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -519,6 +556,21 @@ def add_SessionServiceServicer_to_server(servicer, server):
                     servicer.NoteEngineStatus,
                     request_deserializer=vance_dot_v1_dot_session__pb2.NoteEngineStatusRequest.FromString,
                     response_serializer=vance_dot_v1_dot_session__pb2.NoteEngineStatusResponse.SerializeToString,
+            ),
+            'RenewReplica': grpc.unary_unary_rpc_method_handler(
+                    servicer.RenewReplica,
+                    request_deserializer=vance_dot_v1_dot_session__pb2.ReplicaRequest.FromString,
+                    response_serializer=vance_dot_v1_dot_session__pb2.ReplicaResponse.SerializeToString,
+            ),
+            'ShutdownReplica': grpc.unary_unary_rpc_method_handler(
+                    servicer.ShutdownReplica,
+                    request_deserializer=vance_dot_v1_dot_session__pb2.ReplicaRequest.FromString,
+                    response_serializer=vance_dot_v1_dot_session__pb2.ReplicaResponse.SerializeToString,
+            ),
+            'TakeOverReplicas': grpc.unary_unary_rpc_method_handler(
+                    servicer.TakeOverReplicas,
+                    request_deserializer=vance_dot_v1_dot_session__pb2.TakeOverReplicasRequest.FromString,
+                    response_serializer=vance_dot_v1_dot_session__pb2.ReplicaResponse.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -1277,6 +1329,87 @@ class SessionService:
             '/vance.v1.SessionService/NoteEngineStatus',
             vance_dot_v1_dot_session__pb2.NoteEngineStatusRequest.SerializeToString,
             vance_dot_v1_dot_session__pb2.NoteEngineStatusResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def RenewReplica(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/vance.v1.SessionService/RenewReplica',
+            vance_dot_v1_dot_session__pb2.ReplicaRequest.SerializeToString,
+            vance_dot_v1_dot_session__pb2.ReplicaResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def ShutdownReplica(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/vance.v1.SessionService/ShutdownReplica',
+            vance_dot_v1_dot_session__pb2.ReplicaRequest.SerializeToString,
+            vance_dot_v1_dot_session__pb2.ReplicaResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def TakeOverReplicas(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/vance.v1.SessionService/TakeOverReplicas',
+            vance_dot_v1_dot_session__pb2.TakeOverReplicasRequest.SerializeToString,
+            vance_dot_v1_dot_session__pb2.ReplicaResponse.FromString,
             options,
             channel_credentials,
             insecure,
