@@ -6,6 +6,7 @@ import math
 from dataclasses import dataclass, field
 from typing import Any
 
+from bench.delegate import delegate_section
 from bench.markdown import table
 from bench.report_lifecycle import search_section, store_calls_section, sweeps_section
 from bench.scenarios import (
@@ -37,6 +38,7 @@ class Results:
     memory: MemoryResult | None = None
     search: dict[str, Any] | None = None
     sweeps: dict[str, Any] | None = None
+    delegate: dict[str, Any] | None = None
     failure: str = ""
     elapsed_s: float = 0.0
 
@@ -247,4 +249,6 @@ def render(r: Results) -> str:
         lines += search_section(r.search)
     if r.sweeps is not None:
         lines += sweeps_section(r.sweeps)
+    if r.delegate is not None:
+        lines += delegate_section(r.delegate)
     return "\n".join(lines).rstrip() + "\n"

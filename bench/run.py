@@ -15,6 +15,7 @@ from pathlib import Path
 
 import uvloop
 
+from bench.delegate import measure_delegate
 from bench.errors import BenchError
 from bench.procstat import load_average
 from bench.report import Results, render
@@ -61,6 +62,9 @@ async def _measure(system: BenchSystem, results: Results, deadline: float) -> No
     log("(f) lifecycle sweeps at 10,000 sessions")
     results.sweeps = w = await measure_sweeps(system, 10_000)
     log(f"    nothing due: {w['quiet']['median_ms']} ms")
+    log("(g) process_create_delegate added latency (MATCH)")
+    results.delegate = d = await measure_delegate(system)
+    log(f"    +{d['added_p50_ms']} ms at the median")
 
 
 async def bench() -> Results:

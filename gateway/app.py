@@ -1,38 +1,47 @@
-"""The gateway application: login, health, and the client WebSocket."""
+"""The gateway application: REST routes, health, the client WebSocket, and how it is served.
+
+Layout (docs/architecture.md, "Gateway"): ws.py accepts sockets and reads frames, dispatch.py
+is the frame table, *_frames.py the handlers, rest*.py the REST routes, inputs.py and
+limits.py the input rules, errors.py the one error mapper, auth.py and revocations.py the
+tokens."""
 
 from __future__ import annotations
 
 import asyncio
+import ctypes
+import ctypes.util
 import logging
-import re
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
-from typing import Any
 
 import grpc
 import uvicorn
-from fastapi import FastAPI, HTTPException, WebSocket
+from fastapi import FastAPI, WebSocket
 from fastapi.responses import JSONResponse
 from grpc_health.v1 import health_pb2, health_pb2_grpc
-from pydantic import BaseModel
 
-from gateway import rest, rest_sessions, rest_settings
-from gateway.auth import Principal, Tokens, bearer, load_secret
+from gateway import (
+    errors,
+    log_redact,
+    rest,
+    rest_access,
+    rest_catalog,
+    rest_sessions,
+    rest_settings,
+    ws,
+)
+from gateway.auth import Principal, Tokens, load_secret
+from gateway.body_guard import BodyGuard
 from gateway.clients import Clients
+from gateway.limits import MAX_REQUEST_HEAD_BYTES, WS_MAX_BYTES
 from gateway.replica import Replica
-from gateway.ws import Connection
+from gateway.revocations import Authenticator
 from vance.channels import Channels
 from vance.config import Config, load_config
-from vance.domain import PROFILE_PATTERN
-from vance.errors import UnauthenticatedError, http_status_for, reason_of
 from vance.logsetup import setup_logging
-from vance.v1 import session_pb2 as spb
+from vance.v1 import tokens_pb2_grpc
 
 logger = logging.getLogger(__name__)
-
-
-class LoginBody(BaseModel):
-    password: str
 
 
 def create_app(config: Config) -> FastAPI:
@@ -46,6 +55,11 @@ def create_app(config: Config) -> FastAPI:
             holder["clients"] = Clients.from_channels(channels)
         return holder["clients"]
 
+    def token_stub() -> tokens_pb2_grpc.TokenServiceStub:
+        return tokens_pb2_grpc.TokenServiceStub(channels.get("session_service"))
+
+    authenticator = Authenticator(tokens, token_stub)
+
     replica = Replica()
 
     @asynccontextmanager
@@ -58,12 +72,17 @@ def create_app(config: Config) -> FastAPI:
         await channels.close()
 
     app = FastAPI(title="Vancetope gateway", version="0.1.0", lifespan=lifespan)
-    # What gateway/rest.py's routes reach through `request.app.state`.
+    # What the REST routes reach through `request.app.state` (gateway/rest_deps.py).
     app.state.tokens = tokens
+    app.state.authenticator = authenticator
     app.state.clients = clients
+    errors.install(app)
+    app.add_middleware(BodyGuard)
+    app.include_router(rest_access.router)
     app.include_router(rest.router)
     app.include_router(rest_sessions.router)
     app.include_router(rest_settings.router)
+    app.include_router(rest_catalog.router)
 
     @app.get("/healthz")
     async def healthz() -> JSONResponse:
@@ -82,60 +101,57 @@ def create_app(config: Config) -> FastAPI:
             status_code=200 if ok else 503,
         )
 
-    @app.post("/brain/{tenant}/access/{username}")
-    async def login(tenant: str, username: str, body: LoginBody) -> dict[str, Any]:
-        try:
-            user = await clients().sessions.Authenticate(
-                spb.AuthenticateRequest(tenant_id=tenant, username=username, password=body.password)
-            )
-        except grpc.aio.AioRpcError as exc:
-            raise HTTPException(
-                http_status_for(exc.code()),
-                {"errorMessage": exc.details(), "reason": reason_of(exc)},
-            ) from exc
-        token = tokens.issue(Principal(user.tenant_id, user.username, tuple(user.roles)))
-        return {"token": token, "userId": user.username, "tenantId": user.tenant_id}
+    async def authenticate(token: str) -> Principal:
+        return await authenticator.authenticate(token)
+
+    deps = ws.SocketDeps(
+        authenticate,
+        authenticator.check,
+        authenticator.revoke,
+        clients,
+        config.gateway.ping_interval_s,
+        replica,
+    )
 
     @app.websocket("/brain/{tenant}/ws")
-    async def socket(ws: WebSocket, tenant: str) -> None:
-        # Accept first, then refuse with a close code and reason a client can read.
-        await ws.accept()
-        try:
-            principal = tokens.verify(
-                bearer(ws.headers.get("authorization"), ws.query_params.get("token"))
-            )
-        except UnauthenticatedError as exc:
-            await ws.close(code=4401, reason=exc.reason)
-            return
-        if principal.tenant_id != tenant:
-            await ws.close(code=4403, reason="tenant_mismatch")
-            return
-        profile = ws.headers.get("x-vance-profile") or ws.query_params.get("profile") or "default"
-        if not re.match(PROFILE_PATTERN, profile):
-            await ws.close(code=4400, reason="bad_profile")
-            return
-        conn = Connection(
-            ws,
-            principal,
-            clients(),
-            profile=profile,
-            ping_interval_s=config.gateway.ping_interval_s,
-            replica=replica,
-        )
-        await conn.run()
+    async def socket(socket: WebSocket, tenant: str) -> None:
+        await ws.serve(socket, tenant, deps)
 
     return app
+
+
+def _return_freed_memory_to_the_os() -> None:
+    """glibc raises its mmap threshold after a large block is freed, so later large frames
+    are served from the heap, which rarely shrinks: after a burst of big frames the gateway's
+    memory would stay up. A fixed threshold keeps every block above 128 KiB in its own mapping,
+    released as soon as the frame is dropped."""
+    name = ctypes.util.find_library("c")
+    if not name:
+        return
+    try:
+        libc = ctypes.CDLL(name)
+        m_mmap_threshold = -3
+        libc.mallopt(m_mmap_threshold, 128 * 1024)
+    except (OSError, AttributeError) as exc:  # not glibc: nothing to tune
+        logger.info("malloc not tuned: %s", exc)
 
 
 def main() -> None:
     config = load_config()
     setup_logging(config.logging, "gateway")
+    log_redact.install()
+    _return_freed_memory_to_the_os()
     uvicorn.run(
         create_app(config),
         host=config.gateway.host,
         port=config.gateway.port,
         loop="uvloop",
         log_level=config.logging.level.lower(),
+        log_config=None,  # uvicorn logs through the root handler, with its token filter
         access_log=False,
         ws_ping_interval=None,
+        ws_max_size=WS_MAX_BYTES,
+        # Room for a request line with a 100 KB id, so such a request reaches the app and gets
+        # its JSON 400 rather than the HTTP parser's plain-text one.
+        h11_max_incomplete_event_size=MAX_REQUEST_HEAD_BYTES,
     )

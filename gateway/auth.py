@@ -1,4 +1,8 @@
-"""Login tokens: HS256 JWTs signed with the configured (or generated) secret."""
+"""Login tokens: HS256 JWTs signed with the configured (or generated) secret.
+
+Each token carries a random `jti` and its issue time `iat` (ms precision in `iat_ms`), so a
+single token (logout) or every token of a user issued before a moment (an admin's revoke) can
+be revoked; gateway/revocations.py checks that record."""
 
 from __future__ import annotations
 
@@ -18,6 +22,9 @@ class Principal:
     tenant_id: str
     username: str
     roles: tuple[str, ...]
+    token_id: str = ""  # the token's `jti`
+    issued_at_ms: int = 0
+    expires_at_ms: int = 0
 
     @property
     def is_admin(self) -> bool:
@@ -42,25 +49,38 @@ def load_secret(config: Config) -> str:
 class Tokens:
     def __init__(self, secret: str, ttl_s: int) -> None:
         self._secret = secret
-        self._ttl_s = ttl_s
+        self.ttl_s = ttl_s
 
     def issue(self, p: Principal) -> str:
-        now = int(time.time())
+        now_ms = int(time.time() * 1000)
         claims = {
             "sub": p.username,
             "tenant": p.tenant_id,
             "roles": list(p.roles),
-            "iat": now,
-            "exp": now + self._ttl_s,
+            "jti": secrets.token_urlsafe(12),
+            "iat": now_ms // 1000,
+            "iat_ms": now_ms,
+            "exp": now_ms // 1000 + self.ttl_s,
         }
         return jwt.encode(claims, self._secret, algorithm="HS256")
 
     def verify(self, token: str) -> Principal:
+        """Signature and expiry only; revocation is gateway/revocations.py's (it needs a call)."""
         try:
             claims = jwt.decode(token, self._secret, algorithms=["HS256"])
         except jwt.PyJWTError as exc:
             raise UnauthenticatedError(f"invalid token: {exc}", reason="bad_token") from exc
-        return Principal(str(claims["tenant"]), str(claims["sub"]), tuple(claims.get("roles", [])))
+        try:
+            return Principal(
+                str(claims["tenant"]),
+                str(claims["sub"]),
+                tuple(str(r) for r in claims.get("roles", [])),
+                token_id=str(claims.get("jti", "")),
+                issued_at_ms=int(claims.get("iat_ms", int(claims.get("iat", 0)) * 1000)),
+                expires_at_ms=int(claims.get("exp", 0)) * 1000,
+            )
+        except (KeyError, TypeError, ValueError) as exc:
+            raise UnauthenticatedError("invalid token: bad claims", reason="bad_token") from exc
 
 
 def bearer(header: str | None, query_token: str | None) -> str:

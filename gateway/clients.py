@@ -5,17 +5,19 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from vance.channels import Channels
-from vance.v1 import process_pb2_grpc, session_pb2_grpc
+from vance.v1 import process_pb2_grpc, recipe_pb2_grpc, session_pb2_grpc
 
 
 @dataclass(frozen=True)
 class Clients:
     sessions: session_pb2_grpc.SessionServiceStub
     processes: process_pb2_grpc.ProcessServiceStub
+    recipes: recipe_pb2_grpc.RecipeServiceStub
 
     @classmethod
     def from_channels(cls, channels: Channels) -> Clients:
         return cls(
             sessions=session_pb2_grpc.SessionServiceStub(channels.get("session_service")),
             processes=process_pb2_grpc.ProcessServiceStub(channels.get("process_service")),
+            recipes=recipe_pb2_grpc.RecipeServiceStub(channels.get("recipe_service")),
         )

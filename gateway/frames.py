@@ -4,20 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field
-
 from vance.ids import new_id
 from vance.protoutil import struct_to_dict
 from vance.v1 import common_pb2 as pb
-
-
-class Envelope(BaseModel):
-    model_config = ConfigDict(extra="ignore", populate_by_name=True)
-
-    id: str = ""
-    reply_to: str | None = Field(default=None, alias="replyTo")
-    type: str
-    data: dict[str, Any] = Field(default_factory=dict)
 
 
 def frame(

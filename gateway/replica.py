@@ -19,7 +19,7 @@ from vance.ids import new_id
 from vance.v1 import session_pb2 as spb
 
 if TYPE_CHECKING:
-    from gateway.ws import Connection
+    from gateway.connection import Connection
 
 logger = logging.getLogger(__name__)
 

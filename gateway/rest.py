@@ -8,72 +8,43 @@ deleted session answers `{"deleted": false}`.
 
 from __future__ import annotations
 
-from collections.abc import Awaitable
-from typing import Any, TypeVar
+import re
+from typing import Any
 
-import grpc
-from fastapi import APIRouter, HTTPException, Request
+from fastapi import APIRouter, Request
 from pydantic import BaseModel, ConfigDict, Field
 
-from gateway.auth import Principal, Tokens, bearer
-from gateway.clients import Clients
-from vance.errors import UnauthenticatedError, http_status_for, reason_of
+from gateway.errors import GatewayError
+from gateway.limits import INT64_MAX
+from gateway.rest_deps import PathId, caller, clients, principal
+from vance.domain import PROFILE_PATTERN
 from vance.v1 import common_pb2 as pb
 from vance.v1 import recipe_pb2 as rpb
 from vance.v1 import session_pb2 as spb
 
 router = APIRouter()
-T = TypeVar("T")
 
 
 class ReactivateBody(BaseModel):
-    profile: str = ""
+    model_config = ConfigDict(strict=True)
+
+    profile: str = Field(default="", max_length=64)
 
 
 class ExtendBody(BaseModel):
-    model_config = ConfigDict(populate_by_name=True)
+    model_config = ConfigDict(populate_by_name=True, strict=True)  # true is not 1
 
-    transition_at: int = Field(default=0, alias="transitionAt", ge=0)
-    extend_by_ms: int = Field(default=0, alias="extendByMs", ge=0)
-
-
-def _principal(request: Request, tenant: str) -> Principal:
-    tokens: Tokens = request.app.state.tokens
-    try:
-        principal = tokens.verify(
-            bearer(request.headers.get("authorization"), request.query_params.get("token"))
-        )
-    except UnauthenticatedError as exc:
-        raise HTTPException(401, _error(401, exc.message, exc.reason)) from exc
-    if principal.tenant_id != tenant:
-        raise HTTPException(403, _error(403, "the token is for another tenant", "tenant_mismatch"))
-    return principal
+    # The proto fields are int64: larger values are refused here (422), not by protobuf.
+    transition_at: int = Field(default=0, alias="transitionAt", ge=0, le=INT64_MAX)
+    extend_by_ms: int = Field(default=0, alias="extendByMs", ge=0, le=INT64_MAX)
 
 
-def _clients(request: Request) -> Clients:
-    clients: Clients = request.app.state.clients()
-    return clients
-
-
-def _error(code: int, message: str, reason: str) -> dict[str, Any]:
-    return {"errorCode": code, "errorMessage": message, "reason": reason}
-
-
-async def _call(call: Awaitable[T]) -> T:
-    try:
-        return await call
-    except grpc.aio.AioRpcError as exc:
-        status = http_status_for(exc.code())
-        raise HTTPException(status, _error(status, exc.details() or "", reason_of(exc))) from exc
-
-
-def _op(request: Request, tenant: str, session_id: str, profile: str = "") -> spb.SessionOpRequest:
-    p = _principal(request, tenant)
+async def _op(
+    request: Request, tenant: PathId, session_id: PathId, profile: str = ""
+) -> spb.SessionOpRequest:
+    p = await principal(request, tenant)
     return spb.SessionOpRequest(
-        tenant_id=tenant,
-        session_id=session_id,
-        caller=spb.Caller(user_id=p.username, roles=list(p.roles)),
-        profile=profile,
+        tenant_id=tenant, session_id=session_id, caller=caller(p), profile=profile
     )
 
 
@@ -114,31 +85,33 @@ def session_data(s: spb.Session) -> dict[str, Any]:
 
 
 @router.post("/brain/{tenant}/session/{session_id}/archive")
-async def archive(request: Request, tenant: str, session_id: str) -> dict[str, Any]:
-    op = _op(request, tenant, session_id)
-    return session_data(await _call(_clients(request).sessions.ArchiveSession(op)))
+async def archive(request: Request, tenant: PathId, session_id: PathId) -> dict[str, Any]:
+    op = await _op(request, tenant, session_id)
+    return session_data(await clients(request).sessions.ArchiveSession(op))
 
 
 @router.post("/brain/{tenant}/session/{session_id}/reactivate")
 async def reactivate(
-    request: Request, tenant: str, session_id: str, body: ReactivateBody | None = None
+    request: Request, tenant: PathId, session_id: PathId, body: ReactivateBody | None = None
 ) -> dict[str, Any]:
     profile = (body.profile if body else "") or request.headers.get("x-vance-profile") or ""
-    op = _op(request, tenant, session_id, profile)
-    return session_data(await _call(_clients(request).sessions.ReactivateSession(op)))
+    if profile and not re.match(PROFILE_PATTERN, profile):
+        raise GatewayError(400, f"profile must match {PROFILE_PATTERN}", "bad_profile")
+    op = await _op(request, tenant, session_id, profile)
+    return session_data(await clients(request).sessions.ReactivateSession(op))
 
 
 @router.post("/brain/{tenant}/session/{session_id}/resume")
-async def resume(request: Request, tenant: str, session_id: str) -> dict[str, Any]:
-    op = _op(request, tenant, session_id)
-    return session_data(await _call(_clients(request).sessions.ResumeSession(op)))
+async def resume(request: Request, tenant: PathId, session_id: PathId) -> dict[str, Any]:
+    op = await _op(request, tenant, session_id)
+    return session_data(await clients(request).sessions.ResumeSession(op))
 
 
 @router.post("/brain/{tenant}/session/{session_id}/extend")
 async def extend(
-    request: Request, tenant: str, session_id: str, body: ExtendBody
+    request: Request, tenant: PathId, session_id: PathId, body: ExtendBody
 ) -> dict[str, Any]:
-    op = _op(request, tenant, session_id)
+    op = await _op(request, tenant, session_id)
     req = spb.ExtendSessionRequest(
         tenant_id=tenant,
         session_id=session_id,
@@ -146,11 +119,11 @@ async def extend(
         transition_at_ms=body.transition_at,
         extend_by_ms=body.extend_by_ms,
     )
-    return session_data(await _call(_clients(request).sessions.ExtendSession(req)))
+    return session_data(await clients(request).sessions.ExtendSession(req))
 
 
 @router.delete("/brain/{tenant}/session/{session_id}")
-async def delete(request: Request, tenant: str, session_id: str) -> dict[str, Any]:
-    op = _op(request, tenant, session_id)
-    resp = await _call(_clients(request).sessions.DeleteSession(op))
+async def delete(request: Request, tenant: PathId, session_id: PathId) -> dict[str, Any]:
+    op = await _op(request, tenant, session_id)
+    resp = await clients(request).sessions.DeleteSession(op)
     return {"sessionId": session_id, "deleted": resp.deleted}

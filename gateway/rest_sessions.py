@@ -7,12 +7,14 @@ from __future__ import annotations
 
 from typing import Annotated, Literal, cast
 
-from fastapi import APIRouter, HTTPException, Query, Request, status
+from fastapi import APIRouter, Query, Request, status
 from pydantic import BaseModel, ConfigDict, Field
 from pydantic.alias_generators import to_camel
 
-from gateway.auth import Principal
-from gateway.rest import _call, _clients, _error, _principal, session_data
+from gateway.errors import GatewayError
+from gateway.limits import MAX_ID_CHARS
+from gateway.rest import session_data
+from gateway.rest_deps import PathId, admin, caller, clients, principal
 from vance.v1 import common_pb2 as pb
 from vance.v1 import session_pb2 as spb
 
@@ -103,19 +105,23 @@ class SearchView(_Camel):
 class MetadataPatch(_Camel):
     """Fields left out (or null) stay unchanged; "" clears title, icon or color; [] clears tags."""
 
-    model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True, extra="forbid")
+    model_config = ConfigDict(
+        alias_generator=to_camel, populate_by_name=True, extra="forbid", strict=True
+    )
 
     title: str | None = Field(None, max_length=400)
     icon: str | None = Field(None, max_length=32)
     color: AccentColorName | Literal[""] | None = None
-    tags: list[str] | None = Field(None, max_length=100)
+    tags: list[Annotated[str, Field(max_length=200)]] | None = Field(None, max_length=100)
     pinned: bool | None = None
 
 
 class CreateUserBody(_Camel):
+    model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True, strict=True)
+
     username: str = Field(min_length=1, max_length=64, pattern=r"^[A-Za-z0-9][A-Za-z0-9._@-]*$")
-    password: str = Field(min_length=1)
-    roles: list[str] = []
+    password: str = Field(min_length=1, max_length=1024)
+    roles: list[Annotated[str, Field(max_length=64)]] = Field(default=[], max_length=32)
 
 
 class UserView(_Camel):
@@ -123,10 +129,6 @@ class UserView(_Camel):
     username: str
     roles: list[str]
     created_at: int
-
-
-def _caller(p: Principal) -> spb.Caller:
-    return spb.Caller(user_id=p.username, roles=list(p.roles))
 
 
 def session_view(s: spb.Session) -> SessionView:
@@ -149,31 +151,29 @@ def _statuses(names: list[StatusName]) -> list[pb.SessionStatus]:
 
 
 Statuses = Annotated[list[StatusName], Query(alias="status")]
-Tags = Annotated[list[str], Query(alias="tag")]
-ProjectId = Annotated[str, Query(alias="projectId")]
-OwnerId = Annotated[str, Query(alias="ownerUserId", description="tenant admins only")]
+Tags = Annotated[list[str], Query(alias="tag", max_length=100)]
+ProjectId = Annotated[str, Query(alias="projectId", max_length=MAX_ID_CHARS)]
+OwnerId = Annotated[
+    str, Query(alias="ownerUserId", max_length=MAX_ID_CHARS, description="tenant admins only")
+]
 IncludeArchived = Annotated[bool, Query(alias="includeArchived")]
 
 
 @router.get("/brain/{tenant}/session/{session_id}", response_model=SessionView)
-async def get_session(request: Request, tenant: str, session_id: str) -> SessionView:
-    p = _principal(request, tenant)
-    s = await _call(
-        _clients(request).sessions.GetSession(
-            spb.GetSessionRequest(tenant_id=tenant, session_id=session_id)
-        )
+async def get_session(request: Request, tenant: PathId, session_id: PathId) -> SessionView:
+    p = await principal(request, tenant)
+    s = await clients(request).sessions.GetSession(
+        spb.GetSessionRequest(tenant_id=tenant, session_id=session_id)
     )
     if s.owner_user_id != p.username and not p.is_admin:
-        raise HTTPException(
-            403, _error(403, "the session belongs to another user", "session_foreign")
-        )
+        raise GatewayError(403, "the session belongs to another user", "session_foreign")
     return session_view(s)
 
 
 @router.get("/brain/{tenant}/sessions", response_model=SessionList)
 async def list_sessions(
     request: Request,
-    tenant: str,
+    tenant: PathId,
     project_id: ProjectId = "",
     owner_user_id: OwnerId = "",
     statuses: Statuses = [],  # noqa: B006  (FastAPI copies defaults)
@@ -182,19 +182,17 @@ async def list_sessions(
     limit: Annotated[int, Query(ge=0, le=1000)] = 0,
 ) -> SessionList:
     """Pinned first, then by last activity; archived only with includeArchived=true."""
-    p = _principal(request, tenant)
-    resp = await _call(
-        _clients(request).sessions.ListSessions(
-            spb.ListSessionsRequest(
-                tenant_id=tenant,
-                caller=_caller(p),
-                project_id=project_id,
-                owner_user_id=owner_user_id,
-                statuses=_statuses(statuses),
-                tags=tags,
-                include_archived=include_archived,
-                limit=limit,
-            )
+    p = await principal(request, tenant)
+    resp = await clients(request).sessions.ListSessions(
+        spb.ListSessionsRequest(
+            tenant_id=tenant,
+            caller=caller(p),
+            project_id=project_id,
+            owner_user_id=owner_user_id,
+            statuses=_statuses(statuses),
+            tags=tags,
+            include_archived=include_archived,
+            limit=limit,
         )
     )
     return SessionList(sessions=[session_view(s) for s in resp.sessions])
@@ -203,7 +201,7 @@ async def list_sessions(
 @router.get("/brain/{tenant}/sessions/search", response_model=SearchView)
 async def search_sessions(
     request: Request,
-    tenant: str,
+    tenant: PathId,
     q: Annotated[str, Query(max_length=500, description="words; the last is also a prefix")],
     project_id: ProjectId = "",
     owner_user_id: OwnerId = "",
@@ -214,20 +212,18 @@ async def search_sessions(
 ) -> SearchView:
     """Title and tag matches rank above matches in the conversation; each conversation hit
     carries message snippets with the query words highlighted."""
-    p = _principal(request, tenant)
-    resp = await _call(
-        _clients(request).sessions.SearchSessions(
-            spb.SearchSessionsRequest(
-                tenant_id=tenant,
-                caller=_caller(p),
-                query=q,
-                project_id=project_id,
-                owner_user_id=owner_user_id,
-                statuses=_statuses(statuses),
-                tags=tags,
-                include_archived=include_archived,
-                limit=limit,
-            )
+    p = await principal(request, tenant)
+    resp = await clients(request).sessions.SearchSessions(
+        spb.SearchSessionsRequest(
+            tenant_id=tenant,
+            caller=caller(p),
+            query=q,
+            project_id=project_id,
+            owner_user_id=owner_user_id,
+            statuses=_statuses(statuses),
+            tags=tags,
+            include_archived=include_archived,
+            limit=limit,
         )
     )
     return SearchView(query=q, hits=[_hit(h) for h in resp.hits])
@@ -261,12 +257,12 @@ def _hit(h: spb.SessionHit) -> SearchHitView:
 
 @router.patch("/brain/{tenant}/session/{session_id}/metadata", response_model=SessionView)
 async def patch_metadata(
-    request: Request, tenant: str, session_id: str, body: MetadataPatch
+    request: Request, tenant: PathId, session_id: PathId, body: MetadataPatch
 ) -> SessionView:
     """Sets the passed fields; the first change stamps userTouchedAt; a title in the patch
     ends titleAutoGenerated. Idempotent. Any status but CLOSED (409)."""
-    p = _principal(request, tenant)
-    req = spb.UpdateMetadataRequest(tenant_id=tenant, session_id=session_id, caller=_caller(p))
+    p = await principal(request, tenant)
+    req = spb.UpdateMetadataRequest(tenant_id=tenant, session_id=session_id, caller=caller(p))
     if body.title is not None:
         req.title = body.title
     if body.icon is not None:
@@ -277,22 +273,18 @@ async def patch_metadata(
         req.tags.CopyFrom(spb.TagList(tags=body.tags))
     if body.pinned is not None:
         req.pinned = body.pinned
-    return session_view(await _call(_clients(request).sessions.UpdateMetadata(req)))
+    return session_view(await clients(request).sessions.UpdateMetadata(req))
 
 
 @router.post(
     "/brain/{tenant}/admin/users", response_model=UserView, status_code=status.HTTP_201_CREATED
 )
-async def create_user(request: Request, tenant: str, body: CreateUserBody) -> UserView:
+async def create_user(request: Request, tenant: PathId, body: CreateUserBody) -> UserView:
     """Tenant admins only; 409 when the user exists."""
-    p = _principal(request, tenant)
-    if not p.is_admin:
-        raise HTTPException(403, _error(403, "tenant admins only", "admin_required"))
-    user = await _call(
-        _clients(request).sessions.CreateUser(
-            spb.CreateUserRequest(
-                tenant_id=tenant, username=body.username, password=body.password, roles=body.roles
-            )
+    await admin(request, tenant)
+    user = await clients(request).sessions.CreateUser(
+        spb.CreateUserRequest(
+            tenant_id=tenant, username=body.username, password=body.password, roles=body.roles
         )
     )
     return UserView(

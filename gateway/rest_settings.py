@@ -5,10 +5,12 @@ invalid_setting) and checks the admin role again."""
 
 from __future__ import annotations
 
-from fastapi import APIRouter, HTTPException, Request
+from typing import Annotated
+
+from fastapi import APIRouter, Request
 from pydantic import BaseModel, ConfigDict, Field
 
-from gateway.rest import _call, _clients, _error, _principal
+from gateway.rest_deps import PathId, admin, caller, clients, principal
 from vance.v1 import session_pb2 as spb
 
 router = APIRouter(tags=["settings"])
@@ -24,10 +26,14 @@ class SettingsView(BaseModel):
 
 
 class SettingsPatch(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", strict=True)
 
-    set: dict[str, str] = Field(default_factory=dict, description="key -> value, as text")
-    unset: list[str] = Field(default_factory=list, description="keys to remove at this level")
+    set: dict[Annotated[str, Field(max_length=200)], Annotated[str, Field(max_length=1000)]] = (
+        Field(default_factory=dict, max_length=100, description="key -> value, as text")
+    )
+    unset: list[Annotated[str, Field(max_length=200)]] = Field(
+        default_factory=list, max_length=100, description="keys to remove at this level"
+    )
 
 
 def _view(s: spb.Settings) -> SettingsView:
@@ -39,55 +45,53 @@ def _view(s: spb.Settings) -> SettingsView:
     )
 
 
-async def _get(request: Request, tenant: str, project: str) -> SettingsView:
-    _principal(request, tenant)
+async def _get(request: Request, tenant: PathId, project: PathId) -> SettingsView:
+    await principal(request, tenant)
     return _view(
-        await _call(
-            _clients(request).sessions.GetSettings(
-                spb.GetSettingsRequest(tenant_id=tenant, project_id=project)
-            )
+        await clients(request).sessions.GetSettings(
+            spb.GetSettingsRequest(tenant_id=tenant, project_id=project)
         )
     )
 
 
-async def _patch(request: Request, tenant: str, project: str, body: SettingsPatch) -> SettingsView:
-    p = _principal(request, tenant)
-    if not p.is_admin:
-        raise HTTPException(403, _error(403, "tenant admins only", "admin_required"))
+async def _patch(
+    request: Request, tenant: PathId, project: PathId, body: SettingsPatch
+) -> SettingsView:
+    p = await admin(request, tenant)
     return _view(
-        await _call(
-            _clients(request).sessions.UpdateSettings(
-                spb.UpdateSettingsRequest(
-                    tenant_id=tenant,
-                    project_id=project,
-                    caller=spb.Caller(user_id=p.username, roles=list(p.roles)),
-                    set=body.set,
-                    unset=body.unset,
-                )
+        await clients(request).sessions.UpdateSettings(
+            spb.UpdateSettingsRequest(
+                tenant_id=tenant,
+                project_id=project,
+                caller=caller(p),
+                set=body.set,
+                unset=body.unset,
             )
         )
     )
 
 
 @router.get("/brain/{tenant}/settings", response_model=SettingsView)
-async def get_tenant_settings(request: Request, tenant: str) -> SettingsView:
+async def get_tenant_settings(request: Request, tenant: PathId) -> SettingsView:
     return await _get(request, tenant, "")
 
 
 @router.patch("/brain/{tenant}/settings", response_model=SettingsView)
-async def patch_tenant_settings(request: Request, tenant: str, body: SettingsPatch) -> SettingsView:
+async def patch_tenant_settings(
+    request: Request, tenant: PathId, body: SettingsPatch
+) -> SettingsView:
     """Tenant admins only; applies `set`, then removes `unset`; idempotent."""
     return await _patch(request, tenant, "", body)
 
 
 @router.get("/brain/{tenant}/project/{project}/settings", response_model=SettingsView)
-async def get_project_settings(request: Request, tenant: str, project: str) -> SettingsView:
+async def get_project_settings(request: Request, tenant: PathId, project: PathId) -> SettingsView:
     return await _get(request, tenant, project)
 
 
 @router.patch("/brain/{tenant}/project/{project}/settings", response_model=SettingsView)
 async def patch_project_settings(
-    request: Request, tenant: str, project: str, body: SettingsPatch
+    request: Request, tenant: PathId, project: PathId, body: SettingsPatch
 ) -> SettingsView:
     """Tenant admins only; a project value wins over the tenant's for that project's sessions
     (not vance.session.forced-floor-ms, which is tenant-wide)."""

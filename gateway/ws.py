@@ -1,208 +1,203 @@
-"""One client WebSocket: frames in, gRPC calls out, the bound session's events pushed back."""
+"""The client WebSocket: who may connect (token from a header, `?token=`, the subprotocol or
+a first `auth` frame), then the frame loop: limits and the envelope are checked here, the
+frame itself goes to gateway/dispatch.py."""
 
 from __future__ import annotations
 
 import asyncio
-import json
 import logging
-import time
+import re
 from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
 from typing import Any
 
-import grpc
 from fastapi import WebSocket, WebSocketDisconnect
 from pydantic import ValidationError
 
 from gateway import binding
 from gateway.auth import Principal
 from gateway.clients import Clients
-from gateway.frames import Envelope, error_frame, event_frame, frame
-from gateway.handlers import HANDLERS, FrameError
+from gateway.connection import Connection
+from gateway.dispatch import dispatch, error_frame_for
+from gateway.errors import GatewayError
+from gateway.frames import error_frame
+from gateway.inputs import AuthData, Envelope
+from gateway.limits import MAX_FRAME_BYTES, MAX_ID_CHARS, check_tree, load_json
 from gateway.replica import GOING_AWAY, Replica
-from vance import PROTOCOL_VERSION, __version__
-from vance.errors import http_status_for, reason_of
-from vance.ids import new_id
+from vance.domain import PROFILE_PATTERN
+from vance.errors import UnauthenticatedError
 
 logger = logging.getLogger(__name__)
 
-_RESUBSCRIBE_BACKOFF_S = 0.2
+SUBPROTOCOL = "vance.v1"
+BEARER_SUBPROTOCOL = "vance.bearer."
+AUTH_FRAME_TIMEOUT_S = 10.0
+
+Authenticate = Callable[[str], Awaitable[Principal]]
+CheckRevoked = Callable[[Principal], Awaitable[None]]
 
 
-class Connection:
-    """State of one socket: who is connected, which session it is bound to, the event pump."""
+@dataclass(frozen=True)
+class SocketDeps:
+    authenticate: Authenticate  # verifies signature, expiry and revocation
+    check_revoked: CheckRevoked  # revocation alone, before every frame (cached briefly)
+    revoke: CheckRevoked  # revokes the token (the `logout` frame)
+    clients: Callable[[], Clients]  # made lazily, in the server's event loop
+    ping_interval_s: int
+    replica: Replica | None = None  # this replica's sessions (gateway/replica.py)
 
-    def __init__(
-        self,
-        ws: WebSocket,
-        principal: Principal,
-        clients: Clients,
-        *,
-        profile: str,
-        ping_interval_s: int,
-        replica: Replica | None = None,
-    ) -> None:
-        self.ws = ws
-        self.replica = replica
-        self.principal = principal
-        self.clients = clients
-        self.profile = profile
-        self.ping_interval_s = ping_interval_s
-        self.session_id = ""
-        self.chat_process_id = ""
-        self.last_seq = 0
-        # The editor id of seed 002 §8: what the session's bind holds.
-        self.connection_id = new_id("conn")
-        self.monitor = False  # watches without binding (session-monitor)
-        self.close_after_reply: tuple[int, str] | None = None
-        self.closed = False
-        self._send_lock = asyncio.Lock()
-        self._pump: asyncio.Task[None] | None = None
 
-    async def send(self, data: dict[str, Any]) -> None:
-        async with self._send_lock:
-            await self.ws.send_text(json.dumps(data, separators=(",", ":")))
+def _offered_token(ws: WebSocket) -> str:
+    header = ws.headers.get("authorization") or ""
+    if header.lower().startswith("bearer "):
+        return header[7:].strip()
+    if token := ws.query_params.get("token"):
+        return token
+    for proto in ws.scope.get("subprotocols", []):
+        if proto.startswith(BEARER_SUBPROTOCOL):
+            return str(proto[len(BEARER_SUBPROTOCOL) :])
+    return ""
 
-    async def bind(
-        self, session_id: str, chat_process_id: str, since_seq: int, *, monitor: bool = False
-    ) -> None:
-        """Follows a session's events from since_seq on (the bind itself is session_service's,
-        taken by gateway/binding.py before this)."""
-        await self.unbind()
-        self.monitor = monitor
-        self.session_id = session_id
-        self.chat_process_id = chat_process_id
-        self.last_seq = since_seq
-        self._pump = asyncio.ensure_future(self._pump_events(session_id))
 
-    async def unbind(self) -> None:
-        if self._pump is not None:
-            self._pump.cancel()
-            try:
-                await self._pump
-            except (asyncio.CancelledError, Exception):
-                pass
-        self._pump = None
-        self.session_id = ""
-        self.chat_process_id = ""
+async def _auth_frame_token(ws: WebSocket) -> str:
+    """The token of a first `{"type": "auth", "data": {"token": ...}}` frame sent within
+    AUTH_FRAME_TIMEOUT_S; "" when none came."""
+    try:
+        async with asyncio.timeout(AUTH_FRAME_TIMEOUT_S):
+            message = await ws.receive()
+    except TimeoutError:
+        return ""
+    text = message.get("text")
+    if message["type"] != "websocket.receive" or text is None:
+        return ""
+    try:
+        raw = load_json(text, limit=MAX_FRAME_BYTES)
+        check_tree(raw)
+        env = Envelope.model_validate(raw)
+        if env.type != "auth":
+            return ""
+        return AuthData.model_validate(env.data).token
+    except (GatewayError, ValidationError):
+        return ""
 
-    async def _pump_events(self, session_id: str) -> None:
-        """Follows the session's event stream; after a broken stream (process_service restart)
-        it resubscribes from the last seq it delivered, so the client misses nothing."""
-        from vance.v1 import process_pb2 as ppb
 
-        while True:
-            try:
-                call = self.clients.processes.SubscribeSession(
-                    ppb.SubscribeSessionRequest(session_id=session_id, since_seq=self.last_seq)
-                )
-                async for event in call:
-                    if event.seq <= self.last_seq:
-                        continue
-                    await self.send(event_frame(event))
-                    self.last_seq = event.seq
-            except grpc.aio.AioRpcError as exc:
-                logger.info(
-                    "event stream of %s broke (%s); resubscribing", session_id, exc.code().name
-                )
-            await asyncio.sleep(_RESUBSCRIBE_BACKOFF_S)
-
-    async def welcome(self) -> None:
-        await self.send(
-            frame(
-                "welcome",
-                {
-                    "userId": self.principal.username,
-                    "tenantId": self.principal.tenant_id,
-                    "editorId": self.connection_id,
-                    "profile": self.profile,
-                    "server": {
-                        "version": __version__,
-                        "protocolVersion": PROTOCOL_VERSION,
-                        "pingInterval": self.ping_interval_s,
-                    },
-                },
-            )
+async def serve(ws: WebSocket, tenant: str, deps: SocketDeps) -> None:
+    # Accept first, then refuse with a close code and reason a client can read. A client that
+    # offers the `vance.v1` subprotocol (a browser sending its token as a subprotocol) must get
+    # it back, or the browser drops the socket.
+    offered = ws.scope.get("subprotocols", [])
+    await ws.accept(subprotocol=SUBPROTOCOL if SUBPROTOCOL in offered else None)
+    token = _offered_token(ws) or await _auth_frame_token(ws)
+    try:
+        if not token:
+            raise UnauthenticatedError("a bearer token is required", reason="token_required")
+        principal = await deps.authenticate(token)
+    except UnauthenticatedError as exc:
+        await ws.close(code=4401, reason=exc.reason)
+        return
+    if principal.tenant_id != tenant:
+        await ws.close(code=4403, reason="tenant_mismatch")
+        return
+    profile = ws.headers.get("x-vance-profile") or ws.query_params.get("profile") or "default"
+    if not re.match(PROFILE_PATTERN, profile):
+        await ws.close(code=4400, reason="bad_profile")
+        return
+    async with asyncio.TaskGroup() as tasks:
+        conn = Connection(
+            ws,
+            principal,
+            deps.clients(),
+            tasks,
+            profile=profile,
+            ping_interval_s=deps.ping_interval_s,
+            revoke=deps.revoke,
         )
-
-    async def run(self) -> None:
-        await self.welcome()
         going_away = False
-        if self.replica is not None:
-            self.replica.add(self)
+        if deps.replica is not None:
+            deps.replica.add(conn)
         try:
-            while not self.closed:
-                raw = await self.ws.receive_text()
-                await self._handle(raw)
+            await conn.welcome()
+            going_away = await _frames(conn, deps) == GOING_AWAY
         except WebSocketDisconnect as exc:
-            going_away = exc.code == GOING_AWAY and self.replica is not None
+            # The client left: the normal end of a socket; the bind is released below.
+            going_away = exc.code == GOING_AWAY
         finally:
-            if self.replica is not None:
-                self.replica.remove(self, going_away=going_away)
+            going_away = going_away and deps.replica is not None
+            if deps.replica is not None:
+                deps.replica.remove(conn, going_away=going_away)
             if not going_away:
-                # The client left: onDisconnect applies. A stopping replica instead keeps the
-                # bind and suspends the session FORCED (gateway/replica.py).
-                await binding.release(self, disconnect=True)
-            await self.unbind()
+                # onDisconnect applies. A stopping replica instead keeps the bind and suspends
+                # the session FORCED (gateway/replica.py).
+                await binding.release(conn, disconnect=True)
+            await conn.unbind()
 
-    async def _handle(self, raw: str) -> None:
-        try:
-            env = Envelope.model_validate(json.loads(raw))
-        except (json.JSONDecodeError, ValidationError) as exc:
-            await self.send(error_frame(400, f"not a frame: {exc}", "bad_frame", reply_to=None))
-            return
-        # Every inbound frame renews the bind (seed 002 §8.3); a lost bind ends the connection.
-        lost = await binding.heartbeat(self)
-        if lost:
-            await self.send(
+
+async def _frames(conn: Connection, deps: SocketDeps) -> int | None:
+    """Handles frames until the socket ends; the close code when the peer (or the stopping
+    server) ended it."""
+    while not conn.closed:
+        message = await conn.ws.receive()
+        if message["type"] == "websocket.disconnect":
+            return int(message.get("code") or 1000)
+        text = message.get("text")
+        if text is None:
+            await conn.send(
                 error_frame(
-                    binding.lost_code(lost),
-                    "this connection lost the session's bind",
-                    lost,
-                    reply_to=env.id,
+                    400,
+                    "binary frames are not accepted: send each frame as a JSON text message",
+                    "binary_frame",
+                    reply_to=None,
                 )
             )
-            self.session_id = ""  # nothing to release: the bind is someone else's
-            self.closed = True
-            await self.ws.close(code=binding.CLOSE_BIND_LOST, reason=lost)
-            return
-        if env.type == "ping":
-            await self.send(
-                frame(
-                    "pong",
-                    {
-                        "clientTimestamp": env.data.get("clientTimestamp"),
-                        "serverTimestamp": int(time.time() * 1000),
-                    },
-                    reply_to=env.id,
-                )
+            continue
+        await _handle(conn, deps, text)
+    return None
+
+
+def _reply_id(raw: Any) -> str | None:
+    """The frame's own id, when it is usable, so even a refused frame's error can be matched."""
+    fid = raw.get("id") if isinstance(raw, dict) else None
+    if isinstance(fid, str) and len(fid) <= MAX_ID_CHARS and fid.isascii():
+        return fid
+    return None
+
+
+async def _handle(conn: Connection, deps: SocketDeps, text: str) -> None:
+    raw: Any = None
+    try:
+        raw = load_json(text, limit=MAX_FRAME_BYTES)
+        check_tree(raw)
+        if not isinstance(raw, dict):
+            raise GatewayError(400, "a frame is a JSON object", "bad_frame")
+        env = Envelope.model_validate(raw)
+    except ValidationError as exc:
+        err = GatewayError(400, f"not a frame: {exc.errors()[0]['msg']}", "bad_frame")
+        await conn.send(error_frame_for(err, reply_to=None))
+        return
+    except GatewayError as exc:
+        await conn.send(error_frame_for(exc, reply_to=_reply_id(raw)))
+        return
+    # A token revoked (logout elsewhere, an admin) ends the socket at its next frame.
+    try:
+        await deps.check_revoked(conn.principal)
+    except UnauthenticatedError as exc:
+        await conn.send(error_frame(401, exc.message, exc.reason, reply_to=env.id))
+        await conn.close(4401, exc.reason)
+        return
+    # Every inbound frame renews the bind (seed 002 §8.3); a lost bind ends the connection.
+    lost = await binding.heartbeat(conn)
+    if lost:
+        await conn.send(
+            error_frame(
+                binding.lost_code(lost),
+                "this connection lost the session's bind",
+                lost,
+                reply_to=env.id,
             )
-            return
-        handler: Callable[[Connection, dict[str, Any]], Awaitable[dict[str, Any]]] | None = (
-            HANDLERS.get(env.type)
         )
-        if handler is None:
-            await self.send(
-                error_frame(
-                    400, f"unknown frame type {env.type!r}", "unknown_frame", reply_to=env.id
-                )
-            )
-            return
-        try:
-            reply = await handler(self, env.data)
-        except FrameError as exc:
-            await self.send(error_frame(exc.code, exc.message, exc.reason, reply_to=env.id))
-            return
-        except grpc.aio.AioRpcError as exc:
-            await self.send(
-                error_frame(
-                    http_status_for(exc.code()),
-                    exc.details() or "",
-                    reason_of(exc),
-                    reply_to=env.id,
-                )
-            )
-            return
-        await self.send(frame(env.type, reply, reply_to=env.id))
-        if self.close_after_reply is not None:
-            self.closed = True
-            await self.ws.close(code=self.close_after_reply[0], reason=self.close_after_reply[1])
+        conn.session_id = ""  # nothing to release: the bind is someone else's
+        await conn.close(binding.CLOSE_BIND_LOST, lost)
+        return
+    await dispatch(conn, env)
+    if conn.close_after_reply is not None:
+        await conn.close(*conn.close_after_reply)

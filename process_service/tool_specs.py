@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from process_service.delegate import TOOL_TIMEOUT_MS
+
 
 def _obj(props: dict[str, Any], required: list[str]) -> dict[str, Any]:
     return {"type": "object", "properties": props, "required": required}
@@ -32,6 +34,39 @@ PROCESS_TOOLS: list[dict[str, Any]] = [
             ["name", "goal"],
         ),
         "labels": ["@process", "@write"],
+    },
+    {
+        "name": "process_create_delegate",
+        "description": (
+            "Start a worker process from a task description when you do not know which recipe "
+            "fits (if you know the recipe name, use process_create). A selector picks the recipe "
+            "(decision MATCH) or answers NONE with a rationale. On NONE, by default a new "
+            "recipe is designed for the task (this can take minutes) and then spawned; with "
+            "asyncFallback the design runs in the background (outcome PENDING) and its result "
+            "arrives as a <process-event>; with fallbackOnNone false you decide yourself."
+        ),
+        "parameters": _obj(
+            {
+                "name": {**_S, "description": "unique name in this session, e.g. meeting-notes"},
+                "task": {**_S, "description": "what should be done, in plain words"},
+                "title": _S,
+                "steerContent": {**_S, "description": "a first message for the worker"},
+                "params": {"type": "object", "description": "recipe parameters to override"},
+                "fallbackOnNone": {
+                    "type": "boolean",
+                    "default": True,
+                    "description": "on NONE, design a recipe for the task and spawn it",
+                },
+                "asyncFallback": {
+                    "type": "boolean",
+                    "default": False,
+                    "description": "return at once (PENDING) instead of waiting for the design",
+                },
+            },
+            ["name", "task"],
+        ),
+        "labels": ["@process", "@write"],
+        "timeoutMs": TOOL_TIMEOUT_MS,
     },
     {
         "name": "process_steer",
@@ -80,5 +115,29 @@ PROCESS_TOOLS: list[dict[str, Any]] = [
         "description": "The full recipe: default parameters, prompt and tool changes.",
         "parameters": _obj({"name": _S}, ["name"]),
         "labels": ["@recipe", "@read"],
+    },
+    {
+        "name": "slart_context",
+        "description": (
+            "The engine catalog (engines no worker runs are marked) and the recipes that exist, "
+            "to design a new recipe against."
+        ),
+        "parameters": _obj({}, []),
+        "labels": ["@recipe", "@read"],
+    },
+    {
+        "name": "slart_store_recipe",
+        "description": (
+            "Validate a designed recipe and store it as _slart/<runId>/<name> in this project. "
+            "Fails with every problem found (engine, referenced recipes, recipe format)."
+        ),
+        "parameters": _obj(
+            {
+                "name": {**_S, "description": "lowercase recipe name, e.g. meeting-notes"},
+                "yaml": {**_S, "description": "the recipe document as YAML, without its name"},
+            },
+            ["name", "yaml"],
+        ),
+        "labels": ["@recipe", "@write"],
     },
 ]

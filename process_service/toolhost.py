@@ -9,8 +9,9 @@ from typing import Any
 
 import grpc
 
+from process_service.tool_args import ToolError
 from process_service.tool_specs import PROCESS_TOOLS
-from process_service.tools import ProcessTools, ToolError
+from process_service.tools import ProcessTools
 from vance.protoutil import dict_to_struct, struct_to_dict, to_value
 from vance.v1 import common_pb2 as pb
 from vance.v1 import tool_pb2 as tpb
@@ -59,6 +60,7 @@ async def register_forever(channel: grpc.aio.Channel, address: str) -> None:
                 parameters=dict_to_struct(t["parameters"]),
                 labels=t.get("labels", []),
                 owner=OWNER,
+                timeout_ms=int(t.get("timeoutMs", 0)),
             )
             for t in PROCESS_TOOLS
         ],

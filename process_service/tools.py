@@ -10,9 +10,12 @@ from typing import Any
 
 import grpc
 
+from process_service.delegate import Delegation
 from process_service.inbox import Inbox
 from process_service.processes import Processes
+from process_service.slart_tools import GeneratedRecipes
 from process_service.store import public_fields
+from process_service.tool_args import ToolError, arg_str, rpc_details, spawn_result
 from vance.domain import DeliveryOutcome, ProcessStatus, ThinkProcess, UserChatInput
 from vance.errors import VanceError
 from vance.protoutil import dict_to_struct, struct_to_dict
@@ -22,26 +25,8 @@ from vance.v1 import recipe_pb2_grpc
 logger = logging.getLogger(__name__)
 
 
-class ToolError(Exception):
-    pass
-
-
-def _str(args: dict[str, Any], key: str, *, required: bool = True) -> str:
-    value = args.get(key)
-    if value is None or value == "":
-        if required:
-            raise ToolError(f"'{key}' is required")
-        return ""
-    if not isinstance(value, str):
-        raise ToolError(f"'{key}' must be a string")
-    return value.strip()
-
-
-def _details(exc: Exception) -> str:
-    """The message of a failed gRPC call, or of any other exception."""
-    if isinstance(exc, grpc.aio.AioRpcError):
-        return str(exc.details() or exc.code().name)
-    return str(exc)
+_str = arg_str
+_details = rpc_details
 
 
 def _summary(p: ThinkProcess) -> dict[str, Any]:
@@ -67,6 +52,9 @@ class ProcessTools:
         self._inbox = inbox
         self._recipes = recipes
         self._engines_available = engines_available
+        # process_create_delegate spawns through self.spawn, the path process_create takes.
+        self._delegation = Delegation(self.spawn, processes, recipes, engines_available)
+        self._generated = GeneratedRecipes(recipes, engines_available)
 
     async def invoke(
         self, tool: str, args: dict[str, Any], caller_id: str, key: str, profile: str
@@ -92,6 +80,28 @@ class ProcessTools:
     async def _process_create(
         self, caller: dict[str, Any], args: dict[str, Any], key: str, profile: str
     ) -> Any:
+        return spawn_result(await self.spawn(caller, args, key, profile))
+
+    async def _process_create_delegate(
+        self, caller: dict[str, Any], args: dict[str, Any], key: str, profile: str
+    ) -> Any:
+        return await self._delegation.run(caller, args, key, profile)
+
+    async def _slart_context(
+        self, caller: dict[str, Any], args: dict[str, Any], key: str, profile: str
+    ) -> Any:
+        return await self._generated.context(caller)
+
+    async def _slart_store_recipe(
+        self, caller: dict[str, Any], args: dict[str, Any], key: str, profile: str
+    ) -> Any:
+        return await self._generated.store(caller, args)
+
+    async def spawn(
+        self, caller: dict[str, Any], args: dict[str, Any], key: str, profile: str
+    ) -> ThinkProcess:
+        """A child of the caller from a recipe (or an engine), started at once; `key` makes a
+        repeated call (a redone turn) return the same child."""
         name, goal = _str(args, "name"), _str(args, "goal")
         recipe, engine = _str(args, "recipe", required=False), _str(args, "engine", required=False)
         if not recipe and not engine:
@@ -147,12 +157,7 @@ class ProcessTools:
                     from_user=f"process:{caller['name']}",
                 ),
             )
-        return {
-            "name": child.name,
-            "status": child.status.value,
-            "engine": child.engine,
-            "recipe": child.recipe_name,
-        }
+        return child
 
     async def _process_steer(
         self, caller: dict[str, Any], args: dict[str, Any], key: str, profile: str

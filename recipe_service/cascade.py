@@ -104,7 +104,12 @@ class Recipes:
                 found.update({str(d["name"]): _from_stored(d) for d in stored.get(scope, [])})
         recipes = [found[n] for n in sorted(found)]
         if listed_only:
-            recipes = [r for r in recipes if r.spec.listed and not r.spec.internal]
+            # A leading underscore marks system names (`_slart/...` generated recipes).
+            recipes = [
+                r
+                for r in recipes
+                if r.spec.listed and not r.spec.internal and not r.name.startswith("_")
+            ]
         return recipes
 
     async def create(self, tenant: str, project: str, name: str, content: RecipeInput) -> Recipe:

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from enum import StrEnum
 from typing import Any, TypeVar, cast
 
 from recipe_service.cascade import RecipeInput
+from recipe_service.inventory import Inventory
 from recipe_service.manuals import ManualListing
 from recipe_service.models import (
     AppliedRecipe,
@@ -19,6 +21,7 @@ from recipe_service.models import (
     RecipeSource,
     ResolvedLifecycle,
 )
+from recipe_service.selector import Decision, Selection
 from vance.domain import OnDisconnect, OnIdle, OnSuspend
 from vance.errors import InvalidArgumentError
 from vance.protoutil import dict_to_struct, struct_to_dict
@@ -150,15 +153,52 @@ def resolved_to_proto(r: ResolvedLifecycle) -> rpb.ResolvedLifecycle:
     )
 
 
-def engines_to_proto(engines: list[EngineInfo], markdown: str) -> rpb.ListEnginesResponse:
+def engines_to_proto(
+    engines: list[EngineInfo], markdown: str, available: Collection[str] = ()
+) -> rpb.ListEnginesResponse:
     return rpb.ListEnginesResponse(
         engines=[
             rpb.EngineInfo(
-                name=e.name, purpose=e.purpose, when_to_use=e.when_to_use, not_for=e.not_for
+                name=e.name,
+                purpose=e.purpose,
+                when_to_use=e.when_to_use,
+                not_for=e.not_for,
+                unavailable=bool(available) and e.name not in available,
             )
             for e in engines
         ],
         markdown=markdown,
+    )
+
+
+def selection_to_proto(s: Selection) -> rpb.RecipeSelection:
+    return rpb.RecipeSelection(
+        decision=(
+            rpb.SELECTION_DECISION_MATCH
+            if s.decision is Decision.MATCH
+            else rpb.SELECTION_DECISION_NONE
+        ),
+        recipe=s.recipe,
+        engine=s.engine,
+        rationale=s.rationale,
+        model_called=s.model_called,
+        model=s.model,
+    )
+
+
+def inventory_to_proto(inv: Inventory) -> rpb.Inventory:
+    return rpb.Inventory(
+        recipes=[
+            rpb.InventoryEntry(
+                name=e.name,
+                engine=e.engine,
+                description=e.description,
+                source=cast(rpb.RecipeSource, enum_to_proto(e.source)),
+                engine_available=e.engine_available,
+            )
+            for e in inv.entries
+        ],
+        total=inv.total,
     )
 
 

@@ -14,6 +14,11 @@ from vance.domain import OnDisconnect, OnIdle, OnSuspend
 
 # Recipe names double as file names and store keys, so they stay lowercase and colon-free.
 NAME_PATTERN = r"^[a-z][a-z0-9-]{0,63}$"
+# Recipes Slartibartfast generates live in the project as `_slart/<runId>/<name>`: the leading
+# underscore keeps them out of recipe lists and the selector's inventory, the run id (the
+# Slartibartfast process) keeps two runs from overwriting each other.
+GENERATED_PREFIX = "_slart/"
+GENERATED_NAME_PATTERN = r"^_slart/[a-z0-9][a-z0-9_-]{0,63}/[a-z][a-z0-9-]{0,63}$"
 DEFAULT_PROFILE = "default"
 DEFAULT_RECIPE = "default"
 

@@ -2,14 +2,19 @@
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
+
 from recipe_service.bundled import load_bundled_manuals, load_bundled_recipes
 from recipe_service.cascade import Recipes
 from recipe_service.catalog import EngineCatalog
 from recipe_service.manuals import Manuals
+from recipe_service.selector import PURPOSE, SELECTOR_RECIPE, RecipeSelector
 from recipe_service.service import RecipeServicer
 from recipe_service.store import RecipeStore
 from vance.clock import Clock, SystemClock
 from vance.config import Config, load_config
+from vance.llm import LiteLLMClient, ModelClient, is_configured
 from vance.logsetup import setup_logging
 from vance.server import GrpcHost, run_main, serve_until_signal
 from vance.store import connect
@@ -22,19 +27,32 @@ async def create_server(
     config: Config, *, port: int | None = None, clock: Clock | None = None
 ) -> tuple[GrpcHost, int]:
     # Bundled recipes are validated against the catalog here, so a broken one fails the start.
-    catalog = EngineCatalog.bundled()
+    catalog = EngineCatalog.load(config.recipes.catalog_path)
     client, db = connect(config)
     store = RecipeStore(db)
     clock = clock or SystemClock()
-    recipes = Recipes(store.recipes, catalog, load_bundled_recipes(catalog.names()), clock)
+    bundled = load_bundled_recipes(catalog.names())
+    recipes = Recipes(store.recipes, catalog, bundled, clock)
     manuals = Manuals(store.manuals, load_bundled_manuals(), recipes, clock)
+
+    def selector_llm() -> ModelClient:
+        return LiteLLMClient(config.llm, purpose=PURPOSE)
+
+    selector = RecipeSelector(recipes, catalog, bundled[SELECTOR_RECIPE], selector_llm)
     host = GrpcHost([SERVICE_NAME])
     recipe_pb2_grpc.add_RecipeServiceServicer_to_server(
-        RecipeServicer(recipes, manuals, catalog), host.server
+        RecipeServicer(recipes, manuals, catalog, selector), host.server
     )
     bound = host.bind(config.grpc_host, config.port("recipe_service") if port is None else port)
+    # Importing litellm takes seconds of CPU; done in a thread now, the first selection does
+    # not block this service's loop with it.
+    warm = asyncio.ensure_future(selector.warm_up()) if is_configured(config.llm) else None
 
     async def close() -> None:
+        if warm is not None:
+            warm.cancel()
+            with contextlib.suppress(BaseException):
+                await warm
         await client.close()
 
     host.on_stop(close)

@@ -7,8 +7,10 @@ from typing import Any
 from recipe_service import convert
 from recipe_service.cascade import Recipes
 from recipe_service.catalog import EngineCatalog
+from recipe_service.inventory import recipe_inventory
 from recipe_service.manuals import Manuals
 from recipe_service.models import ModelSize, RecipeSource
+from recipe_service.selector import RecipeSelector
 from vance.errors import FailedPreconditionError, grpc_errors
 from vance.protoutil import struct_to_dict
 from vance.v1 import recipe_pb2 as rpb
@@ -16,10 +18,17 @@ from vance.v1 import recipe_pb2_grpc
 
 
 class RecipeServicer(recipe_pb2_grpc.RecipeServiceServicer):
-    def __init__(self, recipes: Recipes, manuals: Manuals, catalog: EngineCatalog) -> None:
+    def __init__(
+        self,
+        recipes: Recipes,
+        manuals: Manuals,
+        catalog: EngineCatalog,
+        selector: RecipeSelector,
+    ) -> None:
         self.recipes = recipes
         self.manuals = manuals
         self.catalog = catalog
+        self.selector = selector
 
     @grpc_errors
     async def ListRecipes(
@@ -97,7 +106,10 @@ class RecipeServicer(recipe_pb2_grpc.RecipeServiceServicer):
     async def ListEngines(
         self, request: rpb.ListEnginesRequest, context: Any
     ) -> rpb.ListEnginesResponse:
-        return convert.engines_to_proto(self.catalog.engines(), self.catalog.markdown())
+        available = list(request.available_engines)
+        return convert.engines_to_proto(
+            self.catalog.engines(), self.catalog.markdown(available), available
+        )
 
     @grpc_errors
     async def ReloadEngines(
@@ -110,7 +122,33 @@ class RecipeServicer(recipe_pb2_grpc.RecipeServiceServicer):
                 f"engine catalog not reloaded, the old one stays active: {exc}",
                 reason="catalog_invalid",
             ) from None
-        return convert.engines_to_proto(self.catalog.engines(), self.catalog.markdown())
+        available = list(request.available_engines)
+        return convert.engines_to_proto(
+            self.catalog.engines(), self.catalog.markdown(available), available
+        )
+
+    @grpc_errors
+    async def SelectRecipe(
+        self, request: rpb.SelectRecipeRequest, context: Any
+    ) -> rpb.RecipeSelection:
+        selection = await self.selector.select(
+            request.tenant_id,
+            request.project_id,
+            request.task,
+            model=request.model,
+            available=list(request.available_engines),
+        )
+        return convert.selection_to_proto(selection)
+
+    @grpc_errors
+    async def ListInventory(self, request: rpb.ListInventoryRequest, context: Any) -> rpb.Inventory:
+        inventory = await recipe_inventory(
+            self.recipes,
+            request.tenant_id,
+            request.project_id,
+            available=list(request.available_engines),
+        )
+        return convert.inventory_to_proto(inventory)
 
     @grpc_errors
     async def ListManuals(

@@ -10,7 +10,7 @@ from typing import Any
 import yaml
 from pydantic import ValidationError
 
-from recipe_service.models import NAME_PATTERN, ModelSize, RecipeSpec
+from recipe_service.models import GENERATED_NAME_PATTERN, NAME_PATTERN, ModelSize, RecipeSpec
 from recipe_service.prompts import TemplateProblem, render_context, render_template
 from vance.domain import PROFILE_PATTERN
 from vance.errors import InvalidArgumentError
@@ -20,6 +20,8 @@ MAX_MANUAL_CHARS = 512_000
 
 
 def check_name(name: str, *, what: str = "recipe") -> str:
+    if what == "recipe" and re.fullmatch(GENERATED_NAME_PATTERN, name or ""):
+        return name
     if not re.fullmatch(NAME_PATTERN, name or ""):
         raise InvalidArgumentError(
             f"{what} name {name!r} must match {NAME_PATTERN}", reason=f"invalid_{what}_name"

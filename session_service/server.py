@@ -18,15 +18,24 @@ from session_service.seed import seed_defaults
 from session_service.service import SessionServicer
 from session_service.sessions import Sessions
 from session_service.store import SessionStore
+from session_service.token_revocations import TokenRevocationStore, TokenServicer
 from vance.channels import Channels
 from vance.clock import Clock, SystemClock
 from vance.config import Config, load_config
 from vance.logsetup import setup_logging
 from vance.server import GrpcHost, run_main, serve_until_signal
 from vance.store import connect
-from vance.v1 import process_pb2_grpc, recipe_pb2_grpc, session_pb2, session_pb2_grpc
+from vance.v1 import (
+    process_pb2_grpc,
+    recipe_pb2_grpc,
+    session_pb2,
+    session_pb2_grpc,
+    tokens_pb2,
+    tokens_pb2_grpc,
+)
 
 SERVICE_NAME = session_pb2.DESCRIPTOR.services_by_name["SessionService"].full_name
+TOKEN_SERVICE_NAME = tokens_pb2.DESCRIPTOR.services_by_name["TokenService"].full_name
 
 
 async def create_server(
@@ -52,7 +61,7 @@ async def create_server(
     sessions.before_insert = lifecycle.cascades.index_new
     if config.seed_defaults:
         await seed_defaults(sessions)
-    host = GrpcHost([SERVICE_NAME])
+    host = GrpcHost([SERVICE_NAME, TOKEN_SERVICE_NAME])
     servicer = SessionServicer(sessions, lifecycle, search)
     servicer.engine_settings = engine_settings
     servicer.rollup = Rollup(lifecycle.cascades, store, clock)
@@ -60,6 +69,9 @@ async def create_server(
         db, lifecycle.cascades, lifecycle.sweepers, clock, config.lifecycle
     )
     session_pb2_grpc.add_SessionServiceServicer_to_server(servicer, host.server)
+    tokens_pb2_grpc.add_TokenServiceServicer_to_server(
+        TokenServicer(TokenRevocationStore(db, clock)), host.server
+    )
     bound = host.bind(config.grpc_host, config.port("session_service") if port is None else port)
     background = start_lifecycle_tasks(lifecycle, clock)
     background.append(

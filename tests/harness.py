@@ -17,6 +17,7 @@ import grpc
 import httpx
 import websockets
 
+from recipe_service.catalog import read_bundled_catalog
 from vance.config import Config, load_config
 from vance.supervisor import Supervisor
 from vance.testing.ports import free_port_block
@@ -192,7 +193,13 @@ def system_env(tmp: Path, llm: ThreadedScriptedLlm) -> dict[str, str]:
         "VANCE_LLM_API_KEY": "test-key",
         "VANCE_LOG_LEVEL": "INFO",
         "LITELLM_LOCAL_MODEL_COST_MAP": "True",
+        # A copy of the bundled catalog, so a test can swap the file and reload it.
+        "VANCE_ENGINE_CATALOG": str(catalog_path(tmp)),
     }
+
+
+def catalog_path(tmp: Path) -> Path:
+    return tmp / "catalog" / "engines.yaml"
 
 
 async def has_workers(system: System, n: int = WORKERS) -> bool:
@@ -212,6 +219,9 @@ async def running_system(
 ) -> AsyncIterator[System]:
     """The whole system as real processes on ephemeral ports, until the block ends."""
     env = {**system_env(tmp, llm), **(extra_env or {})}
+    catalog = catalog_path(tmp)
+    catalog.parent.mkdir(parents=True, exist_ok=True)
+    catalog.write_text(read_bundled_catalog())
     config = load_config(env={**os.environ, **env})
     sup = Supervisor(config, env, log_to=logs or tmp / "logs", quiet=True)
     system = System(config, sup, llm)

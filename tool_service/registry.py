@@ -63,16 +63,19 @@ class ToolRegistry:
         channel = self._channels.get(address)
         if channel is None:
             channel = self._channels[address] = grpc.aio.insecure_channel(address)
+        # A tool that waits for other work (process_create_delegate's fallback) registers
+        # a longer bound than the default.
+        timeout_s = int(doc.get("timeout_ms") or 0) / 1000 or INVOKE_TIMEOUT_S
         try:
             response: tpb.InvokeToolResponse = await tool_pb2_grpc.ToolHostStub(channel).Invoke(
-                request, timeout=INVOKE_TIMEOUT_S
+                request, timeout=timeout_s
             )
             return response
         except grpc.aio.AioRpcError as exc:
             if exc.code() == grpc.StatusCode.DEADLINE_EXCEEDED:
                 return tpb.InvokeToolResponse(
                     status=pb.TOOL_CALL_STATUS_TIMEOUT,
-                    error=f"{request.tool_name} did not answer within {INVOKE_TIMEOUT_S:.0f}s",
+                    error=f"{request.tool_name} did not answer within {timeout_s:.0f}s",
                 )
             return _error(f"{request.tool_name} failed: {exc.details()}")
         except (TimeoutError, OSError) as exc:

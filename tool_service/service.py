@@ -29,6 +29,7 @@ class ToolServicer(tool_pb2_grpc.ToolServiceServicer):
                 "parameters": struct_to_dict(t.parameters),
                 "labels": list(t.labels),
                 "allowed_profiles": list(t.allowed_profiles),
+                "timeout_ms": int(t.timeout_ms),
             }
             for t in request.tools
         ]
@@ -70,4 +71,5 @@ def _spec(d: dict[str, Any]) -> tpb.ToolSpec:
         labels=d.get("labels") or [],
         allowed_profiles=d.get("allowed_profiles") or [],
         owner=d.get("owner", ""),
+        timeout_ms=int(d.get("timeout_ms") or 0),
     )

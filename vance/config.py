@@ -25,6 +25,7 @@ ENV_KEYS: dict[str, str] = {
     "VANCE_GATEWAY_HOST": "gateway.host",
     "VANCE_GATEWAY_PORT": "gateway.port",
     "VANCE_JWT_SECRET": "gateway.jwt_secret",
+    "VANCE_TOKEN_TTL_S": "gateway.token_ttl_s",
     "VANCE_ENGINE_WORKERS": "worker.count",
     "VANCE_WORKER_SLOTS": "worker.slots",
     "VANCE_WORKER_ID": "worker.worker_id",
@@ -40,6 +41,7 @@ ENV_KEYS: dict[str, str] = {
     "VANCE_SWEEP_INTERVAL_MS": "lifecycle.sweep_interval_ms",
     "VANCE_BIND_STALE_AFTER_MS": "lifecycle.bind_stale_after_ms",
     "VANCE_AUTO_RESTART_FORCED": "lifecycle.auto_restart_forced.enabled",
+    "VANCE_ENGINE_CATALOG": "recipes.catalog_path",
 }
 
 
@@ -66,7 +68,7 @@ class GatewayConfig(_Frozen):
     host: str = "127.0.0.1"
     port: int = 8080
     jwt_secret: str = ""  # empty: generated once and kept in the data directory
-    token_ttl_s: int = 7 * 24 * 3600
+    token_ttl_s: int = Field(default=12 * 3600, ge=60)
     ping_interval_s: int = 30
 
 
@@ -123,6 +125,12 @@ class LlmConfig(_Frozen):
     )
 
 
+class RecipesConfig(_Frozen):
+    # The engine catalog file the reload endpoint re-reads; empty: the bundled
+    # recipe_service/catalog/engines.yaml.
+    catalog_path: str = ""
+
+
 class LoggingConfig(_Frozen):
     level: str = "INFO"
     json_format: bool = False
@@ -141,6 +149,7 @@ class Config(_Frozen):
     events: EventsConfig = EventsConfig()
     lifecycle: LifecycleConfig = LifecycleConfig()
     llm: LlmConfig = LlmConfig()
+    recipes: RecipesConfig = RecipesConfig()
     logging: LoggingConfig = LoggingConfig()
 
     def address(self, service: str) -> str:

@@ -5,7 +5,8 @@ from __future__ import annotations
 from engine_worker.engine import ThinkEngine
 from engine_worker.engines.arthur import Arthur
 from engine_worker.engines.ford import Ford
+from engine_worker.engines.slartibartfast import Slartibartfast
 
 
 def default_engines() -> list[ThinkEngine]:
-    return [Arthur(), Ford()]
+    return [Arthur(), Ford(), Slartibartfast()]

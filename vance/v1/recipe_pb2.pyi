@@ -56,6 +56,12 @@ class LifecycleSource(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     LIFECYCLE_SOURCE_BUILT_IN: _ClassVar[LifecycleSource]
     LIFECYCLE_SOURCE_SETTINGS: _ClassVar[LifecycleSource]
     LIFECYCLE_SOURCE_CALLER: _ClassVar[LifecycleSource]
+
+class SelectionDecision(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
+    __slots__ = ()
+    SELECTION_DECISION_UNSPECIFIED: _ClassVar[SelectionDecision]
+    SELECTION_DECISION_MATCH: _ClassVar[SelectionDecision]
+    SELECTION_DECISION_NONE: _ClassVar[SelectionDecision]
 RECIPE_SOURCE_UNSPECIFIED: RecipeSource
 RECIPE_SOURCE_BUNDLED: RecipeSource
 RECIPE_SOURCE_TENANT: RecipeSource
@@ -84,6 +90,9 @@ LIFECYCLE_SOURCE_DEFAULT_RECIPE_DEFAULT: LifecycleSource
 LIFECYCLE_SOURCE_BUILT_IN: LifecycleSource
 LIFECYCLE_SOURCE_SETTINGS: LifecycleSource
 LIFECYCLE_SOURCE_CALLER: LifecycleSource
+SELECTION_DECISION_UNSPECIFIED: SelectionDecision
+SELECTION_DECISION_MATCH: SelectionDecision
+SELECTION_DECISION_NONE: SelectionDecision
 
 class Recipe(_message.Message):
     __slots__ = ("name", "description", "engine", "source", "document", "tags", "source_kind", "title", "locked", "internal", "listed", "yaml", "tenant_id", "project_id", "updated_at_ms")
@@ -305,20 +314,24 @@ class ResolvedLifecycle(_message.Message):
     def __init__(self, lifecycle: _Optional[_Union[LifecycleProperties, _Mapping]] = ..., sources: _Optional[_Union[LifecycleSources, _Mapping]] = ..., recipe_name: _Optional[str] = ..., recipe_source: _Optional[_Union[RecipeSource, str]] = ...) -> None: ...
 
 class EngineInfo(_message.Message):
-    __slots__ = ("name", "purpose", "when_to_use", "not_for")
+    __slots__ = ("name", "purpose", "when_to_use", "not_for", "unavailable")
     NAME_FIELD_NUMBER: _ClassVar[int]
     PURPOSE_FIELD_NUMBER: _ClassVar[int]
     WHEN_TO_USE_FIELD_NUMBER: _ClassVar[int]
     NOT_FOR_FIELD_NUMBER: _ClassVar[int]
+    UNAVAILABLE_FIELD_NUMBER: _ClassVar[int]
     name: str
     purpose: str
     when_to_use: str
     not_for: str
-    def __init__(self, name: _Optional[str] = ..., purpose: _Optional[str] = ..., when_to_use: _Optional[str] = ..., not_for: _Optional[str] = ...) -> None: ...
+    unavailable: bool
+    def __init__(self, name: _Optional[str] = ..., purpose: _Optional[str] = ..., when_to_use: _Optional[str] = ..., not_for: _Optional[str] = ..., unavailable: _Optional[bool] = ...) -> None: ...
 
 class ListEnginesRequest(_message.Message):
-    __slots__ = ()
-    def __init__(self) -> None: ...
+    __slots__ = ("available_engines",)
+    AVAILABLE_ENGINES_FIELD_NUMBER: _ClassVar[int]
+    available_engines: _containers.RepeatedScalarFieldContainer[str]
+    def __init__(self, available_engines: _Optional[_Iterable[str]] = ...) -> None: ...
 
 class ListEnginesResponse(_message.Message):
     __slots__ = ("engines", "markdown")
@@ -327,6 +340,68 @@ class ListEnginesResponse(_message.Message):
     engines: _containers.RepeatedCompositeFieldContainer[EngineInfo]
     markdown: str
     def __init__(self, engines: _Optional[_Iterable[_Union[EngineInfo, _Mapping]]] = ..., markdown: _Optional[str] = ...) -> None: ...
+
+class SelectRecipeRequest(_message.Message):
+    __slots__ = ("tenant_id", "project_id", "task", "model", "available_engines")
+    TENANT_ID_FIELD_NUMBER: _ClassVar[int]
+    PROJECT_ID_FIELD_NUMBER: _ClassVar[int]
+    TASK_FIELD_NUMBER: _ClassVar[int]
+    MODEL_FIELD_NUMBER: _ClassVar[int]
+    AVAILABLE_ENGINES_FIELD_NUMBER: _ClassVar[int]
+    tenant_id: str
+    project_id: str
+    task: str
+    model: str
+    available_engines: _containers.RepeatedScalarFieldContainer[str]
+    def __init__(self, tenant_id: _Optional[str] = ..., project_id: _Optional[str] = ..., task: _Optional[str] = ..., model: _Optional[str] = ..., available_engines: _Optional[_Iterable[str]] = ...) -> None: ...
+
+class RecipeSelection(_message.Message):
+    __slots__ = ("decision", "recipe", "engine", "rationale", "model_called", "model")
+    DECISION_FIELD_NUMBER: _ClassVar[int]
+    RECIPE_FIELD_NUMBER: _ClassVar[int]
+    ENGINE_FIELD_NUMBER: _ClassVar[int]
+    RATIONALE_FIELD_NUMBER: _ClassVar[int]
+    MODEL_CALLED_FIELD_NUMBER: _ClassVar[int]
+    MODEL_FIELD_NUMBER: _ClassVar[int]
+    decision: SelectionDecision
+    recipe: str
+    engine: str
+    rationale: str
+    model_called: bool
+    model: str
+    def __init__(self, decision: _Optional[_Union[SelectionDecision, str]] = ..., recipe: _Optional[str] = ..., engine: _Optional[str] = ..., rationale: _Optional[str] = ..., model_called: _Optional[bool] = ..., model: _Optional[str] = ...) -> None: ...
+
+class ListInventoryRequest(_message.Message):
+    __slots__ = ("tenant_id", "project_id", "available_engines")
+    TENANT_ID_FIELD_NUMBER: _ClassVar[int]
+    PROJECT_ID_FIELD_NUMBER: _ClassVar[int]
+    AVAILABLE_ENGINES_FIELD_NUMBER: _ClassVar[int]
+    tenant_id: str
+    project_id: str
+    available_engines: _containers.RepeatedScalarFieldContainer[str]
+    def __init__(self, tenant_id: _Optional[str] = ..., project_id: _Optional[str] = ..., available_engines: _Optional[_Iterable[str]] = ...) -> None: ...
+
+class InventoryEntry(_message.Message):
+    __slots__ = ("name", "engine", "description", "source", "engine_available")
+    NAME_FIELD_NUMBER: _ClassVar[int]
+    ENGINE_FIELD_NUMBER: _ClassVar[int]
+    DESCRIPTION_FIELD_NUMBER: _ClassVar[int]
+    SOURCE_FIELD_NUMBER: _ClassVar[int]
+    ENGINE_AVAILABLE_FIELD_NUMBER: _ClassVar[int]
+    name: str
+    engine: str
+    description: str
+    source: RecipeSource
+    engine_available: bool
+    def __init__(self, name: _Optional[str] = ..., engine: _Optional[str] = ..., description: _Optional[str] = ..., source: _Optional[_Union[RecipeSource, str]] = ..., engine_available: _Optional[bool] = ...) -> None: ...
+
+class Inventory(_message.Message):
+    __slots__ = ("recipes", "total")
+    RECIPES_FIELD_NUMBER: _ClassVar[int]
+    TOTAL_FIELD_NUMBER: _ClassVar[int]
+    recipes: _containers.RepeatedCompositeFieldContainer[InventoryEntry]
+    total: int
+    def __init__(self, recipes: _Optional[_Iterable[_Union[InventoryEntry, _Mapping]]] = ..., total: _Optional[int] = ...) -> None: ...
 
 class Manual(_message.Message):
     __slots__ = ("name", "title", "source", "content", "size")

@@ -79,6 +79,16 @@ class RecipeServiceStub:
                 request_serializer=vance_dot_v1_dot_recipe__pb2.ListEnginesRequest.SerializeToString,
                 response_deserializer=vance_dot_v1_dot_recipe__pb2.ListEnginesResponse.FromString,
                 _registered_method=True)
+        self.SelectRecipe = channel.unary_unary(
+                '/vance.v1.RecipeService/SelectRecipe',
+                request_serializer=vance_dot_v1_dot_recipe__pb2.SelectRecipeRequest.SerializeToString,
+                response_deserializer=vance_dot_v1_dot_recipe__pb2.RecipeSelection.FromString,
+                _registered_method=True)
+        self.ListInventory = channel.unary_unary(
+                '/vance.v1.RecipeService/ListInventory',
+                request_serializer=vance_dot_v1_dot_recipe__pb2.ListInventoryRequest.SerializeToString,
+                response_deserializer=vance_dot_v1_dot_recipe__pb2.Inventory.FromString,
+                _registered_method=True)
         self.ListManuals = channel.unary_unary(
                 '/vance.v1.RecipeService/ListManuals',
                 request_serializer=vance_dot_v1_dot_recipe__pb2.ListManualsRequest.SerializeToString,
@@ -158,7 +168,22 @@ class RecipeServiceServicer:
         raise NotImplementedError('Method not implemented!')
 
     def ReloadEngines(self, request, context):
-        """Re-reads the bundled engine catalog; on a parse error the old catalog stays active.
+        """Re-reads the engine catalog file; on a parse error the old catalog stays active.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def SelectRecipe(self, request, context):
+        """The recipe selector of process_create_delegate: one model call over the engine catalog
+        and the recipe inventory. Never fails for a bad task or model reply: those end as NONE.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def ListInventory(self, request, context):
+        """What the selector may pick: listed, not internal, no `_` names, capped.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
@@ -237,6 +262,16 @@ def add_RecipeServiceServicer_to_server(servicer, server):
                     servicer.ReloadEngines,
                     request_deserializer=vance_dot_v1_dot_recipe__pb2.ListEnginesRequest.FromString,
                     response_serializer=vance_dot_v1_dot_recipe__pb2.ListEnginesResponse.SerializeToString,
+            ),
+            'SelectRecipe': grpc.unary_unary_rpc_method_handler(
+                    servicer.SelectRecipe,
+                    request_deserializer=vance_dot_v1_dot_recipe__pb2.SelectRecipeRequest.FromString,
+                    response_serializer=vance_dot_v1_dot_recipe__pb2.RecipeSelection.SerializeToString,
+            ),
+            'ListInventory': grpc.unary_unary_rpc_method_handler(
+                    servicer.ListInventory,
+                    request_deserializer=vance_dot_v1_dot_recipe__pb2.ListInventoryRequest.FromString,
+                    response_serializer=vance_dot_v1_dot_recipe__pb2.Inventory.SerializeToString,
             ),
             'ListManuals': grpc.unary_unary_rpc_method_handler(
                     servicer.ListManuals,
@@ -502,6 +537,60 @@ class RecipeService:
             '/vance.v1.RecipeService/ReloadEngines',
             vance_dot_v1_dot_recipe__pb2.ListEnginesRequest.SerializeToString,
             vance_dot_v1_dot_recipe__pb2.ListEnginesResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def SelectRecipe(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/vance.v1.RecipeService/SelectRecipe',
+            vance_dot_v1_dot_recipe__pb2.SelectRecipeRequest.SerializeToString,
+            vance_dot_v1_dot_recipe__pb2.RecipeSelection.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def ListInventory(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/vance.v1.RecipeService/ListInventory',
+            vance_dot_v1_dot_recipe__pb2.ListInventoryRequest.SerializeToString,
+            vance_dot_v1_dot_recipe__pb2.Inventory.FromString,
             options,
             channel_credentials,
             insecure,

@@ -9,20 +9,22 @@ from typing import ClassVar as _ClassVar, Optional as _Optional, Union as _Union
 DESCRIPTOR: _descriptor.FileDescriptor
 
 class ToolSpec(_message.Message):
-    __slots__ = ("name", "description", "parameters", "labels", "allowed_profiles", "owner")
+    __slots__ = ("name", "description", "parameters", "labels", "allowed_profiles", "owner", "timeout_ms")
     NAME_FIELD_NUMBER: _ClassVar[int]
     DESCRIPTION_FIELD_NUMBER: _ClassVar[int]
     PARAMETERS_FIELD_NUMBER: _ClassVar[int]
     LABELS_FIELD_NUMBER: _ClassVar[int]
     ALLOWED_PROFILES_FIELD_NUMBER: _ClassVar[int]
     OWNER_FIELD_NUMBER: _ClassVar[int]
+    TIMEOUT_MS_FIELD_NUMBER: _ClassVar[int]
     name: str
     description: str
     parameters: _struct_pb2.Struct
     labels: _containers.RepeatedScalarFieldContainer[str]
     allowed_profiles: _containers.RepeatedScalarFieldContainer[str]
     owner: str
-    def __init__(self, name: _Optional[str] = ..., description: _Optional[str] = ..., parameters: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ..., labels: _Optional[_Iterable[str]] = ..., allowed_profiles: _Optional[_Iterable[str]] = ..., owner: _Optional[str] = ...) -> None: ...
+    timeout_ms: int
+    def __init__(self, name: _Optional[str] = ..., description: _Optional[str] = ..., parameters: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ..., labels: _Optional[_Iterable[str]] = ..., allowed_profiles: _Optional[_Iterable[str]] = ..., owner: _Optional[str] = ..., timeout_ms: _Optional[int] = ...) -> None: ...
 
 class RegisterToolsRequest(_message.Message):
     __slots__ = ("owner", "address", "tools")

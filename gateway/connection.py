@@ -1,0 +1,141 @@
+"""One client socket's state: who is connected, which session it follows, the event pump.
+
+The frame loop and the dispatch live in gateway/ws.py and gateway/dispatch.py; this module
+imports neither, so handlers can take a `Connection` without an import cycle."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+import grpc
+from fastapi import WebSocket, WebSocketDisconnect
+
+from gateway.auth import Principal
+from gateway.clients import Clients
+from gateway.frames import event_frame, frame
+from vance import PROTOCOL_VERSION, __version__
+from vance.ids import new_id
+from vance.v1 import process_pb2 as ppb
+
+logger = logging.getLogger(__name__)
+
+_RESUBSCRIBE_BACKOFF_S = 0.2
+
+
+class Connection:
+    """State of one socket. Its event pump runs in the socket's TaskGroup (`tasks`), so it
+    never outlives the socket."""
+
+    def __init__(
+        self,
+        ws: WebSocket,
+        principal: Principal,
+        clients: Clients,
+        tasks: asyncio.TaskGroup,
+        *,
+        profile: str,
+        ping_interval_s: int,
+        revoke: Callable[[Principal], Awaitable[None]],
+    ) -> None:
+        self.ws = ws
+        self.principal = principal
+        self.clients = clients
+        self.tasks = tasks
+        self.profile = profile
+        self.ping_interval_s = ping_interval_s
+        self.revoke_token = revoke  # logout revokes the token this socket logged in with
+        self.session_id = ""
+        self.chat_process_id = ""
+        self.last_seq = 0
+        # The editor id of seed 002 §8: what the session's bind holds.
+        self.connection_id = new_id("conn")
+        self.monitor = False  # watches without binding (session-monitor)
+        self.close_after_reply: tuple[int, str] | None = None
+        self.closed = False
+        self._send_lock = asyncio.Lock()
+        self._pump: asyncio.Task[None] | None = None
+
+    async def send(self, data: dict[str, Any]) -> None:
+        async with self._send_lock:
+            # allow_nan=False: a value that is not JSON is a bug here, never sent to a client.
+            await self.ws.send_text(json.dumps(data, separators=(",", ":"), allow_nan=False))
+
+    async def close(self, code: int, reason: str) -> None:
+        self.closed = True
+        await self.ws.close(code=code, reason=reason)
+
+    async def bind(
+        self, session_id: str, chat_process_id: str, since_seq: int, *, monitor: bool = False
+    ) -> None:
+        """Follows a session's events from since_seq on (the bind itself is session_service's,
+        taken by gateway/binding.py before this)."""
+        await self.unbind()
+        self.monitor = monitor
+        self.session_id = session_id
+        self.chat_process_id = chat_process_id
+        self.last_seq = since_seq
+        self._pump = self.tasks.create_task(self._pump_events(session_id))
+
+    async def unbind(self) -> None:
+        pump, self._pump = self._pump, None
+        if pump is not None:
+            pump.cancel()
+            # The pump ends only by cancellation or a gone client (both handled inside it).
+            await asyncio.gather(pump, return_exceptions=True)
+        self.session_id = ""
+        self.chat_process_id = ""
+
+    async def _pump_events(self, session_id: str) -> None:
+        """Follows the session's event stream; after a broken stream (process_service restart)
+        it resubscribes from the last seq it delivered, so the client misses nothing."""
+        try:
+            while True:
+                try:
+                    call = self.clients.processes.SubscribeSession(
+                        ppb.SubscribeSessionRequest(session_id=session_id, since_seq=self.last_seq)
+                    )
+                    async for event in call:
+                        if event.seq <= self.last_seq:
+                            continue
+                        try:
+                            rendered = event_frame(event)
+                        except ValueError as exc:  # a kind this gateway does not know yet
+                            logger.warning("event %s of %s skipped: %s", event.seq, session_id, exc)
+                        else:
+                            await self.send(rendered)
+                        self.last_seq = event.seq
+                except grpc.aio.AioRpcError as exc:
+                    logger.info(
+                        "event stream of %s broke (%s); resubscribing", session_id, exc.code().name
+                    )
+                await asyncio.sleep(_RESUBSCRIBE_BACKOFF_S)
+        except (WebSocketDisconnect, RuntimeError) as exc:
+            # The client is gone (starlette raises RuntimeError once the socket is closed);
+            # the frame loop sees the disconnect too and releases the bind.
+            logger.debug("event pump of %s stopped: %s", session_id, exc)
+        except Exception:
+            # A bug here must not take the socket's TaskGroup (and so the socket) down with it:
+            # the client keeps its socket and can resume from its last seq.
+            logger.exception("event pump of %s failed", session_id)
+
+    async def welcome(self) -> None:
+        await self.send(
+            frame(
+                "welcome",
+                {
+                    "userId": self.principal.username,
+                    "tenantId": self.principal.tenant_id,
+                    "editorId": self.connection_id,
+                    "profile": self.profile,
+                    "server": {
+                        "version": __version__,
+                        "protocolVersion": PROTOCOL_VERSION,
+                        "pingInterval": self.ping_interval_s,
+                    },
+                },
+            )
+        )

@@ -1,0 +1,137 @@
+"""The tools Slartibartfast works with: what it may design against, and storing its recipe.
+
+Validation needs what only services know (the catalog in recipe_service, the engines the
+connected workers run here, the recipes of the cascade), so it happens here and in
+recipe_service, not in the engine. A generated recipe is stored in the caller's project as
+`_slart/<runId>/<name>`, the run id being the Slartibartfast process's id.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import grpc
+import yaml
+
+from process_service.tool_args import ToolError, arg_str, rpc_details
+from vance.v1 import recipe_pb2 as rpb
+from vance.v1 import recipe_pb2_grpc
+
+ARCHITECT_ENGINE = "slartibartfast"
+GENERATED_PREFIX = "_slart/"
+# Recipe names a generated recipe may reference (params.allowedRecipes) must exist.
+REFERENCE_KEYS = ("allowedRecipes",)
+
+
+def generated_path(run_id: str, name: str) -> str:
+    return f"{GENERATED_PREFIX}{run_id}/{name}"
+
+
+class GeneratedRecipes:
+    def __init__(
+        self,
+        recipes: recipe_pb2_grpc.RecipeServiceStub,
+        engines_available: Callable[[], set[str]],
+    ) -> None:
+        self._recipes = recipes
+        self._engines_available = engines_available
+
+    async def context(self, caller: dict[str, Any]) -> dict[str, Any]:
+        """The engine catalog (engines no worker runs are marked) and the recipe inventory."""
+        available = sorted(self._engines_available())
+        catalog = await self._recipes.ListEngines(
+            rpb.ListEnginesRequest(available_engines=available)
+        )
+        inventory = await self._recipes.ListInventory(
+            rpb.ListInventoryRequest(
+                tenant_id=str(caller.get("tenant_id", "")),
+                project_id=str(caller.get("project_id", "")),
+                available_engines=available,
+            )
+        )
+        return {
+            "catalog": catalog.markdown,
+            "engines": [{"name": e.name, "available": not e.unavailable} for e in catalog.engines],
+            "recipes": [
+                {"name": r.name, "engine": r.engine, "description": r.description}
+                for r in inventory.recipes
+            ],
+        }
+
+    async def store(self, caller: dict[str, Any], args: dict[str, Any]) -> dict[str, Any]:
+        """Validates a proposed recipe and stores it; a ToolError lists every problem found,
+        so one repair round can fix them all."""
+        if caller.get("engine") != ARCHITECT_ENGINE:
+            raise ToolError("only Slartibartfast stores generated recipes")
+        name, text = arg_str(args, "name"), arg_str(args, "yaml")
+        tenant = str(caller.get("tenant_id", ""))
+        project = str(caller.get("project_id", ""))
+        try:
+            doc = yaml.safe_load(text)
+        except yaml.YAMLError as exc:
+            raise ToolError(f"the recipe is not valid YAML: {exc}") from None
+        if not isinstance(doc, dict):
+            raise ToolError("the recipe must be a YAML mapping")
+        problems = await self._check(doc, tenant, project)
+        if problems:
+            raise ToolError("; ".join(problems))
+        path = generated_path(str(caller["_id"]), name)
+        stored = await self._put(tenant, project, path, text)
+        return {"recipe": stored.name, "engine": stored.engine, "description": stored.description}
+
+    async def _check(self, doc: dict[str, Any], tenant: str, project: str) -> list[str]:
+        problems = []
+        engine = str(doc.get("engine") or "")
+        catalog = await self._recipes.ListEngines(rpb.ListEnginesRequest())
+        known = {e.name for e in catalog.engines}
+        available = self._engines_available()
+        if not engine:
+            problems.append("engine is missing")
+        elif engine not in known:
+            problems.append(
+                f"engine {engine!r} is not in the engine catalog ({', '.join(sorted(known))})"
+            )
+        elif engine == ARCHITECT_ENGINE:
+            problems.append("a generated recipe must do the task, not design recipes")
+        elif engine not in available:
+            problems.append(
+                f"no worker runs engine {engine!r} now (running: {', '.join(sorted(available))})"
+            )
+        params = doc.get("params") or {}
+        for key in REFERENCE_KEYS:
+            refs = params.get(key) if isinstance(params, dict) else None
+            for ref in refs if isinstance(refs, list) else []:
+                if not await self._exists(tenant, project, str(ref)):
+                    problems.append(f"params.{key} names recipe {ref!r}, which does not exist")
+        return problems
+
+    async def _exists(self, tenant: str, project: str, name: str) -> bool:
+        try:
+            await self._recipes.GetRecipe(
+                rpb.GetRecipeRequest(tenant_id=tenant, project_id=project, name=name)
+            )
+        except grpc.aio.AioRpcError as exc:
+            if exc.code() == grpc.StatusCode.NOT_FOUND:
+                return False
+            raise
+        return True
+
+    async def _put(self, tenant: str, project: str, path: str, text: str) -> rpb.Recipe:
+        """recipe_service validates the document (schema, catalog, prompt templates); a
+        redone turn finds its own recipe and overwrites it."""
+        try:
+            created: rpb.Recipe = await self._recipes.CreateRecipe(
+                rpb.CreateRecipeRequest(tenant_id=tenant, project_id=project, name=path, yaml=text)
+            )
+            return created
+        except grpc.aio.AioRpcError as exc:
+            if exc.code() != grpc.StatusCode.ALREADY_EXISTS:
+                raise ToolError(rpc_details(exc)) from exc
+        try:
+            updated: rpb.Recipe = await self._recipes.UpdateRecipe(
+                rpb.UpdateRecipeRequest(tenant_id=tenant, project_id=project, name=path, yaml=text)
+            )
+            return updated
+        except grpc.aio.AioRpcError as exc:
+            raise ToolError(rpc_details(exc)) from exc
