@@ -10,7 +10,6 @@ import logging
 from typing import Any
 
 from session_service.cascade import Cascades
-from session_service.lifecycle import OPEN
 from session_service.store import SessionStore
 from vance.clock import Clock
 from vance.errors import grpc_errors
@@ -32,14 +31,6 @@ class Rollup:
             if session is None:
                 continue
             updated = await self._cascades.view(session)
-            if updated.status.value in OPEN:
-                # An engine that changes status is activity (seed 002 §7), as a client frame
-                # is: the idle sweep measures quiet from the last of either.
-                now = self._clock.now_ms()
-                await self._store.sessions.update_one(
-                    {"_id": session_id, "last_activity_at_ms": {"$lt": now}},
-                    {"$set": {"last_activity_at_ms": now}},
-                )
             if updated.status != session.status:
                 changed += 1
                 await self._store.cards.put(updated, self._clock.now_ms())

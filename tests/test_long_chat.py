@@ -16,19 +16,22 @@ async def test_a_long_chat_is_cut_by_the_budget_with_a_rolling_summary(system: S
     client = await system.connect()
     created = await client.ok("session-create", {"projectId": "demo"})
     await assistant_says(client, "Hi, I'm Arthur")
-    await system.sessions.SetEngineSetting(
-        spb.SetEngineSettingRequest(
-            scope=spb.SettingScope(
-                tenant_id="default",
-                project_id="demo",
-                session_id=created["sessionId"],
-                process_id=created["chatProcessId"],
-            ),
-            level=spb.SETTING_LEVEL_SESSION,
-            key="arthur.maxContextTokens",
-            value="1000",
-        )
+    scope = spb.SettingScope(
+        tenant_id="default",
+        project_id="demo",
+        session_id=created["sessionId"],
+        process_id=created["chatProcessId"],
     )
+    # A small budget; no project memory in the prompt, so other tests' records do not count.
+    for key, value in (
+        ("arthur.maxContextTokens", "1000"),
+        ("arthur.includeProjectMemorySummary", "false"),
+    ):
+        await system.sessions.SetEngineSetting(
+            spb.SetEngineSettingRequest(
+                scope=scope, level=spb.SETTING_LEVEL_SESSION, key=key, value=value
+            )
+        )
     # Each exchange costs ~250 tokens (the scripted model echoes the message).
     filler = "lorem ipsum " * 40
     texts = [f"{m} topic-{i} {filler}" for i in range(6)]

@@ -3,7 +3,6 @@ roll-up is written on every engine status change, not only when one session is r
 
 from __future__ import annotations
 
-import time
 import uuid
 
 from tests.harness import System, eventually
@@ -32,7 +31,6 @@ async def test_a_busy_engine_shows_running_in_lists_and_idle_after(system: Syste
     sid = created["sessionId"]
     await assistant_says(client, "Hi, I'm Arthur")
     await eventually(lambda: _listed(system, sid, pb.SESSION_STATUS_IDLE), what="IDLE listed")
-    steered_at = int(time.time() * 1000)
     await client.ok("process-steer", {"processName": "chat", "content": f"{m} think long"})
     # Nobody reads the session itself: only the list and its status filter.
     await eventually(
@@ -42,9 +40,4 @@ async def test_a_busy_engine_shows_running_in_lists_and_idle_after(system: Syste
     await assistant_says(client, f"done thinking {m}")
     await eventually(lambda: _listed(system, sid, pb.SESSION_STATUS_IDLE), what="IDLE again")
     assert not await _listed(system, sid, pb.SESSION_STATUS_RUNNING)
-    # The engine going IDLE, some four seconds after the steer, counts as activity too.
-    session = await system.sessions.GetSession(
-        spb.GetSessionRequest(tenant_id="default", session_id=sid)
-    )
-    assert session.last_activity_at_ms >= steered_at + 3_000
     await client.close()
