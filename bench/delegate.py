@@ -15,7 +15,6 @@ import time
 import uuid
 from typing import Any
 
-import grpc
 import httpx
 import uvloop
 
@@ -23,6 +22,8 @@ from bench.errors import BenchError
 from bench.markdown import table
 from bench.stats import percentile
 from bench.system import BenchSystem, make_tmp
+from vance.auth import ServiceCredential
+from vance.authclient import authed_channel
 from vance.protoutil import dict_to_struct, from_value
 from vance.v1 import common_pb2 as pb
 from vance.v1 import recipe_pb2 as rpb
@@ -50,9 +51,10 @@ async def measure_delegate(system: BenchSystem, rounds: int = ROUNDS) -> dict[st
     client = await system.client("delegate")
     caller = await system.chat_session(client)
     tenant, project = "default", "demo"
+    credential = ServiceCredential.from_config(system.cfg, "bench")
     async with (
-        grpc.aio.insecure_channel(system.cfg.address("tool_service")) as tools_ch,
-        grpc.aio.insecure_channel(system.cfg.address("recipe_service")) as recipes_ch,
+        authed_channel(system.cfg.address("tool_service"), credential) as tools_ch,
+        authed_channel(system.cfg.address("recipe_service"), credential) as recipes_ch,
     ):
         tools = tool_pb2_grpc.ToolServiceStub(tools_ch)
         recipes = recipe_pb2_grpc.RecipeServiceStub(recipes_ch)

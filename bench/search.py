@@ -24,6 +24,8 @@ from session_service.search_feed import SearchFeed
 from session_service.search_store import SearchStore
 from session_service.store import SessionStore
 from session_service.tokens import STOPWORDS, tokens
+from vance.auth import ServiceCredential
+from vance.authclient import authed_channel
 from vance.clock import SystemClock
 from vance.config import Config
 from vance.domain import ChatMessage, ChatRole
@@ -209,7 +211,9 @@ async def run_search_bench(
     corpus = Corpus(sessions=sessions, messages=messages, owners=owners)
     seeded = await seed(config, tenant, corpus)
     client, db = connect(config)
-    channel = grpc.aio.insecure_channel(config.address("session_service"))
+    channel = authed_channel(
+        config.address("session_service"), ServiceCredential.from_config(config, "bench")
+    )
     try:
         if through == "grpc":
             search = _over_grpc(session_pb2_grpc.SessionServiceStub(channel))

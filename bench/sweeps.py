@@ -24,11 +24,11 @@ import sys
 import time
 from typing import Any
 
-import grpc
-
 from bench.system import BenchSystem, make_tmp
 from session_service.lifecycle import BOUND, IDLE, SUSPENDED, LifecycleProps, SweepSets
 from session_service.models import Session, SessionStatus
+from vance.auth import ServiceCredential
+from vance.authclient import authed_channel
 from vance.ids import new_id
 from vance.store import connect
 from vance.v1 import session_pb2 as spb
@@ -101,7 +101,9 @@ async def measure_sweeps(
     """Times sweep rounds on a running system whose periodic sweeps are off (BenchSystem
     sets VANCE_SWEEP_INTERVAL_MS to a day), so only the measured RunSweeps calls sweep."""
     client, db = connect(system.cfg)
-    channel = grpc.aio.insecure_channel(system.cfg.address("session_service"))
+    channel = authed_channel(
+        system.cfg.address("session_service"), ServiceCredential.from_config(system.cfg, "bench")
+    )
     stub = session_pb2_grpc.SessionServiceStub(channel)
     try:
         return await _measure(db, stub, sessions, rounds, due_fraction)

@@ -19,6 +19,8 @@ import httpx
 
 from bench.errors import BenchError
 from bench.wsclient import Client, status_of_name
+from vance.auth import ServiceCredential
+from vance.authclient import authed_channel
 from vance.config import Config, load_config
 from vance.supervisor import Supervisor, die_with_parent
 from vance.testing.ports import free_port_block
@@ -144,7 +146,10 @@ class BenchSystem:
             await self.sup.start_all()
         except (TimeoutError, OSError) as exc:
             raise BenchError(f"the system did not start: {exc}; logs in {self.logs}") from exc
-        self._channel = grpc.aio.insecure_channel(self.config.address("process_service"))
+        self._channel = authed_channel(
+            self.config.address("process_service"),
+            ServiceCredential.from_config(self.config, "bench"),
+        )
         await self.wait_workers(self.workers)
         self.token = await self.login()
 

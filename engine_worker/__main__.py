@@ -12,6 +12,7 @@ from vance.channels import Channels
 from vance.config import load_config
 from vance.llm import LiteLLMClient, is_configured, warm_up_call
 from vance.logsetup import setup_logging
+from vance.observability.setup import start_observability
 from vance.server import run_main, wait_for_signal
 from vance.v1 import session_pb2_grpc, tool_pb2_grpc
 
@@ -21,6 +22,7 @@ logger = logging.getLogger("engine_worker")
 async def serve() -> None:
     config = load_config()
     setup_logging(config.logging, "engine_worker")
+    start_observability(config, "engine_worker")
     registry = EngineRegistry(default_engines())
     if not is_configured(config.llm):
         logger.warning("no model provider configured: chats will answer with setup instructions")

@@ -10,6 +10,7 @@ import asyncio
 import logging
 import os
 import socket
+import time
 from collections.abc import AsyncIterator
 
 import grpc
@@ -21,6 +22,7 @@ from engine_worker.tools import ToolDispatcher
 from vance import convert as c
 from vance.domain import CloseReason, LifecycleCall, ProcessStatus
 from vance.llm import ModelClient, ModelNotConfiguredError
+from vance.observability import logcontext, metrics, tracing
 from vance.protoutil import dict_to_struct
 from vance.v1 import process_pb2 as ppb
 from vance.v1 import process_pb2_grpc, session_pb2_grpc, tool_pb2_grpc
@@ -158,11 +160,21 @@ class Worker:
                 )
 
     async def _run_turn(self, a: ppb.TurnAssignment) -> None:
+        started = time.perf_counter()
+        logcontext.for_turn(a.process.session_id, a.process.id, a.turn_id)
         try:
-            outcome = await self._execute(a)
+            with tracing.turn_span(
+                a.trace_context,
+                session_id=a.process.session_id,
+                process_id=a.process.id,
+                turn_id=a.turn_id,
+            ):
+                outcome = await self._execute(a)
         except asyncio.CancelledError:
+            metrics.TURNS.labels(a.process.engine, "cancelled").inc()
             raise
         except Exception as exc:
+            metrics.TURNS.labels(a.process.engine, "failed").inc()
             logger.exception("turn %s of %s failed", a.turn_id, a.process.id)
             self._send(
                 ppb.WorkerMessage(
@@ -173,6 +185,8 @@ class Worker:
             )
             self._turns.pop(a.turn_id, None)
             return
+        metrics.TURNS.labels(a.process.engine, "done").inc()
+        metrics.TURN_SECONDS.labels(a.process.engine).observe(time.perf_counter() - started)
         fut: asyncio.Future[bool] = asyncio.get_running_loop().create_future()
         self._acks[a.turn_id] = fut
         self._send(

@@ -17,8 +17,9 @@ from contextlib import asynccontextmanager
 import grpc
 import uvicorn
 from fastapi import FastAPI, WebSocket
-from fastapi.responses import JSONResponse
+from fastapi.responses import JSONResponse, Response
 from grpc_health.v1 import health_pb2, health_pb2_grpc
+from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 
 from gateway import (
     errors,
@@ -39,6 +40,9 @@ from gateway.revocations import Authenticator
 from vance.channels import Channels
 from vance.config import Config, load_config
 from vance.logsetup import setup_logging
+from vance.observability import metrics
+from vance.observability.setup import start_observability
+from vance.observability.tracing import instrument_app
 from vance.v1 import tokens_pb2_grpc
 
 logger = logging.getLogger(__name__)
@@ -83,6 +87,12 @@ def create_app(config: Config) -> FastAPI:
     app.include_router(rest_sessions.router)
     app.include_router(rest_settings.router)
     app.include_router(rest_catalog.router)
+    instrument_app(app)
+
+    @app.get("/metrics", include_in_schema=False)
+    async def metrics_page() -> Response:
+        """Prometheus scrapes the gateway on its own port (docs/operations.md, "Metrics")."""
+        return Response(generate_latest(), media_type=CONTENT_TYPE_LATEST)
 
     @app.get("/healthz")
     async def healthz() -> JSONResponse:
@@ -115,7 +125,8 @@ def create_app(config: Config) -> FastAPI:
 
     @app.websocket("/brain/{tenant}/ws")
     async def socket(socket: WebSocket, tenant: str) -> None:
-        await ws.serve(socket, tenant, deps)
+        with metrics.WS_CONNECTIONS.track_inprogress():
+            await ws.serve(socket, tenant, deps)
 
     return app
 
@@ -139,6 +150,7 @@ def _return_freed_memory_to_the_os() -> None:
 def main() -> None:
     config = load_config()
     setup_logging(config.logging, "gateway")
+    start_observability(config, "gateway")
     log_redact.install()
     _return_freed_memory_to_the_os()
     uvicorn.run(

@@ -9,10 +9,10 @@ from __future__ import annotations
 import secrets
 import time
 from dataclasses import dataclass
-from pathlib import Path
 
 import jwt
 
+from vance.auth import on_behalf_of, user_secret
 from vance.config import Config
 from vance.errors import UnauthenticatedError
 
@@ -33,17 +33,8 @@ class Principal:
 
 def load_secret(config: Config) -> str:
     """The configured secret, or one generated once and kept in the data directory, so tokens
-    survive restarts of the embedded default."""
-    if config.gateway.jwt_secret:
-        return config.gateway.jwt_secret
-    path = Path(config.data_dir) / "jwt-secret"
-    if path.exists():
-        return path.read_text().strip()
-    path.parent.mkdir(parents=True, exist_ok=True)
-    secret = secrets.token_urlsafe(48)
-    path.write_text(secret)
-    path.chmod(0o600)
-    return secret
+    survive restarts of the embedded default; the services verify tokens with the same one."""
+    return user_secret(config)
 
 
 class Tokens:
@@ -71,7 +62,7 @@ class Tokens:
         except jwt.PyJWTError as exc:
             raise UnauthenticatedError(f"invalid token: {exc}", reason="bad_token") from exc
         try:
-            return Principal(
+            principal = Principal(
                 str(claims["tenant"]),
                 str(claims["sub"]),
                 tuple(str(r) for r in claims.get("roles", [])),
@@ -81,6 +72,10 @@ class Tokens:
             )
         except (KeyError, TypeError, ValueError) as exc:
             raise UnauthenticatedError("invalid token: bad claims", reason="bad_token") from exc
+        # From here on, the gRPC calls this request (or socket) makes carry the user's token,
+        # so the services act as the user (vance/authclient.py).
+        on_behalf_of.set(token)
+        return principal
 
 
 def bearer(header: str | None, query_token: str | None) -> str:

@@ -26,6 +26,7 @@ from gateway.limits import MAX_FRAME_BYTES, MAX_ID_CHARS, check_tree, load_json
 from gateway.replica import GOING_AWAY, Replica
 from vance.domain import PROFILE_PATTERN
 from vance.errors import UnauthenticatedError
+from vance.observability import tracing
 
 logger = logging.getLogger(__name__)
 
@@ -198,6 +199,7 @@ async def _handle(conn: Connection, deps: SocketDeps, text: str) -> None:
         conn.session_id = ""  # nothing to release: the bind is someone else's
         await conn.close(binding.CLOSE_BIND_LOST, lost)
         return
-    await dispatch(conn, env)
+    with tracing.frame_span(env.type, conn.session_id):
+        await dispatch(conn, env)
     if conn.close_after_reply is not None:
         await conn.close(*conn.close_after_reply)

@@ -15,6 +15,7 @@ from process_service.store import ProcessStore
 from vance.clock import Clock
 from vance.config import LanesConfig
 from vance.domain import WAKING, ProcessStatus
+from vance.observability import metrics, tracing
 
 logger = logging.getLogger(__name__)
 
@@ -39,6 +40,7 @@ class WorkerConn:
 @dataclass(frozen=True)
 class Assign:
     ref: TurnRef
+    trace: dict[str, str] | None = None  # the trace the turn joins (tracing on only)
 
 
 @dataclass(frozen=True)
@@ -61,6 +63,9 @@ class Dispatcher:
         self._wakeup = asyncio.Event()
         self._tg: asyncio.TaskGroup | None = None
         self._stopping = False
+        self._traces: dict[str, dict[str, str]] = {}  # kicked process -> the kicker's trace
+        metrics.STATE.queue_depth = lambda: [(e, len(q)) for e, q in self._ready.items()]
+        metrics.STATE.leases_held = lambda: len(self._turns)
 
     # ---- entry points ----
 
@@ -69,6 +74,11 @@ class Dispatcher:
         if process_id in self._queued:
             return
         self._queued.add(process_id)
+        metrics.QUEUED.labels(engine).inc()
+        if tracing.enabled():
+            if len(self._traces) > 10_000:
+                self._traces.clear()  # kicks that never reached a worker (stopped processes)
+            self._traces[process_id] = tracing.carrier()
         self._ready.setdefault(engine, deque()).append(process_id)
         self._wakeup.set()
 
@@ -160,9 +170,11 @@ class Dispatcher:
             self._turns.pop(ref.turn_id, None)
             if not ref.done:
                 logger.warning("turn %s of %s lost: %s", ref.turn_id, ref.process_id, why)
+                metrics.LEASES_LOST.labels("worker_lost").inc()
                 self.spawn(self._redo(ref, why))
 
     async def _redo(self, ref: TurnRef, why: str) -> None:
+        metrics.REDOS.inc()
         doc = await self._lanes.fail(ref, why, backoff=False)
         if doc is not None and doc.get("status") == ProcessStatus.RUNNING.value:
             self.kick(ref.process_id, ref.engine)
@@ -184,6 +196,7 @@ class Dispatcher:
             # A commit may have landed while the renewal was on its way: only a turn that is
             # still running and lost its lane (stopped, or taken after expiry) is cancelled.
             if not renewed and not ref.done:
+                metrics.LEASES_LOST.labels("taken").inc()
                 self.cancel_turn(turn_id)
 
     # ---- the loop ----
@@ -245,7 +258,13 @@ class Dispatcher:
             return
         worker.turns[ref.turn_id] = ref
         self._turns[ref.turn_id] = ref
-        worker.outbox.put_nowait(Assign(ref))
+        metrics.DISPATCHED.labels(ref.engine).inc()
+        trace = None
+        if tracing.enabled():
+            # A kicked turn is handed over from the dispatcher's loop: the trace is the
+            # kicker's; a steer-started one still runs in the steer's context.
+            trace = self._traces.pop(ref.process_id, None) or tracing.carrier()
+        worker.outbox.put_nowait(Assign(ref, trace))
 
     async def _sweep_loop(self) -> None:
         await self.sweep()
@@ -271,6 +290,7 @@ class Dispatcher:
         for ref in list(self._turns.values()):
             if ref.lease_until_ms < now and not ref.done:
                 logger.warning("turn %s missed its lease; redoing it", ref.turn_id)
+                metrics.LEASES_LOST.labels("expired").inc()
                 self.cancel_turn(ref.turn_id)
                 self.spawn(self._redo(ref, "lease expired"))
 

@@ -5,6 +5,8 @@ from __future__ import annotations
 import asyncio
 import logging
 
+import grpc
+
 from process_service.cascade import SessionCascade
 from process_service.dispatcher import Dispatcher
 from process_service.events import EventLog
@@ -23,12 +25,15 @@ from vance.channels import Channels
 from vance.clock import Clock, SystemClock
 from vance.config import Config, load_config
 from vance.logsetup import setup_logging
+from vance.observability.setup import start_observability
+from vance.owners import CachedOwners, ProcessLookup, SessionLookup
 from vance.server import GrpcHost, run_main, serve_until_signal
 from vance.store import connect
 from vance.v1 import (
     process_pb2,
     process_pb2_grpc,
     recipe_pb2_grpc,
+    session_pb2,
     session_pb2_grpc,
     tool_pb2,
     tool_pb2_grpc,
@@ -80,7 +85,11 @@ async def create_server(
         recipe_pb2_grpc.RecipeServiceStub(channels.get("recipe_service")),
         dispatcher.engines,
     )
-    host = GrpcHost([SERVICE_NAME, TOOL_HOST_NAME])
+    owners = CachedOwners(
+        _session_owner(store, session_pb2_grpc.SessionServiceStub(channels.get("session_service"))),
+        _process_session(store),
+    )
+    host = GrpcHost([SERVICE_NAME, TOOL_HOST_NAME], config, owners=owners)
     process_pb2_grpc.add_ProcessServiceServicer_to_server(servicer, host.server)
     tool_pb2_grpc.add_ToolHostServicer_to_server(ProcessToolHost(tools), host.server)
     bound = host.bind(config.grpc_host, config.port("process_service") if port is None else port)
@@ -108,6 +117,38 @@ async def create_server(
     return host, bound
 
 
+def _session_owner(
+    store: ProcessStore, sessions: session_pb2_grpc.SessionServiceStub
+) -> SessionLookup:
+    """session_service keeps the sessions; asked once per session (vance/owners.py caches).
+    Its GetSession wants the tenant, which any process of the session names."""
+
+    async def owner(session_id: str) -> tuple[str, str] | None:
+        doc = await store.processes.find_one({"session_id": session_id}, {"tenant_id": 1})
+        if doc is None:
+            return None
+        tenant = str(doc["tenant_id"])
+        try:
+            session = await sessions.GetSession(
+                session_pb2.GetSessionRequest(tenant_id=tenant, session_id=session_id)
+            )
+        except grpc.aio.AioRpcError as exc:
+            if exc.code() == grpc.StatusCode.NOT_FOUND:
+                return None
+            raise
+        return tenant, str(session.owner_user_id)
+
+    return owner
+
+
+def _process_session(store: ProcessStore) -> ProcessLookup:
+    async def session_of(process_id: str) -> tuple[str, str] | None:
+        doc = await store.get(process_id)
+        return (str(doc["tenant_id"]), str(doc["session_id"])) if doc else None
+
+    return session_of
+
+
 async def _evict_loop(events: EventLog) -> None:
     while True:
         await asyncio.sleep(60)
@@ -117,6 +158,7 @@ async def _evict_loop(events: EventLog) -> None:
 async def serve() -> None:
     config = load_config()
     setup_logging(config.logging, "process_service")
+    start_observability(config, "process_service")
     host, _ = await create_server(config)
     await serve_until_signal(host, "process_service")
 

@@ -23,6 +23,7 @@ from process_service.turns import Turns
 from vance import convert as c
 from vance import domain as d
 from vance.errors import AbortedError, InvalidArgumentError, grpc_errors
+from vance.observability import metrics
 from vance.protoutil import struct_to_dict
 from vance.v1 import common_pb2 as pb
 from vance.v1 import process_pb2 as ppb
@@ -31,6 +32,9 @@ from vance.v1 import process_pb2_grpc
 logger = logging.getLogger(__name__)
 
 _END = object()
+
+
+_OUTCOME_LABELS = {v: k.removeprefix("DELIVERY_OUTCOME_") for k, v in pb.DeliveryOutcome.items()}
 
 
 class ProcessServicer(MemoryRpcs, process_pb2_grpc.ProcessServiceServicer):
@@ -111,7 +115,9 @@ class ProcessServicer(MemoryRpcs, process_pb2_grpc.ProcessServiceServicer):
             raise InvalidArgumentError(str(exc), reason="bad_message") from exc
         t = request.target
         result = await self.inbox.steer(t.process_id, t.session_id, t.process_name, message)
-        return pc.steer_result_to_proto(result)
+        reply = pc.steer_result_to_proto(result)
+        metrics.STEERS.labels(_OUTCOME_LABELS.get(reply.outcome, "UNSPECIFIED")).inc()
+        return reply
 
     async def _ref(self, ref: ppb.ProcessRef) -> dict[str, Any]:
         return await self.processes.resolve(ref.process_id, ref.session_id, ref.process_name)
@@ -273,7 +279,10 @@ class ProcessServicer(MemoryRpcs, process_pb2_grpc.ProcessServiceServicer):
                     return
                 if isinstance(item, Assign):
                     self.dispatcher.spawn(self._pump_turn(item.ref))
-                    yield pc.assignment_to_proto(item.ref)
+                    message = pc.assignment_to_proto(item.ref)
+                    if item.trace:
+                        message.assignment.trace_context.update(item.trace)
+                    yield message
                 elif isinstance(item, Cancel):
                     yield ppb.DispatchMessage(cancel_turn_id=item.turn_id)
                 else:

@@ -16,6 +16,7 @@ from vance.clock import Clock, SystemClock
 from vance.config import Config, load_config
 from vance.llm import LiteLLMClient, ModelClient, is_configured
 from vance.logsetup import setup_logging
+from vance.observability.setup import start_observability
 from vance.server import GrpcHost, run_main, serve_until_signal
 from vance.store import connect
 from vance.v1 import recipe_pb2, recipe_pb2_grpc
@@ -39,7 +40,7 @@ async def create_server(
         return LiteLLMClient(config.llm, purpose=PURPOSE)
 
     selector = RecipeSelector(recipes, catalog, bundled[SELECTOR_RECIPE], selector_llm)
-    host = GrpcHost([SERVICE_NAME])
+    host = GrpcHost([SERVICE_NAME], config)
     recipe_pb2_grpc.add_RecipeServiceServicer_to_server(
         RecipeServicer(recipes, manuals, catalog, selector), host.server
     )
@@ -62,6 +63,7 @@ async def create_server(
 async def serve() -> None:
     config = load_config()
     setup_logging(config.logging, "recipe_service")
+    start_observability(config, "recipe_service")
     host, _ = await create_server(config)
     await serve_until_signal(host, "recipe_service")
 

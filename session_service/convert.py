@@ -19,6 +19,7 @@ from session_service.models import (
 from session_service.search import MessageSnippet, SearchResult, SessionFilter, SessionHit
 from session_service.settings import SettingsView
 from session_service.sweepers import SweepReport
+from vance.auth import current_identity
 from vance.domain import OnDisconnect, OnIdle, OnSuspend, SuspendCause
 from vance.v1 import common_pb2 as pb
 from vance.v1 import recipe_pb2 as rpb
@@ -139,6 +140,11 @@ def lifecycle_from_resolved(r: rpb.ResolvedLifecycle) -> dict[str, Any]:
 
 
 def caller_from_proto(c: spb.Caller) -> Actor:
+    """A call made with a user's token acts as that user, whatever the body says (vance/policy.py
+    has already refused a body claiming more); a service may name the user it acts for."""
+    identity = current_identity.get()
+    if identity is not None and not identity.is_service:
+        return Actor(user_id=identity.name, is_admin=identity.is_admin)
     return Actor(user_id=c.user_id, is_admin="admin" in c.roles)
 
 

@@ -23,6 +23,8 @@ from vance.channels import Channels
 from vance.clock import Clock, SystemClock
 from vance.config import Config, load_config
 from vance.logsetup import setup_logging
+from vance.observability.setup import start_observability
+from vance.owners import CachedOwners, SessionLookup
 from vance.server import GrpcHost, run_main, serve_until_signal
 from vance.store import connect
 from vance.v1 import (
@@ -36,6 +38,14 @@ from vance.v1 import (
 
 SERVICE_NAME = session_pb2.DESCRIPTOR.services_by_name["SessionService"].full_name
 TOKEN_SERVICE_NAME = tokens_pb2.DESCRIPTOR.services_by_name["TokenService"].full_name
+
+
+def _session_owner(store: SessionStore) -> SessionLookup:
+    async def owner(session_id: str) -> tuple[str, str] | None:
+        session = await store.session(session_id)
+        return (session.tenant_id, session.owner_user_id) if session else None
+
+    return owner
 
 
 async def create_server(
@@ -61,7 +71,9 @@ async def create_server(
     sessions.before_insert = lifecycle.cascades.index_new
     if config.seed_defaults:
         await seed_defaults(sessions)
-    host = GrpcHost([SERVICE_NAME, TOKEN_SERVICE_NAME])
+    host = GrpcHost(
+        [SERVICE_NAME, TOKEN_SERVICE_NAME], config, owners=CachedOwners(_session_owner(store))
+    )
     servicer = SessionServicer(sessions, lifecycle, search)
     servicer.engine_settings = engine_settings
     servicer.rollup = Rollup(lifecycle.cascades, store, clock)
@@ -94,6 +106,7 @@ async def create_server(
 async def serve() -> None:
     config = load_config()
     setup_logging(config.logging, "session_service")
+    start_observability(config, "session_service")
     host, _ = await create_server(config)
     await serve_until_signal(host, "session_service")
 

@@ -18,6 +18,8 @@ import httpx
 import websockets
 
 from recipe_service.catalog import read_bundled_catalog
+from vance.auth import ServiceCredential
+from vance.authclient import authed_channel
 from vance.config import Config, load_config
 from vance.supervisor import Supervisor
 from vance.testing.ports import free_port_block
@@ -124,12 +126,17 @@ class System:
     channels: dict[str, grpc.aio.Channel] = field(default_factory=dict)
 
     @property
+    def credential(self) -> ServiceCredential:
+        """Tests call the services as a trusted service would (vance/auth.py)."""
+        return ServiceCredential.from_config(self.config, "tests")
+
+    @property
     def gateway(self) -> str:
         return f"{self.config.gateway.host}:{self.config.gateway.port}"
 
     def channel(self, service: str) -> grpc.aio.Channel:
         if service not in self.channels:
-            self.channels[service] = grpc.aio.insecure_channel(self.config.address(service))
+            self.channels[service] = authed_channel(self.config.address(service), self.credential)
         return self.channels[service]
 
     @property

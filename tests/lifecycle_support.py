@@ -10,13 +10,13 @@ import uuid
 from collections.abc import AsyncIterator
 from typing import Any
 
-import grpc
 import httpx
 from pymongo import AsyncMongoClient
 
 from session_service.hooks import Hooks
 from session_service.server import create_server
 from tests.harness import System, WsClient, eventually
+from vance.authclient import authed_channel
 from vance.clock import ManualClock
 from vance.testing.ports import free_port_block
 from vance.v1 import common_pb2 as pb
@@ -165,7 +165,7 @@ async def replica(
     port = free_port_block(1)
     host, bound = await create_server(config, port=port, clock=clock, hooks=hooks)
     await host.start()
-    channel = grpc.aio.insecure_channel(f"127.0.0.1:{bound}")
+    channel = authed_channel(f"127.0.0.1:{bound}", system.credential)
     try:
         yield session_pb2_grpc.SessionServiceStub(channel)
     finally:

@@ -9,6 +9,8 @@ from typing import Any
 import grpc
 from pymongo.asynchronous.database import AsyncDatabase
 
+from vance.auth import ServiceCredential
+from vance.authclient import authed_channel
 from vance.store import Document
 from vance.v1 import common_pb2 as pb
 from vance.v1 import tool_pb2 as tpb
@@ -21,8 +23,9 @@ CACHE_S = 2.0
 
 
 class ToolRegistry:
-    def __init__(self, db: AsyncDatabase[Document]) -> None:
+    def __init__(self, db: AsyncDatabase[Document], credential: ServiceCredential) -> None:
         self._tools = db["tools"]
+        self._credential = credential  # tool hosts check it like every service (vance/authz.py)
         self._channels: dict[str, grpc.aio.Channel] = {}
         # Every turn resolves a pool; the registry changes only when a service starts.
         self._cache: tuple[float, list[Document]] | None = None
@@ -62,7 +65,7 @@ class ToolRegistry:
         address = str(doc.get("address") or "")
         channel = self._channels.get(address)
         if channel is None:
-            channel = self._channels[address] = grpc.aio.insecure_channel(address)
+            channel = self._channels[address] = authed_channel(address, self._credential)
         # A tool that waits for other work (process_create_delegate's fallback) registers
         # a longer bound than the default.
         timeout_s = int(doc.get("timeout_ms") or 0) / 1000 or INVOKE_TIMEOUT_S

@@ -4,8 +4,10 @@ from __future__ import annotations
 
 from tool_service.registry import ToolRegistry
 from tool_service.service import ToolServicer
+from vance.auth import ServiceCredential
 from vance.config import Config, load_config
 from vance.logsetup import setup_logging
+from vance.observability.setup import start_observability
 from vance.server import GrpcHost, run_main, serve_until_signal
 from vance.store import connect
 from vance.v1 import tool_pb2, tool_pb2_grpc
@@ -15,8 +17,8 @@ SERVICE_NAME = tool_pb2.DESCRIPTOR.services_by_name["ToolService"].full_name
 
 async def create_server(config: Config, *, port: int | None = None) -> tuple[GrpcHost, int]:
     client, db = connect(config)
-    registry = ToolRegistry(db)
-    host = GrpcHost([SERVICE_NAME])
+    registry = ToolRegistry(db, ServiceCredential.from_config(config, "tool_service"))
+    host = GrpcHost([SERVICE_NAME], config)
     tool_pb2_grpc.add_ToolServiceServicer_to_server(ToolServicer(registry), host.server)
     bound = host.bind(config.grpc_host, config.port("tool_service") if port is None else port)
 
@@ -31,6 +33,7 @@ async def create_server(config: Config, *, port: int | None = None) -> tuple[Grp
 async def serve() -> None:
     config = load_config()
     setup_logging(config.logging, "tool_service")
+    start_observability(config, "tool_service")
     host, _ = await create_server(config)
     await serve_until_signal(host, "tool_service")
 

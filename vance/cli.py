@@ -71,12 +71,22 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="vance", description=__doc__)
     sub = parser.add_subparsers(dest="command", required=True)
     sub.add_parser("run", help="start the store, the services and the workers")
+    token = sub.add_parser(
+        "service-token",
+        help="print a service token for a trusted client of the gRPC API (docs/operations.md)",
+    )
+    token.add_argument("--name", required=True, help="who the token is for (its subject)")
+    token.add_argument("--ttl-s", type=int, default=24 * 3600, help="lifetime in seconds")
     ns = parser.parse_args(argv)
     try:
         if ns.command == "run":
             import uvloop
 
             return uvloop.run(_run())
+        if ns.command == "service-token":
+            from vance.auth import mint_service_token, service_secret
+
+            print(mint_service_token(service_secret(load_config()), ns.name, ns.ttl_s))
     except ConfigError as exc:
         print(f"vance: {exc}", file=sys.stderr)
         return 2

@@ -25,6 +25,10 @@ ENV_KEYS: dict[str, str] = {
     "VANCE_GATEWAY_HOST": "gateway.host",
     "VANCE_GATEWAY_PORT": "gateway.port",
     "VANCE_JWT_SECRET": "gateway.jwt_secret",
+    "VANCE_SERVICE_SECRET": "auth.service_secret",
+    "VANCE_METRICS_PORT": "observability.metrics_port",
+    "VANCE_OTLP_ENDPOINT": "observability.otlp_endpoint",
+    "VANCE_TRACE_DIR": "observability.trace_dir",
     "VANCE_TOKEN_TTL_S": "gateway.token_ttl_s",
     "VANCE_ENGINE_WORKERS": "worker.count",
     "VANCE_WORKER_SLOTS": "worker.slots",
@@ -70,6 +74,24 @@ class GatewayConfig(_Frozen):
     jwt_secret: str = ""  # empty: generated once and kept in the data directory
     token_ttl_s: int = Field(default=12 * 3600, ge=60)
     ping_interval_s: int = 30
+
+
+class AuthConfig(_Frozen):
+    """gRPC credentials (vance/auth.py, docs/operations.md "gRPC credentials")."""
+
+    service_secret: str = ""  # empty: generated once and kept in the data directory
+    service_token_ttl_s: int = 3600  # a process renews its own token at half this
+    cache_s: float = 30.0  # how long a verified token is remembered (bounds revocation delay)
+
+
+class ObservabilityConfig(_Frozen):
+    """Metrics, traces (vance/observability/, docs/operations.md "Observability")."""
+
+    # The /metrics port of this process; 0: off. With several processes on one host, each
+    # gets its own port: see metrics_port_for().
+    metrics_port: int = 0
+    otlp_endpoint: str = ""  # e.g. http://collector:4318/v1/traces; empty: no OTLP export
+    trace_dir: str = ""  # spans as JSON lines in <dir>/<service>-<pid>.jsonl (tests, debugging)
 
 
 class WorkerConfig(_Frozen):
@@ -144,6 +166,8 @@ class Config(_Frozen):
     store: StoreConfig = StoreConfig()
     addresses: Addresses = Addresses()
     gateway: GatewayConfig = GatewayConfig()
+    auth: AuthConfig = AuthConfig()
+    observability: ObservabilityConfig = ObservabilityConfig()
     worker: WorkerConfig = WorkerConfig()
     lanes: LanesConfig = LanesConfig()
     events: EventsConfig = EventsConfig()

@@ -13,6 +13,8 @@ from typing import Any, Protocol
 
 from vance.config import LlmConfig
 from vance.errors import FailedPreconditionError
+from vance.observability.metrics import timed_model_call
+from vance.observability.tracing import model_span
 
 logger = logging.getLogger(__name__)
 
@@ -112,6 +114,17 @@ class LiteLLMClient:
         temperature: float | None = None,
     ) -> ModelReply:
         model = resolve_model(self._config, tier)
+        with model_span(model, tier), timed_model_call(model):
+            return await self._complete(model, messages, tools, on_chunk, temperature)
+
+    async def _complete(
+        self,
+        model: str,
+        messages: list[dict[str, Any]],
+        tools: list[dict[str, Any]] | None,
+        on_chunk: ChunkSink | None,
+        temperature: float | None,
+    ) -> ModelReply:
         kwargs: dict[str, Any] = {
             "model": model,
             "messages": messages,

@@ -1,32 +1,35 @@
-"""Logging for every process: plain lines with a service prefix, or JSON when configured."""
+"""Logging for every process: plain lines with a service prefix, or JSON lines when configured
+(docs/operations.md, "Logs")."""
 
 from __future__ import annotations
 
-import json
 import logging
 import sys
-import time
+
+from pythonjsonlogger.json import JsonFormatter
 
 from vance.config import LoggingConfig
+from vance.observability.logcontext import ContextFilter
+
+# JSON lines: these fields, then the ids the context knows (session_id, process_id, turn_id).
+_JSON_FIELDS = "%(ts)s %(levelname)s %(service)s %(name)s %(message)s"
+_JSON_RENAMES = {"levelname": "level", "name": "logger", "message": "msg", "exc_info": "exc"}
 
 
-class _JsonFormatter(logging.Formatter):
-    def format(self, record: logging.LogRecord) -> str:
-        entry = {
-            "ts": time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(record.created)),
-            "level": record.levelname,
-            "logger": record.name,
-            "msg": record.getMessage(),
-        }
-        if record.exc_info:
-            entry["exc"] = self.formatException(record.exc_info)
-        return json.dumps(entry)
+_service = {"name": "vance"}
+
+
+def service_name() -> str:
+    """This process's service name, as given to setup_logging (its credential's subject)."""
+    return _service["name"]
 
 
 def setup_logging(config: LoggingConfig, service: str) -> None:
+    _service["name"] = service
     handler = logging.StreamHandler(sys.stderr)
+    handler.addFilter(ContextFilter(service))
     if config.json_format:
-        handler.setFormatter(_JsonFormatter())
+        handler.setFormatter(JsonFormatter(_JSON_FIELDS, rename_fields=_JSON_RENAMES))
     else:
         handler.setFormatter(
             logging.Formatter(f"%(asctime)s %(levelname)s {service} %(name)s: %(message)s")

@@ -12,6 +12,12 @@ import grpc
 from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection
 
+from vance.auth import Verifier
+from vance.authz import AuthInterceptor
+from vance.config import Config
+from vance.observability import tracing
+from vance.policy import Owners
+
 logger = logging.getLogger(__name__)
 
 Cleanup = Callable[[], Awaitable[None]]
@@ -26,10 +32,20 @@ SERVER_OPTIONS = [
 
 
 class GrpcHost:
-    """A grpc.aio server with health and reflection, plus the cleanups to run when it stops."""
+    """A grpc.aio server with health and reflection, plus the cleanups to run when it stops.
+    Every other method needs credentials (vance/authz.py); `owners` answers whose a session is
+    for the methods a user token may call on this service."""
 
-    def __init__(self, full_names: Sequence[str]) -> None:
-        self.server = grpc.aio.server(options=SERVER_OPTIONS)
+    def __init__(
+        self, full_names: Sequence[str], config: Config, *, owners: Owners | None = None
+    ) -> None:
+        self.server = grpc.aio.server(
+            options=SERVER_OPTIONS,
+            interceptors=[
+                *tracing.server_interceptors(),
+                AuthInterceptor(Verifier.from_config(config), owners),
+            ],
+        )
         self.health = health.aio.HealthServicer()
         health_pb2_grpc.add_HealthServicer_to_server(self.health, self.server)
         reflection.enable_server_reflection(

@@ -10,6 +10,7 @@ from pymongo.asynchronous.database import AsyncDatabase
 
 from vance import store_trace
 from vance.config import Config
+from vance.observability.metrics import store_listeners
 
 logger = logging.getLogger(__name__)
 
@@ -23,7 +24,10 @@ def connect(config: Config) -> tuple[AsyncMongoClient[Document], AsyncDatabase[D
         # Several small writes per turn: keep enough connections for concurrent lanes.
         maxPoolSize=64,
         tz_aware=False,
-        event_listeners=store_trace.listeners(),
+        event_listeners=[
+            *store_trace.listeners(),
+            *store_listeners(config.observability.metrics_port),
+        ],
     )
     return client, client[config.store.db_name]
 

@@ -20,6 +20,7 @@ from grpc_health.v1 import health_pb2, health_pb2_grpc
 
 from vance.config import Config
 from vance.embedded_store import ferretdb_command
+from vance.observability.setup import metrics_port_for
 
 logger = logging.getLogger(__name__)
 
@@ -115,6 +116,10 @@ class Supervisor:
 
     async def _spawn(self, child: Child, extra_env: dict[str, str] | None = None) -> Child:
         env = {**os.environ, **self.env, **(extra_env or {})}
+        # One /metrics port per child (vance/observability/setup.py).
+        env["VANCE_METRICS_PORT"] = str(
+            metrics_port_for(self.config.observability.metrics_port, child.name)
+        )
         if self.log_to is not None:
             self.log_to.mkdir(parents=True, exist_ok=True)
             out = open(self.log_to / f"{child.name}.log", "ab")

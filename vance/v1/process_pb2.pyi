@@ -321,7 +321,14 @@ class WorkerMessage(_message.Message):
     def __init__(self, hello: _Optional[_Union[WorkerHello, _Mapping]] = ..., heartbeat: _Optional[_Union[WorkerHeartbeat, _Mapping]] = ..., event: _Optional[_Union[TurnEvent, _Mapping]] = ..., commit: _Optional[_Union[TurnCommit, _Mapping]] = ..., failure: _Optional[_Union[TurnFailure, _Mapping]] = ..., draining: _Optional[_Union[WorkerDraining, _Mapping]] = ...) -> None: ...
 
 class TurnAssignment(_message.Message):
-    __slots__ = ("turn_id", "attempt", "call", "process", "pending", "lease_deadline_ms", "chat_count")
+    __slots__ = ("turn_id", "attempt", "call", "process", "pending", "lease_deadline_ms", "chat_count", "trace_context")
+    class TraceContextEntry(_message.Message):
+        __slots__ = ("key", "value")
+        KEY_FIELD_NUMBER: _ClassVar[int]
+        VALUE_FIELD_NUMBER: _ClassVar[int]
+        key: str
+        value: str
+        def __init__(self, key: _Optional[str] = ..., value: _Optional[str] = ...) -> None: ...
     TURN_ID_FIELD_NUMBER: _ClassVar[int]
     ATTEMPT_FIELD_NUMBER: _ClassVar[int]
     CALL_FIELD_NUMBER: _ClassVar[int]
@@ -329,6 +336,7 @@ class TurnAssignment(_message.Message):
     PENDING_FIELD_NUMBER: _ClassVar[int]
     LEASE_DEADLINE_MS_FIELD_NUMBER: _ClassVar[int]
     CHAT_COUNT_FIELD_NUMBER: _ClassVar[int]
+    TRACE_CONTEXT_FIELD_NUMBER: _ClassVar[int]
     turn_id: str
     attempt: int
     call: _common_pb2.LifecycleCall
@@ -336,7 +344,8 @@ class TurnAssignment(_message.Message):
     pending: _containers.RepeatedCompositeFieldContainer[_common_pb2.SteerMessage]
     lease_deadline_ms: int
     chat_count: int
-    def __init__(self, turn_id: _Optional[str] = ..., attempt: _Optional[int] = ..., call: _Optional[_Union[_common_pb2.LifecycleCall, str]] = ..., process: _Optional[_Union[_common_pb2.ThinkProcess, _Mapping]] = ..., pending: _Optional[_Iterable[_Union[_common_pb2.SteerMessage, _Mapping]]] = ..., lease_deadline_ms: _Optional[int] = ..., chat_count: _Optional[int] = ...) -> None: ...
+    trace_context: _containers.ScalarMap[str, str]
+    def __init__(self, turn_id: _Optional[str] = ..., attempt: _Optional[int] = ..., call: _Optional[_Union[_common_pb2.LifecycleCall, str]] = ..., process: _Optional[_Union[_common_pb2.ThinkProcess, _Mapping]] = ..., pending: _Optional[_Iterable[_Union[_common_pb2.SteerMessage, _Mapping]]] = ..., lease_deadline_ms: _Optional[int] = ..., chat_count: _Optional[int] = ..., trace_context: _Optional[_Mapping[str, str]] = ...) -> None: ...
 
 class TurnAck(_message.Message):
     __slots__ = ("turn_id", "ok", "error")

@@ -1,0 +1,154 @@
+"""The server side of gRPC credentials: one interceptor every service installs.
+
+No valid token -> UNAUTHENTICATED. A service token may call every method. A user token may call
+only the methods vance/policy.py lists, and only on its own tenant and sessions (or its tenant's
+sessions for a tenant admin) -> PERMISSION_DENIED otherwise. The verified caller is put in
+`vance.auth.current_identity` for the servicer. Health and reflection stay open, so probes and
+grpcurl's discovery work without a token.
+"""
+
+from __future__ import annotations
+
+import inspect
+import logging
+from collections.abc import AsyncIterator, Awaitable, Callable
+from typing import Any
+
+import grpc
+
+from vance.auth import Identity, Verifier, bearer_token, current_identity
+from vance.errors import REASON_KEY, VanceError
+from vance.observability import logcontext, tracing
+from vance.policy import RULES, Owners
+
+logger = logging.getLogger(__name__)
+
+_OPEN_PREFIXES = ("/grpc.health.v1.", "/grpc.reflection.")
+
+
+async def _abort(context: grpc.aio.ServicerContext, error: VanceError) -> None:
+    context.set_trailing_metadata(((REASON_KEY, error.reason),))
+    await context.abort(error.code, error.message)
+
+
+def _unauthenticated(token: str) -> VanceError:
+    from vance.errors import UnauthenticatedError
+
+    if not token:
+        return UnauthenticatedError(
+            "credentials are required: metadata 'authorization: Bearer <token>'",
+            reason="token_required",
+        )
+    return UnauthenticatedError("the token is invalid, expired or revoked", reason="bad_token")
+
+
+class AuthInterceptor(grpc.aio.ServerInterceptor):  # type: ignore[misc]
+    def __init__(self, verifier: Verifier, owners: Owners | None = None) -> None:
+        self._verifier = verifier
+        self._owners = owners
+
+    async def intercept_service(
+        self,
+        continuation: Callable[[grpc.HandlerCallDetails], Awaitable[grpc.RpcMethodHandler]],
+        details: grpc.HandlerCallDetails,
+    ) -> grpc.RpcMethodHandler:
+        handler = await continuation(details)
+        method: str = details.method
+        if handler is None or method.startswith(_OPEN_PREFIXES):
+            return handler
+        token = bearer_token(details.invocation_metadata)
+        identity = self._verifier.verify(token) if token else None
+        return _wrap(handler, method, identity, token, self._owners)
+
+
+async def _admit(
+    method: str,
+    identity: Identity | None,
+    token: str,
+    request: Any,
+    context: grpc.aio.ServicerContext,
+    owners: Owners | None,
+) -> bool:
+    """Sets the caller for the servicer, or aborts the call; False when aborted."""
+    if identity is None:
+        await _abort(context, _unauthenticated(token))
+        return False
+    if not identity.is_service:
+        from vance.errors import PermissionDeniedError
+
+        rule = RULES.get(method)
+        try:
+            if rule is None:
+                raise PermissionDeniedError(f"{method} is for services only", reason="service_only")
+            await rule(request, identity, owners)
+        except VanceError as error:
+            await _abort(context, error)
+            return False
+    current_identity.set(identity)
+    logcontext.from_request(request)
+    tracing.annotate(request)
+    return True
+
+
+def _wrap(
+    handler: grpc.RpcMethodHandler,
+    method: str,
+    identity: Identity | None,
+    token: str,
+    owners: Owners | None,
+) -> grpc.RpcMethodHandler:
+    if handler.unary_unary is not None:
+        inner_uu = handler.unary_unary
+
+        async def unary_unary(request: Any, context: grpc.aio.ServicerContext) -> Any:
+            if not await _admit(method, identity, token, request, context, owners):
+                return None
+            return await inner_uu(request, context)
+
+        return grpc.unary_unary_rpc_method_handler(
+            unary_unary, handler.request_deserializer, handler.response_serializer
+        )
+    if handler.unary_stream is not None:
+        inner_us = handler.unary_stream
+
+        async def unary_stream(
+            request: Any, context: grpc.aio.ServicerContext
+        ) -> AsyncIterator[Any]:
+            if not await _admit(method, identity, token, request, context, owners):
+                return
+            result = inner_us(request, context)
+            if inspect.isasyncgen(result):
+                async for item in result:
+                    yield item
+            else:
+                await result
+
+        return grpc.unary_stream_rpc_method_handler(
+            unary_stream, handler.request_deserializer, handler.response_serializer
+        )
+    if handler.stream_unary is not None:
+        inner_su = handler.stream_unary
+
+        async def stream_unary(requests: Any, context: grpc.aio.ServicerContext) -> Any:
+            if not await _admit(method, identity, token, None, context, owners):
+                return None
+            return await inner_su(requests, context)
+
+        return grpc.stream_unary_rpc_method_handler(
+            stream_unary, handler.request_deserializer, handler.response_serializer
+        )
+    inner_ss = handler.stream_stream
+
+    async def stream_stream(requests: Any, context: grpc.aio.ServicerContext) -> AsyncIterator[Any]:
+        if not await _admit(method, identity, token, None, context, owners):
+            return
+        result = inner_ss(requests, context)
+        if inspect.isasyncgen(result):
+            async for item in result:
+                yield item
+        else:
+            await result
+
+    return grpc.stream_stream_rpc_method_handler(
+        stream_stream, handler.request_deserializer, handler.response_serializer
+    )
