@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import uuid
 
-from tests.harness import System
+from tests.harness import System, eventually
 from tests.test_arthur_flow import assistant_says
 from vance.v1 import common_pb2 as pb
 from vance.v1 import process_pb2 as ppb
@@ -40,6 +40,13 @@ async def test_a_steer_to_a_process_in_init_is_queued_for_its_start_turn(system:
         )
     )
     assert reply.outcome == pb.DELIVERY_OUTCOME_QUEUED
-    after = await system.process(later.id)
-    assert after.status == pb.PROCESS_STATUS_INIT and after.pending_count == 1
+
+    # The start turn takes it: the message is in the process's chat.
+    async def handled() -> bool:
+        chat = await system.processes.ListChatMessages(
+            ppb.ListChatMessagesRequest(process_id=later.id)
+        )
+        return any(msg.content == f"first {m}" for msg in chat.messages)
+
+    await eventually(handled, what="the start turn handling the queued message")
     await client.close()
