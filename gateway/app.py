@@ -27,6 +27,7 @@ from gateway import (
     rest,
     rest_access,
     rest_catalog,
+    rest_hub,
     rest_sessions,
     rest_settings,
     ws,
@@ -86,6 +87,7 @@ def create_app(config: Config) -> FastAPI:
     app.include_router(rest.router)
     app.include_router(rest_sessions.router)
     app.include_router(rest_settings.router)
+    app.include_router(rest_hub.router)
     app.include_router(rest_catalog.router)
     instrument_app(app)
 

@@ -103,7 +103,11 @@ def event_frame(e: pb.SessionEvent) -> dict[str, Any]:
             )
         case "process_progress":
             g = e.process_progress
-            return frame(
+            payload = struct_to_dict(g.payload)
+            # A worker's side-channel frame forwarded into a hub session (process_service/
+            # observations.py): the hop is an envelope field, not part of the payload.
+            forwarded = payload.pop("forwardedBy", None)
+            out = frame(
                 "process-progress",
                 {
                     "processId": g.think_process_id,
@@ -112,9 +116,14 @@ def event_frame(e: pb.SessionEvent) -> dict[str, Any]:
                     "sessionId": e.session_id,
                     "parentProcessId": g.parent_process_id or None,
                     "kind": g.kind,
-                    "payload": struct_to_dict(g.payload),
+                    "payload": payload,
                 },
                 seq=e.seq,
             )
+            if forwarded:
+                out["forwardedBy"] = forwarded
+            return out
+        case "notice":
+            return frame(e.notice.type, struct_to_dict(e.notice.data), seq=e.seq)
         case _:
             raise ValueError(f"unknown session event {kind!r}")

@@ -98,6 +98,7 @@ class CreateData(FrameData):
     recipe: Id | None = None
     lifecycle: LifecycleData | None = None
     allow_multiple_clients: StrictBool = Field(default=False, alias="allowMultipleClients")
+    hub: StrictBool = False  # the user's hub instead (docs/protocol.md "Hub")
 
 
 class ResumeData(FrameData):

@@ -12,6 +12,7 @@ from typing import Any
 from fastapi import APIRouter, Request
 
 from gateway.rest_deps import PathId, admin, clients
+from vance.domain import HUB_ONLY_ENGINES
 from vance.v1 import process_pb2 as ppb
 from vance.v1 import recipe_pb2 as rpb
 
@@ -25,7 +26,8 @@ async def reload_engine_catalog(request: Request, tenant: PathId) -> dict[str, A
     c = clients(request)
     workers = await c.processes.ListWorkers(ppb.ListWorkersRequest())
     running = sorted({e for w in workers.workers for e in w.engines})
-    catalog = await c.recipes.ReloadEngines(rpb.ListEnginesRequest(available_engines=running))
+    spawnable = [e for e in running if e not in HUB_ONLY_ENGINES]
+    catalog = await c.recipes.ReloadEngines(rpb.ListEnginesRequest(available_engines=spawnable))
     return {
         "engines": [
             {

@@ -63,6 +63,8 @@ async def session_create(conn: Connection, data: CreateData) -> dict[str, Any]:
     profile = data.profile or conn.profile
     if not re.match(PROFILE_PATTERN, profile):
         raise GatewayError(400, f"profile must match {PROFILE_PATTERN}", "bad_profile")
+    if data.hub:
+        return await _open_hub(conn, profile)
     session = await conn.clients.sessions.CreateSession(
         spb.CreateSessionRequest(
             tenant_id=conn.principal.tenant_id,
@@ -80,6 +82,24 @@ async def session_create(conn: Connection, data: CreateData) -> dict[str, Any]:
     await release(conn, disconnect=False)
     await conn.bind(session.session_id, session.chat_process_id, 0)
     return _reply(session)
+
+
+async def _open_hub(conn: Connection, profile: str) -> dict[str, Any]:
+    """`session-create{hub:true}`: the user's most recent unbound open hub session of this
+    profile, or a new one whose chat runs Eddie (session_service/home.py)."""
+    opened = await conn.clients.sessions.OpenHubSession(
+        spb.OpenHubSessionRequest(
+            tenant_id=conn.principal.tenant_id,
+            username=conn.principal.username,
+            connection_id=conn.connection_id,
+            profile=profile,
+        )
+    )
+    if conn.session_id and conn.session_id != opened.session.session_id:
+        await release(conn, disconnect=False)
+    s = opened.session
+    await conn.bind(s.session_id, s.chat_process_id, 0)
+    return {**_reply(s), "hub": True, "resumed": opened.resumed}
 
 
 async def session_resume(conn: Connection, data: ResumeData) -> dict[str, Any]:

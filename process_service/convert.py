@@ -76,6 +76,8 @@ def event_to_proto(event: Event) -> pb.SessionEvent:
                     payload=dict_to_struct(data.get("payload")),
                 )
             )
+        case "notice":
+            out.notice.CopyFrom(pb.Notice(type=data["type"], data=dict_to_struct(data.get("data"))))
         case _:
             raise ValueError(f"unknown event kind {kind!r}")
     return out

@@ -30,6 +30,7 @@ CHAT_APPENDED = "chat_message_appended"
 STREAM_CHUNK = "stream_chunk"
 STATUS_CHANGED = "process_status_changed"
 PROGRESS = "process_progress"
+NOTICE = "notice"  # a hub push such as inbox-item-added or switch-to
 
 _QUEUE_LIMIT = 10_000
 _RING_LIMIT = 4_096

@@ -4,15 +4,18 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from typing import Any
 
 import grpc
 
 from process_service.cascade import SessionCascade
 from process_service.dispatcher import Dispatcher
-from process_service.events import EventLog
+from process_service.events import NOTICE, EventLog
+from process_service.hub_tools import HubTools
 from process_service.inbox import Inbox
 from process_service.lanes import Lanes
 from process_service.memory import MemoryStore
+from process_service.observations import Observations
 from process_service.parent_notify import ParentNotify
 from process_service.processes import Processes
 from process_service.rollup_notify import RollupNotifier
@@ -24,6 +27,7 @@ from process_service.turns import Turns
 from vance.channels import Channels
 from vance.clock import Clock, SystemClock
 from vance.config import Config, load_config
+from vance.domain import HUB_ONLY_ENGINES
 from vance.logsetup import setup_logging
 from vance.observability.setup import start_observability
 from vance.owners import CachedOwners, ProcessLookup, SessionLookup
@@ -83,8 +87,19 @@ async def create_server(
         processes,
         inbox,
         recipe_pb2_grpc.RecipeServiceStub(channels.get("recipe_service")),
-        dispatcher.engines,
+        lambda: dispatcher.engines() - HUB_ONLY_ENGINES,  # what a process may spawn
     )
+    # The hub (Eddie): observations of workers in other projects and the hub tools.
+    sessions = session_pb2_grpc.SessionServiceStub(channels.get("session_service"))
+    observations = Observations(db, events, inbox, sessions)
+    turns.observations = observations
+
+    async def publish(session_ids: list[str], type_: str, data: dict[str, Any]) -> None:
+        for session_id in session_ids:
+            events.submit(session_id, NOTICE, {"type": type_, "data": data})
+            await events.flush(session_id)
+
+    tools.hub = HubTools(db, processes, inbox, observations, sessions, publish)
     owners = CachedOwners(
         _session_owner(store, session_pb2_grpc.SessionServiceStub(channels.get("session_service"))),
         _process_session(store),

@@ -12,7 +12,7 @@ import grpc
 from process_service import convert as pc
 from process_service.cascade import SessionCascade
 from process_service.dispatcher import Assign, Cancel, Dispatcher, WorkerConn
-from process_service.events import EventLog, SubscriberOverflow
+from process_service.events import NOTICE, EventLog, SubscriberOverflow
 from process_service.inbox import Inbox
 from process_service.lanes import Lanes
 from process_service.memory_rpc import MemoryRpcs, history_summary_fields
@@ -397,6 +397,18 @@ class ProcessServicer(MemoryRpcs, process_pb2_grpc.ProcessServiceServicer):
             delay = max(0, int(doc["lane"]["lease_until_ms"]) - self.lanes.clock.now_ms() + 1)
             await asyncio.sleep(delay / 1000)
             self.dispatcher.kick(ref.process_id, ref.engine)
+
+    # ---- hub (process_service/observations.py) ----
+
+    @grpc_errors
+    async def PublishNotice(
+        self, request: ppb.PublishNoticeRequest, context: Any
+    ) -> ppb.PublishNoticeResponse:
+        data = {"type": request.notice.type, "data": struct_to_dict(request.notice.data)}
+        for session_id in request.session_ids:
+            self.events.submit(session_id, NOTICE, data)
+            await self.events.flush(session_id)
+        return ppb.PublishNoticeResponse()
 
 
 def _session(request: ppb.SessionCascadeRequest) -> str:

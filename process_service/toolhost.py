@@ -9,6 +9,7 @@ from typing import Any
 
 import grpc
 
+from process_service.hub_tool_specs import HUB_TOOLS
 from process_service.tool_args import ToolError
 from process_service.tool_specs import PROCESS_TOOLS
 from process_service.tools import ProcessTools
@@ -62,14 +63,14 @@ async def register_forever(channel: grpc.aio.Channel, address: str) -> None:
                 owner=OWNER,
                 timeout_ms=int(t.get("timeoutMs", 0)),
             )
-            for t in PROCESS_TOOLS
+            for t in PROCESS_TOOLS + HUB_TOOLS
         ],
     )
     delay = 0.2
     while True:
         try:
             await stub.RegisterTools(request, timeout=5)
-            logger.info("registered %d tools with tool_service", len(PROCESS_TOOLS))
+            logger.info("registered %d tools with tool_service", len(request.tools))
             return
         except grpc.aio.AioRpcError as exc:
             logger.info("tool_service not reachable yet (%s); retrying", exc.code().name)

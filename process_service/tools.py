@@ -6,11 +6,12 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import grpc
 
 from process_service.delegate import Delegation
+from process_service.hub_tool_specs import HUB_TOOL_NAMES
 from process_service.inbox import Inbox
 from process_service.processes import Processes
 from process_service.slart_tools import GeneratedRecipes
@@ -21,6 +22,9 @@ from vance.errors import VanceError
 from vance.protoutil import dict_to_struct, struct_to_dict
 from vance.v1 import recipe_pb2 as rpb
 from vance.v1 import recipe_pb2_grpc
+
+if TYPE_CHECKING:
+    from process_service.hub_tools import HubTools
 
 logger = logging.getLogger(__name__)
 
@@ -52,6 +56,7 @@ class ProcessTools:
         self._inbox = inbox
         self._recipes = recipes
         self._engines_available = engines_available
+        self.hub: HubTools | None = None  # the hub tools (hub_tools.py), set at wiring
         # process_create_delegate spawns through self.spawn, the path process_create takes.
         self._delegation = Delegation(self.spawn, processes, recipes, engines_available)
         self._generated = GeneratedRecipes(recipes, engines_available)
@@ -63,6 +68,8 @@ class ProcessTools:
             caller = await self._processes.get(caller_id)
         except VanceError as exc:
             raise ToolError(f"unknown calling process: {exc.message}") from exc
+        if self.hub is not None and tool in HUB_TOOL_NAMES:
+            return await self.hub.invoke(tool, caller, args, key)
         handler = getattr(self, f"_{tool}", None)
         if handler is None:
             raise ToolError(f"process_service does not host {tool!r}")

@@ -4,7 +4,7 @@ and the parent notification that follows a child closing or blocking."""
 from __future__ import annotations
 
 import logging
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from process_service.events import CHAT_APPENDED, PROGRESS, STREAM_CHUNK, EventLog
 from process_service.inbox import Inbox
@@ -20,6 +20,9 @@ from vance.domain import (
     ProcessStatus,
 )
 
+if TYPE_CHECKING:
+    from process_service.observations import Observations
+
 logger = logging.getLogger(__name__)
 
 
@@ -29,6 +32,7 @@ class Turns:
         self._events = events
         self._lanes = lanes
         self._inbox = inbox
+        self.observations: Observations | None = None  # the hub's observers (observations.py)
 
     async def chat_append(
         self, ref: TurnRef, ordinal: int, role: ChatRole, content: str, meta: dict[str, Any]
@@ -88,6 +92,8 @@ class Turns:
                 "payload": payload,
             },
         )
+        if self.observations is not None:
+            await self.observations.forward_progress(ref, kind, payload)
 
     async def commit(
         self,
@@ -111,6 +117,8 @@ class Turns:
             await self.notify_parent(
                 doc, ProcessEventType.BLOCKED, summary, payload, key=f"{ref.turn_id}:blocked"
             )
+        if self.observations is not None:
+            await self.observations.on_commit(ref, doc, summary, payload)
         return doc
 
     async def notify_parent(

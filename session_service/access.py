@@ -26,6 +26,11 @@ class Actor:
 
 
 def check_owner_or_admin(session: Session, actor: Actor) -> None:
+    # A hub session (in its owner's `_user_<username>` project) is its owner's alone: tenant
+    # admins included (session_service/home.py).
+    if session.project_id == f"_user_{session.owner_user_id}" and not actor.is_system:
+        if actor.user_id != session.owner_user_id:
+            raise PermissionDeniedError("this is another user's hub", reason="hub_foreign")
     if actor.sees_all or session.owner_user_id == actor.user_id:
         return
     raise PermissionDeniedError("the session belongs to another user", reason="session_foreign")

@@ -49,6 +49,9 @@ def project_to_proto(p: Project) -> spb.Project:
         title=p.title,
         kind=kind_to_proto(p.kind),
         created_at_ms=p.created_at_ms,
+        owner_user_id=p.owner_user_id,
+        group=p.group,
+        archived=p.archived,
     )
 
 

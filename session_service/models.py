@@ -62,6 +62,10 @@ class Project(_Model):
     title: str = ""
     kind: ProjectKind = ProjectKind.NORMAL
     created_at_ms: int = 0
+    # A SYSTEM hub project (`_user_<username>`) is its owner's alone (session_service/home.py).
+    owner_user_id: str = ""
+    group: str = ""
+    archived: bool = False
 
 
 class SessionMetadata(_Model):

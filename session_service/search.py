@@ -93,7 +93,9 @@ class SessionSearch:
             )
         return replace(f, owner_user_id=actor.user_id)
 
-    async def _cards_in_scope(self, tenant: str, f: SessionFilter) -> dict[str, Card]:
+    async def _cards_in_scope(
+        self, tenant: str, f: SessionFilter, viewer: str = ""
+    ) -> dict[str, Card]:
         """Cards that may pass the filter. Only ARCHIVED, CLOSED and gone sessions are
         left out here (their cards are rewritten at those transitions); everything else is
         checked against the session documents of the page."""
@@ -111,6 +113,8 @@ class SessionSearch:
             and all(sid in ids for ids in tagged)
             and (c.status != "CLOSED" or "CLOSED" in asked)
             and (c.status != "ARCHIVED" or f.include_archived or "ARCHIVED" in asked)
+            # Another user's hub sessions stay out of an admin's lists (session_service/home.py).
+            and not (viewer and c.owner != viewer and c.project_id == f"_user_{c.owner}")
         }
 
     async def list_sessions(
@@ -118,7 +122,7 @@ class SessionSearch:
     ) -> list[Session]:
         """Sessions in the default order: pinned first, then by last activity."""
         f = self._visible(actor, f)
-        cards = await self._cards_in_scope(tenant, f)
+        cards = await self._cards_in_scope(tenant, f, actor.user_id)
         ranked = sorted(
             cards.values(), key=lambda c: (c.pinned, c.last_activity_at_ms), reverse=True
         )
@@ -141,7 +145,7 @@ class SessionSearch:
             return SearchResult([SessionHit(s) for s in listed])
         # The cards and the postings are independent reads: overlap them.
         cards, (words, postings) = await asyncio.gather(
-            self._cards_in_scope(tenant, f), self._postings(tenant, terms)
+            self._cards_in_scope(tenant, f, actor.user_id), self._postings(tenant, terms)
         )
         matched = _candidates(words, postings, set(cards))
         ranked = sorted(

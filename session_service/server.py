@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 
 from session_service.engine_settings import EngineSettings, default_chat_engine
+from session_service.home import Home
 from session_service.hooks import Hooks
 from session_service.lifecycle_wiring import (
     build_lifecycle,
@@ -19,6 +20,7 @@ from session_service.service import SessionServicer
 from session_service.sessions import Sessions
 from session_service.store import SessionStore
 from session_service.token_revocations import TokenRevocationStore, TokenServicer
+from session_service.user_inbox import UserInbox
 from vance.channels import Channels
 from vance.clock import Clock, SystemClock
 from vance.config import Config, load_config
@@ -71,10 +73,13 @@ async def create_server(
     sessions.before_insert = lifecycle.cascades.index_new
     if config.seed_defaults:
         await seed_defaults(sessions)
+    home = Home(store, sessions, lifecycle.binding, clock)
+    await home.ensure_all()  # at boot: every user's hub (session_service/home.py)
+    inbox = UserInbox(db, clock, home, processes)
     host = GrpcHost(
         [SERVICE_NAME, TOKEN_SERVICE_NAME], config, owners=CachedOwners(_session_owner(store))
     )
-    servicer = SessionServicer(sessions, lifecycle, search)
+    servicer = SessionServicer(sessions, lifecycle, search, home, inbox)
     servicer.engine_settings = engine_settings
     servicer.rollup = Rollup(lifecycle.cascades, store, clock)
     servicer.ownership = Ownership(

@@ -6,23 +6,37 @@ from typing import Any
 
 from session_service import convert as sc
 from session_service.engine_settings_rpc import EngineSettingsRpcs
+from session_service.home import Home, is_foreign_hub
+from session_service.hub_service import HubRpcs
 from session_service.lifecycle_wiring import LifecycleServices
 from session_service.models import Session
 from session_service.ownership import OwnershipRpcs
 from session_service.rollup import RollupRpcs
 from session_service.search_services import SearchServices
 from session_service.sessions import DEFAULT_CHAT_ENGINE, Sessions
-from vance.errors import InvalidArgumentError, NotFoundError, grpc_errors
+from session_service.user_inbox import UserInbox
+from vance.errors import InvalidArgumentError, NotFoundError, PermissionDeniedError, grpc_errors
 from vance.v1 import session_pb2 as spb
 from vance.v1 import session_pb2_grpc
 
 
 class SessionServicer(
-    EngineSettingsRpcs, RollupRpcs, OwnershipRpcs, session_pb2_grpc.SessionServiceServicer
+    EngineSettingsRpcs,
+    RollupRpcs,
+    OwnershipRpcs,
+    HubRpcs,
+    session_pb2_grpc.SessionServiceServicer,
 ):
     def __init__(
-        self, sessions: Sessions, lifecycle: LifecycleServices, search: SearchServices
+        self,
+        sessions: Sessions,
+        lifecycle: LifecycleServices,
+        search: SearchServices,
+        home: Home,
+        inbox: UserInbox,
     ) -> None:
+        self.home = home  # the hub RPCs (hub_service.py)
+        self.inbox = inbox
         self.sessions = sessions
         self.lifecycle = lifecycle
         self.cascades = lifecycle.cascades
@@ -33,6 +47,7 @@ class SessionServicer(
         user = await self.sessions.authenticate(
             request.tenant_id, request.username, request.password
         )
+        await self.home.ensure(user.tenant_id, user.username)  # the hub exists after a login
         return sc.user_to_proto(user)
 
     @grpc_errors
@@ -58,6 +73,7 @@ class SessionServicer(
             request.project_id,
             request.title,
             sc.kind_from_proto(request.kind),
+            owner=request.owner_user_id,
         )
         return sc.project_to_proto(project)
 
@@ -65,6 +81,9 @@ class SessionServicer(
     async def CreateSession(self, request: spb.CreateSessionRequest, context: Any) -> spb.Session:
         if not request.project_id:
             raise InvalidArgumentError("projectId is required", reason="project_required")
+        project = await self.sessions.project(request.tenant_id, request.project_id)
+        if request.owner_user_id and is_foreign_hub(project, request.owner_user_id):
+            raise PermissionDeniedError("this is another user's hub project", reason="hub_foreign")
         profile = request.profile or "default"
         # An autonomous (event-driven) session's bootstrap recipe is the trigger's, else the
         # `default` recipe; an interactive one's is its chat process's recipe.

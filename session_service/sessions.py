@@ -72,14 +72,25 @@ class Sessions:
         return User.model_validate(doc)
 
     async def create_project(
-        self, tenant: str, project_id: str, title: str, kind: ProjectKind
+        self,
+        tenant: str,
+        project_id: str,
+        title: str,
+        kind: ProjectKind,
+        *,
+        owner: str = "",
+        group: str = "",
     ) -> Project:
+        if not project_id:
+            raise InvalidArgumentError("projectId is required", reason="project_required")
         project = Project(
             tenant_id=tenant,
             project_id=project_id,
             title=title or project_id,
             kind=kind,
             created_at_ms=self._clock.now_ms(),
+            owner_user_id=owner,
+            group=group,
         )
         if not await self._store.insert_project(project):
             raise AlreadyExistsError(f"project {project_id!r} exists", reason="project_exists")

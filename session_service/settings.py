@@ -10,6 +10,7 @@ every write compares and sets, so two admins editing different keys both keep th
 from __future__ import annotations
 
 import logging
+import re
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
@@ -70,6 +71,13 @@ def _boolean(raw: str) -> str:
     return value
 
 
+def _language(raw: str) -> str:
+    value = raw.strip().lower()
+    if not re.fullmatch(r"[a-z]{2,3}(-[a-z0-9]{2,8})?", value):
+        raise ValueError("must be a language code such as en, de or pt-br")
+    return value
+
+
 # Key -> normaliser (raises ValueError with what is allowed). The lifecycle keys are parsed as
 # recipe_service's ResolveLifecycle parses them (vance/domain.py); the rest session_service reads.
 KNOWN: dict[str, Callable[[str], str]] = {
@@ -79,6 +87,7 @@ KNOWN: dict[str, Callable[[str], str]] = {
     SETTING_ABANDONED_MIN_QA: _positive,
     # The engine keys (session_service/engine_settings.py) can be set per tenant and project too.
     **ENGINE_KEYS,
+    "chat.language": _language,  # Eddie's spoken language (process_service/hub_tools.py)
 }
 # The FORCED floor is a safety bound for the whole tenant (seed 002 §9): no project may lower it.
 TENANT_ONLY = frozenset({SETTING_FORCED_FLOOR})

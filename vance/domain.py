@@ -63,6 +63,10 @@ class DeliveryOutcome(StrEnum):
     REJECTED = "REJECTED"
 
 
+# Engines that run only as the chat of their own sessions, never as a spawned process: Eddie,
+# the hub (session_service/home.py). Spawning and the recipe selector treat them as not run.
+HUB_ONLY_ENGINES = frozenset({"eddie"})
+
 # Client profiles (REFERENCE): `foot`, `web`, `mobile`, `daemon`, `eddie`, plus `default`.
 PROFILE_PATTERN = r"^[a-z][a-z0-9_-]{0,31}$"
 

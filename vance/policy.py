@@ -163,6 +163,22 @@ async def process_id(request: Any, who: Identity, owners: Owners | None) -> None
     await _own_process(owners, who, request.process_id, "")
 
 
+async def own_user(request: Any, who: Identity, owners: Owners | None) -> None:
+    """The token's own user only, admins included: a hub is its owner's alone
+    (session_service/home.py)."""
+    _tenant(request, who)
+    if request.username != who.name:
+        raise _deny("only the user themself may open their hub", "hub_foreign")
+
+
+async def own_inbox(request: Any, who: Identity, owners: Owners | None) -> None:
+    """The user's inbox (session_service/user_inbox.py): the token's own user only."""
+    ref = request.ref if hasattr(request, "ref") else request
+    _tenant(ref, who)
+    if ref.user_id != who.name:
+        raise _deny("an inbox is its user's alone", "inbox_foreign")
+
+
 RULES: dict[str, Rule] = {
     f"/{_SESSION}{name}": rule
     for name, rule in {
@@ -188,6 +204,16 @@ RULES: dict[str, Rule] = {
         "DeleteSession": tenant_caller,
         "GetSettings": tenant_only,
         "UpdateSettings": tenant_caller,
+        # The hub (EnsureHome and AddInboxItem are for services only).
+        "OpenHubSession": own_user,
+        "ListProjects": tenant_caller,
+        "DeleteProject": tenant_caller,
+        "ArchiveProject": tenant_caller,
+        "GetUserSetting": get_user,
+        "ListInboxItems": own_inbox,
+        "GetInboxItem": own_inbox,
+        "MarkInboxItem": own_inbox,
+        "AnswerInboxItem": own_inbox,
     }.items()
 }
 RULES.update(

@@ -122,9 +122,17 @@ class Arthur:
         text, meta = answer.rendered()
         await ctx.chat.append(ChatRole.ASSISTANT, text, meta)
         if answer.structured and answer.awaiting_user_input:
-            outcome = TurnOutcome(ProcessStatus.BLOCKED, summary=answer.message)
+            # The options travel on the BLOCKED event, so an observer (Eddie) can relay the
+            # question with the same choices.
+            relayable = {"options": answer.options} if answer.options else {}
+            outcome = TurnOutcome(
+                ProcessStatus.BLOCKED,
+                summary=answer.message,
+                payload={"relayableActionParams": relayable} if relayable else {},
+            )
         else:
-            outcome = TurnOutcome.idle()
+            # The answer is what an observer of this chat learns when the turn ends.
+            outcome = TurnOutcome(ProcessStatus.IDLE, summary=answer.message)
         if summary.through > process.chat_history_summary_through:
             outcome.chat_history_summary = summary.text
             outcome.chat_history_summary_through = summary.through

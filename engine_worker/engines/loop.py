@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import logging
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -53,6 +54,12 @@ ALONE_ERROR = (
     "respond must stand alone in its step. The other tools ran; read their results, then call "
     "respond again on its own."
 )
+# An action tool's arguments -> the parsed action, or an error text the model can act on.
+ActionParser = Callable[[dict[str, Any]], Any]
+
+
+def alone_error(name: str) -> str:
+    return ALONE_ERROR.replace("respond", name)
 
 
 @dataclass
@@ -106,13 +113,41 @@ async def run_tool_loop(
     tier: str,
     max_iterations: int,
 ) -> Answer:
-    tools = [t.for_model() for t in pool] + [RESPOND_TOOL]
+    name, result = await run_action_loop(
+        ctx,
+        messages,
+        pool,
+        tier=tier,
+        max_iterations=max_iterations,
+        action_tools=[RESPOND_TOOL],
+        parsers={RESPOND: _respond_args},
+    )
+    if name:
+        answer: Answer = result
+        return answer
+    return Answer(str(result), False, structured=False)
+
+
+async def run_action_loop(
+    ctx: ThinkEngineContext,
+    messages: list[dict[str, Any]],
+    pool: list[ToolSpec],
+    *,
+    tier: str,
+    max_iterations: int,
+    action_tools: list[dict[str, Any]],
+    parsers: Mapping[str, ActionParser],
+) -> tuple[str, Any]:
+    """The loop behind `respond` and Eddie's actions: the model gets the pool plus the action
+    tools; tools run and their results go back; one action standing alone in its step ends the
+    turn as `(action name, parsed arguments)`. A plain-text reply ends it as `("", text)`."""
+    tools = [t.for_model() for t in pool] + action_tools
     for _ in range(max(1, max_iterations)):
         reply = await ctx.llm.complete(
             tier=tier, messages=messages, tools=tools, on_chunk=ctx.events.chunk
         )
         if not reply.tool_calls:
-            return Answer(reply.text.strip(), False, structured=False)
+            return "", reply.text.strip()
         messages.append(
             {
                 "role": "assistant",
@@ -130,8 +165,8 @@ async def run_tool_loop(
                 ],
             }
         )
-        responds = [c for c in reply.tool_calls if c.name == RESPOND]
-        others = [c for c in reply.tool_calls if c.name != RESPOND]
+        actions = [c for c in reply.tool_calls if c.name in parsers]
+        others = [c for c in reply.tool_calls if c.name not in parsers]
         for call in others:
             await ctx.events.progress("STATUS", {"tool": call.name, "state": "started"})
             result = await ctx.tools.invoke(call.name, call.arguments, call.id)
@@ -141,25 +176,25 @@ async def run_tool_loop(
             messages.append(
                 {"role": "tool", "tool_call_id": call.id, "content": result.for_model()}
             )
-        if len(responds) == 1 and not others:
-            parsed = _respond_args(responds[0].arguments)
-            if isinstance(parsed, Answer):
-                return parsed
+        if len(actions) == 1 and not others:
+            parsed = parsers[actions[0].name](actions[0].arguments)
+            if not isinstance(parsed, str):
+                return actions[0].name, parsed
             messages.append(
                 {
                     "role": "tool",
-                    "tool_call_id": responds[0].id,
+                    "tool_call_id": actions[0].id,
                     "content": json.dumps({"status": "ERROR", "error": parsed}),
                 }
             )
             continue
-        for call in responds:
+        for call in actions:
             messages.append(
                 {
                     "role": "tool",
                     "tool_call_id": call.id,
-                    "content": json.dumps({"status": "ERROR", "error": ALONE_ERROR}),
+                    "content": json.dumps({"status": "ERROR", "error": alone_error(call.name)}),
                 }
             )
     logger.warning("no answer after %d model steps", max_iterations)
-    return Answer(f"I could not finish within {max_iterations} steps.", False, structured=False)
+    return "", f"I could not finish within {max_iterations} steps."

@@ -316,7 +316,7 @@ class ChatMessage(_message.Message):
     def __init__(self, id: _Optional[str] = ..., session_id: _Optional[str] = ..., think_process_id: _Optional[str] = ..., process_name: _Optional[str] = ..., role: _Optional[_Union[ChatRole, str]] = ..., content: _Optional[str] = ..., created_at_ms: _Optional[int] = ..., meta: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ...) -> None: ...
 
 class SessionEvent(_message.Message):
-    __slots__ = ("session_id", "seq", "at_ms", "chat_message_appended", "stream_chunk", "process_status_changed", "process_progress")
+    __slots__ = ("session_id", "seq", "at_ms", "chat_message_appended", "stream_chunk", "process_status_changed", "process_progress", "notice")
     SESSION_ID_FIELD_NUMBER: _ClassVar[int]
     SEQ_FIELD_NUMBER: _ClassVar[int]
     AT_MS_FIELD_NUMBER: _ClassVar[int]
@@ -324,6 +324,7 @@ class SessionEvent(_message.Message):
     STREAM_CHUNK_FIELD_NUMBER: _ClassVar[int]
     PROCESS_STATUS_CHANGED_FIELD_NUMBER: _ClassVar[int]
     PROCESS_PROGRESS_FIELD_NUMBER: _ClassVar[int]
+    NOTICE_FIELD_NUMBER: _ClassVar[int]
     session_id: str
     seq: int
     at_ms: int
@@ -331,7 +332,8 @@ class SessionEvent(_message.Message):
     stream_chunk: StreamChunk
     process_status_changed: ProcessStatusChanged
     process_progress: ProcessProgress
-    def __init__(self, session_id: _Optional[str] = ..., seq: _Optional[int] = ..., at_ms: _Optional[int] = ..., chat_message_appended: _Optional[_Union[ChatMessage, _Mapping]] = ..., stream_chunk: _Optional[_Union[StreamChunk, _Mapping]] = ..., process_status_changed: _Optional[_Union[ProcessStatusChanged, _Mapping]] = ..., process_progress: _Optional[_Union[ProcessProgress, _Mapping]] = ...) -> None: ...
+    notice: Notice
+    def __init__(self, session_id: _Optional[str] = ..., seq: _Optional[int] = ..., at_ms: _Optional[int] = ..., chat_message_appended: _Optional[_Union[ChatMessage, _Mapping]] = ..., stream_chunk: _Optional[_Union[StreamChunk, _Mapping]] = ..., process_status_changed: _Optional[_Union[ProcessStatusChanged, _Mapping]] = ..., process_progress: _Optional[_Union[ProcessProgress, _Mapping]] = ..., notice: _Optional[_Union[Notice, _Mapping]] = ...) -> None: ...
 
 class StreamChunk(_message.Message):
     __slots__ = ("think_process_id", "process_name", "role", "chunk")
@@ -378,3 +380,11 @@ class ProcessProgress(_message.Message):
     kind: str
     payload: _struct_pb2.Struct
     def __init__(self, think_process_id: _Optional[str] = ..., process_name: _Optional[str] = ..., engine: _Optional[str] = ..., parent_process_id: _Optional[str] = ..., kind: _Optional[str] = ..., payload: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ...) -> None: ...
+
+class Notice(_message.Message):
+    __slots__ = ("type", "data")
+    TYPE_FIELD_NUMBER: _ClassVar[int]
+    DATA_FIELD_NUMBER: _ClassVar[int]
+    type: str
+    data: _struct_pb2.Struct
+    def __init__(self, type: _Optional[str] = ..., data: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ...) -> None: ...

@@ -377,6 +377,18 @@ class DispatchMessage(_message.Message):
     cancel_turn_id: str
     def __init__(self, welcome: _Optional[_Union[Welcome, _Mapping]] = ..., assignment: _Optional[_Union[TurnAssignment, _Mapping]] = ..., commit_ack: _Optional[_Union[TurnAck, _Mapping]] = ..., cancel_turn_id: _Optional[str] = ...) -> None: ...
 
+class PublishNoticeRequest(_message.Message):
+    __slots__ = ("session_ids", "notice")
+    SESSION_IDS_FIELD_NUMBER: _ClassVar[int]
+    NOTICE_FIELD_NUMBER: _ClassVar[int]
+    session_ids: _containers.RepeatedScalarFieldContainer[str]
+    notice: _common_pb2.Notice
+    def __init__(self, session_ids: _Optional[_Iterable[str]] = ..., notice: _Optional[_Union[_common_pb2.Notice, _Mapping]] = ...) -> None: ...
+
+class PublishNoticeResponse(_message.Message):
+    __slots__ = ()
+    def __init__(self) -> None: ...
+
 class MemoryRecord(_message.Message):
     __slots__ = ("id", "scope", "kind", "title", "content", "process_id", "created_at_ms")
     ID_FIELD_NUMBER: _ClassVar[int]

@@ -135,6 +135,11 @@ class ProcessServiceStub:
                 request_serializer=vance_dot_v1_dot_process__pb2.ListMemoryRequest.SerializeToString,
                 response_deserializer=vance_dot_v1_dot_process__pb2.ListMemoryResponse.FromString,
                 _registered_method=True)
+        self.PublishNotice = channel.unary_unary(
+                '/vance.v1.ProcessService/PublishNotice',
+                request_serializer=vance_dot_v1_dot_process__pb2.PublishNoticeRequest.SerializeToString,
+                response_deserializer=vance_dot_v1_dot_process__pb2.PublishNoticeResponse.FromString,
+                _registered_method=True)
 
 
 class ProcessServiceServicer:
@@ -275,6 +280,13 @@ class ProcessServiceServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def PublishNotice(self, request, context):
+        """A notice (docs/protocol.md "Hub") pushed into the event streams of the given sessions.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_ProcessServiceServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -377,6 +389,11 @@ def add_ProcessServiceServicer_to_server(servicer, server):
                     servicer.ListMemory,
                     request_deserializer=vance_dot_v1_dot_process__pb2.ListMemoryRequest.FromString,
                     response_serializer=vance_dot_v1_dot_process__pb2.ListMemoryResponse.SerializeToString,
+            ),
+            'PublishNotice': grpc.unary_unary_rpc_method_handler(
+                    servicer.PublishNotice,
+                    request_deserializer=vance_dot_v1_dot_process__pb2.PublishNoticeRequest.FromString,
+                    response_serializer=vance_dot_v1_dot_process__pb2.PublishNoticeResponse.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -919,6 +936,33 @@ class ProcessService:
             '/vance.v1.ProcessService/ListMemory',
             vance_dot_v1_dot_process__pb2.ListMemoryRequest.SerializeToString,
             vance_dot_v1_dot_process__pb2.ListMemoryResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def PublishNotice(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/vance.v1.ProcessService/PublishNotice',
+            vance_dot_v1_dot_process__pb2.PublishNoticeRequest.SerializeToString,
+            vance_dot_v1_dot_process__pb2.PublishNoticeResponse.FromString,
             options,
             channel_credentials,
             insecure,

@@ -94,18 +94,24 @@ class CreateUserRequest(_message.Message):
     def __init__(self, tenant_id: _Optional[str] = ..., username: _Optional[str] = ..., password: _Optional[str] = ..., roles: _Optional[_Iterable[str]] = ...) -> None: ...
 
 class Project(_message.Message):
-    __slots__ = ("tenant_id", "project_id", "title", "kind", "created_at_ms")
+    __slots__ = ("tenant_id", "project_id", "title", "kind", "created_at_ms", "owner_user_id", "group", "archived")
     TENANT_ID_FIELD_NUMBER: _ClassVar[int]
     PROJECT_ID_FIELD_NUMBER: _ClassVar[int]
     TITLE_FIELD_NUMBER: _ClassVar[int]
     KIND_FIELD_NUMBER: _ClassVar[int]
     CREATED_AT_MS_FIELD_NUMBER: _ClassVar[int]
+    OWNER_USER_ID_FIELD_NUMBER: _ClassVar[int]
+    GROUP_FIELD_NUMBER: _ClassVar[int]
+    ARCHIVED_FIELD_NUMBER: _ClassVar[int]
     tenant_id: str
     project_id: str
     title: str
     kind: _common_pb2.ProjectKind
     created_at_ms: int
-    def __init__(self, tenant_id: _Optional[str] = ..., project_id: _Optional[str] = ..., title: _Optional[str] = ..., kind: _Optional[_Union[_common_pb2.ProjectKind, str]] = ..., created_at_ms: _Optional[int] = ...) -> None: ...
+    owner_user_id: str
+    group: str
+    archived: bool
+    def __init__(self, tenant_id: _Optional[str] = ..., project_id: _Optional[str] = ..., title: _Optional[str] = ..., kind: _Optional[_Union[_common_pb2.ProjectKind, str]] = ..., created_at_ms: _Optional[int] = ..., owner_user_id: _Optional[str] = ..., group: _Optional[str] = ..., archived: _Optional[bool] = ...) -> None: ...
 
 class GetProjectRequest(_message.Message):
     __slots__ = ("tenant_id", "project_id")
@@ -116,16 +122,18 @@ class GetProjectRequest(_message.Message):
     def __init__(self, tenant_id: _Optional[str] = ..., project_id: _Optional[str] = ...) -> None: ...
 
 class CreateProjectRequest(_message.Message):
-    __slots__ = ("tenant_id", "project_id", "title", "kind")
+    __slots__ = ("tenant_id", "project_id", "title", "kind", "owner_user_id")
     TENANT_ID_FIELD_NUMBER: _ClassVar[int]
     PROJECT_ID_FIELD_NUMBER: _ClassVar[int]
     TITLE_FIELD_NUMBER: _ClassVar[int]
     KIND_FIELD_NUMBER: _ClassVar[int]
+    OWNER_USER_ID_FIELD_NUMBER: _ClassVar[int]
     tenant_id: str
     project_id: str
     title: str
     kind: _common_pb2.ProjectKind
-    def __init__(self, tenant_id: _Optional[str] = ..., project_id: _Optional[str] = ..., title: _Optional[str] = ..., kind: _Optional[_Union[_common_pb2.ProjectKind, str]] = ...) -> None: ...
+    owner_user_id: str
+    def __init__(self, tenant_id: _Optional[str] = ..., project_id: _Optional[str] = ..., title: _Optional[str] = ..., kind: _Optional[_Union[_common_pb2.ProjectKind, str]] = ..., owner_user_id: _Optional[str] = ...) -> None: ...
 
 class Session(_message.Message):
     __slots__ = ("session_id", "tenant_id", "project_id", "owner_user_id", "status", "chat_process_id", "chat_process_name", "chat_engine", "profile", "created_at_ms", "last_activity_at_ms", "metadata", "lifecycle", "lifecycle_sources", "bootstrap_recipe", "allow_multiple_clients", "bound_connection_id", "suspend_cause", "suspended_at_ms", "transition_at_ms", "close_reason", "closed_at_ms", "archived_at_ms", "reactivated_at_ms", "generation", "participant_count")
@@ -567,6 +575,160 @@ class Settings(_message.Message):
     values: _containers.ScalarMap[str, str]
     effective: _containers.ScalarMap[str, str]
     def __init__(self, tenant_id: _Optional[str] = ..., project_id: _Optional[str] = ..., values: _Optional[_Mapping[str, str]] = ..., effective: _Optional[_Mapping[str, str]] = ...) -> None: ...
+
+class EnsureHomeRequest(_message.Message):
+    __slots__ = ("tenant_id", "username")
+    TENANT_ID_FIELD_NUMBER: _ClassVar[int]
+    USERNAME_FIELD_NUMBER: _ClassVar[int]
+    tenant_id: str
+    username: str
+    def __init__(self, tenant_id: _Optional[str] = ..., username: _Optional[str] = ...) -> None: ...
+
+class HomeInfo(_message.Message):
+    __slots__ = ("project_id", "group", "created")
+    PROJECT_ID_FIELD_NUMBER: _ClassVar[int]
+    GROUP_FIELD_NUMBER: _ClassVar[int]
+    CREATED_FIELD_NUMBER: _ClassVar[int]
+    project_id: str
+    group: str
+    created: bool
+    def __init__(self, project_id: _Optional[str] = ..., group: _Optional[str] = ..., created: _Optional[bool] = ...) -> None: ...
+
+class OpenHubSessionRequest(_message.Message):
+    __slots__ = ("tenant_id", "username", "connection_id", "profile")
+    TENANT_ID_FIELD_NUMBER: _ClassVar[int]
+    USERNAME_FIELD_NUMBER: _ClassVar[int]
+    CONNECTION_ID_FIELD_NUMBER: _ClassVar[int]
+    PROFILE_FIELD_NUMBER: _ClassVar[int]
+    tenant_id: str
+    username: str
+    connection_id: str
+    profile: str
+    def __init__(self, tenant_id: _Optional[str] = ..., username: _Optional[str] = ..., connection_id: _Optional[str] = ..., profile: _Optional[str] = ...) -> None: ...
+
+class ListProjectsRequest(_message.Message):
+    __slots__ = ("tenant_id", "caller", "kind", "include_archived")
+    TENANT_ID_FIELD_NUMBER: _ClassVar[int]
+    CALLER_FIELD_NUMBER: _ClassVar[int]
+    KIND_FIELD_NUMBER: _ClassVar[int]
+    INCLUDE_ARCHIVED_FIELD_NUMBER: _ClassVar[int]
+    tenant_id: str
+    caller: Caller
+    kind: str
+    include_archived: bool
+    def __init__(self, tenant_id: _Optional[str] = ..., caller: _Optional[_Union[Caller, _Mapping]] = ..., kind: _Optional[str] = ..., include_archived: _Optional[bool] = ...) -> None: ...
+
+class ListProjectsResponse(_message.Message):
+    __slots__ = ("projects",)
+    PROJECTS_FIELD_NUMBER: _ClassVar[int]
+    projects: _containers.RepeatedCompositeFieldContainer[Project]
+    def __init__(self, projects: _Optional[_Iterable[_Union[Project, _Mapping]]] = ...) -> None: ...
+
+class ProjectOpRequest(_message.Message):
+    __slots__ = ("tenant_id", "project_id", "caller")
+    TENANT_ID_FIELD_NUMBER: _ClassVar[int]
+    PROJECT_ID_FIELD_NUMBER: _ClassVar[int]
+    CALLER_FIELD_NUMBER: _ClassVar[int]
+    tenant_id: str
+    project_id: str
+    caller: Caller
+    def __init__(self, tenant_id: _Optional[str] = ..., project_id: _Optional[str] = ..., caller: _Optional[_Union[Caller, _Mapping]] = ...) -> None: ...
+
+class DeleteProjectResponse(_message.Message):
+    __slots__ = ("deleted",)
+    DELETED_FIELD_NUMBER: _ClassVar[int]
+    deleted: bool
+    def __init__(self, deleted: _Optional[bool] = ...) -> None: ...
+
+class GetUserSettingRequest(_message.Message):
+    __slots__ = ("tenant_id", "username", "key")
+    TENANT_ID_FIELD_NUMBER: _ClassVar[int]
+    USERNAME_FIELD_NUMBER: _ClassVar[int]
+    KEY_FIELD_NUMBER: _ClassVar[int]
+    tenant_id: str
+    username: str
+    key: str
+    def __init__(self, tenant_id: _Optional[str] = ..., username: _Optional[str] = ..., key: _Optional[str] = ...) -> None: ...
+
+class UserSetting(_message.Message):
+    __slots__ = ("key", "value")
+    KEY_FIELD_NUMBER: _ClassVar[int]
+    VALUE_FIELD_NUMBER: _ClassVar[int]
+    key: str
+    value: str
+    def __init__(self, key: _Optional[str] = ..., value: _Optional[str] = ...) -> None: ...
+
+class InboxItem(_message.Message):
+    __slots__ = ("id", "tenant_id", "user_id", "title", "body", "source_process_id", "source_session_id", "created_at_ms", "read", "answered", "answer", "requires_answer", "idempotency_key")
+    ID_FIELD_NUMBER: _ClassVar[int]
+    TENANT_ID_FIELD_NUMBER: _ClassVar[int]
+    USER_ID_FIELD_NUMBER: _ClassVar[int]
+    TITLE_FIELD_NUMBER: _ClassVar[int]
+    BODY_FIELD_NUMBER: _ClassVar[int]
+    SOURCE_PROCESS_ID_FIELD_NUMBER: _ClassVar[int]
+    SOURCE_SESSION_ID_FIELD_NUMBER: _ClassVar[int]
+    CREATED_AT_MS_FIELD_NUMBER: _ClassVar[int]
+    READ_FIELD_NUMBER: _ClassVar[int]
+    ANSWERED_FIELD_NUMBER: _ClassVar[int]
+    ANSWER_FIELD_NUMBER: _ClassVar[int]
+    REQUIRES_ANSWER_FIELD_NUMBER: _ClassVar[int]
+    IDEMPOTENCY_KEY_FIELD_NUMBER: _ClassVar[int]
+    id: str
+    tenant_id: str
+    user_id: str
+    title: str
+    body: str
+    source_process_id: str
+    source_session_id: str
+    created_at_ms: int
+    read: bool
+    answered: bool
+    answer: str
+    requires_answer: bool
+    idempotency_key: str
+    def __init__(self, id: _Optional[str] = ..., tenant_id: _Optional[str] = ..., user_id: _Optional[str] = ..., title: _Optional[str] = ..., body: _Optional[str] = ..., source_process_id: _Optional[str] = ..., source_session_id: _Optional[str] = ..., created_at_ms: _Optional[int] = ..., read: _Optional[bool] = ..., answered: _Optional[bool] = ..., answer: _Optional[str] = ..., requires_answer: _Optional[bool] = ..., idempotency_key: _Optional[str] = ...) -> None: ...
+
+class ListInboxItemsRequest(_message.Message):
+    __slots__ = ("tenant_id", "user_id", "unread_only")
+    TENANT_ID_FIELD_NUMBER: _ClassVar[int]
+    USER_ID_FIELD_NUMBER: _ClassVar[int]
+    UNREAD_ONLY_FIELD_NUMBER: _ClassVar[int]
+    tenant_id: str
+    user_id: str
+    unread_only: bool
+    def __init__(self, tenant_id: _Optional[str] = ..., user_id: _Optional[str] = ..., unread_only: _Optional[bool] = ...) -> None: ...
+
+class ListInboxItemsResponse(_message.Message):
+    __slots__ = ("items",)
+    ITEMS_FIELD_NUMBER: _ClassVar[int]
+    items: _containers.RepeatedCompositeFieldContainer[InboxItem]
+    def __init__(self, items: _Optional[_Iterable[_Union[InboxItem, _Mapping]]] = ...) -> None: ...
+
+class InboxItemRef(_message.Message):
+    __slots__ = ("tenant_id", "user_id", "item_id")
+    TENANT_ID_FIELD_NUMBER: _ClassVar[int]
+    USER_ID_FIELD_NUMBER: _ClassVar[int]
+    ITEM_ID_FIELD_NUMBER: _ClassVar[int]
+    tenant_id: str
+    user_id: str
+    item_id: str
+    def __init__(self, tenant_id: _Optional[str] = ..., user_id: _Optional[str] = ..., item_id: _Optional[str] = ...) -> None: ...
+
+class MarkInboxItemRequest(_message.Message):
+    __slots__ = ("ref", "read")
+    REF_FIELD_NUMBER: _ClassVar[int]
+    READ_FIELD_NUMBER: _ClassVar[int]
+    ref: InboxItemRef
+    read: bool
+    def __init__(self, ref: _Optional[_Union[InboxItemRef, _Mapping]] = ..., read: _Optional[bool] = ...) -> None: ...
+
+class AnswerInboxItemRequest(_message.Message):
+    __slots__ = ("ref", "answer")
+    REF_FIELD_NUMBER: _ClassVar[int]
+    ANSWER_FIELD_NUMBER: _ClassVar[int]
+    ref: InboxItemRef
+    answer: str
+    def __init__(self, ref: _Optional[_Union[InboxItemRef, _Mapping]] = ..., answer: _Optional[str] = ...) -> None: ...
 
 class SettingScope(_message.Message):
     __slots__ = ("tenant_id", "project_id", "session_id", "process_id")

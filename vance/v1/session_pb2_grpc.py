@@ -189,6 +189,61 @@ class SessionServiceStub:
                 request_serializer=vance_dot_v1_dot_session__pb2.TakeOverReplicasRequest.SerializeToString,
                 response_deserializer=vance_dot_v1_dot_session__pb2.ReplicaResponse.FromString,
                 _registered_method=True)
+        self.EnsureHome = channel.unary_unary(
+                '/vance.v1.SessionService/EnsureHome',
+                request_serializer=vance_dot_v1_dot_session__pb2.EnsureHomeRequest.SerializeToString,
+                response_deserializer=vance_dot_v1_dot_session__pb2.HomeInfo.FromString,
+                _registered_method=True)
+        self.OpenHubSession = channel.unary_unary(
+                '/vance.v1.SessionService/OpenHubSession',
+                request_serializer=vance_dot_v1_dot_session__pb2.OpenHubSessionRequest.SerializeToString,
+                response_deserializer=vance_dot_v1_dot_session__pb2.BindSessionResponse.FromString,
+                _registered_method=True)
+        self.ListProjects = channel.unary_unary(
+                '/vance.v1.SessionService/ListProjects',
+                request_serializer=vance_dot_v1_dot_session__pb2.ListProjectsRequest.SerializeToString,
+                response_deserializer=vance_dot_v1_dot_session__pb2.ListProjectsResponse.FromString,
+                _registered_method=True)
+        self.DeleteProject = channel.unary_unary(
+                '/vance.v1.SessionService/DeleteProject',
+                request_serializer=vance_dot_v1_dot_session__pb2.ProjectOpRequest.SerializeToString,
+                response_deserializer=vance_dot_v1_dot_session__pb2.DeleteProjectResponse.FromString,
+                _registered_method=True)
+        self.ArchiveProject = channel.unary_unary(
+                '/vance.v1.SessionService/ArchiveProject',
+                request_serializer=vance_dot_v1_dot_session__pb2.ProjectOpRequest.SerializeToString,
+                response_deserializer=vance_dot_v1_dot_session__pb2.Project.FromString,
+                _registered_method=True)
+        self.GetUserSetting = channel.unary_unary(
+                '/vance.v1.SessionService/GetUserSetting',
+                request_serializer=vance_dot_v1_dot_session__pb2.GetUserSettingRequest.SerializeToString,
+                response_deserializer=vance_dot_v1_dot_session__pb2.UserSetting.FromString,
+                _registered_method=True)
+        self.AddInboxItem = channel.unary_unary(
+                '/vance.v1.SessionService/AddInboxItem',
+                request_serializer=vance_dot_v1_dot_session__pb2.InboxItem.SerializeToString,
+                response_deserializer=vance_dot_v1_dot_session__pb2.InboxItem.FromString,
+                _registered_method=True)
+        self.ListInboxItems = channel.unary_unary(
+                '/vance.v1.SessionService/ListInboxItems',
+                request_serializer=vance_dot_v1_dot_session__pb2.ListInboxItemsRequest.SerializeToString,
+                response_deserializer=vance_dot_v1_dot_session__pb2.ListInboxItemsResponse.FromString,
+                _registered_method=True)
+        self.GetInboxItem = channel.unary_unary(
+                '/vance.v1.SessionService/GetInboxItem',
+                request_serializer=vance_dot_v1_dot_session__pb2.InboxItemRef.SerializeToString,
+                response_deserializer=vance_dot_v1_dot_session__pb2.InboxItem.FromString,
+                _registered_method=True)
+        self.MarkInboxItem = channel.unary_unary(
+                '/vance.v1.SessionService/MarkInboxItem',
+                request_serializer=vance_dot_v1_dot_session__pb2.MarkInboxItemRequest.SerializeToString,
+                response_deserializer=vance_dot_v1_dot_session__pb2.InboxItem.FromString,
+                _registered_method=True)
+        self.AnswerInboxItem = channel.unary_unary(
+                '/vance.v1.SessionService/AnswerInboxItem',
+                request_serializer=vance_dot_v1_dot_session__pb2.AnswerInboxItemRequest.SerializeToString,
+                response_deserializer=vance_dot_v1_dot_session__pb2.InboxItem.FromString,
+                _registered_method=True)
 
 
 class SessionServiceServicer:
@@ -414,6 +469,76 @@ class SessionServiceServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def EnsureHome(self, request, context):
+        """---- Eddie hub (docs/protocol.md "Hub") ----
+        Idempotent: the tenant's `Home` group, the user's SYSTEM project and `home.project.id`.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def OpenHubSession(self, request, context):
+        """Binds the connection to the user's most recent unbound open hub session, or creates one.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def ListProjects(self, request, context):
+        """Missing associated documentation comment in .proto file."""
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def DeleteProject(self, request, context):
+        """Missing associated documentation comment in .proto file."""
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def ArchiveProject(self, request, context):
+        """Missing associated documentation comment in .proto file."""
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def GetUserSetting(self, request, context):
+        """Missing associated documentation comment in .proto file."""
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def AddInboxItem(self, request, context):
+        """The user's inbox.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def ListInboxItems(self, request, context):
+        """Missing associated documentation comment in .proto file."""
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def GetInboxItem(self, request, context):
+        """Missing associated documentation comment in .proto file."""
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def MarkInboxItem(self, request, context):
+        """Missing associated documentation comment in .proto file."""
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def AnswerInboxItem(self, request, context):
+        """Missing associated documentation comment in .proto file."""
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_SessionServiceServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -571,6 +696,61 @@ def add_SessionServiceServicer_to_server(servicer, server):
                     servicer.TakeOverReplicas,
                     request_deserializer=vance_dot_v1_dot_session__pb2.TakeOverReplicasRequest.FromString,
                     response_serializer=vance_dot_v1_dot_session__pb2.ReplicaResponse.SerializeToString,
+            ),
+            'EnsureHome': grpc.unary_unary_rpc_method_handler(
+                    servicer.EnsureHome,
+                    request_deserializer=vance_dot_v1_dot_session__pb2.EnsureHomeRequest.FromString,
+                    response_serializer=vance_dot_v1_dot_session__pb2.HomeInfo.SerializeToString,
+            ),
+            'OpenHubSession': grpc.unary_unary_rpc_method_handler(
+                    servicer.OpenHubSession,
+                    request_deserializer=vance_dot_v1_dot_session__pb2.OpenHubSessionRequest.FromString,
+                    response_serializer=vance_dot_v1_dot_session__pb2.BindSessionResponse.SerializeToString,
+            ),
+            'ListProjects': grpc.unary_unary_rpc_method_handler(
+                    servicer.ListProjects,
+                    request_deserializer=vance_dot_v1_dot_session__pb2.ListProjectsRequest.FromString,
+                    response_serializer=vance_dot_v1_dot_session__pb2.ListProjectsResponse.SerializeToString,
+            ),
+            'DeleteProject': grpc.unary_unary_rpc_method_handler(
+                    servicer.DeleteProject,
+                    request_deserializer=vance_dot_v1_dot_session__pb2.ProjectOpRequest.FromString,
+                    response_serializer=vance_dot_v1_dot_session__pb2.DeleteProjectResponse.SerializeToString,
+            ),
+            'ArchiveProject': grpc.unary_unary_rpc_method_handler(
+                    servicer.ArchiveProject,
+                    request_deserializer=vance_dot_v1_dot_session__pb2.ProjectOpRequest.FromString,
+                    response_serializer=vance_dot_v1_dot_session__pb2.Project.SerializeToString,
+            ),
+            'GetUserSetting': grpc.unary_unary_rpc_method_handler(
+                    servicer.GetUserSetting,
+                    request_deserializer=vance_dot_v1_dot_session__pb2.GetUserSettingRequest.FromString,
+                    response_serializer=vance_dot_v1_dot_session__pb2.UserSetting.SerializeToString,
+            ),
+            'AddInboxItem': grpc.unary_unary_rpc_method_handler(
+                    servicer.AddInboxItem,
+                    request_deserializer=vance_dot_v1_dot_session__pb2.InboxItem.FromString,
+                    response_serializer=vance_dot_v1_dot_session__pb2.InboxItem.SerializeToString,
+            ),
+            'ListInboxItems': grpc.unary_unary_rpc_method_handler(
+                    servicer.ListInboxItems,
+                    request_deserializer=vance_dot_v1_dot_session__pb2.ListInboxItemsRequest.FromString,
+                    response_serializer=vance_dot_v1_dot_session__pb2.ListInboxItemsResponse.SerializeToString,
+            ),
+            'GetInboxItem': grpc.unary_unary_rpc_method_handler(
+                    servicer.GetInboxItem,
+                    request_deserializer=vance_dot_v1_dot_session__pb2.InboxItemRef.FromString,
+                    response_serializer=vance_dot_v1_dot_session__pb2.InboxItem.SerializeToString,
+            ),
+            'MarkInboxItem': grpc.unary_unary_rpc_method_handler(
+                    servicer.MarkInboxItem,
+                    request_deserializer=vance_dot_v1_dot_session__pb2.MarkInboxItemRequest.FromString,
+                    response_serializer=vance_dot_v1_dot_session__pb2.InboxItem.SerializeToString,
+            ),
+            'AnswerInboxItem': grpc.unary_unary_rpc_method_handler(
+                    servicer.AnswerInboxItem,
+                    request_deserializer=vance_dot_v1_dot_session__pb2.AnswerInboxItemRequest.FromString,
+                    response_serializer=vance_dot_v1_dot_session__pb2.InboxItem.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -1410,6 +1590,303 @@ class SessionService:
             '/vance.v1.SessionService/TakeOverReplicas',
             vance_dot_v1_dot_session__pb2.TakeOverReplicasRequest.SerializeToString,
             vance_dot_v1_dot_session__pb2.ReplicaResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def EnsureHome(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/vance.v1.SessionService/EnsureHome',
+            vance_dot_v1_dot_session__pb2.EnsureHomeRequest.SerializeToString,
+            vance_dot_v1_dot_session__pb2.HomeInfo.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def OpenHubSession(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/vance.v1.SessionService/OpenHubSession',
+            vance_dot_v1_dot_session__pb2.OpenHubSessionRequest.SerializeToString,
+            vance_dot_v1_dot_session__pb2.BindSessionResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def ListProjects(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/vance.v1.SessionService/ListProjects',
+            vance_dot_v1_dot_session__pb2.ListProjectsRequest.SerializeToString,
+            vance_dot_v1_dot_session__pb2.ListProjectsResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def DeleteProject(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/vance.v1.SessionService/DeleteProject',
+            vance_dot_v1_dot_session__pb2.ProjectOpRequest.SerializeToString,
+            vance_dot_v1_dot_session__pb2.DeleteProjectResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def ArchiveProject(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/vance.v1.SessionService/ArchiveProject',
+            vance_dot_v1_dot_session__pb2.ProjectOpRequest.SerializeToString,
+            vance_dot_v1_dot_session__pb2.Project.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def GetUserSetting(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/vance.v1.SessionService/GetUserSetting',
+            vance_dot_v1_dot_session__pb2.GetUserSettingRequest.SerializeToString,
+            vance_dot_v1_dot_session__pb2.UserSetting.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def AddInboxItem(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/vance.v1.SessionService/AddInboxItem',
+            vance_dot_v1_dot_session__pb2.InboxItem.SerializeToString,
+            vance_dot_v1_dot_session__pb2.InboxItem.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def ListInboxItems(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/vance.v1.SessionService/ListInboxItems',
+            vance_dot_v1_dot_session__pb2.ListInboxItemsRequest.SerializeToString,
+            vance_dot_v1_dot_session__pb2.ListInboxItemsResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def GetInboxItem(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/vance.v1.SessionService/GetInboxItem',
+            vance_dot_v1_dot_session__pb2.InboxItemRef.SerializeToString,
+            vance_dot_v1_dot_session__pb2.InboxItem.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def MarkInboxItem(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/vance.v1.SessionService/MarkInboxItem',
+            vance_dot_v1_dot_session__pb2.MarkInboxItemRequest.SerializeToString,
+            vance_dot_v1_dot_session__pb2.InboxItem.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def AnswerInboxItem(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/vance.v1.SessionService/AnswerInboxItem',
+            vance_dot_v1_dot_session__pb2.AnswerInboxItemRequest.SerializeToString,
+            vance_dot_v1_dot_session__pb2.InboxItem.FromString,
             options,
             channel_credentials,
             insecure,

@@ -1,0 +1,329 @@
+"""Eddie: the user's personal hub (docs/architecture.md "Engines"). A chat engine like Arthur,
+in the user's SYSTEM project, that ends every turn with one action (answer, ask_user, relay,
+relay_inbox, mediate: engines/eddie_actions.py) and coordinates projects through the hub tools
+(process_service/hub_tools.py). Its persona, prompt, parameters and tool cut are the engine's
+own (BUNDLED below), not a recipe's."""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from engine_worker.context import ThinkEngineContext
+from engine_worker.engine import TurnOutcome
+from engine_worker.engines import eddie_actions as a
+from engine_worker.engines.common import history_to_llm, inbox_to_llm
+from engine_worker.engines.context_budget import fit_history
+from engine_worker.engines.eddie_voice import BUNDLED_RULES, system_prompt
+from engine_worker.engines.loop import run_action_loop
+from vance.domain import (
+    ChatMessage,
+    ChatRole,
+    ProcessEvent,
+    ProcessEventType,
+    ProcessStatus,
+    SteerMessage,
+    ThinkProcess,
+    UserChatInput,
+)
+from vance.llm import ModelNotConfiguredError
+from vance.profiles import capabilities
+
+logger = logging.getLogger(__name__)
+
+WELCOME = "Hi, I'm Eddie. What can I do for you?"
+# The engine's bundled configuration: what a recipe gives other engines.
+BUNDLED: dict[str, Any] = {
+    "params": {"model": "default:chat", "maxIterations": 8, "historyLimit": 60},
+    "tools": [
+        "process_create",
+        "process_list",
+        "process_status",
+        "process_stop",
+        "recipe_list",
+        "@organizational",
+    ],
+}
+# Hub tools the engine calls itself; the model never sees them.
+INTERNAL_TOOLS = {"project_steer", "hub_switch_to", "hub_context", "hub_voice_rules_store"}
+BOOTSTRAP_PROMPT = (
+    "What speech conventions should a voice chat agent observe in the language with the code "
+    "{lang}? List 5-8 specific rules, each with a short example. Output format: Markdown."
+)
+FORWARDED = "I passed your answer on."
+CANNOT_MEDIATE = "I can't hand you over on this device, so I'll keep passing things on for you."
+
+
+def _setting(ctx: ThinkEngineContext, key: str) -> Any:
+    return ctx.settings.get(key, BUNDLED["params"].get(key))
+
+
+def _event_text(m: ProcessEvent) -> str:
+    """The event as the model reads it, with a blocked worker's options."""
+    text = str(inbox_to_llm(m)["content"])
+    if m.payload.get("project"):
+        mode = m.payload.get("channelMode") or "milestones"
+        text = f"[project {m.payload['project']}, mode {mode}] {text}"
+    options = _options_of(m)
+    if options:
+        text += "\nOptions: " + "; ".join(o["label"] for o in options)
+    return text
+
+
+def _options_of(m: ProcessEvent) -> list[dict[str, str]]:
+    relayable = m.payload.get("relayableActionParams") or {}
+    options = relayable.get("options") if isinstance(relayable, dict) else None
+    return [o for o in options if isinstance(o, dict)] if isinstance(options, list) else []
+
+
+def _awaiting(history: list[ChatMessage]) -> str:
+    """The worker whose question Eddie relayed last, if the user has not answered it yet."""
+    for m in reversed(history):
+        if m.role is ChatRole.USER:
+            return ""
+        if m.role is ChatRole.ASSISTANT:
+            return str(m.meta.get("awaitingFor") or "")
+    return ""
+
+
+class Eddie:
+    name = "eddie"
+    title = "Eddie Hub"
+    description = "The user's personal hub: talks briefly, creates and watches projects."
+    version = "1.0.0"
+
+    async def start(self, process: ThinkProcess, ctx: ThinkEngineContext) -> TurnOutcome:
+        await ctx.chat.append(ChatRole.ASSISTANT, WELCOME, {"action": a.ANSWER})
+        return await self._turn(process, ctx)
+
+    async def resume(self, process: ThinkProcess, ctx: ThinkEngineContext) -> TurnOutcome:
+        return await self._turn(process, ctx)
+
+    async def steer(self, process: ThinkProcess, ctx: ThinkEngineContext) -> TurnOutcome:
+        return await self._turn(process, ctx)
+
+    def summarize_for_parent(self, process: ThinkProcess, outcome: TurnOutcome) -> str:
+        return f"hub {process.name} is {outcome.status.value.lower()}"
+
+    async def _turn(self, process: ThinkProcess, ctx: ThinkEngineContext) -> TurnOutcome:
+        inbox = await ctx.drain_pending()
+        if not inbox:
+            return TurnOutcome.idle()
+        pool = await ctx.tools.pool(BUNDLED["tools"] + sorted(INTERNAL_TOOLS))
+        history = await ctx.chat.history(limit=int(_setting(ctx, "historyLimit")))
+        awaiting = _awaiting(history)
+        if awaiting and any(isinstance(m, UserChatInput) for m in inbox):
+            inbox = await self._forward_answer(ctx, awaiting, inbox)
+            if not inbox:
+                return TurnOutcome.idle()
+        events: list[ProcessEvent] = []
+        turn_input: list[dict[str, Any]] = []
+        for message in inbox:
+            if isinstance(message, UserChatInput):
+                await ctx.chat.append(ChatRole.USER, message.content)
+                turn_input.append(inbox_to_llm(message))
+            elif isinstance(message, ProcessEvent):
+                await self._summarise(ctx, message)
+                events.append(message)
+                turn_input.append({"role": "user", "content": _event_text(message)})
+            else:
+                turn_input.append(inbox_to_llm(message))
+        hub = await self._hub_context(ctx)
+        messages = fit_history(
+            {"role": "system", "content": system_prompt(process, hub)},
+            history_to_llm(history),
+            turn_input,
+            int(ctx.settings.get("maxContextTokens", 64_000)),
+        )
+        try:
+            name, result = await run_action_loop(
+                ctx,
+                messages,
+                [t for t in pool if t.name not in INTERNAL_TOOLS],
+                tier=str(_setting(ctx, "model")),
+                max_iterations=int(_setting(ctx, "maxIterations")),
+                action_tools=a.ACTION_TOOLS,
+                parsers=a.PARSERS,
+            )
+        except ModelNotConfiguredError as exc:
+            await ctx.chat.append(ChatRole.SYSTEM, exc.message, {"error": exc.reason})
+            return TurnOutcome.idle()
+        if not name:  # plain text: an answer
+            result = a.Action(a.ANSWER, {"message": str(result)})
+        outcome = await self._act(ctx, result, events)
+        await self._bootstrap_voice(ctx, hub)
+        return outcome
+
+    async def _bootstrap_voice(self, ctx: ThinkEngineContext, hub: dict[str, Any]) -> None:
+        """A language with no rules anywhere: this turn spoke with the English rules; once its
+        answer is out, a fast-tier call writes rules for the language at the tenant level, and
+        the next turn uses them. A failure leaves English in place."""
+        lang = str(hub.get("language") or "en")
+        if hub.get("voiceRules") or lang in BUNDLED_RULES:
+            return
+        try:
+            reply = await ctx.llm.complete(
+                tier="default:fast",
+                messages=[{"role": "user", "content": BOOTSTRAP_PROMPT.format(lang=lang)}],
+            )
+        except Exception as exc:  # any failure of the model call: English stays
+            logger.warning("voice rules for %s could not be bootstrapped: %s", lang, exc)
+            return
+        if reply.text.strip():
+            await ctx.tools.invoke(
+                "hub_voice_rules_store", {"language": lang, "rules": reply.text.strip()}, "voice"
+            )
+
+    async def _hub_context(self, ctx: ThinkEngineContext) -> dict[str, Any]:
+        """Language and voice rules, resolved fresh each turn (a change applies next turn)."""
+        result = await ctx.tools.invoke("hub_context", {}, "hub-context")
+        if result.error or not isinstance(result.result, dict):
+            return {}
+        return dict(result.result)
+
+    async def _forward_answer(
+        self, ctx: ThinkEngineContext, worker: str, inbox: list[SteerMessage]
+    ) -> list[SteerMessage]:
+        """The user answered a worker's question Eddie relayed: it goes to that worker as the
+        user's words, without a model call. The rest of the inbox is the turn's input."""
+        rest: list[SteerMessage] = []
+        for message in inbox:
+            if not isinstance(message, UserChatInput):
+                rest.append(message)
+                continue
+            await ctx.chat.append(ChatRole.USER, message.content)
+            result = await ctx.tools.invoke(
+                "project_steer", {"processId": worker, "content": message.content}, "relay-answer"
+            )
+            if result.error:
+                await ctx.chat.append(
+                    ChatRole.ASSISTANT,
+                    "I could not pass your answer on.",
+                    {"action": a.ANSWER, "info": result.error},
+                )
+            else:
+                await ctx.chat.append(
+                    ChatRole.ASSISTANT, FORWARDED, {"action": a.ANSWER, "forwardedTo": worker}
+                )
+        return rest
+
+    async def _summarise(self, ctx: ThinkEngineContext, event: ProcessEvent) -> None:
+        """Channel mode `summary`: a milestone's text is condensed by a fast-tier model call in
+        Eddie's own lane before Eddie sees it."""
+        if event.payload.get("channelMode") != "summary":
+            return
+        if event.type not in (ProcessEventType.DONE, ProcessEventType.BLOCKED):
+            return
+        reply = await ctx.llm.complete(
+            tier="default:fast",
+            messages=[
+                {
+                    "role": "system",
+                    "content": "Summarise this worker output in one or two short spoken "
+                    "sentences. No Markdown.",
+                },
+                {"role": "user", "content": event.human_summary},
+            ],
+        )
+        if reply.text.strip():
+            event.payload["original"] = event.human_summary
+            event.human_summary = reply.text.strip()
+
+    async def _act(
+        self, ctx: ThinkEngineContext, action: a.Action, events: list[ProcessEvent]
+    ) -> TurnOutcome:
+        args = action.args
+        match action.name:
+            case a.ANSWER:
+                meta: dict[str, Any] = {"action": a.ANSWER}
+                if args.get("info"):
+                    meta["info"] = args["info"]
+                await ctx.chat.append(ChatRole.ASSISTANT, args["message"], meta)
+                return TurnOutcome(ProcessStatus.IDLE, summary=args["message"])
+            case a.ASK_USER:
+                text = a.render_options(args["message"], action.options)
+                meta = {"action": a.ASK_USER}
+                if action.options:
+                    meta["options"] = action.options
+                await ctx.chat.append(ChatRole.ASSISTANT, text, meta)
+                return TurnOutcome.blocked(args["message"])
+            case a.RELAY:
+                return await self._relay(ctx, args, events)
+            case a.RELAY_INBOX:
+                return await self._relay_inbox(ctx, args)
+            case _:
+                return await self._mediate(ctx, args)
+
+    async def _relay(
+        self, ctx: ThinkEngineContext, args: dict[str, str], events: list[ProcessEvent]
+    ) -> TurnOutcome:
+        source = args["source"]
+        event = next(
+            (
+                e
+                for e in reversed(events)
+                if source in (e.source_process_id, e.source_process_name)
+                or source == e.payload.get("project")
+            ),
+            None,
+        )
+        message = args.get("message") or (event.human_summary if event else "")
+        if not message:
+            message = "There is news from a worker."
+        meta: dict[str, Any] = {"action": a.RELAY, "source": source}
+        if event is None or event.type is not ProcessEventType.BLOCKED:
+            await ctx.chat.append(ChatRole.ASSISTANT, message, meta)
+            return TurnOutcome(ProcessStatus.IDLE, summary=message)
+        # A worker's question: the same options, and the user's answer goes back to it.
+        options = _options_of(event)
+        meta["source"] = event.source_process_id
+        meta["awaitingFor"] = event.source_process_id
+        if options:
+            meta["options"] = options
+        await ctx.chat.append(ChatRole.ASSISTANT, a.render_options(message, options), meta)
+        return TurnOutcome.blocked(message)
+
+    async def _relay_inbox(self, ctx: ThinkEngineContext, args: dict[str, str]) -> TurnOutcome:
+        result = await ctx.tools.invoke(
+            "inbox_forward_to_user",
+            {"title": args["inboxTitle"], "body": args["body"]},
+            "relay-inbox",
+        )
+        if result.error or not isinstance(result.result, dict):
+            # Nothing is lost: the text is shown beside the spoken line instead.
+            kept = {"action": a.ANSWER, "info": args["body"], "inboxError": result.error}
+            await ctx.chat.append(ChatRole.ASSISTANT, args["spoken"], kept)
+            return TurnOutcome(ProcessStatus.IDLE, summary=args["spoken"])
+        meta: dict[str, Any] = {
+            "action": a.RELAY_INBOX,
+            "inboxItemId": result.result.get("id"),
+            "inboxTitle": args["inboxTitle"],
+        }
+        await ctx.chat.append(ChatRole.ASSISTANT, args["spoken"], meta)
+        return TurnOutcome(ProcessStatus.IDLE, summary=args["spoken"])
+
+    async def _mediate(self, ctx: ThinkEngineContext, args: dict[str, str]) -> TurnOutcome:
+        profile = ctx.tools.profile
+        if not capabilities(profile).can_mediate:
+            meta = {"action": a.ANSWER, "mediateRefused": "profile_cannot_mediate"}
+            await ctx.chat.append(ChatRole.ASSISTANT, CANNOT_MEDIATE, {**meta, "profile": profile})
+            return TurnOutcome(ProcessStatus.IDLE, summary=CANNOT_MEDIATE)
+        announcement = args.get("voiceAnnouncement") or "I'm connecting you directly now."
+        result = await ctx.tools.invoke(
+            "hub_switch_to",
+            {"target": args["target"], "reason": args["reason"], "voiceAnnouncement": announcement},
+            "mediate",
+        )
+        if result.error or not isinstance(result.result, dict):
+            text = "I could not connect you directly."
+            await ctx.chat.append(
+                ChatRole.ASSISTANT, text, {"action": a.ANSWER, "info": result.error}
+            )
+            return TurnOutcome(ProcessStatus.IDLE, summary=text)
+        switched: dict[str, Any] = {
+            "action": a.MEDIATE,
+            "switchTo": result.result,
+            "reason": args["reason"],
+        }
+        await ctx.chat.append(ChatRole.ASSISTANT, announcement, switched)
+        return TurnOutcome(ProcessStatus.IDLE, summary=announcement)

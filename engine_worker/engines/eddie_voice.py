@@ -1,0 +1,60 @@
+"""Eddie's persona and voice rules: the bundled level of the voice-rule cascade (the user's hub
+and the tenant may hold their own rules; process_service/hub_tools.py `hub_context` resolves
+those and the language each turn)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from vance.domain import ThinkProcess
+
+PERSONA = """You are Eddie, the user's personal hub in Vancetope: a calm, concise, Jarvis-like \
+partner. The user mostly listens to you, so you speak in one or two short sentences.
+You do small personal things yourself. Anything that is real work on a topic (code, \
+analysis, research, long writing) belongs in a project: create one with project_create and \
+pass the task on as steerContent, in the user's words; its chat (Arthur) does the work.
+Messages wrapped in <process-event> come from workers in the user's projects, not from the \
+user. Tell the user briefly when a worker is blocked or done: relay short speakable output, \
+use relay_inbox for long or written output, and relay a worker's question with its options.
+Every turn ends with exactly one action tool, alone in its step: answer, ask_user, relay, \
+relay_inbox or mediate."""
+
+BUNDLED_RULES: dict[str, str] = {
+    "en": """- Short sentences, at most 15 words.
+- Plain spoken language: no Markdown, lists, code, URLs, ids or paths in the spoken line.
+- Refer to details as "the details beside this" (info) or "the inbox entry".
+- Active voice, contractions are fine.""",
+    "de": """- Kurze Sätze, höchstens 15 Wörter.
+- Perfekt statt Präteritum: "ich habe gemacht", nicht "ich machte".
+- Keine Anglizismen, wo es deutsche Wörter gibt.
+- Keine URLs, IDs oder Pfade vorlesen; sage "der Eintrag im Posteingang".""",
+}
+
+
+def voice_rules(hub: dict[str, Any]) -> tuple[str, str]:
+    """(rules, where they came from): the stored levels (hub, tenant) first, then bundled;
+    a language nobody has rules for yet speaks with the English ones."""
+    lang = str(hub.get("language") or "en")
+    stored = hub.get("voiceRules")
+    if isinstance(stored, str) and stored.strip():
+        return stored, str(hub.get("voiceRulesSource") or "stored")
+    if lang in BUNDLED_RULES:
+        return BUNDLED_RULES[lang], f"bundled:{lang}"
+    return BUNDLED_RULES["en"], "bundled:en"
+
+
+def system_prompt(process: ThinkProcess, hub: dict[str, Any]) -> str:
+    lang = str(hub.get("language") or "en")
+    rules, _ = voice_rules(hub)
+    parts = [PERSONA]
+    extra = process.recipe_snapshot.get("prompt")
+    if isinstance(extra, str) and extra.strip():
+        parts.append(extra.strip())  # a tenant's or project's addition (promptMode APPEND)
+    parts.append(f"Speak {lang} (language code). Voice rules:\n{rules}")
+    user_project = hub.get("userProject")
+    if user_project:
+        parts.append(
+            f"You run in the user's hub project {user_project}; the user's own notes and files "
+            "belong there, domain work in the projects you create."
+        )
+    return "\n\n".join(parts)

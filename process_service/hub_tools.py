@@ -1,0 +1,321 @@
+"""The hub tools (`@organizational`, plus the `@hub` ones the Eddie engine calls itself): Eddie
+creates, opens and archives the user's projects, observes and commands their processes, speaks
+to them on the user's behalf and writes to the user's inbox. Everything acts as the calling
+process's owner: a process of another user is as unknown as a missing one."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+import grpc
+from pymongo.asynchronous.database import AsyncDatabase
+
+from process_service.inbox import Inbox
+from process_service.observations import DEFAULT_MODE, MODES, Observations
+from process_service.processes import Processes
+from process_service.tool_args import ToolError
+from process_service.tool_args import arg_str as _str
+from process_service.tool_args import rpc_details as _details
+from vance.domain import DeliveryOutcome, UserChatInput
+from vance.errors import VanceError
+from vance.store import Document
+from vance.v1 import common_pb2 as pb
+from vance.v1 import session_pb2 as spb
+from vance.v1 import session_pb2_grpc
+
+logger = logging.getLogger(__name__)
+
+Publish = Callable[[list[str], str, dict[str, Any]], Awaitable[None]]
+
+WORKER_PROFILE = "eddie"  # a worker addressed through Eddie: no client tools (vance/profiles.py)
+TENANT_LEVEL = "_tenant"
+
+
+def _caller(doc: dict[str, Any]) -> spb.Caller:
+    return spb.Caller(user_id=str(doc.get("owner_user_id", "")))
+
+
+def _kind(p: spb.Project) -> str:
+    return pb.ProjectKind.Name(p.kind).removeprefix("PROJECT_KIND_") if p.kind else "NORMAL"
+
+
+class HubTools:
+    def __init__(
+        self,
+        db: AsyncDatabase[Document],
+        processes: Processes,
+        inbox: Inbox,
+        observations: Observations,
+        sessions: session_pb2_grpc.SessionServiceStub,
+        publish: Publish,
+    ) -> None:
+        self._created = db["hub_creations"]
+        self._voice = db["voice_rules"]
+        self._processes = processes
+        self._inbox = inbox
+        self._observations = observations
+        self._sessions = sessions
+        self._publish = publish  # (session ids, notice type, data) -> None
+
+    async def invoke(
+        self, tool: str, caller: dict[str, Any], args: dict[str, Any], key: str
+    ) -> Any:
+        handler = getattr(self, f"_{tool}")
+        try:
+            return await handler(caller, args, key)
+        except grpc.aio.AioRpcError as exc:
+            raise ToolError(_details(exc)) from exc
+
+    async def _owned(self, caller: dict[str, Any], process_id: str) -> dict[str, Any]:
+        try:
+            doc = await self._processes.get(process_id)
+        except VanceError as exc:
+            raise ToolError(f"no process {process_id!r}") from exc
+        if doc.get("owner_user_id") != caller.get("owner_user_id") or doc.get(
+            "tenant_id"
+        ) != caller.get("tenant_id"):
+            raise ToolError(f"no process {process_id!r}")
+        return doc
+
+    async def _project(self, caller: dict[str, Any], name: str) -> spb.Project:
+        found = await self._sessions.ListProjects(
+            spb.ListProjectsRequest(
+                tenant_id=str(caller["tenant_id"]), caller=_caller(caller), kind="ALL"
+            )
+        )
+        for project in found.projects:
+            if project.project_id == name:
+                result: spb.Project = project
+                return result
+        raise ToolError(f"no project named {name!r}; see project_list")
+
+    async def _project_create(self, caller: dict[str, Any], args: dict[str, Any], key: str) -> Any:
+        done = await self._created.find_one({"_id": key})
+        if done is not None:
+            return done["result"]  # a redone turn: created once
+        name, tenant = _str(args, "name"), str(caller["tenant_id"])
+        user = str(caller.get("owner_user_id", ""))
+        try:
+            await self._sessions.CreateProject(
+                spb.CreateProjectRequest(
+                    tenant_id=tenant,
+                    project_id=name,
+                    title=_str(args, "title", required=False) or name,
+                    kind=pb.PROJECT_KIND_NORMAL,
+                    owner_user_id=user,
+                )
+            )
+        except grpc.aio.AioRpcError as exc:
+            if exc.code() == grpc.StatusCode.ALREADY_EXISTS:
+                raise ToolError(
+                    f"a project named {name!r} exists already; open it with project_open or "
+                    "pick another name"
+                ) from exc
+            raise
+        session = await self._sessions.CreateSession(
+            spb.CreateSessionRequest(
+                tenant_id=tenant,
+                project_id=name,
+                owner_user_id=user,
+                profile=WORKER_PROFILE,
+                recipe=_str(args, "recipe", required=False),
+            )
+        )
+        chat = await self._processes.get(session.chat_process_id)
+        await self._observations.observe(chat, caller, DEFAULT_MODE, name)
+        steer = _str(args, "steerContent", required=False)
+        if steer:
+            await self._say(caller, chat, steer, f"{key}:steer")
+        result = {
+            "project": name,
+            "kind": "NORMAL",
+            "sessionId": session.session_id,
+            "chatProcessId": session.chat_process_id,
+            "chatEngine": session.chat_engine,
+            "channelMode": DEFAULT_MODE,
+            "steered": bool(steer),
+        }
+        await self._created.insert_one({"_id": key, "result": result})
+        return result
+
+    async def _say(
+        self, caller: dict[str, Any], target: dict[str, Any], text: str, key: str
+    ) -> str:
+        """The user's words, sent by Eddie: USER_CHAT_INPUT from the user, Eddie as sender."""
+        result = await self._inbox.steer(
+            str(target["_id"]),
+            "",
+            "",
+            UserChatInput(
+                content=text,
+                idempotency_key=key,
+                sender_process_id=str(caller["_id"]),
+                from_user=str(caller.get("owner_user_id", "")),
+            ),
+        )
+        if result.outcome is DeliveryOutcome.REJECTED:
+            raise ToolError(result.reason)
+        return result.outcome.value
+
+    async def _project_list(self, caller: dict[str, Any], args: dict[str, Any], key: str) -> Any:
+        found = await self._sessions.ListProjects(
+            spb.ListProjectsRequest(
+                tenant_id=str(caller["tenant_id"]),
+                caller=_caller(caller),
+                kind=_str(args, "kind", required=False) or "NORMAL",
+            )
+        )
+        return {
+            "projects": [
+                {"name": p.project_id, "title": p.title, "kind": _kind(p), "archived": p.archived}
+                for p in found.projects
+            ]
+        }
+
+    async def _project_open(self, caller: dict[str, Any], args: dict[str, Any], key: str) -> Any:
+        project = await self._project(caller, _str(args, "name"))
+        listed = await self._sessions.ListSessions(
+            spb.ListSessionsRequest(
+                tenant_id=str(caller["tenant_id"]),
+                project_id=project.project_id,
+                caller=_caller(caller),
+            )
+        )
+        sessions = []
+        for s in sorted(listed.sessions, key=lambda s: s.last_activity_at_ms, reverse=True):
+            procs = await self._processes.in_session(s.session_id, include_terminated=False)
+            sessions.append(
+                {
+                    "sessionId": s.session_id,
+                    "chatProcessId": s.chat_process_id or None,
+                    "processes": [
+                        {"id": p.id, "name": p.name, "engine": p.engine, "status": p.status.value}
+                        for p in procs
+                    ],
+                }
+            )
+        connected = None
+        if sessions and sessions[0]["chatProcessId"]:
+            chat = await self._owned(caller, str(sessions[0]["chatProcessId"]))
+            observers = await self._observations.observers(str(chat["_id"]))
+            if str(caller["_id"]) not in observers:
+                await self._observations.observe(chat, caller, DEFAULT_MODE, project.project_id)
+            connected = str(chat["_id"])
+        return {
+            "project": project.project_id,
+            "title": project.title,
+            "kind": _kind(project),
+            "archived": project.archived,
+            "sessions": sessions,
+            "connectedTo": connected,
+        }
+
+    async def _project_archive(self, caller: dict[str, Any], args: dict[str, Any], key: str) -> Any:
+        project = await self._sessions.ArchiveProject(
+            spb.ProjectOpRequest(
+                tenant_id=str(caller["tenant_id"]),
+                project_id=_str(args, "name"),
+                caller=_caller(caller),
+            )
+        )
+        return {"project": project.project_id, "archived": True}
+
+    async def _process_observe(self, caller: dict[str, Any], args: dict[str, Any], key: str) -> Any:
+        mode = _str(args, "channelMode")
+        if mode not in MODES:
+            raise ToolError(f"channelMode must be one of {', '.join(MODES)}")
+        target = await self._owned(caller, _str(args, "processId"))
+        await self._observations.observe(target, caller, mode, str(target.get("project_id", "")))
+        return {"processId": str(target["_id"]), "channelMode": mode}
+
+    async def _process_command(self, caller: dict[str, Any], args: dict[str, Any], key: str) -> Any:
+        command = _str(args, "command").lower()
+        target = await self._owned(caller, _str(args, "processId"))
+        try:
+            if command == "stop":
+                doc = await self._processes.stop(target, stopped_by=str(caller["_id"]))
+            elif command == "pause":
+                doc = await self._processes.pause(target)
+            elif command == "resume":
+                doc = await self._processes.resume(target)
+            else:
+                raise ToolError("command must be stop, pause or resume")
+        except VanceError as exc:
+            raise ToolError(exc.message) from exc
+        return {"processId": str(doc["_id"]), "status": doc["status"]}
+
+    async def _inbox_forward_to_user(
+        self, caller: dict[str, Any], args: dict[str, Any], key: str
+    ) -> Any:
+        item = await self._sessions.AddInboxItem(
+            spb.InboxItem(
+                tenant_id=str(caller["tenant_id"]),
+                user_id=str(caller.get("owner_user_id", "")),
+                title=_str(args, "title"),
+                body=_str(args, "body"),
+                source_process_id=str(caller["_id"]),
+                source_session_id=str(caller["session_id"]),
+                idempotency_key=key,
+            )
+        )
+        return {"id": item.id, "title": item.title}
+
+    async def _project_steer(self, caller: dict[str, Any], args: dict[str, Any], key: str) -> Any:
+        target = await self._owned(caller, _str(args, "processId"))
+        outcome = await self._say(caller, target, _str(args, "content"), key)
+        return {"processId": str(target["_id"]), "outcome": outcome}
+
+    async def _hub_switch_to(self, caller: dict[str, Any], args: dict[str, Any], key: str) -> Any:
+        target = _str(args, "target")
+        try:
+            doc = await self._owned(caller, target)
+        except ToolError:
+            opened = await self._project_open(caller, {"name": target}, key)
+            chat = next((s["chatProcessId"] for s in opened["sessions"] if s["chatProcessId"]), "")
+            if not chat:
+                raise ToolError(f"project {target!r} has no open session to switch to") from None
+            doc = await self._owned(caller, str(chat))
+        data = {
+            "targetSessionId": str(doc["session_id"]),
+            "targetProjectId": str(doc.get("project_id", "")),
+            "targetProcessName": str(doc.get("name", "")),
+            "voiceAnnouncement": _str(args, "voiceAnnouncement", required=False) or None,
+        }
+        await self._publish([str(caller["session_id"])], "switch-to", data)
+        return data
+
+    async def _hub_context(self, caller: dict[str, Any], args: dict[str, Any], key: str) -> Any:
+        """Language: the process's `chat.language`, else the project's (the hub project for
+        Eddie) over the tenant's settings, else en. Voice rules: the hub's document, then the
+        tenant's; none stored means the engine's bundled rules."""
+        tenant, project = str(caller["tenant_id"]), str(caller.get("project_id", ""))
+        language = str((caller.get("params") or {}).get("chat.language") or "")
+        if not language:
+            settings = await self._sessions.GetSettings(
+                spb.GetSettingsRequest(tenant_id=tenant, project_id=project)
+            )
+            language = settings.effective.get("chat.language", "") or "en"
+        out: dict[str, Any] = {"language": language, "userProject": project}
+        for level in (project, TENANT_LEVEL):
+            doc = await self._voice.find_one({"_id": f"{tenant}:{level}:{language}"})
+            if doc is not None:
+                out["voiceRules"] = str(doc["rules"])
+                out["voiceRulesSource"] = "hub" if level == project else "tenant"
+                break
+        return out
+
+    async def _hub_voice_rules_store(
+        self, caller: dict[str, Any], args: dict[str, Any], key: str
+    ) -> Any:
+        """Rules Eddie bootstrapped for a language nobody had rules for: the tenant level, an
+        ordinary stored document an admin may overwrite; existing rules are never replaced."""
+        language, rules = _str(args, "language").lower(), _str(args, "rules")
+        doc_id = f"{caller['tenant_id']}:{TENANT_LEVEL}:{language}"
+        result = await self._voice.update_one(
+            {"_id": doc_id},
+            {"$setOnInsert": {"rules": rules, "language": language, "source": "bootstrap"}},
+            upsert=True,
+        )
+        return {"language": language, "stored": result.upserted_id is not None}

@@ -1,0 +1,204 @@
+"""Eddie observing workers in other projects (docs/architecture.md "Eddie").
+
+An observation is (observed process, observer process, channel mode), stored in `observations`
+under the observed process's id. When an observed process commits a turn, each observer gets a
+ProcessEvent in its inbox, filtered by its mode; the event's idempotency key is derived from
+the observed turn and the observer, so a redelivery is stored once. Modes:
+- `verbatim`: every turn end, with all the chat the worker wrote in it;
+- `milestones` (default): status transitions only (BLOCKED, a finished answer as DONE, closed);
+- `summary`: milestones; Eddie condenses DONE/BLOCKED with a fast model call in its own lane;
+- `inbox`: the original goes to the user's inbox, Eddie gets an acknowledgement.
+Side-channel frames (progress) of an observed process are copied into the observer's session
+whatever the mode, tagged `forwardedBy`. The observer is not the worker's parent: nothing of the
+observer's lifecycle reaches the worker.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from typing import Any
+
+import grpc
+from pymongo.asynchronous.database import AsyncDatabase
+
+from process_service.events import PROGRESS, EventLog
+from process_service.inbox import Inbox
+from process_service.models import TurnRef
+from process_service.store import chat_id
+from vance.domain import (
+    PARENT_EVENT_FOR_CLOSE,
+    CloseReason,
+    ProcessEvent,
+    ProcessEventType,
+    ProcessStatus,
+)
+from vance.store import Document
+from vance.v1 import session_pb2 as spb
+from vance.v1 import session_pb2_grpc
+
+logger = logging.getLogger(__name__)
+
+MODES = ("verbatim", "milestones", "summary", "inbox")
+DEFAULT_MODE = "milestones"
+_CACHE_S = 2.0  # observations change when Eddie calls a hub tool; a commit may see it 2 s late
+
+
+class Observations:
+    def __init__(
+        self,
+        db: AsyncDatabase[Document],
+        events: EventLog,
+        inbox: Inbox,
+        sessions: session_pb2_grpc.SessionServiceStub,
+    ) -> None:
+        self._col = db["observations"]
+        self._chat = db["chat_messages"]
+        self._events = events
+        self._inbox = inbox
+        self._sessions = sessions
+        self._cache: dict[str, tuple[float, dict[str, Any]]] = {}
+
+    async def observe(
+        self, observed: dict[str, Any], observer: dict[str, Any], mode: str, project: str
+    ) -> None:
+        await self._col.update_one(
+            {"_id": str(observed["_id"])},
+            {
+                "$set": {
+                    f"observers.{observer['_id']}": {
+                        "mode": mode,
+                        "session_id": str(observer["session_id"]),
+                        "engine": str(observer.get("engine", "")),
+                        "project": project,
+                    }
+                }
+            },
+            upsert=True,
+        )
+        self._cache.pop(str(observed["_id"]), None)
+
+    async def observers(self, process_id: str) -> dict[str, Any]:
+        hit = self._cache.get(process_id)
+        now = time.monotonic()
+        if hit is not None and now - hit[0] <= _CACHE_S:
+            return hit[1]
+        doc = await self._col.find_one({"_id": process_id})
+        found = dict((doc or {}).get("observers") or {})
+        if len(self._cache) > 20_000:
+            self._cache.clear()
+        self._cache[process_id] = (now, found)
+        return found
+
+    async def forward_progress(self, ref: TurnRef, kind: str, payload: dict[str, Any]) -> None:
+        for observer_id, obs in (await self.observers(ref.process_id)).items():
+            session = str(obs["session_id"])
+            self._events.submit(
+                session,
+                PROGRESS,
+                {
+                    "think_process_id": ref.process_id,
+                    "process_name": ref.process_name,
+                    "engine": ref.engine,
+                    "parent_process_id": "",
+                    "kind": kind,
+                    "payload": {
+                        **payload,
+                        "forwardedBy": {
+                            "engine": obs.get("engine") or "eddie",
+                            "processId": observer_id,
+                            "viaSession": session,
+                        },
+                    },
+                },
+            )
+            await self._events.flush(session)
+
+    async def on_commit(
+        self, ref: TurnRef, doc: dict[str, Any], summary: str, payload: dict[str, Any]
+    ) -> None:
+        observers = await self.observers(ref.process_id)
+        if not observers:
+            return
+        final = ProcessStatus(doc["status"])
+        event_type = _milestone(final, doc, summary)
+        for observer_id, obs in observers.items():
+            mode = str(obs.get("mode") or DEFAULT_MODE)
+            if mode == "verbatim":
+                text = await self._turn_chat(ref) or summary
+                kind = event_type or ProcessEventType.SUMMARY
+            elif event_type is None:
+                continue
+            else:
+                text, kind = summary, event_type
+            extra: dict[str, Any] = {
+                "channelMode": mode,
+                "project": obs.get("project", ""),
+                "sessionId": ref.session_id,
+                "status": final.value,
+            }
+            if mode == "inbox":
+                item = await self._to_user_inbox(ref, doc, kind, text, observer_id)
+                extra["inboxItemId"] = item
+                text = (
+                    f"{ref.process_name} in {obs.get('project', '')} is {kind.value.lower()}; "
+                    "its output is in the user's inbox"
+                )
+            message = ProcessEvent(
+                idempotency_key=f"{ref.process_id}:{ref.turn_id}:obs:{observer_id}",
+                sender_process_id=ref.process_id,
+                source_process_id=ref.process_id,
+                source_process_name=ref.process_name,
+                type=kind,
+                human_summary=text or f"{ref.process_name} {kind.value.lower()}",
+                payload={**payload, **extra},
+            )
+            result = await self._inbox.steer(observer_id, "", "", message)
+            logger.debug("observer %s told of %s: %s", observer_id, kind, result.outcome)
+
+    async def _turn_chat(self, ref: TurnRef) -> str:
+        """What the worker wrote in this turn (its assistant messages), oldest first."""
+        first, last = ref.chat_base + 1, max(ref.highest_chat, ref.chat_base)
+        ids = [chat_id(ref.process_id, n) for n in range(first, last + 1)]
+        if not ids:
+            return ""
+        docs = await self._chat.find({"_id": {"$in": ids}}).to_list(None)
+        docs.sort(key=lambda d: str(d["_id"]))
+        return "\n\n".join(str(d["content"]) for d in docs if d.get("role") == "ASSISTANT")
+
+    async def _to_user_inbox(
+        self,
+        ref: TurnRef,
+        doc: dict[str, Any],
+        kind: ProcessEventType,
+        text: str,
+        observer_id: str,
+    ) -> str:
+        try:
+            item = await self._sessions.AddInboxItem(
+                spb.InboxItem(
+                    tenant_id=str(doc.get("tenant_id", "")),
+                    user_id=str(doc.get("owner_user_id", "")),
+                    title=f"{ref.process_name} {kind.value.lower()}",
+                    body=text,
+                    source_process_id=ref.process_id,
+                    source_session_id=ref.session_id,
+                    idempotency_key=f"{ref.process_id}:{ref.turn_id}:obs:{observer_id}",
+                )
+            )
+        except grpc.aio.AioRpcError as exc:
+            logger.warning("inbox item for %s failed: %s", observer_id, exc.code().name)
+            return ""
+        return str(item.id)
+
+
+def _milestone(final: ProcessStatus, doc: dict[str, Any], summary: str) -> ProcessEventType | None:
+    """A status transition worth telling an observer; a chat's finished answer counts as DONE
+    (a chat engine never closes, it goes IDLE with its answer)."""
+    if final is ProcessStatus.BLOCKED:
+        return ProcessEventType.BLOCKED
+    if final is ProcessStatus.CLOSED:
+        return PARENT_EVENT_FOR_CLOSE[CloseReason(doc.get("close_reason") or "DONE")]
+    if final is ProcessStatus.IDLE and summary:
+        return ProcessEventType.DONE
+    return None

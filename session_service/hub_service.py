@@ -1,0 +1,118 @@
+"""The hub RPCs of SessionService (home, hub sessions, projects, the user's inbox); mixed into
+SessionServicer so service.py stays a thin list of the lifecycle and search RPCs."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from session_service import convert as sc
+from session_service.home import HUB_ENGINE, HUB_RECIPE, Home
+from session_service.user_inbox import UserInbox, item_to_proto
+from vance.errors import InvalidArgumentError, grpc_errors
+from vance.v1 import session_pb2 as spb
+
+
+class HubRpcs:
+    home: Home
+    inbox: UserInbox
+
+    async def CreateSession(self, request: spb.CreateSessionRequest, context: Any) -> spb.Session:
+        raise NotImplementedError  # SessionServicer's
+
+    @grpc_errors
+    async def EnsureHome(self, request: spb.EnsureHomeRequest, context: Any) -> spb.HomeInfo:
+        if not request.tenant_id or not request.username:
+            raise InvalidArgumentError("tenant and username are required")
+        project_id, created = await self.home.ensure(request.tenant_id, request.username)
+        return spb.HomeInfo(project_id=project_id, group="Home", created=created)
+
+    @grpc_errors
+    async def OpenHubSession(
+        self, request: spb.OpenHubSessionRequest, context: Any
+    ) -> spb.BindSessionResponse:
+        if not request.connection_id or not request.username:
+            raise InvalidArgumentError("username and connection_id are required")
+        project_id, _ = await self.home.ensure(request.tenant_id, request.username)
+        found = await self.home.candidates_then_bind(
+            request.tenant_id, request.username, request.connection_id, request.profile or "default"
+        )
+        if found is not None:
+            session, resumed = found
+            return spb.BindSessionResponse(
+                session=sc.session_to_proto(session), bound=True, resumed=resumed
+            )
+        created = await self.CreateSession(
+            spb.CreateSessionRequest(
+                tenant_id=request.tenant_id,
+                project_id=project_id,
+                owner_user_id=request.username,
+                profile=request.profile or "default",
+                chat_engine=HUB_ENGINE,
+                recipe=HUB_RECIPE,
+                connection_id=request.connection_id,
+            ),
+            context,
+        )
+        return spb.BindSessionResponse(session=created, bound=True)
+
+    @grpc_errors
+    async def ListProjects(
+        self, request: spb.ListProjectsRequest, context: Any
+    ) -> spb.ListProjectsResponse:
+        found = await self.home.list_projects(
+            request.tenant_id,
+            sc.caller_from_proto(request.caller),
+            request.kind,
+            include_archived=request.include_archived,
+        )
+        return spb.ListProjectsResponse(projects=[sc.project_to_proto(p) for p in found])
+
+    @grpc_errors
+    async def DeleteProject(
+        self, request: spb.ProjectOpRequest, context: Any
+    ) -> spb.DeleteProjectResponse:
+        deleted = await self.home.delete_project(
+            request.tenant_id, request.project_id, sc.caller_from_proto(request.caller)
+        )
+        return spb.DeleteProjectResponse(deleted=deleted)
+
+    @grpc_errors
+    async def ArchiveProject(self, request: spb.ProjectOpRequest, context: Any) -> spb.Project:
+        project = await self.home.archive_project(
+            request.tenant_id, request.project_id, sc.caller_from_proto(request.caller)
+        )
+        return sc.project_to_proto(project)
+
+    @grpc_errors
+    async def GetUserSetting(
+        self, request: spb.GetUserSettingRequest, context: Any
+    ) -> spb.UserSetting:
+        value = await self.home.user_setting(request.tenant_id, request.username, request.key)
+        return spb.UserSetting(key=request.key, value=value)
+
+    @grpc_errors
+    async def AddInboxItem(self, request: spb.InboxItem, context: Any) -> spb.InboxItem:
+        return item_to_proto(await self.inbox.add(request))
+
+    @grpc_errors
+    async def ListInboxItems(
+        self, request: spb.ListInboxItemsRequest, context: Any
+    ) -> spb.ListInboxItemsResponse:
+        docs = await self.inbox.list(
+            request.tenant_id, request.user_id, unread_only=request.unread_only
+        )
+        return spb.ListInboxItemsResponse(items=[item_to_proto(d) for d in docs])
+
+    @grpc_errors
+    async def GetInboxItem(self, request: spb.InboxItemRef, context: Any) -> spb.InboxItem:
+        return item_to_proto(await self.inbox.get(request))
+
+    @grpc_errors
+    async def MarkInboxItem(self, request: spb.MarkInboxItemRequest, context: Any) -> spb.InboxItem:
+        return item_to_proto(await self.inbox.mark(request.ref, request.read))
+
+    @grpc_errors
+    async def AnswerInboxItem(
+        self, request: spb.AnswerInboxItemRequest, context: Any
+    ) -> spb.InboxItem:
+        return item_to_proto(await self.inbox.answer(request.ref, request.answer))
