@@ -43,9 +43,10 @@ def _tokens(raw: str) -> str:
 
 
 def _language(raw: str) -> str:
-    value = raw.strip()
-    if not 1 <= len(value) <= 40:
-        raise ValueError("must be a language name or code of 1 to 40 characters")
+    # The same rule as settings.py's `chat.language` (Eddie reads it too): a language code.
+    value = raw.strip().lower()
+    if not re.fullmatch(r"[a-z]{2,3}(-[a-z0-9]{2,8})?", value):
+        raise ValueError("must be a language code such as en, de or pt-br")
     return value
 
 

@@ -61,7 +61,7 @@ async def test_the_innermost_level_wins_and_arthur_sees_it_next_turn(system: Sys
     created = await client.ok("session-create", {"projectId": "demo"})
     await assistant_says(client, "Hi, I'm Arthur")
     scope = _scope(created)
-    await _set(system, scope, spb.SETTING_LEVEL_SESSION, "chat.language", "German")
+    await _set(system, scope, spb.SETTING_LEVEL_SESSION, "chat.language", "de")
 
     async def turn(text: str) -> str:
         await client.ok("process-steer", {"processName": "chat", "content": text})
@@ -69,16 +69,16 @@ async def test_the_innermost_level_wins_and_arthur_sees_it_next_turn(system: Sys
         found = await eventually(lambda: system.model_requests(text))
         return str(found[-1]["messages"][0]["content"])
 
-    assert "answer in German" in await turn(f"{m} one")
-    await _set(system, scope, spb.SETTING_LEVEL_PROCESS, "chat.language", "French")
+    assert "answer in de" in await turn(f"{m} one")
+    await _set(system, scope, spb.SETTING_LEVEL_PROCESS, "chat.language", "fr")
     resolved = await system.sessions.ResolveEngineSettings(
         spb.ResolveEngineSettingsRequest(scope=scope, keys=["chat.language"])
     )
-    assert [(v.value, v.level) for v in resolved.values] == [("French", spb.SETTING_LEVEL_PROCESS)]
-    assert "answer in French" in await turn(f"{m} two")
+    assert [(v.value, v.level) for v in resolved.values] == [("fr", spb.SETTING_LEVEL_PROCESS)]
+    assert "answer in fr" in await turn(f"{m} two")
     # Removing the process value falls back to the session's.
     await _set(system, scope, spb.SETTING_LEVEL_PROCESS, "chat.language", "")
-    assert "answer in German" in await turn(f"{m} three")
+    assert "answer in de" in await turn(f"{m} three")
     await client.close()
 
 

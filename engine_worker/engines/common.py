@@ -52,11 +52,13 @@ def bounded_json(value: Any, limit: int = PAYLOAD_LIMIT) -> str:
     return f"{text[:limit]}... [cut: {len(text) - limit} more characters]"
 
 
-def process_event_text(m: ProcessEvent) -> str:
+def process_event_text(m: ProcessEvent, *, with_payload: bool = True) -> str:
     """Sibling events enter the model input as user-role text in a tag, so the model can tell
-    them from the user (seed 000 §3.4); the payload, if any, follows the summary, bounded."""
+    them from the user (seed 000 §3.4); the payload, if any, follows the summary, bounded.
+    A hub that relays events (Eddie) renders their payload itself (`with_payload=False`): it
+    holds the hub's own bookkeeping, such as the original of a summarised event."""
     body = m.human_summary
-    if m.payload:
+    if m.payload and with_payload:
         body += f"\n<payload>{bounded_json(m.payload)}</payload>"
     return (
         f'<process-event sourceProcessId="{m.source_process_id}" type="{m.type.value.lower()}">'
