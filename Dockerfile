@@ -3,6 +3,15 @@
 #   python -m engine_worker
 # No store in the image: compose runs mongo:7 and sets MONGODB_URI (the embedded FerretDB of
 # `make run` is for a checkout, not for containers).
+# The web client, built from its lockfile; the gateway serves it from $VANCE_WEB_DIST.
+FROM node:20-slim AS web
+WORKDIR /web
+COPY web/package.json web/package-lock.json ./
+RUN npm ci --no-audit --no-fund
+COPY web/index.html web/vite.config.ts web/tsconfig.json ./
+COPY web/src ./src
+RUN npm run build
+
 FROM python:3.11-slim
 
 ENV PYTHONDONTWRITEBYTECODE=1 \
@@ -11,7 +20,8 @@ ENV PYTHONDONTWRITEBYTECODE=1 \
     PIP_DISABLE_PIP_VERSION_CHECK=1 \
     PIP_ROOT_USER_ACTION=ignore \
     LITELLM_LOCAL_MODEL_COST_MAP=True \
-    VANCE_DATA_DIR=/var/lib/vance
+    VANCE_DATA_DIR=/var/lib/vance \
+    VANCE_WEB_DIST=/opt/vance/web
 
 WORKDIR /src
 
@@ -33,6 +43,7 @@ COPY engine_worker ./engine_worker
 RUN pip install . \
     && rm -rf /src
 WORKDIR /
+COPY --from=web /web/dist /opt/vance/web
 
 # Non-root. VANCE_DATA_DIR only holds a generated JWT secret when VANCE_JWT_SECRET is unset.
 RUN useradd --system --uid 10001 --user-group --create-home --home-dir /home/vance vance \

@@ -6,8 +6,14 @@ PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 FERRETDB := .tools/bin/ferretdb
 PROTO_SRC := $(wildcard protos/vance/v1/*.proto)
+# The web client (web/, docs/operations.md): npm ci when the lockfile changes, a build when a
+# source changes; the gateway serves web/dist.
+WEB_DEPS := web/node_modules/.installed
+WEB_BUILD := web/dist/index.html
+WEB_SRC := $(shell find web/src -type f 2>/dev/null) web/index.html web/vite.config.ts web/tsconfig.json
+CHROMIUM := /usr/bin/chromium
 
-.PHONY: setup run test lint fmt protos protos-check bench clean
+.PHONY: setup run test lint fmt protos protos-check bench clean web browser
 
 $(STAMP): pyproject.toml
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -18,13 +24,26 @@ $(STAMP): pyproject.toml
 $(FERRETDB): tools/ferretdb/install.sh $(wildcard tools/ferretdb/*.patch)
 	@bash tools/ferretdb/install.sh
 
+$(WEB_DEPS): web/package.json web/package-lock.json
+	cd web && npm ci --no-audit --no-fund --loglevel=error
+	@touch $(WEB_DEPS)
+
+$(WEB_BUILD): $(WEB_DEPS) $(WEB_SRC)
+	cd web && npm run build --silent
+
+web: $(WEB_BUILD)
+
+# Browser tests use Debian's Chromium through Playwright; Playwright never downloads a browser.
+browser:
+	@test -x $(CHROMIUM) || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium; }
+
 setup: $(STAMP) $(FERRETDB)
 	@test -f vance/v1/common_pb2.py || $(MAKE) protos
 
-run: setup
+run: setup web
 	$(PY) -m vance.cli run
 
-test: setup
+test: setup web browser
 	$(PY) -m pytest -q $(PYTEST_ARGS)
 
 protos: $(STAMP)
@@ -46,4 +65,4 @@ bench: setup
 	$(PY) -m bench
 
 clean:
-	rm -rf $(VENV) .tools .vance build *.egg-info
+	rm -rf $(VENV) .tools .vance build *.egg-info web/node_modules web/dist

@@ -37,8 +37,9 @@ def search_section(r: dict[str, Any]) -> list[str]:
     )
     lines += [
         "",
-        f"Indexing cost (the feed's write path, one message per call): "
-        f"{r['index_per_message_ms']} ms per message.",
+        f"Indexing cost (the indexer's path for one chat feed page of one message): "
+        f"{r['index_per_message_ms']} ms per message, "
+        f"{r.get('index_cpu_per_message_ms', '?')} ms of the indexer's CPU.",
         "",
     ]
     return lines

@@ -25,8 +25,8 @@ import time
 from typing import Any
 
 from bench.system import BenchSystem, make_tmp
-from session_service.lifecycle import BOUND, IDLE, SUSPENDED, LifecycleProps, SweepSets
-from session_service.models import Session, SessionStatus
+from session_service.models import LifecycleProps, Session, SessionStatus
+from session_service.sweep_sets import BOUND, IDLE, SUSPENDED, SweepSets
 from vance.auth import ServiceCredential
 from vance.authclient import authed_channel
 from vance.ids import new_id
@@ -68,7 +68,7 @@ async def _seed(db: Any, n: int, now: int) -> list[str]:
     return ids
 
 
-async def _tick(stub: session_pb2_grpc.SessionServiceStub, at: int) -> tuple[float, Any]:
+async def _tick(stub: session_pb2_grpc.SessionServiceAsyncStub, at: int) -> tuple[float, Any]:
     started = time.perf_counter()
     report = await stub.RunSweeps(spb.RunSweepsRequest(now_ms=at), timeout=600)
     return (time.perf_counter() - started) * 1000, report
@@ -113,7 +113,7 @@ async def measure_sweeps(
 
 
 async def _measure(
-    db: Any, stub: session_pb2_grpc.SessionServiceStub, n: int, rounds: int, fraction: float
+    db: Any, stub: session_pb2_grpc.SessionServiceAsyncStub, n: int, rounds: int, fraction: float
 ) -> dict[str, Any]:
     t0 = time.time_ns() // 1_000_000
     started = time.perf_counter()

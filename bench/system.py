@@ -112,7 +112,7 @@ class BenchSystem:
     sup: Supervisor | None = None
     model: ScriptedModel | None = None
     token: str = ""
-    _channel: Any = None
+    _channel: grpc.aio.Channel | None = None
     _next_worker: int = 1
 
     async def start(self) -> None:
@@ -170,7 +170,9 @@ class BenchSystem:
         return self.sup
 
     @property
-    def processes(self) -> process_pb2_grpc.ProcessServiceStub:
+    def processes(self) -> process_pb2_grpc.ProcessServiceAsyncStub:
+        if self._channel is None:
+            raise BenchError("the system is not started")
         return process_pb2_grpc.ProcessServiceStub(self._channel)
 
     @property

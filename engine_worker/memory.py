@@ -26,7 +26,7 @@ class MemoryEntry:
 
 class MemoryApi:
     def __init__(
-        self, process: ThinkProcess, stub: process_pb2_grpc.ProcessServiceStub, turn_id: str
+        self, process: ThinkProcess, stub: process_pb2_grpc.ProcessServiceAsyncStub, turn_id: str
     ) -> None:
         self._process = process
         self._stub = stub

@@ -17,7 +17,7 @@ TENANT = spb.SETTING_LEVEL_TENANT
 
 class EngineSettingsApi:
     def __init__(
-        self, process: ThinkProcess, stub: session_pb2_grpc.SessionServiceStub | None
+        self, process: ThinkProcess, stub: session_pb2_grpc.SessionServiceAsyncStub | None
     ) -> None:
         self._stub = stub
         self._scope = spb.SettingScope(

@@ -38,6 +38,7 @@ from gateway.clients import Clients
 from gateway.limits import MAX_REQUEST_HEAD_BYTES, WS_MAX_BYTES
 from gateway.replica import Replica
 from gateway.revocations import Authenticator
+from gateway.webui import mount_webui
 from vance.channels import Channels
 from vance.config import Config, load_config
 from vance.logsetup import setup_logging
@@ -60,7 +61,7 @@ def create_app(config: Config) -> FastAPI:
             holder["clients"] = Clients.from_channels(channels)
         return holder["clients"]
 
-    def token_stub() -> tokens_pb2_grpc.TokenServiceStub:
+    def token_stub() -> tokens_pb2_grpc.TokenServiceAsyncStub:
         return tokens_pb2_grpc.TokenServiceStub(channels.get("session_service"))
 
     authenticator = Authenticator(tokens, token_stub)
@@ -130,6 +131,8 @@ def create_app(config: Config) -> FastAPI:
         with metrics.WS_CONNECTIONS.track_inprogress():
             await ws.serve(socket, tenant, deps)
 
+    # Last, so the API routes above win over the app's catch-all.
+    mount_webui(app)
     return app
 
 

@@ -10,9 +10,9 @@ from vance.v1 import process_pb2_grpc, recipe_pb2_grpc, session_pb2_grpc
 
 @dataclass(frozen=True)
 class Clients:
-    sessions: session_pb2_grpc.SessionServiceStub
-    processes: process_pb2_grpc.ProcessServiceStub
-    recipes: recipe_pb2_grpc.RecipeServiceStub
+    sessions: session_pb2_grpc.SessionServiceAsyncStub
+    processes: process_pb2_grpc.ProcessServiceAsyncStub
+    recipes: recipe_pb2_grpc.RecipeServiceAsyncStub
 
     @classmethod
     def from_channels(cls, channels: Channels) -> Clients:

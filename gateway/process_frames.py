@@ -5,7 +5,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from gateway.activity import note_activity_soon
 from gateway.connection import Connection
 from gateway.errors import GatewayError
 from gateway.frames import chat_message_data, process_data, status_name
@@ -53,7 +52,6 @@ async def process_steer(conn: Connection, data: SteerData) -> dict[str, Any]:
             ),
         )
     )
-    note_activity_soon(conn.clients, conn.principal.tenant_id, ref.session_id)
     return {
         "thinkProcessId": resp.process.id or ref.process_id or None,
         "processName": resp.process.name or ref.process_name or None,

@@ -27,7 +27,7 @@ _MAX_CACHED = 10_000
 
 class Authenticator:
     def __init__(
-        self, tokens: Tokens, stub: Callable[[], tokens_pb2_grpc.TokenServiceStub]
+        self, tokens: Tokens, stub: Callable[[], tokens_pb2_grpc.TokenServiceAsyncStub]
     ) -> None:
         self.tokens = tokens
         self._stub = stub

@@ -45,7 +45,7 @@ class Delegation:
         self,
         spawn: Spawn,
         processes: Processes,
-        recipes: recipe_pb2_grpc.RecipeServiceStub,
+        recipes: recipe_pb2_grpc.RecipeServiceAsyncStub,
         engines_available: Callable[[], set[str]],
     ) -> None:
         self._spawn = spawn

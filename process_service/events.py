@@ -15,7 +15,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections import deque
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -35,7 +35,9 @@ NOTICE = "notice"  # a hub push such as inbox-item-added or switch-to
 _QUEUE_LIMIT = 10_000
 _RING_LIMIT = 4_096
 MARK_EVERY = 32
-_RENUMBER_ATTEMPTS = 8
+# Each lost attempt means another writer's insert went in, so the stream makes progress; a
+# writer can lose many in a row on a busy machine (8 was seen to run out at load 12 on 2 cores).
+_RENUMBER_ATTEMPTS = 64
 
 
 class SubscriberOverflow(Exception):
@@ -63,9 +65,18 @@ class _Subscriber:
 
 class EventLog:
     def __init__(
-        self, store: ProcessStore, clock: Clock, *, chunk_window_s: int, poll_ms: int = 0
+        self,
+        store: ProcessStore,
+        clock: Clock,
+        *,
+        chunk_window_s: int,
+        poll_ms: int = 0,
+        on_durable: Callable[[str, Event], None] | None = None,
     ) -> None:
+        """`on_durable` sees every stored (not ephemeral) event once written: the chat feed
+        (event_feed.py) takes the chat messages from it."""
         self._store = store
+        self._on_durable = on_durable
         self._clock = clock
         self._window_ms = chunk_window_s * 1000
         self._poll_s = poll_ms / 1000 if poll_ms > 0 else None
@@ -142,6 +153,8 @@ class EventLog:
         for event, fut in batch:
             if not fut.done():
                 fut.set_result(event["seq"])
+            if self._on_durable is not None and not event["ephemeral"]:
+                self._on_durable(session_id, event)
             self._notify(session_id, event)
 
     async def _insert_numbered(self, session_id: str, w: _Writer, events: list[Event]) -> None:

@@ -48,7 +48,7 @@ class HubTools:
         processes: Processes,
         inbox: Inbox,
         observations: Observations,
-        sessions: session_pb2_grpc.SessionServiceStub,
+        sessions: session_pb2_grpc.SessionServiceAsyncStub,
         publish: Publish,
     ) -> None:
         self._created = db["hub_creations"]

@@ -58,13 +58,3 @@ class MemoryRpcs:
         process = await process_or_404(self.store.get, request.process_id)
         records = await self.memory.newest(process, _scope(request.scope), request.limit)
         return ppb.ListMemoryResponse(records=[record_to_proto(r) for r in records])
-
-
-def history_summary_fields(commit: ppb.TurnCommit) -> dict[str, Any]:
-    """The process fields a commit sets for the engine's rolling chat history summary."""
-    if not commit.HasField("chat_history_summary"):
-        return {}
-    return {
-        "chat_history_summary": commit.chat_history_summary[:8_000],
-        "chat_history_summary_through": int(commit.chat_history_summary_through),
-    }

@@ -20,7 +20,7 @@ CALL_TIMEOUT_S = 10.0
 
 
 class RollupNotifier:
-    def __init__(self, stub: session_pb2_grpc.SessionServiceStub) -> None:
+    def __init__(self, stub: session_pb2_grpc.SessionServiceAsyncStub) -> None:
         self._stub = stub
         self._pending: set[str] = set()
         self._wake = asyncio.Event()

@@ -10,6 +10,7 @@ import grpc
 
 from process_service.cascade import SessionCascade
 from process_service.dispatcher import Dispatcher
+from process_service.event_feed import ChatFeed
 from process_service.events import NOTICE, EventLog
 from process_service.hub_tools import HubTools
 from process_service.inbox import Inbox
@@ -24,6 +25,7 @@ from process_service.store import ProcessStore
 from process_service.toolhost import ProcessToolHost, register_forever
 from process_service.tools import ProcessTools
 from process_service.turns import Turns
+from process_service.worker_stream import WorkerStreams
 from vance.channels import Channels
 from vance.clock import Clock, SystemClock
 from vance.config import Config, load_config
@@ -49,17 +51,83 @@ SERVICE_NAME = process_pb2.DESCRIPTOR.services_by_name["ProcessService"].full_na
 TOOL_HOST_NAME = tool_pb2.DESCRIPTOR.services_by_name["ToolHost"].full_name
 
 
+_PUMP_GRACE_S = 5.0
+
+
+class Background:
+    """process_service's own work beside its RPCs: dispatching turns, the worker streams'
+    tasks, evicting idle event writers and registering as a tool host. One task group, run by
+    `serve`; `stop` ends it (the streams' pumps first finish what they hold) and waits."""
+
+    def __init__(
+        self,
+        dispatcher: Dispatcher,
+        streams: WorkerStreams,
+        events: EventLog,
+        chat_feed: ChatFeed,
+        rollup: RollupNotifier,
+        channels: Channels,
+    ) -> None:
+        self.dispatcher = dispatcher
+        self.streams = streams
+        self.events = events
+        self.chat_feed = chat_feed
+        self.rollup = rollup
+        self.channels = channels
+        self._stop = asyncio.Event()
+        self._done = asyncio.Event()
+        self._running = False
+
+    async def run(self, tool_host_address: str) -> None:
+        self._running = True
+        try:
+            async with asyncio.TaskGroup() as tg:
+                tg.create_task(self.dispatcher.run())
+                streams = tg.create_task(self.streams.run())
+                tg.create_task(_evict_loop(self.events))
+                # Cancelled with the rest at stop: it writes a last page of what it gathered.
+                tg.create_task(self.chat_feed.run())
+                tg.create_task(self.rollup.run())
+                tg.create_task(
+                    register_forever(self.channels.get("tool_service"), tool_host_address)
+                )
+                await self._stop.wait()
+                self.dispatcher.stop()
+                self.streams.stop()
+                # The streams ended with the server: their pumps store what they still hold.
+                await asyncio.wait([streams], timeout=_PUMP_GRACE_S)
+                raise _Stopped
+        except* _Stopped:
+            pass
+        finally:
+            self._running = False
+            self._done.set()
+
+    async def stop(self) -> None:
+        self._stop.set()
+        if self._running:
+            await self._done.wait()
+
+
+class _Stopped(Exception):
+    """Ends the background task group (and so every task in it)."""
+
+
 async def create_server(
     config: Config, *, port: int | None = None, clock: Clock | None = None
-) -> tuple[GrpcHost, int]:
+) -> tuple[GrpcHost, int, Background]:
+    """The server and its background work; the caller runs `Background.run` while it serves
+    and stops both (`serve`)."""
     clock = clock or SystemClock()
     client, db = connect(config)
     store = ProcessStore(db)
+    chat_feed = ChatFeed(db, clock)
     events = EventLog(
         store,
         clock,
         chunk_window_s=config.events.chunk_replay_window_s,
         poll_ms=config.events.poll_ms,
+        on_durable=chat_feed.note,
     )
     lanes = Lanes(store, events, clock, config.lanes)
     dispatcher = Dispatcher(store, lanes, clock, config.lanes)
@@ -68,18 +136,24 @@ async def create_server(
     turns = Turns(store, events, lanes, inbox)
     processes.on_stopped = turns.on_stopped
     lanes.on_closed_failed = ParentNotify(turns).closed_failed
-    servicer = ProcessServicer(
-        store=store,
-        events=events,
+    streams = WorkerStreams(
+        dispatcher=dispatcher,
+        turns=turns,
         lanes=lanes,
+        events=events,
+        heartbeat_ms=config.lanes.heartbeat_ms,
+    )
+    servicer = ProcessServicer(
+        events=events,
         inbox=inbox,
         processes=processes,
-        turns=turns,
         dispatcher=dispatcher,
-        heartbeat_ms=config.lanes.heartbeat_ms,
+        streams=streams,
         cascade=SessionCascade(store, lanes, processes, dispatcher.kick, dispatcher.cancel_turn),
+        chat_feed=chat_feed,
+        store=store,
+        memory=MemoryStore(db, clock),
     )
-    servicer.memory = MemoryStore(db, clock)
     channels = Channels(config)
     rollup = RollupNotifier(session_pb2_grpc.SessionServiceStub(channels.get("session_service")))
     lanes.on_status_change = rollup.note
@@ -108,32 +182,20 @@ async def create_server(
     process_pb2_grpc.add_ProcessServiceServicer_to_server(servicer, host.server)
     tool_pb2_grpc.add_ToolHostServicer_to_server(ProcessToolHost(tools), host.server)
     bound = host.bind(config.grpc_host, config.port("process_service") if port is None else port)
-    loop_task = asyncio.ensure_future(dispatcher.run())
-    evict_task = asyncio.ensure_future(_evict_loop(events))
-    rollup_task = asyncio.ensure_future(rollup.run())
-    register_task = asyncio.ensure_future(
-        register_forever(channels.get("tool_service"), config.address("process_service"))
-    )
+    background = Background(dispatcher, streams, events, chat_feed, rollup, channels)
 
-    async def stop_background() -> None:
-        dispatcher.stop()
-        evict_task.cancel()
-        register_task.cancel()
-        rollup_task.cancel()
-        for task in (loop_task, evict_task, register_task, rollup_task):
-            try:
-                await task
-            except BaseException:
-                pass
+    async def close() -> None:
+        # After the server stopped (no stream left): the background work, then its clients.
+        await background.stop()
         await channels.close()
         await client.close()
 
-    host.on_stop(stop_background)
-    return host, bound
+    host.on_stop(close)
+    return host, bound, background
 
 
 def _session_owner(
-    store: ProcessStore, sessions: session_pb2_grpc.SessionServiceStub
+    store: ProcessStore, sessions: session_pb2_grpc.SessionServiceAsyncStub
 ) -> SessionLookup:
     """session_service keeps the sessions; asked once per session (vance/owners.py caches).
     Its GetSession wants the tenant, which any process of the session names."""
@@ -174,8 +236,13 @@ async def serve() -> None:
     config = load_config()
     setup_logging(config.logging, "process_service")
     start_observability(config, "process_service")
-    host, _ = await create_server(config)
-    await serve_until_signal(host, "process_service")
+    host, _, background = await create_server(config)
+    async with asyncio.TaskGroup() as tg:
+        tg.create_task(background.run(config.address("process_service")))
+        try:
+            await serve_until_signal(host, "process_service")
+        finally:
+            await background.stop()
 
 
 def main() -> None:

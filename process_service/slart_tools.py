@@ -31,7 +31,7 @@ def generated_path(run_id: str, name: str) -> str:
 class GeneratedRecipes:
     def __init__(
         self,
-        recipes: recipe_pb2_grpc.RecipeServiceStub,
+        recipes: recipe_pb2_grpc.RecipeServiceAsyncStub,
         engines_available: Callable[[], set[str]],
     ) -> None:
         self._recipes = recipes

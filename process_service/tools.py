@@ -49,7 +49,7 @@ class ProcessTools:
         self,
         processes: Processes,
         inbox: Inbox,
-        recipes: recipe_pb2_grpc.RecipeServiceStub,
+        recipes: recipe_pb2_grpc.RecipeServiceAsyncStub,
         engines_available: Callable[[], set[str]],
     ) -> None:
         self._processes = processes

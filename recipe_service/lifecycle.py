@@ -1,4 +1,4 @@
-"""Session lifecycle resolution (seed 002 §6): recipe steps, then settings, then the caller."""
+"""Session lifecycle resolution: recipe steps, then settings, then the caller."""
 
 from __future__ import annotations
 
@@ -27,7 +27,7 @@ from vance.errors import InvalidArgumentError
 MINUTE_MS = 60_000
 HOUR_MS = 60 * MINUTE_MS
 
-# Step 5: what holds when even the `default` recipe names nothing (REFERENCE defaults).
+# Step 5: what holds when even the `default` recipe names nothing (the built-in defaults, docs/operations.md).
 BUILT_IN = Lifecycle(
     on_disconnect=OnDisconnect.KEEP_OPEN,
     on_idle=OnIdle.SUSPEND,

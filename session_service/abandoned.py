@@ -1,4 +1,4 @@
-"""Abandoned detection (seed 002 §9.1): the one predicate every close path asks.
+"""Abandoned detection: the one predicate every close path asks.
 
 A session is abandoned when all three hold: fewer than `min-qa-pairs` completed user/assistant
 pairs; no side effects; no user investment. Abandoned sessions go straight to CLOSED with
@@ -17,26 +17,22 @@ from __future__ import annotations
 
 import re
 
-import grpc
-
 from session_service.models import Session
 from session_service.settings import SETTING_ABANDONED_ENABLED, SETTING_ABANDONED_MIN_QA, Settings
+from vance.clients.process import Processes
 from vance.config import LifecycleConfig
-from vance.errors import from_rpc_error
-from vance.v1 import common_pb2 as pb
-from vance.v1 import process_pb2 as ppb
-from vance.v1 import process_pb2_grpc
+from vance.domain import ChatRole
 
 # The chat process of each generation: `chat`, then `chat-2`, `chat-3` after reactivations.
 CHAT_NAME = re.compile(r"^chat(-\d+)?$")
 
 
-def count_qa_pairs(roles: list[int]) -> int:
+def count_qa_pairs(roles: list[ChatRole]) -> int:
     pairs, asked = 0, False
     for role in roles:
-        if role == pb.CHAT_ROLE_USER:
+        if role is ChatRole.USER:
             asked = True
-        elif role == pb.CHAT_ROLE_ASSISTANT and asked:
+        elif role is ChatRole.ASSISTANT and asked:
             pairs, asked = pairs + 1, False
     return pairs
 
@@ -44,7 +40,7 @@ def count_qa_pairs(roles: list[int]) -> int:
 class AbandonedEvaluator:
     def __init__(
         self,
-        processes: process_pb2_grpc.ProcessServiceStub,
+        processes: Processes,
         settings: Settings,
         config: LifecycleConfig,
     ) -> None:
@@ -60,25 +56,17 @@ class AbandonedEvaluator:
         min_pairs = _int(values.get(SETTING_ABANDONED_MIN_QA), self._config.abandoned_min_qa_pairs)
         if session.metadata.user_touched_at_ms is not None:
             return False
-        try:
-            listed = await self._processes.ListProcesses(
-                ppb.ListProcessesRequest(session_id=session.session_id, include_terminated=True)
-            )
-            chats = []
-            for p in listed.processes:
-                if p.parent_process_id or not CHAT_NAME.match(p.name):
-                    return False  # a spawned process is a side effect
-                chats.append(p.id)
-            pairs = 0
-            for pid in chats:
-                messages = await self._processes.ListChatMessages(
-                    ppb.ListChatMessagesRequest(session_id=session.session_id, process_id=pid)
-                )
-                pairs += count_qa_pairs([m.role for m in messages.messages])
-                if pairs >= min_pairs:
-                    return False
-        except grpc.aio.AioRpcError as exc:
-            raise from_rpc_error(exc) from exc
+        chats = []
+        for p in await self._processes.engines(session.session_id, include_terminated=True):
+            if p.parent_process_id or not CHAT_NAME.match(p.name):
+                return False  # a spawned process is a side effect
+            chats.append(p.id)
+        pairs = 0
+        for pid in chats:
+            messages = await self._processes.chat(session.session_id, pid)
+            pairs += count_qa_pairs([m.role for m in messages])
+            if pairs >= min_pairs:
+                return False
         return pairs < min_pairs
 
 

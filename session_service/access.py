@@ -1,4 +1,4 @@
-"""Who may act on a session: its owner or an admin of its tenant (seed 002 §12, §14.2)."""
+"""Who may act on a session: its owner or an admin of its tenant."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The ARCHIVED lifecycle (seed 002 §11): archive, reactivate and delete, with their cascades
+"""The ARCHIVED lifecycle: archive, reactivate and delete, with their engine cascades
 and lifecycle hooks. All three are idempotent.
 
 Reactivate spawns a fresh chat process with the archived one's recipe (re-applied for the
@@ -12,16 +12,12 @@ from __future__ import annotations
 
 import logging
 
-from google.protobuf.struct_pb2 import Struct
-
-from session_service.cascade import Cascades
 from session_service.hooks import Hooks
 from session_service.models import Session, SessionStatus
-from vance.domain import CloseReason
+from session_service.transitions import Transitions
+from vance.clients.process import ProcessSpec
+from vance.domain import CloseReason, ThinkProcess
 from vance.errors import FailedPreconditionError, NotFoundError
-from vance.v1 import common_pb2 as pb
-from vance.v1 import process_pb2 as ppb
-from vance.v1 import recipe_pb2 as rpb
 
 logger = logging.getLogger(__name__)
 
@@ -33,8 +29,8 @@ def chat_name(generation: int) -> str:
 
 
 class Archive:
-    def __init__(self, cascades: Cascades, hooks: Hooks) -> None:
-        self.c = cascades
+    def __init__(self, transitions: Transitions, hooks: Hooks) -> None:
+        self.c = transitions
         self.hooks = hooks
 
     async def archive(self, session: Session, *, now: int | None = None) -> Session:
@@ -106,50 +102,36 @@ class Archive:
         logger.info("session %s reactivated as generation %d", session.session_id, generation)
         return await self.c.view(after)
 
-    async def _respawn(self, session: Session, profile: str, generation: int) -> pb.ThinkProcess:
-        old = await self.c.rpc(
-            self.c.processes.GetProcess(ppb.GetProcessRequest(process_id=session.chat_process_id))
-        )
+    async def _respawn(self, session: Session, profile: str, generation: int) -> ThinkProcess:
+        old = await self.c.processes.process(session.chat_process_id)
         # The recipe moves with the session: without it the spawn would fall back to the
         # engine's default recipe and a non-default session would come back as something else.
-        applied = await self.c.rpc(
-            self.c.recipes.ApplyRecipe(
-                rpb.ApplyRecipeRequest(
-                    tenant_id=session.tenant_id,
-                    project_id=session.project_id,
-                    recipe=old.recipe_name,
-                    engine=old.engine,
-                    profile=profile,
-                )
-            )
+        applied = await self.c.recipes.apply(
+            tenant_id=session.tenant_id,
+            project_id=session.project_id,
+            recipe=old.recipe_name,
+            engine=old.engine,
+            profile=profile,
         )
-        snapshot = Struct()
-        snapshot.CopyFrom(applied.snapshot)
-        snapshot.update({"profile": profile})
-        process: pb.ThinkProcess = await self.c.rpc(
-            self.c.processes.RespawnChat(
-                ppb.RespawnChatRequest(
-                    process=ppb.CreateProcessRequest(
-                        tenant_id=session.tenant_id,
-                        project_id=session.project_id,
-                        session_id=session.session_id,
-                        name=chat_name(generation),
-                        title="Session chat",
-                        engine=applied.engine or old.engine,
-                        recipe_name=applied.recipe_name,
-                        recipe_snapshot=snapshot,
-                        params=applied.params,
-                        owner_user_id=session.owner_user_id,
-                        idempotency_key=f"{session.session_id}:chat:{generation}",
-                    ),
-                    history_from_process_id=session.chat_process_id,
-                )
-            )
+        return await self.c.processes.respawn_chat(
+            ProcessSpec(
+                tenant_id=session.tenant_id,
+                project_id=session.project_id,
+                session_id=session.session_id,
+                name=chat_name(generation),
+                title="Session chat",
+                engine=applied.engine or old.engine,
+                recipe_name=applied.recipe_name,
+                recipe_snapshot={**applied.snapshot, "profile": profile},
+                params=applied.params,
+                owner_user_id=session.owner_user_id,
+                idempotency_key=f"{session.session_id}:chat:{generation}",
+            ),
+            history_from=session.chat_process_id,
         )
-        return process
 
     async def delete(self, session: Session) -> bool:
-        """Hard delete (§11.4): an open or suspended session is archived first; then the
+        """Hard delete an open or suspended session is archived first; then the
         deleted hooks, CLOSED/USER_DELETE, the process data, and the session's own documents.
         False when there was nothing left (a repeated delete)."""
         if session.status is not SessionStatus.CLOSED:
@@ -166,11 +148,7 @@ class Archive:
         )
         if closed is None:
             return False
-        await self.c.rpc(
-            self.c.processes.DeleteSessionData(
-                ppb.SessionCascadeRequest(session_id=session.session_id)
-            )
-        )
+        await self.c.processes.delete_session_data(session.session_id)
         await self.c.sets.drop_everywhere(session.session_id)
         store = self.c.store
         await store.project_sessions.update_one(

@@ -1,12 +1,12 @@
-"""Connection binding (seed 002 §8): one bound connection per session, taken by compare-and-set.
+"""Connection binding: one bound connection per session, taken by compare-and-set.
 
 The bind CAS accepts a free bind, the same connection again, or a stale holder (no frame for
 `bind_stale_after_ms`); the owner may also take over a fresh bind. Every inbound frame is a
 heartbeat that refreshes lastActivityAt; a heartbeat that misses reclaims the bind when it is
-free or stale (§8.3: the frame itself proves the client is alive), and only a foreign fresh bind
+free or stale (the frame itself proves the client is alive), and only a foreign fresh bind
 or a dead session ends the connection. Multi-client sessions keep extra connections as
 `participants` on the session document, so a leaving bind holder can hand the bind to a
-survivor on any gateway replica (§8.2).
+survivor on any gateway replica.
 """
 
 from __future__ import annotations
@@ -18,9 +18,10 @@ from typing import Any
 from pymongo import ReturnDocument
 
 from session_service.access import Actor, check_owner_or_admin
-from session_service.cascade import Cascades
-from session_service.lifecycle import BOUND, DEAD
+from session_service.lifecycle import DEAD
 from session_service.models import Session, SessionStatus
+from session_service.sweep_sets import BOUND
+from session_service.transitions import Transitions
 from vance.domain import CloseReason, OnDisconnect, SuspendCause
 from vance.errors import FailedPreconditionError, NotFoundError
 
@@ -39,8 +40,8 @@ class BindResult:
 
 
 class Binding:
-    def __init__(self, cascades: Cascades, *, stale_after_ms: int) -> None:
-        self.c = cascades
+    def __init__(self, transitions: Transitions, *, stale_after_ms: int) -> None:
+        self.c = transitions
         self.stale_after_ms = stale_after_ms
         # lastActivityAt is written at most this often per bound connection; the frames in
         # between only read that the bind is still theirs. A read is cheaper than a write and
@@ -65,7 +66,7 @@ class Binding:
 
     async def monitor(self, tenant: str, session_id: str, actor: Actor) -> Session:
         """A monitor connection sees the session and may steer, pause, resume and stop its
-        processes, but never holds the bind (§13)."""
+        processes, but never holds the bind."""
         return await self.c.view(await self._usable(tenant, session_id, actor))
 
     async def bind(

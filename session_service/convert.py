@@ -5,10 +5,10 @@ from __future__ import annotations
 from typing import Any, cast
 
 from session_service.access import Actor
-from session_service.lifecycle import LifecycleProps
 from session_service.metadata import MetadataPatch
 from session_service.models import (
     AccentColor,
+    LifecycleProps,
     Project,
     ProjectKind,
     Session,
@@ -16,7 +16,7 @@ from session_service.models import (
     SessionStatus,
     User,
 )
-from session_service.search import MessageSnippet, SearchResult, SessionFilter, SessionHit
+from session_service.search.query import MessageSnippet, SearchResult, SessionFilter, SessionHit
 from session_service.settings import SettingsView
 from session_service.sweepers import SweepReport
 from vance.auth import current_identity
@@ -77,7 +77,7 @@ def session_to_proto(s: Session) -> spb.Session:
     )
 
 
-# ---- lifecycle (seed 002 §5, §8, §9, §11) ----
+# ---- lifecycle ----
 
 _LIFECYCLE_ENUMS = {
     "on_disconnect": "ON_DISCONNECT_",
@@ -158,7 +158,7 @@ def suspend_cause_from_proto(value: int) -> SuspendCause:
     return SuspendCause(pb.SuspendCause.Name(value).removeprefix("SUSPEND_CAUSE_"))
 
 
-# ---- metadata and search (seed 002 §14, §15) ----
+# ---- metadata and search ----
 
 
 def color_to_proto(c: AccentColor | None) -> spb.AccentColor:

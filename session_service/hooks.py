@@ -1,7 +1,7 @@
-"""Lifecycle hooks (seed 002 §10a): what is attached to a session elsewhere follows it through
+"""Lifecycle hooks: what is attached to a session elsewhere follows it through
 archive, reactivate and delete.
 
-The cascades call every hook at the three transitions: `on_session_archived` after the session
+The lifecycle calls every hook at the three transitions: `on_session_archived` after the session
 is ARCHIVED, `on_session_unarchived` before the fresh chat process is spawned (so a hook can
 prepare what the bootstrap picks up), `on_session_deleted` before the rows are removed (the link
 to an attachment usually lives in process data that is about to go). A hook that raises is

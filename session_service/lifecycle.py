@@ -1,46 +1,17 @@
-"""Session lifecycle values (seed 002 §5, §7, §9): the five properties, the suspend causes, the
-status roll-up over engines, transitionAt, and the sweep sets.
-
-The sweep sets replace the partial indexes the original system used: the embedded store only
-indexes `_id` (docs/architecture.md, "Store access"), so a filter over `sessions` would scan every
-session on every tick. Instead each set (`idle`, `suspended`, `bound`, `forced`) is a few small
-documents keyed by `<set>:<shard>`, mapping session id -> the earliest time the sweep needs to
-look at it. A sweep reads the shards of one set with one `_id $in` query and loads only the
-sessions that are due. The sets may hold too much (a sweep re-checks the session document, which
-is the truth, and drops stale entries), never too little: entries are written before the state
-change that needs them.
-"""
+"""Session lifecycle rules: the status roll-up over engines, when an
+engine counts as busy, and transitionAt. Pure functions: the properties they read are
+`LifecycleProps` (models.py), the sweep sets are in sweep_sets.py."""
 
 from __future__ import annotations
 
-import zlib
 from collections.abc import Iterable
-from typing import Any
 
-from pydantic import BaseModel, ConfigDict
-from pymongo import UpdateOne
-from pymongo.asynchronous.database import AsyncDatabase
-
+from session_service.models import LifecycleProps
 from session_service.settings import SETTING_FORCED_FLOOR
 from vance.config import LifecycleConfig
-from vance.domain import OnDisconnect, OnIdle, OnSuspend, SuspendCause
-from vance.store import Document, is_duplicate_key
+from vance.domain import OnSuspend, SuspendCause
 
-
-class LifecycleProps(BaseModel):
-    """Resolved at session-create and never changed afterwards; lifecycle code reads only
-    these, never the profile. The defaults are the built-in ones (REFERENCE.md)."""
-
-    model_config = ConfigDict(extra="ignore", frozen=True)
-
-    on_disconnect: OnDisconnect = OnDisconnect.KEEP_OPEN
-    on_idle: OnIdle = OnIdle.SUSPEND
-    on_suspend: OnSuspend = OnSuspend.KEEP
-    idle_timeout_ms: int = 30 * 60_000
-    suspend_keep_duration_ms: int = 24 * 3600_000
-
-
-# Engine statuses in which the user or the engine is engaged (seed 002 §4, §7).
+# Engine statuses in which the user or the engine is engaged.
 BUSY_ENGINE = frozenset({"RUNNING", "BLOCKED", "PAUSED"})
 OPEN = ("RUNNING", "IDLE")
 DEAD = ("CLOSED", "ARCHIVED")
@@ -61,7 +32,7 @@ def rollup(engines: Iterable[tuple[str, int]]) -> str:
 def transition_at(
     cause: SuspendCause, props: LifecycleProps, suspended_at_ms: int, forced_floor_ms: int
 ) -> int:
-    """Seed 002 §9: the only place where the suspend cause and onSuspend interact. FORCED
+    """The only place where the suspend cause and onSuspend interact. FORCED
     always waits the floor: work was cut off and an operator needs time to step in."""
     if cause is SuspendCause.FORCED:
         return suspended_at_ms + forced_floor_ms
@@ -82,156 +53,3 @@ def _int(raw: str | None, default: int) -> int:
         return int(raw) if raw not in (None, "") else default
     except ValueError:
         return default
-
-
-# ---- sweep sets ----
-
-SHARDS = 64
-IDLE, SUSPENDED, BOUND, FORCED = "idle", "suspended", "bound", "forced"
-NEVER = 2**62  # the minimum of an empty shard
-_IN_BATCH = 500
-_BULK = 50
-
-
-def shard_number(session_id: str) -> str:
-    return f"{zlib.crc32(session_id.encode()) % SHARDS:02d}"
-
-
-def _shard(name: str, session_id: str) -> str:
-    return f"{name}:{shard_number(session_id)}"
-
-
-def _summary(name: str) -> str:
-    return f"{name}:min"
-
-
-class SweepSets:
-    """Sets of session ids with a due time, as sharded documents in `session_sweep_sets`.
-
-    Per set, a summary document `<set>:min` keeps for each shard a lower bound of its due times
-    (`mins.<nn>`) and a write counter (`ver.<nn>`), so a tick with nothing due reads one small
-    document instead of every entry. Invariant: `mins.<nn>` <= every due time in shard nn.
-    A put lowers it (`$min`) and counts; a drop leaves it (still a lower bound); `settle` raises
-    it to the shard's true minimum by compare-and-set on the counter, so a put that raced with
-    the settle keeps the lower value.
-    """
-
-    def __init__(self, db: AsyncDatabase[Document]) -> None:
-        self._c = db["session_sweep_sets"]
-        self.sessions = db["sessions"]
-
-    async def put(self, name: str, session_id: str, due_ms: int) -> None:
-        await self.put_many(name, {session_id: due_ms})
-
-    async def put_many(self, name: str, entries: dict[str, int]) -> None:
-        if not entries:
-            return
-        by_shard: dict[str, dict[str, Any]] = {}
-        mins: dict[str, int] = {}
-        for sid, due in entries.items():
-            nn = shard_number(sid)
-            by_shard.setdefault(f"{name}:{nn}", {})[f"m.{sid}"] = due
-            mins[f"mins.{nn}"] = min(due, mins.get(f"mins.{nn}", due))
-        # Entries first, then the summary: a sweep that reads the summary in between misses
-        # the new entry for one tick at most; it can never settle it away (the counter moved).
-        await self._bulk(
-            [UpdateOne({"_id": k}, {"$set": v}, upsert=True) for k, v in by_shard.items()]
-        )
-        counts = {k.replace("mins.", "ver."): 1 for k in mins}
-        await self._write(_summary(name), {"$min": mins, "$inc": counts})
-
-    async def drop(self, name: str, session_id: str) -> None:
-        await self._c.update_one(
-            {"_id": _shard(name, session_id)}, {"$unset": {f"m.{session_id}": ""}}
-        )
-
-    async def drop_everywhere(self, session_id: str) -> None:
-        for name in (IDLE, SUSPENDED, BOUND, FORCED):
-            await self.drop(name, session_id)
-
-    async def drop_many(self, name: str, session_ids: Iterable[str]) -> None:
-        by_shard: dict[str, dict[str, str]] = {}
-        for sid in session_ids:
-            by_shard.setdefault(_shard(name, sid), {})[f"m.{sid}"] = ""
-        await self._bulk([UpdateOne({"_id": k}, {"$unset": v}) for k, v in by_shard.items()])
-
-    async def drop_unchanged(self, name: str, entries: dict[str, int]) -> None:
-        """Drops entries only where they still hold the value a sweep read: an entry that a
-        concurrent transition rewrote meanwhile (a resume, a new bind) stays."""
-        await self._bulk(
-            [
-                UpdateOne({"_id": _shard(name, sid), f"m.{sid}": due}, {"$unset": {f"m.{sid}": ""}})
-                for sid, due in entries.items()
-            ]
-        )
-
-    async def _bulk(self, ops: list[UpdateOne]) -> None:
-        # Bounded batches keep one sweep's write from holding the store's write lock long
-        # (tools/ferretdb/atomic-writes.patch serializes update commands).
-        for i in range(0, len(ops), _BULK):
-            await self._c.bulk_write(ops[i : i + _BULK], ordered=False)
-
-    async def entries(self, name: str, shards: Iterable[str] | None = None) -> dict[str, int]:
-        keys = [f"{name}:{nn}" for nn in (shards if shards is not None else _all_shards())]
-        out: dict[str, int] = {}
-        for doc in await self._c.find({"_id": {"$in": keys}}).to_list(None):
-            out.update({str(k): int(v) for k, v in (doc.get("m") or {}).items()})
-        return out
-
-    async def due(
-        self, name: str, now_ms: int, only: frozenset[str] | None = None
-    ) -> tuple[dict[str, int], list[str]]:
-        """The due entries, and the shards read to find them (to `settle` afterwards). Only
-        shards whose lower bound has passed are read; a shard without one is read too."""
-        summary = await self._c.find_one({"_id": _summary(name)}) or {}
-        mins = summary.get("mins") or {}
-        shards = [nn for nn in _all_shards() if int(mins.get(nn, 0)) <= now_ms]
-        found = await self.entries(name, shards) if shards else {}
-        due = {
-            sid: when
-            for sid, when in found.items()
-            if when <= now_ms and (only is None or sid in only)
-        }
-        return due, shards
-
-    async def settle(self, name: str, shards: list[str]) -> None:
-        """After a sweep changed the entries of `shards`: their summary minimum becomes the
-        true one, unless a put came in meanwhile (then the lower value it wrote stays)."""
-        if not shards:
-            return
-        summary = await self._c.find_one({"_id": _summary(name)}) or {}
-        versions = summary.get("ver") or {}
-        keys = [f"{name}:{nn}" for nn in shards]
-        docs = {str(d["_id"]): d for d in await self._c.find({"_id": {"$in": keys}}).to_list(None)}
-        ops = []
-        for nn in shards:
-            entries = (docs.get(f"{name}:{nn}") or {}).get("m") or {}
-            lowest = min((int(v) for v in entries.values()), default=NEVER)
-            version = versions.get(nn)
-            cond = (
-                {f"ver.{nn}": version} if version is not None else {f"ver.{nn}": {"$exists": False}}
-            )
-            ops.append(UpdateOne({"_id": _summary(name), **cond}, {"$set": {f"mins.{nn}": lowest}}))
-        await self._bulk(ops)
-
-    async def load(self, session_ids: Iterable[str]) -> list[Document]:
-        ids = list(session_ids)
-        out: list[Document] = []
-        for i in range(0, len(ids), _IN_BATCH):
-            out.extend(
-                await self.sessions.find({"_id": {"$in": ids[i : i + _IN_BATCH]}}).to_list(None)
-            )
-        return out
-
-    async def _write(self, key: str, update: Document) -> None:
-        try:
-            await self._c.update_one({"_id": key}, update, upsert=True)
-        except Exception as exc:
-            # Two first writers to one document both tried to insert it: the loser updates.
-            if not is_duplicate_key(exc):
-                raise
-            await self._c.update_one({"_id": key}, update, upsert=True)
-
-
-def _all_shards() -> list[str]:
-    return [f"{i:02d}" for i in range(SHARDS)]

@@ -1,6 +1,6 @@
 """Wiring of the session lifecycle: the objects behind the lifecycle RPCs, built once per
 session_service replica, and its background tasks (the periodic sweep, the one-time sweep-set
-backfill, the §10.1 boot restart)."""
+backfill, the boot restart of FORCED-suspended sessions)."""
 
 from __future__ import annotations
 
@@ -13,17 +13,18 @@ from pymongo.asynchronous.database import AsyncDatabase
 from session_service.abandoned import AbandonedEvaluator
 from session_service.archive import Archive
 from session_service.binding import Binding
-from session_service.cascade import Cascades
 from session_service.hooks import Hooks
-from session_service.lifecycle import SweepSets
 from session_service.settings import Settings
 from session_service.store import SessionStore
+from session_service.sweep_sets import SweepSets
 from session_service.sweepers import Sweepers
+from session_service.transitions import Transitions
+from vance.clients.process import Processes
+from vance.clients.recipe import Recipes
 from vance.clock import Clock
 from vance.config import LifecycleConfig
 from vance.ids import new_id
 from vance.store import Document
-from vance.v1 import process_pb2_grpc, recipe_pb2_grpc
 
 logger = logging.getLogger(__name__)
 
@@ -32,7 +33,7 @@ logger = logging.getLogger(__name__)
 class LifecycleServices:
     """Everything the lifecycle RPCs need, built once per session_service replica."""
 
-    cascades: Cascades
+    transitions: Transitions
     archive: Archive
     binding: Binding
     sweepers: Sweepers
@@ -44,8 +45,8 @@ def build_lifecycle(
     db: AsyncDatabase[Document],
     store: SessionStore,
     clock: Clock,
-    processes: process_pb2_grpc.ProcessServiceStub,
-    recipes: recipe_pb2_grpc.RecipeServiceStub,
+    processes: Processes,
+    recipes: Recipes,
     config: LifecycleConfig,
     *,
     hooks: Hooks | None = None,
@@ -53,24 +54,24 @@ def build_lifecycle(
 ) -> LifecycleServices:
     settings = Settings(db)
     evaluator = AbandonedEvaluator(processes, settings, config)
-    cascades = Cascades(
+    transitions = Transitions(
         store, SweepSets(db), settings, processes, recipes, evaluator, clock, config
     )
-    archive = Archive(cascades, hooks or Hooks())
+    archive = Archive(transitions, hooks or Hooks())
     return LifecycleServices(
         settings=settings,
-        cascades=cascades,
+        transitions=transitions,
         archive=archive,
-        binding=Binding(cascades, stale_after_ms=config.bind_stale_after_ms),
+        binding=Binding(transitions, stale_after_ms=config.bind_stale_after_ms),
         sweepers=Sweepers(
-            db, cascades, archive, evaluator, config, replica_id=replica_id or new_id("replica")
+            db, transitions, archive, evaluator, config, replica_id=replica_id or new_id("replica")
         ),
         config=config,
     )
 
 
 def start_lifecycle_tasks(lifecycle: LifecycleServices, clock: Clock) -> list[asyncio.Task[None]]:
-    """The periodic sweep and, when configured, the boot pass of §10.1."""
+    """The periodic sweep and, when configured, the boot restart of FORCED-suspended sessions."""
     tasks = [
         asyncio.ensure_future(_backfill(lifecycle)),
         asyncio.ensure_future(lifecycle.sweepers.run_forever(clock)),

@@ -1,4 +1,4 @@
-"""Session metadata (seed 002 §14): normalisation, the user's patch, and the auto-suggested
+"""Session metadata: normalisation, the user's patch, and the auto-suggested
 title, icon and color, which only ever fill fields no user has set."""
 
 from __future__ import annotations
@@ -13,9 +13,9 @@ from pymongo import ReturnDocument
 
 from session_service.access import Actor, check_owner_or_admin
 from session_service.models import AccentColor, Session, SessionMetadata, SessionStatus
-from session_service.search_store import SearchStore
+from session_service.search.store import SearchStore
+from session_service.search.tokens import tokens
 from session_service.store import SessionStore
-from session_service.tokens import tokens
 from vance.clock import Clock
 from vance.errors import FailedPreconditionError, InvalidArgumentError, NotFoundError
 
@@ -142,7 +142,7 @@ class Metadata:
     async def update(
         self, tenant: str, session_id: str, actor: Actor, patch: MetadataPatch
     ) -> Session:
-        """Applies a user's patch (seed 002 §14.2). Idempotent: a patch that changes nothing
+        """Applies a user's patch. Idempotent: a patch that changes nothing
         writes nothing and leaves userTouchedAt alone."""
         session = await self._load(tenant, session_id)
         check_owner_or_admin(session, actor)
@@ -175,8 +175,7 @@ class Metadata:
         return updated
 
     async def apply_suggestion(self, session_id: str, s: Suggestion) -> Session | None:
-        """Fills title, icon and color only where empty and never set by a user (seed 002
-        §14.1), in one compare-and-set on exactly those conditions: a user's concurrent patch
+        """Fills title, icon and color only where empty and never set by a user, in one compare-and-set on exactly those conditions: a user's concurrent patch
         makes it fail and the fields are decided again, so the user's value always wins."""
         offered = {"title": s.title, "icon": s.icon, "color": s.color.value if s.color else None}
         for _ in range(5):

@@ -6,8 +6,20 @@ from enum import StrEnum
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from session_service.lifecycle import LifecycleProps
-from vance.domain import CloseReason, SuspendCause
+from vance.domain import CloseReason, OnDisconnect, OnIdle, OnSuspend, SuspendCause
+
+
+class LifecycleProps(BaseModel):
+    """Resolved at session-create and never changed afterwards; lifecycle code reads only
+    these, never the profile. The defaults are the built-in ones (docs/operations.md)."""
+
+    model_config = ConfigDict(extra="ignore", frozen=True)
+
+    on_disconnect: OnDisconnect = OnDisconnect.KEEP_OPEN
+    on_idle: OnIdle = OnIdle.SUSPEND
+    on_suspend: OnSuspend = OnSuspend.KEEP
+    idle_timeout_ms: int = 30 * 60_000
+    suspend_keep_duration_ms: int = 24 * 3600_000
 
 
 class SessionStatus(StrEnum):
@@ -25,7 +37,7 @@ class ProjectKind(StrEnum):
 
 
 class AccentColor(StrEnum):
-    """The 12 accent colors shared with documents (seed 002 §14); themes pick the hex values."""
+    """The 12 accent colors shared with documents; themes pick the hex values."""
 
     SLATE = "slate"
     RED = "red"
@@ -69,7 +81,7 @@ class Project(_Model):
 
 
 class SessionMetadata(_Model):
-    """User-facing metadata (seed 002 §14): UI and search only, never lifecycle.
+    """User-facing metadata: UI and search only, never lifecycle.
     `session_service/metadata.py` holds the rules that change it."""
 
     title: str | None = None
@@ -100,7 +112,7 @@ class Session(_Model):
     created_at_ms: int = 0
     last_activity_at_ms: int = 0
     metadata: SessionMetadata = Field(default_factory=SessionMetadata)
-    # Lifecycle (seed 002 §5, §8, §9, §11); session_service/lifecycle.py and friends.
+    # Lifecycle; session_service/lifecycle.py and friends.
     lifecycle: LifecycleProps = Field(default_factory=LifecycleProps)
     lifecycle_sources: dict[str, str] = Field(default_factory=dict)  # property -> source, audit
     bootstrap_recipe: str = ""

@@ -28,10 +28,10 @@ from typing import Any
 
 from pymongo.asynchronous.database import AsyncDatabase
 
-from session_service.cascade import Cascades
 from session_service.lifecycle import OPEN
 from session_service.models import Session, SessionStatus
 from session_service.sweepers import Sweepers
+from session_service.transitions import Transitions
 from vance.clock import Clock
 from vance.config import LifecycleConfig
 from vance.domain import SuspendCause
@@ -55,7 +55,7 @@ class Ownership:
     def __init__(
         self,
         db: AsyncDatabase[Document],
-        cascades: Cascades,
+        cascades: Transitions,
         sweepers: Sweepers,
         clock: Clock,
         config: LifecycleConfig,

@@ -1,6 +1,6 @@
 """The RUNNING/IDLE roll-up kept current (seed 002 §4): process_service reports the sessions
 whose engines changed status (NoteEngineStatus, process_service/rollup_notify.py), and each is
-rolled up again here (`Cascades.view`, which writes the session status when it changed)
+rolled up again here (`Transitions.view`, which writes the session status when it changed)
 and its list card rewritten, so lists, status filters and search see the engines' state without
 anyone reading the session first."""
 
@@ -9,8 +9,8 @@ from __future__ import annotations
 import logging
 from typing import Any
 
-from session_service.cascade import Cascades
 from session_service.store import SessionStore
+from session_service.transitions import Transitions
 from vance.clock import Clock
 from vance.errors import grpc_errors
 from vance.v1 import session_pb2 as spb
@@ -19,7 +19,7 @@ logger = logging.getLogger(__name__)
 
 
 class Rollup:
-    def __init__(self, cascades: Cascades, store: SessionStore, clock: Clock) -> None:
+    def __init__(self, cascades: Transitions, store: SessionStore, clock: Clock) -> None:
         self._cascades = cascades
         self._store = store
         self._clock = clock

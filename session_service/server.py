@@ -14,7 +14,7 @@ from session_service.lifecycle_wiring import (
 )
 from session_service.ownership import Ownership, take_over_forever
 from session_service.rollup import Rollup
-from session_service.search_services import build_search
+from session_service.search.wiring import build_search
 from session_service.seed import seed_defaults
 from session_service.service import SessionServicer
 from session_service.sessions import Sessions
@@ -22,6 +22,8 @@ from session_service.store import SessionStore
 from session_service.token_revocations import TokenRevocationStore, TokenServicer
 from session_service.user_inbox import UserInbox
 from vance.channels import Channels
+from vance.clients.process import ProcessClient
+from vance.clients.recipe import RecipeClient
 from vance.clock import Clock, SystemClock
 from vance.config import Config, load_config
 from vance.logsetup import setup_logging
@@ -29,14 +31,7 @@ from vance.observability.setup import start_observability
 from vance.owners import CachedOwners, SessionLookup
 from vance.server import GrpcHost, run_main, serve_until_signal
 from vance.store import connect
-from vance.v1 import (
-    process_pb2_grpc,
-    recipe_pb2_grpc,
-    session_pb2,
-    session_pb2_grpc,
-    tokens_pb2,
-    tokens_pb2_grpc,
-)
+from vance.v1 import session_pb2, session_pb2_grpc, tokens_pb2, tokens_pb2_grpc
 
 SERVICE_NAME = session_pb2.DESCRIPTOR.services_by_name["SessionService"].full_name
 TOKEN_SERVICE_NAME = tokens_pb2.DESCRIPTOR.services_by_name["TokenService"].full_name
@@ -61,29 +56,34 @@ async def create_server(
     channels = Channels(config)
     clock = clock or SystemClock()
     store = SessionStore(db)
-    processes = process_pb2_grpc.ProcessServiceStub(channels.get("process_service"))
-    recipes = recipe_pb2_grpc.RecipeServiceStub(channels.get("recipe_service"))
-    sessions = Sessions(store, clock, processes, recipes)
+    processes = ProcessClient(channels.get("process_service"))
+    recipes = RecipeClient(channels.get("recipe_service"))
     engine_settings = EngineSettings(db)
-    sessions.default_chat_engine = default_chat_engine(engine_settings)
     search = build_search(db, store, clock, processes, config.llm)
     hooks = hooks or Hooks()
     hooks.register(search.hook)
     lifecycle = build_lifecycle(db, store, clock, processes, recipes, config.lifecycle, hooks=hooks)
-    sessions.before_insert = lifecycle.cascades.index_new
+    sessions = Sessions(
+        store,
+        clock,
+        processes,
+        recipes,
+        before_insert=lifecycle.transitions.index_new,
+        default_chat_engine=default_chat_engine(engine_settings),
+    )
     if config.seed_defaults:
         await seed_defaults(sessions)
     home = Home(store, sessions, lifecycle.binding, clock)
     await home.ensure_all()  # at boot: every user's hub (session_service/home.py)
-    inbox = UserInbox(db, clock, home, processes)
+    inbox = UserInbox(db, clock, home, processes.stub)
     host = GrpcHost(
         [SERVICE_NAME, TOKEN_SERVICE_NAME], config, owners=CachedOwners(_session_owner(store))
     )
     servicer = SessionServicer(sessions, lifecycle, search, home, inbox)
     servicer.engine_settings = engine_settings
-    servicer.rollup = Rollup(lifecycle.cascades, store, clock)
+    servicer.rollup = Rollup(lifecycle.transitions, store, clock)
     servicer.ownership = Ownership(
-        db, lifecycle.cascades, lifecycle.sweepers, clock, config.lifecycle
+        db, lifecycle.transitions, lifecycle.sweepers, clock, config.lifecycle
     )
     session_pb2_grpc.add_SessionServiceServicer_to_server(servicer, host.server)
     tokens_pb2_grpc.add_TokenServiceServicer_to_server(

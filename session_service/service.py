@@ -12,7 +12,7 @@ from session_service.lifecycle_wiring import LifecycleServices
 from session_service.models import Session
 from session_service.ownership import OwnershipRpcs
 from session_service.rollup import RollupRpcs
-from session_service.search_services import SearchServices
+from session_service.search.wiring import SearchServices
 from session_service.sessions import DEFAULT_CHAT_ENGINE, Sessions
 from session_service.user_inbox import UserInbox
 from vance.errors import InvalidArgumentError, NotFoundError, PermissionDeniedError, grpc_errors
@@ -39,7 +39,7 @@ class SessionServicer(
         self.inbox = inbox
         self.sessions = sessions
         self.lifecycle = lifecycle
-        self.cascades = lifecycle.cascades
+        self.transitions = lifecycle.transitions
         self.search = search
 
     @grpc_errors
@@ -89,7 +89,7 @@ class SessionServicer(
         # `default` recipe; an interactive one's is its chat process's recipe.
         engine = "" if request.autonomous else request.chat_engine or DEFAULT_CHAT_ENGINE
         recipe = request.recipe or ("default" if request.autonomous else "")
-        resolved = await self.cascades.resolve_lifecycle(
+        resolved = await self.transitions.resolve_lifecycle(
             request.tenant_id,
             request.project_id,
             recipe=recipe,
@@ -116,9 +116,9 @@ class SessionServicer(
     @grpc_errors
     async def GetSession(self, request: spb.GetSessionRequest, context: Any) -> spb.Session:
         session = await self.sessions.session(request.tenant_id, request.session_id)
-        return sc.session_to_proto(await self.cascades.view(session))
+        return sc.session_to_proto(await self.transitions.view(session))
 
-    # ---- lifecycle (session_service/binding.py, cascade.py, archive.py, sweepers.py) ----
+    # ---- lifecycle (session_service/binding.py, transitions.py, archive.py, sweepers.py) ----
 
     @grpc_errors
     async def BindSession(
@@ -162,23 +162,23 @@ class SessionServicer(
         return sc.session_to_proto(session)
 
     async def _load(self, request: Any) -> Session:
-        return await self.cascades.load(
+        return await self.transitions.load(
             request.tenant_id, request.session_id, sc.caller_from_proto(request.caller)
         )
 
     @grpc_errors
     async def SuspendSession(self, request: spb.SuspendSessionRequest, context: Any) -> spb.Session:
         cause = sc.suspend_cause_from_proto(request.cause)
-        session = await self.cascades.suspend(await self._load(request), cause)
+        session = await self.transitions.suspend(await self._load(request), cause)
         return sc.session_to_proto(session)
 
     @grpc_errors
     async def ResumeSession(self, request: spb.SessionOpRequest, context: Any) -> spb.Session:
-        return sc.session_to_proto(await self.cascades.resume(await self._load(request)))
+        return sc.session_to_proto(await self.transitions.resume(await self._load(request)))
 
     @grpc_errors
     async def ExtendSession(self, request: spb.ExtendSessionRequest, context: Any) -> spb.Session:
-        session = await self.cascades.extend(
+        session = await self.transitions.extend(
             await self._load(request),
             transition_at_ms=request.transition_at_ms,
             extend_by_ms=request.extend_by_ms,
@@ -209,7 +209,7 @@ class SessionServicer(
     @grpc_errors
     async def RunSweeps(self, request: spb.RunSweepsRequest, context: Any) -> spb.RunSweepsResponse:
         only = frozenset(request.only_session_ids) or None
-        now = request.now_ms or self.cascades.clock.now_ms()
+        now = request.now_ms or self.transitions.clock.now_ms()
         report = await self.lifecycle.sweepers.run_all(now, only)
         return sc.sweep_report_to_proto(report)
 
@@ -229,7 +229,7 @@ class SessionServicer(
         )
         return sc.sweep_report_to_proto(report)
 
-    # ---- metadata and search (seed 002 §14, §15) ----
+    # ---- metadata and search ----
 
     @grpc_errors
     async def ListSessions(
@@ -288,10 +288,3 @@ class SessionServicer(
             limit=request.limit,
         )
         return sc.search_to_proto(result)
-
-    @grpc_errors
-    async def NoteSessionActivity(
-        self, request: spb.NoteSessionActivityRequest, context: Any
-    ) -> spb.NoteSessionActivityResponse:
-        self.search.feed.mark(request.tenant_id, request.session_id)
-        return spb.NoteSessionActivityResponse()

@@ -6,24 +6,19 @@ import logging
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-import grpc
-from google.protobuf.struct_pb2 import Struct
-
 from session_service.models import Project, ProjectKind, Session, SessionStatus, User
 from session_service.passwords import hash_password, verify_password
 from session_service.store import SessionStore
+from vance.clients.process import Processes, ProcessSpec
+from vance.clients.recipe import Recipes
 from vance.clock import Clock
 from vance.errors import (
     AlreadyExistsError,
     InvalidArgumentError,
     NotFoundError,
     UnauthenticatedError,
-    from_rpc_error,
 )
 from vance.ids import new_id
-from vance.v1 import process_pb2 as ppb
-from vance.v1 import process_pb2_grpc, recipe_pb2_grpc
-from vance.v1 import recipe_pb2 as rpb
 
 logger = logging.getLogger(__name__)
 
@@ -36,16 +31,18 @@ class Sessions:
         self,
         store: SessionStore,
         clock: Clock,
-        processes: process_pb2_grpc.ProcessServiceStub,
-        recipes: recipe_pb2_grpc.RecipeServiceStub,
+        processes: Processes,
+        recipes: Recipes,
+        *,
+        before_insert: Callable[[Session], Awaitable[None]] | None = None,
+        default_chat_engine: Callable[[str, str], Awaitable[str]] | None = None,
     ) -> None:
         self._store = store
         self._clock = clock
         self._processes = processes
         self._recipes = recipes
-        self.before_insert: Callable[[Session], Awaitable[None]] | None = None
-        # The `session.defaultChatEngine` setting of a tenant and project (engine_settings.py).
-        self.default_chat_engine: Callable[[str, str], Awaitable[str]] | None = None
+        self._before_insert = before_insert
+        self._default_chat_engine = default_chat_engine
 
     async def create_user(
         self, tenant: str, username: str, password: str, roles: list[str]
@@ -114,9 +111,9 @@ class Sessions:
         recipe: str = "",
         lifecycle: dict[str, Any] | None = None,
     ) -> Session:
-        """Persists the session, then creates and starts its chat process (seed 000 §3.1).
-        `lifecycle` holds the Session fields resolved by session_service/cascade.py (the five
-        properties, their sources, binding options); `before_insert` indexes the session for
+        """Persists the session, then creates and starts its chat process.
+        `lifecycle` holds the Session fields resolved by session_service/transitions.py (the five
+        properties, their sources, binding options); `before_insert` (given at construction) indexes the session for
         the sweeps before it exists, so no crash can leave it unswept."""
         if not project_id:
             raise InvalidArgumentError("projectId is required", reason="project_required")
@@ -132,44 +129,41 @@ class Sessions:
             last_activity_at_ms=now,
             **(lifecycle or {}),
         )
-        if self.before_insert is not None:
-            await self.before_insert(session)
+        if self._before_insert is not None:
+            await self._before_insert(session)
         if autonomous:
             await self._store.insert_session(session)
             return await self._set(session, status=SessionStatus.IDLE)
-        if not chat_engine and self.default_chat_engine is not None:
-            chat_engine = await self.default_chat_engine(tenant, project_id)
+        # The `session.defaultChatEngine` setting of a tenant and project (engine_settings.py).
+        if not chat_engine and self._default_chat_engine is not None:
+            chat_engine = await self._default_chat_engine(tenant, project_id)
         engine = chat_engine or DEFAULT_CHAT_ENGINE
-        try:
-            # Resolved before anything is stored: a bad engine leaves no half-made session.
-            applied = await self._recipes.ApplyRecipe(
-                rpb.ApplyRecipeRequest(
-                    tenant_id=tenant,
-                    project_id=project_id,
-                    recipe=recipe,
-                    engine=engine,
-                    profile=session.profile,
-                )
+        # Resolved before anything is stored: a bad engine leaves no half-made session.
+        applied = await self._recipes.apply(
+            tenant_id=tenant,
+            project_id=project_id,
+            recipe=recipe,
+            engine=engine,
+            profile=session.profile,
+        )
+        await self._store.insert_session(session)
+        process = await self._processes.create(
+            ProcessSpec(
+                tenant_id=tenant,
+                project_id=project_id,
+                session_id=session.session_id,
+                name=CHAT_PROCESS_NAME,
+                title="Session chat",
+                engine=applied.engine or engine,
+                recipe_name=applied.recipe_name,
+                # The process keeps the connection profile: its tool pool is pruned by it.
+                recipe_snapshot={**applied.snapshot, "profile": session.profile},
+                params=applied.params,
+                owner_user_id=owner,
+                idempotency_key=f"{session.session_id}:chat",
+                start=True,
             )
-            await self._store.insert_session(session)
-            process = await self._processes.CreateProcess(
-                ppb.CreateProcessRequest(
-                    tenant_id=tenant,
-                    project_id=project_id,
-                    session_id=session.session_id,
-                    name=CHAT_PROCESS_NAME,
-                    title="Session chat",
-                    engine=applied.engine or engine,
-                    recipe_name=applied.recipe_name,
-                    recipe_snapshot=_with_profile(applied.snapshot, session.profile),
-                    params=applied.params,
-                    owner_user_id=owner,
-                    idempotency_key=f"{session.session_id}:chat",
-                    start=True,
-                )
-            )
-        except grpc.aio.AioRpcError as exc:
-            raise from_rpc_error(exc) from exc
+        )
         logger.info(
             "session %s created with chat %s (%s)", session.session_id, process.id, process.engine
         )
@@ -193,11 +187,3 @@ class Sessions:
         if session is None or session.tenant_id != tenant:
             raise NotFoundError(f"no session {session_id!r}", reason="session_not_found")
         return session
-
-
-def _with_profile(snapshot: Struct, profile: str) -> Struct:
-    """The process keeps the connection profile: its tool pool is pruned by it."""
-    out = Struct()
-    out.CopyFrom(snapshot)
-    out.update({"profile": profile})
-    return out

@@ -1,5 +1,5 @@
-"""Tenant and project settings (seed 002: the `vance.session.*` keys): stored per level, read as
-the tenant -> project cascade, written by tenant admins only and validated on write, so a
+"""Tenant and project settings (the `vance.session.*` keys, docs/operations.md): stored per
+level, read as layers (a project value overrides the tenant's), written by tenant admins only and validated on write, so a
 bad value is refused where it is typed rather than failing a later session-create.
 
 `settings` collection: `_id` `<tenant>` (tenant level) or `<tenant>:<project>`, with
@@ -13,10 +13,10 @@ import logging
 import re
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
 from pymongo.asynchronous.database import AsyncDatabase
 
+from session_service.access import Actor
 from session_service.engine_settings import ENGINE_KEYS
 from vance.domain import LIFECYCLE_SETTINGS, parse_lifecycle_setting
 from vance.errors import (
@@ -25,9 +25,6 @@ from vance.errors import (
     PermissionDeniedError,
 )
 from vance.store import Document, is_duplicate_key
-
-if TYPE_CHECKING:  # access.py needs models.py, which needs lifecycle.py, which needs this
-    from session_service.access import Actor
 
 logger = logging.getLogger(__name__)
 
@@ -89,7 +86,7 @@ KNOWN: dict[str, Callable[[str], str]] = {
     **ENGINE_KEYS,
     "chat.language": _language,  # Eddie's spoken language (process_service/hub_tools.py)
 }
-# The FORCED floor is a safety bound for the whole tenant (seed 002 §9): no project may lower it.
+# The FORCED floor is a safety bound for the whole tenant: no project may lower it.
 TENANT_ONLY = frozenset({SETTING_FORCED_FLOOR})
 
 
@@ -98,7 +95,7 @@ class SettingsView:
     tenant_id: str
     project_id: str
     values: dict[str, str]  # set at this level
-    effective: dict[str, str]  # the cascade as a session of this level sees it
+    effective: dict[str, str]  # the layers as a session of this level sees them
 
 
 def validate(key: str, raw: str, *, project: bool) -> str:
@@ -129,7 +126,7 @@ class Settings:
         return f"{tenant}:{project}" if project else tenant
 
     async def effective(self, tenant: str, project: str = "") -> dict[str, str]:
-        """Project values win over tenant values, as in the seed's tenant -> project cascade."""
+        """The settings a session of this project sees: project values over tenant values."""
         ids = [tenant] + ([f"{tenant}:{project}"] if project else [])
         docs = {str(d["_id"]): d for d in await self._c.find({"_id": {"$in": ids}}).to_list(None)}
         out: dict[str, str] = {}

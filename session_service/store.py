@@ -6,8 +6,8 @@ from typing import Any
 
 from pymongo.asynchronous.database import AsyncDatabase
 
-from session_service.cards import SessionCards
 from session_service.models import Project, Session, User
+from session_service.search.cards import SessionCards
 from vance.store import Document, is_duplicate_key
 
 

@@ -1,4 +1,4 @@
-"""The LLM auto-suggest of a session's title, icon and color (seed 002 §14.1): one small model
+"""The LLM auto-suggest of a session's title, icon and color: one small model
 call after the first completed question-and-answer pair."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""The lifecycle sweeps (seed 002 §7, §8.2, §9, §10.1): idle, suspend and stale-bind, run by one
+"""The lifecycle sweeps: idle, suspend and stale-bind, run by one
 replica at a time, plus the auto-restart pass for FORCED-suspended sessions.
 
 Each sweep reads its sweep set (session_service/lifecycle.py), so a tick costs the shards of
@@ -18,15 +18,14 @@ from pymongo.asynchronous.database import AsyncDatabase
 
 from session_service.abandoned import AbandonedEvaluator
 from session_service.archive import Archive
-from session_service.cascade import Cascades
-from session_service.lifecycle import BOUND, FORCED, IDLE, OPEN, SUSPENDED, engine_busy
+from session_service.lifecycle import OPEN, engine_busy
 from session_service.models import Session, SessionStatus
+from session_service.sweep_sets import BOUND, FORCED, IDLE, SUSPENDED
+from session_service.transitions import Transitions
 from vance.clock import Clock
 from vance.config import LifecycleConfig
 from vance.domain import CloseReason, OnIdle, OnSuspend, SuspendCause
 from vance.store import Document, is_duplicate_key
-from vance.v1 import common_pb2 as pb
-from vance.v1 import process_pb2 as ppb
 
 logger = logging.getLogger(__name__)
 
@@ -52,7 +51,7 @@ class Sweepers:
     def __init__(
         self,
         db: AsyncDatabase[Document],
-        cascades: Cascades,
+        transitions: Transitions,
         archive: Archive,
         evaluator: AbandonedEvaluator,
         config: LifecycleConfig,
@@ -60,7 +59,7 @@ class Sweepers:
         replica_id: str,
     ) -> None:
         self._leases = db["sweep_leases"]
-        self.c = cascades
+        self.c = transitions
         self.archive = archive
         self.evaluator = evaluator
         self.config = config
@@ -157,7 +156,7 @@ class Sweepers:
         await self.c.sets.settle(name, shards)
 
     async def stale_binds(self, now: int, only: frozenset[str] | None, report: SweepReport) -> None:
-        """§8.2: binds without a frame for bind_stale_after_ms are cleared. lastActivityAt stays
+        """binds without a frame for bind_stale_after_ms are cleared. lastActivityAt stays
         as it was: it tells when the connection effectively died."""
         stale = self.config.bind_stale_after_ms
         due, docs, shards = await self._due(BOUND, now, only, report)
@@ -185,10 +184,11 @@ class Sweepers:
         await self._finish(BOUND, later, done, shards)
 
     async def idle(self, now: int, only: frozenset[str] | None, report: SweepReport) -> None:
-        """§7: open sessions with onIdle=SUSPEND, quiet for idleTimeoutMs (and at least the
+        """open sessions with onIdle=SUSPEND, quiet for idleTimeoutMs (and at least the
         pre-filter), with no engine RUNNING, BLOCKED or PAUSED -> suspend, cause IDLE."""
         due, docs, shards = await self._due(IDLE, now, only, report)
         done, later = {s: v for s, v in due.items() if s not in docs}, {}
+        quiet: list[Session] = []
 
         async def one(sid: str, doc: Document) -> None:
             session = Session.model_validate(doc)
@@ -200,27 +200,19 @@ class Sweepers:
                 later[sid] = when
             elif not await self._engines_busy(sid):
                 # Busy engines have no idle deadline: such a session is looked at every tick.
-                await self.c.suspend(session, SuspendCause.IDLE, now=now)
-                report.idle_suspended += 1
+                quiet.append(session)
 
         await _each(docs, one)
+        # Suspended together: a handful of store commands for all instead of some per session.
+        report.idle_suspended += await self.c.suspend_many(quiet, SuspendCause.IDLE, now)
         await self._finish(IDLE, later, done, shards)
 
     async def _engines_busy(self, session_id: str) -> bool:
-        listed = await self.c.rpc(
-            self.c.processes.ListProcesses(
-                ppb.ListProcessesRequest(session_id=session_id, include_terminated=False)
-            )
-        )
-        return any(
-            engine_busy(
-                pb.ProcessStatus.Name(p.status).removeprefix("PROCESS_STATUS_"), p.pending_count
-            )
-            for p in listed.processes
-        )
+        engines = await self.c.processes.engines(session_id)
+        return any(engine_busy(p.status.value, p.pending_count) for p in engines)
 
     async def suspended(self, now: int, only: frozenset[str] | None, report: SweepReport) -> None:
-        """§9: SUSPENDED sessions whose transitionAt passed: abandoned -> CLOSED/ABANDONED,
+        """SUSPENDED sessions whose transitionAt passed: abandoned -> CLOSED/ABANDONED,
         else onSuspend KEEP -> ARCHIVED, CLOSE -> CLOSED/AUTO_CLOSE. No policy beyond that."""
         due, docs, shards = await self._due(SUSPENDED, now, only, report)
         done, later = {s: v for s, v in due.items() if s not in docs}, {}
@@ -251,7 +243,7 @@ class Sweepers:
             await self.c.close(session, CloseReason.AUTO_CLOSE, evaluated=True, now=now)
             report.auto_closed += 1
 
-    # ---- §10.1 auto-restart ----
+    # ---- auto-restart of FORCED-suspended sessions ----
 
     async def restart_forced(
         self, *, max_concurrent: int, delay_between_ms: int, only: frozenset[str] | None = None

@@ -70,7 +70,7 @@ class UserInbox:
         db: AsyncDatabase[Document],
         clock: Clock,
         home: Home,
-        processes: process_pb2_grpc.ProcessServiceStub,
+        processes: process_pb2_grpc.ProcessServiceAsyncStub,
     ) -> None:
         self._items = db["user_inbox"]
         self._clock = clock

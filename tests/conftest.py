@@ -27,3 +27,7 @@ async def system(
     logs = Path(os.environ.get("VANCE_TEST_LOGS", str(tmp / "logs")))
     async with running_system(tmp, llm, logs=logs) as system:
         yield system
+
+
+# Browser fixtures (tests/browser_support.py): loaded here so any test module can use them.
+pytest_plugins = ["tests.browser_support"]

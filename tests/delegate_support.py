@@ -22,7 +22,7 @@ SELECTOR = "recipe-selector"  # the purpose selector calls are sent with
 LISTED_BUNDLED = ["analyze", "default", "discuss", "ford", "quick-lookup", "web-research"]
 
 
-def recipes(system: System) -> recipe_pb2_grpc.RecipeServiceStub:
+def recipes(system: System) -> recipe_pb2_grpc.RecipeServiceAsyncStub:
     return recipe_pb2_grpc.RecipeServiceStub(system.channel("recipe_service"))
 
 

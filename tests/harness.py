@@ -140,11 +140,11 @@ class System:
         return self.channels[service]
 
     @property
-    def processes(self) -> process_pb2_grpc.ProcessServiceStub:
+    def processes(self) -> process_pb2_grpc.ProcessServiceAsyncStub:
         return process_pb2_grpc.ProcessServiceStub(self.channel("process_service"))
 
     @property
-    def sessions(self) -> session_pb2_grpc.SessionServiceStub:
+    def sessions(self) -> session_pb2_grpc.SessionServiceAsyncStub:
         return session_pb2_grpc.SessionServiceStub(self.channel("session_service"))
 
     def script(self, *rules: Rule) -> None:

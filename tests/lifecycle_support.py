@@ -153,7 +153,7 @@ async def put_settings(system: System, key: str, values: dict[str, str]) -> None
 @contextlib.asynccontextmanager
 async def replica(
     system: System, clock: ManualClock, *, hooks: Hooks | None = None, **lifecycle: Any
-) -> AsyncIterator[session_pb2_grpc.SessionServiceStub]:
+) -> AsyncIterator[session_pb2_grpc.SessionServiceAsyncStub]:
     """A second session_service replica in this process, on the same store and services,
     whose clock the test moves."""
     config = system.config.model_copy(
@@ -173,5 +173,5 @@ async def replica(
         await host.stop(0)
 
 
-def recipes(system: System) -> recipe_pb2_grpc.RecipeServiceStub:
+def recipes(system: System) -> recipe_pb2_grpc.RecipeServiceAsyncStub:
     return recipe_pb2_grpc.RecipeServiceStub(system.channel("recipe_service"))

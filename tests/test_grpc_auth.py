@@ -4,7 +4,7 @@ one is UNAUTHENTICATED, another user's token PERMISSION_DENIED; a body never rai
 from __future__ import annotations
 
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -74,7 +74,7 @@ def _md(token: str) -> tuple[tuple[str, str], ...]:
     return (("authorization", f"Bearer {token}"),) if token else ()
 
 
-async def _code(call: Callable[[Any], Awaitable[Any]], token: str) -> grpc.StatusCode:
+async def _code(call: Callable[[Any], Any], token: str) -> grpc.StatusCode:
     """The status of one call made with `token` (empty: no credentials) on a bare channel."""
     try:
         result = call(_md(token))
@@ -102,7 +102,7 @@ async def bare(system: System) -> AsyncIterator[dict[str, grpc.aio.Channel]]:
 
 def _representatives(
     bare: dict[str, grpc.aio.Channel], p: People
-) -> dict[str, Callable[[Any], Awaitable[Any]]]:
+) -> dict[str, Callable[[Any], Any]]:
     sessions = session_pb2_grpc.SessionServiceStub(bare["session_service"])
     processes = process_pb2_grpc.ProcessServiceStub(bare["process_service"])
     tools = tool_pb2_grpc.ToolServiceStub(bare["tool_service"])

@@ -24,7 +24,7 @@ def unique(prefix: str) -> str:
     return f"{prefix}-{os.getpid()}-{next(_seq)}"
 
 
-def stub(system: System) -> recipe_pb2_grpc.RecipeServiceStub:
+def stub(system: System) -> recipe_pb2_grpc.RecipeServiceAsyncStub:
     return recipe_pb2_grpc.RecipeServiceStub(system.channel("recipe_service"))
 
 

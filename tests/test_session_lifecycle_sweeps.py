@@ -8,8 +8,8 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
-from session_service.lifecycle import SweepSets, shard_number
 from session_service.models import Session
+from session_service.sweep_sets import SweepSets, shard_number
 from session_service.sweepers import resume_paced
 from tests.harness import System, eventually
 from tests.lifecycle_support import (

@@ -37,21 +37,21 @@ class _Credentials:
         return _with_token(details, f"Bearer {user}" if user else self._credential.header())
 
 
-class _UnaryUnary(_Credentials, grpc.aio.UnaryUnaryClientInterceptor):  # type: ignore[misc]
+class _UnaryUnary(_Credentials, grpc.aio.UnaryUnaryClientInterceptor):
     async def intercept_unary_unary(
         self, continuation: Callable[..., Any], details: grpc.aio.ClientCallDetails, request: Any
     ) -> Any:
         return await continuation(self._details(details), request)
 
 
-class _UnaryStream(_Credentials, grpc.aio.UnaryStreamClientInterceptor):  # type: ignore[misc]
+class _UnaryStream(_Credentials, grpc.aio.UnaryStreamClientInterceptor):
     async def intercept_unary_stream(
         self, continuation: Callable[..., Any], details: grpc.aio.ClientCallDetails, request: Any
     ) -> Any:
         return await continuation(self._details(details), request)
 
 
-class _StreamUnary(_Credentials, grpc.aio.StreamUnaryClientInterceptor):  # type: ignore[misc]
+class _StreamUnary(_Credentials, grpc.aio.StreamUnaryClientInterceptor):
     async def intercept_stream_unary(
         self,
         continuation: Callable[..., Any],
@@ -61,7 +61,7 @@ class _StreamUnary(_Credentials, grpc.aio.StreamUnaryClientInterceptor):  # type
         return await continuation(self._details(details), request_iterator)
 
 
-class _StreamStream(_Credentials, grpc.aio.StreamStreamClientInterceptor):  # type: ignore[misc]
+class _StreamStream(_Credentials, grpc.aio.StreamStreamClientInterceptor):
     async def intercept_stream_stream(
         self,
         continuation: Callable[..., Any],

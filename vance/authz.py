@@ -26,7 +26,7 @@ logger = logging.getLogger(__name__)
 _OPEN_PREFIXES = ("/grpc.health.v1.", "/grpc.reflection.")
 
 
-async def _abort(context: grpc.aio.ServicerContext, error: VanceError) -> None:
+async def _abort(context: grpc.aio.ServicerContext[Any, Any], error: VanceError) -> None:
     context.set_trailing_metadata(((REASON_KEY, error.reason),))
     await context.abort(error.code, error.message)
 
@@ -42,16 +42,19 @@ def _unauthenticated(token: str) -> VanceError:
     return UnauthenticatedError("the token is invalid, expired or revoked", reason="bad_token")
 
 
-class AuthInterceptor(grpc.aio.ServerInterceptor):  # type: ignore[misc]
+class AuthInterceptor(grpc.aio.ServerInterceptor):
     def __init__(self, verifier: Verifier, owners: Owners | None = None) -> None:
         self._verifier = verifier
         self._owners = owners
 
     async def intercept_service(
         self,
-        continuation: Callable[[grpc.HandlerCallDetails], Awaitable[grpc.RpcMethodHandler]],
-        details: grpc.HandlerCallDetails,
-    ) -> grpc.RpcMethodHandler:
+        continuation: Callable[
+            [grpc.HandlerCallDetails], Awaitable[grpc.RpcMethodHandler[Any, Any] | None]
+        ],
+        handler_call_details: grpc.HandlerCallDetails,
+    ) -> grpc.RpcMethodHandler[Any, Any] | None:
+        details = handler_call_details
         handler = await continuation(details)
         method: str = details.method
         if handler is None or method.startswith(_OPEN_PREFIXES):
@@ -66,7 +69,7 @@ async def _admit(
     identity: Identity | None,
     token: str,
     request: Any,
-    context: grpc.aio.ServicerContext,
+    context: grpc.aio.ServicerContext[Any, Any],
     owners: Owners | None,
 ) -> bool:
     """Sets the caller for the servicer, or aborts the call; False when aborted."""
@@ -91,16 +94,18 @@ async def _admit(
 
 
 def _wrap(
-    handler: grpc.RpcMethodHandler,
+    handler: grpc.RpcMethodHandler[Any, Any],
     method: str,
     identity: Identity | None,
     token: str,
     owners: Owners | None,
-) -> grpc.RpcMethodHandler:
+) -> grpc.RpcMethodHandler[Any, Any]:
+    # On a grpc.aio server the handler's behaviours are coroutine functions (or async
+    # generators); grpc's stubs type them as the synchronous ones, so they are called as Any.
     if handler.unary_unary is not None:
-        inner_uu = handler.unary_unary
+        inner_uu: Any = handler.unary_unary
 
-        async def unary_unary(request: Any, context: grpc.aio.ServicerContext) -> Any:
+        async def unary_unary(request: Any, context: grpc.aio.ServicerContext[Any, Any]) -> Any:
             if not await _admit(method, identity, token, request, context, owners):
                 return None
             return await inner_uu(request, context)
@@ -109,10 +114,10 @@ def _wrap(
             unary_unary, handler.request_deserializer, handler.response_serializer
         )
     if handler.unary_stream is not None:
-        inner_us = handler.unary_stream
+        inner_us: Any = handler.unary_stream
 
         async def unary_stream(
-            request: Any, context: grpc.aio.ServicerContext
+            request: Any, context: grpc.aio.ServicerContext[Any, Any]
         ) -> AsyncIterator[Any]:
             if not await _admit(method, identity, token, request, context, owners):
                 return
@@ -127,9 +132,9 @@ def _wrap(
             unary_stream, handler.request_deserializer, handler.response_serializer
         )
     if handler.stream_unary is not None:
-        inner_su = handler.stream_unary
+        inner_su: Any = handler.stream_unary
 
-        async def stream_unary(requests: Any, context: grpc.aio.ServicerContext) -> Any:
+        async def stream_unary(requests: Any, context: grpc.aio.ServicerContext[Any, Any]) -> Any:
             if not await _admit(method, identity, token, None, context, owners):
                 return None
             return await inner_su(requests, context)
@@ -137,9 +142,11 @@ def _wrap(
         return grpc.stream_unary_rpc_method_handler(
             stream_unary, handler.request_deserializer, handler.response_serializer
         )
-    inner_ss = handler.stream_stream
+    inner_ss: Any = handler.stream_stream
 
-    async def stream_stream(requests: Any, context: grpc.aio.ServicerContext) -> AsyncIterator[Any]:
+    async def stream_stream(
+        requests: Any, context: grpc.aio.ServicerContext[Any, Any]
+    ) -> AsyncIterator[Any]:
         if not await _admit(method, identity, token, None, context, owners):
             return
         result = inner_ss(requests, context)

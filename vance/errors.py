@@ -115,7 +115,7 @@ def reason_of(err: grpc.aio.AioRpcError) -> str:
 F = TypeVar("F", bound=Callable[..., Any])
 
 
-async def _abort(context: grpc.aio.ServicerContext, exc: BaseException) -> None:
+async def _abort(context: grpc.aio.ServicerContext[Any, Any], exc: BaseException) -> None:
     if isinstance(exc, VanceError):
         context.set_trailing_metadata(((REASON_KEY, exc.reason),))
         await context.abort(exc.code, exc.message)

@@ -191,7 +191,6 @@ RULES: dict[str, Rule] = {
         "ListSessions": tenant_caller,
         "UpdateMetadata": tenant_caller,
         "SearchSessions": tenant_caller,
-        "NoteSessionActivity": tenant_session,
         "BindSession": tenant_caller,
         "Heartbeat": session_only,
         "ReleaseBind": session_only,

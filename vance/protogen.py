@@ -1,4 +1,4 @@
-"""`make protos`: generates vance/v1 from protos/ (Python, gRPC and type stubs); --check diffs."""
+"""`make protos`: generates vance/v1 from protos/ (Python, gRPC, and type stubs for both); --check diffs."""
 
 from __future__ import annotations
 
@@ -17,6 +17,14 @@ PROTOS = ROOT / "protos"
 OUT_PACKAGE = Path("vance") / "v1"
 
 
+def _plugin(name: str) -> Path:
+    """mypy-protobuf's protoc plugins are console scripts beside this interpreter."""
+    path = Path(sys.executable).parent / name
+    if not path.exists():
+        raise SystemExit(f"{name} not found next to {sys.executable}; run `make setup`")
+    return path
+
+
 def generate(out_root: Path) -> list[Path]:
     sources = sorted(PROTOS.glob("vance/v1/*.proto"))
     include = str(resources.files("grpc_tools") / "_proto")
@@ -27,6 +35,8 @@ def generate(out_root: Path) -> list[Path]:
         f"--python_out={out_root}",
         f"--pyi_out={out_root}",
         f"--grpc_python_out={out_root}",
+        f"--plugin=protoc-gen-mypy_grpc={_plugin('protoc-gen-mypy_grpc')}",
+        f"--mypy_grpc_out={out_root}",
         *[str(s) for s in sources],
     ]
     if protoc.main(args) != 0:

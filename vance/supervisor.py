@@ -4,6 +4,7 @@ Readiness checks, prefixed logs, and a clean stop (no orphans, even if we are ki
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import ctypes
 import logging
 import os
@@ -145,7 +146,8 @@ class Supervisor:
                 # then stops the children in order (workers drain before the services go).
                 start_new_session=True,
             )
-            child.pump = asyncio.ensure_future(self._prefix(child))
+            # Tracked: awaited by stop_child and restart_service once the child has exited.
+            child.pump = asyncio.create_task(self._prefix(child))
         self.children[child.name] = child
         return child
 
@@ -189,7 +191,8 @@ class Supervisor:
                 await asyncio.wait_for(child.proc.wait(), timeout_s)
             except TimeoutError:
                 logger.warning("%s did not stop in %.0fs; killing it", name, timeout_s)
-                child.proc.kill()
+                with contextlib.suppress(ProcessLookupError):  # it exited meanwhile
+                    child.proc.kill()
                 await child.proc.wait()
         if child.pump is not None:
             await asyncio.gather(child.pump, return_exceptions=True)

@@ -30,6 +30,10 @@ class Rule:
     # Requests sent with an X-Vance-Purpose header (side calls such as the session-metadata
     # suggestion) only match rules of that purpose, and engine turns never match these rules.
     purpose: str = ""
+    # Streaming only: after `hold_after` text chunks the stream stops until the test calls
+    # release(hold), so a test can act while a turn is visibly mid-stream.
+    hold: str = ""
+    hold_after: int = 1
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> Rule:
@@ -96,6 +100,7 @@ class ScriptedLlmServer:
         self.script = Script()
         self._server: asyncio.AbstractServer | None = None
         self._conns: set[asyncio.Task[None]] = set()
+        self._gates: dict[str, asyncio.Event] = {}
 
     @property
     def base_url(self) -> str:
@@ -112,6 +117,9 @@ class ScriptedLlmServer:
                 task.cancel()
             await asyncio.gather(*self._conns, return_exceptions=True)
             await self._server.wait_closed()
+
+    def gate(self, name: str) -> asyncio.Event:
+        return self._gates.setdefault(name, asyncio.Event())
 
     async def _conn(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         task = asyncio.current_task()
@@ -209,8 +217,11 @@ class ScriptedLlmServer:
             _chunk(writer, f"data: {json.dumps(payload)}\n\n".encode())
 
         event({"role": "assistant", "content": ""})
-        for part in _split(rule.text, rule.chunks):
+        for i, part in enumerate(_split(rule.text, rule.chunks), 1):
             event({"content": part})
+            if rule.hold and i == rule.hold_after:
+                await writer.drain()
+                await self.gate(rule.hold).wait()
         for i, call in enumerate(calls):
             event({"tool_calls": [{"index": i, **call}]})
         event({}, finish)
@@ -270,6 +281,10 @@ class ThreadedScriptedLlm:
     @property
     def base_url(self) -> str:
         return self.server.base_url
+
+    def release(self, hold: str) -> None:
+        """Lets streams held by rules with this `hold` name go on."""
+        self._loop.call_soon_threadsafe(lambda: self.server.gate(hold).set())
 
     @property
     def script(self) -> Script:

@@ -90,6 +90,16 @@ class ProcessServiceStub:
                 request_serializer=vance_dot_v1_dot_process__pb2.SubscribeSessionRequest.SerializeToString,
                 response_deserializer=vance_dot_v1_dot_common__pb2.SessionEvent.FromString,
                 _registered_method=True)
+        self.StreamChatFeed = channel.unary_stream(
+                '/vance.v1.ProcessService/StreamChatFeed',
+                request_serializer=vance_dot_v1_dot_process__pb2.ChatFeedRequest.SerializeToString,
+                response_deserializer=vance_dot_v1_dot_process__pb2.ChatFeedPage.FromString,
+                _registered_method=True)
+        self.AckChatFeed = channel.unary_unary(
+                '/vance.v1.ProcessService/AckChatFeed',
+                request_serializer=vance_dot_v1_dot_process__pb2.ChatFeedRequest.SerializeToString,
+                response_deserializer=vance_dot_v1_dot_process__pb2.AckChatFeedResponse.FromString,
+                _registered_method=True)
         self.WorkerConnect = channel.stream_stream(
                 '/vance.v1.ProcessService/WorkerConnect',
                 request_serializer=vance_dot_v1_dot_process__pb2.WorkerMessage.SerializeToString,
@@ -211,6 +221,22 @@ class ProcessServiceServicer:
 
     def SubscribeSession(self, request, context):
         """Every event of a session after since_seq, then live events, until the caller cancels.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def StreamChatFeed(self, request, context):
+        """Chat messages appended in any session, page by page in the order process_service logged
+        them, after a position the caller keeps (0: from the start), then live, until the caller
+        cancels. session_service's search indexer reads it (process_service/event_feed.py).
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def AckChatFeed(self, request, context):
+        """The reader has indexed every page up to `after`: those pages may go.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
@@ -344,6 +370,16 @@ def add_ProcessServiceServicer_to_server(servicer, server):
                     servicer.SubscribeSession,
                     request_deserializer=vance_dot_v1_dot_process__pb2.SubscribeSessionRequest.FromString,
                     response_serializer=vance_dot_v1_dot_common__pb2.SessionEvent.SerializeToString,
+            ),
+            'StreamChatFeed': grpc.unary_stream_rpc_method_handler(
+                    servicer.StreamChatFeed,
+                    request_deserializer=vance_dot_v1_dot_process__pb2.ChatFeedRequest.FromString,
+                    response_serializer=vance_dot_v1_dot_process__pb2.ChatFeedPage.SerializeToString,
+            ),
+            'AckChatFeed': grpc.unary_unary_rpc_method_handler(
+                    servicer.AckChatFeed,
+                    request_deserializer=vance_dot_v1_dot_process__pb2.ChatFeedRequest.FromString,
+                    response_serializer=vance_dot_v1_dot_process__pb2.AckChatFeedResponse.SerializeToString,
             ),
             'WorkerConnect': grpc.stream_stream_rpc_method_handler(
                     servicer.WorkerConnect,
@@ -693,6 +729,60 @@ class ProcessService:
             '/vance.v1.ProcessService/SubscribeSession',
             vance_dot_v1_dot_process__pb2.SubscribeSessionRequest.SerializeToString,
             vance_dot_v1_dot_common__pb2.SessionEvent.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def StreamChatFeed(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_stream(
+            request,
+            target,
+            '/vance.v1.ProcessService/StreamChatFeed',
+            vance_dot_v1_dot_process__pb2.ChatFeedRequest.SerializeToString,
+            vance_dot_v1_dot_process__pb2.ChatFeedPage.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def AckChatFeed(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/vance.v1.ProcessService/AckChatFeed',
+            vance_dot_v1_dot_process__pb2.ChatFeedRequest.SerializeToString,
+            vance_dot_v1_dot_process__pb2.AckChatFeedResponse.FromString,
             options,
             channel_credentials,
             insecure,

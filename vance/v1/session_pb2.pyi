@@ -509,18 +509,6 @@ class SearchSessionsResponse(_message.Message):
     hits: _containers.RepeatedCompositeFieldContainer[SessionHit]
     def __init__(self, hits: _Optional[_Iterable[_Union[SessionHit, _Mapping]]] = ...) -> None: ...
 
-class NoteSessionActivityRequest(_message.Message):
-    __slots__ = ("tenant_id", "session_id")
-    TENANT_ID_FIELD_NUMBER: _ClassVar[int]
-    SESSION_ID_FIELD_NUMBER: _ClassVar[int]
-    tenant_id: str
-    session_id: str
-    def __init__(self, tenant_id: _Optional[str] = ..., session_id: _Optional[str] = ...) -> None: ...
-
-class NoteSessionActivityResponse(_message.Message):
-    __slots__ = ()
-    def __init__(self) -> None: ...
-
 class GetSettingsRequest(_message.Message):
     __slots__ = ("tenant_id", "project_id")
     TENANT_ID_FIELD_NUMBER: _ClassVar[int]

@@ -84,11 +84,6 @@ class SessionServiceStub:
                 request_serializer=vance_dot_v1_dot_session__pb2.SearchSessionsRequest.SerializeToString,
                 response_deserializer=vance_dot_v1_dot_session__pb2.SearchSessionsResponse.FromString,
                 _registered_method=True)
-        self.NoteSessionActivity = channel.unary_unary(
-                '/vance.v1.SessionService/NoteSessionActivity',
-                request_serializer=vance_dot_v1_dot_session__pb2.NoteSessionActivityRequest.SerializeToString,
-                response_deserializer=vance_dot_v1_dot_session__pb2.NoteSessionActivityResponse.FromString,
-                _registered_method=True)
         self.BindSession = channel.unary_unary(
                 '/vance.v1.SessionService/BindSession',
                 request_serializer=vance_dot_v1_dot_session__pb2.BindSessionRequest.SerializeToString,
@@ -310,14 +305,6 @@ class SessionServiceServicer:
 
     def SearchSessions(self, request, context):
         """Title and tags (title weighs most) and the conversation, with snippets.
-        """
-        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
-        context.set_details('Method not implemented!')
-        raise NotImplementedError('Method not implemented!')
-
-    def NoteSessionActivity(self, request, context):
-        """The gateway reports user activity (a steer): the session's new chat messages get indexed
-        and its first question-and-answer pair triggers the metadata auto-suggest.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
@@ -591,11 +578,6 @@ def add_SessionServiceServicer_to_server(servicer, server):
                     servicer.SearchSessions,
                     request_deserializer=vance_dot_v1_dot_session__pb2.SearchSessionsRequest.FromString,
                     response_serializer=vance_dot_v1_dot_session__pb2.SearchSessionsResponse.SerializeToString,
-            ),
-            'NoteSessionActivity': grpc.unary_unary_rpc_method_handler(
-                    servicer.NoteSessionActivity,
-                    request_deserializer=vance_dot_v1_dot_session__pb2.NoteSessionActivityRequest.FromString,
-                    response_serializer=vance_dot_v1_dot_session__pb2.NoteSessionActivityResponse.SerializeToString,
             ),
             'BindSession': grpc.unary_unary_rpc_method_handler(
                     servicer.BindSession,
@@ -1023,33 +1005,6 @@ class SessionService:
             '/vance.v1.SessionService/SearchSessions',
             vance_dot_v1_dot_session__pb2.SearchSessionsRequest.SerializeToString,
             vance_dot_v1_dot_session__pb2.SearchSessionsResponse.FromString,
-            options,
-            channel_credentials,
-            insecure,
-            call_credentials,
-            compression,
-            wait_for_ready,
-            timeout,
-            metadata,
-            _registered_method=True)
-
-    @staticmethod
-    def NoteSessionActivity(request,
-            target,
-            options=(),
-            channel_credentials=None,
-            call_credentials=None,
-            insecure=False,
-            compression=None,
-            wait_for_ready=None,
-            timeout=None,
-            metadata=None):
-        return grpc.experimental.unary_unary(
-            request,
-            target,
-            '/vance.v1.SessionService/NoteSessionActivity',
-            vance_dot_v1_dot_session__pb2.NoteSessionActivityRequest.SerializeToString,
-            vance_dot_v1_dot_session__pb2.NoteSessionActivityResponse.FromString,
             options,
             channel_credentials,
             insecure,

@@ -1523,6 +1523,7 @@ type SessionEvent struct {
 	//	*SessionEvent_StreamChunk
 	//	*SessionEvent_ProcessStatusChanged
 	//	*SessionEvent_ProcessProgress
+	//	*SessionEvent_Notice
 	Kind          isSessionEvent_Kind `protobuf_oneof:"kind"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -1622,6 +1623,15 @@ func (x *SessionEvent) GetProcessProgress() *ProcessProgress {
 	return nil
 }
 
+func (x *SessionEvent) GetNotice() *Notice {
+	if x != nil {
+		if x, ok := x.Kind.(*SessionEvent_Notice); ok {
+			return x.Notice
+		}
+	}
+	return nil
+}
+
 type isSessionEvent_Kind interface {
 	isSessionEvent_Kind()
 }
@@ -1642,6 +1652,10 @@ type SessionEvent_ProcessProgress struct {
 	ProcessProgress *ProcessProgress `protobuf:"bytes,13,opt,name=process_progress,json=processProgress,proto3,oneof"`
 }
 
+type SessionEvent_Notice struct {
+	Notice *Notice `protobuf:"bytes,14,opt,name=notice,proto3,oneof"`
+}
+
 func (*SessionEvent_ChatMessageAppended) isSessionEvent_Kind() {}
 
 func (*SessionEvent_StreamChunk) isSessionEvent_Kind() {}
@@ -1649,6 +1663,8 @@ func (*SessionEvent_StreamChunk) isSessionEvent_Kind() {}
 func (*SessionEvent_ProcessStatusChanged) isSessionEvent_Kind() {}
 
 func (*SessionEvent_ProcessProgress) isSessionEvent_Kind() {}
+
+func (*SessionEvent_Notice) isSessionEvent_Kind() {}
 
 type StreamChunk struct {
 	state          protoimpl.MessageState `protogen:"open.v1"`
@@ -1894,6 +1910,60 @@ func (x *ProcessProgress) GetPayload() *structpb.Struct {
 	return nil
 }
 
+// A push that is neither chat nor process state (e.g. `inbox-item-added`, `switch-to`): the
+// gateway sends it as a frame of `type` with `data`.
+type Notice struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Type          string                 `protobuf:"bytes,1,opt,name=type,proto3" json:"type,omitempty"`
+	Data          *structpb.Struct       `protobuf:"bytes,2,opt,name=data,proto3" json:"data,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *Notice) Reset() {
+	*x = Notice{}
+	mi := &file_vance_v1_common_proto_msgTypes[14]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *Notice) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*Notice) ProtoMessage() {}
+
+func (x *Notice) ProtoReflect() protoreflect.Message {
+	mi := &file_vance_v1_common_proto_msgTypes[14]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use Notice.ProtoReflect.Descriptor instead.
+func (*Notice) Descriptor() ([]byte, []int) {
+	return file_vance_v1_common_proto_rawDescGZIP(), []int{14}
+}
+
+func (x *Notice) GetType() string {
+	if x != nil {
+		return x.Type
+	}
+	return ""
+}
+
+func (x *Notice) GetData() *structpb.Struct {
+	if x != nil {
+		return x.Data
+	}
+	return nil
+}
+
 var File_vance_v1_common_proto protoreflect.FileDescriptor
 
 const file_vance_v1_common_proto_rawDesc = "" +
@@ -1980,7 +2050,7 @@ const file_vance_v1_common_proto_rawDesc = "" +
 	"\x04role\x18\x05 \x01(\x0e2\x12.vance.v1.ChatRoleR\x04role\x12\x18\n" +
 	"\acontent\x18\x06 \x01(\tR\acontent\x12\"\n" +
 	"\rcreated_at_ms\x18\a \x01(\x03R\vcreatedAtMs\x12+\n" +
-	"\x04meta\x18\b \x01(\v2\x17.google.protobuf.StructR\x04meta\"\x85\x03\n" +
+	"\x04meta\x18\b \x01(\v2\x17.google.protobuf.StructR\x04meta\"\xb1\x03\n" +
 	"\fSessionEvent\x12\x1d\n" +
 	"\n" +
 	"session_id\x18\x01 \x01(\tR\tsessionId\x12\x10\n" +
@@ -1990,7 +2060,8 @@ const file_vance_v1_common_proto_rawDesc = "" +
 	" \x01(\v2\x15.vance.v1.ChatMessageH\x00R\x13chatMessageAppended\x12:\n" +
 	"\fstream_chunk\x18\v \x01(\v2\x15.vance.v1.StreamChunkH\x00R\vstreamChunk\x12V\n" +
 	"\x16process_status_changed\x18\f \x01(\v2\x1e.vance.v1.ProcessStatusChangedH\x00R\x14processStatusChanged\x12F\n" +
-	"\x10process_progress\x18\r \x01(\v2\x19.vance.v1.ProcessProgressH\x00R\x0fprocessProgressB\x06\n" +
+	"\x10process_progress\x18\r \x01(\v2\x19.vance.v1.ProcessProgressH\x00R\x0fprocessProgress\x12*\n" +
+	"\x06notice\x18\x0e \x01(\v2\x10.vance.v1.NoticeH\x00R\x06noticeB\x06\n" +
 	"\x04kind\"\x98\x01\n" +
 	"\vStreamChunk\x12(\n" +
 	"\x10think_process_id\x18\x01 \x01(\tR\x0ethinkProcessId\x12!\n" +
@@ -2012,7 +2083,10 @@ const file_vance_v1_common_proto_rawDesc = "" +
 	"\x06engine\x18\x03 \x01(\tR\x06engine\x12*\n" +
 	"\x11parent_process_id\x18\x04 \x01(\tR\x0fparentProcessId\x12\x12\n" +
 	"\x04kind\x18\x05 \x01(\tR\x04kind\x121\n" +
-	"\apayload\x18\x06 \x01(\v2\x17.google.protobuf.StructR\apayload*\xed\x01\n" +
+	"\apayload\x18\x06 \x01(\v2\x17.google.protobuf.StructR\apayload\"I\n" +
+	"\x06Notice\x12\x12\n" +
+	"\x04type\x18\x01 \x01(\tR\x04type\x12+\n" +
+	"\x04data\x18\x02 \x01(\v2\x17.google.protobuf.StructR\x04data*\xed\x01\n" +
 	"\rProcessStatus\x12\x1e\n" +
 	"\x1aPROCESS_STATUS_UNSPECIFIED\x10\x00\x12\x17\n" +
 	"\x13PROCESS_STATUS_INIT\x10\x01\x12\x1a\n" +
@@ -2093,7 +2167,7 @@ func file_vance_v1_common_proto_rawDescGZIP() []byte {
 }
 
 var file_vance_v1_common_proto_enumTypes = make([]protoimpl.EnumInfo, 10)
-var file_vance_v1_common_proto_msgTypes = make([]protoimpl.MessageInfo, 14)
+var file_vance_v1_common_proto_msgTypes = make([]protoimpl.MessageInfo, 15)
 var file_vance_v1_common_proto_goTypes = []any{
 	(ProcessStatus)(0),           // 0: vance.v1.ProcessStatus
 	(CloseReason)(0),             // 1: vance.v1.CloseReason
@@ -2119,17 +2193,18 @@ var file_vance_v1_common_proto_goTypes = []any{
 	(*StreamChunk)(nil),          // 21: vance.v1.StreamChunk
 	(*ProcessStatusChanged)(nil), // 22: vance.v1.ProcessStatusChanged
 	(*ProcessProgress)(nil),      // 23: vance.v1.ProcessProgress
-	(*structpb.Struct)(nil),      // 24: google.protobuf.Struct
-	(*structpb.Value)(nil),       // 25: google.protobuf.Value
+	(*Notice)(nil),               // 24: vance.v1.Notice
+	(*structpb.Struct)(nil),      // 25: google.protobuf.Struct
+	(*structpb.Value)(nil),       // 26: google.protobuf.Value
 }
 var file_vance_v1_common_proto_depIdxs = []int32{
 	4,  // 0: vance.v1.ProcessEvent.type:type_name -> vance.v1.ProcessEventType
-	24, // 1: vance.v1.ProcessEvent.payload:type_name -> google.protobuf.Struct
+	25, // 1: vance.v1.ProcessEvent.payload:type_name -> google.protobuf.Struct
 	5,  // 2: vance.v1.ToolResult.status:type_name -> vance.v1.ToolCallStatus
-	25, // 3: vance.v1.ToolResult.result:type_name -> google.protobuf.Value
-	24, // 4: vance.v1.ExternalCommand.params:type_name -> google.protobuf.Struct
-	25, // 5: vance.v1.InboxAnswer.answer:type_name -> google.protobuf.Value
-	24, // 6: vance.v1.PeerEvent.payload:type_name -> google.protobuf.Struct
+	26, // 3: vance.v1.ToolResult.result:type_name -> google.protobuf.Value
+	25, // 4: vance.v1.ExternalCommand.params:type_name -> google.protobuf.Struct
+	26, // 5: vance.v1.InboxAnswer.answer:type_name -> google.protobuf.Value
+	25, // 6: vance.v1.PeerEvent.payload:type_name -> google.protobuf.Struct
 	10, // 7: vance.v1.SteerMessage.user_chat_input:type_name -> vance.v1.UserChatInput
 	11, // 8: vance.v1.SteerMessage.process_event:type_name -> vance.v1.ProcessEvent
 	12, // 9: vance.v1.SteerMessage.reply:type_name -> vance.v1.Reply
@@ -2139,24 +2214,26 @@ var file_vance_v1_common_proto_depIdxs = []int32{
 	16, // 13: vance.v1.SteerMessage.peer_event:type_name -> vance.v1.PeerEvent
 	0,  // 14: vance.v1.ThinkProcess.status:type_name -> vance.v1.ProcessStatus
 	1,  // 15: vance.v1.ThinkProcess.close_reason:type_name -> vance.v1.CloseReason
-	24, // 16: vance.v1.ThinkProcess.recipe_snapshot:type_name -> google.protobuf.Struct
-	24, // 17: vance.v1.ThinkProcess.params:type_name -> google.protobuf.Struct
+	25, // 16: vance.v1.ThinkProcess.recipe_snapshot:type_name -> google.protobuf.Struct
+	25, // 17: vance.v1.ThinkProcess.params:type_name -> google.protobuf.Struct
 	7,  // 18: vance.v1.ChatMessage.role:type_name -> vance.v1.ChatRole
-	24, // 19: vance.v1.ChatMessage.meta:type_name -> google.protobuf.Struct
+	25, // 19: vance.v1.ChatMessage.meta:type_name -> google.protobuf.Struct
 	19, // 20: vance.v1.SessionEvent.chat_message_appended:type_name -> vance.v1.ChatMessage
 	21, // 21: vance.v1.SessionEvent.stream_chunk:type_name -> vance.v1.StreamChunk
 	22, // 22: vance.v1.SessionEvent.process_status_changed:type_name -> vance.v1.ProcessStatusChanged
 	23, // 23: vance.v1.SessionEvent.process_progress:type_name -> vance.v1.ProcessProgress
-	7,  // 24: vance.v1.StreamChunk.role:type_name -> vance.v1.ChatRole
-	0,  // 25: vance.v1.ProcessStatusChanged.from_status:type_name -> vance.v1.ProcessStatus
-	0,  // 26: vance.v1.ProcessStatusChanged.to_status:type_name -> vance.v1.ProcessStatus
-	1,  // 27: vance.v1.ProcessStatusChanged.close_reason:type_name -> vance.v1.CloseReason
-	24, // 28: vance.v1.ProcessProgress.payload:type_name -> google.protobuf.Struct
-	29, // [29:29] is the sub-list for method output_type
-	29, // [29:29] is the sub-list for method input_type
-	29, // [29:29] is the sub-list for extension type_name
-	29, // [29:29] is the sub-list for extension extendee
-	0,  // [0:29] is the sub-list for field type_name
+	24, // 24: vance.v1.SessionEvent.notice:type_name -> vance.v1.Notice
+	7,  // 25: vance.v1.StreamChunk.role:type_name -> vance.v1.ChatRole
+	0,  // 26: vance.v1.ProcessStatusChanged.from_status:type_name -> vance.v1.ProcessStatus
+	0,  // 27: vance.v1.ProcessStatusChanged.to_status:type_name -> vance.v1.ProcessStatus
+	1,  // 28: vance.v1.ProcessStatusChanged.close_reason:type_name -> vance.v1.CloseReason
+	25, // 29: vance.v1.ProcessProgress.payload:type_name -> google.protobuf.Struct
+	25, // 30: vance.v1.Notice.data:type_name -> google.protobuf.Struct
+	31, // [31:31] is the sub-list for method output_type
+	31, // [31:31] is the sub-list for method input_type
+	31, // [31:31] is the sub-list for extension type_name
+	31, // [31:31] is the sub-list for extension extendee
+	0,  // [0:31] is the sub-list for field type_name
 }
 
 func init() { file_vance_v1_common_proto_init() }
@@ -2178,6 +2255,7 @@ func file_vance_v1_common_proto_init() {
 		(*SessionEvent_StreamChunk)(nil),
 		(*SessionEvent_ProcessStatusChanged)(nil),
 		(*SessionEvent_ProcessProgress)(nil),
+		(*SessionEvent_Notice)(nil),
 	}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
@@ -2185,7 +2263,7 @@ func file_vance_v1_common_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_vance_v1_common_proto_rawDesc), len(file_vance_v1_common_proto_rawDesc)),
 			NumEnums:      10,
-			NumMessages:   14,
+			NumMessages:   15,
 			NumExtensions: 0,
 			NumServices:   0,
 		},

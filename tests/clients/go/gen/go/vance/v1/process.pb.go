@@ -865,6 +865,138 @@ func (x *ListChatMessagesResponse) GetMessages() []*ChatMessage {
 	return nil
 }
 
+type ChatFeedRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	After         int64                  `protobuf:"varint,1,opt,name=after,proto3" json:"after,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ChatFeedRequest) Reset() {
+	*x = ChatFeedRequest{}
+	mi := &file_vance_v1_process_proto_msgTypes[13]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ChatFeedRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ChatFeedRequest) ProtoMessage() {}
+
+func (x *ChatFeedRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_vance_v1_process_proto_msgTypes[13]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ChatFeedRequest.ProtoReflect.Descriptor instead.
+func (*ChatFeedRequest) Descriptor() ([]byte, []int) {
+	return file_vance_v1_process_proto_rawDescGZIP(), []int{13}
+}
+
+func (x *ChatFeedRequest) GetAfter() int64 {
+	if x != nil {
+		return x.After
+	}
+	return 0
+}
+
+type AckChatFeedResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *AckChatFeedResponse) Reset() {
+	*x = AckChatFeedResponse{}
+	mi := &file_vance_v1_process_proto_msgTypes[14]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *AckChatFeedResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*AckChatFeedResponse) ProtoMessage() {}
+
+func (x *AckChatFeedResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_vance_v1_process_proto_msgTypes[14]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use AckChatFeedResponse.ProtoReflect.Descriptor instead.
+func (*AckChatFeedResponse) Descriptor() ([]byte, []int) {
+	return file_vance_v1_process_proto_rawDescGZIP(), []int{14}
+}
+
+type ChatFeedPage struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Position      int64                  `protobuf:"varint,1,opt,name=position,proto3" json:"position,omitempty"` // resume after this one
+	Messages      []*ChatMessage         `protobuf:"bytes,2,rep,name=messages,proto3" json:"messages,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ChatFeedPage) Reset() {
+	*x = ChatFeedPage{}
+	mi := &file_vance_v1_process_proto_msgTypes[15]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ChatFeedPage) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ChatFeedPage) ProtoMessage() {}
+
+func (x *ChatFeedPage) ProtoReflect() protoreflect.Message {
+	mi := &file_vance_v1_process_proto_msgTypes[15]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ChatFeedPage.ProtoReflect.Descriptor instead.
+func (*ChatFeedPage) Descriptor() ([]byte, []int) {
+	return file_vance_v1_process_proto_rawDescGZIP(), []int{15}
+}
+
+func (x *ChatFeedPage) GetPosition() int64 {
+	if x != nil {
+		return x.Position
+	}
+	return 0
+}
+
+func (x *ChatFeedPage) GetMessages() []*ChatMessage {
+	if x != nil {
+		return x.Messages
+	}
+	return nil
+}
+
 type DrainPendingRequest struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	ProcessId     string                 `protobuf:"bytes,1,opt,name=process_id,json=processId,proto3" json:"process_id,omitempty"`
@@ -875,7 +1007,7 @@ type DrainPendingRequest struct {
 
 func (x *DrainPendingRequest) Reset() {
 	*x = DrainPendingRequest{}
-	mi := &file_vance_v1_process_proto_msgTypes[13]
+	mi := &file_vance_v1_process_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -887,7 +1019,7 @@ func (x *DrainPendingRequest) String() string {
 func (*DrainPendingRequest) ProtoMessage() {}
 
 func (x *DrainPendingRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_vance_v1_process_proto_msgTypes[13]
+	mi := &file_vance_v1_process_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -900,7 +1032,7 @@ func (x *DrainPendingRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DrainPendingRequest.ProtoReflect.Descriptor instead.
 func (*DrainPendingRequest) Descriptor() ([]byte, []int) {
-	return file_vance_v1_process_proto_rawDescGZIP(), []int{13}
+	return file_vance_v1_process_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *DrainPendingRequest) GetProcessId() string {
@@ -926,7 +1058,7 @@ type DrainPendingResponse struct {
 
 func (x *DrainPendingResponse) Reset() {
 	*x = DrainPendingResponse{}
-	mi := &file_vance_v1_process_proto_msgTypes[14]
+	mi := &file_vance_v1_process_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -938,7 +1070,7 @@ func (x *DrainPendingResponse) String() string {
 func (*DrainPendingResponse) ProtoMessage() {}
 
 func (x *DrainPendingResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_vance_v1_process_proto_msgTypes[14]
+	mi := &file_vance_v1_process_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -951,7 +1083,7 @@ func (x *DrainPendingResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DrainPendingResponse.ProtoReflect.Descriptor instead.
 func (*DrainPendingResponse) Descriptor() ([]byte, []int) {
-	return file_vance_v1_process_proto_rawDescGZIP(), []int{14}
+	return file_vance_v1_process_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *DrainPendingResponse) GetMessages() []*SteerMessage {
@@ -971,7 +1103,7 @@ type SubscribeSessionRequest struct {
 
 func (x *SubscribeSessionRequest) Reset() {
 	*x = SubscribeSessionRequest{}
-	mi := &file_vance_v1_process_proto_msgTypes[15]
+	mi := &file_vance_v1_process_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -983,7 +1115,7 @@ func (x *SubscribeSessionRequest) String() string {
 func (*SubscribeSessionRequest) ProtoMessage() {}
 
 func (x *SubscribeSessionRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_vance_v1_process_proto_msgTypes[15]
+	mi := &file_vance_v1_process_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -996,7 +1128,7 @@ func (x *SubscribeSessionRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SubscribeSessionRequest.ProtoReflect.Descriptor instead.
 func (*SubscribeSessionRequest) Descriptor() ([]byte, []int) {
-	return file_vance_v1_process_proto_rawDescGZIP(), []int{15}
+	return file_vance_v1_process_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *SubscribeSessionRequest) GetSessionId() string {
@@ -1021,7 +1153,7 @@ type ListWorkersRequest struct {
 
 func (x *ListWorkersRequest) Reset() {
 	*x = ListWorkersRequest{}
-	mi := &file_vance_v1_process_proto_msgTypes[16]
+	mi := &file_vance_v1_process_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1033,7 +1165,7 @@ func (x *ListWorkersRequest) String() string {
 func (*ListWorkersRequest) ProtoMessage() {}
 
 func (x *ListWorkersRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_vance_v1_process_proto_msgTypes[16]
+	mi := &file_vance_v1_process_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1046,7 +1178,7 @@ func (x *ListWorkersRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListWorkersRequest.ProtoReflect.Descriptor instead.
 func (*ListWorkersRequest) Descriptor() ([]byte, []int) {
-	return file_vance_v1_process_proto_rawDescGZIP(), []int{16}
+	return file_vance_v1_process_proto_rawDescGZIP(), []int{19}
 }
 
 type WorkerInfo struct {
@@ -1064,7 +1196,7 @@ type WorkerInfo struct {
 
 func (x *WorkerInfo) Reset() {
 	*x = WorkerInfo{}
-	mi := &file_vance_v1_process_proto_msgTypes[17]
+	mi := &file_vance_v1_process_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1076,7 +1208,7 @@ func (x *WorkerInfo) String() string {
 func (*WorkerInfo) ProtoMessage() {}
 
 func (x *WorkerInfo) ProtoReflect() protoreflect.Message {
-	mi := &file_vance_v1_process_proto_msgTypes[17]
+	mi := &file_vance_v1_process_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1089,7 +1221,7 @@ func (x *WorkerInfo) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WorkerInfo.ProtoReflect.Descriptor instead.
 func (*WorkerInfo) Descriptor() ([]byte, []int) {
-	return file_vance_v1_process_proto_rawDescGZIP(), []int{17}
+	return file_vance_v1_process_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *WorkerInfo) GetWorkerId() string {
@@ -1150,7 +1282,7 @@ type ListWorkersResponse struct {
 
 func (x *ListWorkersResponse) Reset() {
 	*x = ListWorkersResponse{}
-	mi := &file_vance_v1_process_proto_msgTypes[18]
+	mi := &file_vance_v1_process_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1162,7 +1294,7 @@ func (x *ListWorkersResponse) String() string {
 func (*ListWorkersResponse) ProtoMessage() {}
 
 func (x *ListWorkersResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_vance_v1_process_proto_msgTypes[18]
+	mi := &file_vance_v1_process_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1175,7 +1307,7 @@ func (x *ListWorkersResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListWorkersResponse.ProtoReflect.Descriptor instead.
 func (*ListWorkersResponse) Descriptor() ([]byte, []int) {
-	return file_vance_v1_process_proto_rawDescGZIP(), []int{18}
+	return file_vance_v1_process_proto_rawDescGZIP(), []int{21}
 }
 
 func (x *ListWorkersResponse) GetWorkers() []*WorkerInfo {
@@ -1195,7 +1327,7 @@ type EngineDescriptor struct {
 
 func (x *EngineDescriptor) Reset() {
 	*x = EngineDescriptor{}
-	mi := &file_vance_v1_process_proto_msgTypes[19]
+	mi := &file_vance_v1_process_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1207,7 +1339,7 @@ func (x *EngineDescriptor) String() string {
 func (*EngineDescriptor) ProtoMessage() {}
 
 func (x *EngineDescriptor) ProtoReflect() protoreflect.Message {
-	mi := &file_vance_v1_process_proto_msgTypes[19]
+	mi := &file_vance_v1_process_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1220,7 +1352,7 @@ func (x *EngineDescriptor) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use EngineDescriptor.ProtoReflect.Descriptor instead.
 func (*EngineDescriptor) Descriptor() ([]byte, []int) {
-	return file_vance_v1_process_proto_rawDescGZIP(), []int{19}
+	return file_vance_v1_process_proto_rawDescGZIP(), []int{22}
 }
 
 func (x *EngineDescriptor) GetName() string {
@@ -1248,7 +1380,7 @@ type WorkerHello struct {
 
 func (x *WorkerHello) Reset() {
 	*x = WorkerHello{}
-	mi := &file_vance_v1_process_proto_msgTypes[20]
+	mi := &file_vance_v1_process_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1260,7 +1392,7 @@ func (x *WorkerHello) String() string {
 func (*WorkerHello) ProtoMessage() {}
 
 func (x *WorkerHello) ProtoReflect() protoreflect.Message {
-	mi := &file_vance_v1_process_proto_msgTypes[20]
+	mi := &file_vance_v1_process_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1273,7 +1405,7 @@ func (x *WorkerHello) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WorkerHello.ProtoReflect.Descriptor instead.
 func (*WorkerHello) Descriptor() ([]byte, []int) {
-	return file_vance_v1_process_proto_rawDescGZIP(), []int{20}
+	return file_vance_v1_process_proto_rawDescGZIP(), []int{23}
 }
 
 func (x *WorkerHello) GetWorkerId() string {
@@ -1306,7 +1438,7 @@ type WorkerHeartbeat struct {
 
 func (x *WorkerHeartbeat) Reset() {
 	*x = WorkerHeartbeat{}
-	mi := &file_vance_v1_process_proto_msgTypes[21]
+	mi := &file_vance_v1_process_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1318,7 +1450,7 @@ func (x *WorkerHeartbeat) String() string {
 func (*WorkerHeartbeat) ProtoMessage() {}
 
 func (x *WorkerHeartbeat) ProtoReflect() protoreflect.Message {
-	mi := &file_vance_v1_process_proto_msgTypes[21]
+	mi := &file_vance_v1_process_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1331,7 +1463,7 @@ func (x *WorkerHeartbeat) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WorkerHeartbeat.ProtoReflect.Descriptor instead.
 func (*WorkerHeartbeat) Descriptor() ([]byte, []int) {
-	return file_vance_v1_process_proto_rawDescGZIP(), []int{21}
+	return file_vance_v1_process_proto_rawDescGZIP(), []int{24}
 }
 
 func (x *WorkerHeartbeat) GetTurnIds() []string {
@@ -1350,7 +1482,7 @@ type WorkerDraining struct {
 
 func (x *WorkerDraining) Reset() {
 	*x = WorkerDraining{}
-	mi := &file_vance_v1_process_proto_msgTypes[22]
+	mi := &file_vance_v1_process_proto_msgTypes[25]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1362,7 +1494,7 @@ func (x *WorkerDraining) String() string {
 func (*WorkerDraining) ProtoMessage() {}
 
 func (x *WorkerDraining) ProtoReflect() protoreflect.Message {
-	mi := &file_vance_v1_process_proto_msgTypes[22]
+	mi := &file_vance_v1_process_proto_msgTypes[25]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1375,7 +1507,7 @@ func (x *WorkerDraining) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WorkerDraining.ProtoReflect.Descriptor instead.
 func (*WorkerDraining) Descriptor() ([]byte, []int) {
-	return file_vance_v1_process_proto_rawDescGZIP(), []int{22}
+	return file_vance_v1_process_proto_rawDescGZIP(), []int{25}
 }
 
 // A chat message written by the engine. The id is derived from the turn, so a redone turn
@@ -1392,7 +1524,7 @@ type ChatAppend struct {
 
 func (x *ChatAppend) Reset() {
 	*x = ChatAppend{}
-	mi := &file_vance_v1_process_proto_msgTypes[23]
+	mi := &file_vance_v1_process_proto_msgTypes[26]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1404,7 +1536,7 @@ func (x *ChatAppend) String() string {
 func (*ChatAppend) ProtoMessage() {}
 
 func (x *ChatAppend) ProtoReflect() protoreflect.Message {
-	mi := &file_vance_v1_process_proto_msgTypes[23]
+	mi := &file_vance_v1_process_proto_msgTypes[26]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1417,7 +1549,7 @@ func (x *ChatAppend) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ChatAppend.ProtoReflect.Descriptor instead.
 func (*ChatAppend) Descriptor() ([]byte, []int) {
-	return file_vance_v1_process_proto_rawDescGZIP(), []int{23}
+	return file_vance_v1_process_proto_rawDescGZIP(), []int{26}
 }
 
 func (x *ChatAppend) GetMessageId() string {
@@ -1458,7 +1590,7 @@ type TurnProgress struct {
 
 func (x *TurnProgress) Reset() {
 	*x = TurnProgress{}
-	mi := &file_vance_v1_process_proto_msgTypes[24]
+	mi := &file_vance_v1_process_proto_msgTypes[27]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1470,7 +1602,7 @@ func (x *TurnProgress) String() string {
 func (*TurnProgress) ProtoMessage() {}
 
 func (x *TurnProgress) ProtoReflect() protoreflect.Message {
-	mi := &file_vance_v1_process_proto_msgTypes[24]
+	mi := &file_vance_v1_process_proto_msgTypes[27]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1483,7 +1615,7 @@ func (x *TurnProgress) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TurnProgress.ProtoReflect.Descriptor instead.
 func (*TurnProgress) Descriptor() ([]byte, []int) {
-	return file_vance_v1_process_proto_rawDescGZIP(), []int{24}
+	return file_vance_v1_process_proto_rawDescGZIP(), []int{27}
 }
 
 func (x *TurnProgress) GetKind() string {
@@ -1515,7 +1647,7 @@ type TurnEvent struct {
 
 func (x *TurnEvent) Reset() {
 	*x = TurnEvent{}
-	mi := &file_vance_v1_process_proto_msgTypes[25]
+	mi := &file_vance_v1_process_proto_msgTypes[28]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1527,7 +1659,7 @@ func (x *TurnEvent) String() string {
 func (*TurnEvent) ProtoMessage() {}
 
 func (x *TurnEvent) ProtoReflect() protoreflect.Message {
-	mi := &file_vance_v1_process_proto_msgTypes[25]
+	mi := &file_vance_v1_process_proto_msgTypes[28]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1540,7 +1672,7 @@ func (x *TurnEvent) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TurnEvent.ProtoReflect.Descriptor instead.
 func (*TurnEvent) Descriptor() ([]byte, []int) {
-	return file_vance_v1_process_proto_rawDescGZIP(), []int{25}
+	return file_vance_v1_process_proto_rawDescGZIP(), []int{28}
 }
 
 func (x *TurnEvent) GetTurnId() string {
@@ -1621,7 +1753,7 @@ type TurnCommit struct {
 
 func (x *TurnCommit) Reset() {
 	*x = TurnCommit{}
-	mi := &file_vance_v1_process_proto_msgTypes[26]
+	mi := &file_vance_v1_process_proto_msgTypes[29]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1633,7 +1765,7 @@ func (x *TurnCommit) String() string {
 func (*TurnCommit) ProtoMessage() {}
 
 func (x *TurnCommit) ProtoReflect() protoreflect.Message {
-	mi := &file_vance_v1_process_proto_msgTypes[26]
+	mi := &file_vance_v1_process_proto_msgTypes[29]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1646,7 +1778,7 @@ func (x *TurnCommit) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TurnCommit.ProtoReflect.Descriptor instead.
 func (*TurnCommit) Descriptor() ([]byte, []int) {
-	return file_vance_v1_process_proto_rawDescGZIP(), []int{26}
+	return file_vance_v1_process_proto_rawDescGZIP(), []int{29}
 }
 
 func (x *TurnCommit) GetTurnId() string {
@@ -1709,7 +1841,7 @@ type TurnFailure struct {
 
 func (x *TurnFailure) Reset() {
 	*x = TurnFailure{}
-	mi := &file_vance_v1_process_proto_msgTypes[27]
+	mi := &file_vance_v1_process_proto_msgTypes[30]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1721,7 +1853,7 @@ func (x *TurnFailure) String() string {
 func (*TurnFailure) ProtoMessage() {}
 
 func (x *TurnFailure) ProtoReflect() protoreflect.Message {
-	mi := &file_vance_v1_process_proto_msgTypes[27]
+	mi := &file_vance_v1_process_proto_msgTypes[30]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1734,7 +1866,7 @@ func (x *TurnFailure) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TurnFailure.ProtoReflect.Descriptor instead.
 func (*TurnFailure) Descriptor() ([]byte, []int) {
-	return file_vance_v1_process_proto_rawDescGZIP(), []int{27}
+	return file_vance_v1_process_proto_rawDescGZIP(), []int{30}
 }
 
 func (x *TurnFailure) GetTurnId() string {
@@ -1775,7 +1907,7 @@ type WorkerMessage struct {
 
 func (x *WorkerMessage) Reset() {
 	*x = WorkerMessage{}
-	mi := &file_vance_v1_process_proto_msgTypes[28]
+	mi := &file_vance_v1_process_proto_msgTypes[31]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1787,7 +1919,7 @@ func (x *WorkerMessage) String() string {
 func (*WorkerMessage) ProtoMessage() {}
 
 func (x *WorkerMessage) ProtoReflect() protoreflect.Message {
-	mi := &file_vance_v1_process_proto_msgTypes[28]
+	mi := &file_vance_v1_process_proto_msgTypes[31]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1800,7 +1932,7 @@ func (x *WorkerMessage) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WorkerMessage.ProtoReflect.Descriptor instead.
 func (*WorkerMessage) Descriptor() ([]byte, []int) {
-	return file_vance_v1_process_proto_rawDescGZIP(), []int{28}
+	return file_vance_v1_process_proto_rawDescGZIP(), []int{31}
 }
 
 func (x *WorkerMessage) GetKind() isWorkerMessage_Kind {
@@ -1922,7 +2054,7 @@ type TurnAssignment struct {
 
 func (x *TurnAssignment) Reset() {
 	*x = TurnAssignment{}
-	mi := &file_vance_v1_process_proto_msgTypes[29]
+	mi := &file_vance_v1_process_proto_msgTypes[32]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1934,7 +2066,7 @@ func (x *TurnAssignment) String() string {
 func (*TurnAssignment) ProtoMessage() {}
 
 func (x *TurnAssignment) ProtoReflect() protoreflect.Message {
-	mi := &file_vance_v1_process_proto_msgTypes[29]
+	mi := &file_vance_v1_process_proto_msgTypes[32]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1947,7 +2079,7 @@ func (x *TurnAssignment) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TurnAssignment.ProtoReflect.Descriptor instead.
 func (*TurnAssignment) Descriptor() ([]byte, []int) {
-	return file_vance_v1_process_proto_rawDescGZIP(), []int{29}
+	return file_vance_v1_process_proto_rawDescGZIP(), []int{32}
 }
 
 func (x *TurnAssignment) GetTurnId() string {
@@ -2017,7 +2149,7 @@ type TurnAck struct {
 
 func (x *TurnAck) Reset() {
 	*x = TurnAck{}
-	mi := &file_vance_v1_process_proto_msgTypes[30]
+	mi := &file_vance_v1_process_proto_msgTypes[33]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2029,7 +2161,7 @@ func (x *TurnAck) String() string {
 func (*TurnAck) ProtoMessage() {}
 
 func (x *TurnAck) ProtoReflect() protoreflect.Message {
-	mi := &file_vance_v1_process_proto_msgTypes[30]
+	mi := &file_vance_v1_process_proto_msgTypes[33]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2042,7 +2174,7 @@ func (x *TurnAck) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TurnAck.ProtoReflect.Descriptor instead.
 func (*TurnAck) Descriptor() ([]byte, []int) {
-	return file_vance_v1_process_proto_rawDescGZIP(), []int{30}
+	return file_vance_v1_process_proto_rawDescGZIP(), []int{33}
 }
 
 func (x *TurnAck) GetTurnId() string {
@@ -2076,7 +2208,7 @@ type Welcome struct {
 
 func (x *Welcome) Reset() {
 	*x = Welcome{}
-	mi := &file_vance_v1_process_proto_msgTypes[31]
+	mi := &file_vance_v1_process_proto_msgTypes[34]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2088,7 +2220,7 @@ func (x *Welcome) String() string {
 func (*Welcome) ProtoMessage() {}
 
 func (x *Welcome) ProtoReflect() protoreflect.Message {
-	mi := &file_vance_v1_process_proto_msgTypes[31]
+	mi := &file_vance_v1_process_proto_msgTypes[34]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2101,7 +2233,7 @@ func (x *Welcome) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Welcome.ProtoReflect.Descriptor instead.
 func (*Welcome) Descriptor() ([]byte, []int) {
-	return file_vance_v1_process_proto_rawDescGZIP(), []int{31}
+	return file_vance_v1_process_proto_rawDescGZIP(), []int{34}
 }
 
 func (x *Welcome) GetLeaseMs() int32 {
@@ -2133,7 +2265,7 @@ type DispatchMessage struct {
 
 func (x *DispatchMessage) Reset() {
 	*x = DispatchMessage{}
-	mi := &file_vance_v1_process_proto_msgTypes[32]
+	mi := &file_vance_v1_process_proto_msgTypes[35]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2145,7 +2277,7 @@ func (x *DispatchMessage) String() string {
 func (*DispatchMessage) ProtoMessage() {}
 
 func (x *DispatchMessage) ProtoReflect() protoreflect.Message {
-	mi := &file_vance_v1_process_proto_msgTypes[32]
+	mi := &file_vance_v1_process_proto_msgTypes[35]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2158,7 +2290,7 @@ func (x *DispatchMessage) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DispatchMessage.ProtoReflect.Descriptor instead.
 func (*DispatchMessage) Descriptor() ([]byte, []int) {
-	return file_vance_v1_process_proto_rawDescGZIP(), []int{32}
+	return file_vance_v1_process_proto_rawDescGZIP(), []int{35}
 }
 
 func (x *DispatchMessage) GetKind() isDispatchMessage_Kind {
@@ -2232,6 +2364,94 @@ func (*DispatchMessage_Assignment) isDispatchMessage_Kind() {}
 func (*DispatchMessage_CommitAck) isDispatchMessage_Kind() {}
 
 func (*DispatchMessage_CancelTurnId) isDispatchMessage_Kind() {}
+
+type PublishNoticeRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	SessionIds    []string               `protobuf:"bytes,1,rep,name=session_ids,json=sessionIds,proto3" json:"session_ids,omitempty"`
+	Notice        *Notice                `protobuf:"bytes,2,opt,name=notice,proto3" json:"notice,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *PublishNoticeRequest) Reset() {
+	*x = PublishNoticeRequest{}
+	mi := &file_vance_v1_process_proto_msgTypes[36]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *PublishNoticeRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*PublishNoticeRequest) ProtoMessage() {}
+
+func (x *PublishNoticeRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_vance_v1_process_proto_msgTypes[36]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use PublishNoticeRequest.ProtoReflect.Descriptor instead.
+func (*PublishNoticeRequest) Descriptor() ([]byte, []int) {
+	return file_vance_v1_process_proto_rawDescGZIP(), []int{36}
+}
+
+func (x *PublishNoticeRequest) GetSessionIds() []string {
+	if x != nil {
+		return x.SessionIds
+	}
+	return nil
+}
+
+func (x *PublishNoticeRequest) GetNotice() *Notice {
+	if x != nil {
+		return x.Notice
+	}
+	return nil
+}
+
+type PublishNoticeResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *PublishNoticeResponse) Reset() {
+	*x = PublishNoticeResponse{}
+	mi := &file_vance_v1_process_proto_msgTypes[37]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *PublishNoticeResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*PublishNoticeResponse) ProtoMessage() {}
+
+func (x *PublishNoticeResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_vance_v1_process_proto_msgTypes[37]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use PublishNoticeResponse.ProtoReflect.Descriptor instead.
+func (*PublishNoticeResponse) Descriptor() ([]byte, []int) {
+	return file_vance_v1_process_proto_rawDescGZIP(), []int{37}
+}
 
 var File_vance_v1_process_proto protoreflect.FileDescriptor
 
@@ -2311,7 +2531,13 @@ const file_vance_v1_process_proto_rawDesc = "" +
 	"\x05limit\x18\x03 \x01(\x05R\x05limit\x12\x18\n" +
 	"\athrough\x18\x04 \x01(\x03R\athrough\"M\n" +
 	"\x18ListChatMessagesResponse\x121\n" +
-	"\bmessages\x18\x01 \x03(\v2\x15.vance.v1.ChatMessageR\bmessages\"U\n" +
+	"\bmessages\x18\x01 \x03(\v2\x15.vance.v1.ChatMessageR\bmessages\"'\n" +
+	"\x0fChatFeedRequest\x12\x14\n" +
+	"\x05after\x18\x01 \x01(\x03R\x05after\"\x15\n" +
+	"\x13AckChatFeedResponse\"]\n" +
+	"\fChatFeedPage\x12\x1a\n" +
+	"\bposition\x18\x01 \x01(\x03R\bposition\x121\n" +
+	"\bmessages\x18\x02 \x03(\v2\x15.vance.v1.ChatMessageR\bmessages\"U\n" +
 	"\x13DrainPendingRequest\x12\x1d\n" +
 	"\n" +
 	"process_id\x18\x01 \x01(\tR\tprocessId\x12\x1f\n" +
@@ -2414,8 +2640,12 @@ const file_vance_v1_process_proto_rawDesc = "" +
 	"\n" +
 	"commit_ack\x18\x03 \x01(\v2\x11.vance.v1.TurnAckH\x00R\tcommitAck\x12&\n" +
 	"\x0ecancel_turn_id\x18\x04 \x01(\tH\x00R\fcancelTurnIdB\x06\n" +
-	"\x04kind2\xcc\n" +
-	"\n" +
+	"\x04kind\"a\n" +
+	"\x14PublishNoticeRequest\x12\x1f\n" +
+	"\vsession_ids\x18\x01 \x03(\tR\n" +
+	"sessionIds\x12(\n" +
+	"\x06notice\x18\x02 \x01(\v2\x10.vance.v1.NoticeR\x06notice\"\x17\n" +
+	"\x15PublishNoticeResponse2\xae\f\n" +
 	"\x0eProcessService\x12G\n" +
 	"\rCreateProcess\x12\x1e.vance.v1.CreateProcessRequest\x1a\x16.vance.v1.ThinkProcess\x12A\n" +
 	"\n" +
@@ -2428,14 +2658,17 @@ const file_vance_v1_process_proto_rawDesc = "" +
 	"\fPauseSession\x12\x1d.vance.v1.PauseSessionRequest\x1a\x1f.vance.v1.ListProcessesResponse\x12Y\n" +
 	"\x10ListChatMessages\x12!.vance.v1.ListChatMessagesRequest\x1a\".vance.v1.ListChatMessagesResponse\x12M\n" +
 	"\fDrainPending\x12\x1d.vance.v1.DrainPendingRequest\x1a\x1e.vance.v1.DrainPendingResponse\x12O\n" +
-	"\x10SubscribeSession\x12!.vance.v1.SubscribeSessionRequest\x1a\x16.vance.v1.SessionEvent0\x01\x12G\n" +
+	"\x10SubscribeSession\x12!.vance.v1.SubscribeSessionRequest\x1a\x16.vance.v1.SessionEvent0\x01\x12E\n" +
+	"\x0eStreamChatFeed\x12\x19.vance.v1.ChatFeedRequest\x1a\x16.vance.v1.ChatFeedPage0\x01\x12G\n" +
+	"\vAckChatFeed\x12\x19.vance.v1.ChatFeedRequest\x1a\x1d.vance.v1.AckChatFeedResponse\x12G\n" +
 	"\rWorkerConnect\x12\x17.vance.v1.WorkerMessage\x1a\x19.vance.v1.DispatchMessage(\x010\x01\x12J\n" +
 	"\vListWorkers\x12\x1c.vance.v1.ListWorkersRequest\x1a\x1d.vance.v1.ListWorkersResponse\x12T\n" +
 	"\x10SuspendProcesses\x12\x1f.vance.v1.SessionCascadeRequest\x1a\x1f.vance.v1.ListProcessesResponse\x12S\n" +
 	"\x0fResumeProcesses\x12\x1f.vance.v1.SessionCascadeRequest\x1a\x1f.vance.v1.ListProcessesResponse\x12R\n" +
 	"\x0eCloseProcesses\x12\x1f.vance.v1.SessionCascadeRequest\x1a\x1f.vance.v1.ListProcessesResponse\x12Y\n" +
 	"\x11DeleteSessionData\x12\x1f.vance.v1.SessionCascadeRequest\x1a#.vance.v1.DeleteSessionDataResponse\x12C\n" +
-	"\vRespawnChat\x12\x1c.vance.v1.RespawnChatRequest\x1a\x16.vance.v1.ThinkProcessBM\n" +
+	"\vRespawnChat\x12\x1c.vance.v1.RespawnChatRequest\x1a\x16.vance.v1.ThinkProcess\x12P\n" +
+	"\rPublishNotice\x12\x1e.vance.v1.PublishNoticeRequest\x1a\x1f.vance.v1.PublishNoticeResponseBM\n" +
 	"\x15io.vancetope.vance.v1P\x01Z2github.com/vancetope/vance/gen/go/vance/v1;vancev1b\x06proto3"
 
 var (
@@ -2450,7 +2683,7 @@ func file_vance_v1_process_proto_rawDescGZIP() []byte {
 	return file_vance_v1_process_proto_rawDescData
 }
 
-var file_vance_v1_process_proto_msgTypes = make([]protoimpl.MessageInfo, 34)
+var file_vance_v1_process_proto_msgTypes = make([]protoimpl.MessageInfo, 39)
 var file_vance_v1_process_proto_goTypes = []any{
 	(*SessionCascadeRequest)(nil),     // 0: vance.v1.SessionCascadeRequest
 	(*DeleteSessionDataResponse)(nil), // 1: vance.v1.DeleteSessionDataResponse
@@ -2465,118 +2698,132 @@ var file_vance_v1_process_proto_goTypes = []any{
 	(*PauseSessionRequest)(nil),       // 10: vance.v1.PauseSessionRequest
 	(*ListChatMessagesRequest)(nil),   // 11: vance.v1.ListChatMessagesRequest
 	(*ListChatMessagesResponse)(nil),  // 12: vance.v1.ListChatMessagesResponse
-	(*DrainPendingRequest)(nil),       // 13: vance.v1.DrainPendingRequest
-	(*DrainPendingResponse)(nil),      // 14: vance.v1.DrainPendingResponse
-	(*SubscribeSessionRequest)(nil),   // 15: vance.v1.SubscribeSessionRequest
-	(*ListWorkersRequest)(nil),        // 16: vance.v1.ListWorkersRequest
-	(*WorkerInfo)(nil),                // 17: vance.v1.WorkerInfo
-	(*ListWorkersResponse)(nil),       // 18: vance.v1.ListWorkersResponse
-	(*EngineDescriptor)(nil),          // 19: vance.v1.EngineDescriptor
-	(*WorkerHello)(nil),               // 20: vance.v1.WorkerHello
-	(*WorkerHeartbeat)(nil),           // 21: vance.v1.WorkerHeartbeat
-	(*WorkerDraining)(nil),            // 22: vance.v1.WorkerDraining
-	(*ChatAppend)(nil),                // 23: vance.v1.ChatAppend
-	(*TurnProgress)(nil),              // 24: vance.v1.TurnProgress
-	(*TurnEvent)(nil),                 // 25: vance.v1.TurnEvent
-	(*TurnCommit)(nil),                // 26: vance.v1.TurnCommit
-	(*TurnFailure)(nil),               // 27: vance.v1.TurnFailure
-	(*WorkerMessage)(nil),             // 28: vance.v1.WorkerMessage
-	(*TurnAssignment)(nil),            // 29: vance.v1.TurnAssignment
-	(*TurnAck)(nil),                   // 30: vance.v1.TurnAck
-	(*Welcome)(nil),                   // 31: vance.v1.Welcome
-	(*DispatchMessage)(nil),           // 32: vance.v1.DispatchMessage
-	nil,                               // 33: vance.v1.TurnAssignment.TraceContextEntry
-	(SuspendCause)(0),                 // 34: vance.v1.SuspendCause
-	(CloseReason)(0),                  // 35: vance.v1.CloseReason
-	(*structpb.Struct)(nil),           // 36: google.protobuf.Struct
-	(*ThinkProcess)(nil),              // 37: vance.v1.ThinkProcess
-	(*SteerMessage)(nil),              // 38: vance.v1.SteerMessage
-	(DeliveryOutcome)(0),              // 39: vance.v1.DeliveryOutcome
-	(*ChatMessage)(nil),               // 40: vance.v1.ChatMessage
-	(ChatRole)(0),                     // 41: vance.v1.ChatRole
-	(*StreamChunk)(nil),               // 42: vance.v1.StreamChunk
-	(ProcessStatus)(0),                // 43: vance.v1.ProcessStatus
-	(LifecycleCall)(0),                // 44: vance.v1.LifecycleCall
-	(*SessionEvent)(nil),              // 45: vance.v1.SessionEvent
+	(*ChatFeedRequest)(nil),           // 13: vance.v1.ChatFeedRequest
+	(*AckChatFeedResponse)(nil),       // 14: vance.v1.AckChatFeedResponse
+	(*ChatFeedPage)(nil),              // 15: vance.v1.ChatFeedPage
+	(*DrainPendingRequest)(nil),       // 16: vance.v1.DrainPendingRequest
+	(*DrainPendingResponse)(nil),      // 17: vance.v1.DrainPendingResponse
+	(*SubscribeSessionRequest)(nil),   // 18: vance.v1.SubscribeSessionRequest
+	(*ListWorkersRequest)(nil),        // 19: vance.v1.ListWorkersRequest
+	(*WorkerInfo)(nil),                // 20: vance.v1.WorkerInfo
+	(*ListWorkersResponse)(nil),       // 21: vance.v1.ListWorkersResponse
+	(*EngineDescriptor)(nil),          // 22: vance.v1.EngineDescriptor
+	(*WorkerHello)(nil),               // 23: vance.v1.WorkerHello
+	(*WorkerHeartbeat)(nil),           // 24: vance.v1.WorkerHeartbeat
+	(*WorkerDraining)(nil),            // 25: vance.v1.WorkerDraining
+	(*ChatAppend)(nil),                // 26: vance.v1.ChatAppend
+	(*TurnProgress)(nil),              // 27: vance.v1.TurnProgress
+	(*TurnEvent)(nil),                 // 28: vance.v1.TurnEvent
+	(*TurnCommit)(nil),                // 29: vance.v1.TurnCommit
+	(*TurnFailure)(nil),               // 30: vance.v1.TurnFailure
+	(*WorkerMessage)(nil),             // 31: vance.v1.WorkerMessage
+	(*TurnAssignment)(nil),            // 32: vance.v1.TurnAssignment
+	(*TurnAck)(nil),                   // 33: vance.v1.TurnAck
+	(*Welcome)(nil),                   // 34: vance.v1.Welcome
+	(*DispatchMessage)(nil),           // 35: vance.v1.DispatchMessage
+	(*PublishNoticeRequest)(nil),      // 36: vance.v1.PublishNoticeRequest
+	(*PublishNoticeResponse)(nil),     // 37: vance.v1.PublishNoticeResponse
+	nil,                               // 38: vance.v1.TurnAssignment.TraceContextEntry
+	(SuspendCause)(0),                 // 39: vance.v1.SuspendCause
+	(CloseReason)(0),                  // 40: vance.v1.CloseReason
+	(*structpb.Struct)(nil),           // 41: google.protobuf.Struct
+	(*ThinkProcess)(nil),              // 42: vance.v1.ThinkProcess
+	(*SteerMessage)(nil),              // 43: vance.v1.SteerMessage
+	(DeliveryOutcome)(0),              // 44: vance.v1.DeliveryOutcome
+	(*ChatMessage)(nil),               // 45: vance.v1.ChatMessage
+	(ChatRole)(0),                     // 46: vance.v1.ChatRole
+	(*StreamChunk)(nil),               // 47: vance.v1.StreamChunk
+	(ProcessStatus)(0),                // 48: vance.v1.ProcessStatus
+	(LifecycleCall)(0),                // 49: vance.v1.LifecycleCall
+	(*Notice)(nil),                    // 50: vance.v1.Notice
+	(*SessionEvent)(nil),              // 51: vance.v1.SessionEvent
 }
 var file_vance_v1_process_proto_depIdxs = []int32{
-	34, // 0: vance.v1.SessionCascadeRequest.suspend_cause:type_name -> vance.v1.SuspendCause
-	35, // 1: vance.v1.SessionCascadeRequest.close_reason:type_name -> vance.v1.CloseReason
+	39, // 0: vance.v1.SessionCascadeRequest.suspend_cause:type_name -> vance.v1.SuspendCause
+	40, // 1: vance.v1.SessionCascadeRequest.close_reason:type_name -> vance.v1.CloseReason
 	3,  // 2: vance.v1.RespawnChatRequest.process:type_name -> vance.v1.CreateProcessRequest
-	36, // 3: vance.v1.CreateProcessRequest.recipe_snapshot:type_name -> google.protobuf.Struct
-	36, // 4: vance.v1.CreateProcessRequest.params:type_name -> google.protobuf.Struct
-	37, // 5: vance.v1.ListProcessesResponse.processes:type_name -> vance.v1.ThinkProcess
+	41, // 3: vance.v1.CreateProcessRequest.recipe_snapshot:type_name -> google.protobuf.Struct
+	41, // 4: vance.v1.CreateProcessRequest.params:type_name -> google.protobuf.Struct
+	42, // 5: vance.v1.ListProcessesResponse.processes:type_name -> vance.v1.ThinkProcess
 	5,  // 6: vance.v1.SteerRequest.target:type_name -> vance.v1.ProcessRef
-	38, // 7: vance.v1.SteerRequest.message:type_name -> vance.v1.SteerMessage
-	39, // 8: vance.v1.SteerResponse.outcome:type_name -> vance.v1.DeliveryOutcome
-	37, // 9: vance.v1.SteerResponse.process:type_name -> vance.v1.ThinkProcess
-	40, // 10: vance.v1.ListChatMessagesResponse.messages:type_name -> vance.v1.ChatMessage
-	38, // 11: vance.v1.DrainPendingResponse.messages:type_name -> vance.v1.SteerMessage
-	17, // 12: vance.v1.ListWorkersResponse.workers:type_name -> vance.v1.WorkerInfo
-	19, // 13: vance.v1.WorkerHello.engines:type_name -> vance.v1.EngineDescriptor
-	41, // 14: vance.v1.ChatAppend.role:type_name -> vance.v1.ChatRole
-	36, // 15: vance.v1.ChatAppend.meta:type_name -> google.protobuf.Struct
-	36, // 16: vance.v1.TurnProgress.payload:type_name -> google.protobuf.Struct
-	23, // 17: vance.v1.TurnEvent.chat_append:type_name -> vance.v1.ChatAppend
-	42, // 18: vance.v1.TurnEvent.stream_chunk:type_name -> vance.v1.StreamChunk
-	24, // 19: vance.v1.TurnEvent.progress:type_name -> vance.v1.TurnProgress
-	43, // 20: vance.v1.TurnCommit.status:type_name -> vance.v1.ProcessStatus
-	35, // 21: vance.v1.TurnCommit.close_reason:type_name -> vance.v1.CloseReason
-	36, // 22: vance.v1.TurnCommit.parent_payload:type_name -> google.protobuf.Struct
-	20, // 23: vance.v1.WorkerMessage.hello:type_name -> vance.v1.WorkerHello
-	21, // 24: vance.v1.WorkerMessage.heartbeat:type_name -> vance.v1.WorkerHeartbeat
-	25, // 25: vance.v1.WorkerMessage.event:type_name -> vance.v1.TurnEvent
-	26, // 26: vance.v1.WorkerMessage.commit:type_name -> vance.v1.TurnCommit
-	27, // 27: vance.v1.WorkerMessage.failure:type_name -> vance.v1.TurnFailure
-	22, // 28: vance.v1.WorkerMessage.draining:type_name -> vance.v1.WorkerDraining
-	44, // 29: vance.v1.TurnAssignment.call:type_name -> vance.v1.LifecycleCall
-	37, // 30: vance.v1.TurnAssignment.process:type_name -> vance.v1.ThinkProcess
-	38, // 31: vance.v1.TurnAssignment.pending:type_name -> vance.v1.SteerMessage
-	33, // 32: vance.v1.TurnAssignment.trace_context:type_name -> vance.v1.TurnAssignment.TraceContextEntry
-	31, // 33: vance.v1.DispatchMessage.welcome:type_name -> vance.v1.Welcome
-	29, // 34: vance.v1.DispatchMessage.assignment:type_name -> vance.v1.TurnAssignment
-	30, // 35: vance.v1.DispatchMessage.commit_ack:type_name -> vance.v1.TurnAck
-	3,  // 36: vance.v1.ProcessService.CreateProcess:input_type -> vance.v1.CreateProcessRequest
-	4,  // 37: vance.v1.ProcessService.GetProcess:input_type -> vance.v1.GetProcessRequest
-	6,  // 38: vance.v1.ProcessService.ListProcesses:input_type -> vance.v1.ListProcessesRequest
-	8,  // 39: vance.v1.ProcessService.Steer:input_type -> vance.v1.SteerRequest
-	5,  // 40: vance.v1.ProcessService.Pause:input_type -> vance.v1.ProcessRef
-	5,  // 41: vance.v1.ProcessService.Resume:input_type -> vance.v1.ProcessRef
-	5,  // 42: vance.v1.ProcessService.Stop:input_type -> vance.v1.ProcessRef
-	10, // 43: vance.v1.ProcessService.PauseSession:input_type -> vance.v1.PauseSessionRequest
-	11, // 44: vance.v1.ProcessService.ListChatMessages:input_type -> vance.v1.ListChatMessagesRequest
-	13, // 45: vance.v1.ProcessService.DrainPending:input_type -> vance.v1.DrainPendingRequest
-	15, // 46: vance.v1.ProcessService.SubscribeSession:input_type -> vance.v1.SubscribeSessionRequest
-	28, // 47: vance.v1.ProcessService.WorkerConnect:input_type -> vance.v1.WorkerMessage
-	16, // 48: vance.v1.ProcessService.ListWorkers:input_type -> vance.v1.ListWorkersRequest
-	0,  // 49: vance.v1.ProcessService.SuspendProcesses:input_type -> vance.v1.SessionCascadeRequest
-	0,  // 50: vance.v1.ProcessService.ResumeProcesses:input_type -> vance.v1.SessionCascadeRequest
-	0,  // 51: vance.v1.ProcessService.CloseProcesses:input_type -> vance.v1.SessionCascadeRequest
-	0,  // 52: vance.v1.ProcessService.DeleteSessionData:input_type -> vance.v1.SessionCascadeRequest
-	2,  // 53: vance.v1.ProcessService.RespawnChat:input_type -> vance.v1.RespawnChatRequest
-	37, // 54: vance.v1.ProcessService.CreateProcess:output_type -> vance.v1.ThinkProcess
-	37, // 55: vance.v1.ProcessService.GetProcess:output_type -> vance.v1.ThinkProcess
-	7,  // 56: vance.v1.ProcessService.ListProcesses:output_type -> vance.v1.ListProcessesResponse
-	9,  // 57: vance.v1.ProcessService.Steer:output_type -> vance.v1.SteerResponse
-	37, // 58: vance.v1.ProcessService.Pause:output_type -> vance.v1.ThinkProcess
-	37, // 59: vance.v1.ProcessService.Resume:output_type -> vance.v1.ThinkProcess
-	37, // 60: vance.v1.ProcessService.Stop:output_type -> vance.v1.ThinkProcess
-	7,  // 61: vance.v1.ProcessService.PauseSession:output_type -> vance.v1.ListProcessesResponse
-	12, // 62: vance.v1.ProcessService.ListChatMessages:output_type -> vance.v1.ListChatMessagesResponse
-	14, // 63: vance.v1.ProcessService.DrainPending:output_type -> vance.v1.DrainPendingResponse
-	45, // 64: vance.v1.ProcessService.SubscribeSession:output_type -> vance.v1.SessionEvent
-	32, // 65: vance.v1.ProcessService.WorkerConnect:output_type -> vance.v1.DispatchMessage
-	18, // 66: vance.v1.ProcessService.ListWorkers:output_type -> vance.v1.ListWorkersResponse
-	7,  // 67: vance.v1.ProcessService.SuspendProcesses:output_type -> vance.v1.ListProcessesResponse
-	7,  // 68: vance.v1.ProcessService.ResumeProcesses:output_type -> vance.v1.ListProcessesResponse
-	7,  // 69: vance.v1.ProcessService.CloseProcesses:output_type -> vance.v1.ListProcessesResponse
-	1,  // 70: vance.v1.ProcessService.DeleteSessionData:output_type -> vance.v1.DeleteSessionDataResponse
-	37, // 71: vance.v1.ProcessService.RespawnChat:output_type -> vance.v1.ThinkProcess
-	54, // [54:72] is the sub-list for method output_type
-	36, // [36:54] is the sub-list for method input_type
-	36, // [36:36] is the sub-list for extension type_name
-	36, // [36:36] is the sub-list for extension extendee
-	0,  // [0:36] is the sub-list for field type_name
+	43, // 7: vance.v1.SteerRequest.message:type_name -> vance.v1.SteerMessage
+	44, // 8: vance.v1.SteerResponse.outcome:type_name -> vance.v1.DeliveryOutcome
+	42, // 9: vance.v1.SteerResponse.process:type_name -> vance.v1.ThinkProcess
+	45, // 10: vance.v1.ListChatMessagesResponse.messages:type_name -> vance.v1.ChatMessage
+	45, // 11: vance.v1.ChatFeedPage.messages:type_name -> vance.v1.ChatMessage
+	43, // 12: vance.v1.DrainPendingResponse.messages:type_name -> vance.v1.SteerMessage
+	20, // 13: vance.v1.ListWorkersResponse.workers:type_name -> vance.v1.WorkerInfo
+	22, // 14: vance.v1.WorkerHello.engines:type_name -> vance.v1.EngineDescriptor
+	46, // 15: vance.v1.ChatAppend.role:type_name -> vance.v1.ChatRole
+	41, // 16: vance.v1.ChatAppend.meta:type_name -> google.protobuf.Struct
+	41, // 17: vance.v1.TurnProgress.payload:type_name -> google.protobuf.Struct
+	26, // 18: vance.v1.TurnEvent.chat_append:type_name -> vance.v1.ChatAppend
+	47, // 19: vance.v1.TurnEvent.stream_chunk:type_name -> vance.v1.StreamChunk
+	27, // 20: vance.v1.TurnEvent.progress:type_name -> vance.v1.TurnProgress
+	48, // 21: vance.v1.TurnCommit.status:type_name -> vance.v1.ProcessStatus
+	40, // 22: vance.v1.TurnCommit.close_reason:type_name -> vance.v1.CloseReason
+	41, // 23: vance.v1.TurnCommit.parent_payload:type_name -> google.protobuf.Struct
+	23, // 24: vance.v1.WorkerMessage.hello:type_name -> vance.v1.WorkerHello
+	24, // 25: vance.v1.WorkerMessage.heartbeat:type_name -> vance.v1.WorkerHeartbeat
+	28, // 26: vance.v1.WorkerMessage.event:type_name -> vance.v1.TurnEvent
+	29, // 27: vance.v1.WorkerMessage.commit:type_name -> vance.v1.TurnCommit
+	30, // 28: vance.v1.WorkerMessage.failure:type_name -> vance.v1.TurnFailure
+	25, // 29: vance.v1.WorkerMessage.draining:type_name -> vance.v1.WorkerDraining
+	49, // 30: vance.v1.TurnAssignment.call:type_name -> vance.v1.LifecycleCall
+	42, // 31: vance.v1.TurnAssignment.process:type_name -> vance.v1.ThinkProcess
+	43, // 32: vance.v1.TurnAssignment.pending:type_name -> vance.v1.SteerMessage
+	38, // 33: vance.v1.TurnAssignment.trace_context:type_name -> vance.v1.TurnAssignment.TraceContextEntry
+	34, // 34: vance.v1.DispatchMessage.welcome:type_name -> vance.v1.Welcome
+	32, // 35: vance.v1.DispatchMessage.assignment:type_name -> vance.v1.TurnAssignment
+	33, // 36: vance.v1.DispatchMessage.commit_ack:type_name -> vance.v1.TurnAck
+	50, // 37: vance.v1.PublishNoticeRequest.notice:type_name -> vance.v1.Notice
+	3,  // 38: vance.v1.ProcessService.CreateProcess:input_type -> vance.v1.CreateProcessRequest
+	4,  // 39: vance.v1.ProcessService.GetProcess:input_type -> vance.v1.GetProcessRequest
+	6,  // 40: vance.v1.ProcessService.ListProcesses:input_type -> vance.v1.ListProcessesRequest
+	8,  // 41: vance.v1.ProcessService.Steer:input_type -> vance.v1.SteerRequest
+	5,  // 42: vance.v1.ProcessService.Pause:input_type -> vance.v1.ProcessRef
+	5,  // 43: vance.v1.ProcessService.Resume:input_type -> vance.v1.ProcessRef
+	5,  // 44: vance.v1.ProcessService.Stop:input_type -> vance.v1.ProcessRef
+	10, // 45: vance.v1.ProcessService.PauseSession:input_type -> vance.v1.PauseSessionRequest
+	11, // 46: vance.v1.ProcessService.ListChatMessages:input_type -> vance.v1.ListChatMessagesRequest
+	16, // 47: vance.v1.ProcessService.DrainPending:input_type -> vance.v1.DrainPendingRequest
+	18, // 48: vance.v1.ProcessService.SubscribeSession:input_type -> vance.v1.SubscribeSessionRequest
+	13, // 49: vance.v1.ProcessService.StreamChatFeed:input_type -> vance.v1.ChatFeedRequest
+	13, // 50: vance.v1.ProcessService.AckChatFeed:input_type -> vance.v1.ChatFeedRequest
+	31, // 51: vance.v1.ProcessService.WorkerConnect:input_type -> vance.v1.WorkerMessage
+	19, // 52: vance.v1.ProcessService.ListWorkers:input_type -> vance.v1.ListWorkersRequest
+	0,  // 53: vance.v1.ProcessService.SuspendProcesses:input_type -> vance.v1.SessionCascadeRequest
+	0,  // 54: vance.v1.ProcessService.ResumeProcesses:input_type -> vance.v1.SessionCascadeRequest
+	0,  // 55: vance.v1.ProcessService.CloseProcesses:input_type -> vance.v1.SessionCascadeRequest
+	0,  // 56: vance.v1.ProcessService.DeleteSessionData:input_type -> vance.v1.SessionCascadeRequest
+	2,  // 57: vance.v1.ProcessService.RespawnChat:input_type -> vance.v1.RespawnChatRequest
+	36, // 58: vance.v1.ProcessService.PublishNotice:input_type -> vance.v1.PublishNoticeRequest
+	42, // 59: vance.v1.ProcessService.CreateProcess:output_type -> vance.v1.ThinkProcess
+	42, // 60: vance.v1.ProcessService.GetProcess:output_type -> vance.v1.ThinkProcess
+	7,  // 61: vance.v1.ProcessService.ListProcesses:output_type -> vance.v1.ListProcessesResponse
+	9,  // 62: vance.v1.ProcessService.Steer:output_type -> vance.v1.SteerResponse
+	42, // 63: vance.v1.ProcessService.Pause:output_type -> vance.v1.ThinkProcess
+	42, // 64: vance.v1.ProcessService.Resume:output_type -> vance.v1.ThinkProcess
+	42, // 65: vance.v1.ProcessService.Stop:output_type -> vance.v1.ThinkProcess
+	7,  // 66: vance.v1.ProcessService.PauseSession:output_type -> vance.v1.ListProcessesResponse
+	12, // 67: vance.v1.ProcessService.ListChatMessages:output_type -> vance.v1.ListChatMessagesResponse
+	17, // 68: vance.v1.ProcessService.DrainPending:output_type -> vance.v1.DrainPendingResponse
+	51, // 69: vance.v1.ProcessService.SubscribeSession:output_type -> vance.v1.SessionEvent
+	15, // 70: vance.v1.ProcessService.StreamChatFeed:output_type -> vance.v1.ChatFeedPage
+	14, // 71: vance.v1.ProcessService.AckChatFeed:output_type -> vance.v1.AckChatFeedResponse
+	35, // 72: vance.v1.ProcessService.WorkerConnect:output_type -> vance.v1.DispatchMessage
+	21, // 73: vance.v1.ProcessService.ListWorkers:output_type -> vance.v1.ListWorkersResponse
+	7,  // 74: vance.v1.ProcessService.SuspendProcesses:output_type -> vance.v1.ListProcessesResponse
+	7,  // 75: vance.v1.ProcessService.ResumeProcesses:output_type -> vance.v1.ListProcessesResponse
+	7,  // 76: vance.v1.ProcessService.CloseProcesses:output_type -> vance.v1.ListProcessesResponse
+	1,  // 77: vance.v1.ProcessService.DeleteSessionData:output_type -> vance.v1.DeleteSessionDataResponse
+	42, // 78: vance.v1.ProcessService.RespawnChat:output_type -> vance.v1.ThinkProcess
+	37, // 79: vance.v1.ProcessService.PublishNotice:output_type -> vance.v1.PublishNoticeResponse
+	59, // [59:80] is the sub-list for method output_type
+	38, // [38:59] is the sub-list for method input_type
+	38, // [38:38] is the sub-list for extension type_name
+	38, // [38:38] is the sub-list for extension extendee
+	0,  // [0:38] is the sub-list for field type_name
 }
 
 func init() { file_vance_v1_process_proto_init() }
@@ -2585,12 +2832,12 @@ func file_vance_v1_process_proto_init() {
 		return
 	}
 	file_vance_v1_common_proto_init()
-	file_vance_v1_process_proto_msgTypes[25].OneofWrappers = []any{
+	file_vance_v1_process_proto_msgTypes[28].OneofWrappers = []any{
 		(*TurnEvent_ChatAppend)(nil),
 		(*TurnEvent_StreamChunk)(nil),
 		(*TurnEvent_Progress)(nil),
 	}
-	file_vance_v1_process_proto_msgTypes[28].OneofWrappers = []any{
+	file_vance_v1_process_proto_msgTypes[31].OneofWrappers = []any{
 		(*WorkerMessage_Hello)(nil),
 		(*WorkerMessage_Heartbeat)(nil),
 		(*WorkerMessage_Event)(nil),
@@ -2598,7 +2845,7 @@ func file_vance_v1_process_proto_init() {
 		(*WorkerMessage_Failure)(nil),
 		(*WorkerMessage_Draining)(nil),
 	}
-	file_vance_v1_process_proto_msgTypes[32].OneofWrappers = []any{
+	file_vance_v1_process_proto_msgTypes[35].OneofWrappers = []any{
 		(*DispatchMessage_Welcome)(nil),
 		(*DispatchMessage_Assignment)(nil),
 		(*DispatchMessage_CommitAck)(nil),
@@ -2610,7 +2857,7 @@ func file_vance_v1_process_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_vance_v1_process_proto_rawDesc), len(file_vance_v1_process_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   34,
+			NumMessages:   39,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

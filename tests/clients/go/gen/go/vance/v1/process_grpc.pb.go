@@ -33,6 +33,8 @@ const (
 	ProcessService_ListChatMessages_FullMethodName  = "/vance.v1.ProcessService/ListChatMessages"
 	ProcessService_DrainPending_FullMethodName      = "/vance.v1.ProcessService/DrainPending"
 	ProcessService_SubscribeSession_FullMethodName  = "/vance.v1.ProcessService/SubscribeSession"
+	ProcessService_StreamChatFeed_FullMethodName    = "/vance.v1.ProcessService/StreamChatFeed"
+	ProcessService_AckChatFeed_FullMethodName       = "/vance.v1.ProcessService/AckChatFeed"
 	ProcessService_WorkerConnect_FullMethodName     = "/vance.v1.ProcessService/WorkerConnect"
 	ProcessService_ListWorkers_FullMethodName       = "/vance.v1.ProcessService/ListWorkers"
 	ProcessService_SuspendProcesses_FullMethodName  = "/vance.v1.ProcessService/SuspendProcesses"
@@ -40,6 +42,7 @@ const (
 	ProcessService_CloseProcesses_FullMethodName    = "/vance.v1.ProcessService/CloseProcesses"
 	ProcessService_DeleteSessionData_FullMethodName = "/vance.v1.ProcessService/DeleteSessionData"
 	ProcessService_RespawnChat_FullMethodName       = "/vance.v1.ProcessService/RespawnChat"
+	ProcessService_PublishNotice_FullMethodName     = "/vance.v1.ProcessService/PublishNotice"
 )
 
 // ProcessServiceClient is the client API for ProcessService service.
@@ -62,6 +65,12 @@ type ProcessServiceClient interface {
 	DrainPending(ctx context.Context, in *DrainPendingRequest, opts ...grpc.CallOption) (*DrainPendingResponse, error)
 	// Every event of a session after since_seq, then live events, until the caller cancels.
 	SubscribeSession(ctx context.Context, in *SubscribeSessionRequest, opts ...grpc.CallOption) (grpc.ServerStreamingClient[SessionEvent], error)
+	// Chat messages appended in any session, page by page in the order process_service logged
+	// them, after a position the caller keeps (0: from the start), then live, until the caller
+	// cancels. session_service's search indexer reads it (process_service/event_feed.py).
+	StreamChatFeed(ctx context.Context, in *ChatFeedRequest, opts ...grpc.CallOption) (grpc.ServerStreamingClient[ChatFeedPage], error)
+	// The reader has indexed every page up to `after`: those pages may go.
+	AckChatFeed(ctx context.Context, in *ChatFeedRequest, opts ...grpc.CallOption) (*AckChatFeedResponse, error)
 	// One bidirectional stream per engine worker: hello, heartbeats, turn events and commits in;
 	// turn assignments out.
 	WorkerConnect(ctx context.Context, opts ...grpc.CallOption) (grpc.BidiStreamingClient[WorkerMessage, DispatchMessage], error)
@@ -78,6 +87,8 @@ type ProcessServiceClient interface {
 	DeleteSessionData(ctx context.Context, in *SessionCascadeRequest, opts ...grpc.CallOption) (*DeleteSessionDataResponse, error)
 	// Reactivate: a new process whose chat starts as a copy of another process's chat.
 	RespawnChat(ctx context.Context, in *RespawnChatRequest, opts ...grpc.CallOption) (*ThinkProcess, error)
+	// A notice (docs/protocol.md "Hub") pushed into the event streams of the given sessions.
+	PublishNotice(ctx context.Context, in *PublishNoticeRequest, opts ...grpc.CallOption) (*PublishNoticeResponse, error)
 }
 
 type processServiceClient struct {
@@ -207,9 +218,38 @@ func (c *processServiceClient) SubscribeSession(ctx context.Context, in *Subscri
 // This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
 type ProcessService_SubscribeSessionClient = grpc.ServerStreamingClient[SessionEvent]
 
+func (c *processServiceClient) StreamChatFeed(ctx context.Context, in *ChatFeedRequest, opts ...grpc.CallOption) (grpc.ServerStreamingClient[ChatFeedPage], error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	stream, err := c.cc.NewStream(ctx, &ProcessService_ServiceDesc.Streams[1], ProcessService_StreamChatFeed_FullMethodName, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	x := &grpc.GenericClientStream[ChatFeedRequest, ChatFeedPage]{ClientStream: stream}
+	if err := x.ClientStream.SendMsg(in); err != nil {
+		return nil, err
+	}
+	if err := x.ClientStream.CloseSend(); err != nil {
+		return nil, err
+	}
+	return x, nil
+}
+
+// This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
+type ProcessService_StreamChatFeedClient = grpc.ServerStreamingClient[ChatFeedPage]
+
+func (c *processServiceClient) AckChatFeed(ctx context.Context, in *ChatFeedRequest, opts ...grpc.CallOption) (*AckChatFeedResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(AckChatFeedResponse)
+	err := c.cc.Invoke(ctx, ProcessService_AckChatFeed_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 func (c *processServiceClient) WorkerConnect(ctx context.Context, opts ...grpc.CallOption) (grpc.BidiStreamingClient[WorkerMessage, DispatchMessage], error) {
 	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
-	stream, err := c.cc.NewStream(ctx, &ProcessService_ServiceDesc.Streams[1], ProcessService_WorkerConnect_FullMethodName, cOpts...)
+	stream, err := c.cc.NewStream(ctx, &ProcessService_ServiceDesc.Streams[2], ProcessService_WorkerConnect_FullMethodName, cOpts...)
 	if err != nil {
 		return nil, err
 	}
@@ -280,6 +320,16 @@ func (c *processServiceClient) RespawnChat(ctx context.Context, in *RespawnChatR
 	return out, nil
 }
 
+func (c *processServiceClient) PublishNotice(ctx context.Context, in *PublishNoticeRequest, opts ...grpc.CallOption) (*PublishNoticeResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(PublishNoticeResponse)
+	err := c.cc.Invoke(ctx, ProcessService_PublishNotice_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // ProcessServiceServer is the server API for ProcessService service.
 // All implementations must embed UnimplementedProcessServiceServer
 // for forward compatibility.
@@ -300,6 +350,12 @@ type ProcessServiceServer interface {
 	DrainPending(context.Context, *DrainPendingRequest) (*DrainPendingResponse, error)
 	// Every event of a session after since_seq, then live events, until the caller cancels.
 	SubscribeSession(*SubscribeSessionRequest, grpc.ServerStreamingServer[SessionEvent]) error
+	// Chat messages appended in any session, page by page in the order process_service logged
+	// them, after a position the caller keeps (0: from the start), then live, until the caller
+	// cancels. session_service's search indexer reads it (process_service/event_feed.py).
+	StreamChatFeed(*ChatFeedRequest, grpc.ServerStreamingServer[ChatFeedPage]) error
+	// The reader has indexed every page up to `after`: those pages may go.
+	AckChatFeed(context.Context, *ChatFeedRequest) (*AckChatFeedResponse, error)
 	// One bidirectional stream per engine worker: hello, heartbeats, turn events and commits in;
 	// turn assignments out.
 	WorkerConnect(grpc.BidiStreamingServer[WorkerMessage, DispatchMessage]) error
@@ -316,6 +372,8 @@ type ProcessServiceServer interface {
 	DeleteSessionData(context.Context, *SessionCascadeRequest) (*DeleteSessionDataResponse, error)
 	// Reactivate: a new process whose chat starts as a copy of another process's chat.
 	RespawnChat(context.Context, *RespawnChatRequest) (*ThinkProcess, error)
+	// A notice (docs/protocol.md "Hub") pushed into the event streams of the given sessions.
+	PublishNotice(context.Context, *PublishNoticeRequest) (*PublishNoticeResponse, error)
 	mustEmbedUnimplementedProcessServiceServer()
 }
 
@@ -359,6 +417,12 @@ func (UnimplementedProcessServiceServer) DrainPending(context.Context, *DrainPen
 func (UnimplementedProcessServiceServer) SubscribeSession(*SubscribeSessionRequest, grpc.ServerStreamingServer[SessionEvent]) error {
 	return status.Errorf(codes.Unimplemented, "method SubscribeSession not implemented")
 }
+func (UnimplementedProcessServiceServer) StreamChatFeed(*ChatFeedRequest, grpc.ServerStreamingServer[ChatFeedPage]) error {
+	return status.Errorf(codes.Unimplemented, "method StreamChatFeed not implemented")
+}
+func (UnimplementedProcessServiceServer) AckChatFeed(context.Context, *ChatFeedRequest) (*AckChatFeedResponse, error) {
+	return nil, status.Errorf(codes.Unimplemented, "method AckChatFeed not implemented")
+}
 func (UnimplementedProcessServiceServer) WorkerConnect(grpc.BidiStreamingServer[WorkerMessage, DispatchMessage]) error {
 	return status.Errorf(codes.Unimplemented, "method WorkerConnect not implemented")
 }
@@ -379,6 +443,9 @@ func (UnimplementedProcessServiceServer) DeleteSessionData(context.Context, *Ses
 }
 func (UnimplementedProcessServiceServer) RespawnChat(context.Context, *RespawnChatRequest) (*ThinkProcess, error) {
 	return nil, status.Errorf(codes.Unimplemented, "method RespawnChat not implemented")
+}
+func (UnimplementedProcessServiceServer) PublishNotice(context.Context, *PublishNoticeRequest) (*PublishNoticeResponse, error) {
+	return nil, status.Errorf(codes.Unimplemented, "method PublishNotice not implemented")
 }
 func (UnimplementedProcessServiceServer) mustEmbedUnimplementedProcessServiceServer() {}
 func (UnimplementedProcessServiceServer) testEmbeddedByValue()                        {}
@@ -592,6 +659,35 @@ func _ProcessService_SubscribeSession_Handler(srv interface{}, stream grpc.Serve
 // This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
 type ProcessService_SubscribeSessionServer = grpc.ServerStreamingServer[SessionEvent]
 
+func _ProcessService_StreamChatFeed_Handler(srv interface{}, stream grpc.ServerStream) error {
+	m := new(ChatFeedRequest)
+	if err := stream.RecvMsg(m); err != nil {
+		return err
+	}
+	return srv.(ProcessServiceServer).StreamChatFeed(m, &grpc.GenericServerStream[ChatFeedRequest, ChatFeedPage]{ServerStream: stream})
+}
+
+// This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
+type ProcessService_StreamChatFeedServer = grpc.ServerStreamingServer[ChatFeedPage]
+
+func _ProcessService_AckChatFeed_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(ChatFeedRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(ProcessServiceServer).AckChatFeed(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: ProcessService_AckChatFeed_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(ProcessServiceServer).AckChatFeed(ctx, req.(*ChatFeedRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 func _ProcessService_WorkerConnect_Handler(srv interface{}, stream grpc.ServerStream) error {
 	return srv.(ProcessServiceServer).WorkerConnect(&grpc.GenericServerStream[WorkerMessage, DispatchMessage]{ServerStream: stream})
 }
@@ -707,6 +803,24 @@ func _ProcessService_RespawnChat_Handler(srv interface{}, ctx context.Context, d
 	return interceptor(ctx, in, info, handler)
 }
 
+func _ProcessService_PublishNotice_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(PublishNoticeRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(ProcessServiceServer).PublishNotice(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: ProcessService_PublishNotice_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(ProcessServiceServer).PublishNotice(ctx, req.(*PublishNoticeRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // ProcessService_ServiceDesc is the grpc.ServiceDesc for ProcessService service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -755,6 +869,10 @@ var ProcessService_ServiceDesc = grpc.ServiceDesc{
 			Handler:    _ProcessService_DrainPending_Handler,
 		},
 		{
+			MethodName: "AckChatFeed",
+			Handler:    _ProcessService_AckChatFeed_Handler,
+		},
+		{
 			MethodName: "ListWorkers",
 			Handler:    _ProcessService_ListWorkers_Handler,
 		},
@@ -778,11 +896,20 @@ var ProcessService_ServiceDesc = grpc.ServiceDesc{
 			MethodName: "RespawnChat",
 			Handler:    _ProcessService_RespawnChat_Handler,
 		},
+		{
+			MethodName: "PublishNotice",
+			Handler:    _ProcessService_PublishNotice_Handler,
+		},
 	},
 	Streams: []grpc.StreamDesc{
 		{
 			StreamName:    "SubscribeSession",
 			Handler:       _ProcessService_SubscribeSession_Handler,
+			ServerStreams: true,
+		},
+		{
+			StreamName:    "StreamChatFeed",
+			Handler:       _ProcessService_StreamChatFeed_Handler,
 			ServerStreams: true,
 		},
 		{

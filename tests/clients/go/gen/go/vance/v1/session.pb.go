@@ -357,6 +357,9 @@ type Project struct {
 	Title         string                 `protobuf:"bytes,3,opt,name=title,proto3" json:"title,omitempty"`
 	Kind          ProjectKind            `protobuf:"varint,4,opt,name=kind,proto3,enum=vance.v1.ProjectKind" json:"kind,omitempty"`
 	CreatedAtMs   int64                  `protobuf:"varint,5,opt,name=created_at_ms,json=createdAtMs,proto3" json:"created_at_ms,omitempty"`
+	OwnerUserId   string                 `protobuf:"bytes,6,opt,name=owner_user_id,json=ownerUserId,proto3" json:"owner_user_id,omitempty"` // SYSTEM hub projects: the only user who sees them
+	Group         string                 `protobuf:"bytes,7,opt,name=group,proto3" json:"group,omitempty"`
+	Archived      bool                   `protobuf:"varint,8,opt,name=archived,proto3" json:"archived,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -426,6 +429,27 @@ func (x *Project) GetCreatedAtMs() int64 {
 	return 0
 }
 
+func (x *Project) GetOwnerUserId() string {
+	if x != nil {
+		return x.OwnerUserId
+	}
+	return ""
+}
+
+func (x *Project) GetGroup() string {
+	if x != nil {
+		return x.Group
+	}
+	return ""
+}
+
+func (x *Project) GetArchived() bool {
+	if x != nil {
+		return x.Archived
+	}
+	return false
+}
+
 type GetProjectRequest struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	TenantId      string                 `protobuf:"bytes,1,opt,name=tenant_id,json=tenantId,proto3" json:"tenant_id,omitempty"`
@@ -484,6 +508,7 @@ type CreateProjectRequest struct {
 	ProjectId     string                 `protobuf:"bytes,2,opt,name=project_id,json=projectId,proto3" json:"project_id,omitempty"`
 	Title         string                 `protobuf:"bytes,3,opt,name=title,proto3" json:"title,omitempty"`
 	Kind          ProjectKind            `protobuf:"varint,4,opt,name=kind,proto3,enum=vance.v1.ProjectKind" json:"kind,omitempty"`
+	OwnerUserId   string                 `protobuf:"bytes,5,opt,name=owner_user_id,json=ownerUserId,proto3" json:"owner_user_id,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -544,6 +569,13 @@ func (x *CreateProjectRequest) GetKind() ProjectKind {
 		return x.Kind
 	}
 	return ProjectKind_PROJECT_KIND_UNSPECIFIED
+}
+
+func (x *CreateProjectRequest) GetOwnerUserId() string {
+	if x != nil {
+		return x.OwnerUserId
+	}
+	return ""
 }
 
 type Session struct {
@@ -2565,94 +2597,6 @@ func (x *SearchSessionsResponse) GetHits() []*SessionHit {
 	return nil
 }
 
-type NoteSessionActivityRequest struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	TenantId      string                 `protobuf:"bytes,1,opt,name=tenant_id,json=tenantId,proto3" json:"tenant_id,omitempty"`
-	SessionId     string                 `protobuf:"bytes,2,opt,name=session_id,json=sessionId,proto3" json:"session_id,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
-}
-
-func (x *NoteSessionActivityRequest) Reset() {
-	*x = NoteSessionActivityRequest{}
-	mi := &file_vance_v1_session_proto_msgTypes[33]
-	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
-	ms.StoreMessageInfo(mi)
-}
-
-func (x *NoteSessionActivityRequest) String() string {
-	return protoimpl.X.MessageStringOf(x)
-}
-
-func (*NoteSessionActivityRequest) ProtoMessage() {}
-
-func (x *NoteSessionActivityRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_vance_v1_session_proto_msgTypes[33]
-	if x != nil {
-		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
-		if ms.LoadMessageInfo() == nil {
-			ms.StoreMessageInfo(mi)
-		}
-		return ms
-	}
-	return mi.MessageOf(x)
-}
-
-// Deprecated: Use NoteSessionActivityRequest.ProtoReflect.Descriptor instead.
-func (*NoteSessionActivityRequest) Descriptor() ([]byte, []int) {
-	return file_vance_v1_session_proto_rawDescGZIP(), []int{33}
-}
-
-func (x *NoteSessionActivityRequest) GetTenantId() string {
-	if x != nil {
-		return x.TenantId
-	}
-	return ""
-}
-
-func (x *NoteSessionActivityRequest) GetSessionId() string {
-	if x != nil {
-		return x.SessionId
-	}
-	return ""
-}
-
-type NoteSessionActivityResponse struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
-}
-
-func (x *NoteSessionActivityResponse) Reset() {
-	*x = NoteSessionActivityResponse{}
-	mi := &file_vance_v1_session_proto_msgTypes[34]
-	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
-	ms.StoreMessageInfo(mi)
-}
-
-func (x *NoteSessionActivityResponse) String() string {
-	return protoimpl.X.MessageStringOf(x)
-}
-
-func (*NoteSessionActivityResponse) ProtoMessage() {}
-
-func (x *NoteSessionActivityResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_vance_v1_session_proto_msgTypes[34]
-	if x != nil {
-		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
-		if ms.LoadMessageInfo() == nil {
-			ms.StoreMessageInfo(mi)
-		}
-		return ms
-	}
-	return mi.MessageOf(x)
-}
-
-// Deprecated: Use NoteSessionActivityResponse.ProtoReflect.Descriptor instead.
-func (*NoteSessionActivityResponse) Descriptor() ([]byte, []int) {
-	return file_vance_v1_session_proto_rawDescGZIP(), []int{34}
-}
-
 type GetSettingsRequest struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	TenantId      string                 `protobuf:"bytes,1,opt,name=tenant_id,json=tenantId,proto3" json:"tenant_id,omitempty"`
@@ -2663,7 +2607,7 @@ type GetSettingsRequest struct {
 
 func (x *GetSettingsRequest) Reset() {
 	*x = GetSettingsRequest{}
-	mi := &file_vance_v1_session_proto_msgTypes[35]
+	mi := &file_vance_v1_session_proto_msgTypes[33]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2675,7 +2619,7 @@ func (x *GetSettingsRequest) String() string {
 func (*GetSettingsRequest) ProtoMessage() {}
 
 func (x *GetSettingsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_vance_v1_session_proto_msgTypes[35]
+	mi := &file_vance_v1_session_proto_msgTypes[33]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2688,7 +2632,7 @@ func (x *GetSettingsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetSettingsRequest.ProtoReflect.Descriptor instead.
 func (*GetSettingsRequest) Descriptor() ([]byte, []int) {
-	return file_vance_v1_session_proto_rawDescGZIP(), []int{35}
+	return file_vance_v1_session_proto_rawDescGZIP(), []int{33}
 }
 
 func (x *GetSettingsRequest) GetTenantId() string {
@@ -2718,7 +2662,7 @@ type UpdateSettingsRequest struct {
 
 func (x *UpdateSettingsRequest) Reset() {
 	*x = UpdateSettingsRequest{}
-	mi := &file_vance_v1_session_proto_msgTypes[36]
+	mi := &file_vance_v1_session_proto_msgTypes[34]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2730,7 +2674,7 @@ func (x *UpdateSettingsRequest) String() string {
 func (*UpdateSettingsRequest) ProtoMessage() {}
 
 func (x *UpdateSettingsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_vance_v1_session_proto_msgTypes[36]
+	mi := &file_vance_v1_session_proto_msgTypes[34]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2743,7 +2687,7 @@ func (x *UpdateSettingsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use UpdateSettingsRequest.ProtoReflect.Descriptor instead.
 func (*UpdateSettingsRequest) Descriptor() ([]byte, []int) {
-	return file_vance_v1_session_proto_rawDescGZIP(), []int{36}
+	return file_vance_v1_session_proto_rawDescGZIP(), []int{34}
 }
 
 func (x *UpdateSettingsRequest) GetTenantId() string {
@@ -2793,7 +2737,7 @@ type Settings struct {
 
 func (x *Settings) Reset() {
 	*x = Settings{}
-	mi := &file_vance_v1_session_proto_msgTypes[37]
+	mi := &file_vance_v1_session_proto_msgTypes[35]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2805,7 +2749,7 @@ func (x *Settings) String() string {
 func (*Settings) ProtoMessage() {}
 
 func (x *Settings) ProtoReflect() protoreflect.Message {
-	mi := &file_vance_v1_session_proto_msgTypes[37]
+	mi := &file_vance_v1_session_proto_msgTypes[35]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2818,7 +2762,7 @@ func (x *Settings) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Settings.ProtoReflect.Descriptor instead.
 func (*Settings) Descriptor() ([]byte, []int) {
-	return file_vance_v1_session_proto_rawDescGZIP(), []int{37}
+	return file_vance_v1_session_proto_rawDescGZIP(), []int{35}
 }
 
 func (x *Settings) GetTenantId() string {
@@ -2849,6 +2793,922 @@ func (x *Settings) GetEffective() map[string]string {
 	return nil
 }
 
+type EnsureHomeRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	TenantId      string                 `protobuf:"bytes,1,opt,name=tenant_id,json=tenantId,proto3" json:"tenant_id,omitempty"`
+	Username      string                 `protobuf:"bytes,2,opt,name=username,proto3" json:"username,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *EnsureHomeRequest) Reset() {
+	*x = EnsureHomeRequest{}
+	mi := &file_vance_v1_session_proto_msgTypes[36]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *EnsureHomeRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*EnsureHomeRequest) ProtoMessage() {}
+
+func (x *EnsureHomeRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_vance_v1_session_proto_msgTypes[36]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use EnsureHomeRequest.ProtoReflect.Descriptor instead.
+func (*EnsureHomeRequest) Descriptor() ([]byte, []int) {
+	return file_vance_v1_session_proto_rawDescGZIP(), []int{36}
+}
+
+func (x *EnsureHomeRequest) GetTenantId() string {
+	if x != nil {
+		return x.TenantId
+	}
+	return ""
+}
+
+func (x *EnsureHomeRequest) GetUsername() string {
+	if x != nil {
+		return x.Username
+	}
+	return ""
+}
+
+type HomeInfo struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	ProjectId     string                 `protobuf:"bytes,1,opt,name=project_id,json=projectId,proto3" json:"project_id,omitempty"`
+	Group         string                 `protobuf:"bytes,2,opt,name=group,proto3" json:"group,omitempty"`
+	Created       bool                   `protobuf:"varint,3,opt,name=created,proto3" json:"created,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *HomeInfo) Reset() {
+	*x = HomeInfo{}
+	mi := &file_vance_v1_session_proto_msgTypes[37]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *HomeInfo) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*HomeInfo) ProtoMessage() {}
+
+func (x *HomeInfo) ProtoReflect() protoreflect.Message {
+	mi := &file_vance_v1_session_proto_msgTypes[37]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use HomeInfo.ProtoReflect.Descriptor instead.
+func (*HomeInfo) Descriptor() ([]byte, []int) {
+	return file_vance_v1_session_proto_rawDescGZIP(), []int{37}
+}
+
+func (x *HomeInfo) GetProjectId() string {
+	if x != nil {
+		return x.ProjectId
+	}
+	return ""
+}
+
+func (x *HomeInfo) GetGroup() string {
+	if x != nil {
+		return x.Group
+	}
+	return ""
+}
+
+func (x *HomeInfo) GetCreated() bool {
+	if x != nil {
+		return x.Created
+	}
+	return false
+}
+
+type OpenHubSessionRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	TenantId      string                 `protobuf:"bytes,1,opt,name=tenant_id,json=tenantId,proto3" json:"tenant_id,omitempty"`
+	Username      string                 `protobuf:"bytes,2,opt,name=username,proto3" json:"username,omitempty"`
+	ConnectionId  string                 `protobuf:"bytes,3,opt,name=connection_id,json=connectionId,proto3" json:"connection_id,omitempty"`
+	Profile       string                 `protobuf:"bytes,4,opt,name=profile,proto3" json:"profile,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *OpenHubSessionRequest) Reset() {
+	*x = OpenHubSessionRequest{}
+	mi := &file_vance_v1_session_proto_msgTypes[38]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *OpenHubSessionRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*OpenHubSessionRequest) ProtoMessage() {}
+
+func (x *OpenHubSessionRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_vance_v1_session_proto_msgTypes[38]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use OpenHubSessionRequest.ProtoReflect.Descriptor instead.
+func (*OpenHubSessionRequest) Descriptor() ([]byte, []int) {
+	return file_vance_v1_session_proto_rawDescGZIP(), []int{38}
+}
+
+func (x *OpenHubSessionRequest) GetTenantId() string {
+	if x != nil {
+		return x.TenantId
+	}
+	return ""
+}
+
+func (x *OpenHubSessionRequest) GetUsername() string {
+	if x != nil {
+		return x.Username
+	}
+	return ""
+}
+
+func (x *OpenHubSessionRequest) GetConnectionId() string {
+	if x != nil {
+		return x.ConnectionId
+	}
+	return ""
+}
+
+func (x *OpenHubSessionRequest) GetProfile() string {
+	if x != nil {
+		return x.Profile
+	}
+	return ""
+}
+
+type ListProjectsRequest struct {
+	state           protoimpl.MessageState `protogen:"open.v1"`
+	TenantId        string                 `protobuf:"bytes,1,opt,name=tenant_id,json=tenantId,proto3" json:"tenant_id,omitempty"`
+	Caller          *Caller                `protobuf:"bytes,2,opt,name=caller,proto3" json:"caller,omitempty"`
+	Kind            string                 `protobuf:"bytes,3,opt,name=kind,proto3" json:"kind,omitempty"` // "" or NORMAL (default), SYSTEM, ALL
+	IncludeArchived bool                   `protobuf:"varint,4,opt,name=include_archived,json=includeArchived,proto3" json:"include_archived,omitempty"`
+	unknownFields   protoimpl.UnknownFields
+	sizeCache       protoimpl.SizeCache
+}
+
+func (x *ListProjectsRequest) Reset() {
+	*x = ListProjectsRequest{}
+	mi := &file_vance_v1_session_proto_msgTypes[39]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ListProjectsRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ListProjectsRequest) ProtoMessage() {}
+
+func (x *ListProjectsRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_vance_v1_session_proto_msgTypes[39]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ListProjectsRequest.ProtoReflect.Descriptor instead.
+func (*ListProjectsRequest) Descriptor() ([]byte, []int) {
+	return file_vance_v1_session_proto_rawDescGZIP(), []int{39}
+}
+
+func (x *ListProjectsRequest) GetTenantId() string {
+	if x != nil {
+		return x.TenantId
+	}
+	return ""
+}
+
+func (x *ListProjectsRequest) GetCaller() *Caller {
+	if x != nil {
+		return x.Caller
+	}
+	return nil
+}
+
+func (x *ListProjectsRequest) GetKind() string {
+	if x != nil {
+		return x.Kind
+	}
+	return ""
+}
+
+func (x *ListProjectsRequest) GetIncludeArchived() bool {
+	if x != nil {
+		return x.IncludeArchived
+	}
+	return false
+}
+
+type ListProjectsResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Projects      []*Project             `protobuf:"bytes,1,rep,name=projects,proto3" json:"projects,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ListProjectsResponse) Reset() {
+	*x = ListProjectsResponse{}
+	mi := &file_vance_v1_session_proto_msgTypes[40]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ListProjectsResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ListProjectsResponse) ProtoMessage() {}
+
+func (x *ListProjectsResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_vance_v1_session_proto_msgTypes[40]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ListProjectsResponse.ProtoReflect.Descriptor instead.
+func (*ListProjectsResponse) Descriptor() ([]byte, []int) {
+	return file_vance_v1_session_proto_rawDescGZIP(), []int{40}
+}
+
+func (x *ListProjectsResponse) GetProjects() []*Project {
+	if x != nil {
+		return x.Projects
+	}
+	return nil
+}
+
+type ProjectOpRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	TenantId      string                 `protobuf:"bytes,1,opt,name=tenant_id,json=tenantId,proto3" json:"tenant_id,omitempty"`
+	ProjectId     string                 `protobuf:"bytes,2,opt,name=project_id,json=projectId,proto3" json:"project_id,omitempty"`
+	Caller        *Caller                `protobuf:"bytes,3,opt,name=caller,proto3" json:"caller,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ProjectOpRequest) Reset() {
+	*x = ProjectOpRequest{}
+	mi := &file_vance_v1_session_proto_msgTypes[41]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ProjectOpRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ProjectOpRequest) ProtoMessage() {}
+
+func (x *ProjectOpRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_vance_v1_session_proto_msgTypes[41]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ProjectOpRequest.ProtoReflect.Descriptor instead.
+func (*ProjectOpRequest) Descriptor() ([]byte, []int) {
+	return file_vance_v1_session_proto_rawDescGZIP(), []int{41}
+}
+
+func (x *ProjectOpRequest) GetTenantId() string {
+	if x != nil {
+		return x.TenantId
+	}
+	return ""
+}
+
+func (x *ProjectOpRequest) GetProjectId() string {
+	if x != nil {
+		return x.ProjectId
+	}
+	return ""
+}
+
+func (x *ProjectOpRequest) GetCaller() *Caller {
+	if x != nil {
+		return x.Caller
+	}
+	return nil
+}
+
+type DeleteProjectResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Deleted       bool                   `protobuf:"varint,1,opt,name=deleted,proto3" json:"deleted,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *DeleteProjectResponse) Reset() {
+	*x = DeleteProjectResponse{}
+	mi := &file_vance_v1_session_proto_msgTypes[42]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *DeleteProjectResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*DeleteProjectResponse) ProtoMessage() {}
+
+func (x *DeleteProjectResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_vance_v1_session_proto_msgTypes[42]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use DeleteProjectResponse.ProtoReflect.Descriptor instead.
+func (*DeleteProjectResponse) Descriptor() ([]byte, []int) {
+	return file_vance_v1_session_proto_rawDescGZIP(), []int{42}
+}
+
+func (x *DeleteProjectResponse) GetDeleted() bool {
+	if x != nil {
+		return x.Deleted
+	}
+	return false
+}
+
+type GetUserSettingRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	TenantId      string                 `protobuf:"bytes,1,opt,name=tenant_id,json=tenantId,proto3" json:"tenant_id,omitempty"`
+	Username      string                 `protobuf:"bytes,2,opt,name=username,proto3" json:"username,omitempty"`
+	Key           string                 `protobuf:"bytes,3,opt,name=key,proto3" json:"key,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *GetUserSettingRequest) Reset() {
+	*x = GetUserSettingRequest{}
+	mi := &file_vance_v1_session_proto_msgTypes[43]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *GetUserSettingRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*GetUserSettingRequest) ProtoMessage() {}
+
+func (x *GetUserSettingRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_vance_v1_session_proto_msgTypes[43]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use GetUserSettingRequest.ProtoReflect.Descriptor instead.
+func (*GetUserSettingRequest) Descriptor() ([]byte, []int) {
+	return file_vance_v1_session_proto_rawDescGZIP(), []int{43}
+}
+
+func (x *GetUserSettingRequest) GetTenantId() string {
+	if x != nil {
+		return x.TenantId
+	}
+	return ""
+}
+
+func (x *GetUserSettingRequest) GetUsername() string {
+	if x != nil {
+		return x.Username
+	}
+	return ""
+}
+
+func (x *GetUserSettingRequest) GetKey() string {
+	if x != nil {
+		return x.Key
+	}
+	return ""
+}
+
+type UserSetting struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Key           string                 `protobuf:"bytes,1,opt,name=key,proto3" json:"key,omitempty"`
+	Value         string                 `protobuf:"bytes,2,opt,name=value,proto3" json:"value,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *UserSetting) Reset() {
+	*x = UserSetting{}
+	mi := &file_vance_v1_session_proto_msgTypes[44]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *UserSetting) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*UserSetting) ProtoMessage() {}
+
+func (x *UserSetting) ProtoReflect() protoreflect.Message {
+	mi := &file_vance_v1_session_proto_msgTypes[44]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use UserSetting.ProtoReflect.Descriptor instead.
+func (*UserSetting) Descriptor() ([]byte, []int) {
+	return file_vance_v1_session_proto_rawDescGZIP(), []int{44}
+}
+
+func (x *UserSetting) GetKey() string {
+	if x != nil {
+		return x.Key
+	}
+	return ""
+}
+
+func (x *UserSetting) GetValue() string {
+	if x != nil {
+		return x.Value
+	}
+	return ""
+}
+
+type InboxItem struct {
+	state           protoimpl.MessageState `protogen:"open.v1"`
+	Id              string                 `protobuf:"bytes,1,opt,name=id,proto3" json:"id,omitempty"`
+	TenantId        string                 `protobuf:"bytes,2,opt,name=tenant_id,json=tenantId,proto3" json:"tenant_id,omitempty"`
+	UserId          string                 `protobuf:"bytes,3,opt,name=user_id,json=userId,proto3" json:"user_id,omitempty"`
+	Title           string                 `protobuf:"bytes,4,opt,name=title,proto3" json:"title,omitempty"`
+	Body            string                 `protobuf:"bytes,5,opt,name=body,proto3" json:"body,omitempty"`
+	SourceProcessId string                 `protobuf:"bytes,6,opt,name=source_process_id,json=sourceProcessId,proto3" json:"source_process_id,omitempty"`
+	SourceSessionId string                 `protobuf:"bytes,7,opt,name=source_session_id,json=sourceSessionId,proto3" json:"source_session_id,omitempty"`
+	CreatedAtMs     int64                  `protobuf:"varint,8,opt,name=created_at_ms,json=createdAtMs,proto3" json:"created_at_ms,omitempty"`
+	Read            bool                   `protobuf:"varint,9,opt,name=read,proto3" json:"read,omitempty"`
+	Answered        bool                   `protobuf:"varint,10,opt,name=answered,proto3" json:"answered,omitempty"`
+	Answer          string                 `protobuf:"bytes,11,opt,name=answer,proto3" json:"answer,omitempty"`
+	RequiresAnswer  bool                   `protobuf:"varint,12,opt,name=requires_answer,json=requiresAnswer,proto3" json:"requires_answer,omitempty"`
+	IdempotencyKey  string                 `protobuf:"bytes,13,opt,name=idempotency_key,json=idempotencyKey,proto3" json:"idempotency_key,omitempty"`
+	unknownFields   protoimpl.UnknownFields
+	sizeCache       protoimpl.SizeCache
+}
+
+func (x *InboxItem) Reset() {
+	*x = InboxItem{}
+	mi := &file_vance_v1_session_proto_msgTypes[45]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *InboxItem) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*InboxItem) ProtoMessage() {}
+
+func (x *InboxItem) ProtoReflect() protoreflect.Message {
+	mi := &file_vance_v1_session_proto_msgTypes[45]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use InboxItem.ProtoReflect.Descriptor instead.
+func (*InboxItem) Descriptor() ([]byte, []int) {
+	return file_vance_v1_session_proto_rawDescGZIP(), []int{45}
+}
+
+func (x *InboxItem) GetId() string {
+	if x != nil {
+		return x.Id
+	}
+	return ""
+}
+
+func (x *InboxItem) GetTenantId() string {
+	if x != nil {
+		return x.TenantId
+	}
+	return ""
+}
+
+func (x *InboxItem) GetUserId() string {
+	if x != nil {
+		return x.UserId
+	}
+	return ""
+}
+
+func (x *InboxItem) GetTitle() string {
+	if x != nil {
+		return x.Title
+	}
+	return ""
+}
+
+func (x *InboxItem) GetBody() string {
+	if x != nil {
+		return x.Body
+	}
+	return ""
+}
+
+func (x *InboxItem) GetSourceProcessId() string {
+	if x != nil {
+		return x.SourceProcessId
+	}
+	return ""
+}
+
+func (x *InboxItem) GetSourceSessionId() string {
+	if x != nil {
+		return x.SourceSessionId
+	}
+	return ""
+}
+
+func (x *InboxItem) GetCreatedAtMs() int64 {
+	if x != nil {
+		return x.CreatedAtMs
+	}
+	return 0
+}
+
+func (x *InboxItem) GetRead() bool {
+	if x != nil {
+		return x.Read
+	}
+	return false
+}
+
+func (x *InboxItem) GetAnswered() bool {
+	if x != nil {
+		return x.Answered
+	}
+	return false
+}
+
+func (x *InboxItem) GetAnswer() string {
+	if x != nil {
+		return x.Answer
+	}
+	return ""
+}
+
+func (x *InboxItem) GetRequiresAnswer() bool {
+	if x != nil {
+		return x.RequiresAnswer
+	}
+	return false
+}
+
+func (x *InboxItem) GetIdempotencyKey() string {
+	if x != nil {
+		return x.IdempotencyKey
+	}
+	return ""
+}
+
+type ListInboxItemsRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	TenantId      string                 `protobuf:"bytes,1,opt,name=tenant_id,json=tenantId,proto3" json:"tenant_id,omitempty"`
+	UserId        string                 `protobuf:"bytes,2,opt,name=user_id,json=userId,proto3" json:"user_id,omitempty"`
+	UnreadOnly    bool                   `protobuf:"varint,3,opt,name=unread_only,json=unreadOnly,proto3" json:"unread_only,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ListInboxItemsRequest) Reset() {
+	*x = ListInboxItemsRequest{}
+	mi := &file_vance_v1_session_proto_msgTypes[46]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ListInboxItemsRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ListInboxItemsRequest) ProtoMessage() {}
+
+func (x *ListInboxItemsRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_vance_v1_session_proto_msgTypes[46]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ListInboxItemsRequest.ProtoReflect.Descriptor instead.
+func (*ListInboxItemsRequest) Descriptor() ([]byte, []int) {
+	return file_vance_v1_session_proto_rawDescGZIP(), []int{46}
+}
+
+func (x *ListInboxItemsRequest) GetTenantId() string {
+	if x != nil {
+		return x.TenantId
+	}
+	return ""
+}
+
+func (x *ListInboxItemsRequest) GetUserId() string {
+	if x != nil {
+		return x.UserId
+	}
+	return ""
+}
+
+func (x *ListInboxItemsRequest) GetUnreadOnly() bool {
+	if x != nil {
+		return x.UnreadOnly
+	}
+	return false
+}
+
+type ListInboxItemsResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Items         []*InboxItem           `protobuf:"bytes,1,rep,name=items,proto3" json:"items,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ListInboxItemsResponse) Reset() {
+	*x = ListInboxItemsResponse{}
+	mi := &file_vance_v1_session_proto_msgTypes[47]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ListInboxItemsResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ListInboxItemsResponse) ProtoMessage() {}
+
+func (x *ListInboxItemsResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_vance_v1_session_proto_msgTypes[47]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ListInboxItemsResponse.ProtoReflect.Descriptor instead.
+func (*ListInboxItemsResponse) Descriptor() ([]byte, []int) {
+	return file_vance_v1_session_proto_rawDescGZIP(), []int{47}
+}
+
+func (x *ListInboxItemsResponse) GetItems() []*InboxItem {
+	if x != nil {
+		return x.Items
+	}
+	return nil
+}
+
+type InboxItemRef struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	TenantId      string                 `protobuf:"bytes,1,opt,name=tenant_id,json=tenantId,proto3" json:"tenant_id,omitempty"`
+	UserId        string                 `protobuf:"bytes,2,opt,name=user_id,json=userId,proto3" json:"user_id,omitempty"`
+	ItemId        string                 `protobuf:"bytes,3,opt,name=item_id,json=itemId,proto3" json:"item_id,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *InboxItemRef) Reset() {
+	*x = InboxItemRef{}
+	mi := &file_vance_v1_session_proto_msgTypes[48]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *InboxItemRef) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*InboxItemRef) ProtoMessage() {}
+
+func (x *InboxItemRef) ProtoReflect() protoreflect.Message {
+	mi := &file_vance_v1_session_proto_msgTypes[48]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use InboxItemRef.ProtoReflect.Descriptor instead.
+func (*InboxItemRef) Descriptor() ([]byte, []int) {
+	return file_vance_v1_session_proto_rawDescGZIP(), []int{48}
+}
+
+func (x *InboxItemRef) GetTenantId() string {
+	if x != nil {
+		return x.TenantId
+	}
+	return ""
+}
+
+func (x *InboxItemRef) GetUserId() string {
+	if x != nil {
+		return x.UserId
+	}
+	return ""
+}
+
+func (x *InboxItemRef) GetItemId() string {
+	if x != nil {
+		return x.ItemId
+	}
+	return ""
+}
+
+type MarkInboxItemRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Ref           *InboxItemRef          `protobuf:"bytes,1,opt,name=ref,proto3" json:"ref,omitempty"`
+	Read          bool                   `protobuf:"varint,2,opt,name=read,proto3" json:"read,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *MarkInboxItemRequest) Reset() {
+	*x = MarkInboxItemRequest{}
+	mi := &file_vance_v1_session_proto_msgTypes[49]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *MarkInboxItemRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*MarkInboxItemRequest) ProtoMessage() {}
+
+func (x *MarkInboxItemRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_vance_v1_session_proto_msgTypes[49]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use MarkInboxItemRequest.ProtoReflect.Descriptor instead.
+func (*MarkInboxItemRequest) Descriptor() ([]byte, []int) {
+	return file_vance_v1_session_proto_rawDescGZIP(), []int{49}
+}
+
+func (x *MarkInboxItemRequest) GetRef() *InboxItemRef {
+	if x != nil {
+		return x.Ref
+	}
+	return nil
+}
+
+func (x *MarkInboxItemRequest) GetRead() bool {
+	if x != nil {
+		return x.Read
+	}
+	return false
+}
+
+type AnswerInboxItemRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Ref           *InboxItemRef          `protobuf:"bytes,1,opt,name=ref,proto3" json:"ref,omitempty"`
+	Answer        string                 `protobuf:"bytes,2,opt,name=answer,proto3" json:"answer,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *AnswerInboxItemRequest) Reset() {
+	*x = AnswerInboxItemRequest{}
+	mi := &file_vance_v1_session_proto_msgTypes[50]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *AnswerInboxItemRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*AnswerInboxItemRequest) ProtoMessage() {}
+
+func (x *AnswerInboxItemRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_vance_v1_session_proto_msgTypes[50]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use AnswerInboxItemRequest.ProtoReflect.Descriptor instead.
+func (*AnswerInboxItemRequest) Descriptor() ([]byte, []int) {
+	return file_vance_v1_session_proto_rawDescGZIP(), []int{50}
+}
+
+func (x *AnswerInboxItemRequest) GetRef() *InboxItemRef {
+	if x != nil {
+		return x.Ref
+	}
+	return nil
+}
+
+func (x *AnswerInboxItemRequest) GetAnswer() string {
+	if x != nil {
+		return x.Answer
+	}
+	return ""
+}
+
 var File_vance_v1_session_proto protoreflect.FileDescriptor
 
 const file_vance_v1_session_proto_rawDesc = "" +
@@ -2870,24 +3730,28 @@ const file_vance_v1_session_proto_rawDesc = "" +
 	"\ttenant_id\x18\x01 \x01(\tR\btenantId\x12\x1a\n" +
 	"\busername\x18\x02 \x01(\tR\busername\x12\x1a\n" +
 	"\bpassword\x18\x03 \x01(\tR\bpassword\x12\x14\n" +
-	"\x05roles\x18\x04 \x03(\tR\x05roles\"\xaa\x01\n" +
+	"\x05roles\x18\x04 \x03(\tR\x05roles\"\x80\x02\n" +
 	"\aProject\x12\x1b\n" +
 	"\ttenant_id\x18\x01 \x01(\tR\btenantId\x12\x1d\n" +
 	"\n" +
 	"project_id\x18\x02 \x01(\tR\tprojectId\x12\x14\n" +
 	"\x05title\x18\x03 \x01(\tR\x05title\x12)\n" +
 	"\x04kind\x18\x04 \x01(\x0e2\x15.vance.v1.ProjectKindR\x04kind\x12\"\n" +
-	"\rcreated_at_ms\x18\x05 \x01(\x03R\vcreatedAtMs\"O\n" +
+	"\rcreated_at_ms\x18\x05 \x01(\x03R\vcreatedAtMs\x12\"\n" +
+	"\rowner_user_id\x18\x06 \x01(\tR\vownerUserId\x12\x14\n" +
+	"\x05group\x18\a \x01(\tR\x05group\x12\x1a\n" +
+	"\barchived\x18\b \x01(\bR\barchived\"O\n" +
 	"\x11GetProjectRequest\x12\x1b\n" +
 	"\ttenant_id\x18\x01 \x01(\tR\btenantId\x12\x1d\n" +
 	"\n" +
-	"project_id\x18\x02 \x01(\tR\tprojectId\"\x93\x01\n" +
+	"project_id\x18\x02 \x01(\tR\tprojectId\"\xb7\x01\n" +
 	"\x14CreateProjectRequest\x12\x1b\n" +
 	"\ttenant_id\x18\x01 \x01(\tR\btenantId\x12\x1d\n" +
 	"\n" +
 	"project_id\x18\x02 \x01(\tR\tprojectId\x12\x14\n" +
 	"\x05title\x18\x03 \x01(\tR\x05title\x12)\n" +
-	"\x04kind\x18\x04 \x01(\x0e2\x15.vance.v1.ProjectKindR\x04kind\"\xf3\b\n" +
+	"\x04kind\x18\x04 \x01(\x0e2\x15.vance.v1.ProjectKindR\x04kind\x12\"\n" +
+	"\rowner_user_id\x18\x05 \x01(\tR\vownerUserId\"\xf3\b\n" +
 	"\aSession\x12\x1d\n" +
 	"\n" +
 	"session_id\x18\x01 \x01(\tR\tsessionId\x12\x1b\n" +
@@ -3083,12 +3947,7 @@ const file_vance_v1_session_proto_rawDesc = "" +
 	"\x12conversation_match\x18\x05 \x01(\bR\x11conversationMatch\x124\n" +
 	"\bsnippets\x18\x06 \x03(\v2\x18.vance.v1.MessageSnippetR\bsnippets\"B\n" +
 	"\x16SearchSessionsResponse\x12(\n" +
-	"\x04hits\x18\x01 \x03(\v2\x14.vance.v1.SessionHitR\x04hits\"X\n" +
-	"\x1aNoteSessionActivityRequest\x12\x1b\n" +
-	"\ttenant_id\x18\x01 \x01(\tR\btenantId\x12\x1d\n" +
-	"\n" +
-	"session_id\x18\x02 \x01(\tR\tsessionId\"\x1d\n" +
-	"\x1bNoteSessionActivityResponse\"P\n" +
+	"\x04hits\x18\x01 \x03(\v2\x14.vance.v1.SessionHitR\x04hits\"P\n" +
 	"\x12GetSettingsRequest\x12\x1b\n" +
 	"\ttenant_id\x18\x01 \x01(\tR\btenantId\x12\x1d\n" +
 	"\n" +
@@ -3114,7 +3973,73 @@ const file_vance_v1_session_proto_rawDesc = "" +
 	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\x1a<\n" +
 	"\x0eEffectiveEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
-	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01*\xc7\x02\n" +
+	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"L\n" +
+	"\x11EnsureHomeRequest\x12\x1b\n" +
+	"\ttenant_id\x18\x01 \x01(\tR\btenantId\x12\x1a\n" +
+	"\busername\x18\x02 \x01(\tR\busername\"Y\n" +
+	"\bHomeInfo\x12\x1d\n" +
+	"\n" +
+	"project_id\x18\x01 \x01(\tR\tprojectId\x12\x14\n" +
+	"\x05group\x18\x02 \x01(\tR\x05group\x12\x18\n" +
+	"\acreated\x18\x03 \x01(\bR\acreated\"\x8f\x01\n" +
+	"\x15OpenHubSessionRequest\x12\x1b\n" +
+	"\ttenant_id\x18\x01 \x01(\tR\btenantId\x12\x1a\n" +
+	"\busername\x18\x02 \x01(\tR\busername\x12#\n" +
+	"\rconnection_id\x18\x03 \x01(\tR\fconnectionId\x12\x18\n" +
+	"\aprofile\x18\x04 \x01(\tR\aprofile\"\x9b\x01\n" +
+	"\x13ListProjectsRequest\x12\x1b\n" +
+	"\ttenant_id\x18\x01 \x01(\tR\btenantId\x12(\n" +
+	"\x06caller\x18\x02 \x01(\v2\x10.vance.v1.CallerR\x06caller\x12\x12\n" +
+	"\x04kind\x18\x03 \x01(\tR\x04kind\x12)\n" +
+	"\x10include_archived\x18\x04 \x01(\bR\x0fincludeArchived\"E\n" +
+	"\x14ListProjectsResponse\x12-\n" +
+	"\bprojects\x18\x01 \x03(\v2\x11.vance.v1.ProjectR\bprojects\"x\n" +
+	"\x10ProjectOpRequest\x12\x1b\n" +
+	"\ttenant_id\x18\x01 \x01(\tR\btenantId\x12\x1d\n" +
+	"\n" +
+	"project_id\x18\x02 \x01(\tR\tprojectId\x12(\n" +
+	"\x06caller\x18\x03 \x01(\v2\x10.vance.v1.CallerR\x06caller\"1\n" +
+	"\x15DeleteProjectResponse\x12\x18\n" +
+	"\adeleted\x18\x01 \x01(\bR\adeleted\"b\n" +
+	"\x15GetUserSettingRequest\x12\x1b\n" +
+	"\ttenant_id\x18\x01 \x01(\tR\btenantId\x12\x1a\n" +
+	"\busername\x18\x02 \x01(\tR\busername\x12\x10\n" +
+	"\x03key\x18\x03 \x01(\tR\x03key\"5\n" +
+	"\vUserSetting\x12\x10\n" +
+	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
+	"\x05value\x18\x02 \x01(\tR\x05value\"\x91\x03\n" +
+	"\tInboxItem\x12\x0e\n" +
+	"\x02id\x18\x01 \x01(\tR\x02id\x12\x1b\n" +
+	"\ttenant_id\x18\x02 \x01(\tR\btenantId\x12\x17\n" +
+	"\auser_id\x18\x03 \x01(\tR\x06userId\x12\x14\n" +
+	"\x05title\x18\x04 \x01(\tR\x05title\x12\x12\n" +
+	"\x04body\x18\x05 \x01(\tR\x04body\x12*\n" +
+	"\x11source_process_id\x18\x06 \x01(\tR\x0fsourceProcessId\x12*\n" +
+	"\x11source_session_id\x18\a \x01(\tR\x0fsourceSessionId\x12\"\n" +
+	"\rcreated_at_ms\x18\b \x01(\x03R\vcreatedAtMs\x12\x12\n" +
+	"\x04read\x18\t \x01(\bR\x04read\x12\x1a\n" +
+	"\banswered\x18\n" +
+	" \x01(\bR\banswered\x12\x16\n" +
+	"\x06answer\x18\v \x01(\tR\x06answer\x12'\n" +
+	"\x0frequires_answer\x18\f \x01(\bR\x0erequiresAnswer\x12'\n" +
+	"\x0fidempotency_key\x18\r \x01(\tR\x0eidempotencyKey\"n\n" +
+	"\x15ListInboxItemsRequest\x12\x1b\n" +
+	"\ttenant_id\x18\x01 \x01(\tR\btenantId\x12\x17\n" +
+	"\auser_id\x18\x02 \x01(\tR\x06userId\x12\x1f\n" +
+	"\vunread_only\x18\x03 \x01(\bR\n" +
+	"unreadOnly\"C\n" +
+	"\x16ListInboxItemsResponse\x12)\n" +
+	"\x05items\x18\x01 \x03(\v2\x13.vance.v1.InboxItemR\x05items\"]\n" +
+	"\fInboxItemRef\x12\x1b\n" +
+	"\ttenant_id\x18\x01 \x01(\tR\btenantId\x12\x17\n" +
+	"\auser_id\x18\x02 \x01(\tR\x06userId\x12\x17\n" +
+	"\aitem_id\x18\x03 \x01(\tR\x06itemId\"T\n" +
+	"\x14MarkInboxItemRequest\x12(\n" +
+	"\x03ref\x18\x01 \x01(\v2\x16.vance.v1.InboxItemRefR\x03ref\x12\x12\n" +
+	"\x04read\x18\x02 \x01(\bR\x04read\"Z\n" +
+	"\x16AnswerInboxItemRequest\x12(\n" +
+	"\x03ref\x18\x01 \x01(\v2\x16.vance.v1.InboxItemRefR\x03ref\x12\x16\n" +
+	"\x06answer\x18\x02 \x01(\tR\x06answer*\xc7\x02\n" +
 	"\vAccentColor\x12\x1c\n" +
 	"\x18ACCENT_COLOR_UNSPECIFIED\x10\x00\x12\x16\n" +
 	"\x12ACCENT_COLOR_SLATE\x10\x01\x12\x14\n" +
@@ -3129,7 +4054,7 @@ const file_vance_v1_session_proto_rawDesc = "" +
 	"\x13ACCENT_COLOR_PURPLE\x10\n" +
 	"\x12\x15\n" +
 	"\x11ACCENT_COLOR_PINK\x10\v\x12\x15\n" +
-	"\x11ACCENT_COLOR_ROSE\x10\f2\xdd\r\n" +
+	"\x11ACCENT_COLOR_ROSE\x10\f2\x8e\x13\n" +
 	"\x0eSessionService\x12=\n" +
 	"\fAuthenticate\x12\x1d.vance.v1.AuthenticateRequest\x1a\x0e.vance.v1.User\x123\n" +
 	"\aGetUser\x12\x18.vance.v1.GetUserRequest\x1a\x0e.vance.v1.User\x129\n" +
@@ -3143,8 +4068,7 @@ const file_vance_v1_session_proto_rawDesc = "" +
 	"GetSession\x12\x1b.vance.v1.GetSessionRequest\x1a\x11.vance.v1.Session\x12M\n" +
 	"\fListSessions\x12\x1d.vance.v1.ListSessionsRequest\x1a\x1e.vance.v1.ListSessionsResponse\x12D\n" +
 	"\x0eUpdateMetadata\x12\x1f.vance.v1.UpdateMetadataRequest\x1a\x11.vance.v1.Session\x12S\n" +
-	"\x0eSearchSessions\x12\x1f.vance.v1.SearchSessionsRequest\x1a .vance.v1.SearchSessionsResponse\x12b\n" +
-	"\x13NoteSessionActivity\x12$.vance.v1.NoteSessionActivityRequest\x1a%.vance.v1.NoteSessionActivityResponse\x12J\n" +
+	"\x0eSearchSessions\x12\x1f.vance.v1.SearchSessionsRequest\x1a .vance.v1.SearchSessionsResponse\x12J\n" +
 	"\vBindSession\x12\x1c.vance.v1.BindSessionRequest\x1a\x1d.vance.v1.BindSessionResponse\x12D\n" +
 	"\tHeartbeat\x12\x1a.vance.v1.HeartbeatRequest\x1a\x1b.vance.v1.HeartbeatResponse\x12>\n" +
 	"\vReleaseBind\x12\x1c.vance.v1.ReleaseBindRequest\x1a\x11.vance.v1.Session\x12?\n" +
@@ -3158,7 +4082,19 @@ const file_vance_v1_session_proto_rawDesc = "" +
 	"\vGetSettings\x12\x1c.vance.v1.GetSettingsRequest\x1a\x12.vance.v1.Settings\x12E\n" +
 	"\x0eUpdateSettings\x12\x1f.vance.v1.UpdateSettingsRequest\x1a\x12.vance.v1.Settings\x12D\n" +
 	"\tRunSweeps\x12\x1a.vance.v1.RunSweepsRequest\x1a\x1b.vance.v1.RunSweepsResponse\x12L\n" +
-	"\rRestartForced\x12\x1e.vance.v1.RestartForcedRequest\x1a\x1b.vance.v1.RunSweepsResponseBM\n" +
+	"\rRestartForced\x12\x1e.vance.v1.RestartForcedRequest\x1a\x1b.vance.v1.RunSweepsResponse\x12=\n" +
+	"\n" +
+	"EnsureHome\x12\x1b.vance.v1.EnsureHomeRequest\x1a\x12.vance.v1.HomeInfo\x12P\n" +
+	"\x0eOpenHubSession\x12\x1f.vance.v1.OpenHubSessionRequest\x1a\x1d.vance.v1.BindSessionResponse\x12M\n" +
+	"\fListProjects\x12\x1d.vance.v1.ListProjectsRequest\x1a\x1e.vance.v1.ListProjectsResponse\x12L\n" +
+	"\rDeleteProject\x12\x1a.vance.v1.ProjectOpRequest\x1a\x1f.vance.v1.DeleteProjectResponse\x12?\n" +
+	"\x0eArchiveProject\x12\x1a.vance.v1.ProjectOpRequest\x1a\x11.vance.v1.Project\x12H\n" +
+	"\x0eGetUserSetting\x12\x1f.vance.v1.GetUserSettingRequest\x1a\x15.vance.v1.UserSetting\x128\n" +
+	"\fAddInboxItem\x12\x13.vance.v1.InboxItem\x1a\x13.vance.v1.InboxItem\x12S\n" +
+	"\x0eListInboxItems\x12\x1f.vance.v1.ListInboxItemsRequest\x1a .vance.v1.ListInboxItemsResponse\x12;\n" +
+	"\fGetInboxItem\x12\x16.vance.v1.InboxItemRef\x1a\x13.vance.v1.InboxItem\x12D\n" +
+	"\rMarkInboxItem\x12\x1e.vance.v1.MarkInboxItemRequest\x1a\x13.vance.v1.InboxItem\x12H\n" +
+	"\x0fAnswerInboxItem\x12 .vance.v1.AnswerInboxItemRequest\x1a\x13.vance.v1.InboxItemBM\n" +
 	"\x15io.vancetope.vance.v1P\x01Z2github.com/vancetope/vance/gen/go/vance/v1;vancev1b\x06proto3"
 
 var (
@@ -3174,146 +4110,185 @@ func file_vance_v1_session_proto_rawDescGZIP() []byte {
 }
 
 var file_vance_v1_session_proto_enumTypes = make([]protoimpl.EnumInfo, 1)
-var file_vance_v1_session_proto_msgTypes = make([]protoimpl.MessageInfo, 41)
+var file_vance_v1_session_proto_msgTypes = make([]protoimpl.MessageInfo, 54)
 var file_vance_v1_session_proto_goTypes = []any{
-	(AccentColor)(0),                    // 0: vance.v1.AccentColor
-	(*User)(nil),                        // 1: vance.v1.User
-	(*AuthenticateRequest)(nil),         // 2: vance.v1.AuthenticateRequest
-	(*GetUserRequest)(nil),              // 3: vance.v1.GetUserRequest
-	(*CreateUserRequest)(nil),           // 4: vance.v1.CreateUserRequest
-	(*Project)(nil),                     // 5: vance.v1.Project
-	(*GetProjectRequest)(nil),           // 6: vance.v1.GetProjectRequest
-	(*CreateProjectRequest)(nil),        // 7: vance.v1.CreateProjectRequest
-	(*Session)(nil),                     // 8: vance.v1.Session
-	(*CreateSessionRequest)(nil),        // 9: vance.v1.CreateSessionRequest
-	(*GetSessionRequest)(nil),           // 10: vance.v1.GetSessionRequest
-	(*ListSessionsRequest)(nil),         // 11: vance.v1.ListSessionsRequest
-	(*ListSessionsResponse)(nil),        // 12: vance.v1.ListSessionsResponse
-	(*Caller)(nil),                      // 13: vance.v1.Caller
-	(*BindSessionRequest)(nil),          // 14: vance.v1.BindSessionRequest
-	(*BindSessionResponse)(nil),         // 15: vance.v1.BindSessionResponse
-	(*HeartbeatRequest)(nil),            // 16: vance.v1.HeartbeatRequest
-	(*HeartbeatResponse)(nil),           // 17: vance.v1.HeartbeatResponse
-	(*ReleaseBindRequest)(nil),          // 18: vance.v1.ReleaseBindRequest
-	(*SessionOpRequest)(nil),            // 19: vance.v1.SessionOpRequest
-	(*SuspendSessionRequest)(nil),       // 20: vance.v1.SuspendSessionRequest
-	(*ExtendSessionRequest)(nil),        // 21: vance.v1.ExtendSessionRequest
-	(*DeleteSessionResponse)(nil),       // 22: vance.v1.DeleteSessionResponse
-	(*RunSweepsRequest)(nil),            // 23: vance.v1.RunSweepsRequest
-	(*RunSweepsResponse)(nil),           // 24: vance.v1.RunSweepsResponse
-	(*RestartForcedRequest)(nil),        // 25: vance.v1.RestartForcedRequest
-	(*SessionMetadata)(nil),             // 26: vance.v1.SessionMetadata
-	(*TagList)(nil),                     // 27: vance.v1.TagList
-	(*UpdateMetadataRequest)(nil),       // 28: vance.v1.UpdateMetadataRequest
-	(*SearchSessionsRequest)(nil),       // 29: vance.v1.SearchSessionsRequest
-	(*TextRange)(nil),                   // 30: vance.v1.TextRange
-	(*MessageSnippet)(nil),              // 31: vance.v1.MessageSnippet
-	(*SessionHit)(nil),                  // 32: vance.v1.SessionHit
-	(*SearchSessionsResponse)(nil),      // 33: vance.v1.SearchSessionsResponse
-	(*NoteSessionActivityRequest)(nil),  // 34: vance.v1.NoteSessionActivityRequest
-	(*NoteSessionActivityResponse)(nil), // 35: vance.v1.NoteSessionActivityResponse
-	(*GetSettingsRequest)(nil),          // 36: vance.v1.GetSettingsRequest
-	(*UpdateSettingsRequest)(nil),       // 37: vance.v1.UpdateSettingsRequest
-	(*Settings)(nil),                    // 38: vance.v1.Settings
-	nil,                                 // 39: vance.v1.UpdateSettingsRequest.SetEntry
-	nil,                                 // 40: vance.v1.Settings.ValuesEntry
-	nil,                                 // 41: vance.v1.Settings.EffectiveEntry
-	(ProjectKind)(0),                    // 42: vance.v1.ProjectKind
-	(SessionStatus)(0),                  // 43: vance.v1.SessionStatus
-	(*LifecycleProperties)(nil),         // 44: vance.v1.LifecycleProperties
-	(*LifecycleSources)(nil),            // 45: vance.v1.LifecycleSources
-	(SuspendCause)(0),                   // 46: vance.v1.SuspendCause
-	(CloseReason)(0),                    // 47: vance.v1.CloseReason
-	(ChatRole)(0),                       // 48: vance.v1.ChatRole
+	(AccentColor)(0),               // 0: vance.v1.AccentColor
+	(*User)(nil),                   // 1: vance.v1.User
+	(*AuthenticateRequest)(nil),    // 2: vance.v1.AuthenticateRequest
+	(*GetUserRequest)(nil),         // 3: vance.v1.GetUserRequest
+	(*CreateUserRequest)(nil),      // 4: vance.v1.CreateUserRequest
+	(*Project)(nil),                // 5: vance.v1.Project
+	(*GetProjectRequest)(nil),      // 6: vance.v1.GetProjectRequest
+	(*CreateProjectRequest)(nil),   // 7: vance.v1.CreateProjectRequest
+	(*Session)(nil),                // 8: vance.v1.Session
+	(*CreateSessionRequest)(nil),   // 9: vance.v1.CreateSessionRequest
+	(*GetSessionRequest)(nil),      // 10: vance.v1.GetSessionRequest
+	(*ListSessionsRequest)(nil),    // 11: vance.v1.ListSessionsRequest
+	(*ListSessionsResponse)(nil),   // 12: vance.v1.ListSessionsResponse
+	(*Caller)(nil),                 // 13: vance.v1.Caller
+	(*BindSessionRequest)(nil),     // 14: vance.v1.BindSessionRequest
+	(*BindSessionResponse)(nil),    // 15: vance.v1.BindSessionResponse
+	(*HeartbeatRequest)(nil),       // 16: vance.v1.HeartbeatRequest
+	(*HeartbeatResponse)(nil),      // 17: vance.v1.HeartbeatResponse
+	(*ReleaseBindRequest)(nil),     // 18: vance.v1.ReleaseBindRequest
+	(*SessionOpRequest)(nil),       // 19: vance.v1.SessionOpRequest
+	(*SuspendSessionRequest)(nil),  // 20: vance.v1.SuspendSessionRequest
+	(*ExtendSessionRequest)(nil),   // 21: vance.v1.ExtendSessionRequest
+	(*DeleteSessionResponse)(nil),  // 22: vance.v1.DeleteSessionResponse
+	(*RunSweepsRequest)(nil),       // 23: vance.v1.RunSweepsRequest
+	(*RunSweepsResponse)(nil),      // 24: vance.v1.RunSweepsResponse
+	(*RestartForcedRequest)(nil),   // 25: vance.v1.RestartForcedRequest
+	(*SessionMetadata)(nil),        // 26: vance.v1.SessionMetadata
+	(*TagList)(nil),                // 27: vance.v1.TagList
+	(*UpdateMetadataRequest)(nil),  // 28: vance.v1.UpdateMetadataRequest
+	(*SearchSessionsRequest)(nil),  // 29: vance.v1.SearchSessionsRequest
+	(*TextRange)(nil),              // 30: vance.v1.TextRange
+	(*MessageSnippet)(nil),         // 31: vance.v1.MessageSnippet
+	(*SessionHit)(nil),             // 32: vance.v1.SessionHit
+	(*SearchSessionsResponse)(nil), // 33: vance.v1.SearchSessionsResponse
+	(*GetSettingsRequest)(nil),     // 34: vance.v1.GetSettingsRequest
+	(*UpdateSettingsRequest)(nil),  // 35: vance.v1.UpdateSettingsRequest
+	(*Settings)(nil),               // 36: vance.v1.Settings
+	(*EnsureHomeRequest)(nil),      // 37: vance.v1.EnsureHomeRequest
+	(*HomeInfo)(nil),               // 38: vance.v1.HomeInfo
+	(*OpenHubSessionRequest)(nil),  // 39: vance.v1.OpenHubSessionRequest
+	(*ListProjectsRequest)(nil),    // 40: vance.v1.ListProjectsRequest
+	(*ListProjectsResponse)(nil),   // 41: vance.v1.ListProjectsResponse
+	(*ProjectOpRequest)(nil),       // 42: vance.v1.ProjectOpRequest
+	(*DeleteProjectResponse)(nil),  // 43: vance.v1.DeleteProjectResponse
+	(*GetUserSettingRequest)(nil),  // 44: vance.v1.GetUserSettingRequest
+	(*UserSetting)(nil),            // 45: vance.v1.UserSetting
+	(*InboxItem)(nil),              // 46: vance.v1.InboxItem
+	(*ListInboxItemsRequest)(nil),  // 47: vance.v1.ListInboxItemsRequest
+	(*ListInboxItemsResponse)(nil), // 48: vance.v1.ListInboxItemsResponse
+	(*InboxItemRef)(nil),           // 49: vance.v1.InboxItemRef
+	(*MarkInboxItemRequest)(nil),   // 50: vance.v1.MarkInboxItemRequest
+	(*AnswerInboxItemRequest)(nil), // 51: vance.v1.AnswerInboxItemRequest
+	nil,                            // 52: vance.v1.UpdateSettingsRequest.SetEntry
+	nil,                            // 53: vance.v1.Settings.ValuesEntry
+	nil,                            // 54: vance.v1.Settings.EffectiveEntry
+	(ProjectKind)(0),               // 55: vance.v1.ProjectKind
+	(SessionStatus)(0),             // 56: vance.v1.SessionStatus
+	(*LifecycleProperties)(nil),    // 57: vance.v1.LifecycleProperties
+	(*LifecycleSources)(nil),       // 58: vance.v1.LifecycleSources
+	(SuspendCause)(0),              // 59: vance.v1.SuspendCause
+	(CloseReason)(0),               // 60: vance.v1.CloseReason
+	(ChatRole)(0),                  // 61: vance.v1.ChatRole
 }
 var file_vance_v1_session_proto_depIdxs = []int32{
-	42, // 0: vance.v1.Project.kind:type_name -> vance.v1.ProjectKind
-	42, // 1: vance.v1.CreateProjectRequest.kind:type_name -> vance.v1.ProjectKind
-	43, // 2: vance.v1.Session.status:type_name -> vance.v1.SessionStatus
+	55, // 0: vance.v1.Project.kind:type_name -> vance.v1.ProjectKind
+	55, // 1: vance.v1.CreateProjectRequest.kind:type_name -> vance.v1.ProjectKind
+	56, // 2: vance.v1.Session.status:type_name -> vance.v1.SessionStatus
 	26, // 3: vance.v1.Session.metadata:type_name -> vance.v1.SessionMetadata
-	44, // 4: vance.v1.Session.lifecycle:type_name -> vance.v1.LifecycleProperties
-	45, // 5: vance.v1.Session.lifecycle_sources:type_name -> vance.v1.LifecycleSources
-	46, // 6: vance.v1.Session.suspend_cause:type_name -> vance.v1.SuspendCause
-	47, // 7: vance.v1.Session.close_reason:type_name -> vance.v1.CloseReason
-	44, // 8: vance.v1.CreateSessionRequest.lifecycle:type_name -> vance.v1.LifecycleProperties
-	43, // 9: vance.v1.ListSessionsRequest.statuses:type_name -> vance.v1.SessionStatus
+	57, // 4: vance.v1.Session.lifecycle:type_name -> vance.v1.LifecycleProperties
+	58, // 5: vance.v1.Session.lifecycle_sources:type_name -> vance.v1.LifecycleSources
+	59, // 6: vance.v1.Session.suspend_cause:type_name -> vance.v1.SuspendCause
+	60, // 7: vance.v1.Session.close_reason:type_name -> vance.v1.CloseReason
+	57, // 8: vance.v1.CreateSessionRequest.lifecycle:type_name -> vance.v1.LifecycleProperties
+	56, // 9: vance.v1.ListSessionsRequest.statuses:type_name -> vance.v1.SessionStatus
 	13, // 10: vance.v1.ListSessionsRequest.caller:type_name -> vance.v1.Caller
 	8,  // 11: vance.v1.ListSessionsResponse.sessions:type_name -> vance.v1.Session
 	13, // 12: vance.v1.BindSessionRequest.caller:type_name -> vance.v1.Caller
 	8,  // 13: vance.v1.BindSessionResponse.session:type_name -> vance.v1.Session
 	13, // 14: vance.v1.SessionOpRequest.caller:type_name -> vance.v1.Caller
 	13, // 15: vance.v1.SuspendSessionRequest.caller:type_name -> vance.v1.Caller
-	46, // 16: vance.v1.SuspendSessionRequest.cause:type_name -> vance.v1.SuspendCause
+	59, // 16: vance.v1.SuspendSessionRequest.cause:type_name -> vance.v1.SuspendCause
 	13, // 17: vance.v1.ExtendSessionRequest.caller:type_name -> vance.v1.Caller
 	0,  // 18: vance.v1.SessionMetadata.color:type_name -> vance.v1.AccentColor
 	13, // 19: vance.v1.UpdateMetadataRequest.caller:type_name -> vance.v1.Caller
 	27, // 20: vance.v1.UpdateMetadataRequest.tags:type_name -> vance.v1.TagList
 	13, // 21: vance.v1.SearchSessionsRequest.caller:type_name -> vance.v1.Caller
-	43, // 22: vance.v1.SearchSessionsRequest.statuses:type_name -> vance.v1.SessionStatus
-	48, // 23: vance.v1.MessageSnippet.role:type_name -> vance.v1.ChatRole
+	56, // 22: vance.v1.SearchSessionsRequest.statuses:type_name -> vance.v1.SessionStatus
+	61, // 23: vance.v1.MessageSnippet.role:type_name -> vance.v1.ChatRole
 	30, // 24: vance.v1.MessageSnippet.highlights:type_name -> vance.v1.TextRange
 	8,  // 25: vance.v1.SessionHit.session:type_name -> vance.v1.Session
 	31, // 26: vance.v1.SessionHit.snippets:type_name -> vance.v1.MessageSnippet
 	32, // 27: vance.v1.SearchSessionsResponse.hits:type_name -> vance.v1.SessionHit
 	13, // 28: vance.v1.UpdateSettingsRequest.caller:type_name -> vance.v1.Caller
-	39, // 29: vance.v1.UpdateSettingsRequest.set:type_name -> vance.v1.UpdateSettingsRequest.SetEntry
-	40, // 30: vance.v1.Settings.values:type_name -> vance.v1.Settings.ValuesEntry
-	41, // 31: vance.v1.Settings.effective:type_name -> vance.v1.Settings.EffectiveEntry
-	2,  // 32: vance.v1.SessionService.Authenticate:input_type -> vance.v1.AuthenticateRequest
-	3,  // 33: vance.v1.SessionService.GetUser:input_type -> vance.v1.GetUserRequest
-	4,  // 34: vance.v1.SessionService.CreateUser:input_type -> vance.v1.CreateUserRequest
-	6,  // 35: vance.v1.SessionService.GetProject:input_type -> vance.v1.GetProjectRequest
-	7,  // 36: vance.v1.SessionService.CreateProject:input_type -> vance.v1.CreateProjectRequest
-	9,  // 37: vance.v1.SessionService.CreateSession:input_type -> vance.v1.CreateSessionRequest
-	10, // 38: vance.v1.SessionService.GetSession:input_type -> vance.v1.GetSessionRequest
-	11, // 39: vance.v1.SessionService.ListSessions:input_type -> vance.v1.ListSessionsRequest
-	28, // 40: vance.v1.SessionService.UpdateMetadata:input_type -> vance.v1.UpdateMetadataRequest
-	29, // 41: vance.v1.SessionService.SearchSessions:input_type -> vance.v1.SearchSessionsRequest
-	34, // 42: vance.v1.SessionService.NoteSessionActivity:input_type -> vance.v1.NoteSessionActivityRequest
-	14, // 43: vance.v1.SessionService.BindSession:input_type -> vance.v1.BindSessionRequest
-	16, // 44: vance.v1.SessionService.Heartbeat:input_type -> vance.v1.HeartbeatRequest
-	18, // 45: vance.v1.SessionService.ReleaseBind:input_type -> vance.v1.ReleaseBindRequest
-	19, // 46: vance.v1.SessionService.MonitorSession:input_type -> vance.v1.SessionOpRequest
-	20, // 47: vance.v1.SessionService.SuspendSession:input_type -> vance.v1.SuspendSessionRequest
-	19, // 48: vance.v1.SessionService.ResumeSession:input_type -> vance.v1.SessionOpRequest
-	21, // 49: vance.v1.SessionService.ExtendSession:input_type -> vance.v1.ExtendSessionRequest
-	19, // 50: vance.v1.SessionService.ArchiveSession:input_type -> vance.v1.SessionOpRequest
-	19, // 51: vance.v1.SessionService.ReactivateSession:input_type -> vance.v1.SessionOpRequest
-	19, // 52: vance.v1.SessionService.DeleteSession:input_type -> vance.v1.SessionOpRequest
-	36, // 53: vance.v1.SessionService.GetSettings:input_type -> vance.v1.GetSettingsRequest
-	37, // 54: vance.v1.SessionService.UpdateSettings:input_type -> vance.v1.UpdateSettingsRequest
-	23, // 55: vance.v1.SessionService.RunSweeps:input_type -> vance.v1.RunSweepsRequest
-	25, // 56: vance.v1.SessionService.RestartForced:input_type -> vance.v1.RestartForcedRequest
-	1,  // 57: vance.v1.SessionService.Authenticate:output_type -> vance.v1.User
-	1,  // 58: vance.v1.SessionService.GetUser:output_type -> vance.v1.User
-	1,  // 59: vance.v1.SessionService.CreateUser:output_type -> vance.v1.User
-	5,  // 60: vance.v1.SessionService.GetProject:output_type -> vance.v1.Project
-	5,  // 61: vance.v1.SessionService.CreateProject:output_type -> vance.v1.Project
-	8,  // 62: vance.v1.SessionService.CreateSession:output_type -> vance.v1.Session
-	8,  // 63: vance.v1.SessionService.GetSession:output_type -> vance.v1.Session
-	12, // 64: vance.v1.SessionService.ListSessions:output_type -> vance.v1.ListSessionsResponse
-	8,  // 65: vance.v1.SessionService.UpdateMetadata:output_type -> vance.v1.Session
-	33, // 66: vance.v1.SessionService.SearchSessions:output_type -> vance.v1.SearchSessionsResponse
-	35, // 67: vance.v1.SessionService.NoteSessionActivity:output_type -> vance.v1.NoteSessionActivityResponse
-	15, // 68: vance.v1.SessionService.BindSession:output_type -> vance.v1.BindSessionResponse
-	17, // 69: vance.v1.SessionService.Heartbeat:output_type -> vance.v1.HeartbeatResponse
-	8,  // 70: vance.v1.SessionService.ReleaseBind:output_type -> vance.v1.Session
-	8,  // 71: vance.v1.SessionService.MonitorSession:output_type -> vance.v1.Session
-	8,  // 72: vance.v1.SessionService.SuspendSession:output_type -> vance.v1.Session
-	8,  // 73: vance.v1.SessionService.ResumeSession:output_type -> vance.v1.Session
-	8,  // 74: vance.v1.SessionService.ExtendSession:output_type -> vance.v1.Session
-	8,  // 75: vance.v1.SessionService.ArchiveSession:output_type -> vance.v1.Session
-	8,  // 76: vance.v1.SessionService.ReactivateSession:output_type -> vance.v1.Session
-	22, // 77: vance.v1.SessionService.DeleteSession:output_type -> vance.v1.DeleteSessionResponse
-	38, // 78: vance.v1.SessionService.GetSettings:output_type -> vance.v1.Settings
-	38, // 79: vance.v1.SessionService.UpdateSettings:output_type -> vance.v1.Settings
-	24, // 80: vance.v1.SessionService.RunSweeps:output_type -> vance.v1.RunSweepsResponse
-	24, // 81: vance.v1.SessionService.RestartForced:output_type -> vance.v1.RunSweepsResponse
-	57, // [57:82] is the sub-list for method output_type
-	32, // [32:57] is the sub-list for method input_type
-	32, // [32:32] is the sub-list for extension type_name
-	32, // [32:32] is the sub-list for extension extendee
-	0,  // [0:32] is the sub-list for field type_name
+	52, // 29: vance.v1.UpdateSettingsRequest.set:type_name -> vance.v1.UpdateSettingsRequest.SetEntry
+	53, // 30: vance.v1.Settings.values:type_name -> vance.v1.Settings.ValuesEntry
+	54, // 31: vance.v1.Settings.effective:type_name -> vance.v1.Settings.EffectiveEntry
+	13, // 32: vance.v1.ListProjectsRequest.caller:type_name -> vance.v1.Caller
+	5,  // 33: vance.v1.ListProjectsResponse.projects:type_name -> vance.v1.Project
+	13, // 34: vance.v1.ProjectOpRequest.caller:type_name -> vance.v1.Caller
+	46, // 35: vance.v1.ListInboxItemsResponse.items:type_name -> vance.v1.InboxItem
+	49, // 36: vance.v1.MarkInboxItemRequest.ref:type_name -> vance.v1.InboxItemRef
+	49, // 37: vance.v1.AnswerInboxItemRequest.ref:type_name -> vance.v1.InboxItemRef
+	2,  // 38: vance.v1.SessionService.Authenticate:input_type -> vance.v1.AuthenticateRequest
+	3,  // 39: vance.v1.SessionService.GetUser:input_type -> vance.v1.GetUserRequest
+	4,  // 40: vance.v1.SessionService.CreateUser:input_type -> vance.v1.CreateUserRequest
+	6,  // 41: vance.v1.SessionService.GetProject:input_type -> vance.v1.GetProjectRequest
+	7,  // 42: vance.v1.SessionService.CreateProject:input_type -> vance.v1.CreateProjectRequest
+	9,  // 43: vance.v1.SessionService.CreateSession:input_type -> vance.v1.CreateSessionRequest
+	10, // 44: vance.v1.SessionService.GetSession:input_type -> vance.v1.GetSessionRequest
+	11, // 45: vance.v1.SessionService.ListSessions:input_type -> vance.v1.ListSessionsRequest
+	28, // 46: vance.v1.SessionService.UpdateMetadata:input_type -> vance.v1.UpdateMetadataRequest
+	29, // 47: vance.v1.SessionService.SearchSessions:input_type -> vance.v1.SearchSessionsRequest
+	14, // 48: vance.v1.SessionService.BindSession:input_type -> vance.v1.BindSessionRequest
+	16, // 49: vance.v1.SessionService.Heartbeat:input_type -> vance.v1.HeartbeatRequest
+	18, // 50: vance.v1.SessionService.ReleaseBind:input_type -> vance.v1.ReleaseBindRequest
+	19, // 51: vance.v1.SessionService.MonitorSession:input_type -> vance.v1.SessionOpRequest
+	20, // 52: vance.v1.SessionService.SuspendSession:input_type -> vance.v1.SuspendSessionRequest
+	19, // 53: vance.v1.SessionService.ResumeSession:input_type -> vance.v1.SessionOpRequest
+	21, // 54: vance.v1.SessionService.ExtendSession:input_type -> vance.v1.ExtendSessionRequest
+	19, // 55: vance.v1.SessionService.ArchiveSession:input_type -> vance.v1.SessionOpRequest
+	19, // 56: vance.v1.SessionService.ReactivateSession:input_type -> vance.v1.SessionOpRequest
+	19, // 57: vance.v1.SessionService.DeleteSession:input_type -> vance.v1.SessionOpRequest
+	34, // 58: vance.v1.SessionService.GetSettings:input_type -> vance.v1.GetSettingsRequest
+	35, // 59: vance.v1.SessionService.UpdateSettings:input_type -> vance.v1.UpdateSettingsRequest
+	23, // 60: vance.v1.SessionService.RunSweeps:input_type -> vance.v1.RunSweepsRequest
+	25, // 61: vance.v1.SessionService.RestartForced:input_type -> vance.v1.RestartForcedRequest
+	37, // 62: vance.v1.SessionService.EnsureHome:input_type -> vance.v1.EnsureHomeRequest
+	39, // 63: vance.v1.SessionService.OpenHubSession:input_type -> vance.v1.OpenHubSessionRequest
+	40, // 64: vance.v1.SessionService.ListProjects:input_type -> vance.v1.ListProjectsRequest
+	42, // 65: vance.v1.SessionService.DeleteProject:input_type -> vance.v1.ProjectOpRequest
+	42, // 66: vance.v1.SessionService.ArchiveProject:input_type -> vance.v1.ProjectOpRequest
+	44, // 67: vance.v1.SessionService.GetUserSetting:input_type -> vance.v1.GetUserSettingRequest
+	46, // 68: vance.v1.SessionService.AddInboxItem:input_type -> vance.v1.InboxItem
+	47, // 69: vance.v1.SessionService.ListInboxItems:input_type -> vance.v1.ListInboxItemsRequest
+	49, // 70: vance.v1.SessionService.GetInboxItem:input_type -> vance.v1.InboxItemRef
+	50, // 71: vance.v1.SessionService.MarkInboxItem:input_type -> vance.v1.MarkInboxItemRequest
+	51, // 72: vance.v1.SessionService.AnswerInboxItem:input_type -> vance.v1.AnswerInboxItemRequest
+	1,  // 73: vance.v1.SessionService.Authenticate:output_type -> vance.v1.User
+	1,  // 74: vance.v1.SessionService.GetUser:output_type -> vance.v1.User
+	1,  // 75: vance.v1.SessionService.CreateUser:output_type -> vance.v1.User
+	5,  // 76: vance.v1.SessionService.GetProject:output_type -> vance.v1.Project
+	5,  // 77: vance.v1.SessionService.CreateProject:output_type -> vance.v1.Project
+	8,  // 78: vance.v1.SessionService.CreateSession:output_type -> vance.v1.Session
+	8,  // 79: vance.v1.SessionService.GetSession:output_type -> vance.v1.Session
+	12, // 80: vance.v1.SessionService.ListSessions:output_type -> vance.v1.ListSessionsResponse
+	8,  // 81: vance.v1.SessionService.UpdateMetadata:output_type -> vance.v1.Session
+	33, // 82: vance.v1.SessionService.SearchSessions:output_type -> vance.v1.SearchSessionsResponse
+	15, // 83: vance.v1.SessionService.BindSession:output_type -> vance.v1.BindSessionResponse
+	17, // 84: vance.v1.SessionService.Heartbeat:output_type -> vance.v1.HeartbeatResponse
+	8,  // 85: vance.v1.SessionService.ReleaseBind:output_type -> vance.v1.Session
+	8,  // 86: vance.v1.SessionService.MonitorSession:output_type -> vance.v1.Session
+	8,  // 87: vance.v1.SessionService.SuspendSession:output_type -> vance.v1.Session
+	8,  // 88: vance.v1.SessionService.ResumeSession:output_type -> vance.v1.Session
+	8,  // 89: vance.v1.SessionService.ExtendSession:output_type -> vance.v1.Session
+	8,  // 90: vance.v1.SessionService.ArchiveSession:output_type -> vance.v1.Session
+	8,  // 91: vance.v1.SessionService.ReactivateSession:output_type -> vance.v1.Session
+	22, // 92: vance.v1.SessionService.DeleteSession:output_type -> vance.v1.DeleteSessionResponse
+	36, // 93: vance.v1.SessionService.GetSettings:output_type -> vance.v1.Settings
+	36, // 94: vance.v1.SessionService.UpdateSettings:output_type -> vance.v1.Settings
+	24, // 95: vance.v1.SessionService.RunSweeps:output_type -> vance.v1.RunSweepsResponse
+	24, // 96: vance.v1.SessionService.RestartForced:output_type -> vance.v1.RunSweepsResponse
+	38, // 97: vance.v1.SessionService.EnsureHome:output_type -> vance.v1.HomeInfo
+	15, // 98: vance.v1.SessionService.OpenHubSession:output_type -> vance.v1.BindSessionResponse
+	41, // 99: vance.v1.SessionService.ListProjects:output_type -> vance.v1.ListProjectsResponse
+	43, // 100: vance.v1.SessionService.DeleteProject:output_type -> vance.v1.DeleteProjectResponse
+	5,  // 101: vance.v1.SessionService.ArchiveProject:output_type -> vance.v1.Project
+	45, // 102: vance.v1.SessionService.GetUserSetting:output_type -> vance.v1.UserSetting
+	46, // 103: vance.v1.SessionService.AddInboxItem:output_type -> vance.v1.InboxItem
+	48, // 104: vance.v1.SessionService.ListInboxItems:output_type -> vance.v1.ListInboxItemsResponse
+	46, // 105: vance.v1.SessionService.GetInboxItem:output_type -> vance.v1.InboxItem
+	46, // 106: vance.v1.SessionService.MarkInboxItem:output_type -> vance.v1.InboxItem
+	46, // 107: vance.v1.SessionService.AnswerInboxItem:output_type -> vance.v1.InboxItem
+	73, // [73:108] is the sub-list for method output_type
+	38, // [38:73] is the sub-list for method input_type
+	38, // [38:38] is the sub-list for extension type_name
+	38, // [38:38] is the sub-list for extension extendee
+	0,  // [0:38] is the sub-list for field type_name
 }
 
 func init() { file_vance_v1_session_proto_init() }
@@ -3330,7 +4305,7 @@ func file_vance_v1_session_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_vance_v1_session_proto_rawDesc), len(file_vance_v1_session_proto_rawDesc)),
 			NumEnums:      1,
-			NumMessages:   41,
+			NumMessages:   54,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

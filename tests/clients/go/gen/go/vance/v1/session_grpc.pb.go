@@ -21,31 +21,41 @@ import (
 const _ = grpc.SupportPackageIsVersion9
 
 const (
-	SessionService_Authenticate_FullMethodName        = "/vance.v1.SessionService/Authenticate"
-	SessionService_GetUser_FullMethodName             = "/vance.v1.SessionService/GetUser"
-	SessionService_CreateUser_FullMethodName          = "/vance.v1.SessionService/CreateUser"
-	SessionService_GetProject_FullMethodName          = "/vance.v1.SessionService/GetProject"
-	SessionService_CreateProject_FullMethodName       = "/vance.v1.SessionService/CreateProject"
-	SessionService_CreateSession_FullMethodName       = "/vance.v1.SessionService/CreateSession"
-	SessionService_GetSession_FullMethodName          = "/vance.v1.SessionService/GetSession"
-	SessionService_ListSessions_FullMethodName        = "/vance.v1.SessionService/ListSessions"
-	SessionService_UpdateMetadata_FullMethodName      = "/vance.v1.SessionService/UpdateMetadata"
-	SessionService_SearchSessions_FullMethodName      = "/vance.v1.SessionService/SearchSessions"
-	SessionService_NoteSessionActivity_FullMethodName = "/vance.v1.SessionService/NoteSessionActivity"
-	SessionService_BindSession_FullMethodName         = "/vance.v1.SessionService/BindSession"
-	SessionService_Heartbeat_FullMethodName           = "/vance.v1.SessionService/Heartbeat"
-	SessionService_ReleaseBind_FullMethodName         = "/vance.v1.SessionService/ReleaseBind"
-	SessionService_MonitorSession_FullMethodName      = "/vance.v1.SessionService/MonitorSession"
-	SessionService_SuspendSession_FullMethodName      = "/vance.v1.SessionService/SuspendSession"
-	SessionService_ResumeSession_FullMethodName       = "/vance.v1.SessionService/ResumeSession"
-	SessionService_ExtendSession_FullMethodName       = "/vance.v1.SessionService/ExtendSession"
-	SessionService_ArchiveSession_FullMethodName      = "/vance.v1.SessionService/ArchiveSession"
-	SessionService_ReactivateSession_FullMethodName   = "/vance.v1.SessionService/ReactivateSession"
-	SessionService_DeleteSession_FullMethodName       = "/vance.v1.SessionService/DeleteSession"
-	SessionService_GetSettings_FullMethodName         = "/vance.v1.SessionService/GetSettings"
-	SessionService_UpdateSettings_FullMethodName      = "/vance.v1.SessionService/UpdateSettings"
-	SessionService_RunSweeps_FullMethodName           = "/vance.v1.SessionService/RunSweeps"
-	SessionService_RestartForced_FullMethodName       = "/vance.v1.SessionService/RestartForced"
+	SessionService_Authenticate_FullMethodName      = "/vance.v1.SessionService/Authenticate"
+	SessionService_GetUser_FullMethodName           = "/vance.v1.SessionService/GetUser"
+	SessionService_CreateUser_FullMethodName        = "/vance.v1.SessionService/CreateUser"
+	SessionService_GetProject_FullMethodName        = "/vance.v1.SessionService/GetProject"
+	SessionService_CreateProject_FullMethodName     = "/vance.v1.SessionService/CreateProject"
+	SessionService_CreateSession_FullMethodName     = "/vance.v1.SessionService/CreateSession"
+	SessionService_GetSession_FullMethodName        = "/vance.v1.SessionService/GetSession"
+	SessionService_ListSessions_FullMethodName      = "/vance.v1.SessionService/ListSessions"
+	SessionService_UpdateMetadata_FullMethodName    = "/vance.v1.SessionService/UpdateMetadata"
+	SessionService_SearchSessions_FullMethodName    = "/vance.v1.SessionService/SearchSessions"
+	SessionService_BindSession_FullMethodName       = "/vance.v1.SessionService/BindSession"
+	SessionService_Heartbeat_FullMethodName         = "/vance.v1.SessionService/Heartbeat"
+	SessionService_ReleaseBind_FullMethodName       = "/vance.v1.SessionService/ReleaseBind"
+	SessionService_MonitorSession_FullMethodName    = "/vance.v1.SessionService/MonitorSession"
+	SessionService_SuspendSession_FullMethodName    = "/vance.v1.SessionService/SuspendSession"
+	SessionService_ResumeSession_FullMethodName     = "/vance.v1.SessionService/ResumeSession"
+	SessionService_ExtendSession_FullMethodName     = "/vance.v1.SessionService/ExtendSession"
+	SessionService_ArchiveSession_FullMethodName    = "/vance.v1.SessionService/ArchiveSession"
+	SessionService_ReactivateSession_FullMethodName = "/vance.v1.SessionService/ReactivateSession"
+	SessionService_DeleteSession_FullMethodName     = "/vance.v1.SessionService/DeleteSession"
+	SessionService_GetSettings_FullMethodName       = "/vance.v1.SessionService/GetSettings"
+	SessionService_UpdateSettings_FullMethodName    = "/vance.v1.SessionService/UpdateSettings"
+	SessionService_RunSweeps_FullMethodName         = "/vance.v1.SessionService/RunSweeps"
+	SessionService_RestartForced_FullMethodName     = "/vance.v1.SessionService/RestartForced"
+	SessionService_EnsureHome_FullMethodName        = "/vance.v1.SessionService/EnsureHome"
+	SessionService_OpenHubSession_FullMethodName    = "/vance.v1.SessionService/OpenHubSession"
+	SessionService_ListProjects_FullMethodName      = "/vance.v1.SessionService/ListProjects"
+	SessionService_DeleteProject_FullMethodName     = "/vance.v1.SessionService/DeleteProject"
+	SessionService_ArchiveProject_FullMethodName    = "/vance.v1.SessionService/ArchiveProject"
+	SessionService_GetUserSetting_FullMethodName    = "/vance.v1.SessionService/GetUserSetting"
+	SessionService_AddInboxItem_FullMethodName      = "/vance.v1.SessionService/AddInboxItem"
+	SessionService_ListInboxItems_FullMethodName    = "/vance.v1.SessionService/ListInboxItems"
+	SessionService_GetInboxItem_FullMethodName      = "/vance.v1.SessionService/GetInboxItem"
+	SessionService_MarkInboxItem_FullMethodName     = "/vance.v1.SessionService/MarkInboxItem"
+	SessionService_AnswerInboxItem_FullMethodName   = "/vance.v1.SessionService/AnswerInboxItem"
 )
 
 // SessionServiceClient is the client API for SessionService service.
@@ -68,9 +78,6 @@ type SessionServiceClient interface {
 	UpdateMetadata(ctx context.Context, in *UpdateMetadataRequest, opts ...grpc.CallOption) (*Session, error)
 	// Title and tags (title weighs most) and the conversation, with snippets.
 	SearchSessions(ctx context.Context, in *SearchSessionsRequest, opts ...grpc.CallOption) (*SearchSessionsResponse, error)
-	// The gateway reports user activity (a steer): the session's new chat messages get indexed
-	// and its first question-and-answer pair triggers the metadata auto-suggest.
-	NoteSessionActivity(ctx context.Context, in *NoteSessionActivityRequest, opts ...grpc.CallOption) (*NoteSessionActivityResponse, error)
 	// ---- lifecycle (seed 002 §8-§12); session_service/binding.py, cascade.py, sweepers.py ----
 	// Binds a connection (session-resume): 404 missing or closed, 403 foreign, 409
 	// session_archived, 409 session_bound_elsewhere unless the owner takes over; a stale bind is
@@ -103,6 +110,21 @@ type SessionServiceClient interface {
 	RunSweeps(ctx context.Context, in *RunSweepsRequest, opts ...grpc.CallOption) (*RunSweepsResponse, error)
 	// Admin and tests: the auto-restart pass over FORCED-suspended sessions (seed 002 §10.1).
 	RestartForced(ctx context.Context, in *RestartForcedRequest, opts ...grpc.CallOption) (*RunSweepsResponse, error)
+	// ---- Eddie hub (docs/protocol.md "Hub") ----
+	// Idempotent: the tenant's `Home` group, the user's SYSTEM project and `home.project.id`.
+	EnsureHome(ctx context.Context, in *EnsureHomeRequest, opts ...grpc.CallOption) (*HomeInfo, error)
+	// Binds the connection to the user's most recent unbound open hub session, or creates one.
+	OpenHubSession(ctx context.Context, in *OpenHubSessionRequest, opts ...grpc.CallOption) (*BindSessionResponse, error)
+	ListProjects(ctx context.Context, in *ListProjectsRequest, opts ...grpc.CallOption) (*ListProjectsResponse, error)
+	DeleteProject(ctx context.Context, in *ProjectOpRequest, opts ...grpc.CallOption) (*DeleteProjectResponse, error)
+	ArchiveProject(ctx context.Context, in *ProjectOpRequest, opts ...grpc.CallOption) (*Project, error)
+	GetUserSetting(ctx context.Context, in *GetUserSettingRequest, opts ...grpc.CallOption) (*UserSetting, error)
+	// The user's inbox.
+	AddInboxItem(ctx context.Context, in *InboxItem, opts ...grpc.CallOption) (*InboxItem, error)
+	ListInboxItems(ctx context.Context, in *ListInboxItemsRequest, opts ...grpc.CallOption) (*ListInboxItemsResponse, error)
+	GetInboxItem(ctx context.Context, in *InboxItemRef, opts ...grpc.CallOption) (*InboxItem, error)
+	MarkInboxItem(ctx context.Context, in *MarkInboxItemRequest, opts ...grpc.CallOption) (*InboxItem, error)
+	AnswerInboxItem(ctx context.Context, in *AnswerInboxItemRequest, opts ...grpc.CallOption) (*InboxItem, error)
 }
 
 type sessionServiceClient struct {
@@ -207,16 +229,6 @@ func (c *sessionServiceClient) SearchSessions(ctx context.Context, in *SearchSes
 	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
 	out := new(SearchSessionsResponse)
 	err := c.cc.Invoke(ctx, SessionService_SearchSessions_FullMethodName, in, out, cOpts...)
-	if err != nil {
-		return nil, err
-	}
-	return out, nil
-}
-
-func (c *sessionServiceClient) NoteSessionActivity(ctx context.Context, in *NoteSessionActivityRequest, opts ...grpc.CallOption) (*NoteSessionActivityResponse, error) {
-	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
-	out := new(NoteSessionActivityResponse)
-	err := c.cc.Invoke(ctx, SessionService_NoteSessionActivity_FullMethodName, in, out, cOpts...)
 	if err != nil {
 		return nil, err
 	}
@@ -363,6 +375,116 @@ func (c *sessionServiceClient) RestartForced(ctx context.Context, in *RestartFor
 	return out, nil
 }
 
+func (c *sessionServiceClient) EnsureHome(ctx context.Context, in *EnsureHomeRequest, opts ...grpc.CallOption) (*HomeInfo, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(HomeInfo)
+	err := c.cc.Invoke(ctx, SessionService_EnsureHome_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *sessionServiceClient) OpenHubSession(ctx context.Context, in *OpenHubSessionRequest, opts ...grpc.CallOption) (*BindSessionResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(BindSessionResponse)
+	err := c.cc.Invoke(ctx, SessionService_OpenHubSession_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *sessionServiceClient) ListProjects(ctx context.Context, in *ListProjectsRequest, opts ...grpc.CallOption) (*ListProjectsResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(ListProjectsResponse)
+	err := c.cc.Invoke(ctx, SessionService_ListProjects_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *sessionServiceClient) DeleteProject(ctx context.Context, in *ProjectOpRequest, opts ...grpc.CallOption) (*DeleteProjectResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(DeleteProjectResponse)
+	err := c.cc.Invoke(ctx, SessionService_DeleteProject_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *sessionServiceClient) ArchiveProject(ctx context.Context, in *ProjectOpRequest, opts ...grpc.CallOption) (*Project, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(Project)
+	err := c.cc.Invoke(ctx, SessionService_ArchiveProject_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *sessionServiceClient) GetUserSetting(ctx context.Context, in *GetUserSettingRequest, opts ...grpc.CallOption) (*UserSetting, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(UserSetting)
+	err := c.cc.Invoke(ctx, SessionService_GetUserSetting_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *sessionServiceClient) AddInboxItem(ctx context.Context, in *InboxItem, opts ...grpc.CallOption) (*InboxItem, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(InboxItem)
+	err := c.cc.Invoke(ctx, SessionService_AddInboxItem_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *sessionServiceClient) ListInboxItems(ctx context.Context, in *ListInboxItemsRequest, opts ...grpc.CallOption) (*ListInboxItemsResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(ListInboxItemsResponse)
+	err := c.cc.Invoke(ctx, SessionService_ListInboxItems_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *sessionServiceClient) GetInboxItem(ctx context.Context, in *InboxItemRef, opts ...grpc.CallOption) (*InboxItem, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(InboxItem)
+	err := c.cc.Invoke(ctx, SessionService_GetInboxItem_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *sessionServiceClient) MarkInboxItem(ctx context.Context, in *MarkInboxItemRequest, opts ...grpc.CallOption) (*InboxItem, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(InboxItem)
+	err := c.cc.Invoke(ctx, SessionService_MarkInboxItem_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *sessionServiceClient) AnswerInboxItem(ctx context.Context, in *AnswerInboxItemRequest, opts ...grpc.CallOption) (*InboxItem, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(InboxItem)
+	err := c.cc.Invoke(ctx, SessionService_AnswerInboxItem_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // SessionServiceServer is the server API for SessionService service.
 // All implementations must embed UnimplementedSessionServiceServer
 // for forward compatibility.
@@ -383,9 +505,6 @@ type SessionServiceServer interface {
 	UpdateMetadata(context.Context, *UpdateMetadataRequest) (*Session, error)
 	// Title and tags (title weighs most) and the conversation, with snippets.
 	SearchSessions(context.Context, *SearchSessionsRequest) (*SearchSessionsResponse, error)
-	// The gateway reports user activity (a steer): the session's new chat messages get indexed
-	// and its first question-and-answer pair triggers the metadata auto-suggest.
-	NoteSessionActivity(context.Context, *NoteSessionActivityRequest) (*NoteSessionActivityResponse, error)
 	// ---- lifecycle (seed 002 §8-§12); session_service/binding.py, cascade.py, sweepers.py ----
 	// Binds a connection (session-resume): 404 missing or closed, 403 foreign, 409
 	// session_archived, 409 session_bound_elsewhere unless the owner takes over; a stale bind is
@@ -418,6 +537,21 @@ type SessionServiceServer interface {
 	RunSweeps(context.Context, *RunSweepsRequest) (*RunSweepsResponse, error)
 	// Admin and tests: the auto-restart pass over FORCED-suspended sessions (seed 002 §10.1).
 	RestartForced(context.Context, *RestartForcedRequest) (*RunSweepsResponse, error)
+	// ---- Eddie hub (docs/protocol.md "Hub") ----
+	// Idempotent: the tenant's `Home` group, the user's SYSTEM project and `home.project.id`.
+	EnsureHome(context.Context, *EnsureHomeRequest) (*HomeInfo, error)
+	// Binds the connection to the user's most recent unbound open hub session, or creates one.
+	OpenHubSession(context.Context, *OpenHubSessionRequest) (*BindSessionResponse, error)
+	ListProjects(context.Context, *ListProjectsRequest) (*ListProjectsResponse, error)
+	DeleteProject(context.Context, *ProjectOpRequest) (*DeleteProjectResponse, error)
+	ArchiveProject(context.Context, *ProjectOpRequest) (*Project, error)
+	GetUserSetting(context.Context, *GetUserSettingRequest) (*UserSetting, error)
+	// The user's inbox.
+	AddInboxItem(context.Context, *InboxItem) (*InboxItem, error)
+	ListInboxItems(context.Context, *ListInboxItemsRequest) (*ListInboxItemsResponse, error)
+	GetInboxItem(context.Context, *InboxItemRef) (*InboxItem, error)
+	MarkInboxItem(context.Context, *MarkInboxItemRequest) (*InboxItem, error)
+	AnswerInboxItem(context.Context, *AnswerInboxItemRequest) (*InboxItem, error)
 	mustEmbedUnimplementedSessionServiceServer()
 }
 
@@ -457,9 +591,6 @@ func (UnimplementedSessionServiceServer) UpdateMetadata(context.Context, *Update
 }
 func (UnimplementedSessionServiceServer) SearchSessions(context.Context, *SearchSessionsRequest) (*SearchSessionsResponse, error) {
 	return nil, status.Errorf(codes.Unimplemented, "method SearchSessions not implemented")
-}
-func (UnimplementedSessionServiceServer) NoteSessionActivity(context.Context, *NoteSessionActivityRequest) (*NoteSessionActivityResponse, error) {
-	return nil, status.Errorf(codes.Unimplemented, "method NoteSessionActivity not implemented")
 }
 func (UnimplementedSessionServiceServer) BindSession(context.Context, *BindSessionRequest) (*BindSessionResponse, error) {
 	return nil, status.Errorf(codes.Unimplemented, "method BindSession not implemented")
@@ -502,6 +633,39 @@ func (UnimplementedSessionServiceServer) RunSweeps(context.Context, *RunSweepsRe
 }
 func (UnimplementedSessionServiceServer) RestartForced(context.Context, *RestartForcedRequest) (*RunSweepsResponse, error) {
 	return nil, status.Errorf(codes.Unimplemented, "method RestartForced not implemented")
+}
+func (UnimplementedSessionServiceServer) EnsureHome(context.Context, *EnsureHomeRequest) (*HomeInfo, error) {
+	return nil, status.Errorf(codes.Unimplemented, "method EnsureHome not implemented")
+}
+func (UnimplementedSessionServiceServer) OpenHubSession(context.Context, *OpenHubSessionRequest) (*BindSessionResponse, error) {
+	return nil, status.Errorf(codes.Unimplemented, "method OpenHubSession not implemented")
+}
+func (UnimplementedSessionServiceServer) ListProjects(context.Context, *ListProjectsRequest) (*ListProjectsResponse, error) {
+	return nil, status.Errorf(codes.Unimplemented, "method ListProjects not implemented")
+}
+func (UnimplementedSessionServiceServer) DeleteProject(context.Context, *ProjectOpRequest) (*DeleteProjectResponse, error) {
+	return nil, status.Errorf(codes.Unimplemented, "method DeleteProject not implemented")
+}
+func (UnimplementedSessionServiceServer) ArchiveProject(context.Context, *ProjectOpRequest) (*Project, error) {
+	return nil, status.Errorf(codes.Unimplemented, "method ArchiveProject not implemented")
+}
+func (UnimplementedSessionServiceServer) GetUserSetting(context.Context, *GetUserSettingRequest) (*UserSetting, error) {
+	return nil, status.Errorf(codes.Unimplemented, "method GetUserSetting not implemented")
+}
+func (UnimplementedSessionServiceServer) AddInboxItem(context.Context, *InboxItem) (*InboxItem, error) {
+	return nil, status.Errorf(codes.Unimplemented, "method AddInboxItem not implemented")
+}
+func (UnimplementedSessionServiceServer) ListInboxItems(context.Context, *ListInboxItemsRequest) (*ListInboxItemsResponse, error) {
+	return nil, status.Errorf(codes.Unimplemented, "method ListInboxItems not implemented")
+}
+func (UnimplementedSessionServiceServer) GetInboxItem(context.Context, *InboxItemRef) (*InboxItem, error) {
+	return nil, status.Errorf(codes.Unimplemented, "method GetInboxItem not implemented")
+}
+func (UnimplementedSessionServiceServer) MarkInboxItem(context.Context, *MarkInboxItemRequest) (*InboxItem, error) {
+	return nil, status.Errorf(codes.Unimplemented, "method MarkInboxItem not implemented")
+}
+func (UnimplementedSessionServiceServer) AnswerInboxItem(context.Context, *AnswerInboxItemRequest) (*InboxItem, error) {
+	return nil, status.Errorf(codes.Unimplemented, "method AnswerInboxItem not implemented")
 }
 func (UnimplementedSessionServiceServer) mustEmbedUnimplementedSessionServiceServer() {}
 func (UnimplementedSessionServiceServer) testEmbeddedByValue()                        {}
@@ -700,24 +864,6 @@ func _SessionService_SearchSessions_Handler(srv interface{}, ctx context.Context
 	}
 	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
 		return srv.(SessionServiceServer).SearchSessions(ctx, req.(*SearchSessionsRequest))
-	}
-	return interceptor(ctx, in, info, handler)
-}
-
-func _SessionService_NoteSessionActivity_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
-	in := new(NoteSessionActivityRequest)
-	if err := dec(in); err != nil {
-		return nil, err
-	}
-	if interceptor == nil {
-		return srv.(SessionServiceServer).NoteSessionActivity(ctx, in)
-	}
-	info := &grpc.UnaryServerInfo{
-		Server:     srv,
-		FullMethod: SessionService_NoteSessionActivity_FullMethodName,
-	}
-	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
-		return srv.(SessionServiceServer).NoteSessionActivity(ctx, req.(*NoteSessionActivityRequest))
 	}
 	return interceptor(ctx, in, info, handler)
 }
@@ -974,6 +1120,204 @@ func _SessionService_RestartForced_Handler(srv interface{}, ctx context.Context,
 	return interceptor(ctx, in, info, handler)
 }
 
+func _SessionService_EnsureHome_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(EnsureHomeRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(SessionServiceServer).EnsureHome(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: SessionService_EnsureHome_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(SessionServiceServer).EnsureHome(ctx, req.(*EnsureHomeRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _SessionService_OpenHubSession_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(OpenHubSessionRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(SessionServiceServer).OpenHubSession(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: SessionService_OpenHubSession_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(SessionServiceServer).OpenHubSession(ctx, req.(*OpenHubSessionRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _SessionService_ListProjects_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(ListProjectsRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(SessionServiceServer).ListProjects(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: SessionService_ListProjects_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(SessionServiceServer).ListProjects(ctx, req.(*ListProjectsRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _SessionService_DeleteProject_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(ProjectOpRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(SessionServiceServer).DeleteProject(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: SessionService_DeleteProject_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(SessionServiceServer).DeleteProject(ctx, req.(*ProjectOpRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _SessionService_ArchiveProject_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(ProjectOpRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(SessionServiceServer).ArchiveProject(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: SessionService_ArchiveProject_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(SessionServiceServer).ArchiveProject(ctx, req.(*ProjectOpRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _SessionService_GetUserSetting_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(GetUserSettingRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(SessionServiceServer).GetUserSetting(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: SessionService_GetUserSetting_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(SessionServiceServer).GetUserSetting(ctx, req.(*GetUserSettingRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _SessionService_AddInboxItem_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(InboxItem)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(SessionServiceServer).AddInboxItem(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: SessionService_AddInboxItem_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(SessionServiceServer).AddInboxItem(ctx, req.(*InboxItem))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _SessionService_ListInboxItems_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(ListInboxItemsRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(SessionServiceServer).ListInboxItems(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: SessionService_ListInboxItems_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(SessionServiceServer).ListInboxItems(ctx, req.(*ListInboxItemsRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _SessionService_GetInboxItem_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(InboxItemRef)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(SessionServiceServer).GetInboxItem(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: SessionService_GetInboxItem_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(SessionServiceServer).GetInboxItem(ctx, req.(*InboxItemRef))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _SessionService_MarkInboxItem_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(MarkInboxItemRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(SessionServiceServer).MarkInboxItem(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: SessionService_MarkInboxItem_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(SessionServiceServer).MarkInboxItem(ctx, req.(*MarkInboxItemRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _SessionService_AnswerInboxItem_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(AnswerInboxItemRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(SessionServiceServer).AnswerInboxItem(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: SessionService_AnswerInboxItem_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(SessionServiceServer).AnswerInboxItem(ctx, req.(*AnswerInboxItemRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // SessionService_ServiceDesc is the grpc.ServiceDesc for SessionService service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -1020,10 +1364,6 @@ var SessionService_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "SearchSessions",
 			Handler:    _SessionService_SearchSessions_Handler,
-		},
-		{
-			MethodName: "NoteSessionActivity",
-			Handler:    _SessionService_NoteSessionActivity_Handler,
 		},
 		{
 			MethodName: "BindSession",
@@ -1080,6 +1420,50 @@ var SessionService_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "RestartForced",
 			Handler:    _SessionService_RestartForced_Handler,
+		},
+		{
+			MethodName: "EnsureHome",
+			Handler:    _SessionService_EnsureHome_Handler,
+		},
+		{
+			MethodName: "OpenHubSession",
+			Handler:    _SessionService_OpenHubSession_Handler,
+		},
+		{
+			MethodName: "ListProjects",
+			Handler:    _SessionService_ListProjects_Handler,
+		},
+		{
+			MethodName: "DeleteProject",
+			Handler:    _SessionService_DeleteProject_Handler,
+		},
+		{
+			MethodName: "ArchiveProject",
+			Handler:    _SessionService_ArchiveProject_Handler,
+		},
+		{
+			MethodName: "GetUserSetting",
+			Handler:    _SessionService_GetUserSetting_Handler,
+		},
+		{
+			MethodName: "AddInboxItem",
+			Handler:    _SessionService_AddInboxItem_Handler,
+		},
+		{
+			MethodName: "ListInboxItems",
+			Handler:    _SessionService_ListInboxItems_Handler,
+		},
+		{
+			MethodName: "GetInboxItem",
+			Handler:    _SessionService_GetInboxItem_Handler,
+		},
+		{
+			MethodName: "MarkInboxItem",
+			Handler:    _SessionService_MarkInboxItem_Handler,
+		},
+		{
+			MethodName: "AnswerInboxItem",
+			Handler:    _SessionService_AnswerInboxItem_Handler,
 		},
 	},
 	Streams:  []grpc.StreamDesc{},

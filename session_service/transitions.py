@@ -1,52 +1,39 @@
-"""Session lifecycle transitions (seed 002 §4, §9, §10): the status roll-up, suspend, resume,
+"""Session lifecycle transitions: the status roll-up, suspend, resume,
 close and extend, each one compare-and-set on the session document plus the engine cascade in
 process_service.
 
-Order keeps the invariants of §2 (CLOSED and ARCHIVED sessions are unbound): engines first,
+Order keeps the invariant that CLOSED and ARCHIVED sessions are unbound: engines first,
 then the session document (which clears the bind in the same write). Sweep-set entries are
 written before the state change that needs them and dropped after the one that ends it.
 """
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from typing import Any
 
-import grpc
-from pymongo import ReturnDocument
+from pymongo import ReturnDocument, UpdateOne
 
 from session_service.abandoned import AbandonedEvaluator
 from session_service.access import Actor, check_owner_or_admin
-from session_service.lifecycle import (
-    BOUND,
-    DEAD,
-    FORCED,
-    IDLE,
-    OPEN,
-    SUSPENDED,
-    SweepSets,
-    forced_floor,
-    rollup,
-    transition_at,
-)
+from session_service.lifecycle import DEAD, OPEN, forced_floor, rollup, transition_at
 from session_service.models import Session, SessionStatus
 from session_service.settings import Settings
 from session_service.store import SessionStore
+from session_service.sweep_sets import BOUND, FORCED, IDLE, SUSPENDED, SweepSets
+from vance.clients.process import Processes
+from vance.clients.recipe import Recipes
 from vance.clock import Clock
 from vance.config import LifecycleConfig
 from vance.domain import CloseReason, OnIdle, SuspendCause
-from vance.errors import (
-    FailedPreconditionError,
-    InvalidArgumentError,
-    NotFoundError,
-    from_rpc_error,
-)
-from vance.v1 import common_pb2 as pb
-from vance.v1 import process_pb2 as ppb
-from vance.v1 import process_pb2_grpc, recipe_pb2_grpc
+from vance.errors import FailedPreconditionError, InvalidArgumentError, NotFoundError
 from vance.v1 import recipe_pb2 as rpb
 
 logger = logging.getLogger(__name__)
+
+# Engine cascades of one batch (suspend_many) in flight at once.
+CASCADE_CONCURRENCY = 16
 
 _RUNTIME_CLEARED: dict[str, Any] = {
     "suspended_at_ms": None,
@@ -55,14 +42,14 @@ _RUNTIME_CLEARED: dict[str, Any] = {
 }
 
 
-class Cascades:
+class Transitions:
     def __init__(
         self,
         store: SessionStore,
         sets: SweepSets,
         settings: Settings,
-        processes: process_pb2_grpc.ProcessServiceStub,
-        recipes: recipe_pb2_grpc.RecipeServiceStub,
+        processes: Processes,
+        recipes: Recipes,
         evaluator: AbandonedEvaluator,
         clock: Clock,
         config: LifecycleConfig,
@@ -102,19 +89,12 @@ class Cascades:
         return await self.store.session(session.session_id) or session
 
     async def view(self, session: Session) -> Session:
-        """RUNNING/IDLE are a roll-up over the engines (seed 002 §4): computed when read and
+        """RUNNING/IDLE are a roll-up over the engines: computed when read and
         written back when it changed, so listings see the last known value."""
         if session.status.value not in OPEN:
             return session
-        engines = await self.rpc(
-            self.processes.ListProcesses(
-                ppb.ListProcessesRequest(session_id=session.session_id, include_terminated=False)
-            )
-        )
-        status = rollup(
-            (pb.ProcessStatus.Name(p.status).removeprefix("PROCESS_STATUS_"), p.pending_count)
-            for p in engines.processes
-        )
+        engines = await self.processes.engines(session.session_id)
+        status = rollup((p.status.value, p.pending_count) for p in engines)
         if status == session.status.value:
             return session
         updated = await self.cas(
@@ -145,24 +125,21 @@ class Cascades:
         profile: str,
         caller: rpb.LifecycleProperties,
     ) -> rpb.ResolvedLifecycle:
-        """Seed 002 §6 at session-create: the bootstrap recipe's profile blocks, then the
+        """At session-create: the bootstrap recipe's profile blocks, then the
         tenant -> project settings, then the caller's explicit values. Resolved once; the
         session keeps the result (and the sources, for audit) and never re-reads the recipe."""
         settings = await self.settings.effective(tenant, project)
-        resolved: rpb.ResolvedLifecycle = await self.rpc(
-            self.recipes.ResolveLifecycle(
-                rpb.ResolveLifecycleRequest(
-                    tenant_id=tenant,
-                    project_id=project,
-                    recipe=recipe,
-                    engine=engine,
-                    profile=profile,
-                    settings={k: v for k, v in settings.items() if k.startswith("vance.session.")},
-                    caller=caller,
-                )
+        return await self.recipes.resolve_lifecycle(
+            rpb.ResolveLifecycleRequest(
+                tenant_id=tenant,
+                project_id=project,
+                recipe=recipe,
+                engine=engine,
+                profile=profile,
+                settings={k: v for k, v in settings.items() if k.startswith("vance.session.")},
+                caller=caller,
             )
         )
-        return resolved
 
     async def index_new(self, session: Session) -> None:
         """Before the session document exists: its idle (and bind) sweep entries."""
@@ -201,17 +178,65 @@ class Cascades:
         )
         if after is None:
             return await self.reload(session)
-        await self.rpc(
-            self.processes.SuspendProcesses(
-                ppb.SessionCascadeRequest(
-                    session_id=session.session_id,
-                    suspend_cause=f"SUSPEND_CAUSE_{cause.value}",
-                )
-            )
-        )
+        await self.processes.suspend_session(session.session_id, cause)
         await self.sets.drop(IDLE, session.session_id)
         logger.info("session %s suspended (%s) until %d", session.session_id, cause.value, due)
         return after
+
+    async def suspend_many(self, sessions: list[Session], cause: SuspendCause, now: int) -> int:
+        """`suspend` for many sessions at once (the idle sweep): the same steps in the same
+        order, each a few store commands for all of them instead of some per session. Returns
+        how many were suspended; a session whose status moved meanwhile is left alone."""
+        sessions = [s for s in sessions if s.status.value in (*OPEN, SessionStatus.INIT.value)]
+        if not sessions:
+            return 0
+        floors: dict[str, int] = {}
+        for tenant in {s.tenant_id for s in sessions}:
+            floors[tenant] = forced_floor(self.config, await self.settings.effective(tenant))
+        dues = {
+            s.session_id: transition_at(cause, s.lifecycle, now, floors[s.tenant_id])
+            for s in sessions
+        }
+        await self.sets.put_many(SUSPENDED, dues)
+        if cause is SuspendCause.FORCED:
+            await self.sets.put_many(FORCED, dict.fromkeys(dues, now))
+        # One compare-and-set per session in one bulk write; which held is read back.
+        await self.store.sessions.bulk_write(
+            [
+                UpdateOne(
+                    {"_id": s.session_id, "status": s.status.value},
+                    {
+                        "$set": {
+                            "status": SessionStatus.SUSPENDED.value,
+                            "suspended_at_ms": now,
+                            "suspend_cause": cause.value,
+                            "transition_at_ms": dues[s.session_id],
+                        }
+                    },
+                )
+                for s in sessions
+            ],
+            ordered=False,
+        )
+        mine = [
+            str(d["_id"])
+            for d in await self.sets.load(list(dues))
+            if d.get("status") == SessionStatus.SUSPENDED.value
+            and d.get("suspended_at_ms") == now
+            and d.get("suspend_cause") == cause.value
+        ]
+        limit = asyncio.Semaphore(CASCADE_CONCURRENCY)
+
+        async def cascade(session_id: str) -> None:
+            async with limit:
+                await self.processes.suspend_session(session_id, cause)
+
+        async with asyncio.TaskGroup() as tg:
+            for session_id in mine:
+                tg.create_task(cascade(session_id))
+        await self.sets.drop_many(IDLE, mine)
+        logger.info("%d sessions suspended (%s)", len(mine), cause.value)
+        return len(mine)
 
     async def resume(self, session: Session) -> Session:
         """SUSPENDED -> IDLE (then RUNNING by roll-up) for every cause: engines resume and drain
@@ -232,9 +257,7 @@ class Cascades:
         if after is None:
             return await self.view(await self.reload(session))
         await self.index_open(after)
-        await self.rpc(
-            self.processes.ResumeProcesses(ppb.SessionCascadeRequest(session_id=session.session_id))
-        )
+        await self.processes.resume_session(session.session_id)
         await self.sets.drop(SUSPENDED, session.session_id)
         await self.sets.drop(FORCED, session.session_id)
         logger.info("session %s resumed", session.session_id)
@@ -303,18 +326,4 @@ class Cascades:
         return after
 
     async def close_engines(self, session_id: str, reason: CloseReason) -> None:
-        await self.rpc(
-            self.processes.CloseProcesses(
-                ppb.SessionCascadeRequest(
-                    session_id=session_id,
-                    close_reason=f"CLOSE_REASON_{reason.value}",
-                )
-            )
-        )
-
-    @staticmethod
-    async def rpc(call: Any) -> Any:
-        try:
-            return await call
-        except grpc.aio.AioRpcError as exc:
-            raise from_rpc_error(exc) from exc
+        await self.processes.close_session(session_id, reason)

@@ -20,7 +20,7 @@ from pymongo import UpdateOne
 from pymongo.asynchronous.database import AsyncDatabase
 
 from session_service.models import Session, SessionStatus
-from session_service.search_store import Appends
+from session_service.search.store import Appends
 from vance.store import Document
 
 ACTIVITY_SLACK_MS = 60_000

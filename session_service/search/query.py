@@ -1,4 +1,4 @@
-"""Listing and searching sessions (seed 002 §15, stages 1 and 2): title and tags (title weighs
+"""Listing and searching sessions: title and tags (title weighs
 most) and the conversation, with snippets; scoped to the user, filtered, ranked."""
 
 from __future__ import annotations
@@ -7,11 +7,11 @@ import asyncio
 from dataclasses import dataclass, field, replace
 
 from session_service.access import Actor
-from session_service.cards import Card
 from session_service.models import Session, SessionStatus
-from session_service.search_store import Posting, SearchStore, shard_lookup
+from session_service.search.cards import Card
+from session_service.search.store import Posting, SearchStore, shard_lookup
+from session_service.search.tokens import QueryTerm, Snippet, query_terms, snippet, tokens
 from session_service.store import SessionStore
-from session_service.tokens import QueryTerm, Snippet, query_terms, snippet, tokens
 from vance.clock import Clock
 from vance.errors import InvalidArgumentError, PermissionDeniedError
 
@@ -72,7 +72,7 @@ class SearchResult:
 
 
 def default_order(s: Session) -> tuple[bool, int]:
-    """Pinned first, then by last activity (seed 002 §15.1)."""
+    """Pinned first, then by last activity."""
     return (s.metadata.pinned, s.last_activity_at_ms)
 
 

@@ -1,4 +1,4 @@
-"""Wiring of metadata, search and the search feed, built once per session_service replica."""
+"""Wiring of metadata, search and the search indexer, built once per session_service replica."""
 
 from __future__ import annotations
 
@@ -12,16 +12,16 @@ from pymongo.asynchronous.database import AsyncDatabase
 
 from session_service.metadata import Metadata
 from session_service.models import Session, SessionStatus
-from session_service.search import SessionSearch
-from session_service.search_feed import SearchFeed
-from session_service.search_store import SearchStore
+from session_service.search.indexer import SearchIndexer
+from session_service.search.query import SessionSearch
+from session_service.search.store import SearchStore
 from session_service.store import SessionStore
 from session_service.suggest import Suggester
+from vance.clients.process import Processes
 from vance.clock import Clock
 from vance.config import LlmConfig
 from vance.llm import ChunkSink, LiteLLMClient, ModelReply, is_configured, warm_up_call
 from vance.store import Document
-from vance.v1 import process_pb2_grpc
 
 logger = logging.getLogger(__name__)
 
@@ -66,9 +66,9 @@ class SearchHook:
     card where default visibility changes (archive, reactivate), and on a hard delete removes
     the session's card and everything the index holds of it."""
 
-    def __init__(self, store: SessionStore, feed: SearchFeed, clock: Clock) -> None:
+    def __init__(self, store: SessionStore, indexer: SearchIndexer, clock: Clock) -> None:
         self._store = store
-        self._feed = feed
+        self._indexer = indexer
         self._clock = clock
 
     async def on_session_archived(self, session: Session) -> None:
@@ -81,7 +81,7 @@ class SearchHook:
         await self._store.cards.put(session, self._clock.now_ms(), status=SessionStatus.IDLE.value)
 
     async def on_session_deleted(self, session: Session) -> None:
-        await self._feed.purge(session)
+        await self._indexer.purge(session)
         await self._store.cards.remove(
             session.tenant_id, session.owner_user_id, {session.session_id}
         )
@@ -91,14 +91,14 @@ class SearchHook:
 class SearchServices:
     metadata: Metadata
     search: SessionSearch
-    feed: SearchFeed
+    indexer: SearchIndexer
     hook: SearchHook
     model: LazyModel | None = None
     _task: asyncio.Task[None] | None = field(default=None, repr=False)
     _warming: asyncio.Task[None] | None = field(default=None, repr=False)
 
     def start(self) -> None:
-        self._task = asyncio.ensure_future(self.feed.run())
+        self._task = asyncio.ensure_future(self.indexer.run())
         if self.model is not None:
             self._warming = asyncio.ensure_future(self._warm(self.model))
 
@@ -123,7 +123,7 @@ def build_search(
     db: AsyncDatabase[Document],
     store: SessionStore,
     clock: Clock,
-    processes: process_pb2_grpc.ProcessServiceStub,
+    processes: Processes,
     llm: LlmConfig,
 ) -> SearchServices:
     index = SearchStore(db)
@@ -132,7 +132,7 @@ def build_search(
     suggester = Suggester(model) if model is not None else None
     if suggester is None:
         logger.info("no model configured: session metadata is not auto-suggested")
-    feed = SearchFeed(
+    indexer = SearchIndexer(
         sessions=store,
         index=index,
         metadata=metadata,
@@ -143,7 +143,7 @@ def build_search(
     return SearchServices(
         metadata=metadata,
         search=SessionSearch(store, index, clock),
-        feed=feed,
-        hook=SearchHook(store, feed, clock),
+        indexer=indexer,
+        hook=SearchHook(store, indexer, clock),
         model=model,
     )

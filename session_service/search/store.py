@@ -1,5 +1,5 @@
 """The session search index: token posting lists, a prefix vocabulary, per-session word lists,
-the indexed message texts, and the feed's cursors and dirty set. Every read is by _id (the embedded
+the indexed message texts, and the indexer's position in the chat feed. Every read is by _id (the embedded
 store indexes nothing else, docs/architecture.md "Store access").
 
 Large id lists are kept as one space-separated string plus a small array that takes appends:
@@ -25,6 +25,9 @@ COMPACT_AT = 64
 MESSAGE_TEXT_CHARS = 4_000
 _IN_BATCH = 500
 _BULK = 200
+# The chat feed position lives beside the per-process documents: process ids never hold a
+# colon (vance/ids.py), so it cannot meet one.
+FEED_POSITION_ID = "feed:chat"
 
 
 @dataclass
@@ -72,7 +75,6 @@ class SearchStore:
         self.terms = db["search_session_words"]
         self.messages = db["search_messages"]
         self.cursors = db["search_cursors"]
-        self.dirty = db["search_dirty"]
         self._appends = Appends()
 
     # ---- postings ----
@@ -148,7 +150,7 @@ class SearchStore:
     ) -> None:
         """Takes a deleted session off the title, tag and conversation lists of `words` and
         the exact lists of `exact_tags`. A list left empty is deleted and its word leaves the
-        vocabulary, so nothing of the session stays in the index (seed 002 §11.4)."""
+        vocabulary, so nothing of the session stays in the index."""
         ids = [self.posting_id(tenant, w) for w in set(words)]
         ids += [self.tag_id(tenant, t) for t in set(exact_tags)]
         pull = {"$pull": {"t": session_id, "g": session_id, "ca": session_id}}
@@ -306,49 +308,24 @@ class SearchStore:
     async def messages_by_ids(self, ids: list[str]) -> dict[str, Document]:
         return {str(d["_id"]): d for d in await self._by_ids(self.messages, ids)}
 
-    # ---- feed state ----
+    # ---- indexer state ----
 
     async def cursor(self, process_id: str) -> Document:
-        return await self.cursors.find_one({"_id": process_id}) or {"_id": process_id, "n": 0}
+        """What the indexer keeps of a chat process: its first question and answer."""
+        return await self.cursors.find_one({"_id": process_id}) or {"_id": process_id}
 
     async def save_cursor(self, process_id: str, fields: Document) -> None:
         await self.cursors.update_one({"_id": process_id}, {"$set": fields}, upsert=True)
 
-    async def mark_dirty_many(self, marks: list[tuple[str, str, int, int]]) -> None:
-        """(tenant, session, marked at, due) each; one command. An earlier due time stays
-        (`$min`): a session steered again and again is still indexed a second after the first
-        steer, not only once its user pauses."""
-        await self.dirty.bulk_write(
-            [
-                UpdateOne(
-                    {"_id": session_id},
-                    {
-                        "$set": {"tenant": tenant, "backoff_ms": 0, "watched_ms": now_ms},
-                        "$min": {"due_ms": due_ms},
-                        "$inc": {"v": 1},
-                    },
-                    upsert=True,
-                )
-                for tenant, session_id, now_ms, due_ms in marks
-            ],
-            ordered=False,
+    async def feed_position(self) -> int:
+        """The last chat feed page the index holds (0: none yet)."""
+        doc = await self.cursors.find_one({"_id": FEED_POSITION_ID})
+        return int(doc["after"]) if doc else 0
+
+    async def save_feed_position(self, after: int) -> None:
+        await self.cursors.update_one(
+            {"_id": FEED_POSITION_ID}, {"$max": {"after": after}}, upsert=True
         )
-
-    async def dirty_sessions(self) -> list[Document]:
-        """A scan, but of a small collection: only sessions with unindexed activity are in it."""
-        return await self.dirty.find({}).to_list(None)
-
-    async def reschedule(
-        self, session_id: str, due_ms: int, backoff_ms: int, *, watched_ms: int | None = None
-    ) -> None:
-        fields: Document = {"due_ms": due_ms, "backoff_ms": backoff_ms}
-        if watched_ms is not None:
-            fields["watched_ms"] = watched_ms  # the session made progress: watch it longer
-        await self.dirty.update_one({"_id": session_id}, {"$set": fields})
-
-    async def clear_dirty(self, session_id: str, version: int) -> None:
-        """Only if nobody marked the session again since it was read."""
-        await self.dirty.delete_one({"_id": session_id, "v": version})
 
     async def forget(
         self,
@@ -362,7 +339,6 @@ class SearchStore:
             (self.messages, message_ids),
             (self.terms, shard_ids),
             (self.cursors, process_ids),
-            (self.dirty, [session_id]),
         ):
             for i in range(0, len(ids), _IN_BATCH):
                 await coll.delete_many({"_id": {"$in": ids[i : i + _IN_BATCH]}})

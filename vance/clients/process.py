@@ -1,0 +1,173 @@
+"""process_service as its peers see it: processes, chat and the session cascades."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+import grpc
+
+from vance import convert as vc
+from vance.clients._rpc import call
+from vance.domain import ChatMessage, CloseReason, SuspendCause, ThinkProcess
+from vance.errors import from_rpc_error
+from vance.protoutil import dict_to_struct
+from vance.v1 import process_pb2 as ppb
+from vance.v1 import process_pb2_grpc
+
+
+@dataclass(frozen=True)
+class ProcessSpec:
+    """What a new process is made of (CreateProcess, RespawnChat)."""
+
+    tenant_id: str
+    project_id: str
+    session_id: str
+    name: str
+    engine: str
+    title: str = ""
+    recipe_name: str = ""
+    recipe_snapshot: dict[str, Any] = field(default_factory=dict)
+    params: dict[str, Any] = field(default_factory=dict)
+    owner_user_id: str = ""
+    idempotency_key: str = ""
+    start: bool = False
+
+    def to_proto(self) -> ppb.CreateProcessRequest:
+        return ppb.CreateProcessRequest(
+            tenant_id=self.tenant_id,
+            project_id=self.project_id,
+            session_id=self.session_id,
+            name=self.name,
+            title=self.title,
+            engine=self.engine,
+            recipe_name=self.recipe_name,
+            recipe_snapshot=dict_to_struct(self.recipe_snapshot),
+            params=dict_to_struct(self.params),
+            owner_user_id=self.owner_user_id,
+            idempotency_key=self.idempotency_key,
+            start=self.start,
+        )
+
+
+@dataclass(frozen=True)
+class ChatFeedPage:
+    """One page of the chat feed (process_service/event_feed.py): resume after `position`."""
+
+    position: int
+    messages: list[ChatMessage]
+
+
+class Processes(Protocol):
+    """What session_service needs of process_service."""
+
+    async def engines(
+        self, session_id: str, *, include_terminated: bool = False
+    ) -> list[ThinkProcess]: ...
+
+    async def process(self, process_id: str) -> ThinkProcess: ...
+
+    async def chat(
+        self, session_id: str, process_id: str, *, limit: int = 0
+    ) -> list[ChatMessage]: ...
+
+    async def create(self, spec: ProcessSpec) -> ThinkProcess: ...
+
+    async def respawn_chat(self, spec: ProcessSpec, *, history_from: str) -> ThinkProcess: ...
+
+    async def suspend_session(self, session_id: str, cause: SuspendCause) -> None: ...
+
+    async def resume_session(self, session_id: str) -> None: ...
+
+    async def close_session(self, session_id: str, reason: CloseReason) -> None: ...
+
+    async def delete_session_data(self, session_id: str) -> None: ...
+
+    def chat_feed(self, after: int) -> AsyncIterator[ChatFeedPage]: ...
+
+    async def ack_chat_feed(self, through: int) -> None: ...
+
+
+class ProcessClient:
+    """`Processes` over gRPC."""
+
+    def __init__(self, channel: grpc.aio.Channel) -> None:
+        self.stub: process_pb2_grpc.ProcessServiceAsyncStub = process_pb2_grpc.ProcessServiceStub(
+            channel
+        )
+
+    async def engines(
+        self, session_id: str, *, include_terminated: bool = False
+    ) -> list[ThinkProcess]:
+        resp = await call(
+            self.stub.ListProcesses(
+                ppb.ListProcessesRequest(
+                    session_id=session_id, include_terminated=include_terminated
+                )
+            )
+        )
+        return [vc.process_from_proto(p) for p in resp.processes]
+
+    async def process(self, process_id: str) -> ThinkProcess:
+        got = await call(self.stub.GetProcess(ppb.GetProcessRequest(process_id=process_id)))
+        return vc.process_from_proto(got)
+
+    async def chat(self, session_id: str, process_id: str, *, limit: int = 0) -> list[ChatMessage]:
+        resp = await call(
+            self.stub.ListChatMessages(
+                ppb.ListChatMessagesRequest(
+                    session_id=session_id, process_id=process_id, limit=limit
+                )
+            )
+        )
+        return [vc.chat_from_proto(m) for m in resp.messages]
+
+    async def create(self, spec: ProcessSpec) -> ThinkProcess:
+        return vc.process_from_proto(await call(self.stub.CreateProcess(spec.to_proto())))
+
+    async def respawn_chat(self, spec: ProcessSpec, *, history_from: str) -> ThinkProcess:
+        req = ppb.RespawnChatRequest(process=spec.to_proto(), history_from_process_id=history_from)
+        return vc.process_from_proto(await call(self.stub.RespawnChat(req)))
+
+    async def suspend_session(self, session_id: str, cause: SuspendCause) -> None:
+        await call(
+            self.stub.SuspendProcesses(
+                ppb.SessionCascadeRequest(
+                    session_id=session_id, suspend_cause=f"SUSPEND_CAUSE_{cause.value}"
+                )
+            )
+        )
+
+    async def resume_session(self, session_id: str) -> None:
+        await call(self.stub.ResumeProcesses(ppb.SessionCascadeRequest(session_id=session_id)))
+
+    async def close_session(self, session_id: str, reason: CloseReason) -> None:
+        await call(
+            self.stub.CloseProcesses(
+                ppb.SessionCascadeRequest(
+                    session_id=session_id, close_reason=f"CLOSE_REASON_{reason.value}"
+                )
+            )
+        )
+
+    async def delete_session_data(self, session_id: str) -> None:
+        await call(self.stub.DeleteSessionData(ppb.SessionCascadeRequest(session_id=session_id)))
+
+    async def chat_feed(self, after: int) -> AsyncIterator[ChatFeedPage]:
+        """The chat feed after `after`, then live pages, until the caller stops reading."""
+        stream = self.stub.StreamChatFeed(ppb.ChatFeedRequest(after=after))
+        try:
+            async for page in stream:
+                yield ChatFeedPage(
+                    position=page.position,
+                    messages=[vc.chat_from_proto(m) for m in page.messages],
+                )
+        except grpc.aio.AioRpcError as exc:
+            raise from_rpc_error(exc) from exc
+        finally:
+            stream.cancel()
+
+    async def ack_chat_feed(self, through: int) -> None:
+        """Every page up to `through` is indexed: process_service may delete them."""
+        await call(self.stub.AckChatFeed(ppb.ChatFeedRequest(after=through)))

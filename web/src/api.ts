@@ -1,0 +1,136 @@
+// REST calls to the gateway (docs/protocol.md "REST endpoints"). The token goes in the
+// Authorization header, never in a URL.
+import type { Auth, SearchHit, SessionView } from "./types";
+
+export class ApiError extends Error {
+  constructor(
+    readonly status: number,
+    readonly reason: string,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+async function call<T>(auth: Auth | null, method: string, path: string, body?: unknown): Promise<T> {
+  const headers: Record<string, string> = {};
+  if (auth) headers.authorization = `Bearer ${auth.token}`;
+  if (body !== undefined) headers["content-type"] = "application/json";
+  const resp = await fetch(path, {
+    method,
+    headers,
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+  const text = await resp.text();
+  const json: unknown = text ? JSON.parse(text) : {};
+  if (!resp.ok) {
+    const detail = (json as { detail?: unknown }).detail;
+    if (detail && typeof detail === "object" && !Array.isArray(detail)) {
+      const d = detail as { errorMessage?: string; reason?: string };
+      throw new ApiError(resp.status, d.reason ?? "error", d.errorMessage ?? resp.statusText);
+    }
+    throw new ApiError(resp.status, "error", typeof detail === "string" ? detail : resp.statusText);
+  }
+  return json as T;
+}
+
+const enc = encodeURIComponent;
+
+interface TokenView {
+  token: string;
+  userId: string;
+  tenantId: string;
+  expiresAt: number;
+}
+
+function toAuth(r: TokenView): Auth {
+  return {
+    tenant: r.tenantId,
+    userId: r.userId,
+    token: r.token,
+    issuedAt: Date.now(),
+    expiresAt: r.expiresAt,
+  };
+}
+
+export async function login(tenant: string, username: string, password: string): Promise<Auth> {
+  return toAuth(
+    await call<TokenView>(null, "POST", `/brain/${enc(tenant)}/access/${enc(username)}`, {
+      password,
+    }),
+  );
+}
+
+/** A new token with a full lifetime (the old one stays valid until it expires). */
+export async function refresh(auth: Auth): Promise<Auth> {
+  return toAuth(await call<TokenView>(auth, "POST", `/brain/${enc(auth.tenant)}/access/refresh`));
+}
+
+/** Revokes the token on the server (signing out). */
+export async function logout(auth: Auth): Promise<void> {
+  await call(auth, "POST", `/brain/${enc(auth.tenant)}/access/logout`);
+}
+
+export interface ListFilter {
+  statuses: string[];
+  projectId: string;
+  includeArchived: boolean;
+}
+
+function query(f: ListFilter, extra: Record<string, string> = {}): string {
+  const q = new URLSearchParams(extra);
+  for (const s of f.statuses) q.append("status", s);
+  if (f.projectId) q.set("projectId", f.projectId);
+  if (f.includeArchived) q.set("includeArchived", "true");
+  return q.toString();
+}
+
+export async function listSessions(auth: Auth, f: ListFilter): Promise<SessionView[]> {
+  const r = await call<{ sessions: SessionView[] }>(
+    auth,
+    "GET",
+    `/brain/${enc(auth.tenant)}/sessions?${query(f)}`,
+  );
+  return r.sessions;
+}
+
+export async function searchSessions(auth: Auth, q: string, f: ListFilter): Promise<SearchHit[]> {
+  const r = await call<{ hits: SearchHit[] }>(
+    auth,
+    "GET",
+    `/brain/${enc(auth.tenant)}/sessions/search?${query(f, { q })}`,
+  );
+  return r.hits;
+}
+
+export async function getSession(auth: Auth, id: string): Promise<SessionView> {
+  return call<SessionView>(auth, "GET", `/brain/${enc(auth.tenant)}/session/${enc(id)}`);
+}
+
+export async function patchMetadata(
+  auth: Auth,
+  id: string,
+  patch: { title?: string; tags?: string[]; pinned?: boolean },
+): Promise<SessionView> {
+  return call<SessionView>(
+    auth,
+    "PATCH",
+    `/brain/${enc(auth.tenant)}/session/${enc(id)}/metadata`,
+    patch,
+  );
+}
+
+export type LifecycleOp = "archive" | "reactivate" | "resume" | "extend";
+
+export async function lifecycle(
+  auth: Auth,
+  id: string,
+  op: LifecycleOp,
+  body: Record<string, unknown> = {},
+): Promise<unknown> {
+  return call(auth, "POST", `/brain/${enc(auth.tenant)}/session/${enc(id)}/${op}`, body);
+}
+
+export async function deleteSession(auth: Auth, id: string): Promise<unknown> {
+  return call(auth, "DELETE", `/brain/${enc(auth.tenant)}/session/${enc(id)}`);
+}

@@ -1,0 +1,137 @@
+// The live state of one session's chat, built from the gateway's pushed frames.
+//
+// Every pushed session event has a `seq`; the highest one applied is kept in `lastSeq` and a
+// reconnect resumes with `sinceSeq = lastSeq`, so nothing is missed. A frame at or below
+// `lastSeq` is ignored and messages are also keyed by `chatMessageId`, so nothing shows twice.
+// A reload starts from seq 0: the persisted events (messages, statuses) are replayed, and the
+// stream chunks of a turn still running come back from the gateway's replay window.
+import { reactive } from "vue";
+import type { ChatMessage, Frame, ProcessInfo, ProcessStatus, SwitchTo } from "./types";
+
+export interface PendingInput {
+  key: string;
+  processName: string;
+  content: string;
+  outcome: string;
+}
+
+export interface ChatState {
+  sessionId: string;
+  projectId: string;
+  chatProcessName: string;
+  lastSeq: number;
+  messages: ChatMessage[];
+  /** Text streamed by a running turn, by process id, until its message is appended. */
+  streams: Record<string, { processName: string; text: string }>;
+  processes: Record<string, ProcessInfo>;
+  pending: PendingInput[];
+  switchTo: SwitchTo | null;
+}
+
+export function newChat(): ChatState {
+  return reactive({
+    sessionId: "",
+    projectId: "",
+    chatProcessName: "chat",
+    lastSeq: 0,
+    messages: [],
+    streams: {},
+    processes: {},
+    pending: [],
+    switchTo: null,
+  });
+}
+
+export function applyFrame(s: ChatState, f: Frame): void {
+  if (typeof f.seq === "number") {
+    if (f.seq <= s.lastSeq) return;
+    s.lastSeq = f.seq;
+  }
+  switch (f.type) {
+    case "chat-message-appended":
+      appendMessage(s, f.data as unknown as ChatMessage);
+      break;
+    case "chat-message-stream-chunk": {
+      const d = f.data as { thinkProcessId: string; processName: string; chunk: string };
+      const cur = s.streams[d.thinkProcessId];
+      s.streams[d.thinkProcessId] = {
+        processName: d.processName,
+        text: (cur?.text ?? "") + d.chunk,
+      };
+      break;
+    }
+    case "process-progress":
+      progress(s, f.data);
+      break;
+    case "switch-to":
+      s.switchTo = f.data as unknown as SwitchTo;
+      break;
+  }
+}
+
+function appendMessage(s: ChatState, m: ChatMessage): void {
+  if (s.messages.some((x) => x.chatMessageId === m.chatMessageId)) return;
+  s.messages.push({ ...m, meta: m.meta ?? {} });
+  if (m.role === "assistant") delete s.streams[m.thinkProcessId];
+  if (m.role === "user") {
+    const i = s.pending.findIndex((p) => p.processName === m.processName && p.content === m.content);
+    if (i >= 0) s.pending.splice(i, 1);
+  }
+}
+
+function progress(s: ChatState, d: Record<string, unknown>): void {
+  if (d.kind !== "STATUS") return;
+  const id = d.processId as string;
+  const status = d.status as ProcessStatus;
+  const prev = s.processes[id];
+  s.processes[id] = {
+    thinkProcessId: id,
+    processName: d.processName as string,
+    engine: (d.engine as string) ?? prev?.engine ?? "",
+    parentProcessId: (d.parentProcessId as string | null) ?? null,
+    status,
+    closeReason: (d.closeReason as string | null) ?? null,
+  };
+  // A turn that ended without an appended message (failed, stopped) leaves no overlay behind.
+  if (status !== "RUNNING") delete s.streams[id];
+}
+
+/** The question a BLOCKED process waits on: its newest assistant message. */
+export function blockedQuestion(s: ChatState, p: ProcessInfo): ChatMessage | undefined {
+  if (p.status !== "BLOCKED") return undefined;
+  for (let i = s.messages.length - 1; i >= 0; i--) {
+    const m = s.messages[i];
+    if (m.thinkProcessId === p.thinkProcessId && m.role === "assistant") return m;
+  }
+  return undefined;
+}
+
+export interface TreeNode {
+  process: ProcessInfo;
+  depth: number;
+}
+
+/** Processes in tree order (parents before children), oldest first among siblings. */
+export function processTree(s: ChatState): TreeNode[] {
+  const all = Object.values(s.processes);
+  const ids = new Set(all.map((p) => p.thinkProcessId));
+  const out: TreeNode[] = [];
+  const walk = (parent: string | null, depth: number): void => {
+    for (const p of all) {
+      const root = parent === null && (p.parentProcessId === null || !ids.has(p.parentProcessId));
+      if (root || (parent !== null && p.parentProcessId === parent)) {
+        out.push({ process: p, depth });
+        walk(p.thinkProcessId, depth + 1);
+      }
+    }
+  };
+  walk(null, 0);
+  return out;
+}
+
+/** RUNNING when any process runs, else IDLE: the session's roll-up as the chat sees it. */
+export function rollUp(s: ChatState): "RUNNING" | "IDLE" {
+  return Object.values(s.processes).some((p) => p.status === "RUNNING" || p.status === "INIT")
+    ? "RUNNING"
+    : "IDLE";
+}
