@@ -1,9 +1,15 @@
 """The typed settings API of the engine context (`ctx.settings_api()`): a key's value looked up
 through process -> session -> project -> tenant (session_service/engine_settings.py), and `set`
 at a chosen level. The whole chain is read once per turn, on the first `get`; a `set` refreshes
-it, so the turn sees its own write."""
+it, so the turn sees its own write. When session_service cannot be reached, the turn goes on
+with every key unset (the callers' defaults): a conversation must not stop because the
+settings are out of reach for a moment."""
 
 from __future__ import annotations
+
+import logging
+
+import grpc
 
 from vance.domain import ThinkProcess
 from vance.v1 import session_pb2 as spb
@@ -13,6 +19,11 @@ PROCESS = spb.SETTING_LEVEL_PROCESS
 SESSION = spb.SETTING_LEVEL_SESSION
 PROJECT = spb.SETTING_LEVEL_PROJECT
 TENANT = spb.SETTING_LEVEL_TENANT
+
+logger = logging.getLogger(__name__)
+
+# Bounds the wait for an unreachable session_service (gRPC waits for a channel otherwise).
+_RESOLVE_TIMEOUT_S = 2.0
 
 
 class EngineSettingsApi:
@@ -33,9 +44,23 @@ class EngineSettingsApi:
             if self._stub is None:
                 self._values = {}
             else:
-                resp = await self._stub.ResolveEngineSettings(
-                    spb.ResolveEngineSettingsRequest(scope=self._scope)
-                )
+                try:
+                    resp = await self._stub.ResolveEngineSettings(
+                        spb.ResolveEngineSettingsRequest(scope=self._scope),
+                        timeout=_RESOLVE_TIMEOUT_S,
+                    )
+                except grpc.aio.AioRpcError as exc:
+                    if exc.code() not in (
+                        grpc.StatusCode.UNAVAILABLE,
+                        grpc.StatusCode.DEADLINE_EXCEEDED,
+                    ):
+                        raise
+                    logger.warning(
+                        "settings of %s not reachable (%s): defaults this turn",
+                        self._scope.process_id,
+                        exc.code().name,
+                    )
+                    return {}
                 self._values = {v.key: (v.value, int(v.level)) for v in resp.values}
         return self._values
 
