@@ -139,6 +139,7 @@ async def main() -> None:
                 await shoot(page, "sessions")
                 await page.set_viewport_size(DESKTOP)
                 await page.get_by_role("button", name="Hub", exact=True).click()
+                await page.wait_for_url("**/#/s/*")
                 await expect(page.get_by_test_id("link")).to_have_text("connected")
                 await page.get_by_label("Message").fill("How is the release going?")
                 await page.get_by_label("Message").press("Enter")
