@@ -8,7 +8,9 @@ from typing import Any
 
 from bench.delegate import delegate_section
 from bench.markdown import table
+from bench.peer import PeerResult
 from bench.report_lifecycle import search_section, store_calls_section, sweeps_section
+from bench.report_summary import summary_section
 from bench.scenarios import (
     BENCH_CLIENT,
     MACHINE,
@@ -39,6 +41,7 @@ class Results:
     search: dict[str, Any] | None = None
     sweeps: dict[str, Any] | None = None
     delegate: dict[str, Any] | None = None
+    peer: PeerResult | None = None
     failure: str = ""
     elapsed_s: float = 0.0
 
@@ -236,13 +239,15 @@ def render(r: Results) -> str:
     lines += [f"- total run time: {r.elapsed_s:.0f} s", ""]
     if r.failure:
         lines += [f"**FAILED:** {r.failure}", "", "Results measured before the failure:", ""]
+    lines += summary_section(r.latency, r.throughput, r.search, r.sweeps, r.peer)
     if r.latency is not None:
         lines += _latency(r.latency)
     if r.throughput:
         lines += _throughput(r.throughput)
-        if CPU_WORKERS in r.throughput:
-            lines += _cpu(r.throughput[CPU_WORKERS])
-            lines += store_calls_section(r.throughput[CPU_WORKERS])
+        # The CPU breakdown of the 2-worker run, or of the run there is when it was skipped.
+        shown = CPU_WORKERS if CPU_WORKERS in r.throughput else max(r.throughput)
+        lines += _cpu(r.throughput[shown])
+        lines += store_calls_section(r.throughput[shown])
     if r.memory is not None:
         lines += _memory(r.memory)
     if r.search is not None:

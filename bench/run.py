@@ -3,6 +3,7 @@ prints the Markdown results and writes them to bench/results.md; stops everythin
 
 from __future__ import annotations
 
+import argparse
 import asyncio
 import datetime
 import os
@@ -17,6 +18,7 @@ import uvloop
 
 from bench.delegate import measure_delegate
 from bench.errors import BenchError
+from bench.peer import run_peer
 from bench.procstat import load_average
 from bench.report import Results, render
 from bench.scenarios import memory, steer_latency, throughput
@@ -25,6 +27,18 @@ from bench.sweeps import measure_sweeps
 from bench.system import SLOTS, BenchSystem, make_tmp
 
 TOTAL_BUDGET_S = 600.0
+ROUNDS = (
+    "throughput1",
+    "latency",
+    "throughput2",
+    "throughput4",
+    "memory",
+    "search",
+    "sweeps",
+    "delegate",
+    "peer",
+)
+REPO = Path(__file__).resolve().parent.parent
 RESULTS = Path(__file__).resolve().parent / "results.md"
 _T0 = time.monotonic()
 
@@ -33,41 +47,51 @@ def log(msg: str) -> None:
     print(f"[bench {time.monotonic() - _T0:6.1f}s] {msg}", file=sys.stderr, flush=True)
 
 
-async def _measure(system: BenchSystem, results: Results, deadline: float) -> None:
+async def _measure(
+    system: BenchSystem, results: Results, deadline: float, rounds: set[str]
+) -> None:
     log("starting the scripted model and the system with 1 engine worker")
     await system.start()
     log(f"system up (logs in {system.logs})")
-    log("(b) throughput with 1 worker")
-    results.throughput[1] = await throughput(system, workers=1)
-    log(f"    {results.throughput[1].turns_per_s:.1f} turns/s")
+    if "throughput1" in rounds:
+        log("(b) throughput with 1 worker")
+        results.throughput[1] = await throughput(system, workers=1)
+        log(f"    {results.throughput[1].turns_per_s:.1f} turns/s")
     await system.add_workers(2)
-    log("(a) steer -> turn start latency with 2 workers")
-    results.latency = await steer_latency(system)
-    log("(b)+(c) throughput and CPU with 2 workers")
-    results.throughput[2] = await throughput(system, workers=2)
-    log(f"    {results.throughput[2].turns_per_s:.1f} turns/s")
-    await system.add_workers(4)
-    log("(b) throughput with 4 workers")
-    results.throughput[4] = await throughput(system, workers=4)
-    log(f"    {results.throughput[4].turns_per_s:.1f} turns/s")
-    # Creating stops early rather than overrun the whole benchmark's budget.
-    budget_s = max(30.0, min(150.0, deadline - time.monotonic() - 40.0))
-    log(f"(d) process_service memory with 10,000 idle processes (at most {budget_s:.0f}s)")
-    results.memory = m = await memory(system, budget_s=budget_s)
-    if m.created < m.requested:
-        log(f"    only {m.created} of {m.requested} processes created in {budget_s:.0f}s")
-    log("(e) session search at 100,000 messages")
-    results.search = s = await run_search_bench(system.cfg, messages=100_000, sessions=1_000)
-    log(f"    user p50 {s['user']['p50_ms']} ms, p99 {s['user']['p99_ms']} ms")
-    log("(f) lifecycle sweeps at 10,000 sessions")
-    results.sweeps = w = await measure_sweeps(system, 10_000)
-    log(f"    nothing due: {w['quiet']['median_ms']} ms")
-    log("(g) process_create_delegate added latency (MATCH)")
-    results.delegate = d = await measure_delegate(system)
-    log(f"    +{d['added_p50_ms']} ms at the median")
+    if "latency" in rounds:
+        log("(a) steer -> turn start latency with 2 workers")
+        results.latency = await steer_latency(system)
+    if "throughput2" in rounds:
+        log("(b)+(c) throughput and CPU with 2 workers")
+        results.throughput[2] = await throughput(system, workers=2)
+        log(f"    {results.throughput[2].turns_per_s:.1f} turns/s")
+    if "throughput4" in rounds:
+        await system.add_workers(4)
+        log("(b) throughput with 4 workers")
+        results.throughput[4] = await throughput(system, workers=4)
+        log(f"    {results.throughput[4].turns_per_s:.1f} turns/s")
+    if "memory" in rounds:
+        # Creating stops early rather than overrun the whole benchmark's budget.
+        budget_s = max(30.0, min(150.0, deadline - time.monotonic() - 40.0))
+        log(f"(d) process_service memory with 10,000 idle processes (at most {budget_s:.0f}s)")
+        results.memory = m = await memory(system, budget_s=budget_s)
+        if m.created < m.requested:
+            log(f"    only {m.created} of {m.requested} processes created in {budget_s:.0f}s")
+    if "search" in rounds:
+        log("(e) session search at 100,000 messages")
+        results.search = s = await run_search_bench(system.cfg, messages=100_000, sessions=1_000)
+        log(f"    user p50 {s['user']['p50_ms']} ms, p99 {s['user']['p99_ms']} ms")
+    if "sweeps" in rounds:
+        log("(f) lifecycle sweeps at 10,000 sessions")
+        results.sweeps = w = await measure_sweeps(system, 10_000)
+        log(f"    nothing due: {w['quiet']['median_ms']} ms")
+    if "delegate" in rounds:
+        log("(g) process_create_delegate added latency (MATCH)")
+        results.delegate = d = await measure_delegate(system)
+        log(f"    +{d['added_p50_ms']} ms at the median")
 
 
-async def bench() -> Results:
+async def bench(rounds: set[str]) -> Results:
     tmp = make_tmp()
     system = BenchSystem(tmp, workers=1)
     results = Results(
@@ -84,7 +108,7 @@ async def bench() -> Results:
     budget = asyncio.timeout(TOTAL_BUDGET_S)
     try:
         async with budget:
-            await _measure(system, results, time.monotonic() + TOTAL_BUDGET_S)
+            await _measure(system, results, time.monotonic() + TOTAL_BUDGET_S, rounds)
     except TimeoutError as exc:
         if budget.expired():
             results.failure = f"the benchmark did not finish in {TOTAL_BUDGET_S:.0f}s"
@@ -102,6 +126,12 @@ async def bench() -> Results:
             await asyncio.wait_for(system.stop(), 90)
         except TimeoutError:
             results.failure = results.failure or "the system did not stop within 90s"
+    if "peer" in rounds and not results.failure:
+        log("(h) the LangGraph peer, same work, 32 clients (installs it on first use)")
+        results.peer = peer = await run_peer(
+            REPO, clients=32, duration_s=15, log=tmp / "logs" / "peer.log"
+        )
+        log(f"    {peer.skipped or peer.figures}")
     if results.failure or os.environ.get("BENCH_KEEP"):
         log(f"kept the data and logs in {tmp}")
     else:
@@ -110,16 +140,34 @@ async def bench() -> Results:
     return results
 
 
+def _args() -> argparse.Namespace:
+    parser = argparse.ArgumentParser(prog="python -m bench", description=__doc__)
+    parser.add_argument(
+        "--rounds",
+        default=",".join(ROUNDS),
+        help=f"comma-separated rounds to run (default all): {', '.join(ROUNDS)}",
+    )
+    parser.add_argument(
+        "--out", type=Path, default=RESULTS, help="where to write the Markdown results"
+    )
+    args = parser.parse_args()
+    unknown = set(args.rounds.split(",")) - set(ROUNDS)
+    if unknown:
+        parser.error(f"unknown rounds: {', '.join(sorted(unknown))}")
+    return args
+
+
 def main() -> None:
+    args = _args()
     try:
-        results = uvloop.run(bench())
+        results = uvloop.run(bench(set(args.rounds.split(","))))
     except KeyboardInterrupt:
         log("interrupted")
         sys.exit(130)
     text = render(results)
     print(text)
-    RESULTS.write_text(text)
-    log(f"wrote {RESULTS}")
+    args.out.write_text(text)
+    log(f"wrote {args.out}")
     if results.failure:
         log(f"FAILED: {results.failure}")
         sys.exit(1)

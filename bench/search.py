@@ -26,6 +26,7 @@ from session_service.store import SessionStore
 from session_service.tokens import STOPWORDS, tokens
 from vance.auth import ServiceCredential
 from vance.authclient import authed_channel
+from vance.chat_ids import chat_message_id
 from vance.clock import SystemClock
 from vance.config import Config
 from vance.domain import ChatMessage, ChatRole
@@ -118,7 +119,7 @@ async def seed(config: Config, tenant: str, corpus: Corpus) -> dict[str, Any]:
         first: dict[str, str] = {}
         for n in range(1, corpus.per_session + 1):
             text = corpus.text(corpus.rng.randint(5, 60))
-            mid = f"{s.chat_process_id}:{n:08d}"
+            mid = chat_message_id(s.chat_process_id, n)
             role = "user" if n % 2 else "assistant"
             messages.append({"_id": mid, "s": sid, "p": "chat", "r": role, "x": text, "at": now})
             for w in tokens(text):
@@ -285,7 +286,7 @@ async def _time_indexing(db: Any, tenant: str, corpus: Corpus, count: int = 200)
     elapsed = 0.0
     for n in range(1, count + 1):
         m = ChatMessage(
-            id=f"{session.chat_process_id}:{n:08d}",
+            id=chat_message_id(session.chat_process_id, n),
             session_id=session.session_id,
             think_process_id=session.chat_process_id,
             process_name="chat",

@@ -10,7 +10,13 @@ from engine_worker.engines import default_engines
 from engine_worker.worker import Worker
 from vance.channels import Channels
 from vance.config import load_config
-from vance.llm import LiteLLMClient, is_configured, warm_up_call
+from vance.llm import (
+    is_configured,
+    make_model_client,
+    uses_litellm,
+    uses_openai_sdk,
+    warm_up_call,
+)
 from vance.logsetup import setup_logging
 from vance.observability.setup import start_observability
 from vance.server import run_main, wait_for_signal
@@ -30,7 +36,7 @@ async def serve() -> None:
     worker = Worker(
         channel=channels.get("process_service"),
         registry=registry,
-        llm=LiteLLMClient(config.llm),
+        llm=make_model_client(config.llm),
         slots=config.worker.slots,
         worker_id=config.worker.worker_id,
         drain_timeout_s=config.worker.drain_timeout_s,
@@ -38,20 +44,23 @@ async def serve() -> None:
         tools=tool_pb2_grpc.ToolServiceStub(channels.get("tool_service")),
     )
     if is_configured(config.llm):
-        # Before taking turns: litellm's first call would otherwise spend ~0.7 s of CPU on
-        # imports inside the first user's turn (vance/llm.py warm_up).
+        # Before taking turns: a client's first call would otherwise spend its imports and
+        # schema building (litellm: ~0.7 s of CPU) inside the first user's turn (vance/llm.py).
         try:
-            await warm_up_call(config.llm)
+            if uses_litellm(config.llm):
+                await warm_up_call(config.llm)
+            if uses_openai_sdk(config.llm):
+                await warm_up_call(config.llm, direct=True)
         except Exception:
             logger.warning(
                 "warming up the model client failed; the first turn pays for it", exc_info=True
             )
-    run = asyncio.ensure_future(worker.run())
-    logger.info("worker %s runs engines %s", worker.worker_id, registry.names())
-    stop = asyncio.ensure_future(wait_for_signal())
-    await asyncio.wait([run, stop], return_when=asyncio.FIRST_COMPLETED)
-    await worker.shutdown()
-    await run
+    async with asyncio.TaskGroup() as tg:
+        tg.create_task(worker.run())
+        logger.info("worker %s runs engines %s", worker.worker_id, registry.names())
+        await wait_for_signal()
+        # Drains: running turns finish (bounded), then run() returns and the group ends.
+        await worker.shutdown()
     await channels.close()
 
 

@@ -9,6 +9,7 @@ from typing import Any
 
 from engine_worker.tools import ToolDispatcher
 from vance import convert as c
+from vance.chat_ids import chat_message_id, turn_message_id
 from vance.domain import ChatMessage, ChatRole, SteerMessage, ThinkProcess
 from vance.llm import ModelClient
 from vance.protoutil import dict_to_struct
@@ -18,9 +19,13 @@ from vance.v1 import process_pb2_grpc
 
 Send = Callable[[ppb.WorkerMessage], None]
 
-# Stream chunks are coalesced for this long before they go out: one message instead of one
-# per token, unnoticeable to a reader (a model streams a token every 20-50 ms).
-CHUNK_WINDOW_S = 0.03
+# What a turn reports is held back briefly and goes out in order: stream chunks for at most
+# CHUNK_WINDOW_S (one message instead of one per token, unnoticeable to a reader: a model
+# streams a token every 20-50 ms), chat appends and progress for at most HOLD_S, or until a
+# chunk goes out before. What is still held when the turn ends rides with its commit, so
+# process_service stores a short turn's messages, events and commit in one write each.
+CHUNK_WINDOW_S = 0.05
+HOLD_S = 0.25
 
 
 @dataclass(frozen=True)
@@ -32,49 +37,71 @@ class Scope:
 
 
 class EventPublisher:
-    """Live overlay for the bound client: token chunks and progress. Not the record."""
+    """The turn's reports on their way to process_service: the live overlay for the bound
+    client (token chunks, progress) and the chat appends, in the order they were made."""
 
     def __init__(self, turn_id: str, send: Send) -> None:
         self._turn_id = turn_id
         self._send = send
-        self._buffer: list[str] = []
+        self._held: list[ppb.TurnEvent] = []
+        self._chunks: list[str] = []
         self._role = ChatRole.ASSISTANT
         self._timer: asyncio.TimerHandle | None = None
 
     async def chunk(self, text: str, role: ChatRole = ChatRole.ASSISTANT) -> None:
         if role is not self._role:
-            self.flush()
+            self._close_chunk()
             self._role = role
-        self._buffer.append(text)
-        if self._timer is None:
-            self._timer = asyncio.get_running_loop().call_later(CHUNK_WINDOW_S, self.flush)
+        self._chunks.append(text)
+        self._arm(CHUNK_WINDOW_S)
 
-    def flush(self) -> None:
-        """Sends buffered chunks now; everything else the turn sends goes after them."""
-        if self._timer is not None:
-            self._timer.cancel()
-            self._timer = None
-        if not self._buffer:
-            return
-        text = "".join(self._buffer)
-        self._buffer.clear()
-        self._send(
-            ppb.WorkerMessage(
-                event=ppb.TurnEvent(
-                    turn_id=self._turn_id,
-                    stream_chunk=pb.StreamChunk(chunk=text, role=c.role_to_proto(self._role)),
-                )
+    async def progress(self, kind: str, payload: dict[str, Any]) -> None:
+        self.hold(
+            ppb.TurnEvent(
+                turn_id=self._turn_id,
+                progress=ppb.TurnProgress(kind=kind, payload=dict_to_struct(payload)),
             )
         )
 
-    async def progress(self, kind: str, payload: dict[str, Any]) -> None:
-        self.flush()
-        self._send(
-            ppb.WorkerMessage(
-                event=ppb.TurnEvent(
-                    turn_id=self._turn_id,
-                    progress=ppb.TurnProgress(kind=kind, payload=dict_to_struct(payload)),
-                )
+    def hold(self, event: ppb.TurnEvent) -> None:
+        """Queues a report after everything queued before it."""
+        self._close_chunk()
+        self._held.append(event)
+        self._arm(HOLD_S)
+
+    def flush(self) -> None:
+        """Sends what is held now (before something that must follow it)."""
+        for event in self.take():
+            self._send(ppb.WorkerMessage(event=event))
+
+    def take(self) -> list[ppb.TurnEvent]:
+        """What is held, in order, no longer held (for the commit to carry)."""
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
+        self._close_chunk()
+        held, self._held = self._held, []
+        return held
+
+    def _arm(self, window_s: float) -> None:
+        """Flushes within window_s at the latest (sooner if already due sooner)."""
+        loop = asyncio.get_running_loop()
+        due = loop.time() + window_s
+        if self._timer is not None:
+            if self._timer.when() <= due:
+                return
+            self._timer.cancel()
+        self._timer = loop.call_at(due, self.flush)
+
+    def _close_chunk(self) -> None:
+        if not self._chunks:
+            return
+        text = "".join(self._chunks)
+        self._chunks.clear()
+        self._held.append(
+            ppb.TurnEvent(
+                turn_id=self._turn_id,
+                stream_chunk=pb.StreamChunk(chunk=text, role=c.role_to_proto(self._role)),
             )
         )
 
@@ -87,27 +114,28 @@ class ChatApi:
         self,
         turn_id: str,
         process: ThinkProcess,
-        send: Send,
         stub: process_pb2_grpc.ProcessServiceStub,
         events: EventPublisher,
         committed: int = 0,
+        recent: list[ChatMessage] | None = None,
     ) -> None:
         self._turn_id = turn_id
         self._process = process
-        self._send = send
         self._stub = stub
         self._events = events
         self._ordinal = 0
         self._committed = committed  # chat messages committed before this turn
         self._appended: list[ChatMessage] = []  # this turn's, in order
+        # The last committed messages, numbered committed-len+1..committed, that came with the
+        # assignment (empty when process_service did not hold them all in memory).
+        self._recent = recent or []
 
     async def append(self, role: ChatRole, content: str, meta: dict[str, Any] | None = None) -> str:
-        self._events.flush()
         self._ordinal += 1
-        message_id = f"{self._turn_id}:{self._ordinal}"
+        message_id = turn_message_id(self._turn_id, self._ordinal)
         self._appended.append(
             ChatMessage(
-                id=f"{self._process.id}:{self._committed + self._ordinal:08d}",
+                id=chat_message_id(self._process.id, self._committed + self._ordinal),
                 session_id=self._process.session_id,
                 think_process_id=self._process.id,
                 process_name=self._process.name,
@@ -116,17 +144,15 @@ class ChatApi:
                 meta=meta or {},
             )
         )
-        self._send(
-            ppb.WorkerMessage(
-                event=ppb.TurnEvent(
-                    turn_id=self._turn_id,
-                    chat_append=ppb.ChatAppend(
-                        message_id=message_id,
-                        role=c.role_to_proto(role),
-                        content=content,
-                        meta=dict_to_struct(meta),
-                    ),
-                )
+        self._events.hold(
+            ppb.TurnEvent(
+                turn_id=self._turn_id,
+                chat_append=ppb.ChatAppend(
+                    message_id=message_id,
+                    role=c.role_to_proto(role),
+                    content=content,
+                    meta=dict_to_struct(meta),
+                ),
             )
         )
         return message_id
@@ -136,16 +162,25 @@ class ChatApi:
         what this turn appended so far (known here, so no read races the appends in flight)."""
         out: list[ChatMessage] = []
         if self._committed > 0 and (limit <= 0 or len(self._appended) < limit):
-            resp = await self._stub.ListChatMessages(
-                ppb.ListChatMessagesRequest(
-                    process_id=self._process.id,
-                    limit=max(0, limit - len(self._appended)) if limit > 0 else 0,
-                    through=self._committed,
-                )
-            )
-            out = [c.chat_from_proto(m) for m in resp.messages]
+            # The committed messages numbered `first`..committed, as ListChatMessages reads them.
+            first = max(1, self._committed - limit + len(self._appended) + 1) if limit > 0 else 1
+            covered_from = self._committed - len(self._recent) + 1
+            if self._recent and first >= covered_from:
+                out = self._recent[first - covered_from :]
+            else:
+                out = await self._read(limit)
         out += self._appended
         return out[-limit:] if limit > 0 else out
+
+    async def _read(self, limit: int) -> list[ChatMessage]:
+        resp = await self._stub.ListChatMessages(
+            ppb.ListChatMessagesRequest(
+                process_id=self._process.id,
+                limit=max(0, limit - len(self._appended)) if limit > 0 else 0,
+                through=self._committed,
+            )
+        )
+        return [c.chat_from_proto(m) for m in resp.messages]
 
 
 class ProcessOrchestrator:
@@ -172,8 +207,9 @@ class ThinkEngineContext:
         process: ThinkProcess,
         pending: list[SteerMessage],
         chat_count: int = 0,
+        recent_chat: list[ChatMessage] | None = None,
         llm: ModelClient,
-        send: Send,
+        events: EventPublisher,
         stub: process_pb2_grpc.ProcessServiceStub,
         tools: ToolDispatcher,
     ) -> None:
@@ -181,8 +217,8 @@ class ThinkEngineContext:
         self.scope = Scope(process.tenant_id, process.project_id, process.session_id, process.id)
         self.user = process.owner_user_id
         self.llm = llm
-        self.events = EventPublisher(turn_id, send)
-        self.chat = ChatApi(turn_id, process, send, stub, self.events, chat_count)
+        self.events = events
+        self.chat = ChatApi(turn_id, process, stub, self.events, chat_count, recent_chat)
         self.processes = ProcessOrchestrator(process, stub)
         self.tools = tools
         # Recipe parameters copied into the process at spawn, as the engine's settings.

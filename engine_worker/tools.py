@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -54,9 +55,17 @@ class ToolDispatcher:
     redone turn's spawns and steers take effect once."""
 
     def __init__(
-        self, stub: tool_pb2_grpc.ToolServiceStub | None, process: ThinkProcess, turn_id: str
+        self,
+        stub: tool_pb2_grpc.ToolServiceStub | None,
+        process: ThinkProcess,
+        turn_id: str,
+        *,
+        before_invoke: Callable[[], None] | None = None,
     ) -> None:
         self._stub = stub
+        # Sends the turn's held-back reports: what the engine said before a tool call is
+        # stored before anything the tool does (a spawned process, a steered sibling).
+        self._before_invoke = before_invoke
         self._process = process
         self._turn_id = turn_id
         self._calls = 0
@@ -89,6 +98,8 @@ class ToolDispatcher:
             return ToolCallResult(
                 ToolCallStatus.ERROR, error=f"unknown tool {name!r}; use one of your tools"
             )
+        if self._before_invoke is not None:
+            self._before_invoke()
         resp = await self._stub.InvokeTool(
             tpb.InvokeToolRequest(
                 tool_name=name,

@@ -15,7 +15,7 @@ from collections.abc import AsyncIterator
 
 import grpc
 
-from engine_worker.context import ThinkEngineContext
+from engine_worker.context import EventPublisher, ThinkEngineContext
 from engine_worker.engine import EngineRegistry, TurnOutcome, compatible
 from engine_worker.tools import ToolDispatcher
 from vance import convert as c
@@ -115,38 +115,50 @@ class Worker:
         outbox: asyncio.Queue[object] = asyncio.Queue()
         self._outbox = outbox
         call = self._stub.WorkerConnect(self._requests(outbox))
-        heartbeat = asyncio.ensure_future(self._heartbeats())
+        lost: grpc.aio.AioRpcError | None = None
         try:
-            async for msg in call:
-                kind = msg.WhichOneof("kind")
-                if kind == "welcome":
-                    self._heartbeat_s = max(0.05, msg.welcome.heartbeat_ms / 1000)
-                    self.connected.set()
-                elif kind == "assignment":
-                    a = msg.assignment
-                    self._turns[a.turn_id] = asyncio.ensure_future(self._run_turn(a))
-                elif kind == "commit_ack":
-                    fut = self._acks.pop(msg.commit_ack.turn_id, None)
-                    if fut is not None and not fut.done():
-                        fut.set_result(msg.commit_ack.ok)
-                elif kind == "cancel_turn_id":
-                    task = self._turns.pop(msg.cancel_turn_id, None)
-                    if task is not None:
-                        logger.info("turn %s cancelled by process_service", msg.cancel_turn_id)
+            async with asyncio.TaskGroup() as tg:
+                heartbeat = tg.create_task(self._heartbeats())
+                try:
+                    async for msg in call:
+                        self._on_message(tg, msg)
+                except grpc.aio.AioRpcError as exc:
+                    lost = exc  # raised after the group, as itself (not in an exception group)
+                finally:
+                    # The stream is gone: what still runs belongs to it (process_service redoes
+                    # those turns), so the group's tasks end here.
+                    heartbeat.cancel()
+                    for task in self._turns.values():
                         task.cancel()
         finally:
-            heartbeat.cancel()
             # Ends this stream's request pump (else it lingers on a queue nobody fills).
             outbox.put_nowait(_CLOSE)
             call.cancel()
-            # Whatever still runs belongs to a stream that is gone; process_service redoes it.
-            for task in self._turns.values():
-                task.cancel()
             self._turns.clear()
             for fut in self._acks.values():
                 if not fut.done():
                     fut.set_result(False)
             self._acks.clear()
+        if lost is not None:
+            raise lost
+
+    def _on_message(self, tg: asyncio.TaskGroup, msg: ppb.DispatchMessage) -> None:
+        kind = msg.WhichOneof("kind")
+        if kind == "welcome":
+            self._heartbeat_s = max(0.05, msg.welcome.heartbeat_ms / 1000)
+            self.connected.set()
+        elif kind == "assignment":
+            a = msg.assignment
+            self._turns[a.turn_id] = tg.create_task(self._run_turn(a))
+        elif kind == "commit_ack":
+            fut = self._acks.pop(msg.commit_ack.turn_id, None)
+            if fut is not None and not fut.done():
+                fut.set_result(msg.commit_ack.ok)
+        elif kind == "cancel_turn_id":
+            task = self._turns.pop(msg.cancel_turn_id, None)
+            if task is not None:
+                logger.info("turn %s cancelled by process_service", msg.cancel_turn_id)
+                task.cancel()
 
     async def _heartbeats(self) -> None:
         while True:
@@ -157,6 +169,7 @@ class Worker:
                 )
 
     async def _run_turn(self, a: ppb.TurnAssignment) -> None:
+        events = EventPublisher(a.turn_id, self._send)
         started = time.perf_counter()
         logcontext.for_turn(a.process.session_id, a.process.id, a.turn_id)
         try:
@@ -166,13 +179,15 @@ class Worker:
                 process_id=a.process.id,
                 turn_id=a.turn_id,
             ):
-                outcome = await self._execute(a)
+                outcome = await self._execute(a, events)
         except asyncio.CancelledError:
             metrics.TURNS.labels(a.process.engine, "cancelled").inc()
             raise
         except Exception as exc:
             metrics.TURNS.labels(a.process.engine, "failed").inc()
             logger.exception("turn %s of %s failed", a.turn_id, a.process.id)
+            # What the turn said before it failed is stored, as it would have been sent.
+            events.flush()
             self._send(
                 ppb.WorkerMessage(
                     failure=ppb.TurnFailure(
@@ -196,6 +211,8 @@ class Worker:
                     drained_ids=[m.id for m in a.pending],
                     summary_for_parent=outcome.summary,
                     parent_payload=dict_to_struct(outcome.payload),
+                    # The reports still held go with the commit, before it.
+                    events=events.take(),
                 )
             )
         )
@@ -205,7 +222,7 @@ class Worker:
         finally:
             self._turns.pop(a.turn_id, None)
 
-    async def _execute(self, a: ppb.TurnAssignment) -> TurnOutcome:
+    async def _execute(self, a: ppb.TurnAssignment, events: EventPublisher) -> TurnOutcome:
         process = c.process_from_proto(a.process)
         engine = self._registry.get(process.engine)
         if engine is None:
@@ -225,10 +242,11 @@ class Worker:
             process=process,
             pending=[c.steer_from_proto(m) for m in a.pending],
             chat_count=a.chat_count,
+            recent_chat=[c.chat_from_proto(m) for m in a.recent_chat],
             llm=self._llm,
-            send=self._send,
+            events=events,
             stub=self._stub,
-            tools=ToolDispatcher(self._tools, process, a.turn_id),
+            tools=ToolDispatcher(self._tools, process, a.turn_id, before_invoke=events.flush),
         )
         if call is LifecycleCall.START:
             outcome = await engine.start(process, ctx)
@@ -236,8 +254,6 @@ class Worker:
             outcome = await engine.resume(process, ctx)
         else:
             outcome = await engine.steer(process, ctx)
-        # Chunks still buffered go out before the commit.
-        ctx.events.flush()
         if outcome.status in (ProcessStatus.CLOSED, ProcessStatus.BLOCKED) and not outcome.summary:
             outcome.summary = engine.summarize_for_parent(process, outcome)
         return outcome

@@ -14,7 +14,8 @@ from typing import Any
 
 from process_service.lanes import Lanes
 from process_service.processes import Processes
-from process_service.store import ProcessStore, chat_id, event_id
+from process_service.store import ProcessStore, event_id
+from vance.chat_ids import chat_message_id
 from vance.domain import CloseReason, ProcessStatus, ThinkProcess
 from vance.store import Document
 
@@ -195,7 +196,7 @@ class SessionCascade:
         counts = {"processes": 0, "chat_messages": 0, "events": 0, "inbox": 0}
         for doc in docs:
             last = int(doc.get("chat_count", 0)) + _CHAT_SLACK
-            ids = [chat_id(str(doc["_id"]), n) for n in range(1, last + 1)]
+            ids = [chat_message_id(str(doc["_id"]), n) for n in range(1, last + 1)]
             counts["chat_messages"] += await _delete_ids(self._store.chat, ids)
             await self._store.names.delete_one({"_id": f"{session_id}:{doc.get('name', '')}"})
         if pids:
@@ -246,7 +247,7 @@ class SessionCascade:
             docs.append(
                 {
                     **{k: v for k, v in m.items() if k not in ("_id", "meta", "turn_key")},
-                    "_id": chat_id(target, n),
+                    "_id": chat_message_id(target, n),
                     "turn_key": f"replay:{n}",
                     "think_process_id": target,
                     "process_name": spec.name,

@@ -2,13 +2,33 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Any
 
+from process_service.dispatcher import WorkerConn
 from process_service.events import Event
 from process_service.models import SteerResult, TurnRef
 from process_service.store import public_fields
+from process_service.worker_messages import (
+    Ack,
+    Assign,
+    Cancel,
+    ChatAppend,
+    Chunk,
+    Commit,
+    Draining,
+    Failure,
+    FromWorker,
+    Heartbeat,
+    Hello,
+    Progress,
+    Report,
+    ToWorker,
+    Welcome,
+)
 from vance import convert as c
 from vance import domain as d
+from vance.chat_ids import turn_message_ordinal
 from vance.protoutil import dict_to_struct, struct_to_dict
 from vance.v1 import common_pb2 as pb
 from vance.v1 import process_pb2 as ppb
@@ -118,7 +138,100 @@ def assignment_to_proto(ref: TurnRef) -> ppb.DispatchMessage:
             pending=[c.steer_to_proto(d.steer_from_dict(m)) for m in ref.owned],
             lease_deadline_ms=ref.lease_until_ms,
             chat_count=ref.chat_base,
+            recent_chat=[chat_doc_to_proto(m) for m in ref.recent_chat],
         )
+    )
+
+
+def hello_from_proto(msg: ppb.WorkerMessage) -> Hello:
+    if msg.WhichOneof("kind") != "hello" or not msg.hello.worker_id:
+        raise ValueError("the first message is hello")
+    h = msg.hello
+    return Hello(h.worker_id, {e.name: e.version for e in h.engines}, h.slots)
+
+
+def worker_message_from_proto(msg: ppb.WorkerMessage) -> list[FromWorker]:
+    """What one stream message holds: a commit carries the reports held back for it, which go
+    before it."""
+    match msg.WhichOneof("kind"):
+        case "heartbeat":
+            return [Heartbeat(list(msg.heartbeat.turn_ids))]
+        case "draining":
+            return [Draining()]
+        case "event":
+            return [_report_from_proto(msg.event)]
+        case "commit":
+            m = msg.commit
+            commit = Commit(
+                turn_id=m.turn_id,
+                status=c.status_from_proto(m.status) or d.ProcessStatus.IDLE,
+                close_reason=c.close_reason_from_proto(m.close_reason),
+                summary=m.summary_for_parent,
+                payload=struct_to_dict(m.parent_payload),
+                close_detail=m.close_detail,
+            )
+            return [*(_report_from_proto(e, m.turn_id) for e in m.events), commit]
+        case "failure":
+            return [Failure(msg.failure.turn_id, msg.failure.error)]
+        case other:
+            raise ValueError(f"unexpected worker message {other!r}")
+
+
+def _report_from_proto(event: ppb.TurnEvent, turn_id: str = "") -> Report:
+    turn_id = turn_id or event.turn_id
+    match event.WhichOneof("kind"):
+        case "chat_append":
+            a = event.chat_append
+            return ChatAppend(
+                turn_id,
+                turn_message_ordinal(a.message_id),
+                c.role_from_proto(a.role),
+                a.content,
+                struct_to_dict(a.meta),
+            )
+        case "stream_chunk":
+            return Chunk(
+                turn_id, c.role_from_proto(event.stream_chunk.role), event.stream_chunk.chunk
+            )
+        case "progress":
+            return Progress(turn_id, event.progress.kind, struct_to_dict(event.progress.payload))
+        case other:
+            raise ValueError(f"unexpected turn event {other!r}")
+
+
+def to_worker_proto(item: ToWorker) -> ppb.DispatchMessage:
+    match item:
+        case Welcome():
+            return ppb.DispatchMessage(
+                welcome=ppb.Welcome(lease_ms=item.lease_ms, heartbeat_ms=item.heartbeat_ms)
+            )
+        case Assign():
+            message = assignment_to_proto(item.ref)
+            if item.trace:
+                message.assignment.trace_context.update(item.trace)
+            return message
+        case Cancel():
+            return ppb.DispatchMessage(cancel_turn_id=item.turn_id)
+        case Ack():
+            return ppb.DispatchMessage(
+                commit_ack=ppb.TurnAck(turn_id=item.turn_id, ok=item.ok, error=item.error)
+            )
+
+
+def workers_to_proto(workers: Iterable[WorkerConn]) -> ppb.ListWorkersResponse:
+    return ppb.ListWorkersResponse(
+        workers=[
+            ppb.WorkerInfo(
+                worker_id=w.worker_id,
+                engines=sorted(w.engines),
+                slots=w.slots,
+                free_slots=max(0, w.free_slots),
+                draining=w.draining,
+                connected_at_ms=w.connected_at_ms,
+                running_turns=sorted(w.turns),
+            )
+            for w in workers
+        ]
     )
 
 

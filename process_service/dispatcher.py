@@ -1,17 +1,20 @@
 """Turn dispatch: which worker runs which lane turn. Flow control by slots; a lost worker's
-turns are redone elsewhere; a periodic sweep recovers what another replica left behind."""
+turns are redone elsewhere; a periodic sweep recovers what another replica left behind.
+What goes over a worker's stream is process_service/worker_stream.py's."""
 
 from __future__ import annotations
 
 import asyncio
 import logging
 from collections import deque
+from collections.abc import Coroutine
 from dataclasses import dataclass, field
 from typing import Any
 
 from process_service.lanes import Lanes
 from process_service.models import TurnRef
 from process_service.store import ProcessStore
+from process_service.worker_messages import Ack, Assign, Cancel, ToWorker
 from vance.clock import Clock
 from vance.config import LanesConfig
 from vance.domain import WAKING, ProcessStatus
@@ -26,7 +29,8 @@ class WorkerConn:
     engines: dict[str, str]  # name -> version
     slots: int
     connected_at_ms: int
-    outbox: asyncio.Queue[Any] = field(default_factory=asyncio.Queue)
+    # What the stream sends the worker next; None ends the stream.
+    outbox: asyncio.Queue[ToWorker | None] = field(default_factory=asyncio.Queue)
     turns: dict[str, TurnRef] = field(default_factory=dict)
     reserved: int = 0
     draining: bool = False
@@ -37,15 +41,8 @@ class WorkerConn:
         return self.slots - len(self.turns) - self.reserved
 
 
-@dataclass(frozen=True)
-class Assign:
-    ref: TurnRef
-    trace: dict[str, str] | None = None  # the trace the turn joins (tracing on only)
-
-
-@dataclass(frozen=True)
-class Cancel:
-    turn_id: str
+class _Stopped(Exception):
+    """Ends the dispatcher's task group (and so every task in it)."""
 
 
 class Dispatcher:
@@ -63,6 +60,7 @@ class Dispatcher:
         self._wakeup = asyncio.Event()
         self._tg: asyncio.TaskGroup | None = None
         self._stopping = False
+        self._timers: set[asyncio.TimerHandle] = set()
         self._traces: dict[str, dict[str, str]] = {}  # kicked process -> the kicker's trace
         metrics.STATE.queue_depth = lambda: [(e, len(q)) for e, q in self._ready.items()]
         metrics.STATE.leases_held = lambda: len(self._turns)
@@ -81,6 +79,21 @@ class Dispatcher:
             self._traces[process_id] = tracing.carrier()
         self._ready.setdefault(engine, deque()).append(process_id)
         self._wakeup.set()
+
+    def kick_later(self, process_id: str, engine: str, delay_ms: int) -> None:
+        """`kick` once delay_ms have passed (a failed turn's backoff)."""
+        if delay_ms <= 0:
+            self.kick(process_id, engine)
+            return
+        loop = asyncio.get_running_loop()
+
+        def fire() -> None:
+            self._timers.discard(handle)
+            if not self._stopping:
+                self.kick(process_id, engine)
+
+        handle = loop.call_later(delay_ms / 1000, fire)
+        self._timers.add(handle)
 
     async def steer_and_start(
         self, process_id: str, session_id: str, engine: str, msg: dict[str, Any], key: str
@@ -106,19 +119,24 @@ class Dispatcher:
         return ref
 
     async def _start(self, ref: TurnRef, worker: WorkerConn) -> None:
-        """After the steer's reply: the RUNNING event first (so the worker's events follow
-        it), then the assignment."""
-        try:
-            await self._lanes.status_event(ref.process, ref.prev_status, ProcessStatus.RUNNING)
-        except Exception:
-            logger.exception("the RUNNING event of %s was not written", ref.process_id)
-        finally:
-            worker.reserved -= 1
+        """After the steer's reply: the RUNNING event is queued first (so the worker's events
+        follow it in seq order), the assignment goes out, then the event is written: the
+        worker starts without waiting for that write."""
+        running = self._lanes.queue_status_event(
+            ref.process, ref.prev_status, ProcessStatus.RUNNING
+        )
+        worker.reserved -= 1
         try:
             await self._hand_over(ref, worker)
         except Exception as exc:
             logger.exception("handing turn %s to %s failed", ref.turn_id, worker.worker_id)
             await self._redo(ref, f"assignment failed: {exc!r}")
+        finally:
+            await self._lanes.events.flush(ref.session_id)
+        try:
+            await running
+        except Exception:
+            logger.exception("the RUNNING event of %s was not written", ref.process_id)
 
     def cancel_turn(self, turn_id: str) -> None:
         ref = self._turns.get(turn_id)
@@ -132,7 +150,7 @@ class Dispatcher:
         self._turns.pop(turn_id, None)
         self._wakeup.set()
 
-    def spawn(self, coro: Any) -> None:
+    def spawn(self, coro: Coroutine[Any, Any, None]) -> None:
         """Runs work owned by the dispatcher's task group (cleanups that must outlive a stream)."""
         if self._tg is None:
             raise RuntimeError("dispatcher is not running")
@@ -179,43 +197,53 @@ class Dispatcher:
         if doc is not None and doc.get("status") == ProcessStatus.RUNNING.value:
             self.kick(ref.process_id, ref.engine)
 
-    def finished(self, ref: TurnRef) -> None:
+    def finished(self, ref: TurnRef, ack: Ack | None) -> None:
+        """The turn ended here; its worker's slot is free once it has the ack (if any)."""
         ref.done = True
         self._turns.pop(ref.turn_id, None)
         worker = self.workers.get(ref.worker_id)
         if worker is not None:
             worker.turns.pop(ref.turn_id, None)
+            if ack is not None:
+                worker.outbox.put_nowait(ack)
         self._wakeup.set()
 
     async def renew(self, conn: WorkerConn, turn_ids: list[str]) -> None:
-        for turn_id in turn_ids:
-            ref = conn.turns.get(turn_id)
-            if ref is None or ref.done:
-                continue
-            renewed = await self._lanes.renew(ref)
+        """Renews the leases of a worker's running turns, all in one store write."""
+        refs = [r for r in (conn.turns.get(t) for t in turn_ids) if r is not None and not r.done]
+        lost = await self._lanes.renew(refs)
+        for ref in lost:
             # A commit may have landed while the renewal was on its way: only a turn that is
             # still running and lost its lane (stopped, or taken after expiry) is cancelled.
-            if not renewed and not ref.done:
+            if not ref.done:
                 metrics.LEASES_LOST.labels("taken").inc()
-                self.cancel_turn(turn_id)
+                self.cancel_turn(ref.turn_id)
 
     # ---- the loop ----
 
     async def run(self) -> None:
-        async with asyncio.TaskGroup() as tg:
-            self._tg = tg
-            tg.create_task(self._sweep_loop())
-            while not self._stopping:
-                await self._wakeup.wait()
-                self._wakeup.clear()
-                self._pump(tg)
+        """Dispatches until `stop`; then every task it started is cancelled (a turn taken but
+        not handed over is redone by the next replica's sweep, after its lease)."""
+        try:
+            async with asyncio.TaskGroup() as tg:
+                self._tg = tg
+                tg.create_task(self._sweep_loop())
+                while not self._stopping:
+                    await self._wakeup.wait()
+                    self._wakeup.clear()
+                    self._pump(tg)
+                raise _Stopped
+        except* _Stopped:
+            pass
+        finally:
+            self._tg = None
+            for handle in self._timers:
+                handle.cancel()
+            self._timers.clear()
 
     def stop(self) -> None:
         self._stopping = True
         self._wakeup.set()
-        if self._tg is not None:
-            for task in list(self._tg._tasks):
-                task.cancel()
 
     def _pick(self, engine: str) -> WorkerConn | None:
         best: WorkerConn | None = None
@@ -253,6 +281,7 @@ class Dispatcher:
     async def _hand_over(self, ref: TurnRef, worker: WorkerConn) -> None:
         ref.engine_version = worker.engines.get(ref.engine, "")
         ref.process["recipe_snapshot"] = await self._store.snapshot(ref.process_id)
+        ref.recent_chat = self._store.recent_chat(ref.process_id, ref.chat_base)
         if worker.closed:
             self.spawn(self._redo(ref, "worker left before the assignment"))
             return

@@ -35,7 +35,9 @@ NOTICE = "notice"  # a hub push such as inbox-item-added or switch-to
 _QUEUE_LIMIT = 10_000
 _RING_LIMIT = 4_096
 MARK_EVERY = 32
-_RENUMBER_ATTEMPTS = 8
+# Each lost attempt means another writer's insert went in, so the stream makes progress; a
+# writer can lose many in a row on a busy machine (8 was seen to run out at load 12 on 2 cores).
+_RENUMBER_ATTEMPTS = 64
 
 
 class SubscriberOverflow(Exception):

@@ -11,6 +11,7 @@ The lane lives in the process document (`lane`), so it holds across replicas and
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from typing import Any
 
@@ -196,16 +197,22 @@ class Lanes:
             highest_chat=chat_base,
         )
 
-    async def renew(self, ref: TurnRef) -> bool:
+    async def renew(self, refs: list[TurnRef]) -> list[TurnRef]:
+        """Extends the leases of running turns in one store write; returns the turns whose lane
+        is no longer theirs (stopped, or taken by a redo after their lease ran out)."""
+        if not refs:
+            return []
         until = self.clock.now_ms() + self.config.lease_ms
-        doc = await self.store.update(
-            ref.process_id,
-            {"lane.turn_id": ref.turn_id, "lane.attempt": ref.attempt},
-            {"$set": {"lane.lease_until_ms": until}},
+        renewed = await self.store.renew_leases(
+            [(r.process_id, r.turn_id, r.attempt) for r in refs], until
         )
-        if doc is not None:
-            ref.lease_until_ms = until
-        return doc is not None
+        lost = []
+        for ref in refs:
+            if ref.turn_id in renewed:
+                ref.lease_until_ms = until
+            else:
+                lost.append(ref)
+        return lost
 
     async def commit(
         self,
@@ -319,7 +326,15 @@ class Lanes:
     async def _status_event(
         self, doc: dict[str, Any], old: ProcessStatus, new: ProcessStatus
     ) -> None:
-        await self.events.publish(
+        self.queue_status_event(doc, old, new)
+        await self.events.flush(str(doc["session_id"]))
+
+    def queue_status_event(
+        self, doc: dict[str, Any], old: ProcessStatus, new: ProcessStatus
+    ) -> asyncio.Future[int]:
+        """Queues a status event in the session's seq order without writing it (the caller
+        flushes the session's events)."""
+        return self.events.submit(
             str(doc["session_id"]),
             STATUS_CHANGED,
             {

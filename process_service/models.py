@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -30,8 +29,9 @@ class TurnRef:
     engine_version: str = ""
     process: dict[str, Any] = field(default_factory=dict)
     chat_shift: int = 0
-    events: asyncio.Queue[Any] = field(default_factory=asyncio.Queue)
     done: bool = False
+    # The last committed chat messages, when held in memory (ProcessStore.recent_chat).
+    recent_chat: list[dict[str, Any]] = field(default_factory=list)
 
     @property
     def owned_keys(self) -> list[str]:

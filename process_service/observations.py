@@ -25,7 +25,7 @@ from pymongo.asynchronous.database import AsyncDatabase
 from process_service.events import PROGRESS, EventLog
 from process_service.inbox import Inbox
 from process_service.models import TurnRef
-from process_service.store import chat_id
+from vance.chat_ids import chat_message_id
 from vance.domain import (
     PARENT_EVENT_FOR_CLOSE,
     CloseReason,
@@ -159,7 +159,7 @@ class Observations:
     async def _turn_chat(self, ref: TurnRef) -> str:
         """What the worker wrote in this turn (its assistant messages), oldest first."""
         first, last = ref.chat_base + 1, max(ref.highest_chat, ref.chat_base)
-        ids = [chat_id(ref.process_id, n) for n in range(first, last + 1)]
+        ids = [chat_message_id(ref.process_id, n) for n in range(first, last + 1)]
         if not ids:
             return ""
         docs = await self._chat.find({"_id": {"$in": ids}}).to_list(None)

@@ -9,7 +9,7 @@ from typing import Any
 
 from process_service.lanes import Lanes
 from process_service.store import ProcessStore, public_fields
-from vance.domain import CloseReason, ProcessStatus, ThinkProcess
+from vance.domain import CloseReason, ProcessStatus, SteerMessage, ThinkProcess, steer_from_dict
 from vance.errors import (
     AlreadyExistsError,
     FailedPreconditionError,
@@ -88,6 +88,11 @@ class Processes:
             raise NotFoundError(f"no process {process_id!r}", reason="process_not_found")
         return doc
 
+    async def get_with_snapshot(self, process_id: str) -> dict[str, Any]:
+        """The process document with its recipe snapshot (kept in its own collection)."""
+        doc = await self.get(process_id)
+        return {**doc, "recipe_snapshot": await self._store.snapshot(process_id)}
+
     async def resolve(self, process_id: str, session_id: str, name: str) -> dict[str, Any]:
         if not process_id:
             if not (session_id and name):
@@ -103,6 +108,35 @@ class Processes:
                 f"no process {process_id!r} in this session", reason="process_not_found"
             )
         return doc
+
+    async def chat(
+        self, process_id: str, session_id: str, *, limit: int, through: int
+    ) -> list[dict[str, Any]]:
+        """The process's chat messages, oldest first: the last `limit` (all when 0) of those
+        up to number `through` (all committed ones, and a running turn's, when 0)."""
+        if through > 0 and process_id and not session_id:
+            # An engine's own history: the worker knows how far it reaches (no process read).
+            count = through
+        else:
+            doc = await self.resolve(process_id, session_id, "")
+            count = int(doc.get("chat_count", 0))
+            if doc.get("lane"):
+                # A running turn may have appended beyond the committed count.
+                count += 64
+            if through > 0:
+                count = min(count, through)
+        first = 1 if limit <= 0 else max(1, count - limit + 1)
+        docs = await self._store.chat_range(process_id, first, count)
+        return docs[-limit:] if limit > 0 else docs
+
+    async def pending(self, process_id: str, exclude: set[str]) -> list[SteerMessage]:
+        """The inbox messages a process holds (owned by its turn, then pending)."""
+        doc = await self.get(process_id)
+        return [
+            steer_from_dict(m)
+            for m in [*(doc.get("owned") or []), *(doc.get("pending") or [])]
+            if m.get("id") not in exclude
+        ]
 
     async def in_session(
         self, session_id: str, *, include_terminated: bool, parent_id: str = ""

@@ -21,6 +21,7 @@ from process_service.store import ProcessStore
 from process_service.toolhost import ProcessToolHost, register_forever
 from process_service.tools import ProcessTools
 from process_service.turns import Turns
+from process_service.worker_stream import WorkerStreams
 from vance.channels import Channels
 from vance.clock import Clock, SystemClock
 from vance.config import Config, load_config
@@ -46,9 +47,62 @@ SERVICE_NAME = process_pb2.DESCRIPTOR.services_by_name["ProcessService"].full_na
 TOOL_HOST_NAME = tool_pb2.DESCRIPTOR.services_by_name["ToolHost"].full_name
 
 
+_PUMP_GRACE_S = 5.0
+
+
+class Background:
+    """process_service's own work beside its RPCs: dispatching turns, the worker streams'
+    tasks, evicting idle event writers and registering as a tool host. One task group, run by
+    `serve`; `stop` ends it (the streams' pumps first finish what they hold) and waits."""
+
+    def __init__(
+        self, dispatcher: Dispatcher, streams: WorkerStreams, events: EventLog, channels: Channels
+    ) -> None:
+        self.dispatcher = dispatcher
+        self.streams = streams
+        self.events = events
+        self.channels = channels
+        self._stop = asyncio.Event()
+        self._done = asyncio.Event()
+        self._running = False
+
+    async def run(self, tool_host_address: str) -> None:
+        self._running = True
+        try:
+            async with asyncio.TaskGroup() as tg:
+                tg.create_task(self.dispatcher.run())
+                streams = tg.create_task(self.streams.run())
+                tg.create_task(_evict_loop(self.events))
+                tg.create_task(
+                    register_forever(self.channels.get("tool_service"), tool_host_address)
+                )
+                await self._stop.wait()
+                self.dispatcher.stop()
+                self.streams.stop()
+                # The streams ended with the server: their pumps store what they still hold.
+                await asyncio.wait([streams], timeout=_PUMP_GRACE_S)
+                raise _Stopped
+        except* _Stopped:
+            pass
+        finally:
+            self._running = False
+            self._done.set()
+
+    async def stop(self) -> None:
+        self._stop.set()
+        if self._running:
+            await self._done.wait()
+
+
+class _Stopped(Exception):
+    """Ends the background task group (and so every task in it)."""
+
+
 async def create_server(
     config: Config, *, port: int | None = None, clock: Clock | None = None
-) -> tuple[GrpcHost, int]:
+) -> tuple[GrpcHost, int, Background]:
+    """The server and its background work; the caller runs `Background.run` while it serves
+    and stops both (`serve`)."""
     clock = clock or SystemClock()
     client, db = connect(config)
     store = ProcessStore(db)
@@ -64,15 +118,19 @@ async def create_server(
     processes = Processes(store, lanes, dispatcher.kick, dispatcher.cancel_turn)
     turns = Turns(store, events, lanes, inbox)
     processes.on_stopped = turns.on_stopped
-    servicer = ProcessServicer(
-        store=store,
-        events=events,
+    streams = WorkerStreams(
+        dispatcher=dispatcher,
+        turns=turns,
         lanes=lanes,
+        events=events,
+        heartbeat_ms=config.lanes.heartbeat_ms,
+    )
+    servicer = ProcessServicer(
+        events=events,
         inbox=inbox,
         processes=processes,
-        turns=turns,
         dispatcher=dispatcher,
-        heartbeat_ms=config.lanes.heartbeat_ms,
+        streams=streams,
         cascade=SessionCascade(store, lanes, processes, dispatcher.kick, dispatcher.cancel_turn),
     )
     channels = Channels(config)
@@ -101,26 +159,16 @@ async def create_server(
     process_pb2_grpc.add_ProcessServiceServicer_to_server(servicer, host.server)
     tool_pb2_grpc.add_ToolHostServicer_to_server(ProcessToolHost(tools), host.server)
     bound = host.bind(config.grpc_host, config.port("process_service") if port is None else port)
-    loop_task = asyncio.ensure_future(dispatcher.run())
-    evict_task = asyncio.ensure_future(_evict_loop(events))
-    register_task = asyncio.ensure_future(
-        register_forever(channels.get("tool_service"), config.address("process_service"))
-    )
+    background = Background(dispatcher, streams, events, channels)
 
-    async def stop_background() -> None:
-        dispatcher.stop()
-        evict_task.cancel()
-        register_task.cancel()
-        for task in (loop_task, evict_task, register_task):
-            try:
-                await task
-            except BaseException:
-                pass
+    async def close() -> None:
+        # After the server stopped (no stream left): the background work, then its clients.
+        await background.stop()
         await channels.close()
         await client.close()
 
-    host.on_stop(stop_background)
-    return host, bound
+    host.on_stop(close)
+    return host, bound, background
 
 
 def _session_owner(
@@ -165,8 +213,13 @@ async def serve() -> None:
     config = load_config()
     setup_logging(config.logging, "process_service")
     start_observability(config, "process_service")
-    host, _ = await create_server(config)
-    await serve_until_signal(host, "process_service")
+    host, _, background = await create_server(config)
+    async with asyncio.TaskGroup() as tg:
+        tg.create_task(background.run(config.address("process_service")))
+        try:
+            await serve_until_signal(host, "process_service")
+        finally:
+            await background.stop()
 
 
 def main() -> None:

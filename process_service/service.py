@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import logging
 from collections.abc import AsyncIterator
 from typing import Any
@@ -11,14 +10,11 @@ import grpc
 
 from process_service import convert as pc
 from process_service.cascade import SessionCascade
-from process_service.dispatcher import Assign, Cancel, Dispatcher, WorkerConn
+from process_service.dispatcher import Dispatcher
 from process_service.events import NOTICE, EventLog, SubscriberOverflow
 from process_service.inbox import Inbox
-from process_service.lanes import Lanes
-from process_service.models import TurnRef
 from process_service.processes import Processes
-from process_service.store import ProcessStore
-from process_service.turns import Turns
+from process_service.worker_stream import WorkerStreams
 from vance import convert as c
 from vance import domain as d
 from vance.errors import AbortedError, InvalidArgumentError, grpc_errors
@@ -30,9 +26,6 @@ from vance.v1 import process_pb2_grpc
 
 logger = logging.getLogger(__name__)
 
-_END = object()
-
-
 _OUTCOME_LABELS = {v: k.removeprefix("DELIVERY_OUTCOME_") for k, v in pb.DeliveryOutcome.items()}
 
 
@@ -40,24 +33,18 @@ class ProcessServicer(process_pb2_grpc.ProcessServiceServicer):
     def __init__(
         self,
         *,
-        store: ProcessStore,
         events: EventLog,
-        lanes: Lanes,
         inbox: Inbox,
         processes: Processes,
-        turns: Turns,
         dispatcher: Dispatcher,
-        heartbeat_ms: int,
+        streams: WorkerStreams,
         cascade: SessionCascade,
     ) -> None:
-        self.store = store
         self.events = events
-        self.lanes = lanes
         self.inbox = inbox
         self.processes = processes
-        self.turns = turns
         self.dispatcher = dispatcher
-        self.heartbeat_ms = heartbeat_ms
+        self.streams = streams
         self.cascade = cascade
 
     # ---- processes ----
@@ -66,22 +53,7 @@ class ProcessServicer(process_pb2_grpc.ProcessServiceServicer):
     async def CreateProcess(
         self, request: ppb.CreateProcessRequest, context: Any
     ) -> pb.ThinkProcess:
-        spec = d.ThinkProcess(
-            id="",
-            tenant_id=request.tenant_id,
-            project_id=request.project_id,
-            session_id=request.session_id,
-            name=request.name,
-            title=request.title,
-            goal=request.goal,
-            engine=request.engine,
-            engine_version=request.engine_version,
-            recipe_name=request.recipe_name,
-            parent_process_id=request.parent_process_id,
-            owner_user_id=request.owner_user_id,
-            recipe_snapshot=struct_to_dict(request.recipe_snapshot),
-            params=struct_to_dict(request.params),
-        )
+        spec = pc.process_spec_from_proto(request)
         created = await self.processes.create(
             spec, idempotency_key=request.idempotency_key, start=request.start
         )
@@ -89,9 +61,7 @@ class ProcessServicer(process_pb2_grpc.ProcessServiceServicer):
 
     @grpc_errors
     async def GetProcess(self, request: ppb.GetProcessRequest, context: Any) -> pb.ThinkProcess:
-        doc = await self.processes.get(request.process_id)
-        snapshot = await self.store.snapshot(request.process_id)
-        return pc.process_doc_to_proto({**doc, "recipe_snapshot": snapshot})
+        return pc.process_doc_to_proto(await self.processes.get_with_snapshot(request.process_id))
 
     @grpc_errors
     async def ListProcesses(
@@ -144,37 +114,17 @@ class ProcessServicer(process_pb2_grpc.ProcessServiceServicer):
     async def ListChatMessages(
         self, request: ppb.ListChatMessagesRequest, context: Any
     ) -> ppb.ListChatMessagesResponse:
-        if request.through > 0 and request.process_id and not request.session_id:
-            # An engine's own history: the worker knows how far it reaches (no process read).
-            count = int(request.through)
-        else:
-            doc = await self.processes.resolve(request.process_id, request.session_id, "")
-            count = int(doc.get("chat_count", 0))
-            if doc.get("lane"):
-                # A running turn may have appended beyond the committed count.
-                count += 64
-            if request.through > 0:
-                count = min(count, int(request.through))
-        first = 1 if request.limit <= 0 else max(1, count - request.limit + 1)
-        docs = await self.store.chat_range(request.process_id, first, count)
-        if request.limit > 0:
-            docs = docs[-request.limit :]
+        docs = await self.processes.chat(
+            request.process_id, request.session_id, limit=request.limit, through=request.through
+        )
         return ppb.ListChatMessagesResponse(messages=[pc.chat_doc_to_proto(m) for m in docs])
 
     @grpc_errors
     async def DrainPending(
         self, request: ppb.DrainPendingRequest, context: Any
     ) -> ppb.DrainPendingResponse:
-        doc = await self.processes.get(request.process_id)
-        exclude = set(request.exclude_ids)
-        msgs = [
-            m
-            for m in [*(doc.get("owned") or []), *(doc.get("pending") or [])]
-            if m.get("id") not in exclude
-        ]
-        return ppb.DrainPendingResponse(
-            messages=[c.steer_to_proto(d.steer_from_dict(m)) for m in msgs]
-        )
+        msgs = await self.processes.pending(request.process_id, set(request.exclude_ids))
+        return ppb.DrainPendingResponse(messages=[c.steer_to_proto(m) for m in msgs])
 
     # ---- session lifecycle cascades (process_service/cascade.py) ----
 
@@ -237,20 +187,7 @@ class ProcessServicer(process_pb2_grpc.ProcessServiceServicer):
     async def ListWorkers(
         self, request: ppb.ListWorkersRequest, context: Any
     ) -> ppb.ListWorkersResponse:
-        return ppb.ListWorkersResponse(
-            workers=[
-                ppb.WorkerInfo(
-                    worker_id=w.worker_id,
-                    engines=sorted(w.engines),
-                    slots=w.slots,
-                    free_slots=max(0, w.free_slots),
-                    draining=w.draining,
-                    connected_at_ms=w.connected_at_ms,
-                    running_turns=sorted(w.turns),
-                )
-                for w in self.dispatcher.workers.values()
-            ]
-        )
+        return pc.workers_to_proto(self.dispatcher.workers.values())
 
     async def WorkerConnect(
         self, request_iterator: AsyncIterator[ppb.WorkerMessage], context: grpc.aio.ServicerContext
@@ -259,142 +196,13 @@ class ProcessServicer(process_pb2_grpc.ProcessServiceServicer):
             first = await anext(aiter(request_iterator))
         except StopAsyncIteration:
             return
-        if first.WhichOneof("kind") != "hello" or not first.hello.worker_id:
-            await context.abort(grpc.StatusCode.INVALID_ARGUMENT, "the first message is hello")
-        hello = first.hello
-        conn = self.dispatcher.register(
-            hello.worker_id, {e.name: e.version for e in hello.engines}, hello.slots
-        )
-        reader = asyncio.ensure_future(self._read_worker(conn, request_iterator))
         try:
-            yield ppb.DispatchMessage(
-                welcome=ppb.Welcome(
-                    lease_ms=self.lanes.config.lease_ms, heartbeat_ms=self.heartbeat_ms
-                )
-            )
-            while True:
-                item = await conn.outbox.get()
-                if item is _END:
-                    return
-                if isinstance(item, Assign):
-                    self.dispatcher.spawn(self._pump_turn(item.ref))
-                    message = pc.assignment_to_proto(item.ref)
-                    if item.trace:
-                        message.assignment.trace_context.update(item.trace)
-                    yield message
-                elif isinstance(item, Cancel):
-                    yield ppb.DispatchMessage(cancel_turn_id=item.turn_id)
-                else:
-                    yield item
-        finally:
-            reader.cancel()
-            self.dispatcher.unregister(conn)
-            for ref in list(conn.turns.values()):
-                ref.events.put_nowait(None)
-
-    async def _read_worker(
-        self, conn: WorkerConn, request_iterator: AsyncIterator[ppb.WorkerMessage]
-    ) -> None:
-        try:
-            async for msg in request_iterator:
-                kind = msg.WhichOneof("kind")
-                if kind == "heartbeat":
-                    await self.dispatcher.renew(conn, list(msg.heartbeat.turn_ids))
-                elif kind == "draining":
-                    conn.draining = True
-                    logger.info("worker %s is draining", conn.worker_id)
-                elif kind in ("event", "commit", "failure"):
-                    turn_id = getattr(msg, kind).turn_id
-                    ref = conn.turns.get(turn_id)
-                    if ref is not None:
-                        ref.events.put_nowait(msg)
-        except (asyncio.CancelledError, grpc.aio.AioRpcError):
-            pass
-        finally:
-            conn.outbox.put_nowait(_END)
-
-    async def _pump_turn(self, ref: TurnRef) -> None:
-        """Handles one turn's reports in order: events first, then its commit or failure."""
-        try:
-            await self._pump_reports(ref)
-        finally:
-            # A failed or lost turn's chat messages are stored: their events go out too.
-            await self.events.flush(ref.session_id)
-
-    async def _pump_reports(self, ref: TurnRef) -> None:
-        while True:
-            if ref.events.empty():
-                # Nothing more at hand: write what this turn queued, so the client sees it now.
-                await self.events.flush(ref.session_id)
-            msg = await ref.events.get()
-            if msg is None or ref.done:
-                return
-            kind = msg.WhichOneof("kind")
-            try:
-                if kind == "event":
-                    await self._turn_event(ref, msg.event)
-                    continue
-                if kind == "commit":
-                    await self._commit(ref, msg.commit)
-                else:
-                    await self._failure(ref, msg.failure)
-                return
-            except Exception:
-                logger.exception("handling %s of turn %s failed", kind, ref.turn_id)
-                if kind != "event":
-                    self.dispatcher.finished(ref)
-                    return
-
-    async def _turn_event(self, ref: TurnRef, event: ppb.TurnEvent) -> None:
-        which = event.WhichOneof("kind")
-        if which == "chat_append":
-            a = event.chat_append
-            ordinal = int(a.message_id.rsplit(":", 1)[-1])
-            await self.turns.chat_append(
-                ref, ordinal, c.role_from_proto(a.role), a.content, struct_to_dict(a.meta)
-            )
-        elif which == "stream_chunk":
-            ch = event.stream_chunk
-            await self.turns.chunk(ref, c.role_from_proto(ch.role), ch.chunk)
-        elif which == "progress":
-            await self.turns.progress(
-                ref, event.progress.kind, struct_to_dict(event.progress.payload)
-            )
-
-    async def _commit(self, ref: TurnRef, commit: ppb.TurnCommit) -> None:
-        status = c.status_from_proto(commit.status) or d.ProcessStatus.IDLE
-        doc = await self.turns.commit(
-            ref,
-            status,
-            c.close_reason_from_proto(commit.close_reason),
-            commit.summary_for_parent,
-            struct_to_dict(commit.parent_payload),
-            commit.close_detail,
-        )
-        worker = self.dispatcher.workers.get(ref.worker_id)
-        self.dispatcher.finished(ref)
-        if worker is not None:
-            worker.outbox.put_nowait(
-                ppb.DispatchMessage(
-                    commit_ack=ppb.TurnAck(
-                        turn_id=ref.turn_id,
-                        ok=doc is not None,
-                        error="" if doc is not None else "the lane is no longer this turn's",
-                    )
-                )
-            )
-        if doc is not None and doc.get("wake") and doc["status"] in ("IDLE", "BLOCKED"):
-            # Messages arrived during the turn: the next one starts at once.
-            self.dispatcher.kick(ref.process_id, ref.engine)
-
-    async def _failure(self, ref: TurnRef, failure: ppb.TurnFailure) -> None:
-        logger.warning("turn %s of %s failed: %s", ref.turn_id, ref.process_id, failure.error)
-        doc = await self.lanes.fail(ref, failure.error, backoff=True)
-        self.dispatcher.finished(ref)
-        if doc is not None and doc.get("status") == d.ProcessStatus.RUNNING.value:
-            delay = max(0, int(doc["lane"]["lease_until_ms"]) - self.lanes.clock.now_ms() + 1)
-            await asyncio.sleep(delay / 1000)
-            self.dispatcher.kick(ref.process_id, ref.engine)
+            hello = pc.hello_from_proto(first)
+        except ValueError as exc:
+            await context.abort(grpc.StatusCode.INVALID_ARGUMENT, str(exc))
+        incoming = (pc.worker_message_from_proto(m) async for m in request_iterator)
+        async for item in self.streams.serve(hello, incoming):
+            yield pc.to_worker_proto(item)
 
     # ---- hub (process_service/observations.py) ----
 

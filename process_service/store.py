@@ -6,20 +6,20 @@ from __future__ import annotations
 from collections import OrderedDict
 from typing import Any
 
-from pymongo import ReturnDocument
+from pymongo import ReturnDocument, UpdateOne
 from pymongo.asynchronous.database import AsyncDatabase
 from pymongo.errors import BulkWriteError
 
 from process_service.chat_cache import ChatCache
+from vance.chat_ids import chat_message_id, parse_chat_message_id
 from vance.domain import ProcessStatus
 from vance.store import Document, is_duplicate_key
 
 SNAPSHOT_CACHE = 2048
+# Chat messages an assignment carries: as many as the longest history an engine reads by default
+# (engine_worker/engines/arthur.py `historyLimit`).
+RECENT_CHAT = 100
 LIVE = [s.value for s in ProcessStatus if s is not ProcessStatus.CLOSED]
-
-
-def chat_id(process_id: str, n: int) -> str:
-    return f"{process_id}:{n:08d}"
 
 
 def event_id(session_id: str, seq: int) -> str:
@@ -105,6 +105,28 @@ class ProcessStore:
             return_document=ReturnDocument.AFTER if after else ReturnDocument.BEFORE,
         )
 
+    async def renew_leases(self, lanes: list[tuple[str, str, int]], until_ms: int) -> set[str]:
+        """Sets the lease end of each (process, turn, attempt) whose lane it still is, in one
+        command; returns the turn ids renewed. Only when some were not is the outcome read
+        back (one read by _id) to tell which."""
+        ops = [
+            UpdateOne(
+                {"_id": pid, "lane.turn_id": turn_id, "lane.attempt": attempt},
+                {"$set": {"lane.lease_until_ms": until_ms}},
+            )
+            for pid, turn_id, attempt in lanes
+        ]
+        result = await self.processes.bulk_write(ops, ordered=False)
+        if result.matched_count == len(lanes):
+            return {turn_id for _, turn_id, _ in lanes}
+        docs = await self.get_many([pid for pid, _, _ in lanes])
+        held = {
+            (str(d["_id"]), str((d.get("lane") or {}).get("turn_id")))
+            for d in docs
+            if int((d.get("lane") or {}).get("lease_until_ms", 0)) == until_ms
+        }
+        return {turn_id for pid, turn_id, _ in lanes if (pid, turn_id) in held}
+
     async def all_live(self) -> list[Document]:
         """Every process that is not CLOSED. A full scan: only used by the recovery sweep."""
         projection = {"pending": 0, "owned": 0, "recipe_snapshot": 0, "drained_keys": 0}
@@ -174,17 +196,23 @@ class ProcessStore:
 
     # ---- chat ----
 
-    async def insert_chat(self, doc: Document) -> bool:
-        """False when a message with this id exists (a redone turn)."""
+    async def insert_chats(self, docs: list[Document]) -> int:
+        """Inserts chat messages in order, in one command; returns how many went in before one
+        whose id exists (a redone turn), all of them when none did."""
+        if not docs:
+            return 0
         try:
-            await self.chat.insert_one(doc)
-        except Exception as exc:
-            if is_duplicate_key(exc):
-                return False
-            raise
-        pid, n = _chat_key(str(doc["_id"]))
-        self.chat_cache.put(pid, n, doc)
-        return True
+            await self.chat.insert_many(docs, ordered=True)
+            inserted = len(docs)
+        except BulkWriteError as exc:
+            errors = exc.details.get("writeErrors") or []
+            if not errors or any(e.get("code") != 11000 for e in errors):
+                raise
+            inserted = int(exc.details.get("nInserted", 0))
+        for doc in docs[:inserted]:
+            pid, n = parse_chat_message_id(str(doc["_id"]))
+            self.chat_cache.put(pid, n, doc)
+        return inserted
 
     async def get_chat(self, message_id: str) -> Document | None:
         return await self.chat.find_one({"_id": message_id})
@@ -194,15 +222,25 @@ class ProcessStore:
         the rest from the store."""
         numbers = range(first, last + 1)
         held = self.chat_cache.get(process_id, numbers)
-        ids = [chat_id(process_id, n) for n in numbers if n not in held]
+        ids = [chat_message_id(process_id, n) for n in numbers if n not in held]
         out: list[Document] = list(held.values())
         for i in range(0, len(ids), 500):
             found = await self.chat.find({"_id": {"$in": ids[i : i + 500]}}).to_list(None)
             for doc in found:
-                self.chat_cache.put(process_id, _chat_key(str(doc["_id"]))[1], doc)
+                self.chat_cache.put(process_id, parse_chat_message_id(str(doc["_id"]))[1], doc)
             out.extend(found)
         out.sort(key=lambda m: m["_id"])
         return out
+
+    def recent_chat(self, process_id: str, last: int) -> list[Document]:
+        """Messages numbered last-RECENT_CHAT+1..last (from 1 when fewer), oldest first, when
+        memory holds every one of them; else none (a gap, or nothing cached: the engine reads
+        its history with ListChatMessages instead)."""
+        numbers = range(max(1, last - RECENT_CHAT + 1), last + 1)
+        held = self.chat_cache.get(process_id, numbers)
+        if len(held) != len(numbers):
+            return []
+        return [held[n] for n in numbers]
 
     def forget(self, docs: list[Document]) -> None:
         """Drops what memory holds of these processes (suspended, closed or deleted): chat
@@ -257,8 +295,3 @@ def public_fields(doc: Document) -> dict[str, Any]:
     out["id"] = doc["_id"]
     out["pending_count"] = len(doc.get("pending_keys") or []) + len(doc.get("owned_keys") or [])
     return out
-
-
-def _chat_key(message_id: str) -> tuple[str, int]:
-    process_id, _, number = message_id.rpartition(":")
-    return process_id, int(number)

@@ -10,7 +10,9 @@ from process_service.events import CHAT_APPENDED, PROGRESS, STREAM_CHUNK, EventL
 from process_service.inbox import Inbox
 from process_service.lanes import Lanes
 from process_service.models import TurnRef
-from process_service.store import ProcessStore, chat_id
+from process_service.store import ProcessStore
+from process_service.worker_messages import ChatAppend
+from vance.chat_ids import chat_message_id, turn_message_id
 from vance.domain import (
     PARENT_EVENT_FOR_CLOSE,
     ChatRole,
@@ -19,6 +21,7 @@ from vance.domain import (
     ProcessEventType,
     ProcessStatus,
 )
+from vance.store import Document
 
 if TYPE_CHECKING:
     from process_service.observations import Observations
@@ -34,39 +37,56 @@ class Turns:
         self._inbox = inbox
         self.observations: Observations | None = None  # the hub's observers (observations.py)
 
-    async def chat_append(
-        self, ref: TurnRef, ordinal: int, role: ChatRole, content: str, meta: dict[str, Any]
-    ) -> str:
-        """Stores the turn's `ordinal`-th chat message once, and queues its event (the caller
-        flushes the session's events: several reports of a turn share one write). Numbers continue the process's
-        chat; a redo of the same turn finds its own messages and writes nothing again."""
-        turn_key = f"{ref.turn_id}:{ordinal}"
-        n = ref.chat_base + ordinal + ref.chat_shift
+    async def store_chat(self, ref: TurnRef, appends: list[ChatAppend]) -> list[Document | None]:
+        """Stores the turn's chat appends once each, in one insert when none was stored before;
+        returns, per append, the stored message whose event is to go out, or None when a redo
+        of the turn found it stored already. Numbers continue the process's chat."""
+        numbers = [ref.chat_base + a.ordinal + ref.chat_shift for a in appends]
+        docs = [self._chat_doc(ref, a, n) for a, n in zip(appends, numbers, strict=True)]
+        inserted = await self._store.insert_chats(docs)
+        out: list[Document | None] = list(docs[:inserted])
+        if inserted:
+            ref.highest_chat = max(ref.highest_chat, *numbers[:inserted])
+        for a in appends[inserted:]:
+            out.append(await self._store_one(ref, a))
+        return out
+
+    async def _store_one(self, ref: TurnRef, a: ChatAppend) -> Document | None:
+        """One append after an insert met an existing id: a redo finds its own message (None),
+        or a message an earlier attempt wrote beyond this one's, which it skips."""
+        turn_key = turn_message_id(ref.turn_id, a.ordinal)
+        n = ref.chat_base + a.ordinal + ref.chat_shift
         while True:
-            doc = {
-                "_id": chat_id(ref.process_id, n),
-                "turn_key": turn_key,
-                "session_id": ref.session_id,
-                "think_process_id": ref.process_id,
-                "process_name": ref.process_name,
-                "role": role.value,
-                "content": content,
-                "meta": meta,
-                "created_at_ms": self._lanes.clock.now_ms(),
-            }
-            if await self._store.insert_chat(doc):
+            doc = self._chat_doc(ref, a, n)
+            if await self._store.insert_chats([doc]):
                 ref.highest_chat = max(ref.highest_chat, n)
-                self._events.submit(ref.session_id, CHAT_APPENDED, _chat_event(doc))
-                return str(doc["_id"])
+                return doc
             existing = await self._store.get_chat(str(doc["_id"]))
             if existing is not None and existing.get("turn_key") == turn_key:
                 ref.highest_chat = max(ref.highest_chat, n)
-                return str(existing["_id"])
-            # Left behind by an earlier attempt that wrote more than this one: skip past it.
+                return None
             ref.chat_shift += 1
             n += 1
 
-    async def chunk(self, ref: TurnRef, role: ChatRole, chunk: str) -> None:
+    def _chat_doc(self, ref: TurnRef, a: ChatAppend, n: int) -> Document:
+        return {
+            "_id": chat_message_id(ref.process_id, n),
+            "turn_key": turn_message_id(ref.turn_id, a.ordinal),
+            "session_id": ref.session_id,
+            "think_process_id": ref.process_id,
+            "process_name": ref.process_name,
+            "role": a.role.value,
+            "content": a.content,
+            "meta": a.meta,
+            "created_at_ms": self._lanes.clock.now_ms(),
+        }
+
+    def chat_event(self, ref: TurnRef, doc: Document) -> None:
+        """Queues the event of a stored chat message (the caller flushes the session's events:
+        several reports of a turn share one write)."""
+        self._events.submit(ref.session_id, CHAT_APPENDED, _chat_event(doc))
+
+    def chunk(self, ref: TurnRef, role: ChatRole, chunk: str) -> None:
         self._events.submit(
             ref.session_id,
             STREAM_CHUNK,

@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
@@ -38,6 +38,7 @@ ENV_KEYS: dict[str, str] = {
     "VANCE_LLM_MODEL": "llm.model",
     "VANCE_LLM_API_BASE": "llm.api_base",
     "VANCE_LLM_API_KEY": "llm.api_key",
+    "VANCE_LLM_CLIENT": "llm.client",
     "VANCE_LOG_LEVEL": "logging.level",
     "VANCE_LOG_JSON": "logging.json_format",
     "VANCE_SEED_DEFAULTS": "seed_defaults",
@@ -141,6 +142,9 @@ class LlmConfig(_Frozen):
     model: str = ""  # one model for every tier, e.g. openai/gpt-4o-mini
     api_base: str = ""
     api_key: str = ""
+    # "auto": the openai SDK for openai/... models (OpenAI or any compatible api_base), litellm
+    # for the rest; "litellm": litellm for every call (vance/llm.py).
+    client: Literal["auto", "litellm"] = "auto"
     timeout_s: float = 120.0
     tiers: dict[str, str] = Field(
         default_factory=lambda: {"default:fast": "", "default:analyze": "", "default:chat": ""}

@@ -146,7 +146,8 @@ class Supervisor:
                 # then stops the children in order (workers drain before the services go).
                 start_new_session=True,
             )
-            child.pump = asyncio.ensure_future(self._prefix(child))
+            # Tracked: awaited by stop_child and restart_service once the child has exited.
+            child.pump = asyncio.create_task(self._prefix(child))
         self.children[child.name] = child
         return child
 

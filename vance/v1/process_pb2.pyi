@@ -263,7 +263,7 @@ class TurnEvent(_message.Message):
     def __init__(self, turn_id: _Optional[str] = ..., chat_append: _Optional[_Union[ChatAppend, _Mapping]] = ..., stream_chunk: _Optional[_Union[_common_pb2.StreamChunk, _Mapping]] = ..., progress: _Optional[_Union[TurnProgress, _Mapping]] = ...) -> None: ...
 
 class TurnCommit(_message.Message):
-    __slots__ = ("turn_id", "status", "close_reason", "drained_ids", "summary_for_parent", "parent_payload", "close_detail")
+    __slots__ = ("turn_id", "status", "close_reason", "drained_ids", "summary_for_parent", "parent_payload", "close_detail", "events")
     TURN_ID_FIELD_NUMBER: _ClassVar[int]
     STATUS_FIELD_NUMBER: _ClassVar[int]
     CLOSE_REASON_FIELD_NUMBER: _ClassVar[int]
@@ -271,6 +271,7 @@ class TurnCommit(_message.Message):
     SUMMARY_FOR_PARENT_FIELD_NUMBER: _ClassVar[int]
     PARENT_PAYLOAD_FIELD_NUMBER: _ClassVar[int]
     CLOSE_DETAIL_FIELD_NUMBER: _ClassVar[int]
+    EVENTS_FIELD_NUMBER: _ClassVar[int]
     turn_id: str
     status: _common_pb2.ProcessStatus
     close_reason: _common_pb2.CloseReason
@@ -278,7 +279,8 @@ class TurnCommit(_message.Message):
     summary_for_parent: str
     parent_payload: _struct_pb2.Struct
     close_detail: str
-    def __init__(self, turn_id: _Optional[str] = ..., status: _Optional[_Union[_common_pb2.ProcessStatus, str]] = ..., close_reason: _Optional[_Union[_common_pb2.CloseReason, str]] = ..., drained_ids: _Optional[_Iterable[str]] = ..., summary_for_parent: _Optional[str] = ..., parent_payload: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ..., close_detail: _Optional[str] = ...) -> None: ...
+    events: _containers.RepeatedCompositeFieldContainer[TurnEvent]
+    def __init__(self, turn_id: _Optional[str] = ..., status: _Optional[_Union[_common_pb2.ProcessStatus, str]] = ..., close_reason: _Optional[_Union[_common_pb2.CloseReason, str]] = ..., drained_ids: _Optional[_Iterable[str]] = ..., summary_for_parent: _Optional[str] = ..., parent_payload: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ..., close_detail: _Optional[str] = ..., events: _Optional[_Iterable[_Union[TurnEvent, _Mapping]]] = ...) -> None: ...
 
 class TurnFailure(_message.Message):
     __slots__ = ("turn_id", "error", "retryable")
@@ -307,7 +309,7 @@ class WorkerMessage(_message.Message):
     def __init__(self, hello: _Optional[_Union[WorkerHello, _Mapping]] = ..., heartbeat: _Optional[_Union[WorkerHeartbeat, _Mapping]] = ..., event: _Optional[_Union[TurnEvent, _Mapping]] = ..., commit: _Optional[_Union[TurnCommit, _Mapping]] = ..., failure: _Optional[_Union[TurnFailure, _Mapping]] = ..., draining: _Optional[_Union[WorkerDraining, _Mapping]] = ...) -> None: ...
 
 class TurnAssignment(_message.Message):
-    __slots__ = ("turn_id", "attempt", "call", "process", "pending", "lease_deadline_ms", "chat_count", "trace_context")
+    __slots__ = ("turn_id", "attempt", "call", "process", "pending", "lease_deadline_ms", "chat_count", "recent_chat", "trace_context")
     class TraceContextEntry(_message.Message):
         __slots__ = ("key", "value")
         KEY_FIELD_NUMBER: _ClassVar[int]
@@ -322,6 +324,7 @@ class TurnAssignment(_message.Message):
     PENDING_FIELD_NUMBER: _ClassVar[int]
     LEASE_DEADLINE_MS_FIELD_NUMBER: _ClassVar[int]
     CHAT_COUNT_FIELD_NUMBER: _ClassVar[int]
+    RECENT_CHAT_FIELD_NUMBER: _ClassVar[int]
     TRACE_CONTEXT_FIELD_NUMBER: _ClassVar[int]
     turn_id: str
     attempt: int
@@ -330,8 +333,9 @@ class TurnAssignment(_message.Message):
     pending: _containers.RepeatedCompositeFieldContainer[_common_pb2.SteerMessage]
     lease_deadline_ms: int
     chat_count: int
+    recent_chat: _containers.RepeatedCompositeFieldContainer[_common_pb2.ChatMessage]
     trace_context: _containers.ScalarMap[str, str]
-    def __init__(self, turn_id: _Optional[str] = ..., attempt: _Optional[int] = ..., call: _Optional[_Union[_common_pb2.LifecycleCall, str]] = ..., process: _Optional[_Union[_common_pb2.ThinkProcess, _Mapping]] = ..., pending: _Optional[_Iterable[_Union[_common_pb2.SteerMessage, _Mapping]]] = ..., lease_deadline_ms: _Optional[int] = ..., chat_count: _Optional[int] = ..., trace_context: _Optional[_Mapping[str, str]] = ...) -> None: ...
+    def __init__(self, turn_id: _Optional[str] = ..., attempt: _Optional[int] = ..., call: _Optional[_Union[_common_pb2.LifecycleCall, str]] = ..., process: _Optional[_Union[_common_pb2.ThinkProcess, _Mapping]] = ..., pending: _Optional[_Iterable[_Union[_common_pb2.SteerMessage, _Mapping]]] = ..., lease_deadline_ms: _Optional[int] = ..., chat_count: _Optional[int] = ..., recent_chat: _Optional[_Iterable[_Union[_common_pb2.ChatMessage, _Mapping]]] = ..., trace_context: _Optional[_Mapping[str, str]] = ...) -> None: ...
 
 class TurnAck(_message.Message):
     __slots__ = ("turn_id", "ok", "error")

@@ -1,0 +1,77 @@
+"""The peer figure: the LangGraph agent server doing the same work as a turn of round (b),
+run by its own script (`shared/peers/langgraph/run.sh`, beside the repository in a session's
+checkout) after our system has stopped, so the two never share the machine."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+RUN_SH = Path("peers") / "langgraph" / "run.sh"
+INSTALL_AND_RUN_S = 420.0  # a first run installs the peer (about a minute on a warm index)
+
+
+@dataclass
+class PeerResult:
+    figures: dict[str, Any] = field(default_factory=dict)  # the script's JSON line
+    skipped: str = ""  # why there is no figure
+
+    @property
+    def turns_per_s(self) -> float:
+        return float(self.figures.get("turns_per_s") or 0.0)
+
+    @property
+    def cpu_ms_per_turn(self) -> float:
+        return float(self.figures.get("server_cpu_ms_per_turn") or 0.0)
+
+
+def find_run_sh(repo: Path) -> Path | None:
+    """`$BENCH_PEER_RUN_SH`, else `shared/peers/langgraph/run.sh` beside the repository or
+    beside one of its parents (a worktree checkout sits a level deeper)."""
+    explicit = os.environ.get("BENCH_PEER_RUN_SH")
+    if explicit:
+        return Path(explicit) if Path(explicit).is_file() else None
+    for parent in repo.resolve().parents:
+        candidate = parent / "shared" / RUN_SH
+        if candidate.is_file():
+            return candidate
+    return None
+
+
+async def run_peer(repo: Path, *, clients: int, duration_s: float, log: Path) -> PeerResult:
+    script = find_run_sh(repo)
+    if script is None:
+        return PeerResult(skipped=f"no shared/{RUN_SH} beside {repo} or its parents")
+    log.parent.mkdir(parents=True, exist_ok=True)
+    with log.open("ab") as err:
+        proc = await asyncio.create_subprocess_exec(
+            "bash",
+            str(script),
+            "--clients",
+            str(clients),
+            "--duration",
+            str(int(duration_s)),
+            stdin=asyncio.subprocess.DEVNULL,
+            stdout=asyncio.subprocess.PIPE,
+            stderr=err,
+        )
+        try:
+            out, _ = await asyncio.wait_for(proc.communicate(), INSTALL_AND_RUN_S)
+        except TimeoutError:
+            proc.kill()
+            await proc.wait()
+            return PeerResult(skipped=f"{script} did not finish in {INSTALL_AND_RUN_S:.0f}s")
+    if proc.returncode != 0:
+        return PeerResult(
+            skipped=f"{script} exited with {proc.returncode} (install or start failed; see {log})"
+        )
+    lines = [line for line in out.decode().splitlines() if line.strip().startswith("{")]
+    try:
+        figures = json.loads(lines[-1])
+    except (IndexError, ValueError):
+        return PeerResult(skipped=f"{script} printed no JSON line (see {log})")
+    return PeerResult(figures=figures)
