@@ -49,6 +49,8 @@ export interface ChatState {
   inboxAdded: number;
   /** Forwarded worker activity, newest last (the last FORWARDED_KEPT lines). */
   forwarded: ForwardedLine[];
+  /** Processes asked to pause while RUNNING: they pause when their turn ends (by id). */
+  pausing: Record<string, boolean>;
 }
 
 const FORWARDED_KEPT = 30;
@@ -67,6 +69,7 @@ export function newChat(): ChatState {
     switchSeq: 0,
     inboxAdded: 0,
     forwarded: [],
+    pausing: {},
   });
 }
 
@@ -153,7 +156,18 @@ function progress(s: ChatState, d: Record<string, unknown>): void {
     closeReason: (d.closeReason as string | null) ?? null,
   };
   // A turn that ended without an appended message (failed, stopped) leaves no overlay behind.
-  if (status !== "RUNNING") delete s.streams[id];
+  if (status !== "RUNNING") {
+    delete s.streams[id];
+    delete s.pausing[id];
+  }
+}
+
+/** Marks the processes a pause found RUNNING (the reply of `process-pause`): the view shows
+ *  that the pause is on its way until their turn ends. */
+export function notePausing(s: ChatState, processes: ProcessInfo[]): void {
+  for (const p of processes) {
+    if (p.status === "RUNNING") s.pausing[p.thinkProcessId] = true;
+  }
 }
 
 /** The question a BLOCKED process waits on: its newest assistant message. */
