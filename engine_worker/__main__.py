@@ -20,7 +20,7 @@ from vance.llm import (
 from vance.logsetup import setup_logging
 from vance.observability.setup import start_observability
 from vance.server import run_main, wait_for_signal
-from vance.v1 import tool_pb2_grpc
+from vance.v1 import session_pb2_grpc, tool_pb2_grpc
 
 logger = logging.getLogger("engine_worker")
 
@@ -42,6 +42,7 @@ async def serve() -> None:
         drain_timeout_s=config.worker.drain_timeout_s,
         reconnect_backoff_s=config.worker.reconnect_backoff_s,
         tools=tool_pb2_grpc.ToolServiceStub(channels.get("tool_service")),
+        sessions=session_pb2_grpc.SessionServiceStub(channels.get("session_service")),
     )
     if is_configured(config.llm):
         # Before taking turns: a client's first call would otherwise spend its imports and

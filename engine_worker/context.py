@@ -7,6 +7,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from engine_worker.memory import MemoryApi
+from engine_worker.settings import EngineSettingsApi
 from engine_worker.tools import ToolDispatcher
 from vance import convert as c
 from vance.chat_ids import chat_message_id, turn_message_id
@@ -15,7 +17,7 @@ from vance.llm import ModelClient
 from vance.protoutil import dict_to_struct
 from vance.v1 import common_pb2 as pb
 from vance.v1 import process_pb2 as ppb
-from vance.v1 import process_pb2_grpc
+from vance.v1 import process_pb2_grpc, session_pb2_grpc
 
 Send = Callable[[ppb.WorkerMessage], None]
 
@@ -214,6 +216,7 @@ class ThinkEngineContext:
         events: EventPublisher,
         stub: process_pb2_grpc.ProcessServiceAsyncStub,
         tools: ToolDispatcher,
+        sessions: session_pb2_grpc.SessionServiceAsyncStub | None = None,
     ) -> None:
         self.turn_id = turn_id
         self.scope = Scope(process.tenant_id, process.project_id, process.session_id, process.id)
@@ -227,6 +230,18 @@ class ThinkEngineContext:
         self.settings: dict[str, Any] = dict(process.params)
         self._pending = pending
         self._drained = False
+        self._memory = MemoryApi(process, stub, turn_id)
+        self._settings_api = EngineSettingsApi(process, sessions)
+        self.process = process
+
+    def settings_api(self) -> EngineSettingsApi:
+        """Typed settings through process -> session -> project -> tenant
+        (engine_worker/settings.py); `settings` holds the recipe's parameters."""
+        return self._settings_api
+
+    def memory(self) -> MemoryApi:
+        """Records of this process and of its project (engine_worker/memory.py)."""
+        return self._memory
 
     async def drain_pending(self) -> list[SteerMessage]:
         """The inbox messages this turn owns, oldest first. They count as drained only when the

@@ -21,6 +21,10 @@ class TurnOutcome:
     # For the parent: the question when BLOCKED, the result when CLOSED.
     summary: str = ""
     payload: dict[str, Any] = field(default_factory=dict)
+    # A new rolling summary of chat history cut from the model's context (None: unchanged),
+    # and the last chat message number it covers.
+    chat_history_summary: str | None = None
+    chat_history_summary_through: int = 0
 
     @classmethod
     def idle(cls) -> TurnOutcome:

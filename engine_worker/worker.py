@@ -17,14 +17,15 @@ import grpc
 
 from engine_worker.context import EventPublisher, ThinkEngineContext
 from engine_worker.engine import EngineRegistry, TurnOutcome, compatible
+from engine_worker.failures import not_configured
 from engine_worker.tools import ToolDispatcher
 from vance import convert as c
 from vance.domain import CloseReason, LifecycleCall, ProcessStatus
-from vance.llm import ModelClient
+from vance.llm import ModelClient, ModelNotConfiguredError
 from vance.observability import logcontext, metrics, tracing
 from vance.protoutil import dict_to_struct
 from vance.v1 import process_pb2 as ppb
-from vance.v1 import process_pb2_grpc, tool_pb2_grpc
+from vance.v1 import process_pb2_grpc, session_pb2_grpc, tool_pb2_grpc
 
 logger = logging.getLogger(__name__)
 
@@ -43,6 +44,7 @@ class Worker:
         drain_timeout_s: float = 30.0,
         reconnect_backoff_s: float = 0.5,
         tools: tool_pb2_grpc.ToolServiceAsyncStub | None = None,
+        sessions: session_pb2_grpc.SessionServiceAsyncStub | None = None,
     ) -> None:
         self.worker_id = worker_id or f"{socket.gethostname()}-{os.getpid()}"
         self._stub = process_pb2_grpc.ProcessServiceStub(channel)
@@ -52,6 +54,7 @@ class Worker:
         self._drain_timeout_s = drain_timeout_s
         self._backoff_s = reconnect_backoff_s
         self._tools = tools
+        self._sessions = sessions  # the engines' settings (engine_worker/settings.py)
         self._stopping = asyncio.Event()
         self._outbox: asyncio.Queue[object] = asyncio.Queue()
         self._turns: dict[str, asyncio.Task[None]] = {}
@@ -211,6 +214,8 @@ class Worker:
                     drained_ids=[m.id for m in a.pending],
                     summary_for_parent=outcome.summary,
                     parent_payload=dict_to_struct(outcome.payload),
+                    chat_history_summary=outcome.chat_history_summary,
+                    chat_history_summary_through=outcome.chat_history_summary_through,
                     # The reports still held go with the commit, before it.
                     events=events.take(),
                 )
@@ -247,13 +252,20 @@ class Worker:
             events=events,
             stub=self._stub,
             tools=ToolDispatcher(self._tools, process, a.turn_id, before_invoke=events.flush),
+            sessions=self._sessions,
         )
-        if call is LifecycleCall.START:
-            outcome = await engine.start(process, ctx)
-        elif call is LifecycleCall.RESUME:
-            outcome = await engine.resume(process, ctx)
-        else:
-            outcome = await engine.steer(process, ctx)
+        try:
+            if call is LifecycleCall.START:
+                outcome = await engine.start(process, ctx)
+            elif call is LifecycleCall.RESUME:
+                outcome = await engine.resume(process, ctx)
+            else:
+                outcome = await engine.steer(process, ctx)
+        except ModelNotConfiguredError as exc:
+            failed = not_configured(process, exc)
+            if failed is None:
+                raise
+            outcome = failed
         if outcome.status in (ProcessStatus.CLOSED, ProcessStatus.BLOCKED) and not outcome.summary:
             outcome.summary = engine.summarize_for_parent(process, outcome)
         return outcome

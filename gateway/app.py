@@ -7,6 +7,7 @@ tokens."""
 
 from __future__ import annotations
 
+import asyncio
 import ctypes
 import ctypes.util
 import logging
@@ -35,6 +36,7 @@ from gateway.auth import Principal, Tokens, load_secret
 from gateway.body_guard import BodyGuard
 from gateway.clients import Clients
 from gateway.limits import MAX_REQUEST_HEAD_BYTES, WS_MAX_BYTES
+from gateway.replica import Replica
 from gateway.revocations import Authenticator
 from gateway.webui import mount_webui
 from vance.channels import Channels
@@ -64,10 +66,15 @@ def create_app(config: Config) -> FastAPI:
 
     authenticator = Authenticator(tokens, token_stub)
 
+    replica = Replica()
+
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
-        clients()
+        renew = asyncio.ensure_future(replica.renew_forever(clients()))
         yield
+        renew.cancel()
+        await asyncio.gather(renew, return_exceptions=True)
+        await replica.shutdown(clients())
         await channels.close()
 
     app = FastAPI(title="Vancetope gateway", version="0.1.0", lifespan=lifespan)
@@ -116,6 +123,7 @@ def create_app(config: Config) -> FastAPI:
         authenticator.revoke,
         clients,
         config.gateway.ping_interval_s,
+        replica,
     )
 
     @app.websocket("/brain/{tenant}/ws")

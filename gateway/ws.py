@@ -23,6 +23,7 @@ from gateway.errors import GatewayError
 from gateway.frames import error_frame
 from gateway.inputs import AuthData, Envelope
 from gateway.limits import MAX_FRAME_BYTES, MAX_ID_CHARS, check_tree, load_json
+from gateway.replica import GOING_AWAY, Replica
 from vance.domain import PROFILE_PATTERN
 from vance.errors import UnauthenticatedError
 from vance.observability import tracing
@@ -44,6 +45,7 @@ class SocketDeps:
     revoke: CheckRevoked  # revokes the token (the `logout` frame)
     clients: Callable[[], Clients]  # made lazily, in the server's event loop
     ping_interval_s: int
+    replica: Replica | None = None  # this replica's sessions (gateway/replica.py)
 
 
 def _offered_token(ws: WebSocket) -> str:
@@ -111,21 +113,33 @@ async def serve(ws: WebSocket, tenant: str, deps: SocketDeps) -> None:
             ping_interval_s=deps.ping_interval_s,
             revoke=deps.revoke,
         )
+        going_away = False
+        if deps.replica is not None:
+            deps.replica.add(conn)
         try:
             await conn.welcome()
-            await _frames(conn, deps)
-        except WebSocketDisconnect:
-            pass  # the client left: the normal end of a socket; the bind is released below
+            going_away = await _frames(conn, deps) == GOING_AWAY
+        except WebSocketDisconnect as exc:
+            # The client left: the normal end of a socket; the bind is released below.
+            going_away = exc.code == GOING_AWAY
         finally:
-            await binding.release(conn, disconnect=True)
+            going_away = going_away and deps.replica is not None
+            if deps.replica is not None:
+                deps.replica.remove(conn, going_away=going_away)
+            if not going_away:
+                # onDisconnect applies. A stopping replica instead keeps the bind and suspends
+                # the session FORCED (gateway/replica.py).
+                await binding.release(conn, disconnect=True)
             await conn.unbind()
 
 
-async def _frames(conn: Connection, deps: SocketDeps) -> None:
+async def _frames(conn: Connection, deps: SocketDeps) -> int | None:
+    """Handles frames until the socket ends; the close code when the peer (or the stopping
+    server) ended it."""
     while not conn.closed:
         message = await conn.ws.receive()
         if message["type"] == "websocket.disconnect":
-            return
+            return int(message.get("code") or 1000)
         text = message.get("text")
         if text is None:
             await conn.send(
@@ -138,6 +152,7 @@ async def _frames(conn: Connection, deps: SocketDeps) -> None:
             )
             continue
         await _handle(conn, deps, text)
+    return None
 
 
 def _reply_id(raw: Any) -> str | None:

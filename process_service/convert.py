@@ -169,6 +169,7 @@ def worker_message_from_proto(msg: ppb.WorkerMessage) -> list[FromWorker]:
                 summary=m.summary_for_parent,
                 payload=struct_to_dict(m.parent_payload),
                 close_detail=m.close_detail,
+                fields=history_summary_fields(m),
             )
             return [*(_report_from_proto(e, m.turn_id) for e in m.events), commit]
         case "failure":
@@ -258,3 +259,13 @@ def process_spec_from_proto(request: ppb.CreateProcessRequest) -> d.ThinkProcess
         recipe_snapshot=struct_to_dict(request.recipe_snapshot),
         params=struct_to_dict(request.params),
     )
+
+
+def history_summary_fields(commit: ppb.TurnCommit) -> dict[str, Any]:
+    """The process fields a commit sets for the engine's rolling chat history summary."""
+    if not commit.HasField("chat_history_summary"):
+        return {}
+    return {
+        "chat_history_summary": commit.chat_history_summary[:8_000],
+        "chat_history_summary_through": int(commit.chat_history_summary_through),
+    }

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 from process_service.events import STATUS_CHANGED, EventLog
@@ -42,6 +43,12 @@ class Lanes:
         self.events = events
         self.clock = clock
         self.config = config
+        # Called with the closed document and the turn id when a process closes because its
+        # turn failed for good (process_service/parent_notify.py tells the parent).
+        self.on_closed_failed: Callable[[dict[str, Any], str], Awaitable[None]] | None = None
+        # Called with the session id after every status change (process_service/rollup_notify.py
+        # keeps the session's RUNNING/IDLE roll-up current).
+        self.on_status_change: Callable[[str], None] | None = None
 
     async def take(self, process_id: str, worker_id: str) -> TurnRef | None:
         """Takes the lane of a process that wants a turn; None when there is nothing to do."""
@@ -237,6 +244,7 @@ class Lanes:
             "updated_at_ms": now,
             "chat_count": max(ref.highest_chat, ref.chat_base),
             "started": True,
+            **ref.commit_fields,
         }
         if (
             ref.call is LifecycleCall.START
@@ -321,6 +329,8 @@ class Lanes:
         if closed is not None:
             logger.warning("process %s closed after %d failed attempts", doc["_id"], attempts)
             await self._status_event(closed, ProcessStatus.RUNNING, ProcessStatus.CLOSED)
+            if self.on_closed_failed is not None:
+                await self.on_closed_failed(closed, str(lane.get("turn_id") or ""))
         return closed
 
     async def _status_event(
@@ -334,6 +344,8 @@ class Lanes:
     ) -> asyncio.Future[int]:
         """Queues a status event in the session's seq order without writing it (the caller
         flushes the session's events)."""
+        if self.on_status_change is not None:
+            self.on_status_change(str(doc["session_id"]))
         return self.events.submit(
             str(doc["session_id"]),
             STATUS_CHANGED,

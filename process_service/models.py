@@ -30,6 +30,8 @@ class TurnRef:
     process: dict[str, Any] = field(default_factory=dict)
     chat_shift: int = 0
     done: bool = False
+    # Extra process fields the commit writes (the engine's rolling chat history summary).
+    commit_fields: dict[str, Any] = field(default_factory=dict)
     # The last committed chat messages, when held in memory (ProcessStore.recent_chat).
     recent_chat: list[dict[str, Any]] = field(default_factory=list)
 

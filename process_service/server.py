@@ -15,8 +15,11 @@ from process_service.events import NOTICE, EventLog
 from process_service.hub_tools import HubTools
 from process_service.inbox import Inbox
 from process_service.lanes import Lanes
+from process_service.memory import MemoryStore
 from process_service.observations import Observations
+from process_service.parent_notify import ParentNotify
 from process_service.processes import Processes
+from process_service.rollup_notify import RollupNotifier
 from process_service.service import ProcessServicer
 from process_service.store import ProcessStore
 from process_service.toolhost import ProcessToolHost, register_forever
@@ -62,12 +65,14 @@ class Background:
         streams: WorkerStreams,
         events: EventLog,
         chat_feed: ChatFeed,
+        rollup: RollupNotifier,
         channels: Channels,
     ) -> None:
         self.dispatcher = dispatcher
         self.streams = streams
         self.events = events
         self.chat_feed = chat_feed
+        self.rollup = rollup
         self.channels = channels
         self._stop = asyncio.Event()
         self._done = asyncio.Event()
@@ -82,6 +87,7 @@ class Background:
                 tg.create_task(_evict_loop(self.events))
                 # Cancelled with the rest at stop: it writes a last page of what it gathered.
                 tg.create_task(self.chat_feed.run())
+                tg.create_task(self.rollup.run())
                 tg.create_task(
                     register_forever(self.channels.get("tool_service"), tool_host_address)
                 )
@@ -129,6 +135,7 @@ async def create_server(
     processes = Processes(store, lanes, dispatcher.kick, dispatcher.cancel_turn)
     turns = Turns(store, events, lanes, inbox)
     processes.on_stopped = turns.on_stopped
+    lanes.on_closed_failed = ParentNotify(turns).closed_failed
     streams = WorkerStreams(
         dispatcher=dispatcher,
         turns=turns,
@@ -144,8 +151,12 @@ async def create_server(
         streams=streams,
         cascade=SessionCascade(store, lanes, processes, dispatcher.kick, dispatcher.cancel_turn),
         chat_feed=chat_feed,
+        store=store,
+        memory=MemoryStore(db, clock),
     )
     channels = Channels(config)
+    rollup = RollupNotifier(session_pb2_grpc.SessionServiceStub(channels.get("session_service")))
+    lanes.on_status_change = rollup.note
     tools = ProcessTools(
         processes,
         inbox,
@@ -171,7 +182,7 @@ async def create_server(
     process_pb2_grpc.add_ProcessServiceServicer_to_server(servicer, host.server)
     tool_pb2_grpc.add_ToolHostServicer_to_server(ProcessToolHost(tools), host.server)
     bound = host.bind(config.grpc_host, config.port("process_service") if port is None else port)
-    background = Background(dispatcher, streams, events, chat_feed, channels)
+    background = Background(dispatcher, streams, events, chat_feed, rollup, channels)
 
     async def close() -> None:
         # After the server stopped (no stream left): the background work, then its clients.

@@ -14,7 +14,10 @@ from process_service.dispatcher import Dispatcher
 from process_service.event_feed import ChatFeed, page_to_proto
 from process_service.events import NOTICE, EventLog, SubscriberOverflow
 from process_service.inbox import Inbox
+from process_service.memory import MemoryStore
+from process_service.memory_rpc import MemoryRpcs
 from process_service.processes import Processes
+from process_service.store import ProcessStore
 from process_service.worker_stream import WorkerStreams
 from vance import convert as c
 from vance import domain as d
@@ -30,7 +33,7 @@ logger = logging.getLogger(__name__)
 _OUTCOME_LABELS = {v: k.removeprefix("DELIVERY_OUTCOME_") for k, v in pb.DeliveryOutcome.items()}
 
 
-class ProcessServicer(process_pb2_grpc.ProcessServiceServicer):
+class ProcessServicer(MemoryRpcs, process_pb2_grpc.ProcessServiceServicer):
     def __init__(
         self,
         *,
@@ -41,7 +44,11 @@ class ProcessServicer(process_pb2_grpc.ProcessServiceServicer):
         streams: WorkerStreams,
         cascade: SessionCascade,
         chat_feed: ChatFeed,
+        store: ProcessStore,
+        memory: MemoryStore,
     ) -> None:
+        self.store = store
+        self.memory = memory
         self.events = events
         self.inbox = inbox
         self.processes = processes

@@ -81,6 +81,15 @@ PROCESS_TOOLS: list[dict[str, Any]] = [
         "labels": ["@process", "@write"],
     },
     {
+        "name": "process_pause",
+        "description": (
+            "Pause a process of this session: a running turn finishes, then it takes no new "
+            "turn until it is resumed; messages sent meanwhile wait. Pausing yourself is refused."
+        ),
+        "parameters": _obj({"name": _S}, ["name"]),
+        "labels": ["@process", "@write"],
+    },
+    {
         "name": "process_list",
         "description": "The processes of this session with status, engine and goal.",
         "parameters": _obj({"includeTerminated": {"type": "boolean"}}, []),

@@ -203,6 +203,15 @@ class ProcessTools:
             "closeReason": stopped.get("close_reason"),
         }
 
+    async def _process_pause(
+        self, caller: dict[str, Any], args: dict[str, Any], key: str, profile: str
+    ) -> Any:
+        target = await self._target(caller, _str(args, "name"))
+        if target["_id"] == caller["_id"]:
+            raise ToolError("a process cannot pause itself")
+        paused = await self._processes.pause(target)
+        return {"name": paused["name"], "status": paused["status"]}
+
     async def _process_list(
         self, caller: dict[str, Any], args: dict[str, Any], key: str, profile: str
     ) -> Any:

@@ -64,6 +64,8 @@ class Commit:
     summary: str = ""
     payload: dict[str, Any] = field(default_factory=dict)
     close_detail: str = ""
+    # Process fields the commit writes too: the engine's rolling chat history summary.
+    fields: dict[str, Any] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)

@@ -198,6 +198,7 @@ class WorkerStreams:
                 await self._turns.progress(ref, r.kind, r.payload)
 
     async def _commit(self, ref: TurnRef, commit: Commit) -> None:
+        ref.commit_fields = commit.fields
         doc = await self._turns.commit(
             ref,
             commit.status,

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import asyncio
+
+from session_service.engine_settings import EngineSettings, default_chat_engine
 from session_service.home import Home
 from session_service.hooks import Hooks
 from session_service.lifecycle_wiring import (
@@ -9,6 +12,8 @@ from session_service.lifecycle_wiring import (
     start_lifecycle_tasks,
     stop_lifecycle_tasks,
 )
+from session_service.ownership import Ownership, take_over_forever
+from session_service.rollup import Rollup
 from session_service.search.wiring import build_search
 from session_service.seed import seed_defaults
 from session_service.service import SessionServicer
@@ -53,12 +58,18 @@ async def create_server(
     store = SessionStore(db)
     processes = ProcessClient(channels.get("process_service"))
     recipes = RecipeClient(channels.get("recipe_service"))
+    engine_settings = EngineSettings(db)
     search = build_search(db, store, clock, processes, config.llm)
     hooks = hooks or Hooks()
     hooks.register(search.hook)
     lifecycle = build_lifecycle(db, store, clock, processes, recipes, config.lifecycle, hooks=hooks)
     sessions = Sessions(
-        store, clock, processes, recipes, before_insert=lifecycle.transitions.index_new
+        store,
+        clock,
+        processes,
+        recipes,
+        before_insert=lifecycle.transitions.index_new,
+        default_chat_engine=default_chat_engine(engine_settings),
     )
     if config.seed_defaults:
         await seed_defaults(sessions)
@@ -72,12 +83,21 @@ async def create_server(
         owners=CachedOwners(_session_owner(store)),
         revocations=revocations.changed_since,  # its own store, not a call to itself
     )
-    session_pb2_grpc.add_SessionServiceServicer_to_server(
-        SessionServicer(sessions, lifecycle, search, home, inbox), host.server
+    servicer = SessionServicer(sessions, lifecycle, search, home, inbox)
+    servicer.engine_settings = engine_settings
+    servicer.rollup = Rollup(lifecycle.transitions, store, clock)
+    servicer.ownership = Ownership(
+        db, lifecycle.transitions, lifecycle.sweepers, clock, config.lifecycle
     )
+    session_pb2_grpc.add_SessionServiceServicer_to_server(servicer, host.server)
     tokens_pb2_grpc.add_TokenServiceServicer_to_server(TokenServicer(revocations), host.server)
     bound = host.bind(config.grpc_host, config.port("session_service") if port is None else port)
     background = start_lifecycle_tasks(lifecycle, clock)
+    background.append(
+        asyncio.ensure_future(
+            take_over_forever(servicer.ownership, config.lifecycle.sweep_interval_ms / 1000)
+        )
+    )
     search.start()
 
     async def close() -> None:

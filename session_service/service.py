@@ -5,10 +5,13 @@ from __future__ import annotations
 from typing import Any
 
 from session_service import convert as sc
+from session_service.engine_settings_rpc import EngineSettingsRpcs
 from session_service.home import Home, is_foreign_hub
 from session_service.hub_service import HubRpcs
 from session_service.lifecycle_wiring import LifecycleServices
 from session_service.models import Session
+from session_service.ownership import OwnershipRpcs
+from session_service.rollup import RollupRpcs
 from session_service.search.wiring import SearchServices
 from session_service.sessions import DEFAULT_CHAT_ENGINE, Sessions
 from session_service.user_inbox import UserInbox
@@ -17,7 +20,13 @@ from vance.v1 import session_pb2 as spb
 from vance.v1 import session_pb2_grpc
 
 
-class SessionServicer(HubRpcs, session_pb2_grpc.SessionServiceServicer):
+class SessionServicer(
+    EngineSettingsRpcs,
+    RollupRpcs,
+    OwnershipRpcs,
+    HubRpcs,
+    session_pb2_grpc.SessionServiceServicer,
+):
     def __init__(
         self,
         sessions: Sessions,

@@ -35,12 +35,14 @@ class Sessions:
         recipes: Recipes,
         *,
         before_insert: Callable[[Session], Awaitable[None]] | None = None,
+        default_chat_engine: Callable[[str, str], Awaitable[str]] | None = None,
     ) -> None:
         self._store = store
         self._clock = clock
         self._processes = processes
         self._recipes = recipes
         self._before_insert = before_insert
+        self._default_chat_engine = default_chat_engine
 
     async def create_user(
         self, tenant: str, username: str, password: str, roles: list[str]
@@ -132,6 +134,9 @@ class Sessions:
         if autonomous:
             await self._store.insert_session(session)
             return await self._set(session, status=SessionStatus.IDLE)
+        # The `session.defaultChatEngine` setting of a tenant and project (engine_settings.py).
+        if not chat_engine and self._default_chat_engine is not None:
+            chat_engine = await self._default_chat_engine(tenant, project_id)
         engine = chat_engine or DEFAULT_CHAT_ENGINE
         # Resolved before anything is stored: a bad engine leaves no half-made session.
         applied = await self._recipes.apply(

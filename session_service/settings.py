@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from pymongo.asynchronous.database import AsyncDatabase
 
 from session_service.access import Actor
+from session_service.engine_settings import ENGINE_KEYS
 from vance.domain import LIFECYCLE_SETTINGS, parse_lifecycle_setting
 from vance.errors import (
     AbortedError,
@@ -81,6 +82,8 @@ KNOWN: dict[str, Callable[[str], str]] = {
     SETTING_FORCED_FLOOR: _millis,
     SETTING_ABANDONED_ENABLED: _boolean,
     SETTING_ABANDONED_MIN_QA: _positive,
+    # The engine keys (session_service/engine_settings.py) can be set per tenant and project too.
+    **ENGINE_KEYS,
     "chat.language": _language,  # Eddie's spoken language (process_service/hub_tools.py)
 }
 # The FORCED floor is a safety bound for the whole tenant: no project may lower it.

@@ -380,8 +380,10 @@ async def test_escape_pauses_the_session_and_resume_goes_on(system: System, page
     await say(page, f"long {m}")
     await expect(page.get_by_test_id("stream")).to_contain_text(f"one{m}")
     await expect(chat).to_have_text("RUNNING")
-    # Esc pauses the session: the running turn ends, then the chat stays PAUSED.
+    # Esc pauses the session: the chat shows the pause is on its way; the running turn ends,
+    # then the chat stays PAUSED.
     await page.keyboard.press("Escape")
+    await expect(page.locator("li.proc[data-process='chat'] [data-role=pausing]")).to_be_visible()
     system.llm.release(hold)
     await expect(chat).to_have_text("PAUSED")
     await expect(assistant(page, f"three{m}")).to_have_count(1)

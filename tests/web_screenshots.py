@@ -1,6 +1,6 @@
 """Makes the screenshots of the web client under docs/screenshots/ (desktop and phone width):
 the real system with the scripted model, a short conversation with a worker's question, and
-the session list. Run: .venv/bin/python -m tests.web_screenshots"""
+the session list, and the hub with Eddie's info block and an inbox item. Run: .venv/bin/python -m tests.web_screenshots"""
 
 from __future__ import annotations
 
@@ -49,6 +49,28 @@ def script(llm: ThreadedScriptedLlm) -> None:
                     message="Which version is the baseline?",
                     awaiting_user_input=True,
                     options=[{"label": "Version 2024"}, {"label": "Version 2025"}],
+                )
+            ],
+        ),
+        Rule(
+            match_last="How is the release going",
+            tool_calls=[
+                call(
+                    "answer",
+                    message="The release is on track. Two reviews are still open.",
+                    info="**Release 4.2**\n\n| item | state |\n|---|---|\n"
+                    "| build | green |\n| reviews | 2 open |\n| docs | done |",
+                )
+            ],
+        ),
+        Rule(
+            match_last="Write up the checklist",
+            tool_calls=[
+                call(
+                    "relay_inbox",
+                    spoken="The checklist is in your inbox.",
+                    inboxTitle="Release checklist",
+                    body="# Release checklist\n\n1. Tag the build\n2. Publish the notes",
                 )
             ],
         ),
@@ -115,6 +137,17 @@ async def main() -> None:
                     timeout=30_000
                 )
                 await shoot(page, "sessions")
+                await page.set_viewport_size(DESKTOP)
+                await page.get_by_role("button", name="Hub", exact=True).click()
+                await page.wait_for_url("**/#/s/*")
+                await expect(page.get_by_test_id("link")).to_have_text("connected")
+                await page.get_by_label("Message").fill("How is the release going?")
+                await page.get_by_label("Message").press("Enter")
+                await expect(page.locator("aside.info")).to_contain_text("Release 4.2")
+                await page.get_by_label("Message").fill("Write up the checklist for me")
+                await page.get_by_label("Message").press("Enter")
+                await expect(page.get_by_test_id("inbox-unread")).to_have_text("1")
+                await shoot(page, "hub")
                 await browser.close()
     finally:
         llm.stop()

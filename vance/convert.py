@@ -211,6 +211,9 @@ def process_to_proto(p: d.ThinkProcess) -> pb.ThinkProcess:
         created_at_ms=p.created_at_ms,
         updated_at_ms=p.updated_at_ms,
         pending_count=p.pending_count,
+        chat_history_summary=p.chat_history_summary,
+        chat_history_summary_through=p.chat_history_summary_through,
+        last_suspend_cause=p.last_suspend_cause,
     )
 
 
@@ -236,6 +239,9 @@ def process_from_proto(p: pb.ThinkProcess) -> d.ThinkProcess:
         created_at_ms=p.created_at_ms,
         updated_at_ms=p.updated_at_ms,
         pending_count=p.pending_count,
+        chat_history_summary=p.chat_history_summary,
+        chat_history_summary_through=p.chat_history_summary_through,
+        last_suspend_cause=p.last_suspend_cause,
     )
 
 

@@ -245,6 +245,13 @@ class ThinkProcess(_Model):
     created_at_ms: int = 0
     updated_at_ms: int = 0
     pending_count: int = 0
+    # A rolling summary of the chat cut from the model's context, and the last chat message
+    # number it covers (engine_worker/engines/history_summary.py).
+    chat_history_summary: str = ""
+    chat_history_summary_through: int = 0
+    # Why the process was last suspended (IDLE, DISCONNECT, FORCED): a resume may treat a turn
+    # cut off by a FORCED suspend differently.
+    last_suspend_cause: str = ""
 
 
 class ChatMessage(_Model):

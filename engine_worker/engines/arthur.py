@@ -7,10 +7,13 @@ from typing import Any
 
 from engine_worker.context import ThinkEngineContext
 from engine_worker.engine import TurnOutcome
-from engine_worker.engines.common import history_to_llm, inbox_to_llm
-from engine_worker.engines.context_budget import fit_history
+from engine_worker.engines import arthur_prompt
+from engine_worker.engines.common import history_to_llm, inbox_to_llm_messages
+from engine_worker.engines.context_budget import fit, history_limit
+from engine_worker.engines.history_summary import Summary, roll
 from engine_worker.engines.loop import run_tool_loop
 from vance.domain import (
+    ChatMessage,
     ChatRole,
     ExternalCommand,
     ProcessStatus,
@@ -25,6 +28,16 @@ logger = logging.getLogger(__name__)
 WELCOME = "Hi, I'm Arthur. How can I help?"
 FALLBACK_PROMPT = "You are Arthur, the session chat assistant of Vancetope."
 TOOLS = ["process_*", "recipe_list", "recipe_describe", "manual_list", "manual_read"]
+# Settings (session_service/engine_settings.py) Arthur reads each turn.
+MAX_CONTEXT_TOKENS = "arthur.maxContextTokens"
+DEFAULT_MAX_CONTEXT_TOKENS = 64_000
+INCLUDE_MEMORY = "arthur.includeProjectMemorySummary"
+CHAT_LANGUAGE = "chat.language"
+FORCED_RESUME_NOTE = (
+    '<resume cause="FORCED">The session was suspended by force while your last turn ran; '
+    "that turn was cut off and its messages follow again. Tool calls it made may or may not "
+    "have taken effect: check (e.g. process_list) before repeating them.</resume>"
+)
 # Client commands that need no model turn: the user clicked something with a clear meaning.
 DIRECT_COMMANDS = {"steer", "approve", "reject"}
 
@@ -40,7 +53,10 @@ class Arthur:
         return await self._turn(process, ctx)
 
     async def resume(self, process: ThinkProcess, ctx: ThinkEngineContext) -> TurnOutcome:
-        return await self._turn(process, ctx)
+        # A FORCED suspend cut a turn off mid-way (its messages are back in the inbox): the model
+        # is told, so it checks what its earlier tool calls did instead of assuming.
+        note = FORCED_RESUME_NOTE if process.last_suspend_cause == "FORCED" else None
+        return await self._turn(process, ctx, note=note)
 
     async def steer(self, process: ThinkProcess, ctx: ThinkEngineContext) -> TurnOutcome:
         return await self._turn(process, ctx)
@@ -48,7 +64,9 @@ class Arthur:
     def summarize_for_parent(self, process: ThinkProcess, outcome: TurnOutcome) -> str:
         return f"chat {process.name} is {outcome.status.value.lower()}"
 
-    async def _turn(self, process: ThinkProcess, ctx: ThinkEngineContext) -> TurnOutcome:
+    async def _turn(
+        self, process: ThinkProcess, ctx: ThinkEngineContext, *, note: str | None = None
+    ) -> TurnOutcome:
         inbox = await ctx.drain_pending()
         if not inbox:
             return TurnOutcome.idle()
@@ -61,17 +79,34 @@ class Arthur:
                 model_inbox.append(message)
         if not model_inbox:
             return TurnOutcome.idle()
-        # The budget cuts further; the limit keeps a long chat from costing a full read per turn.
-        history = await ctx.chat.history(limit=int(ctx.settings.get("historyLimit", 100)))
-        turn_input = []
+        settings = ctx.settings_api()
+        # Only the token budget cuts the history; reading more than `history_limit` messages
+        # could never add one to the model input.
+        budget = await settings.get_int(MAX_CONTEXT_TOKENS, DEFAULT_MAX_CONTEXT_TOKENS)
+        limit = history_limit(budget)
+        history = await ctx.chat.history(limit=limit)
+        turn_input: list[dict[str, Any]] = []
+        if note:
+            turn_input.append({"role": "system", "content": note})
         for message in model_inbox:
             if isinstance(message, UserChatInput):
                 await ctx.chat.append(ChatRole.USER, message.content)
-            turn_input.append(inbox_to_llm(message))
-        prompt = str(process.recipe_snapshot.get("prompt") or FALLBACK_PROMPT)
-        budget = int(ctx.settings.get("maxContextTokens", 64_000))
-        messages = fit_history(
-            {"role": "system", "content": prompt}, history_to_llm(history), turn_input, budget
+            turn_input.extend(inbox_to_llm_messages(message))
+        prompt = arthur_prompt.render(
+            str(process.recipe_snapshot.get("prompt") or FALLBACK_PROMPT),
+            await arthur_prompt.turn_context(
+                ctx,
+                include_memory=await settings.get_bool(INCLUDE_MEMORY, True),
+                language=await settings.get_str(CHAT_LANGUAGE),
+            ),
+        )
+        messages, summary = fit_with_summary(
+            {"role": "system", "content": prompt},
+            history,
+            turn_input,
+            budget,
+            Summary(process.chat_history_summary, process.chat_history_summary_through),
+            older_unread=len(history) >= limit,
         )
         try:
             answer = await run_tool_loop(
@@ -90,13 +125,18 @@ class Arthur:
             # The options travel on the BLOCKED event, so an observer (Eddie) can relay the
             # question with the same choices.
             relayable = {"options": answer.options} if answer.options else {}
-            return TurnOutcome(
+            outcome = TurnOutcome(
                 ProcessStatus.BLOCKED,
                 summary=answer.message,
                 payload={"relayableActionParams": relayable} if relayable else {},
             )
-        # The answer is what an observer of this chat learns when the turn ends.
-        return TurnOutcome(ProcessStatus.IDLE, summary=answer.message)
+        else:
+            # The answer is what an observer of this chat learns when the turn ends.
+            outcome = TurnOutcome(ProcessStatus.IDLE, summary=answer.message)
+        if summary.through > process.chat_history_summary_through:
+            outcome.chat_history_summary = summary.text
+            outcome.chat_history_summary_through = summary.through
+        return outcome
 
     async def _dispatch(self, ctx: ThinkEngineContext, command: ExternalCommand) -> None:
         """E.g. an Approve button: forwarded to its target without a model turn."""
@@ -110,3 +150,30 @@ class Arthur:
         if result.error:
             note += f" ({result.error})"
         await ctx.chat.append(ChatRole.SYSTEM, note, {"command": command.command})
+
+
+def fit_with_summary(
+    system: dict[str, Any],
+    history: list[ChatMessage],
+    turn_input: list[dict[str, Any]],
+    budget: int,
+    previous: Summary,
+    *,
+    older_unread: bool,
+) -> tuple[list[dict[str, Any]], Summary]:
+    """Fits the history into the budget; what is cut rolls into the summary, which the note
+    carries. A longer note can cut one more message, so this settles in a few rounds."""
+    llm_history = history_to_llm(history)
+    summary = previous
+    messages, cut = fit(
+        system, llm_history, turn_input, budget, summary=summary.text, older_unread=older_unread
+    )
+    for _ in range(3):
+        rolled = roll(previous, history[:cut])
+        if rolled == summary:
+            break
+        summary = rolled
+        messages, cut = fit(
+            system, llm_history, turn_input, budget, summary=summary.text, older_unread=older_unread
+        )
+    return messages, summary

@@ -25,17 +25,77 @@ def history_to_llm(history: list[ChatMessage]) -> list[dict[str, Any]]:
     return [{"role": _LLM_ROLE[m.role], "content": m.content} for m in history]
 
 
-def process_event_text(m: ProcessEvent) -> str:
+# A worker's payload enters the parent's model input up to this many characters of JSON; a
+# larger one is cut with a note, so one chatty worker cannot fill the parent's context.
+PAYLOAD_LIMIT = 4_000
+
+
+STRING_LIMIT = 1_000
+
+
+def _shorten(value: Any) -> Any:
+    """Long strings are cut one by one first, so one big field does not push out the small
+    ones (identifiers, counts) that the model needs most."""
+    if isinstance(value, str) and len(value) > STRING_LIMIT:
+        return f"{value[:STRING_LIMIT]}... [cut: {len(value) - STRING_LIMIT} more characters]"
+    if isinstance(value, dict):
+        return {k: _shorten(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_shorten(v) for v in value]
+    return value
+
+
+def bounded_json(value: Any, limit: int = PAYLOAD_LIMIT) -> str:
+    text = json.dumps(_shorten(value), default=str, ensure_ascii=False)
+    if len(text) <= limit:
+        return text
+    return f"{text[:limit]}... [cut: {len(text) - limit} more characters]"
+
+
+def process_event_text(m: ProcessEvent, *, with_payload: bool = True) -> str:
     """Sibling events enter the model input as user-role text in a tag, so the model can tell
-    them from the user (seed 000 §3.4)."""
+    them from the user (seed 000 §3.4); the payload, if any, follows the summary, bounded.
+    A hub that relays events (Eddie) renders their payload itself (`with_payload=False`): it
+    holds the hub's own bookkeeping, such as the original of a summarised event."""
+    body = m.human_summary
+    if m.payload and with_payload:
+        body += f"\n<payload>{bounded_json(m.payload)}</payload>"
     return (
         f'<process-event sourceProcessId="{m.source_process_id}" type="{m.type.value.lower()}">'
-        f"{m.human_summary}</process-event>"
+        f"{body}</process-event>"
     )
 
 
+def inbox_to_llm_messages(m: SteerMessage) -> list[dict[str, Any]]:
+    """One inbox message as model messages. A tool result is a tool message matched to its call
+    by `tool_call_id`; the call was made in an earlier turn, whose assistant step is not in the
+    chat history, so the call is restated right before its result (a tool message must follow
+    the assistant message that asked for it)."""
+    if isinstance(m, ToolResult):
+        body = (
+            json.dumps({"status": m.status.value, "error": m.error})
+            if m.error
+            else bounded_json(m.result)
+        )
+        return [
+            {
+                "role": "assistant",
+                "content": None,
+                "tool_calls": [
+                    {
+                        "id": m.tool_call_id,
+                        "type": "function",
+                        "function": {"name": m.tool_name, "arguments": "{}"},
+                    }
+                ],
+            },
+            {"role": "tool", "tool_call_id": m.tool_call_id, "content": body},
+        ]
+    return [inbox_to_llm(m)]
+
+
 def inbox_to_llm(m: SteerMessage) -> dict[str, Any]:
-    """One inbox message as one user-role model message."""
+    """One inbox message as one user-role model message (tool results: `inbox_to_llm_messages`)."""
     match m:
         case UserChatInput():
             return {"role": "user", "content": m.content}
@@ -44,7 +104,7 @@ def inbox_to_llm(m: SteerMessage) -> dict[str, Any]:
         case Reply():
             return {"role": "user", "content": m.content}
         case ToolResult():
-            body = m.error if m.error else json.dumps(m.result, default=str)
+            body = m.error if m.error else bounded_json(m.result)
             return {
                 "role": "user",
                 "content": f'<tool-result name="{m.tool_name}" status="{m.status.value}">'

@@ -1,4 +1,5 @@
-"""Fitting chat history into a token budget: the oldest messages go first, with a note."""
+"""Fitting chat history into a token budget: the oldest messages go first, always with a note
+(which carries the rolling summary of what was cut, when there is one)."""
 
 from __future__ import annotations
 
@@ -12,15 +13,30 @@ def estimate_tokens(message: dict[str, Any]) -> int:
     return len(str(message.get("content") or "")) // 4 + 4
 
 
-def fit_history(
+def truncation_note(summary: str) -> dict[str, Any]:
+    text = TRUNCATED_NOTE
+    if summary:
+        text += f" A summary of it, oldest first:\n{summary}"
+    return {"role": "system", "content": text}
+
+
+def fit(
     system: dict[str, Any],
     history: list[dict[str, Any]],
     turn_input: list[dict[str, Any]],
     budget: int,
-) -> list[dict[str, Any]]:
-    """The system prompt and this turn's input always stay; history fills what is left."""
+    *,
+    summary: str = "",
+    older_unread: bool = False,
+) -> tuple[list[dict[str, Any]], int]:
+    """The model input and how many of the oldest history messages were cut. The system prompt
+    and this turn's input always stay; history fills what is left. `older_unread`: the history
+    given is only the newest part of the chat, so something was cut in any case."""
     fixed = estimate_tokens(system) + sum(estimate_tokens(m) for m in turn_input)
-    room = budget - fixed
+    if not older_unread and fixed + sum(estimate_tokens(m) for m in history) <= budget:
+        return [system, *history, *turn_input], 0
+    note = truncation_note(summary)
+    room = budget - fixed - estimate_tokens(note)
     kept: list[dict[str, Any]] = []
     for message in reversed(history):
         cost = estimate_tokens(message)
@@ -29,7 +45,19 @@ def fit_history(
         kept.append(message)
         room -= cost
     kept.reverse()
-    if len(kept) < len(history):
-        note = {"role": "system", "content": TRUNCATED_NOTE}
-        return [system, note, *kept, *turn_input]
-    return [system, *kept, *turn_input]
+    return [system, note, *kept, *turn_input], len(history) - len(kept)
+
+
+def fit_history(
+    system: dict[str, Any],
+    history: list[dict[str, Any]],
+    turn_input: list[dict[str, Any]],
+    budget: int,
+) -> list[dict[str, Any]]:
+    return fit(system, history, turn_input, budget)[0]
+
+
+def history_limit(budget: int) -> int:
+    """How many of the newest messages can matter: every message costs at least four tokens,
+    so reading more than this could never add one to the model input."""
+    return max(1, budget // 4) + 1

@@ -12,7 +12,7 @@ from typing import Any
 from engine_worker.context import ThinkEngineContext
 from engine_worker.engine import TurnOutcome
 from engine_worker.engines import eddie_actions as a
-from engine_worker.engines.common import history_to_llm, inbox_to_llm
+from engine_worker.engines.common import history_to_llm, inbox_to_llm, process_event_text
 from engine_worker.engines.context_budget import fit_history
 from engine_worker.engines.eddie_voice import BUNDLED_RULES, system_prompt
 from engine_worker.engines.loop import run_action_loop
@@ -60,7 +60,7 @@ def _setting(ctx: ThinkEngineContext, key: str) -> Any:
 
 def _event_text(m: ProcessEvent) -> str:
     """The event as the model reads it, with a blocked worker's options."""
-    text = str(inbox_to_llm(m)["content"])
+    text = process_event_text(m, with_payload=False)
     if m.payload.get("project"):
         mode = m.payload.get("channelMode") or "milestones"
         text = f"[project {m.payload['project']}, mode {mode}] {text}"

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from engine_worker.context import ThinkEngineContext
 from engine_worker.engine import TurnOutcome
-from engine_worker.engines.common import history_to_llm, inbox_to_llm
+from engine_worker.engines.common import history_to_llm, inbox_to_llm_messages
 from engine_worker.engines.loop import run_tool_loop
 from vance.domain import ChatRole, ThinkProcess, UserChatInput
 
@@ -45,7 +45,7 @@ class Ford:
         for message in inbox:
             if isinstance(message, UserChatInput):
                 await ctx.chat.append(ChatRole.USER, message.content)
-            turn_input.append(inbox_to_llm(message))
+            turn_input.extend(inbox_to_llm_messages(message))
         if not turn_input:
             return TurnOutcome.idle()
         prompt = str(process.recipe_snapshot.get("prompt") or FALLBACK_PROMPT)
@@ -61,4 +61,4 @@ class Ford:
         await ctx.chat.append(ChatRole.ASSISTANT, text, meta)
         if answer.structured and answer.awaiting_user_input:
             return TurnOutcome.blocked(answer.message)
-        return TurnOutcome.done(answer.message)
+        return TurnOutcome.done(answer.message, answer.payload)

@@ -28,6 +28,10 @@ RESPOND_TOOL: dict[str, Any] = {
             "properties": {
                 "message": {"type": "string"},
                 "awaiting_user_input": {"type": "boolean", "default": True},
+                "payload": {
+                    "type": "object",
+                    "description": "Structured result for the process that started you, if any.",
+                },
                 "options": {
                     "type": "array",
                     "minItems": 2,
@@ -64,6 +68,7 @@ class Answer:
     awaiting_user_input: bool
     options: list[dict[str, str]] = field(default_factory=list)
     structured: bool = True  # False: a plain-text answer without `respond`
+    payload: dict[str, Any] = field(default_factory=dict)  # for a worker's parent
 
     def rendered(self) -> tuple[str, dict[str, Any]]:
         """The chat text (options as a Markdown list) and the message meta."""
@@ -94,7 +99,10 @@ def _respond_args(arguments: dict[str, Any]) -> Answer | str:
         if isinstance(opt.get("description"), str):
             entry["description"] = opt["description"]
         options.append(entry)
-    return Answer(message.strip(), awaiting, options)
+    payload = arguments.get("payload") or {}
+    if not isinstance(payload, dict):
+        return "'payload' must be an object"
+    return Answer(message.strip(), awaiting, options, payload=payload)
 
 
 async def run_tool_loop(

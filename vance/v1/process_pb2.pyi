@@ -1,12 +1,22 @@
 from google.protobuf import struct_pb2 as _struct_pb2
 from vance.v1 import common_pb2 as _common_pb2
 from google.protobuf.internal import containers as _containers
+from google.protobuf.internal import enum_type_wrapper as _enum_type_wrapper
 from google.protobuf import descriptor as _descriptor
 from google.protobuf import message as _message
 from collections.abc import Iterable as _Iterable, Mapping as _Mapping
 from typing import ClassVar as _ClassVar, Optional as _Optional, Union as _Union
 
 DESCRIPTOR: _descriptor.FileDescriptor
+
+class MemoryScope(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
+    __slots__ = ()
+    MEMORY_SCOPE_UNSPECIFIED: _ClassVar[MemoryScope]
+    MEMORY_SCOPE_PROCESS: _ClassVar[MemoryScope]
+    MEMORY_SCOPE_PROJECT: _ClassVar[MemoryScope]
+MEMORY_SCOPE_UNSPECIFIED: MemoryScope
+MEMORY_SCOPE_PROCESS: MemoryScope
+MEMORY_SCOPE_PROJECT: MemoryScope
 
 class SessionCascadeRequest(_message.Message):
     __slots__ = ("session_id", "suspend_cause", "close_reason", "process_ids")
@@ -281,7 +291,7 @@ class TurnEvent(_message.Message):
     def __init__(self, turn_id: _Optional[str] = ..., chat_append: _Optional[_Union[ChatAppend, _Mapping]] = ..., stream_chunk: _Optional[_Union[_common_pb2.StreamChunk, _Mapping]] = ..., progress: _Optional[_Union[TurnProgress, _Mapping]] = ...) -> None: ...
 
 class TurnCommit(_message.Message):
-    __slots__ = ("turn_id", "status", "close_reason", "drained_ids", "summary_for_parent", "parent_payload", "close_detail", "events")
+    __slots__ = ("turn_id", "status", "close_reason", "drained_ids", "summary_for_parent", "parent_payload", "close_detail", "events", "chat_history_summary", "chat_history_summary_through")
     TURN_ID_FIELD_NUMBER: _ClassVar[int]
     STATUS_FIELD_NUMBER: _ClassVar[int]
     CLOSE_REASON_FIELD_NUMBER: _ClassVar[int]
@@ -290,6 +300,8 @@ class TurnCommit(_message.Message):
     PARENT_PAYLOAD_FIELD_NUMBER: _ClassVar[int]
     CLOSE_DETAIL_FIELD_NUMBER: _ClassVar[int]
     EVENTS_FIELD_NUMBER: _ClassVar[int]
+    CHAT_HISTORY_SUMMARY_FIELD_NUMBER: _ClassVar[int]
+    CHAT_HISTORY_SUMMARY_THROUGH_FIELD_NUMBER: _ClassVar[int]
     turn_id: str
     status: _common_pb2.ProcessStatus
     close_reason: _common_pb2.CloseReason
@@ -298,7 +310,9 @@ class TurnCommit(_message.Message):
     parent_payload: _struct_pb2.Struct
     close_detail: str
     events: _containers.RepeatedCompositeFieldContainer[TurnEvent]
-    def __init__(self, turn_id: _Optional[str] = ..., status: _Optional[_Union[_common_pb2.ProcessStatus, str]] = ..., close_reason: _Optional[_Union[_common_pb2.CloseReason, str]] = ..., drained_ids: _Optional[_Iterable[str]] = ..., summary_for_parent: _Optional[str] = ..., parent_payload: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ..., close_detail: _Optional[str] = ..., events: _Optional[_Iterable[_Union[TurnEvent, _Mapping]]] = ...) -> None: ...
+    chat_history_summary: str
+    chat_history_summary_through: int
+    def __init__(self, turn_id: _Optional[str] = ..., status: _Optional[_Union[_common_pb2.ProcessStatus, str]] = ..., close_reason: _Optional[_Union[_common_pb2.CloseReason, str]] = ..., drained_ids: _Optional[_Iterable[str]] = ..., summary_for_parent: _Optional[str] = ..., parent_payload: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ..., close_detail: _Optional[str] = ..., events: _Optional[_Iterable[_Union[TurnEvent, _Mapping]]] = ..., chat_history_summary: _Optional[str] = ..., chat_history_summary_through: _Optional[int] = ...) -> None: ...
 
 class TurnFailure(_message.Message):
     __slots__ = ("turn_id", "error", "retryable")
@@ -396,3 +410,53 @@ class PublishNoticeRequest(_message.Message):
 class PublishNoticeResponse(_message.Message):
     __slots__ = ()
     def __init__(self) -> None: ...
+
+class MemoryRecord(_message.Message):
+    __slots__ = ("id", "scope", "kind", "title", "content", "process_id", "created_at_ms")
+    ID_FIELD_NUMBER: _ClassVar[int]
+    SCOPE_FIELD_NUMBER: _ClassVar[int]
+    KIND_FIELD_NUMBER: _ClassVar[int]
+    TITLE_FIELD_NUMBER: _ClassVar[int]
+    CONTENT_FIELD_NUMBER: _ClassVar[int]
+    PROCESS_ID_FIELD_NUMBER: _ClassVar[int]
+    CREATED_AT_MS_FIELD_NUMBER: _ClassVar[int]
+    id: str
+    scope: MemoryScope
+    kind: str
+    title: str
+    content: str
+    process_id: str
+    created_at_ms: int
+    def __init__(self, id: _Optional[str] = ..., scope: _Optional[_Union[MemoryScope, str]] = ..., kind: _Optional[str] = ..., title: _Optional[str] = ..., content: _Optional[str] = ..., process_id: _Optional[str] = ..., created_at_ms: _Optional[int] = ...) -> None: ...
+
+class RecordMemoryRequest(_message.Message):
+    __slots__ = ("process_id", "scope", "kind", "title", "content", "idempotency_key")
+    PROCESS_ID_FIELD_NUMBER: _ClassVar[int]
+    SCOPE_FIELD_NUMBER: _ClassVar[int]
+    KIND_FIELD_NUMBER: _ClassVar[int]
+    TITLE_FIELD_NUMBER: _ClassVar[int]
+    CONTENT_FIELD_NUMBER: _ClassVar[int]
+    IDEMPOTENCY_KEY_FIELD_NUMBER: _ClassVar[int]
+    process_id: str
+    scope: MemoryScope
+    kind: str
+    title: str
+    content: str
+    idempotency_key: str
+    def __init__(self, process_id: _Optional[str] = ..., scope: _Optional[_Union[MemoryScope, str]] = ..., kind: _Optional[str] = ..., title: _Optional[str] = ..., content: _Optional[str] = ..., idempotency_key: _Optional[str] = ...) -> None: ...
+
+class ListMemoryRequest(_message.Message):
+    __slots__ = ("process_id", "scope", "limit")
+    PROCESS_ID_FIELD_NUMBER: _ClassVar[int]
+    SCOPE_FIELD_NUMBER: _ClassVar[int]
+    LIMIT_FIELD_NUMBER: _ClassVar[int]
+    process_id: str
+    scope: MemoryScope
+    limit: int
+    def __init__(self, process_id: _Optional[str] = ..., scope: _Optional[_Union[MemoryScope, str]] = ..., limit: _Optional[int] = ...) -> None: ...
+
+class ListMemoryResponse(_message.Message):
+    __slots__ = ("records",)
+    RECORDS_FIELD_NUMBER: _ClassVar[int]
+    records: _containers.RepeatedCompositeFieldContainer[MemoryRecord]
+    def __init__(self, records: _Optional[_Iterable[_Union[MemoryRecord, _Mapping]]] = ...) -> None: ...

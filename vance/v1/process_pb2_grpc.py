@@ -135,6 +135,16 @@ class ProcessServiceStub:
                 request_serializer=vance_dot_v1_dot_process__pb2.RespawnChatRequest.SerializeToString,
                 response_deserializer=vance_dot_v1_dot_common__pb2.ThinkProcess.FromString,
                 _registered_method=True)
+        self.RecordMemory = channel.unary_unary(
+                '/vance.v1.ProcessService/RecordMemory',
+                request_serializer=vance_dot_v1_dot_process__pb2.RecordMemoryRequest.SerializeToString,
+                response_deserializer=vance_dot_v1_dot_process__pb2.MemoryRecord.FromString,
+                _registered_method=True)
+        self.ListMemory = channel.unary_unary(
+                '/vance.v1.ProcessService/ListMemory',
+                request_serializer=vance_dot_v1_dot_process__pb2.ListMemoryRequest.SerializeToString,
+                response_deserializer=vance_dot_v1_dot_process__pb2.ListMemoryResponse.FromString,
+                _registered_method=True)
         self.PublishNotice = channel.unary_unary(
                 '/vance.v1.ProcessService/PublishNotice',
                 request_serializer=vance_dot_v1_dot_process__pb2.PublishNoticeRequest.SerializeToString,
@@ -283,6 +293,19 @@ class ProcessServiceServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def RecordMemory(self, request, context):
+        """Engine memory (process_service/memory.py): records of a process or of its project.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def ListMemory(self, request, context):
+        """Missing associated documentation comment in .proto file."""
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
     def PublishNotice(self, request, context):
         """A notice (docs/protocol.md "Hub") pushed into the event streams of the given sessions.
         """
@@ -392,6 +415,16 @@ def add_ProcessServiceServicer_to_server(servicer, server):
                     servicer.RespawnChat,
                     request_deserializer=vance_dot_v1_dot_process__pb2.RespawnChatRequest.FromString,
                     response_serializer=vance_dot_v1_dot_common__pb2.ThinkProcess.SerializeToString,
+            ),
+            'RecordMemory': grpc.unary_unary_rpc_method_handler(
+                    servicer.RecordMemory,
+                    request_deserializer=vance_dot_v1_dot_process__pb2.RecordMemoryRequest.FromString,
+                    response_serializer=vance_dot_v1_dot_process__pb2.MemoryRecord.SerializeToString,
+            ),
+            'ListMemory': grpc.unary_unary_rpc_method_handler(
+                    servicer.ListMemory,
+                    request_deserializer=vance_dot_v1_dot_process__pb2.ListMemoryRequest.FromString,
+                    response_serializer=vance_dot_v1_dot_process__pb2.ListMemoryResponse.SerializeToString,
             ),
             'PublishNotice': grpc.unary_unary_rpc_method_handler(
                     servicer.PublishNotice,
@@ -939,6 +972,60 @@ class ProcessService:
             '/vance.v1.ProcessService/RespawnChat',
             vance_dot_v1_dot_process__pb2.RespawnChatRequest.SerializeToString,
             vance_dot_v1_dot_common__pb2.ThinkProcess.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def RecordMemory(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/vance.v1.ProcessService/RecordMemory',
+            vance_dot_v1_dot_process__pb2.RecordMemoryRequest.SerializeToString,
+            vance_dot_v1_dot_process__pb2.MemoryRecord.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def ListMemory(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/vance.v1.ProcessService/ListMemory',
+            vance_dot_v1_dot_process__pb2.ListMemoryRequest.SerializeToString,
+            vance_dot_v1_dot_process__pb2.ListMemoryResponse.FromString,
             options,
             channel_credentials,
             insecure,

@@ -76,6 +76,9 @@ class ProcessServiceStub:
     """Hard delete of everything process_service keeps for the session."""
     RespawnChat: _grpc.UnaryUnaryMultiCallable[_process_pb2.RespawnChatRequest, _common_pb2.ThinkProcess]
     """Reactivate: a new process whose chat starts as a copy of another process's chat."""
+    RecordMemory: _grpc.UnaryUnaryMultiCallable[_process_pb2.RecordMemoryRequest, _process_pb2.MemoryRecord]
+    """Engine memory (process_service/memory.py): records of a process or of its project."""
+    ListMemory: _grpc.UnaryUnaryMultiCallable[_process_pb2.ListMemoryRequest, _process_pb2.ListMemoryResponse]
     PublishNotice: _grpc.UnaryUnaryMultiCallable[_process_pb2.PublishNoticeRequest, _process_pb2.PublishNoticeResponse]
     """A notice (docs/protocol.md "Hub") pushed into the event streams of the given sessions."""
 
@@ -124,6 +127,9 @@ class ProcessServiceAsyncStub(ProcessServiceStub):
     """Hard delete of everything process_service keeps for the session."""
     RespawnChat: _aio.UnaryUnaryMultiCallable[_process_pb2.RespawnChatRequest, _common_pb2.ThinkProcess]  # type: ignore[assignment]
     """Reactivate: a new process whose chat starts as a copy of another process's chat."""
+    RecordMemory: _aio.UnaryUnaryMultiCallable[_process_pb2.RecordMemoryRequest, _process_pb2.MemoryRecord]  # type: ignore[assignment]
+    """Engine memory (process_service/memory.py): records of a process or of its project."""
+    ListMemory: _aio.UnaryUnaryMultiCallable[_process_pb2.ListMemoryRequest, _process_pb2.ListMemoryResponse]  # type: ignore[assignment]
     PublishNotice: _aio.UnaryUnaryMultiCallable[_process_pb2.PublishNoticeRequest, _process_pb2.PublishNoticeResponse]  # type: ignore[assignment]
     """A notice (docs/protocol.md "Hub") pushed into the event streams of the given sessions."""
 
@@ -289,6 +295,21 @@ class ProcessServiceServicer(metaclass=_abc_1.ABCMeta):
         context: _ServicerContext,
     ) -> _typing.Union[_common_pb2.ThinkProcess, _abc.Awaitable[_common_pb2.ThinkProcess]]:
         """Reactivate: a new process whose chat starts as a copy of another process's chat."""
+
+    @_abc_1.abstractmethod
+    def RecordMemory(
+        self,
+        request: _process_pb2.RecordMemoryRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_process_pb2.MemoryRecord, _abc.Awaitable[_process_pb2.MemoryRecord]]:
+        """Engine memory (process_service/memory.py): records of a process or of its project."""
+
+    @_abc_1.abstractmethod
+    def ListMemory(
+        self,
+        request: _process_pb2.ListMemoryRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_process_pb2.ListMemoryResponse, _abc.Awaitable[_process_pb2.ListMemoryResponse]]: ...
 
     @_abc_1.abstractmethod
     def PublishNotice(

@@ -24,6 +24,14 @@ class AccentColor(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     ACCENT_COLOR_PURPLE: _ClassVar[AccentColor]
     ACCENT_COLOR_PINK: _ClassVar[AccentColor]
     ACCENT_COLOR_ROSE: _ClassVar[AccentColor]
+
+class SettingLevel(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
+    __slots__ = ()
+    SETTING_LEVEL_UNSPECIFIED: _ClassVar[SettingLevel]
+    SETTING_LEVEL_PROCESS: _ClassVar[SettingLevel]
+    SETTING_LEVEL_SESSION: _ClassVar[SettingLevel]
+    SETTING_LEVEL_PROJECT: _ClassVar[SettingLevel]
+    SETTING_LEVEL_TENANT: _ClassVar[SettingLevel]
 ACCENT_COLOR_UNSPECIFIED: AccentColor
 ACCENT_COLOR_SLATE: AccentColor
 ACCENT_COLOR_RED: AccentColor
@@ -37,6 +45,11 @@ ACCENT_COLOR_INDIGO: AccentColor
 ACCENT_COLOR_PURPLE: AccentColor
 ACCENT_COLOR_PINK: AccentColor
 ACCENT_COLOR_ROSE: AccentColor
+SETTING_LEVEL_UNSPECIFIED: SettingLevel
+SETTING_LEVEL_PROCESS: SettingLevel
+SETTING_LEVEL_SESSION: SettingLevel
+SETTING_LEVEL_PROJECT: SettingLevel
+SETTING_LEVEL_TENANT: SettingLevel
 
 class User(_message.Message):
     __slots__ = ("tenant_id", "username", "roles", "created_at_ms")
@@ -704,3 +717,94 @@ class AnswerInboxItemRequest(_message.Message):
     ref: InboxItemRef
     answer: str
     def __init__(self, ref: _Optional[_Union[InboxItemRef, _Mapping]] = ..., answer: _Optional[str] = ...) -> None: ...
+
+class SettingScope(_message.Message):
+    __slots__ = ("tenant_id", "project_id", "session_id", "process_id")
+    TENANT_ID_FIELD_NUMBER: _ClassVar[int]
+    PROJECT_ID_FIELD_NUMBER: _ClassVar[int]
+    SESSION_ID_FIELD_NUMBER: _ClassVar[int]
+    PROCESS_ID_FIELD_NUMBER: _ClassVar[int]
+    tenant_id: str
+    project_id: str
+    session_id: str
+    process_id: str
+    def __init__(self, tenant_id: _Optional[str] = ..., project_id: _Optional[str] = ..., session_id: _Optional[str] = ..., process_id: _Optional[str] = ...) -> None: ...
+
+class EngineSettingValue(_message.Message):
+    __slots__ = ("key", "value", "level")
+    KEY_FIELD_NUMBER: _ClassVar[int]
+    VALUE_FIELD_NUMBER: _ClassVar[int]
+    LEVEL_FIELD_NUMBER: _ClassVar[int]
+    key: str
+    value: str
+    level: SettingLevel
+    def __init__(self, key: _Optional[str] = ..., value: _Optional[str] = ..., level: _Optional[_Union[SettingLevel, str]] = ...) -> None: ...
+
+class ResolveEngineSettingsRequest(_message.Message):
+    __slots__ = ("scope", "keys")
+    SCOPE_FIELD_NUMBER: _ClassVar[int]
+    KEYS_FIELD_NUMBER: _ClassVar[int]
+    scope: SettingScope
+    keys: _containers.RepeatedScalarFieldContainer[str]
+    def __init__(self, scope: _Optional[_Union[SettingScope, _Mapping]] = ..., keys: _Optional[_Iterable[str]] = ...) -> None: ...
+
+class EngineSettings(_message.Message):
+    __slots__ = ("values",)
+    VALUES_FIELD_NUMBER: _ClassVar[int]
+    values: _containers.RepeatedCompositeFieldContainer[EngineSettingValue]
+    def __init__(self, values: _Optional[_Iterable[_Union[EngineSettingValue, _Mapping]]] = ...) -> None: ...
+
+class SetEngineSettingRequest(_message.Message):
+    __slots__ = ("scope", "level", "key", "value")
+    SCOPE_FIELD_NUMBER: _ClassVar[int]
+    LEVEL_FIELD_NUMBER: _ClassVar[int]
+    KEY_FIELD_NUMBER: _ClassVar[int]
+    VALUE_FIELD_NUMBER: _ClassVar[int]
+    scope: SettingScope
+    level: SettingLevel
+    key: str
+    value: str
+    def __init__(self, scope: _Optional[_Union[SettingScope, _Mapping]] = ..., level: _Optional[_Union[SettingLevel, str]] = ..., key: _Optional[str] = ..., value: _Optional[str] = ...) -> None: ...
+
+class NoteEngineStatusRequest(_message.Message):
+    __slots__ = ("session_ids",)
+    SESSION_IDS_FIELD_NUMBER: _ClassVar[int]
+    session_ids: _containers.RepeatedScalarFieldContainer[str]
+    def __init__(self, session_ids: _Optional[_Iterable[str]] = ...) -> None: ...
+
+class NoteEngineStatusResponse(_message.Message):
+    __slots__ = ("changed",)
+    CHANGED_FIELD_NUMBER: _ClassVar[int]
+    changed: int
+    def __init__(self, changed: _Optional[int] = ...) -> None: ...
+
+class ReplicaRequest(_message.Message):
+    __slots__ = ("replica_id", "sessions")
+    class SessionsEntry(_message.Message):
+        __slots__ = ("key", "value")
+        KEY_FIELD_NUMBER: _ClassVar[int]
+        VALUE_FIELD_NUMBER: _ClassVar[int]
+        key: str
+        value: str
+        def __init__(self, key: _Optional[str] = ..., value: _Optional[str] = ...) -> None: ...
+    REPLICA_ID_FIELD_NUMBER: _ClassVar[int]
+    SESSIONS_FIELD_NUMBER: _ClassVar[int]
+    replica_id: str
+    sessions: _containers.ScalarMap[str, str]
+    def __init__(self, replica_id: _Optional[str] = ..., sessions: _Optional[_Mapping[str, str]] = ...) -> None: ...
+
+class ReplicaResponse(_message.Message):
+    __slots__ = ("sessions", "suspended", "resumed")
+    SESSIONS_FIELD_NUMBER: _ClassVar[int]
+    SUSPENDED_FIELD_NUMBER: _ClassVar[int]
+    RESUMED_FIELD_NUMBER: _ClassVar[int]
+    sessions: int
+    suspended: int
+    resumed: int
+    def __init__(self, sessions: _Optional[int] = ..., suspended: _Optional[int] = ..., resumed: _Optional[int] = ...) -> None: ...
+
+class TakeOverReplicasRequest(_message.Message):
+    __slots__ = ("now_ms",)
+    NOW_MS_FIELD_NUMBER: _ClassVar[int]
+    now_ms: int
+    def __init__(self, now_ms: _Optional[int] = ...) -> None: ...

@@ -154,6 +154,36 @@ class SessionServiceStub:
                 request_serializer=vance_dot_v1_dot_session__pb2.RestartForcedRequest.SerializeToString,
                 response_deserializer=vance_dot_v1_dot_session__pb2.RunSweepsResponse.FromString,
                 _registered_method=True)
+        self.ResolveEngineSettings = channel.unary_unary(
+                '/vance.v1.SessionService/ResolveEngineSettings',
+                request_serializer=vance_dot_v1_dot_session__pb2.ResolveEngineSettingsRequest.SerializeToString,
+                response_deserializer=vance_dot_v1_dot_session__pb2.EngineSettings.FromString,
+                _registered_method=True)
+        self.SetEngineSetting = channel.unary_unary(
+                '/vance.v1.SessionService/SetEngineSetting',
+                request_serializer=vance_dot_v1_dot_session__pb2.SetEngineSettingRequest.SerializeToString,
+                response_deserializer=vance_dot_v1_dot_session__pb2.EngineSettings.FromString,
+                _registered_method=True)
+        self.NoteEngineStatus = channel.unary_unary(
+                '/vance.v1.SessionService/NoteEngineStatus',
+                request_serializer=vance_dot_v1_dot_session__pb2.NoteEngineStatusRequest.SerializeToString,
+                response_deserializer=vance_dot_v1_dot_session__pb2.NoteEngineStatusResponse.FromString,
+                _registered_method=True)
+        self.RenewReplica = channel.unary_unary(
+                '/vance.v1.SessionService/RenewReplica',
+                request_serializer=vance_dot_v1_dot_session__pb2.ReplicaRequest.SerializeToString,
+                response_deserializer=vance_dot_v1_dot_session__pb2.ReplicaResponse.FromString,
+                _registered_method=True)
+        self.ShutdownReplica = channel.unary_unary(
+                '/vance.v1.SessionService/ShutdownReplica',
+                request_serializer=vance_dot_v1_dot_session__pb2.ReplicaRequest.SerializeToString,
+                response_deserializer=vance_dot_v1_dot_session__pb2.ReplicaResponse.FromString,
+                _registered_method=True)
+        self.TakeOverReplicas = channel.unary_unary(
+                '/vance.v1.SessionService/TakeOverReplicas',
+                request_serializer=vance_dot_v1_dot_session__pb2.TakeOverReplicasRequest.SerializeToString,
+                response_deserializer=vance_dot_v1_dot_session__pb2.ReplicaResponse.FromString,
+                _registered_method=True)
         self.EnsureHome = channel.unary_unary(
                 '/vance.v1.SessionService/EnsureHome',
                 request_serializer=vance_dot_v1_dot_session__pb2.EnsureHomeRequest.SerializeToString,
@@ -382,6 +412,50 @@ class SessionServiceServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def ResolveEngineSettings(self, request, context):
+        """Engines (session_service/engine_settings.py): the typed settings of a process, read
+        through process -> session -> project -> tenant, and written at a chosen level.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def SetEngineSetting(self, request, context):
+        """Missing associated documentation comment in .proto file."""
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def NoteEngineStatus(self, request, context):
+        """process_service, after engine status changes: recompute the RUNNING/IDLE roll-up of these
+        sessions and write it (and their list cards) when it changed (session_service/rollup.py).
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def RenewReplica(self, request, context):
+        """Gateway replicas (session_service/ownership.py): renew the lease on the sessions a replica
+        holds; a replica shutting down suspends them FORCED; an expired lease is taken over (the
+        sweep does it; admin and tests call it with a time) and its sessions suspended FORCED,
+        then auto-restarted when that is enabled.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def ShutdownReplica(self, request, context):
+        """Missing associated documentation comment in .proto file."""
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def TakeOverReplicas(self, request, context):
+        """Missing associated documentation comment in .proto file."""
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
     def EnsureHome(self, request, context):
         """---- Eddie hub (docs/protocol.md "Hub") ----
         Idempotent: the tenant's `Home` group, the user's SYSTEM project and `home.project.id`.
@@ -574,6 +648,36 @@ def add_SessionServiceServicer_to_server(servicer, server):
                     servicer.RestartForced,
                     request_deserializer=vance_dot_v1_dot_session__pb2.RestartForcedRequest.FromString,
                     response_serializer=vance_dot_v1_dot_session__pb2.RunSweepsResponse.SerializeToString,
+            ),
+            'ResolveEngineSettings': grpc.unary_unary_rpc_method_handler(
+                    servicer.ResolveEngineSettings,
+                    request_deserializer=vance_dot_v1_dot_session__pb2.ResolveEngineSettingsRequest.FromString,
+                    response_serializer=vance_dot_v1_dot_session__pb2.EngineSettings.SerializeToString,
+            ),
+            'SetEngineSetting': grpc.unary_unary_rpc_method_handler(
+                    servicer.SetEngineSetting,
+                    request_deserializer=vance_dot_v1_dot_session__pb2.SetEngineSettingRequest.FromString,
+                    response_serializer=vance_dot_v1_dot_session__pb2.EngineSettings.SerializeToString,
+            ),
+            'NoteEngineStatus': grpc.unary_unary_rpc_method_handler(
+                    servicer.NoteEngineStatus,
+                    request_deserializer=vance_dot_v1_dot_session__pb2.NoteEngineStatusRequest.FromString,
+                    response_serializer=vance_dot_v1_dot_session__pb2.NoteEngineStatusResponse.SerializeToString,
+            ),
+            'RenewReplica': grpc.unary_unary_rpc_method_handler(
+                    servicer.RenewReplica,
+                    request_deserializer=vance_dot_v1_dot_session__pb2.ReplicaRequest.FromString,
+                    response_serializer=vance_dot_v1_dot_session__pb2.ReplicaResponse.SerializeToString,
+            ),
+            'ShutdownReplica': grpc.unary_unary_rpc_method_handler(
+                    servicer.ShutdownReplica,
+                    request_deserializer=vance_dot_v1_dot_session__pb2.ReplicaRequest.FromString,
+                    response_serializer=vance_dot_v1_dot_session__pb2.ReplicaResponse.SerializeToString,
+            ),
+            'TakeOverReplicas': grpc.unary_unary_rpc_method_handler(
+                    servicer.TakeOverReplicas,
+                    request_deserializer=vance_dot_v1_dot_session__pb2.TakeOverReplicasRequest.FromString,
+                    response_serializer=vance_dot_v1_dot_session__pb2.ReplicaResponse.SerializeToString,
             ),
             'EnsureHome': grpc.unary_unary_rpc_method_handler(
                     servicer.EnsureHome,
@@ -1279,6 +1383,168 @@ class SessionService:
             '/vance.v1.SessionService/RestartForced',
             vance_dot_v1_dot_session__pb2.RestartForcedRequest.SerializeToString,
             vance_dot_v1_dot_session__pb2.RunSweepsResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def ResolveEngineSettings(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/vance.v1.SessionService/ResolveEngineSettings',
+            vance_dot_v1_dot_session__pb2.ResolveEngineSettingsRequest.SerializeToString,
+            vance_dot_v1_dot_session__pb2.EngineSettings.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def SetEngineSetting(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/vance.v1.SessionService/SetEngineSetting',
+            vance_dot_v1_dot_session__pb2.SetEngineSettingRequest.SerializeToString,
+            vance_dot_v1_dot_session__pb2.EngineSettings.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def NoteEngineStatus(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/vance.v1.SessionService/NoteEngineStatus',
+            vance_dot_v1_dot_session__pb2.NoteEngineStatusRequest.SerializeToString,
+            vance_dot_v1_dot_session__pb2.NoteEngineStatusResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def RenewReplica(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/vance.v1.SessionService/RenewReplica',
+            vance_dot_v1_dot_session__pb2.ReplicaRequest.SerializeToString,
+            vance_dot_v1_dot_session__pb2.ReplicaResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def ShutdownReplica(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/vance.v1.SessionService/ShutdownReplica',
+            vance_dot_v1_dot_session__pb2.ReplicaRequest.SerializeToString,
+            vance_dot_v1_dot_session__pb2.ReplicaResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def TakeOverReplicas(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/vance.v1.SessionService/TakeOverReplicas',
+            vance_dot_v1_dot_session__pb2.TakeOverReplicasRequest.SerializeToString,
+            vance_dot_v1_dot_session__pb2.ReplicaResponse.FromString,
             options,
             channel_credentials,
             insecure,

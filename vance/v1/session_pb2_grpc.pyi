@@ -86,6 +86,23 @@ class SessionServiceStub:
     """Admin and tests: every sweep once, with now_ms as the time."""
     RestartForced: _grpc.UnaryUnaryMultiCallable[_session_pb2.RestartForcedRequest, _session_pb2.RunSweepsResponse]
     """Admin and tests: the auto-restart pass over FORCED-suspended sessions (seed 002 §10.1)."""
+    ResolveEngineSettings: _grpc.UnaryUnaryMultiCallable[_session_pb2.ResolveEngineSettingsRequest, _session_pb2.EngineSettings]
+    """Engines (session_service/engine_settings.py): the typed settings of a process, read
+    through process -> session -> project -> tenant, and written at a chosen level.
+    """
+    SetEngineSetting: _grpc.UnaryUnaryMultiCallable[_session_pb2.SetEngineSettingRequest, _session_pb2.EngineSettings]
+    NoteEngineStatus: _grpc.UnaryUnaryMultiCallable[_session_pb2.NoteEngineStatusRequest, _session_pb2.NoteEngineStatusResponse]
+    """process_service, after engine status changes: recompute the RUNNING/IDLE roll-up of these
+    sessions and write it (and their list cards) when it changed (session_service/rollup.py).
+    """
+    RenewReplica: _grpc.UnaryUnaryMultiCallable[_session_pb2.ReplicaRequest, _session_pb2.ReplicaResponse]
+    """Gateway replicas (session_service/ownership.py): renew the lease on the sessions a replica
+    holds; a replica shutting down suspends them FORCED; an expired lease is taken over (the
+    sweep does it; admin and tests call it with a time) and its sessions suspended FORCED,
+    then auto-restarted when that is enabled.
+    """
+    ShutdownReplica: _grpc.UnaryUnaryMultiCallable[_session_pb2.ReplicaRequest, _session_pb2.ReplicaResponse]
+    TakeOverReplicas: _grpc.UnaryUnaryMultiCallable[_session_pb2.TakeOverReplicasRequest, _session_pb2.ReplicaResponse]
     EnsureHome: _grpc.UnaryUnaryMultiCallable[_session_pb2.EnsureHomeRequest, _session_pb2.HomeInfo]
     """---- Eddie hub (docs/protocol.md "Hub") ----
     Idempotent: the tenant's `Home` group, the user's SYSTEM project and `home.project.id`.
@@ -161,6 +178,23 @@ class SessionServiceAsyncStub(SessionServiceStub):
     """Admin and tests: every sweep once, with now_ms as the time."""
     RestartForced: _aio.UnaryUnaryMultiCallable[_session_pb2.RestartForcedRequest, _session_pb2.RunSweepsResponse]  # type: ignore[assignment]
     """Admin and tests: the auto-restart pass over FORCED-suspended sessions (seed 002 §10.1)."""
+    ResolveEngineSettings: _aio.UnaryUnaryMultiCallable[_session_pb2.ResolveEngineSettingsRequest, _session_pb2.EngineSettings]  # type: ignore[assignment]
+    """Engines (session_service/engine_settings.py): the typed settings of a process, read
+    through process -> session -> project -> tenant, and written at a chosen level.
+    """
+    SetEngineSetting: _aio.UnaryUnaryMultiCallable[_session_pb2.SetEngineSettingRequest, _session_pb2.EngineSettings]  # type: ignore[assignment]
+    NoteEngineStatus: _aio.UnaryUnaryMultiCallable[_session_pb2.NoteEngineStatusRequest, _session_pb2.NoteEngineStatusResponse]  # type: ignore[assignment]
+    """process_service, after engine status changes: recompute the RUNNING/IDLE roll-up of these
+    sessions and write it (and their list cards) when it changed (session_service/rollup.py).
+    """
+    RenewReplica: _aio.UnaryUnaryMultiCallable[_session_pb2.ReplicaRequest, _session_pb2.ReplicaResponse]  # type: ignore[assignment]
+    """Gateway replicas (session_service/ownership.py): renew the lease on the sessions a replica
+    holds; a replica shutting down suspends them FORCED; an expired lease is taken over (the
+    sweep does it; admin and tests call it with a time) and its sessions suspended FORCED,
+    then auto-restarted when that is enabled.
+    """
+    ShutdownReplica: _aio.UnaryUnaryMultiCallable[_session_pb2.ReplicaRequest, _session_pb2.ReplicaResponse]  # type: ignore[assignment]
+    TakeOverReplicas: _aio.UnaryUnaryMultiCallable[_session_pb2.TakeOverReplicasRequest, _session_pb2.ReplicaResponse]  # type: ignore[assignment]
     EnsureHome: _aio.UnaryUnaryMultiCallable[_session_pb2.EnsureHomeRequest, _session_pb2.HomeInfo]  # type: ignore[assignment]
     """---- Eddie hub (docs/protocol.md "Hub") ----
     Idempotent: the tenant's `Home` group, the user's SYSTEM project and `home.project.id`.
@@ -377,6 +411,59 @@ class SessionServiceServicer(metaclass=_abc_1.ABCMeta):
         context: _ServicerContext,
     ) -> _typing.Union[_session_pb2.RunSweepsResponse, _abc.Awaitable[_session_pb2.RunSweepsResponse]]:
         """Admin and tests: the auto-restart pass over FORCED-suspended sessions (seed 002 §10.1)."""
+
+    @_abc_1.abstractmethod
+    def ResolveEngineSettings(
+        self,
+        request: _session_pb2.ResolveEngineSettingsRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_session_pb2.EngineSettings, _abc.Awaitable[_session_pb2.EngineSettings]]:
+        """Engines (session_service/engine_settings.py): the typed settings of a process, read
+        through process -> session -> project -> tenant, and written at a chosen level.
+        """
+
+    @_abc_1.abstractmethod
+    def SetEngineSetting(
+        self,
+        request: _session_pb2.SetEngineSettingRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_session_pb2.EngineSettings, _abc.Awaitable[_session_pb2.EngineSettings]]: ...
+
+    @_abc_1.abstractmethod
+    def NoteEngineStatus(
+        self,
+        request: _session_pb2.NoteEngineStatusRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_session_pb2.NoteEngineStatusResponse, _abc.Awaitable[_session_pb2.NoteEngineStatusResponse]]:
+        """process_service, after engine status changes: recompute the RUNNING/IDLE roll-up of these
+        sessions and write it (and their list cards) when it changed (session_service/rollup.py).
+        """
+
+    @_abc_1.abstractmethod
+    def RenewReplica(
+        self,
+        request: _session_pb2.ReplicaRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_session_pb2.ReplicaResponse, _abc.Awaitable[_session_pb2.ReplicaResponse]]:
+        """Gateway replicas (session_service/ownership.py): renew the lease on the sessions a replica
+        holds; a replica shutting down suspends them FORCED; an expired lease is taken over (the
+        sweep does it; admin and tests call it with a time) and its sessions suspended FORCED,
+        then auto-restarted when that is enabled.
+        """
+
+    @_abc_1.abstractmethod
+    def ShutdownReplica(
+        self,
+        request: _session_pb2.ReplicaRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_session_pb2.ReplicaResponse, _abc.Awaitable[_session_pb2.ReplicaResponse]]: ...
+
+    @_abc_1.abstractmethod
+    def TakeOverReplicas(
+        self,
+        request: _session_pb2.TakeOverReplicasRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_session_pb2.ReplicaResponse, _abc.Awaitable[_session_pb2.ReplicaResponse]]: ...
 
     @_abc_1.abstractmethod
     def EnsureHome(

@@ -1,6 +1,6 @@
 // REST calls to the gateway (docs/protocol.md "REST endpoints"). The token goes in the
 // Authorization header, never in a URL.
-import type { Auth, SearchHit, SessionView } from "./types";
+import type { Auth, InboxItem, SearchHit, SessionView } from "./types";
 
 export class ApiError extends Error {
   constructor(
@@ -133,4 +133,17 @@ export async function lifecycle(
 
 export async function deleteSession(auth: Auth, id: string): Promise<unknown> {
   return call(auth, "DELETE", `/brain/${enc(auth.tenant)}/session/${enc(id)}`);
+}
+
+export async function listInbox(auth: Auth): Promise<InboxItem[]> {
+  const r = await call<{ items: InboxItem[] }>(auth, "GET", `/brain/${enc(auth.tenant)}/inbox`);
+  return r.items;
+}
+
+export async function markInbox(auth: Auth, id: string, read: boolean): Promise<unknown> {
+  return call(auth, "POST", `/brain/${enc(auth.tenant)}/inbox/${enc(id)}/mark`, { read });
+}
+
+export async function answerInbox(auth: Auth, id: string, answer: string): Promise<unknown> {
+  return call(auth, "POST", `/brain/${enc(auth.tenant)}/inbox/${enc(id)}/answer`, { answer });
 }

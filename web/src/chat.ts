@@ -6,13 +6,30 @@
 // A reload starts from seq 0: the persisted events (messages, statuses) are replayed, and the
 // stream chunks of a turn still running come back from the gateway's replay window.
 import { reactive } from "vue";
-import type { ChatMessage, Frame, ProcessInfo, ProcessStatus, SwitchTo } from "./types";
+import type {
+  ChatMessage,
+  ForwardedBy,
+  Frame,
+  ProcessInfo,
+  ProcessStatus,
+  SwitchTo,
+} from "./types";
 
 export interface PendingInput {
   key: string;
   processName: string;
   content: string;
   outcome: string;
+}
+
+/** A worker's side-channel frame a hub engine forwarded (`forwardedBy`), as one line. */
+export interface ForwardedLine {
+  seq: number;
+  processName: string;
+  engine: string;
+  sessionId: string;
+  text: string;
+  by: ForwardedBy;
 }
 
 export interface ChatState {
@@ -26,7 +43,17 @@ export interface ChatState {
   processes: Record<string, ProcessInfo>;
   pending: PendingInput[];
   switchTo: SwitchTo | null;
+  /** The seq of the newest `switch-to` frame (0: none); the view switches once per seq. */
+  switchSeq: number;
+  /** Counts `inbox-item-added` frames: the inbox panel reloads when it changes. */
+  inboxAdded: number;
+  /** Forwarded worker activity, newest last (the last FORWARDED_KEPT lines). */
+  forwarded: ForwardedLine[];
+  /** Processes asked to pause while RUNNING: they pause when their turn ends (by id). */
+  pausing: Record<string, boolean>;
 }
+
+const FORWARDED_KEPT = 30;
 
 export function newChat(): ChatState {
   return reactive({
@@ -39,6 +66,10 @@ export function newChat(): ChatState {
     processes: {},
     pending: [],
     switchTo: null,
+    switchSeq: 0,
+    inboxAdded: 0,
+    forwarded: [],
+    pausing: {},
   });
 }
 
@@ -61,10 +92,17 @@ export function applyFrame(s: ChatState, f: Frame): void {
       break;
     }
     case "process-progress":
-      progress(s, f.data);
+      // A worker of another session that the hub engine observes: its own line, never a
+      // process of this session's tree.
+      if (f.forwardedBy) forwardedLine(s, f, f.forwardedBy);
+      else progress(s, f.data);
       break;
     case "switch-to":
       s.switchTo = f.data as unknown as SwitchTo;
+      s.switchSeq = f.seq ?? s.switchSeq + 1;
+      break;
+    case "inbox-item-added":
+      s.inboxAdded++;
       break;
   }
 }
@@ -79,8 +117,33 @@ function appendMessage(s: ChatState, m: ChatMessage): void {
   }
 }
 
+function forwardedLine(s: ChatState, f: Frame, by: ForwardedBy): void {
+  const d = f.data;
+  s.forwarded.push({
+    seq: f.seq ?? 0,
+    processName: (d.processName as string) ?? "",
+    engine: (d.engine as string) ?? "",
+    sessionId: (d.sessionId as string) ?? "",
+    text: describeProgress(d),
+    by,
+  });
+  if (s.forwarded.length > FORWARDED_KEPT) s.forwarded.splice(0, s.forwarded.length - FORWARDED_KEPT);
+}
+
+/** A progress frame in a few words: a status change, a tool step, or its payload's fields. */
+export function describeProgress(d: Record<string, unknown>): string {
+  if (typeof d.status === "string") return `now ${d.status}`;
+  const p = (d.payload ?? {}) as Record<string, unknown>;
+  if (typeof p.tool === "string") return `tool ${p.tool}${p.state ? ` ${String(p.state)}` : ""}`;
+  const fields = Object.entries(p)
+    .map(([k, v]) => `${k}: ${typeof v === "string" ? v : JSON.stringify(v)}`)
+    .join(", ");
+  return `${String(d.kind ?? "progress").toLowerCase()}${fields ? ` (${fields})` : ""}`;
+}
+
 function progress(s: ChatState, d: Record<string, unknown>): void {
-  if (d.kind !== "STATUS") return;
+  // Status changes carry `status`; a tool step (kind STATUS, `payload.tool`) does not.
+  if (d.kind !== "STATUS" || typeof d.status !== "string") return;
   const id = d.processId as string;
   const status = d.status as ProcessStatus;
   const prev = s.processes[id];
@@ -93,7 +156,18 @@ function progress(s: ChatState, d: Record<string, unknown>): void {
     closeReason: (d.closeReason as string | null) ?? null,
   };
   // A turn that ended without an appended message (failed, stopped) leaves no overlay behind.
-  if (status !== "RUNNING") delete s.streams[id];
+  if (status !== "RUNNING") {
+    delete s.streams[id];
+    delete s.pausing[id];
+  }
+}
+
+/** Marks the processes a pause found RUNNING (the reply of `process-pause`): the view shows
+ *  that the pause is on its way until their turn ends. */
+export function notePausing(s: ChatState, processes: ProcessInfo[]): void {
+  for (const p of processes) {
+    if (p.status === "RUNNING") s.pausing[p.thinkProcessId] = true;
+  }
 }
 
 /** The question a BLOCKED process waits on: its newest assistant message. */

@@ -6,6 +6,7 @@ export interface Frame {
   type: string;
   seq?: number;
   data: Record<string, unknown>;
+  forwardedBy?: ForwardedBy;
 }
 
 export interface ChatOption {
@@ -87,6 +88,27 @@ export interface SwitchTo {
   targetProjectId: string;
   targetProcessName: string;
   voiceAnnouncement?: string;
+}
+
+/** `forwardedBy` on a side-channel frame a hub engine copies from a worker it observes. */
+export interface ForwardedBy {
+  engine: string;
+  processId: string;
+  viaSession: string;
+}
+
+/** An item of the user's inbox (docs/protocol.md "The user's inbox"). */
+export interface InboxItem {
+  id: string;
+  title: string;
+  body: string;
+  sourceProcessId: string;
+  sourceSessionId: string;
+  createdAt: number;
+  read: boolean;
+  answered: boolean;
+  answer: string;
+  requiresAnswer: boolean;
 }
 
 export interface Auth {

@@ -1216,29 +1216,32 @@ func (*SteerMessage_InboxAnswer) isSteerMessage_Kind() {}
 func (*SteerMessage_PeerEvent) isSteerMessage_Kind() {}
 
 type ThinkProcess struct {
-	state           protoimpl.MessageState `protogen:"open.v1"`
-	Id              string                 `protobuf:"bytes,1,opt,name=id,proto3" json:"id,omitempty"`
-	TenantId        string                 `protobuf:"bytes,2,opt,name=tenant_id,json=tenantId,proto3" json:"tenant_id,omitempty"`
-	ProjectId       string                 `protobuf:"bytes,3,opt,name=project_id,json=projectId,proto3" json:"project_id,omitempty"`
-	SessionId       string                 `protobuf:"bytes,4,opt,name=session_id,json=sessionId,proto3" json:"session_id,omitempty"`
-	Name            string                 `protobuf:"bytes,5,opt,name=name,proto3" json:"name,omitempty"`
-	Title           string                 `protobuf:"bytes,6,opt,name=title,proto3" json:"title,omitempty"`
-	Goal            string                 `protobuf:"bytes,7,opt,name=goal,proto3" json:"goal,omitempty"`
-	Engine          string                 `protobuf:"bytes,8,opt,name=engine,proto3" json:"engine,omitempty"`
-	EngineVersion   string                 `protobuf:"bytes,9,opt,name=engine_version,json=engineVersion,proto3" json:"engine_version,omitempty"`
-	RecipeName      string                 `protobuf:"bytes,10,opt,name=recipe_name,json=recipeName,proto3" json:"recipe_name,omitempty"`
-	ParentProcessId string                 `protobuf:"bytes,11,opt,name=parent_process_id,json=parentProcessId,proto3" json:"parent_process_id,omitempty"`
-	Status          ProcessStatus          `protobuf:"varint,12,opt,name=status,proto3,enum=vance.v1.ProcessStatus" json:"status,omitempty"`
-	CloseReason     CloseReason            `protobuf:"varint,13,opt,name=close_reason,json=closeReason,proto3,enum=vance.v1.CloseReason" json:"close_reason,omitempty"`
-	CloseDetail     string                 `protobuf:"bytes,14,opt,name=close_detail,json=closeDetail,proto3" json:"close_detail,omitempty"`
-	RecipeSnapshot  *structpb.Struct       `protobuf:"bytes,15,opt,name=recipe_snapshot,json=recipeSnapshot,proto3" json:"recipe_snapshot,omitempty"` // the applied recipe copied at spawn
-	Params          *structpb.Struct       `protobuf:"bytes,16,opt,name=params,proto3" json:"params,omitempty"`
-	CreatedAtMs     int64                  `protobuf:"varint,17,opt,name=created_at_ms,json=createdAtMs,proto3" json:"created_at_ms,omitempty"`
-	UpdatedAtMs     int64                  `protobuf:"varint,18,opt,name=updated_at_ms,json=updatedAtMs,proto3" json:"updated_at_ms,omitempty"`
-	OwnerUserId     string                 `protobuf:"bytes,19,opt,name=owner_user_id,json=ownerUserId,proto3" json:"owner_user_id,omitempty"`
-	PendingCount    int32                  `protobuf:"varint,20,opt,name=pending_count,json=pendingCount,proto3" json:"pending_count,omitempty"` // undrained inbox messages
-	unknownFields   protoimpl.UnknownFields
-	sizeCache       protoimpl.SizeCache
+	state                     protoimpl.MessageState `protogen:"open.v1"`
+	Id                        string                 `protobuf:"bytes,1,opt,name=id,proto3" json:"id,omitempty"`
+	TenantId                  string                 `protobuf:"bytes,2,opt,name=tenant_id,json=tenantId,proto3" json:"tenant_id,omitempty"`
+	ProjectId                 string                 `protobuf:"bytes,3,opt,name=project_id,json=projectId,proto3" json:"project_id,omitempty"`
+	SessionId                 string                 `protobuf:"bytes,4,opt,name=session_id,json=sessionId,proto3" json:"session_id,omitempty"`
+	Name                      string                 `protobuf:"bytes,5,opt,name=name,proto3" json:"name,omitempty"`
+	Title                     string                 `protobuf:"bytes,6,opt,name=title,proto3" json:"title,omitempty"`
+	Goal                      string                 `protobuf:"bytes,7,opt,name=goal,proto3" json:"goal,omitempty"`
+	Engine                    string                 `protobuf:"bytes,8,opt,name=engine,proto3" json:"engine,omitempty"`
+	EngineVersion             string                 `protobuf:"bytes,9,opt,name=engine_version,json=engineVersion,proto3" json:"engine_version,omitempty"`
+	RecipeName                string                 `protobuf:"bytes,10,opt,name=recipe_name,json=recipeName,proto3" json:"recipe_name,omitempty"`
+	ParentProcessId           string                 `protobuf:"bytes,11,opt,name=parent_process_id,json=parentProcessId,proto3" json:"parent_process_id,omitempty"`
+	Status                    ProcessStatus          `protobuf:"varint,12,opt,name=status,proto3,enum=vance.v1.ProcessStatus" json:"status,omitempty"`
+	CloseReason               CloseReason            `protobuf:"varint,13,opt,name=close_reason,json=closeReason,proto3,enum=vance.v1.CloseReason" json:"close_reason,omitempty"`
+	CloseDetail               string                 `protobuf:"bytes,14,opt,name=close_detail,json=closeDetail,proto3" json:"close_detail,omitempty"`
+	RecipeSnapshot            *structpb.Struct       `protobuf:"bytes,15,opt,name=recipe_snapshot,json=recipeSnapshot,proto3" json:"recipe_snapshot,omitempty"` // the applied recipe copied at spawn
+	Params                    *structpb.Struct       `protobuf:"bytes,16,opt,name=params,proto3" json:"params,omitempty"`
+	CreatedAtMs               int64                  `protobuf:"varint,17,opt,name=created_at_ms,json=createdAtMs,proto3" json:"created_at_ms,omitempty"`
+	UpdatedAtMs               int64                  `protobuf:"varint,18,opt,name=updated_at_ms,json=updatedAtMs,proto3" json:"updated_at_ms,omitempty"`
+	OwnerUserId               string                 `protobuf:"bytes,19,opt,name=owner_user_id,json=ownerUserId,proto3" json:"owner_user_id,omitempty"`
+	PendingCount              int32                  `protobuf:"varint,20,opt,name=pending_count,json=pendingCount,proto3" json:"pending_count,omitempty"`                                            // undrained inbox messages
+	ChatHistorySummary        string                 `protobuf:"bytes,21,opt,name=chat_history_summary,json=chatHistorySummary,proto3" json:"chat_history_summary,omitempty"`                         // rolling summary of the chat cut from the model's context
+	ChatHistorySummaryThrough int64                  `protobuf:"varint,22,opt,name=chat_history_summary_through,json=chatHistorySummaryThrough,proto3" json:"chat_history_summary_through,omitempty"` // the last chat message number it covers
+	LastSuspendCause          string                 `protobuf:"bytes,23,opt,name=last_suspend_cause,json=lastSuspendCause,proto3" json:"last_suspend_cause,omitempty"`                               // IDLE, DISCONNECT or FORCED: why it was last suspended
+	unknownFields             protoimpl.UnknownFields
+	sizeCache                 protoimpl.SizeCache
 }
 
 func (x *ThinkProcess) Reset() {
@@ -1409,6 +1412,27 @@ func (x *ThinkProcess) GetPendingCount() int32 {
 		return x.PendingCount
 	}
 	return 0
+}
+
+func (x *ThinkProcess) GetChatHistorySummary() string {
+	if x != nil {
+		return x.ChatHistorySummary
+	}
+	return ""
+}
+
+func (x *ThinkProcess) GetChatHistorySummaryThrough() int64 {
+	if x != nil {
+		return x.ChatHistorySummaryThrough
+	}
+	return 0
+}
+
+func (x *ThinkProcess) GetLastSuspendCause() string {
+	if x != nil {
+		return x.LastSuspendCause
+	}
+	return ""
 }
 
 type ChatMessage struct {
@@ -2015,7 +2039,7 @@ const file_vance_v1_common_proto_rawDesc = "" +
 	"\finbox_answer\x18\x0f \x01(\v2\x15.vance.v1.InboxAnswerH\x00R\vinboxAnswer\x124\n" +
 	"\n" +
 	"peer_event\x18\x10 \x01(\v2\x13.vance.v1.PeerEventH\x00R\tpeerEventB\x06\n" +
-	"\x04kind\"\xd5\x05\n" +
+	"\x04kind\"\xf6\x06\n" +
 	"\fThinkProcess\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x1b\n" +
 	"\ttenant_id\x18\x02 \x01(\tR\btenantId\x12\x1d\n" +
@@ -2040,7 +2064,10 @@ const file_vance_v1_common_proto_rawDesc = "" +
 	"\rcreated_at_ms\x18\x11 \x01(\x03R\vcreatedAtMs\x12\"\n" +
 	"\rupdated_at_ms\x18\x12 \x01(\x03R\vupdatedAtMs\x12\"\n" +
 	"\rowner_user_id\x18\x13 \x01(\tR\vownerUserId\x12#\n" +
-	"\rpending_count\x18\x14 \x01(\x05R\fpendingCount\"\x9c\x02\n" +
+	"\rpending_count\x18\x14 \x01(\x05R\fpendingCount\x120\n" +
+	"\x14chat_history_summary\x18\x15 \x01(\tR\x12chatHistorySummary\x12?\n" +
+	"\x1cchat_history_summary_through\x18\x16 \x01(\x03R\x19chatHistorySummaryThrough\x12,\n" +
+	"\x12last_suspend_cause\x18\x17 \x01(\tR\x10lastSuspendCause\"\x9c\x02\n" +
 	"\vChatMessage\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x1d\n" +
 	"\n" +

@@ -25,6 +25,55 @@ const (
 	_ = protoimpl.EnforceVersion(protoimpl.MaxVersion - 20)
 )
 
+type MemoryScope int32
+
+const (
+	MemoryScope_MEMORY_SCOPE_UNSPECIFIED MemoryScope = 0
+	MemoryScope_MEMORY_SCOPE_PROCESS     MemoryScope = 1
+	MemoryScope_MEMORY_SCOPE_PROJECT     MemoryScope = 2
+)
+
+// Enum value maps for MemoryScope.
+var (
+	MemoryScope_name = map[int32]string{
+		0: "MEMORY_SCOPE_UNSPECIFIED",
+		1: "MEMORY_SCOPE_PROCESS",
+		2: "MEMORY_SCOPE_PROJECT",
+	}
+	MemoryScope_value = map[string]int32{
+		"MEMORY_SCOPE_UNSPECIFIED": 0,
+		"MEMORY_SCOPE_PROCESS":     1,
+		"MEMORY_SCOPE_PROJECT":     2,
+	}
+)
+
+func (x MemoryScope) Enum() *MemoryScope {
+	p := new(MemoryScope)
+	*p = x
+	return p
+}
+
+func (x MemoryScope) String() string {
+	return protoimpl.X.EnumStringOf(x.Descriptor(), protoreflect.EnumNumber(x))
+}
+
+func (MemoryScope) Descriptor() protoreflect.EnumDescriptor {
+	return file_vance_v1_process_proto_enumTypes[0].Descriptor()
+}
+
+func (MemoryScope) Type() protoreflect.EnumType {
+	return &file_vance_v1_process_proto_enumTypes[0]
+}
+
+func (x MemoryScope) Number() protoreflect.EnumNumber {
+	return protoreflect.EnumNumber(x)
+}
+
+// Deprecated: Use MemoryScope.Descriptor instead.
+func (MemoryScope) EnumDescriptor() ([]byte, []int) {
+	return file_vance_v1_process_proto_rawDescGZIP(), []int{0}
+}
+
 type SessionCascadeRequest struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	SessionId     string                 `protobuf:"bytes,1,opt,name=session_id,json=sessionId,proto3" json:"session_id,omitempty"`
@@ -1749,9 +1798,12 @@ type TurnCommit struct {
 	CloseDetail      string                 `protobuf:"bytes,7,opt,name=close_detail,json=closeDetail,proto3" json:"close_detail,omitempty"`
 	// Reports the worker held back until the commit (chat appends, chunks, progress), in order
 	// and before it: process_service stores them and the commit in one step.
-	Events        []*TurnEvent `protobuf:"bytes,8,rep,name=events,proto3" json:"events,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	Events []*TurnEvent `protobuf:"bytes,8,rep,name=events,proto3" json:"events,omitempty"`
+	// When set: the process's rolling summary of chat history cut from the model's context.
+	ChatHistorySummary        *string `protobuf:"bytes,9,opt,name=chat_history_summary,json=chatHistorySummary,proto3,oneof" json:"chat_history_summary,omitempty"`
+	ChatHistorySummaryThrough int64   `protobuf:"varint,10,opt,name=chat_history_summary_through,json=chatHistorySummaryThrough,proto3" json:"chat_history_summary_through,omitempty"` // the last chat message number the summary covers
+	unknownFields             protoimpl.UnknownFields
+	sizeCache                 protoimpl.SizeCache
 }
 
 func (x *TurnCommit) Reset() {
@@ -1838,6 +1890,20 @@ func (x *TurnCommit) GetEvents() []*TurnEvent {
 		return x.Events
 	}
 	return nil
+}
+
+func (x *TurnCommit) GetChatHistorySummary() string {
+	if x != nil && x.ChatHistorySummary != nil {
+		return *x.ChatHistorySummary
+	}
+	return ""
+}
+
+func (x *TurnCommit) GetChatHistorySummaryThrough() int64 {
+	if x != nil {
+		return x.ChatHistorySummaryThrough
+	}
+	return 0
 }
 
 type TurnFailure struct {
@@ -2474,6 +2540,286 @@ func (*PublishNoticeResponse) Descriptor() ([]byte, []int) {
 	return file_vance_v1_process_proto_rawDescGZIP(), []int{37}
 }
 
+type MemoryRecord struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Id            string                 `protobuf:"bytes,1,opt,name=id,proto3" json:"id,omitempty"`
+	Scope         MemoryScope            `protobuf:"varint,2,opt,name=scope,proto3,enum=vance.v1.MemoryScope" json:"scope,omitempty"`
+	Kind          string                 `protobuf:"bytes,3,opt,name=kind,proto3" json:"kind,omitempty"` // e.g. "turn", "note", "fact"
+	Title         string                 `protobuf:"bytes,4,opt,name=title,proto3" json:"title,omitempty"`
+	Content       string                 `protobuf:"bytes,5,opt,name=content,proto3" json:"content,omitempty"`
+	ProcessId     string                 `protobuf:"bytes,6,opt,name=process_id,json=processId,proto3" json:"process_id,omitempty"` // the process that wrote it
+	CreatedAtMs   int64                  `protobuf:"varint,7,opt,name=created_at_ms,json=createdAtMs,proto3" json:"created_at_ms,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *MemoryRecord) Reset() {
+	*x = MemoryRecord{}
+	mi := &file_vance_v1_process_proto_msgTypes[38]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *MemoryRecord) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*MemoryRecord) ProtoMessage() {}
+
+func (x *MemoryRecord) ProtoReflect() protoreflect.Message {
+	mi := &file_vance_v1_process_proto_msgTypes[38]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use MemoryRecord.ProtoReflect.Descriptor instead.
+func (*MemoryRecord) Descriptor() ([]byte, []int) {
+	return file_vance_v1_process_proto_rawDescGZIP(), []int{38}
+}
+
+func (x *MemoryRecord) GetId() string {
+	if x != nil {
+		return x.Id
+	}
+	return ""
+}
+
+func (x *MemoryRecord) GetScope() MemoryScope {
+	if x != nil {
+		return x.Scope
+	}
+	return MemoryScope_MEMORY_SCOPE_UNSPECIFIED
+}
+
+func (x *MemoryRecord) GetKind() string {
+	if x != nil {
+		return x.Kind
+	}
+	return ""
+}
+
+func (x *MemoryRecord) GetTitle() string {
+	if x != nil {
+		return x.Title
+	}
+	return ""
+}
+
+func (x *MemoryRecord) GetContent() string {
+	if x != nil {
+		return x.Content
+	}
+	return ""
+}
+
+func (x *MemoryRecord) GetProcessId() string {
+	if x != nil {
+		return x.ProcessId
+	}
+	return ""
+}
+
+func (x *MemoryRecord) GetCreatedAtMs() int64 {
+	if x != nil {
+		return x.CreatedAtMs
+	}
+	return 0
+}
+
+type RecordMemoryRequest struct {
+	state          protoimpl.MessageState `protogen:"open.v1"`
+	ProcessId      string                 `protobuf:"bytes,1,opt,name=process_id,json=processId,proto3" json:"process_id,omitempty"` // the writer; its project scopes PROJECT records
+	Scope          MemoryScope            `protobuf:"varint,2,opt,name=scope,proto3,enum=vance.v1.MemoryScope" json:"scope,omitempty"`
+	Kind           string                 `protobuf:"bytes,3,opt,name=kind,proto3" json:"kind,omitempty"`
+	Title          string                 `protobuf:"bytes,4,opt,name=title,proto3" json:"title,omitempty"`
+	Content        string                 `protobuf:"bytes,5,opt,name=content,proto3" json:"content,omitempty"`
+	IdempotencyKey string                 `protobuf:"bytes,6,opt,name=idempotency_key,json=idempotencyKey,proto3" json:"idempotency_key,omitempty"` // same key twice in one scope -> one record
+	unknownFields  protoimpl.UnknownFields
+	sizeCache      protoimpl.SizeCache
+}
+
+func (x *RecordMemoryRequest) Reset() {
+	*x = RecordMemoryRequest{}
+	mi := &file_vance_v1_process_proto_msgTypes[39]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *RecordMemoryRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*RecordMemoryRequest) ProtoMessage() {}
+
+func (x *RecordMemoryRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_vance_v1_process_proto_msgTypes[39]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use RecordMemoryRequest.ProtoReflect.Descriptor instead.
+func (*RecordMemoryRequest) Descriptor() ([]byte, []int) {
+	return file_vance_v1_process_proto_rawDescGZIP(), []int{39}
+}
+
+func (x *RecordMemoryRequest) GetProcessId() string {
+	if x != nil {
+		return x.ProcessId
+	}
+	return ""
+}
+
+func (x *RecordMemoryRequest) GetScope() MemoryScope {
+	if x != nil {
+		return x.Scope
+	}
+	return MemoryScope_MEMORY_SCOPE_UNSPECIFIED
+}
+
+func (x *RecordMemoryRequest) GetKind() string {
+	if x != nil {
+		return x.Kind
+	}
+	return ""
+}
+
+func (x *RecordMemoryRequest) GetTitle() string {
+	if x != nil {
+		return x.Title
+	}
+	return ""
+}
+
+func (x *RecordMemoryRequest) GetContent() string {
+	if x != nil {
+		return x.Content
+	}
+	return ""
+}
+
+func (x *RecordMemoryRequest) GetIdempotencyKey() string {
+	if x != nil {
+		return x.IdempotencyKey
+	}
+	return ""
+}
+
+type ListMemoryRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	ProcessId     string                 `protobuf:"bytes,1,opt,name=process_id,json=processId,proto3" json:"process_id,omitempty"`
+	Scope         MemoryScope            `protobuf:"varint,2,opt,name=scope,proto3,enum=vance.v1.MemoryScope" json:"scope,omitempty"`
+	Limit         int32                  `protobuf:"varint,3,opt,name=limit,proto3" json:"limit,omitempty"` // newest first; 0 = 20
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ListMemoryRequest) Reset() {
+	*x = ListMemoryRequest{}
+	mi := &file_vance_v1_process_proto_msgTypes[40]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ListMemoryRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ListMemoryRequest) ProtoMessage() {}
+
+func (x *ListMemoryRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_vance_v1_process_proto_msgTypes[40]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ListMemoryRequest.ProtoReflect.Descriptor instead.
+func (*ListMemoryRequest) Descriptor() ([]byte, []int) {
+	return file_vance_v1_process_proto_rawDescGZIP(), []int{40}
+}
+
+func (x *ListMemoryRequest) GetProcessId() string {
+	if x != nil {
+		return x.ProcessId
+	}
+	return ""
+}
+
+func (x *ListMemoryRequest) GetScope() MemoryScope {
+	if x != nil {
+		return x.Scope
+	}
+	return MemoryScope_MEMORY_SCOPE_UNSPECIFIED
+}
+
+func (x *ListMemoryRequest) GetLimit() int32 {
+	if x != nil {
+		return x.Limit
+	}
+	return 0
+}
+
+type ListMemoryResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Records       []*MemoryRecord        `protobuf:"bytes,1,rep,name=records,proto3" json:"records,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ListMemoryResponse) Reset() {
+	*x = ListMemoryResponse{}
+	mi := &file_vance_v1_process_proto_msgTypes[41]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ListMemoryResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ListMemoryResponse) ProtoMessage() {}
+
+func (x *ListMemoryResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_vance_v1_process_proto_msgTypes[41]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ListMemoryResponse.ProtoReflect.Descriptor instead.
+func (*ListMemoryResponse) Descriptor() ([]byte, []int) {
+	return file_vance_v1_process_proto_rawDescGZIP(), []int{41}
+}
+
+func (x *ListMemoryResponse) GetRecords() []*MemoryRecord {
+	if x != nil {
+		return x.Records
+	}
+	return nil
+}
+
 var File_vance_v1_process_proto protoreflect.FileDescriptor
 
 const file_vance_v1_process_proto_rawDesc = "" +
@@ -2610,7 +2956,7 @@ const file_vance_v1_process_proto_rawDesc = "" +
 	"chatAppend\x12:\n" +
 	"\fstream_chunk\x18\v \x01(\v2\x15.vance.v1.StreamChunkH\x00R\vstreamChunk\x124\n" +
 	"\bprogress\x18\f \x01(\v2\x16.vance.v1.TurnProgressH\x00R\bprogressB\x06\n" +
-	"\x04kind\"\xef\x02\n" +
+	"\x04kind\"\x80\x04\n" +
 	"\n" +
 	"TurnCommit\x12\x17\n" +
 	"\aturn_id\x18\x01 \x01(\tR\x06turnId\x12/\n" +
@@ -2621,7 +2967,11 @@ const file_vance_v1_process_proto_rawDesc = "" +
 	"\x12summary_for_parent\x18\x05 \x01(\tR\x10summaryForParent\x12>\n" +
 	"\x0eparent_payload\x18\x06 \x01(\v2\x17.google.protobuf.StructR\rparentPayload\x12!\n" +
 	"\fclose_detail\x18\a \x01(\tR\vcloseDetail\x12+\n" +
-	"\x06events\x18\b \x03(\v2\x13.vance.v1.TurnEventR\x06events\"Z\n" +
+	"\x06events\x18\b \x03(\v2\x13.vance.v1.TurnEventR\x06events\x125\n" +
+	"\x14chat_history_summary\x18\t \x01(\tH\x00R\x12chatHistorySummary\x88\x01\x01\x12?\n" +
+	"\x1cchat_history_summary_through\x18\n" +
+	" \x01(\x03R\x19chatHistorySummaryThroughB\x17\n" +
+	"\x15_chat_history_summary\"Z\n" +
 	"\vTurnFailure\x12\x17\n" +
 	"\aturn_id\x18\x01 \x01(\tR\x06turnId\x12\x14\n" +
 	"\x05error\x18\x02 \x01(\tR\x05error\x12\x1c\n" +
@@ -2669,7 +3019,35 @@ const file_vance_v1_process_proto_rawDesc = "" +
 	"\vsession_ids\x18\x01 \x03(\tR\n" +
 	"sessionIds\x12(\n" +
 	"\x06notice\x18\x02 \x01(\v2\x10.vance.v1.NoticeR\x06notice\"\x17\n" +
-	"\x15PublishNoticeResponse2\xae\f\n" +
+	"\x15PublishNoticeResponse\"\xd2\x01\n" +
+	"\fMemoryRecord\x12\x0e\n" +
+	"\x02id\x18\x01 \x01(\tR\x02id\x12+\n" +
+	"\x05scope\x18\x02 \x01(\x0e2\x15.vance.v1.MemoryScopeR\x05scope\x12\x12\n" +
+	"\x04kind\x18\x03 \x01(\tR\x04kind\x12\x14\n" +
+	"\x05title\x18\x04 \x01(\tR\x05title\x12\x18\n" +
+	"\acontent\x18\x05 \x01(\tR\acontent\x12\x1d\n" +
+	"\n" +
+	"process_id\x18\x06 \x01(\tR\tprocessId\x12\"\n" +
+	"\rcreated_at_ms\x18\a \x01(\x03R\vcreatedAtMs\"\xce\x01\n" +
+	"\x13RecordMemoryRequest\x12\x1d\n" +
+	"\n" +
+	"process_id\x18\x01 \x01(\tR\tprocessId\x12+\n" +
+	"\x05scope\x18\x02 \x01(\x0e2\x15.vance.v1.MemoryScopeR\x05scope\x12\x12\n" +
+	"\x04kind\x18\x03 \x01(\tR\x04kind\x12\x14\n" +
+	"\x05title\x18\x04 \x01(\tR\x05title\x12\x18\n" +
+	"\acontent\x18\x05 \x01(\tR\acontent\x12'\n" +
+	"\x0fidempotency_key\x18\x06 \x01(\tR\x0eidempotencyKey\"u\n" +
+	"\x11ListMemoryRequest\x12\x1d\n" +
+	"\n" +
+	"process_id\x18\x01 \x01(\tR\tprocessId\x12+\n" +
+	"\x05scope\x18\x02 \x01(\x0e2\x15.vance.v1.MemoryScopeR\x05scope\x12\x14\n" +
+	"\x05limit\x18\x03 \x01(\x05R\x05limit\"F\n" +
+	"\x12ListMemoryResponse\x120\n" +
+	"\arecords\x18\x01 \x03(\v2\x16.vance.v1.MemoryRecordR\arecords*_\n" +
+	"\vMemoryScope\x12\x1c\n" +
+	"\x18MEMORY_SCOPE_UNSPECIFIED\x10\x00\x12\x18\n" +
+	"\x14MEMORY_SCOPE_PROCESS\x10\x01\x12\x18\n" +
+	"\x14MEMORY_SCOPE_PROJECT\x10\x022\xbe\r\n" +
 	"\x0eProcessService\x12G\n" +
 	"\rCreateProcess\x12\x1e.vance.v1.CreateProcessRequest\x1a\x16.vance.v1.ThinkProcess\x12A\n" +
 	"\n" +
@@ -2691,7 +3069,10 @@ const file_vance_v1_process_proto_rawDesc = "" +
 	"\x0fResumeProcesses\x12\x1f.vance.v1.SessionCascadeRequest\x1a\x1f.vance.v1.ListProcessesResponse\x12R\n" +
 	"\x0eCloseProcesses\x12\x1f.vance.v1.SessionCascadeRequest\x1a\x1f.vance.v1.ListProcessesResponse\x12Y\n" +
 	"\x11DeleteSessionData\x12\x1f.vance.v1.SessionCascadeRequest\x1a#.vance.v1.DeleteSessionDataResponse\x12C\n" +
-	"\vRespawnChat\x12\x1c.vance.v1.RespawnChatRequest\x1a\x16.vance.v1.ThinkProcess\x12P\n" +
+	"\vRespawnChat\x12\x1c.vance.v1.RespawnChatRequest\x1a\x16.vance.v1.ThinkProcess\x12E\n" +
+	"\fRecordMemory\x12\x1d.vance.v1.RecordMemoryRequest\x1a\x16.vance.v1.MemoryRecord\x12G\n" +
+	"\n" +
+	"ListMemory\x12\x1b.vance.v1.ListMemoryRequest\x1a\x1c.vance.v1.ListMemoryResponse\x12P\n" +
 	"\rPublishNotice\x12\x1e.vance.v1.PublishNoticeRequest\x1a\x1f.vance.v1.PublishNoticeResponseBM\n" +
 	"\x15io.vancetope.vance.v1P\x01Z2github.com/vancetope/vance/gen/go/vance/v1;vancev1b\x06proto3"
 
@@ -2707,149 +3088,163 @@ func file_vance_v1_process_proto_rawDescGZIP() []byte {
 	return file_vance_v1_process_proto_rawDescData
 }
 
-var file_vance_v1_process_proto_msgTypes = make([]protoimpl.MessageInfo, 39)
+var file_vance_v1_process_proto_enumTypes = make([]protoimpl.EnumInfo, 1)
+var file_vance_v1_process_proto_msgTypes = make([]protoimpl.MessageInfo, 43)
 var file_vance_v1_process_proto_goTypes = []any{
-	(*SessionCascadeRequest)(nil),     // 0: vance.v1.SessionCascadeRequest
-	(*DeleteSessionDataResponse)(nil), // 1: vance.v1.DeleteSessionDataResponse
-	(*RespawnChatRequest)(nil),        // 2: vance.v1.RespawnChatRequest
-	(*CreateProcessRequest)(nil),      // 3: vance.v1.CreateProcessRequest
-	(*GetProcessRequest)(nil),         // 4: vance.v1.GetProcessRequest
-	(*ProcessRef)(nil),                // 5: vance.v1.ProcessRef
-	(*ListProcessesRequest)(nil),      // 6: vance.v1.ListProcessesRequest
-	(*ListProcessesResponse)(nil),     // 7: vance.v1.ListProcessesResponse
-	(*SteerRequest)(nil),              // 8: vance.v1.SteerRequest
-	(*SteerResponse)(nil),             // 9: vance.v1.SteerResponse
-	(*PauseSessionRequest)(nil),       // 10: vance.v1.PauseSessionRequest
-	(*ListChatMessagesRequest)(nil),   // 11: vance.v1.ListChatMessagesRequest
-	(*ListChatMessagesResponse)(nil),  // 12: vance.v1.ListChatMessagesResponse
-	(*ChatFeedRequest)(nil),           // 13: vance.v1.ChatFeedRequest
-	(*AckChatFeedResponse)(nil),       // 14: vance.v1.AckChatFeedResponse
-	(*ChatFeedPage)(nil),              // 15: vance.v1.ChatFeedPage
-	(*DrainPendingRequest)(nil),       // 16: vance.v1.DrainPendingRequest
-	(*DrainPendingResponse)(nil),      // 17: vance.v1.DrainPendingResponse
-	(*SubscribeSessionRequest)(nil),   // 18: vance.v1.SubscribeSessionRequest
-	(*ListWorkersRequest)(nil),        // 19: vance.v1.ListWorkersRequest
-	(*WorkerInfo)(nil),                // 20: vance.v1.WorkerInfo
-	(*ListWorkersResponse)(nil),       // 21: vance.v1.ListWorkersResponse
-	(*EngineDescriptor)(nil),          // 22: vance.v1.EngineDescriptor
-	(*WorkerHello)(nil),               // 23: vance.v1.WorkerHello
-	(*WorkerHeartbeat)(nil),           // 24: vance.v1.WorkerHeartbeat
-	(*WorkerDraining)(nil),            // 25: vance.v1.WorkerDraining
-	(*ChatAppend)(nil),                // 26: vance.v1.ChatAppend
-	(*TurnProgress)(nil),              // 27: vance.v1.TurnProgress
-	(*TurnEvent)(nil),                 // 28: vance.v1.TurnEvent
-	(*TurnCommit)(nil),                // 29: vance.v1.TurnCommit
-	(*TurnFailure)(nil),               // 30: vance.v1.TurnFailure
-	(*WorkerMessage)(nil),             // 31: vance.v1.WorkerMessage
-	(*TurnAssignment)(nil),            // 32: vance.v1.TurnAssignment
-	(*TurnAck)(nil),                   // 33: vance.v1.TurnAck
-	(*Welcome)(nil),                   // 34: vance.v1.Welcome
-	(*DispatchMessage)(nil),           // 35: vance.v1.DispatchMessage
-	(*PublishNoticeRequest)(nil),      // 36: vance.v1.PublishNoticeRequest
-	(*PublishNoticeResponse)(nil),     // 37: vance.v1.PublishNoticeResponse
-	nil,                               // 38: vance.v1.TurnAssignment.TraceContextEntry
-	(SuspendCause)(0),                 // 39: vance.v1.SuspendCause
-	(CloseReason)(0),                  // 40: vance.v1.CloseReason
-	(*structpb.Struct)(nil),           // 41: google.protobuf.Struct
-	(*ThinkProcess)(nil),              // 42: vance.v1.ThinkProcess
-	(*SteerMessage)(nil),              // 43: vance.v1.SteerMessage
-	(DeliveryOutcome)(0),              // 44: vance.v1.DeliveryOutcome
-	(*ChatMessage)(nil),               // 45: vance.v1.ChatMessage
-	(ChatRole)(0),                     // 46: vance.v1.ChatRole
-	(*StreamChunk)(nil),               // 47: vance.v1.StreamChunk
-	(ProcessStatus)(0),                // 48: vance.v1.ProcessStatus
-	(LifecycleCall)(0),                // 49: vance.v1.LifecycleCall
-	(*Notice)(nil),                    // 50: vance.v1.Notice
-	(*SessionEvent)(nil),              // 51: vance.v1.SessionEvent
+	(MemoryScope)(0),                  // 0: vance.v1.MemoryScope
+	(*SessionCascadeRequest)(nil),     // 1: vance.v1.SessionCascadeRequest
+	(*DeleteSessionDataResponse)(nil), // 2: vance.v1.DeleteSessionDataResponse
+	(*RespawnChatRequest)(nil),        // 3: vance.v1.RespawnChatRequest
+	(*CreateProcessRequest)(nil),      // 4: vance.v1.CreateProcessRequest
+	(*GetProcessRequest)(nil),         // 5: vance.v1.GetProcessRequest
+	(*ProcessRef)(nil),                // 6: vance.v1.ProcessRef
+	(*ListProcessesRequest)(nil),      // 7: vance.v1.ListProcessesRequest
+	(*ListProcessesResponse)(nil),     // 8: vance.v1.ListProcessesResponse
+	(*SteerRequest)(nil),              // 9: vance.v1.SteerRequest
+	(*SteerResponse)(nil),             // 10: vance.v1.SteerResponse
+	(*PauseSessionRequest)(nil),       // 11: vance.v1.PauseSessionRequest
+	(*ListChatMessagesRequest)(nil),   // 12: vance.v1.ListChatMessagesRequest
+	(*ListChatMessagesResponse)(nil),  // 13: vance.v1.ListChatMessagesResponse
+	(*ChatFeedRequest)(nil),           // 14: vance.v1.ChatFeedRequest
+	(*AckChatFeedResponse)(nil),       // 15: vance.v1.AckChatFeedResponse
+	(*ChatFeedPage)(nil),              // 16: vance.v1.ChatFeedPage
+	(*DrainPendingRequest)(nil),       // 17: vance.v1.DrainPendingRequest
+	(*DrainPendingResponse)(nil),      // 18: vance.v1.DrainPendingResponse
+	(*SubscribeSessionRequest)(nil),   // 19: vance.v1.SubscribeSessionRequest
+	(*ListWorkersRequest)(nil),        // 20: vance.v1.ListWorkersRequest
+	(*WorkerInfo)(nil),                // 21: vance.v1.WorkerInfo
+	(*ListWorkersResponse)(nil),       // 22: vance.v1.ListWorkersResponse
+	(*EngineDescriptor)(nil),          // 23: vance.v1.EngineDescriptor
+	(*WorkerHello)(nil),               // 24: vance.v1.WorkerHello
+	(*WorkerHeartbeat)(nil),           // 25: vance.v1.WorkerHeartbeat
+	(*WorkerDraining)(nil),            // 26: vance.v1.WorkerDraining
+	(*ChatAppend)(nil),                // 27: vance.v1.ChatAppend
+	(*TurnProgress)(nil),              // 28: vance.v1.TurnProgress
+	(*TurnEvent)(nil),                 // 29: vance.v1.TurnEvent
+	(*TurnCommit)(nil),                // 30: vance.v1.TurnCommit
+	(*TurnFailure)(nil),               // 31: vance.v1.TurnFailure
+	(*WorkerMessage)(nil),             // 32: vance.v1.WorkerMessage
+	(*TurnAssignment)(nil),            // 33: vance.v1.TurnAssignment
+	(*TurnAck)(nil),                   // 34: vance.v1.TurnAck
+	(*Welcome)(nil),                   // 35: vance.v1.Welcome
+	(*DispatchMessage)(nil),           // 36: vance.v1.DispatchMessage
+	(*PublishNoticeRequest)(nil),      // 37: vance.v1.PublishNoticeRequest
+	(*PublishNoticeResponse)(nil),     // 38: vance.v1.PublishNoticeResponse
+	(*MemoryRecord)(nil),              // 39: vance.v1.MemoryRecord
+	(*RecordMemoryRequest)(nil),       // 40: vance.v1.RecordMemoryRequest
+	(*ListMemoryRequest)(nil),         // 41: vance.v1.ListMemoryRequest
+	(*ListMemoryResponse)(nil),        // 42: vance.v1.ListMemoryResponse
+	nil,                               // 43: vance.v1.TurnAssignment.TraceContextEntry
+	(SuspendCause)(0),                 // 44: vance.v1.SuspendCause
+	(CloseReason)(0),                  // 45: vance.v1.CloseReason
+	(*structpb.Struct)(nil),           // 46: google.protobuf.Struct
+	(*ThinkProcess)(nil),              // 47: vance.v1.ThinkProcess
+	(*SteerMessage)(nil),              // 48: vance.v1.SteerMessage
+	(DeliveryOutcome)(0),              // 49: vance.v1.DeliveryOutcome
+	(*ChatMessage)(nil),               // 50: vance.v1.ChatMessage
+	(ChatRole)(0),                     // 51: vance.v1.ChatRole
+	(*StreamChunk)(nil),               // 52: vance.v1.StreamChunk
+	(ProcessStatus)(0),                // 53: vance.v1.ProcessStatus
+	(LifecycleCall)(0),                // 54: vance.v1.LifecycleCall
+	(*Notice)(nil),                    // 55: vance.v1.Notice
+	(*SessionEvent)(nil),              // 56: vance.v1.SessionEvent
 }
 var file_vance_v1_process_proto_depIdxs = []int32{
-	39, // 0: vance.v1.SessionCascadeRequest.suspend_cause:type_name -> vance.v1.SuspendCause
-	40, // 1: vance.v1.SessionCascadeRequest.close_reason:type_name -> vance.v1.CloseReason
-	3,  // 2: vance.v1.RespawnChatRequest.process:type_name -> vance.v1.CreateProcessRequest
-	41, // 3: vance.v1.CreateProcessRequest.recipe_snapshot:type_name -> google.protobuf.Struct
-	41, // 4: vance.v1.CreateProcessRequest.params:type_name -> google.protobuf.Struct
-	42, // 5: vance.v1.ListProcessesResponse.processes:type_name -> vance.v1.ThinkProcess
-	5,  // 6: vance.v1.SteerRequest.target:type_name -> vance.v1.ProcessRef
-	43, // 7: vance.v1.SteerRequest.message:type_name -> vance.v1.SteerMessage
-	44, // 8: vance.v1.SteerResponse.outcome:type_name -> vance.v1.DeliveryOutcome
-	42, // 9: vance.v1.SteerResponse.process:type_name -> vance.v1.ThinkProcess
-	45, // 10: vance.v1.ListChatMessagesResponse.messages:type_name -> vance.v1.ChatMessage
-	45, // 11: vance.v1.ChatFeedPage.messages:type_name -> vance.v1.ChatMessage
-	43, // 12: vance.v1.DrainPendingResponse.messages:type_name -> vance.v1.SteerMessage
-	20, // 13: vance.v1.ListWorkersResponse.workers:type_name -> vance.v1.WorkerInfo
-	22, // 14: vance.v1.WorkerHello.engines:type_name -> vance.v1.EngineDescriptor
-	46, // 15: vance.v1.ChatAppend.role:type_name -> vance.v1.ChatRole
-	41, // 16: vance.v1.ChatAppend.meta:type_name -> google.protobuf.Struct
-	41, // 17: vance.v1.TurnProgress.payload:type_name -> google.protobuf.Struct
-	26, // 18: vance.v1.TurnEvent.chat_append:type_name -> vance.v1.ChatAppend
-	47, // 19: vance.v1.TurnEvent.stream_chunk:type_name -> vance.v1.StreamChunk
-	27, // 20: vance.v1.TurnEvent.progress:type_name -> vance.v1.TurnProgress
-	48, // 21: vance.v1.TurnCommit.status:type_name -> vance.v1.ProcessStatus
-	40, // 22: vance.v1.TurnCommit.close_reason:type_name -> vance.v1.CloseReason
-	41, // 23: vance.v1.TurnCommit.parent_payload:type_name -> google.protobuf.Struct
-	28, // 24: vance.v1.TurnCommit.events:type_name -> vance.v1.TurnEvent
-	23, // 25: vance.v1.WorkerMessage.hello:type_name -> vance.v1.WorkerHello
-	24, // 26: vance.v1.WorkerMessage.heartbeat:type_name -> vance.v1.WorkerHeartbeat
-	28, // 27: vance.v1.WorkerMessage.event:type_name -> vance.v1.TurnEvent
-	29, // 28: vance.v1.WorkerMessage.commit:type_name -> vance.v1.TurnCommit
-	30, // 29: vance.v1.WorkerMessage.failure:type_name -> vance.v1.TurnFailure
-	25, // 30: vance.v1.WorkerMessage.draining:type_name -> vance.v1.WorkerDraining
-	49, // 31: vance.v1.TurnAssignment.call:type_name -> vance.v1.LifecycleCall
-	42, // 32: vance.v1.TurnAssignment.process:type_name -> vance.v1.ThinkProcess
-	43, // 33: vance.v1.TurnAssignment.pending:type_name -> vance.v1.SteerMessage
-	45, // 34: vance.v1.TurnAssignment.recent_chat:type_name -> vance.v1.ChatMessage
-	38, // 35: vance.v1.TurnAssignment.trace_context:type_name -> vance.v1.TurnAssignment.TraceContextEntry
-	34, // 36: vance.v1.DispatchMessage.welcome:type_name -> vance.v1.Welcome
-	32, // 37: vance.v1.DispatchMessage.assignment:type_name -> vance.v1.TurnAssignment
-	33, // 38: vance.v1.DispatchMessage.commit_ack:type_name -> vance.v1.TurnAck
-	50, // 39: vance.v1.PublishNoticeRequest.notice:type_name -> vance.v1.Notice
-	3,  // 40: vance.v1.ProcessService.CreateProcess:input_type -> vance.v1.CreateProcessRequest
-	4,  // 41: vance.v1.ProcessService.GetProcess:input_type -> vance.v1.GetProcessRequest
-	6,  // 42: vance.v1.ProcessService.ListProcesses:input_type -> vance.v1.ListProcessesRequest
-	8,  // 43: vance.v1.ProcessService.Steer:input_type -> vance.v1.SteerRequest
-	5,  // 44: vance.v1.ProcessService.Pause:input_type -> vance.v1.ProcessRef
-	5,  // 45: vance.v1.ProcessService.Resume:input_type -> vance.v1.ProcessRef
-	5,  // 46: vance.v1.ProcessService.Stop:input_type -> vance.v1.ProcessRef
-	10, // 47: vance.v1.ProcessService.PauseSession:input_type -> vance.v1.PauseSessionRequest
-	11, // 48: vance.v1.ProcessService.ListChatMessages:input_type -> vance.v1.ListChatMessagesRequest
-	16, // 49: vance.v1.ProcessService.DrainPending:input_type -> vance.v1.DrainPendingRequest
-	18, // 50: vance.v1.ProcessService.SubscribeSession:input_type -> vance.v1.SubscribeSessionRequest
-	13, // 51: vance.v1.ProcessService.StreamChatFeed:input_type -> vance.v1.ChatFeedRequest
-	13, // 52: vance.v1.ProcessService.AckChatFeed:input_type -> vance.v1.ChatFeedRequest
-	31, // 53: vance.v1.ProcessService.WorkerConnect:input_type -> vance.v1.WorkerMessage
-	19, // 54: vance.v1.ProcessService.ListWorkers:input_type -> vance.v1.ListWorkersRequest
-	0,  // 55: vance.v1.ProcessService.SuspendProcesses:input_type -> vance.v1.SessionCascadeRequest
-	0,  // 56: vance.v1.ProcessService.ResumeProcesses:input_type -> vance.v1.SessionCascadeRequest
-	0,  // 57: vance.v1.ProcessService.CloseProcesses:input_type -> vance.v1.SessionCascadeRequest
-	0,  // 58: vance.v1.ProcessService.DeleteSessionData:input_type -> vance.v1.SessionCascadeRequest
-	2,  // 59: vance.v1.ProcessService.RespawnChat:input_type -> vance.v1.RespawnChatRequest
-	36, // 60: vance.v1.ProcessService.PublishNotice:input_type -> vance.v1.PublishNoticeRequest
-	42, // 61: vance.v1.ProcessService.CreateProcess:output_type -> vance.v1.ThinkProcess
-	42, // 62: vance.v1.ProcessService.GetProcess:output_type -> vance.v1.ThinkProcess
-	7,  // 63: vance.v1.ProcessService.ListProcesses:output_type -> vance.v1.ListProcessesResponse
-	9,  // 64: vance.v1.ProcessService.Steer:output_type -> vance.v1.SteerResponse
-	42, // 65: vance.v1.ProcessService.Pause:output_type -> vance.v1.ThinkProcess
-	42, // 66: vance.v1.ProcessService.Resume:output_type -> vance.v1.ThinkProcess
-	42, // 67: vance.v1.ProcessService.Stop:output_type -> vance.v1.ThinkProcess
-	7,  // 68: vance.v1.ProcessService.PauseSession:output_type -> vance.v1.ListProcessesResponse
-	12, // 69: vance.v1.ProcessService.ListChatMessages:output_type -> vance.v1.ListChatMessagesResponse
-	17, // 70: vance.v1.ProcessService.DrainPending:output_type -> vance.v1.DrainPendingResponse
-	51, // 71: vance.v1.ProcessService.SubscribeSession:output_type -> vance.v1.SessionEvent
-	15, // 72: vance.v1.ProcessService.StreamChatFeed:output_type -> vance.v1.ChatFeedPage
-	14, // 73: vance.v1.ProcessService.AckChatFeed:output_type -> vance.v1.AckChatFeedResponse
-	35, // 74: vance.v1.ProcessService.WorkerConnect:output_type -> vance.v1.DispatchMessage
-	21, // 75: vance.v1.ProcessService.ListWorkers:output_type -> vance.v1.ListWorkersResponse
-	7,  // 76: vance.v1.ProcessService.SuspendProcesses:output_type -> vance.v1.ListProcessesResponse
-	7,  // 77: vance.v1.ProcessService.ResumeProcesses:output_type -> vance.v1.ListProcessesResponse
-	7,  // 78: vance.v1.ProcessService.CloseProcesses:output_type -> vance.v1.ListProcessesResponse
-	1,  // 79: vance.v1.ProcessService.DeleteSessionData:output_type -> vance.v1.DeleteSessionDataResponse
-	42, // 80: vance.v1.ProcessService.RespawnChat:output_type -> vance.v1.ThinkProcess
-	37, // 81: vance.v1.ProcessService.PublishNotice:output_type -> vance.v1.PublishNoticeResponse
-	61, // [61:82] is the sub-list for method output_type
-	40, // [40:61] is the sub-list for method input_type
-	40, // [40:40] is the sub-list for extension type_name
-	40, // [40:40] is the sub-list for extension extendee
-	0,  // [0:40] is the sub-list for field type_name
+	44, // 0: vance.v1.SessionCascadeRequest.suspend_cause:type_name -> vance.v1.SuspendCause
+	45, // 1: vance.v1.SessionCascadeRequest.close_reason:type_name -> vance.v1.CloseReason
+	4,  // 2: vance.v1.RespawnChatRequest.process:type_name -> vance.v1.CreateProcessRequest
+	46, // 3: vance.v1.CreateProcessRequest.recipe_snapshot:type_name -> google.protobuf.Struct
+	46, // 4: vance.v1.CreateProcessRequest.params:type_name -> google.protobuf.Struct
+	47, // 5: vance.v1.ListProcessesResponse.processes:type_name -> vance.v1.ThinkProcess
+	6,  // 6: vance.v1.SteerRequest.target:type_name -> vance.v1.ProcessRef
+	48, // 7: vance.v1.SteerRequest.message:type_name -> vance.v1.SteerMessage
+	49, // 8: vance.v1.SteerResponse.outcome:type_name -> vance.v1.DeliveryOutcome
+	47, // 9: vance.v1.SteerResponse.process:type_name -> vance.v1.ThinkProcess
+	50, // 10: vance.v1.ListChatMessagesResponse.messages:type_name -> vance.v1.ChatMessage
+	50, // 11: vance.v1.ChatFeedPage.messages:type_name -> vance.v1.ChatMessage
+	48, // 12: vance.v1.DrainPendingResponse.messages:type_name -> vance.v1.SteerMessage
+	21, // 13: vance.v1.ListWorkersResponse.workers:type_name -> vance.v1.WorkerInfo
+	23, // 14: vance.v1.WorkerHello.engines:type_name -> vance.v1.EngineDescriptor
+	51, // 15: vance.v1.ChatAppend.role:type_name -> vance.v1.ChatRole
+	46, // 16: vance.v1.ChatAppend.meta:type_name -> google.protobuf.Struct
+	46, // 17: vance.v1.TurnProgress.payload:type_name -> google.protobuf.Struct
+	27, // 18: vance.v1.TurnEvent.chat_append:type_name -> vance.v1.ChatAppend
+	52, // 19: vance.v1.TurnEvent.stream_chunk:type_name -> vance.v1.StreamChunk
+	28, // 20: vance.v1.TurnEvent.progress:type_name -> vance.v1.TurnProgress
+	53, // 21: vance.v1.TurnCommit.status:type_name -> vance.v1.ProcessStatus
+	45, // 22: vance.v1.TurnCommit.close_reason:type_name -> vance.v1.CloseReason
+	46, // 23: vance.v1.TurnCommit.parent_payload:type_name -> google.protobuf.Struct
+	29, // 24: vance.v1.TurnCommit.events:type_name -> vance.v1.TurnEvent
+	24, // 25: vance.v1.WorkerMessage.hello:type_name -> vance.v1.WorkerHello
+	25, // 26: vance.v1.WorkerMessage.heartbeat:type_name -> vance.v1.WorkerHeartbeat
+	29, // 27: vance.v1.WorkerMessage.event:type_name -> vance.v1.TurnEvent
+	30, // 28: vance.v1.WorkerMessage.commit:type_name -> vance.v1.TurnCommit
+	31, // 29: vance.v1.WorkerMessage.failure:type_name -> vance.v1.TurnFailure
+	26, // 30: vance.v1.WorkerMessage.draining:type_name -> vance.v1.WorkerDraining
+	54, // 31: vance.v1.TurnAssignment.call:type_name -> vance.v1.LifecycleCall
+	47, // 32: vance.v1.TurnAssignment.process:type_name -> vance.v1.ThinkProcess
+	48, // 33: vance.v1.TurnAssignment.pending:type_name -> vance.v1.SteerMessage
+	50, // 34: vance.v1.TurnAssignment.recent_chat:type_name -> vance.v1.ChatMessage
+	43, // 35: vance.v1.TurnAssignment.trace_context:type_name -> vance.v1.TurnAssignment.TraceContextEntry
+	35, // 36: vance.v1.DispatchMessage.welcome:type_name -> vance.v1.Welcome
+	33, // 37: vance.v1.DispatchMessage.assignment:type_name -> vance.v1.TurnAssignment
+	34, // 38: vance.v1.DispatchMessage.commit_ack:type_name -> vance.v1.TurnAck
+	55, // 39: vance.v1.PublishNoticeRequest.notice:type_name -> vance.v1.Notice
+	0,  // 40: vance.v1.MemoryRecord.scope:type_name -> vance.v1.MemoryScope
+	0,  // 41: vance.v1.RecordMemoryRequest.scope:type_name -> vance.v1.MemoryScope
+	0,  // 42: vance.v1.ListMemoryRequest.scope:type_name -> vance.v1.MemoryScope
+	39, // 43: vance.v1.ListMemoryResponse.records:type_name -> vance.v1.MemoryRecord
+	4,  // 44: vance.v1.ProcessService.CreateProcess:input_type -> vance.v1.CreateProcessRequest
+	5,  // 45: vance.v1.ProcessService.GetProcess:input_type -> vance.v1.GetProcessRequest
+	7,  // 46: vance.v1.ProcessService.ListProcesses:input_type -> vance.v1.ListProcessesRequest
+	9,  // 47: vance.v1.ProcessService.Steer:input_type -> vance.v1.SteerRequest
+	6,  // 48: vance.v1.ProcessService.Pause:input_type -> vance.v1.ProcessRef
+	6,  // 49: vance.v1.ProcessService.Resume:input_type -> vance.v1.ProcessRef
+	6,  // 50: vance.v1.ProcessService.Stop:input_type -> vance.v1.ProcessRef
+	11, // 51: vance.v1.ProcessService.PauseSession:input_type -> vance.v1.PauseSessionRequest
+	12, // 52: vance.v1.ProcessService.ListChatMessages:input_type -> vance.v1.ListChatMessagesRequest
+	17, // 53: vance.v1.ProcessService.DrainPending:input_type -> vance.v1.DrainPendingRequest
+	19, // 54: vance.v1.ProcessService.SubscribeSession:input_type -> vance.v1.SubscribeSessionRequest
+	14, // 55: vance.v1.ProcessService.StreamChatFeed:input_type -> vance.v1.ChatFeedRequest
+	14, // 56: vance.v1.ProcessService.AckChatFeed:input_type -> vance.v1.ChatFeedRequest
+	32, // 57: vance.v1.ProcessService.WorkerConnect:input_type -> vance.v1.WorkerMessage
+	20, // 58: vance.v1.ProcessService.ListWorkers:input_type -> vance.v1.ListWorkersRequest
+	1,  // 59: vance.v1.ProcessService.SuspendProcesses:input_type -> vance.v1.SessionCascadeRequest
+	1,  // 60: vance.v1.ProcessService.ResumeProcesses:input_type -> vance.v1.SessionCascadeRequest
+	1,  // 61: vance.v1.ProcessService.CloseProcesses:input_type -> vance.v1.SessionCascadeRequest
+	1,  // 62: vance.v1.ProcessService.DeleteSessionData:input_type -> vance.v1.SessionCascadeRequest
+	3,  // 63: vance.v1.ProcessService.RespawnChat:input_type -> vance.v1.RespawnChatRequest
+	40, // 64: vance.v1.ProcessService.RecordMemory:input_type -> vance.v1.RecordMemoryRequest
+	41, // 65: vance.v1.ProcessService.ListMemory:input_type -> vance.v1.ListMemoryRequest
+	37, // 66: vance.v1.ProcessService.PublishNotice:input_type -> vance.v1.PublishNoticeRequest
+	47, // 67: vance.v1.ProcessService.CreateProcess:output_type -> vance.v1.ThinkProcess
+	47, // 68: vance.v1.ProcessService.GetProcess:output_type -> vance.v1.ThinkProcess
+	8,  // 69: vance.v1.ProcessService.ListProcesses:output_type -> vance.v1.ListProcessesResponse
+	10, // 70: vance.v1.ProcessService.Steer:output_type -> vance.v1.SteerResponse
+	47, // 71: vance.v1.ProcessService.Pause:output_type -> vance.v1.ThinkProcess
+	47, // 72: vance.v1.ProcessService.Resume:output_type -> vance.v1.ThinkProcess
+	47, // 73: vance.v1.ProcessService.Stop:output_type -> vance.v1.ThinkProcess
+	8,  // 74: vance.v1.ProcessService.PauseSession:output_type -> vance.v1.ListProcessesResponse
+	13, // 75: vance.v1.ProcessService.ListChatMessages:output_type -> vance.v1.ListChatMessagesResponse
+	18, // 76: vance.v1.ProcessService.DrainPending:output_type -> vance.v1.DrainPendingResponse
+	56, // 77: vance.v1.ProcessService.SubscribeSession:output_type -> vance.v1.SessionEvent
+	16, // 78: vance.v1.ProcessService.StreamChatFeed:output_type -> vance.v1.ChatFeedPage
+	15, // 79: vance.v1.ProcessService.AckChatFeed:output_type -> vance.v1.AckChatFeedResponse
+	36, // 80: vance.v1.ProcessService.WorkerConnect:output_type -> vance.v1.DispatchMessage
+	22, // 81: vance.v1.ProcessService.ListWorkers:output_type -> vance.v1.ListWorkersResponse
+	8,  // 82: vance.v1.ProcessService.SuspendProcesses:output_type -> vance.v1.ListProcessesResponse
+	8,  // 83: vance.v1.ProcessService.ResumeProcesses:output_type -> vance.v1.ListProcessesResponse
+	8,  // 84: vance.v1.ProcessService.CloseProcesses:output_type -> vance.v1.ListProcessesResponse
+	2,  // 85: vance.v1.ProcessService.DeleteSessionData:output_type -> vance.v1.DeleteSessionDataResponse
+	47, // 86: vance.v1.ProcessService.RespawnChat:output_type -> vance.v1.ThinkProcess
+	39, // 87: vance.v1.ProcessService.RecordMemory:output_type -> vance.v1.MemoryRecord
+	42, // 88: vance.v1.ProcessService.ListMemory:output_type -> vance.v1.ListMemoryResponse
+	38, // 89: vance.v1.ProcessService.PublishNotice:output_type -> vance.v1.PublishNoticeResponse
+	67, // [67:90] is the sub-list for method output_type
+	44, // [44:67] is the sub-list for method input_type
+	44, // [44:44] is the sub-list for extension type_name
+	44, // [44:44] is the sub-list for extension extendee
+	0,  // [0:44] is the sub-list for field type_name
 }
 
 func init() { file_vance_v1_process_proto_init() }
@@ -2863,6 +3258,7 @@ func file_vance_v1_process_proto_init() {
 		(*TurnEvent_StreamChunk)(nil),
 		(*TurnEvent_Progress)(nil),
 	}
+	file_vance_v1_process_proto_msgTypes[29].OneofWrappers = []any{}
 	file_vance_v1_process_proto_msgTypes[31].OneofWrappers = []any{
 		(*WorkerMessage_Hello)(nil),
 		(*WorkerMessage_Heartbeat)(nil),
@@ -2882,13 +3278,14 @@ func file_vance_v1_process_proto_init() {
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_vance_v1_process_proto_rawDesc), len(file_vance_v1_process_proto_rawDesc)),
-			NumEnums:      0,
-			NumMessages:   39,
+			NumEnums:      1,
+			NumMessages:   43,
 			NumExtensions: 0,
 			NumServices:   1,
 		},
 		GoTypes:           file_vance_v1_process_proto_goTypes,
 		DependencyIndexes: file_vance_v1_process_proto_depIdxs,
+		EnumInfos:         file_vance_v1_process_proto_enumTypes,
 		MessageInfos:      file_vance_v1_process_proto_msgTypes,
 	}.Build()
 	File_vance_v1_process_proto = out.File

@@ -42,6 +42,8 @@ const (
 	ProcessService_CloseProcesses_FullMethodName    = "/vance.v1.ProcessService/CloseProcesses"
 	ProcessService_DeleteSessionData_FullMethodName = "/vance.v1.ProcessService/DeleteSessionData"
 	ProcessService_RespawnChat_FullMethodName       = "/vance.v1.ProcessService/RespawnChat"
+	ProcessService_RecordMemory_FullMethodName      = "/vance.v1.ProcessService/RecordMemory"
+	ProcessService_ListMemory_FullMethodName        = "/vance.v1.ProcessService/ListMemory"
 	ProcessService_PublishNotice_FullMethodName     = "/vance.v1.ProcessService/PublishNotice"
 )
 
@@ -87,6 +89,9 @@ type ProcessServiceClient interface {
 	DeleteSessionData(ctx context.Context, in *SessionCascadeRequest, opts ...grpc.CallOption) (*DeleteSessionDataResponse, error)
 	// Reactivate: a new process whose chat starts as a copy of another process's chat.
 	RespawnChat(ctx context.Context, in *RespawnChatRequest, opts ...grpc.CallOption) (*ThinkProcess, error)
+	// Engine memory (process_service/memory.py): records of a process or of its project.
+	RecordMemory(ctx context.Context, in *RecordMemoryRequest, opts ...grpc.CallOption) (*MemoryRecord, error)
+	ListMemory(ctx context.Context, in *ListMemoryRequest, opts ...grpc.CallOption) (*ListMemoryResponse, error)
 	// A notice (docs/protocol.md "Hub") pushed into the event streams of the given sessions.
 	PublishNotice(ctx context.Context, in *PublishNoticeRequest, opts ...grpc.CallOption) (*PublishNoticeResponse, error)
 }
@@ -320,6 +325,26 @@ func (c *processServiceClient) RespawnChat(ctx context.Context, in *RespawnChatR
 	return out, nil
 }
 
+func (c *processServiceClient) RecordMemory(ctx context.Context, in *RecordMemoryRequest, opts ...grpc.CallOption) (*MemoryRecord, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(MemoryRecord)
+	err := c.cc.Invoke(ctx, ProcessService_RecordMemory_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *processServiceClient) ListMemory(ctx context.Context, in *ListMemoryRequest, opts ...grpc.CallOption) (*ListMemoryResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(ListMemoryResponse)
+	err := c.cc.Invoke(ctx, ProcessService_ListMemory_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 func (c *processServiceClient) PublishNotice(ctx context.Context, in *PublishNoticeRequest, opts ...grpc.CallOption) (*PublishNoticeResponse, error) {
 	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
 	out := new(PublishNoticeResponse)
@@ -372,6 +397,9 @@ type ProcessServiceServer interface {
 	DeleteSessionData(context.Context, *SessionCascadeRequest) (*DeleteSessionDataResponse, error)
 	// Reactivate: a new process whose chat starts as a copy of another process's chat.
 	RespawnChat(context.Context, *RespawnChatRequest) (*ThinkProcess, error)
+	// Engine memory (process_service/memory.py): records of a process or of its project.
+	RecordMemory(context.Context, *RecordMemoryRequest) (*MemoryRecord, error)
+	ListMemory(context.Context, *ListMemoryRequest) (*ListMemoryResponse, error)
 	// A notice (docs/protocol.md "Hub") pushed into the event streams of the given sessions.
 	PublishNotice(context.Context, *PublishNoticeRequest) (*PublishNoticeResponse, error)
 	mustEmbedUnimplementedProcessServiceServer()
@@ -443,6 +471,12 @@ func (UnimplementedProcessServiceServer) DeleteSessionData(context.Context, *Ses
 }
 func (UnimplementedProcessServiceServer) RespawnChat(context.Context, *RespawnChatRequest) (*ThinkProcess, error) {
 	return nil, status.Errorf(codes.Unimplemented, "method RespawnChat not implemented")
+}
+func (UnimplementedProcessServiceServer) RecordMemory(context.Context, *RecordMemoryRequest) (*MemoryRecord, error) {
+	return nil, status.Errorf(codes.Unimplemented, "method RecordMemory not implemented")
+}
+func (UnimplementedProcessServiceServer) ListMemory(context.Context, *ListMemoryRequest) (*ListMemoryResponse, error) {
+	return nil, status.Errorf(codes.Unimplemented, "method ListMemory not implemented")
 }
 func (UnimplementedProcessServiceServer) PublishNotice(context.Context, *PublishNoticeRequest) (*PublishNoticeResponse, error) {
 	return nil, status.Errorf(codes.Unimplemented, "method PublishNotice not implemented")
@@ -803,6 +837,42 @@ func _ProcessService_RespawnChat_Handler(srv interface{}, ctx context.Context, d
 	return interceptor(ctx, in, info, handler)
 }
 
+func _ProcessService_RecordMemory_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(RecordMemoryRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(ProcessServiceServer).RecordMemory(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: ProcessService_RecordMemory_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(ProcessServiceServer).RecordMemory(ctx, req.(*RecordMemoryRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _ProcessService_ListMemory_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(ListMemoryRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(ProcessServiceServer).ListMemory(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: ProcessService_ListMemory_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(ProcessServiceServer).ListMemory(ctx, req.(*ListMemoryRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 func _ProcessService_PublishNotice_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
 	in := new(PublishNoticeRequest)
 	if err := dec(in); err != nil {
@@ -895,6 +965,14 @@ var ProcessService_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "RespawnChat",
 			Handler:    _ProcessService_RespawnChat_Handler,
+		},
+		{
+			MethodName: "RecordMemory",
+			Handler:    _ProcessService_RecordMemory_Handler,
+		},
+		{
+			MethodName: "ListMemory",
+			Handler:    _ProcessService_ListMemory_Handler,
 		},
 		{
 			MethodName: "PublishNotice",

@@ -102,6 +102,61 @@ func (AccentColor) EnumDescriptor() ([]byte, []int) {
 	return file_vance_v1_session_proto_rawDescGZIP(), []int{0}
 }
 
+type SettingLevel int32
+
+const (
+	SettingLevel_SETTING_LEVEL_UNSPECIFIED SettingLevel = 0
+	SettingLevel_SETTING_LEVEL_PROCESS     SettingLevel = 1
+	SettingLevel_SETTING_LEVEL_SESSION     SettingLevel = 2
+	SettingLevel_SETTING_LEVEL_PROJECT     SettingLevel = 3
+	SettingLevel_SETTING_LEVEL_TENANT      SettingLevel = 4
+)
+
+// Enum value maps for SettingLevel.
+var (
+	SettingLevel_name = map[int32]string{
+		0: "SETTING_LEVEL_UNSPECIFIED",
+		1: "SETTING_LEVEL_PROCESS",
+		2: "SETTING_LEVEL_SESSION",
+		3: "SETTING_LEVEL_PROJECT",
+		4: "SETTING_LEVEL_TENANT",
+	}
+	SettingLevel_value = map[string]int32{
+		"SETTING_LEVEL_UNSPECIFIED": 0,
+		"SETTING_LEVEL_PROCESS":     1,
+		"SETTING_LEVEL_SESSION":     2,
+		"SETTING_LEVEL_PROJECT":     3,
+		"SETTING_LEVEL_TENANT":      4,
+	}
+)
+
+func (x SettingLevel) Enum() *SettingLevel {
+	p := new(SettingLevel)
+	*p = x
+	return p
+}
+
+func (x SettingLevel) String() string {
+	return protoimpl.X.EnumStringOf(x.Descriptor(), protoreflect.EnumNumber(x))
+}
+
+func (SettingLevel) Descriptor() protoreflect.EnumDescriptor {
+	return file_vance_v1_session_proto_enumTypes[1].Descriptor()
+}
+
+func (SettingLevel) Type() protoreflect.EnumType {
+	return &file_vance_v1_session_proto_enumTypes[1]
+}
+
+func (x SettingLevel) Number() protoreflect.EnumNumber {
+	return protoreflect.EnumNumber(x)
+}
+
+// Deprecated: Use SettingLevel.Descriptor instead.
+func (SettingLevel) EnumDescriptor() ([]byte, []int) {
+	return file_vance_v1_session_proto_rawDescGZIP(), []int{1}
+}
+
 type User struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	TenantId      string                 `protobuf:"bytes,1,opt,name=tenant_id,json=tenantId,proto3" json:"tenant_id,omitempty"`
@@ -3709,6 +3764,542 @@ func (x *AnswerInboxItemRequest) GetAnswer() string {
 	return ""
 }
 
+type SettingScope struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	TenantId      string                 `protobuf:"bytes,1,opt,name=tenant_id,json=tenantId,proto3" json:"tenant_id,omitempty"`
+	ProjectId     string                 `protobuf:"bytes,2,opt,name=project_id,json=projectId,proto3" json:"project_id,omitempty"`
+	SessionId     string                 `protobuf:"bytes,3,opt,name=session_id,json=sessionId,proto3" json:"session_id,omitempty"`
+	ProcessId     string                 `protobuf:"bytes,4,opt,name=process_id,json=processId,proto3" json:"process_id,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SettingScope) Reset() {
+	*x = SettingScope{}
+	mi := &file_vance_v1_session_proto_msgTypes[51]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SettingScope) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SettingScope) ProtoMessage() {}
+
+func (x *SettingScope) ProtoReflect() protoreflect.Message {
+	mi := &file_vance_v1_session_proto_msgTypes[51]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SettingScope.ProtoReflect.Descriptor instead.
+func (*SettingScope) Descriptor() ([]byte, []int) {
+	return file_vance_v1_session_proto_rawDescGZIP(), []int{51}
+}
+
+func (x *SettingScope) GetTenantId() string {
+	if x != nil {
+		return x.TenantId
+	}
+	return ""
+}
+
+func (x *SettingScope) GetProjectId() string {
+	if x != nil {
+		return x.ProjectId
+	}
+	return ""
+}
+
+func (x *SettingScope) GetSessionId() string {
+	if x != nil {
+		return x.SessionId
+	}
+	return ""
+}
+
+func (x *SettingScope) GetProcessId() string {
+	if x != nil {
+		return x.ProcessId
+	}
+	return ""
+}
+
+type EngineSettingValue struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Key           string                 `protobuf:"bytes,1,opt,name=key,proto3" json:"key,omitempty"`
+	Value         string                 `protobuf:"bytes,2,opt,name=value,proto3" json:"value,omitempty"`
+	Level         SettingLevel           `protobuf:"varint,3,opt,name=level,proto3,enum=vance.v1.SettingLevel" json:"level,omitempty"` // where the value was found (or written)
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *EngineSettingValue) Reset() {
+	*x = EngineSettingValue{}
+	mi := &file_vance_v1_session_proto_msgTypes[52]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *EngineSettingValue) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*EngineSettingValue) ProtoMessage() {}
+
+func (x *EngineSettingValue) ProtoReflect() protoreflect.Message {
+	mi := &file_vance_v1_session_proto_msgTypes[52]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use EngineSettingValue.ProtoReflect.Descriptor instead.
+func (*EngineSettingValue) Descriptor() ([]byte, []int) {
+	return file_vance_v1_session_proto_rawDescGZIP(), []int{52}
+}
+
+func (x *EngineSettingValue) GetKey() string {
+	if x != nil {
+		return x.Key
+	}
+	return ""
+}
+
+func (x *EngineSettingValue) GetValue() string {
+	if x != nil {
+		return x.Value
+	}
+	return ""
+}
+
+func (x *EngineSettingValue) GetLevel() SettingLevel {
+	if x != nil {
+		return x.Level
+	}
+	return SettingLevel_SETTING_LEVEL_UNSPECIFIED
+}
+
+type ResolveEngineSettingsRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Scope         *SettingScope          `protobuf:"bytes,1,opt,name=scope,proto3" json:"scope,omitempty"`
+	Keys          []string               `protobuf:"bytes,2,rep,name=keys,proto3" json:"keys,omitempty"` // empty: every key set anywhere in the chain
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ResolveEngineSettingsRequest) Reset() {
+	*x = ResolveEngineSettingsRequest{}
+	mi := &file_vance_v1_session_proto_msgTypes[53]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ResolveEngineSettingsRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ResolveEngineSettingsRequest) ProtoMessage() {}
+
+func (x *ResolveEngineSettingsRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_vance_v1_session_proto_msgTypes[53]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ResolveEngineSettingsRequest.ProtoReflect.Descriptor instead.
+func (*ResolveEngineSettingsRequest) Descriptor() ([]byte, []int) {
+	return file_vance_v1_session_proto_rawDescGZIP(), []int{53}
+}
+
+func (x *ResolveEngineSettingsRequest) GetScope() *SettingScope {
+	if x != nil {
+		return x.Scope
+	}
+	return nil
+}
+
+func (x *ResolveEngineSettingsRequest) GetKeys() []string {
+	if x != nil {
+		return x.Keys
+	}
+	return nil
+}
+
+type EngineSettings struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Values        []*EngineSettingValue  `protobuf:"bytes,1,rep,name=values,proto3" json:"values,omitempty"` // the effective value of each key that is set
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *EngineSettings) Reset() {
+	*x = EngineSettings{}
+	mi := &file_vance_v1_session_proto_msgTypes[54]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *EngineSettings) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*EngineSettings) ProtoMessage() {}
+
+func (x *EngineSettings) ProtoReflect() protoreflect.Message {
+	mi := &file_vance_v1_session_proto_msgTypes[54]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use EngineSettings.ProtoReflect.Descriptor instead.
+func (*EngineSettings) Descriptor() ([]byte, []int) {
+	return file_vance_v1_session_proto_rawDescGZIP(), []int{54}
+}
+
+func (x *EngineSettings) GetValues() []*EngineSettingValue {
+	if x != nil {
+		return x.Values
+	}
+	return nil
+}
+
+type SetEngineSettingRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Scope         *SettingScope          `protobuf:"bytes,1,opt,name=scope,proto3" json:"scope,omitempty"`
+	Level         SettingLevel           `protobuf:"varint,2,opt,name=level,proto3,enum=vance.v1.SettingLevel" json:"level,omitempty"`
+	Key           string                 `protobuf:"bytes,3,opt,name=key,proto3" json:"key,omitempty"`
+	Value         string                 `protobuf:"bytes,4,opt,name=value,proto3" json:"value,omitempty"` // empty: remove the key at this level
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SetEngineSettingRequest) Reset() {
+	*x = SetEngineSettingRequest{}
+	mi := &file_vance_v1_session_proto_msgTypes[55]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SetEngineSettingRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SetEngineSettingRequest) ProtoMessage() {}
+
+func (x *SetEngineSettingRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_vance_v1_session_proto_msgTypes[55]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SetEngineSettingRequest.ProtoReflect.Descriptor instead.
+func (*SetEngineSettingRequest) Descriptor() ([]byte, []int) {
+	return file_vance_v1_session_proto_rawDescGZIP(), []int{55}
+}
+
+func (x *SetEngineSettingRequest) GetScope() *SettingScope {
+	if x != nil {
+		return x.Scope
+	}
+	return nil
+}
+
+func (x *SetEngineSettingRequest) GetLevel() SettingLevel {
+	if x != nil {
+		return x.Level
+	}
+	return SettingLevel_SETTING_LEVEL_UNSPECIFIED
+}
+
+func (x *SetEngineSettingRequest) GetKey() string {
+	if x != nil {
+		return x.Key
+	}
+	return ""
+}
+
+func (x *SetEngineSettingRequest) GetValue() string {
+	if x != nil {
+		return x.Value
+	}
+	return ""
+}
+
+type NoteEngineStatusRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	SessionIds    []string               `protobuf:"bytes,1,rep,name=session_ids,json=sessionIds,proto3" json:"session_ids,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *NoteEngineStatusRequest) Reset() {
+	*x = NoteEngineStatusRequest{}
+	mi := &file_vance_v1_session_proto_msgTypes[56]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *NoteEngineStatusRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*NoteEngineStatusRequest) ProtoMessage() {}
+
+func (x *NoteEngineStatusRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_vance_v1_session_proto_msgTypes[56]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use NoteEngineStatusRequest.ProtoReflect.Descriptor instead.
+func (*NoteEngineStatusRequest) Descriptor() ([]byte, []int) {
+	return file_vance_v1_session_proto_rawDescGZIP(), []int{56}
+}
+
+func (x *NoteEngineStatusRequest) GetSessionIds() []string {
+	if x != nil {
+		return x.SessionIds
+	}
+	return nil
+}
+
+type NoteEngineStatusResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Changed       int32                  `protobuf:"varint,1,opt,name=changed,proto3" json:"changed,omitempty"` // sessions whose roll-up changed
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *NoteEngineStatusResponse) Reset() {
+	*x = NoteEngineStatusResponse{}
+	mi := &file_vance_v1_session_proto_msgTypes[57]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *NoteEngineStatusResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*NoteEngineStatusResponse) ProtoMessage() {}
+
+func (x *NoteEngineStatusResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_vance_v1_session_proto_msgTypes[57]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use NoteEngineStatusResponse.ProtoReflect.Descriptor instead.
+func (*NoteEngineStatusResponse) Descriptor() ([]byte, []int) {
+	return file_vance_v1_session_proto_rawDescGZIP(), []int{57}
+}
+
+func (x *NoteEngineStatusResponse) GetChanged() int32 {
+	if x != nil {
+		return x.Changed
+	}
+	return 0
+}
+
+type ReplicaRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	ReplicaId     string                 `protobuf:"bytes,1,opt,name=replica_id,json=replicaId,proto3" json:"replica_id,omitempty"`
+	Sessions      map[string]string      `protobuf:"bytes,2,rep,name=sessions,proto3" json:"sessions,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"` // session id -> bound connection id, all the replica holds
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ReplicaRequest) Reset() {
+	*x = ReplicaRequest{}
+	mi := &file_vance_v1_session_proto_msgTypes[58]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ReplicaRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ReplicaRequest) ProtoMessage() {}
+
+func (x *ReplicaRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_vance_v1_session_proto_msgTypes[58]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ReplicaRequest.ProtoReflect.Descriptor instead.
+func (*ReplicaRequest) Descriptor() ([]byte, []int) {
+	return file_vance_v1_session_proto_rawDescGZIP(), []int{58}
+}
+
+func (x *ReplicaRequest) GetReplicaId() string {
+	if x != nil {
+		return x.ReplicaId
+	}
+	return ""
+}
+
+func (x *ReplicaRequest) GetSessions() map[string]string {
+	if x != nil {
+		return x.Sessions
+	}
+	return nil
+}
+
+type ReplicaResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Sessions      int32                  `protobuf:"varint,1,opt,name=sessions,proto3" json:"sessions,omitempty"`   // sessions the replica held (RenewReplica) or that were handled
+	Suspended     int32                  `protobuf:"varint,2,opt,name=suspended,proto3" json:"suspended,omitempty"` // suspended FORCED
+	Resumed       int32                  `protobuf:"varint,3,opt,name=resumed,proto3" json:"resumed,omitempty"`     // auto-restarted after a takeover
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ReplicaResponse) Reset() {
+	*x = ReplicaResponse{}
+	mi := &file_vance_v1_session_proto_msgTypes[59]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ReplicaResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ReplicaResponse) ProtoMessage() {}
+
+func (x *ReplicaResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_vance_v1_session_proto_msgTypes[59]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ReplicaResponse.ProtoReflect.Descriptor instead.
+func (*ReplicaResponse) Descriptor() ([]byte, []int) {
+	return file_vance_v1_session_proto_rawDescGZIP(), []int{59}
+}
+
+func (x *ReplicaResponse) GetSessions() int32 {
+	if x != nil {
+		return x.Sessions
+	}
+	return 0
+}
+
+func (x *ReplicaResponse) GetSuspended() int32 {
+	if x != nil {
+		return x.Suspended
+	}
+	return 0
+}
+
+func (x *ReplicaResponse) GetResumed() int32 {
+	if x != nil {
+		return x.Resumed
+	}
+	return 0
+}
+
+type TakeOverReplicasRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	NowMs         int64                  `protobuf:"varint,1,opt,name=now_ms,json=nowMs,proto3" json:"now_ms,omitempty"` // 0: the service clock
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *TakeOverReplicasRequest) Reset() {
+	*x = TakeOverReplicasRequest{}
+	mi := &file_vance_v1_session_proto_msgTypes[60]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *TakeOverReplicasRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*TakeOverReplicasRequest) ProtoMessage() {}
+
+func (x *TakeOverReplicasRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_vance_v1_session_proto_msgTypes[60]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use TakeOverReplicasRequest.ProtoReflect.Descriptor instead.
+func (*TakeOverReplicasRequest) Descriptor() ([]byte, []int) {
+	return file_vance_v1_session_proto_rawDescGZIP(), []int{60}
+}
+
+func (x *TakeOverReplicasRequest) GetNowMs() int64 {
+	if x != nil {
+		return x.NowMs
+	}
+	return 0
+}
+
 var File_vance_v1_session_proto protoreflect.FileDescriptor
 
 const file_vance_v1_session_proto_rawDesc = "" +
@@ -4039,7 +4630,47 @@ const file_vance_v1_session_proto_rawDesc = "" +
 	"\x04read\x18\x02 \x01(\bR\x04read\"Z\n" +
 	"\x16AnswerInboxItemRequest\x12(\n" +
 	"\x03ref\x18\x01 \x01(\v2\x16.vance.v1.InboxItemRefR\x03ref\x12\x16\n" +
-	"\x06answer\x18\x02 \x01(\tR\x06answer*\xc7\x02\n" +
+	"\x06answer\x18\x02 \x01(\tR\x06answer\"\x88\x01\n" +
+	"\fSettingScope\x12\x1b\n" +
+	"\ttenant_id\x18\x01 \x01(\tR\btenantId\x12\x1d\n" +
+	"\n" +
+	"project_id\x18\x02 \x01(\tR\tprojectId\x12\x1d\n" +
+	"\n" +
+	"session_id\x18\x03 \x01(\tR\tsessionId\x12\x1d\n" +
+	"\n" +
+	"process_id\x18\x04 \x01(\tR\tprocessId\"j\n" +
+	"\x12EngineSettingValue\x12\x10\n" +
+	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
+	"\x05value\x18\x02 \x01(\tR\x05value\x12,\n" +
+	"\x05level\x18\x03 \x01(\x0e2\x16.vance.v1.SettingLevelR\x05level\"`\n" +
+	"\x1cResolveEngineSettingsRequest\x12,\n" +
+	"\x05scope\x18\x01 \x01(\v2\x16.vance.v1.SettingScopeR\x05scope\x12\x12\n" +
+	"\x04keys\x18\x02 \x03(\tR\x04keys\"F\n" +
+	"\x0eEngineSettings\x124\n" +
+	"\x06values\x18\x01 \x03(\v2\x1c.vance.v1.EngineSettingValueR\x06values\"\x9d\x01\n" +
+	"\x17SetEngineSettingRequest\x12,\n" +
+	"\x05scope\x18\x01 \x01(\v2\x16.vance.v1.SettingScopeR\x05scope\x12,\n" +
+	"\x05level\x18\x02 \x01(\x0e2\x16.vance.v1.SettingLevelR\x05level\x12\x10\n" +
+	"\x03key\x18\x03 \x01(\tR\x03key\x12\x14\n" +
+	"\x05value\x18\x04 \x01(\tR\x05value\":\n" +
+	"\x17NoteEngineStatusRequest\x12\x1f\n" +
+	"\vsession_ids\x18\x01 \x03(\tR\n" +
+	"sessionIds\"4\n" +
+	"\x18NoteEngineStatusResponse\x12\x18\n" +
+	"\achanged\x18\x01 \x01(\x05R\achanged\"\xb0\x01\n" +
+	"\x0eReplicaRequest\x12\x1d\n" +
+	"\n" +
+	"replica_id\x18\x01 \x01(\tR\treplicaId\x12B\n" +
+	"\bsessions\x18\x02 \x03(\v2&.vance.v1.ReplicaRequest.SessionsEntryR\bsessions\x1a;\n" +
+	"\rSessionsEntry\x12\x10\n" +
+	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
+	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"e\n" +
+	"\x0fReplicaResponse\x12\x1a\n" +
+	"\bsessions\x18\x01 \x01(\x05R\bsessions\x12\x1c\n" +
+	"\tsuspended\x18\x02 \x01(\x05R\tsuspended\x12\x18\n" +
+	"\aresumed\x18\x03 \x01(\x05R\aresumed\"0\n" +
+	"\x17TakeOverReplicasRequest\x12\x15\n" +
+	"\x06now_ms\x18\x01 \x01(\x03R\x05nowMs*\xc7\x02\n" +
 	"\vAccentColor\x12\x1c\n" +
 	"\x18ACCENT_COLOR_UNSPECIFIED\x10\x00\x12\x16\n" +
 	"\x12ACCENT_COLOR_SLATE\x10\x01\x12\x14\n" +
@@ -4054,7 +4685,13 @@ const file_vance_v1_session_proto_rawDesc = "" +
 	"\x13ACCENT_COLOR_PURPLE\x10\n" +
 	"\x12\x15\n" +
 	"\x11ACCENT_COLOR_PINK\x10\v\x12\x15\n" +
-	"\x11ACCENT_COLOR_ROSE\x10\f2\x8e\x13\n" +
+	"\x11ACCENT_COLOR_ROSE\x10\f*\x98\x01\n" +
+	"\fSettingLevel\x12\x1d\n" +
+	"\x19SETTING_LEVEL_UNSPECIFIED\x10\x00\x12\x19\n" +
+	"\x15SETTING_LEVEL_PROCESS\x10\x01\x12\x19\n" +
+	"\x15SETTING_LEVEL_SESSION\x10\x02\x12\x19\n" +
+	"\x15SETTING_LEVEL_PROJECT\x10\x03\x12\x18\n" +
+	"\x14SETTING_LEVEL_TENANT\x10\x042\xf4\x16\n" +
 	"\x0eSessionService\x12=\n" +
 	"\fAuthenticate\x12\x1d.vance.v1.AuthenticateRequest\x1a\x0e.vance.v1.User\x123\n" +
 	"\aGetUser\x12\x18.vance.v1.GetUserRequest\x1a\x0e.vance.v1.User\x129\n" +
@@ -4082,7 +4719,13 @@ const file_vance_v1_session_proto_rawDesc = "" +
 	"\vGetSettings\x12\x1c.vance.v1.GetSettingsRequest\x1a\x12.vance.v1.Settings\x12E\n" +
 	"\x0eUpdateSettings\x12\x1f.vance.v1.UpdateSettingsRequest\x1a\x12.vance.v1.Settings\x12D\n" +
 	"\tRunSweeps\x12\x1a.vance.v1.RunSweepsRequest\x1a\x1b.vance.v1.RunSweepsResponse\x12L\n" +
-	"\rRestartForced\x12\x1e.vance.v1.RestartForcedRequest\x1a\x1b.vance.v1.RunSweepsResponse\x12=\n" +
+	"\rRestartForced\x12\x1e.vance.v1.RestartForcedRequest\x1a\x1b.vance.v1.RunSweepsResponse\x12Y\n" +
+	"\x15ResolveEngineSettings\x12&.vance.v1.ResolveEngineSettingsRequest\x1a\x18.vance.v1.EngineSettings\x12O\n" +
+	"\x10SetEngineSetting\x12!.vance.v1.SetEngineSettingRequest\x1a\x18.vance.v1.EngineSettings\x12Y\n" +
+	"\x10NoteEngineStatus\x12!.vance.v1.NoteEngineStatusRequest\x1a\".vance.v1.NoteEngineStatusResponse\x12C\n" +
+	"\fRenewReplica\x12\x18.vance.v1.ReplicaRequest\x1a\x19.vance.v1.ReplicaResponse\x12F\n" +
+	"\x0fShutdownReplica\x12\x18.vance.v1.ReplicaRequest\x1a\x19.vance.v1.ReplicaResponse\x12P\n" +
+	"\x10TakeOverReplicas\x12!.vance.v1.TakeOverReplicasRequest\x1a\x19.vance.v1.ReplicaResponse\x12=\n" +
 	"\n" +
 	"EnsureHome\x12\x1b.vance.v1.EnsureHomeRequest\x1a\x12.vance.v1.HomeInfo\x12P\n" +
 	"\x0eOpenHubSession\x12\x1f.vance.v1.OpenHubSessionRequest\x1a\x1d.vance.v1.BindSessionResponse\x12M\n" +
@@ -4109,186 +4752,216 @@ func file_vance_v1_session_proto_rawDescGZIP() []byte {
 	return file_vance_v1_session_proto_rawDescData
 }
 
-var file_vance_v1_session_proto_enumTypes = make([]protoimpl.EnumInfo, 1)
-var file_vance_v1_session_proto_msgTypes = make([]protoimpl.MessageInfo, 54)
+var file_vance_v1_session_proto_enumTypes = make([]protoimpl.EnumInfo, 2)
+var file_vance_v1_session_proto_msgTypes = make([]protoimpl.MessageInfo, 65)
 var file_vance_v1_session_proto_goTypes = []any{
-	(AccentColor)(0),               // 0: vance.v1.AccentColor
-	(*User)(nil),                   // 1: vance.v1.User
-	(*AuthenticateRequest)(nil),    // 2: vance.v1.AuthenticateRequest
-	(*GetUserRequest)(nil),         // 3: vance.v1.GetUserRequest
-	(*CreateUserRequest)(nil),      // 4: vance.v1.CreateUserRequest
-	(*Project)(nil),                // 5: vance.v1.Project
-	(*GetProjectRequest)(nil),      // 6: vance.v1.GetProjectRequest
-	(*CreateProjectRequest)(nil),   // 7: vance.v1.CreateProjectRequest
-	(*Session)(nil),                // 8: vance.v1.Session
-	(*CreateSessionRequest)(nil),   // 9: vance.v1.CreateSessionRequest
-	(*GetSessionRequest)(nil),      // 10: vance.v1.GetSessionRequest
-	(*ListSessionsRequest)(nil),    // 11: vance.v1.ListSessionsRequest
-	(*ListSessionsResponse)(nil),   // 12: vance.v1.ListSessionsResponse
-	(*Caller)(nil),                 // 13: vance.v1.Caller
-	(*BindSessionRequest)(nil),     // 14: vance.v1.BindSessionRequest
-	(*BindSessionResponse)(nil),    // 15: vance.v1.BindSessionResponse
-	(*HeartbeatRequest)(nil),       // 16: vance.v1.HeartbeatRequest
-	(*HeartbeatResponse)(nil),      // 17: vance.v1.HeartbeatResponse
-	(*ReleaseBindRequest)(nil),     // 18: vance.v1.ReleaseBindRequest
-	(*SessionOpRequest)(nil),       // 19: vance.v1.SessionOpRequest
-	(*SuspendSessionRequest)(nil),  // 20: vance.v1.SuspendSessionRequest
-	(*ExtendSessionRequest)(nil),   // 21: vance.v1.ExtendSessionRequest
-	(*DeleteSessionResponse)(nil),  // 22: vance.v1.DeleteSessionResponse
-	(*RunSweepsRequest)(nil),       // 23: vance.v1.RunSweepsRequest
-	(*RunSweepsResponse)(nil),      // 24: vance.v1.RunSweepsResponse
-	(*RestartForcedRequest)(nil),   // 25: vance.v1.RestartForcedRequest
-	(*SessionMetadata)(nil),        // 26: vance.v1.SessionMetadata
-	(*TagList)(nil),                // 27: vance.v1.TagList
-	(*UpdateMetadataRequest)(nil),  // 28: vance.v1.UpdateMetadataRequest
-	(*SearchSessionsRequest)(nil),  // 29: vance.v1.SearchSessionsRequest
-	(*TextRange)(nil),              // 30: vance.v1.TextRange
-	(*MessageSnippet)(nil),         // 31: vance.v1.MessageSnippet
-	(*SessionHit)(nil),             // 32: vance.v1.SessionHit
-	(*SearchSessionsResponse)(nil), // 33: vance.v1.SearchSessionsResponse
-	(*GetSettingsRequest)(nil),     // 34: vance.v1.GetSettingsRequest
-	(*UpdateSettingsRequest)(nil),  // 35: vance.v1.UpdateSettingsRequest
-	(*Settings)(nil),               // 36: vance.v1.Settings
-	(*EnsureHomeRequest)(nil),      // 37: vance.v1.EnsureHomeRequest
-	(*HomeInfo)(nil),               // 38: vance.v1.HomeInfo
-	(*OpenHubSessionRequest)(nil),  // 39: vance.v1.OpenHubSessionRequest
-	(*ListProjectsRequest)(nil),    // 40: vance.v1.ListProjectsRequest
-	(*ListProjectsResponse)(nil),   // 41: vance.v1.ListProjectsResponse
-	(*ProjectOpRequest)(nil),       // 42: vance.v1.ProjectOpRequest
-	(*DeleteProjectResponse)(nil),  // 43: vance.v1.DeleteProjectResponse
-	(*GetUserSettingRequest)(nil),  // 44: vance.v1.GetUserSettingRequest
-	(*UserSetting)(nil),            // 45: vance.v1.UserSetting
-	(*InboxItem)(nil),              // 46: vance.v1.InboxItem
-	(*ListInboxItemsRequest)(nil),  // 47: vance.v1.ListInboxItemsRequest
-	(*ListInboxItemsResponse)(nil), // 48: vance.v1.ListInboxItemsResponse
-	(*InboxItemRef)(nil),           // 49: vance.v1.InboxItemRef
-	(*MarkInboxItemRequest)(nil),   // 50: vance.v1.MarkInboxItemRequest
-	(*AnswerInboxItemRequest)(nil), // 51: vance.v1.AnswerInboxItemRequest
-	nil,                            // 52: vance.v1.UpdateSettingsRequest.SetEntry
-	nil,                            // 53: vance.v1.Settings.ValuesEntry
-	nil,                            // 54: vance.v1.Settings.EffectiveEntry
-	(ProjectKind)(0),               // 55: vance.v1.ProjectKind
-	(SessionStatus)(0),             // 56: vance.v1.SessionStatus
-	(*LifecycleProperties)(nil),    // 57: vance.v1.LifecycleProperties
-	(*LifecycleSources)(nil),       // 58: vance.v1.LifecycleSources
-	(SuspendCause)(0),              // 59: vance.v1.SuspendCause
-	(CloseReason)(0),               // 60: vance.v1.CloseReason
-	(ChatRole)(0),                  // 61: vance.v1.ChatRole
+	(AccentColor)(0),                     // 0: vance.v1.AccentColor
+	(SettingLevel)(0),                    // 1: vance.v1.SettingLevel
+	(*User)(nil),                         // 2: vance.v1.User
+	(*AuthenticateRequest)(nil),          // 3: vance.v1.AuthenticateRequest
+	(*GetUserRequest)(nil),               // 4: vance.v1.GetUserRequest
+	(*CreateUserRequest)(nil),            // 5: vance.v1.CreateUserRequest
+	(*Project)(nil),                      // 6: vance.v1.Project
+	(*GetProjectRequest)(nil),            // 7: vance.v1.GetProjectRequest
+	(*CreateProjectRequest)(nil),         // 8: vance.v1.CreateProjectRequest
+	(*Session)(nil),                      // 9: vance.v1.Session
+	(*CreateSessionRequest)(nil),         // 10: vance.v1.CreateSessionRequest
+	(*GetSessionRequest)(nil),            // 11: vance.v1.GetSessionRequest
+	(*ListSessionsRequest)(nil),          // 12: vance.v1.ListSessionsRequest
+	(*ListSessionsResponse)(nil),         // 13: vance.v1.ListSessionsResponse
+	(*Caller)(nil),                       // 14: vance.v1.Caller
+	(*BindSessionRequest)(nil),           // 15: vance.v1.BindSessionRequest
+	(*BindSessionResponse)(nil),          // 16: vance.v1.BindSessionResponse
+	(*HeartbeatRequest)(nil),             // 17: vance.v1.HeartbeatRequest
+	(*HeartbeatResponse)(nil),            // 18: vance.v1.HeartbeatResponse
+	(*ReleaseBindRequest)(nil),           // 19: vance.v1.ReleaseBindRequest
+	(*SessionOpRequest)(nil),             // 20: vance.v1.SessionOpRequest
+	(*SuspendSessionRequest)(nil),        // 21: vance.v1.SuspendSessionRequest
+	(*ExtendSessionRequest)(nil),         // 22: vance.v1.ExtendSessionRequest
+	(*DeleteSessionResponse)(nil),        // 23: vance.v1.DeleteSessionResponse
+	(*RunSweepsRequest)(nil),             // 24: vance.v1.RunSweepsRequest
+	(*RunSweepsResponse)(nil),            // 25: vance.v1.RunSweepsResponse
+	(*RestartForcedRequest)(nil),         // 26: vance.v1.RestartForcedRequest
+	(*SessionMetadata)(nil),              // 27: vance.v1.SessionMetadata
+	(*TagList)(nil),                      // 28: vance.v1.TagList
+	(*UpdateMetadataRequest)(nil),        // 29: vance.v1.UpdateMetadataRequest
+	(*SearchSessionsRequest)(nil),        // 30: vance.v1.SearchSessionsRequest
+	(*TextRange)(nil),                    // 31: vance.v1.TextRange
+	(*MessageSnippet)(nil),               // 32: vance.v1.MessageSnippet
+	(*SessionHit)(nil),                   // 33: vance.v1.SessionHit
+	(*SearchSessionsResponse)(nil),       // 34: vance.v1.SearchSessionsResponse
+	(*GetSettingsRequest)(nil),           // 35: vance.v1.GetSettingsRequest
+	(*UpdateSettingsRequest)(nil),        // 36: vance.v1.UpdateSettingsRequest
+	(*Settings)(nil),                     // 37: vance.v1.Settings
+	(*EnsureHomeRequest)(nil),            // 38: vance.v1.EnsureHomeRequest
+	(*HomeInfo)(nil),                     // 39: vance.v1.HomeInfo
+	(*OpenHubSessionRequest)(nil),        // 40: vance.v1.OpenHubSessionRequest
+	(*ListProjectsRequest)(nil),          // 41: vance.v1.ListProjectsRequest
+	(*ListProjectsResponse)(nil),         // 42: vance.v1.ListProjectsResponse
+	(*ProjectOpRequest)(nil),             // 43: vance.v1.ProjectOpRequest
+	(*DeleteProjectResponse)(nil),        // 44: vance.v1.DeleteProjectResponse
+	(*GetUserSettingRequest)(nil),        // 45: vance.v1.GetUserSettingRequest
+	(*UserSetting)(nil),                  // 46: vance.v1.UserSetting
+	(*InboxItem)(nil),                    // 47: vance.v1.InboxItem
+	(*ListInboxItemsRequest)(nil),        // 48: vance.v1.ListInboxItemsRequest
+	(*ListInboxItemsResponse)(nil),       // 49: vance.v1.ListInboxItemsResponse
+	(*InboxItemRef)(nil),                 // 50: vance.v1.InboxItemRef
+	(*MarkInboxItemRequest)(nil),         // 51: vance.v1.MarkInboxItemRequest
+	(*AnswerInboxItemRequest)(nil),       // 52: vance.v1.AnswerInboxItemRequest
+	(*SettingScope)(nil),                 // 53: vance.v1.SettingScope
+	(*EngineSettingValue)(nil),           // 54: vance.v1.EngineSettingValue
+	(*ResolveEngineSettingsRequest)(nil), // 55: vance.v1.ResolveEngineSettingsRequest
+	(*EngineSettings)(nil),               // 56: vance.v1.EngineSettings
+	(*SetEngineSettingRequest)(nil),      // 57: vance.v1.SetEngineSettingRequest
+	(*NoteEngineStatusRequest)(nil),      // 58: vance.v1.NoteEngineStatusRequest
+	(*NoteEngineStatusResponse)(nil),     // 59: vance.v1.NoteEngineStatusResponse
+	(*ReplicaRequest)(nil),               // 60: vance.v1.ReplicaRequest
+	(*ReplicaResponse)(nil),              // 61: vance.v1.ReplicaResponse
+	(*TakeOverReplicasRequest)(nil),      // 62: vance.v1.TakeOverReplicasRequest
+	nil,                                  // 63: vance.v1.UpdateSettingsRequest.SetEntry
+	nil,                                  // 64: vance.v1.Settings.ValuesEntry
+	nil,                                  // 65: vance.v1.Settings.EffectiveEntry
+	nil,                                  // 66: vance.v1.ReplicaRequest.SessionsEntry
+	(ProjectKind)(0),                     // 67: vance.v1.ProjectKind
+	(SessionStatus)(0),                   // 68: vance.v1.SessionStatus
+	(*LifecycleProperties)(nil),          // 69: vance.v1.LifecycleProperties
+	(*LifecycleSources)(nil),             // 70: vance.v1.LifecycleSources
+	(SuspendCause)(0),                    // 71: vance.v1.SuspendCause
+	(CloseReason)(0),                     // 72: vance.v1.CloseReason
+	(ChatRole)(0),                        // 73: vance.v1.ChatRole
 }
 var file_vance_v1_session_proto_depIdxs = []int32{
-	55, // 0: vance.v1.Project.kind:type_name -> vance.v1.ProjectKind
-	55, // 1: vance.v1.CreateProjectRequest.kind:type_name -> vance.v1.ProjectKind
-	56, // 2: vance.v1.Session.status:type_name -> vance.v1.SessionStatus
-	26, // 3: vance.v1.Session.metadata:type_name -> vance.v1.SessionMetadata
-	57, // 4: vance.v1.Session.lifecycle:type_name -> vance.v1.LifecycleProperties
-	58, // 5: vance.v1.Session.lifecycle_sources:type_name -> vance.v1.LifecycleSources
-	59, // 6: vance.v1.Session.suspend_cause:type_name -> vance.v1.SuspendCause
-	60, // 7: vance.v1.Session.close_reason:type_name -> vance.v1.CloseReason
-	57, // 8: vance.v1.CreateSessionRequest.lifecycle:type_name -> vance.v1.LifecycleProperties
-	56, // 9: vance.v1.ListSessionsRequest.statuses:type_name -> vance.v1.SessionStatus
-	13, // 10: vance.v1.ListSessionsRequest.caller:type_name -> vance.v1.Caller
-	8,  // 11: vance.v1.ListSessionsResponse.sessions:type_name -> vance.v1.Session
-	13, // 12: vance.v1.BindSessionRequest.caller:type_name -> vance.v1.Caller
-	8,  // 13: vance.v1.BindSessionResponse.session:type_name -> vance.v1.Session
-	13, // 14: vance.v1.SessionOpRequest.caller:type_name -> vance.v1.Caller
-	13, // 15: vance.v1.SuspendSessionRequest.caller:type_name -> vance.v1.Caller
-	59, // 16: vance.v1.SuspendSessionRequest.cause:type_name -> vance.v1.SuspendCause
-	13, // 17: vance.v1.ExtendSessionRequest.caller:type_name -> vance.v1.Caller
+	67, // 0: vance.v1.Project.kind:type_name -> vance.v1.ProjectKind
+	67, // 1: vance.v1.CreateProjectRequest.kind:type_name -> vance.v1.ProjectKind
+	68, // 2: vance.v1.Session.status:type_name -> vance.v1.SessionStatus
+	27, // 3: vance.v1.Session.metadata:type_name -> vance.v1.SessionMetadata
+	69, // 4: vance.v1.Session.lifecycle:type_name -> vance.v1.LifecycleProperties
+	70, // 5: vance.v1.Session.lifecycle_sources:type_name -> vance.v1.LifecycleSources
+	71, // 6: vance.v1.Session.suspend_cause:type_name -> vance.v1.SuspendCause
+	72, // 7: vance.v1.Session.close_reason:type_name -> vance.v1.CloseReason
+	69, // 8: vance.v1.CreateSessionRequest.lifecycle:type_name -> vance.v1.LifecycleProperties
+	68, // 9: vance.v1.ListSessionsRequest.statuses:type_name -> vance.v1.SessionStatus
+	14, // 10: vance.v1.ListSessionsRequest.caller:type_name -> vance.v1.Caller
+	9,  // 11: vance.v1.ListSessionsResponse.sessions:type_name -> vance.v1.Session
+	14, // 12: vance.v1.BindSessionRequest.caller:type_name -> vance.v1.Caller
+	9,  // 13: vance.v1.BindSessionResponse.session:type_name -> vance.v1.Session
+	14, // 14: vance.v1.SessionOpRequest.caller:type_name -> vance.v1.Caller
+	14, // 15: vance.v1.SuspendSessionRequest.caller:type_name -> vance.v1.Caller
+	71, // 16: vance.v1.SuspendSessionRequest.cause:type_name -> vance.v1.SuspendCause
+	14, // 17: vance.v1.ExtendSessionRequest.caller:type_name -> vance.v1.Caller
 	0,  // 18: vance.v1.SessionMetadata.color:type_name -> vance.v1.AccentColor
-	13, // 19: vance.v1.UpdateMetadataRequest.caller:type_name -> vance.v1.Caller
-	27, // 20: vance.v1.UpdateMetadataRequest.tags:type_name -> vance.v1.TagList
-	13, // 21: vance.v1.SearchSessionsRequest.caller:type_name -> vance.v1.Caller
-	56, // 22: vance.v1.SearchSessionsRequest.statuses:type_name -> vance.v1.SessionStatus
-	61, // 23: vance.v1.MessageSnippet.role:type_name -> vance.v1.ChatRole
-	30, // 24: vance.v1.MessageSnippet.highlights:type_name -> vance.v1.TextRange
-	8,  // 25: vance.v1.SessionHit.session:type_name -> vance.v1.Session
-	31, // 26: vance.v1.SessionHit.snippets:type_name -> vance.v1.MessageSnippet
-	32, // 27: vance.v1.SearchSessionsResponse.hits:type_name -> vance.v1.SessionHit
-	13, // 28: vance.v1.UpdateSettingsRequest.caller:type_name -> vance.v1.Caller
-	52, // 29: vance.v1.UpdateSettingsRequest.set:type_name -> vance.v1.UpdateSettingsRequest.SetEntry
-	53, // 30: vance.v1.Settings.values:type_name -> vance.v1.Settings.ValuesEntry
-	54, // 31: vance.v1.Settings.effective:type_name -> vance.v1.Settings.EffectiveEntry
-	13, // 32: vance.v1.ListProjectsRequest.caller:type_name -> vance.v1.Caller
-	5,  // 33: vance.v1.ListProjectsResponse.projects:type_name -> vance.v1.Project
-	13, // 34: vance.v1.ProjectOpRequest.caller:type_name -> vance.v1.Caller
-	46, // 35: vance.v1.ListInboxItemsResponse.items:type_name -> vance.v1.InboxItem
-	49, // 36: vance.v1.MarkInboxItemRequest.ref:type_name -> vance.v1.InboxItemRef
-	49, // 37: vance.v1.AnswerInboxItemRequest.ref:type_name -> vance.v1.InboxItemRef
-	2,  // 38: vance.v1.SessionService.Authenticate:input_type -> vance.v1.AuthenticateRequest
-	3,  // 39: vance.v1.SessionService.GetUser:input_type -> vance.v1.GetUserRequest
-	4,  // 40: vance.v1.SessionService.CreateUser:input_type -> vance.v1.CreateUserRequest
-	6,  // 41: vance.v1.SessionService.GetProject:input_type -> vance.v1.GetProjectRequest
-	7,  // 42: vance.v1.SessionService.CreateProject:input_type -> vance.v1.CreateProjectRequest
-	9,  // 43: vance.v1.SessionService.CreateSession:input_type -> vance.v1.CreateSessionRequest
-	10, // 44: vance.v1.SessionService.GetSession:input_type -> vance.v1.GetSessionRequest
-	11, // 45: vance.v1.SessionService.ListSessions:input_type -> vance.v1.ListSessionsRequest
-	28, // 46: vance.v1.SessionService.UpdateMetadata:input_type -> vance.v1.UpdateMetadataRequest
-	29, // 47: vance.v1.SessionService.SearchSessions:input_type -> vance.v1.SearchSessionsRequest
-	14, // 48: vance.v1.SessionService.BindSession:input_type -> vance.v1.BindSessionRequest
-	16, // 49: vance.v1.SessionService.Heartbeat:input_type -> vance.v1.HeartbeatRequest
-	18, // 50: vance.v1.SessionService.ReleaseBind:input_type -> vance.v1.ReleaseBindRequest
-	19, // 51: vance.v1.SessionService.MonitorSession:input_type -> vance.v1.SessionOpRequest
-	20, // 52: vance.v1.SessionService.SuspendSession:input_type -> vance.v1.SuspendSessionRequest
-	19, // 53: vance.v1.SessionService.ResumeSession:input_type -> vance.v1.SessionOpRequest
-	21, // 54: vance.v1.SessionService.ExtendSession:input_type -> vance.v1.ExtendSessionRequest
-	19, // 55: vance.v1.SessionService.ArchiveSession:input_type -> vance.v1.SessionOpRequest
-	19, // 56: vance.v1.SessionService.ReactivateSession:input_type -> vance.v1.SessionOpRequest
-	19, // 57: vance.v1.SessionService.DeleteSession:input_type -> vance.v1.SessionOpRequest
-	34, // 58: vance.v1.SessionService.GetSettings:input_type -> vance.v1.GetSettingsRequest
-	35, // 59: vance.v1.SessionService.UpdateSettings:input_type -> vance.v1.UpdateSettingsRequest
-	23, // 60: vance.v1.SessionService.RunSweeps:input_type -> vance.v1.RunSweepsRequest
-	25, // 61: vance.v1.SessionService.RestartForced:input_type -> vance.v1.RestartForcedRequest
-	37, // 62: vance.v1.SessionService.EnsureHome:input_type -> vance.v1.EnsureHomeRequest
-	39, // 63: vance.v1.SessionService.OpenHubSession:input_type -> vance.v1.OpenHubSessionRequest
-	40, // 64: vance.v1.SessionService.ListProjects:input_type -> vance.v1.ListProjectsRequest
-	42, // 65: vance.v1.SessionService.DeleteProject:input_type -> vance.v1.ProjectOpRequest
-	42, // 66: vance.v1.SessionService.ArchiveProject:input_type -> vance.v1.ProjectOpRequest
-	44, // 67: vance.v1.SessionService.GetUserSetting:input_type -> vance.v1.GetUserSettingRequest
-	46, // 68: vance.v1.SessionService.AddInboxItem:input_type -> vance.v1.InboxItem
-	47, // 69: vance.v1.SessionService.ListInboxItems:input_type -> vance.v1.ListInboxItemsRequest
-	49, // 70: vance.v1.SessionService.GetInboxItem:input_type -> vance.v1.InboxItemRef
-	50, // 71: vance.v1.SessionService.MarkInboxItem:input_type -> vance.v1.MarkInboxItemRequest
-	51, // 72: vance.v1.SessionService.AnswerInboxItem:input_type -> vance.v1.AnswerInboxItemRequest
-	1,  // 73: vance.v1.SessionService.Authenticate:output_type -> vance.v1.User
-	1,  // 74: vance.v1.SessionService.GetUser:output_type -> vance.v1.User
-	1,  // 75: vance.v1.SessionService.CreateUser:output_type -> vance.v1.User
-	5,  // 76: vance.v1.SessionService.GetProject:output_type -> vance.v1.Project
-	5,  // 77: vance.v1.SessionService.CreateProject:output_type -> vance.v1.Project
-	8,  // 78: vance.v1.SessionService.CreateSession:output_type -> vance.v1.Session
-	8,  // 79: vance.v1.SessionService.GetSession:output_type -> vance.v1.Session
-	12, // 80: vance.v1.SessionService.ListSessions:output_type -> vance.v1.ListSessionsResponse
-	8,  // 81: vance.v1.SessionService.UpdateMetadata:output_type -> vance.v1.Session
-	33, // 82: vance.v1.SessionService.SearchSessions:output_type -> vance.v1.SearchSessionsResponse
-	15, // 83: vance.v1.SessionService.BindSession:output_type -> vance.v1.BindSessionResponse
-	17, // 84: vance.v1.SessionService.Heartbeat:output_type -> vance.v1.HeartbeatResponse
-	8,  // 85: vance.v1.SessionService.ReleaseBind:output_type -> vance.v1.Session
-	8,  // 86: vance.v1.SessionService.MonitorSession:output_type -> vance.v1.Session
-	8,  // 87: vance.v1.SessionService.SuspendSession:output_type -> vance.v1.Session
-	8,  // 88: vance.v1.SessionService.ResumeSession:output_type -> vance.v1.Session
-	8,  // 89: vance.v1.SessionService.ExtendSession:output_type -> vance.v1.Session
-	8,  // 90: vance.v1.SessionService.ArchiveSession:output_type -> vance.v1.Session
-	8,  // 91: vance.v1.SessionService.ReactivateSession:output_type -> vance.v1.Session
-	22, // 92: vance.v1.SessionService.DeleteSession:output_type -> vance.v1.DeleteSessionResponse
-	36, // 93: vance.v1.SessionService.GetSettings:output_type -> vance.v1.Settings
-	36, // 94: vance.v1.SessionService.UpdateSettings:output_type -> vance.v1.Settings
-	24, // 95: vance.v1.SessionService.RunSweeps:output_type -> vance.v1.RunSweepsResponse
-	24, // 96: vance.v1.SessionService.RestartForced:output_type -> vance.v1.RunSweepsResponse
-	38, // 97: vance.v1.SessionService.EnsureHome:output_type -> vance.v1.HomeInfo
-	15, // 98: vance.v1.SessionService.OpenHubSession:output_type -> vance.v1.BindSessionResponse
-	41, // 99: vance.v1.SessionService.ListProjects:output_type -> vance.v1.ListProjectsResponse
-	43, // 100: vance.v1.SessionService.DeleteProject:output_type -> vance.v1.DeleteProjectResponse
-	5,  // 101: vance.v1.SessionService.ArchiveProject:output_type -> vance.v1.Project
-	45, // 102: vance.v1.SessionService.GetUserSetting:output_type -> vance.v1.UserSetting
-	46, // 103: vance.v1.SessionService.AddInboxItem:output_type -> vance.v1.InboxItem
-	48, // 104: vance.v1.SessionService.ListInboxItems:output_type -> vance.v1.ListInboxItemsResponse
-	46, // 105: vance.v1.SessionService.GetInboxItem:output_type -> vance.v1.InboxItem
-	46, // 106: vance.v1.SessionService.MarkInboxItem:output_type -> vance.v1.InboxItem
-	46, // 107: vance.v1.SessionService.AnswerInboxItem:output_type -> vance.v1.InboxItem
-	73, // [73:108] is the sub-list for method output_type
-	38, // [38:73] is the sub-list for method input_type
-	38, // [38:38] is the sub-list for extension type_name
-	38, // [38:38] is the sub-list for extension extendee
-	0,  // [0:38] is the sub-list for field type_name
+	14, // 19: vance.v1.UpdateMetadataRequest.caller:type_name -> vance.v1.Caller
+	28, // 20: vance.v1.UpdateMetadataRequest.tags:type_name -> vance.v1.TagList
+	14, // 21: vance.v1.SearchSessionsRequest.caller:type_name -> vance.v1.Caller
+	68, // 22: vance.v1.SearchSessionsRequest.statuses:type_name -> vance.v1.SessionStatus
+	73, // 23: vance.v1.MessageSnippet.role:type_name -> vance.v1.ChatRole
+	31, // 24: vance.v1.MessageSnippet.highlights:type_name -> vance.v1.TextRange
+	9,  // 25: vance.v1.SessionHit.session:type_name -> vance.v1.Session
+	32, // 26: vance.v1.SessionHit.snippets:type_name -> vance.v1.MessageSnippet
+	33, // 27: vance.v1.SearchSessionsResponse.hits:type_name -> vance.v1.SessionHit
+	14, // 28: vance.v1.UpdateSettingsRequest.caller:type_name -> vance.v1.Caller
+	63, // 29: vance.v1.UpdateSettingsRequest.set:type_name -> vance.v1.UpdateSettingsRequest.SetEntry
+	64, // 30: vance.v1.Settings.values:type_name -> vance.v1.Settings.ValuesEntry
+	65, // 31: vance.v1.Settings.effective:type_name -> vance.v1.Settings.EffectiveEntry
+	14, // 32: vance.v1.ListProjectsRequest.caller:type_name -> vance.v1.Caller
+	6,  // 33: vance.v1.ListProjectsResponse.projects:type_name -> vance.v1.Project
+	14, // 34: vance.v1.ProjectOpRequest.caller:type_name -> vance.v1.Caller
+	47, // 35: vance.v1.ListInboxItemsResponse.items:type_name -> vance.v1.InboxItem
+	50, // 36: vance.v1.MarkInboxItemRequest.ref:type_name -> vance.v1.InboxItemRef
+	50, // 37: vance.v1.AnswerInboxItemRequest.ref:type_name -> vance.v1.InboxItemRef
+	1,  // 38: vance.v1.EngineSettingValue.level:type_name -> vance.v1.SettingLevel
+	53, // 39: vance.v1.ResolveEngineSettingsRequest.scope:type_name -> vance.v1.SettingScope
+	54, // 40: vance.v1.EngineSettings.values:type_name -> vance.v1.EngineSettingValue
+	53, // 41: vance.v1.SetEngineSettingRequest.scope:type_name -> vance.v1.SettingScope
+	1,  // 42: vance.v1.SetEngineSettingRequest.level:type_name -> vance.v1.SettingLevel
+	66, // 43: vance.v1.ReplicaRequest.sessions:type_name -> vance.v1.ReplicaRequest.SessionsEntry
+	3,  // 44: vance.v1.SessionService.Authenticate:input_type -> vance.v1.AuthenticateRequest
+	4,  // 45: vance.v1.SessionService.GetUser:input_type -> vance.v1.GetUserRequest
+	5,  // 46: vance.v1.SessionService.CreateUser:input_type -> vance.v1.CreateUserRequest
+	7,  // 47: vance.v1.SessionService.GetProject:input_type -> vance.v1.GetProjectRequest
+	8,  // 48: vance.v1.SessionService.CreateProject:input_type -> vance.v1.CreateProjectRequest
+	10, // 49: vance.v1.SessionService.CreateSession:input_type -> vance.v1.CreateSessionRequest
+	11, // 50: vance.v1.SessionService.GetSession:input_type -> vance.v1.GetSessionRequest
+	12, // 51: vance.v1.SessionService.ListSessions:input_type -> vance.v1.ListSessionsRequest
+	29, // 52: vance.v1.SessionService.UpdateMetadata:input_type -> vance.v1.UpdateMetadataRequest
+	30, // 53: vance.v1.SessionService.SearchSessions:input_type -> vance.v1.SearchSessionsRequest
+	15, // 54: vance.v1.SessionService.BindSession:input_type -> vance.v1.BindSessionRequest
+	17, // 55: vance.v1.SessionService.Heartbeat:input_type -> vance.v1.HeartbeatRequest
+	19, // 56: vance.v1.SessionService.ReleaseBind:input_type -> vance.v1.ReleaseBindRequest
+	20, // 57: vance.v1.SessionService.MonitorSession:input_type -> vance.v1.SessionOpRequest
+	21, // 58: vance.v1.SessionService.SuspendSession:input_type -> vance.v1.SuspendSessionRequest
+	20, // 59: vance.v1.SessionService.ResumeSession:input_type -> vance.v1.SessionOpRequest
+	22, // 60: vance.v1.SessionService.ExtendSession:input_type -> vance.v1.ExtendSessionRequest
+	20, // 61: vance.v1.SessionService.ArchiveSession:input_type -> vance.v1.SessionOpRequest
+	20, // 62: vance.v1.SessionService.ReactivateSession:input_type -> vance.v1.SessionOpRequest
+	20, // 63: vance.v1.SessionService.DeleteSession:input_type -> vance.v1.SessionOpRequest
+	35, // 64: vance.v1.SessionService.GetSettings:input_type -> vance.v1.GetSettingsRequest
+	36, // 65: vance.v1.SessionService.UpdateSettings:input_type -> vance.v1.UpdateSettingsRequest
+	24, // 66: vance.v1.SessionService.RunSweeps:input_type -> vance.v1.RunSweepsRequest
+	26, // 67: vance.v1.SessionService.RestartForced:input_type -> vance.v1.RestartForcedRequest
+	55, // 68: vance.v1.SessionService.ResolveEngineSettings:input_type -> vance.v1.ResolveEngineSettingsRequest
+	57, // 69: vance.v1.SessionService.SetEngineSetting:input_type -> vance.v1.SetEngineSettingRequest
+	58, // 70: vance.v1.SessionService.NoteEngineStatus:input_type -> vance.v1.NoteEngineStatusRequest
+	60, // 71: vance.v1.SessionService.RenewReplica:input_type -> vance.v1.ReplicaRequest
+	60, // 72: vance.v1.SessionService.ShutdownReplica:input_type -> vance.v1.ReplicaRequest
+	62, // 73: vance.v1.SessionService.TakeOverReplicas:input_type -> vance.v1.TakeOverReplicasRequest
+	38, // 74: vance.v1.SessionService.EnsureHome:input_type -> vance.v1.EnsureHomeRequest
+	40, // 75: vance.v1.SessionService.OpenHubSession:input_type -> vance.v1.OpenHubSessionRequest
+	41, // 76: vance.v1.SessionService.ListProjects:input_type -> vance.v1.ListProjectsRequest
+	43, // 77: vance.v1.SessionService.DeleteProject:input_type -> vance.v1.ProjectOpRequest
+	43, // 78: vance.v1.SessionService.ArchiveProject:input_type -> vance.v1.ProjectOpRequest
+	45, // 79: vance.v1.SessionService.GetUserSetting:input_type -> vance.v1.GetUserSettingRequest
+	47, // 80: vance.v1.SessionService.AddInboxItem:input_type -> vance.v1.InboxItem
+	48, // 81: vance.v1.SessionService.ListInboxItems:input_type -> vance.v1.ListInboxItemsRequest
+	50, // 82: vance.v1.SessionService.GetInboxItem:input_type -> vance.v1.InboxItemRef
+	51, // 83: vance.v1.SessionService.MarkInboxItem:input_type -> vance.v1.MarkInboxItemRequest
+	52, // 84: vance.v1.SessionService.AnswerInboxItem:input_type -> vance.v1.AnswerInboxItemRequest
+	2,  // 85: vance.v1.SessionService.Authenticate:output_type -> vance.v1.User
+	2,  // 86: vance.v1.SessionService.GetUser:output_type -> vance.v1.User
+	2,  // 87: vance.v1.SessionService.CreateUser:output_type -> vance.v1.User
+	6,  // 88: vance.v1.SessionService.GetProject:output_type -> vance.v1.Project
+	6,  // 89: vance.v1.SessionService.CreateProject:output_type -> vance.v1.Project
+	9,  // 90: vance.v1.SessionService.CreateSession:output_type -> vance.v1.Session
+	9,  // 91: vance.v1.SessionService.GetSession:output_type -> vance.v1.Session
+	13, // 92: vance.v1.SessionService.ListSessions:output_type -> vance.v1.ListSessionsResponse
+	9,  // 93: vance.v1.SessionService.UpdateMetadata:output_type -> vance.v1.Session
+	34, // 94: vance.v1.SessionService.SearchSessions:output_type -> vance.v1.SearchSessionsResponse
+	16, // 95: vance.v1.SessionService.BindSession:output_type -> vance.v1.BindSessionResponse
+	18, // 96: vance.v1.SessionService.Heartbeat:output_type -> vance.v1.HeartbeatResponse
+	9,  // 97: vance.v1.SessionService.ReleaseBind:output_type -> vance.v1.Session
+	9,  // 98: vance.v1.SessionService.MonitorSession:output_type -> vance.v1.Session
+	9,  // 99: vance.v1.SessionService.SuspendSession:output_type -> vance.v1.Session
+	9,  // 100: vance.v1.SessionService.ResumeSession:output_type -> vance.v1.Session
+	9,  // 101: vance.v1.SessionService.ExtendSession:output_type -> vance.v1.Session
+	9,  // 102: vance.v1.SessionService.ArchiveSession:output_type -> vance.v1.Session
+	9,  // 103: vance.v1.SessionService.ReactivateSession:output_type -> vance.v1.Session
+	23, // 104: vance.v1.SessionService.DeleteSession:output_type -> vance.v1.DeleteSessionResponse
+	37, // 105: vance.v1.SessionService.GetSettings:output_type -> vance.v1.Settings
+	37, // 106: vance.v1.SessionService.UpdateSettings:output_type -> vance.v1.Settings
+	25, // 107: vance.v1.SessionService.RunSweeps:output_type -> vance.v1.RunSweepsResponse
+	25, // 108: vance.v1.SessionService.RestartForced:output_type -> vance.v1.RunSweepsResponse
+	56, // 109: vance.v1.SessionService.ResolveEngineSettings:output_type -> vance.v1.EngineSettings
+	56, // 110: vance.v1.SessionService.SetEngineSetting:output_type -> vance.v1.EngineSettings
+	59, // 111: vance.v1.SessionService.NoteEngineStatus:output_type -> vance.v1.NoteEngineStatusResponse
+	61, // 112: vance.v1.SessionService.RenewReplica:output_type -> vance.v1.ReplicaResponse
+	61, // 113: vance.v1.SessionService.ShutdownReplica:output_type -> vance.v1.ReplicaResponse
+	61, // 114: vance.v1.SessionService.TakeOverReplicas:output_type -> vance.v1.ReplicaResponse
+	39, // 115: vance.v1.SessionService.EnsureHome:output_type -> vance.v1.HomeInfo
+	16, // 116: vance.v1.SessionService.OpenHubSession:output_type -> vance.v1.BindSessionResponse
+	42, // 117: vance.v1.SessionService.ListProjects:output_type -> vance.v1.ListProjectsResponse
+	44, // 118: vance.v1.SessionService.DeleteProject:output_type -> vance.v1.DeleteProjectResponse
+	6,  // 119: vance.v1.SessionService.ArchiveProject:output_type -> vance.v1.Project
+	46, // 120: vance.v1.SessionService.GetUserSetting:output_type -> vance.v1.UserSetting
+	47, // 121: vance.v1.SessionService.AddInboxItem:output_type -> vance.v1.InboxItem
+	49, // 122: vance.v1.SessionService.ListInboxItems:output_type -> vance.v1.ListInboxItemsResponse
+	47, // 123: vance.v1.SessionService.GetInboxItem:output_type -> vance.v1.InboxItem
+	47, // 124: vance.v1.SessionService.MarkInboxItem:output_type -> vance.v1.InboxItem
+	47, // 125: vance.v1.SessionService.AnswerInboxItem:output_type -> vance.v1.InboxItem
+	85, // [85:126] is the sub-list for method output_type
+	44, // [44:85] is the sub-list for method input_type
+	44, // [44:44] is the sub-list for extension type_name
+	44, // [44:44] is the sub-list for extension extendee
+	0,  // [0:44] is the sub-list for field type_name
 }
 
 func init() { file_vance_v1_session_proto_init() }
@@ -4304,8 +4977,8 @@ func file_vance_v1_session_proto_init() {
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_vance_v1_session_proto_rawDesc), len(file_vance_v1_session_proto_rawDesc)),
-			NumEnums:      1,
-			NumMessages:   54,
+			NumEnums:      2,
+			NumMessages:   65,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

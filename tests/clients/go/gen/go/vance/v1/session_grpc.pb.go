@@ -21,41 +21,47 @@ import (
 const _ = grpc.SupportPackageIsVersion9
 
 const (
-	SessionService_Authenticate_FullMethodName      = "/vance.v1.SessionService/Authenticate"
-	SessionService_GetUser_FullMethodName           = "/vance.v1.SessionService/GetUser"
-	SessionService_CreateUser_FullMethodName        = "/vance.v1.SessionService/CreateUser"
-	SessionService_GetProject_FullMethodName        = "/vance.v1.SessionService/GetProject"
-	SessionService_CreateProject_FullMethodName     = "/vance.v1.SessionService/CreateProject"
-	SessionService_CreateSession_FullMethodName     = "/vance.v1.SessionService/CreateSession"
-	SessionService_GetSession_FullMethodName        = "/vance.v1.SessionService/GetSession"
-	SessionService_ListSessions_FullMethodName      = "/vance.v1.SessionService/ListSessions"
-	SessionService_UpdateMetadata_FullMethodName    = "/vance.v1.SessionService/UpdateMetadata"
-	SessionService_SearchSessions_FullMethodName    = "/vance.v1.SessionService/SearchSessions"
-	SessionService_BindSession_FullMethodName       = "/vance.v1.SessionService/BindSession"
-	SessionService_Heartbeat_FullMethodName         = "/vance.v1.SessionService/Heartbeat"
-	SessionService_ReleaseBind_FullMethodName       = "/vance.v1.SessionService/ReleaseBind"
-	SessionService_MonitorSession_FullMethodName    = "/vance.v1.SessionService/MonitorSession"
-	SessionService_SuspendSession_FullMethodName    = "/vance.v1.SessionService/SuspendSession"
-	SessionService_ResumeSession_FullMethodName     = "/vance.v1.SessionService/ResumeSession"
-	SessionService_ExtendSession_FullMethodName     = "/vance.v1.SessionService/ExtendSession"
-	SessionService_ArchiveSession_FullMethodName    = "/vance.v1.SessionService/ArchiveSession"
-	SessionService_ReactivateSession_FullMethodName = "/vance.v1.SessionService/ReactivateSession"
-	SessionService_DeleteSession_FullMethodName     = "/vance.v1.SessionService/DeleteSession"
-	SessionService_GetSettings_FullMethodName       = "/vance.v1.SessionService/GetSettings"
-	SessionService_UpdateSettings_FullMethodName    = "/vance.v1.SessionService/UpdateSettings"
-	SessionService_RunSweeps_FullMethodName         = "/vance.v1.SessionService/RunSweeps"
-	SessionService_RestartForced_FullMethodName     = "/vance.v1.SessionService/RestartForced"
-	SessionService_EnsureHome_FullMethodName        = "/vance.v1.SessionService/EnsureHome"
-	SessionService_OpenHubSession_FullMethodName    = "/vance.v1.SessionService/OpenHubSession"
-	SessionService_ListProjects_FullMethodName      = "/vance.v1.SessionService/ListProjects"
-	SessionService_DeleteProject_FullMethodName     = "/vance.v1.SessionService/DeleteProject"
-	SessionService_ArchiveProject_FullMethodName    = "/vance.v1.SessionService/ArchiveProject"
-	SessionService_GetUserSetting_FullMethodName    = "/vance.v1.SessionService/GetUserSetting"
-	SessionService_AddInboxItem_FullMethodName      = "/vance.v1.SessionService/AddInboxItem"
-	SessionService_ListInboxItems_FullMethodName    = "/vance.v1.SessionService/ListInboxItems"
-	SessionService_GetInboxItem_FullMethodName      = "/vance.v1.SessionService/GetInboxItem"
-	SessionService_MarkInboxItem_FullMethodName     = "/vance.v1.SessionService/MarkInboxItem"
-	SessionService_AnswerInboxItem_FullMethodName   = "/vance.v1.SessionService/AnswerInboxItem"
+	SessionService_Authenticate_FullMethodName          = "/vance.v1.SessionService/Authenticate"
+	SessionService_GetUser_FullMethodName               = "/vance.v1.SessionService/GetUser"
+	SessionService_CreateUser_FullMethodName            = "/vance.v1.SessionService/CreateUser"
+	SessionService_GetProject_FullMethodName            = "/vance.v1.SessionService/GetProject"
+	SessionService_CreateProject_FullMethodName         = "/vance.v1.SessionService/CreateProject"
+	SessionService_CreateSession_FullMethodName         = "/vance.v1.SessionService/CreateSession"
+	SessionService_GetSession_FullMethodName            = "/vance.v1.SessionService/GetSession"
+	SessionService_ListSessions_FullMethodName          = "/vance.v1.SessionService/ListSessions"
+	SessionService_UpdateMetadata_FullMethodName        = "/vance.v1.SessionService/UpdateMetadata"
+	SessionService_SearchSessions_FullMethodName        = "/vance.v1.SessionService/SearchSessions"
+	SessionService_BindSession_FullMethodName           = "/vance.v1.SessionService/BindSession"
+	SessionService_Heartbeat_FullMethodName             = "/vance.v1.SessionService/Heartbeat"
+	SessionService_ReleaseBind_FullMethodName           = "/vance.v1.SessionService/ReleaseBind"
+	SessionService_MonitorSession_FullMethodName        = "/vance.v1.SessionService/MonitorSession"
+	SessionService_SuspendSession_FullMethodName        = "/vance.v1.SessionService/SuspendSession"
+	SessionService_ResumeSession_FullMethodName         = "/vance.v1.SessionService/ResumeSession"
+	SessionService_ExtendSession_FullMethodName         = "/vance.v1.SessionService/ExtendSession"
+	SessionService_ArchiveSession_FullMethodName        = "/vance.v1.SessionService/ArchiveSession"
+	SessionService_ReactivateSession_FullMethodName     = "/vance.v1.SessionService/ReactivateSession"
+	SessionService_DeleteSession_FullMethodName         = "/vance.v1.SessionService/DeleteSession"
+	SessionService_GetSettings_FullMethodName           = "/vance.v1.SessionService/GetSettings"
+	SessionService_UpdateSettings_FullMethodName        = "/vance.v1.SessionService/UpdateSettings"
+	SessionService_RunSweeps_FullMethodName             = "/vance.v1.SessionService/RunSweeps"
+	SessionService_RestartForced_FullMethodName         = "/vance.v1.SessionService/RestartForced"
+	SessionService_ResolveEngineSettings_FullMethodName = "/vance.v1.SessionService/ResolveEngineSettings"
+	SessionService_SetEngineSetting_FullMethodName      = "/vance.v1.SessionService/SetEngineSetting"
+	SessionService_NoteEngineStatus_FullMethodName      = "/vance.v1.SessionService/NoteEngineStatus"
+	SessionService_RenewReplica_FullMethodName          = "/vance.v1.SessionService/RenewReplica"
+	SessionService_ShutdownReplica_FullMethodName       = "/vance.v1.SessionService/ShutdownReplica"
+	SessionService_TakeOverReplicas_FullMethodName      = "/vance.v1.SessionService/TakeOverReplicas"
+	SessionService_EnsureHome_FullMethodName            = "/vance.v1.SessionService/EnsureHome"
+	SessionService_OpenHubSession_FullMethodName        = "/vance.v1.SessionService/OpenHubSession"
+	SessionService_ListProjects_FullMethodName          = "/vance.v1.SessionService/ListProjects"
+	SessionService_DeleteProject_FullMethodName         = "/vance.v1.SessionService/DeleteProject"
+	SessionService_ArchiveProject_FullMethodName        = "/vance.v1.SessionService/ArchiveProject"
+	SessionService_GetUserSetting_FullMethodName        = "/vance.v1.SessionService/GetUserSetting"
+	SessionService_AddInboxItem_FullMethodName          = "/vance.v1.SessionService/AddInboxItem"
+	SessionService_ListInboxItems_FullMethodName        = "/vance.v1.SessionService/ListInboxItems"
+	SessionService_GetInboxItem_FullMethodName          = "/vance.v1.SessionService/GetInboxItem"
+	SessionService_MarkInboxItem_FullMethodName         = "/vance.v1.SessionService/MarkInboxItem"
+	SessionService_AnswerInboxItem_FullMethodName       = "/vance.v1.SessionService/AnswerInboxItem"
 )
 
 // SessionServiceClient is the client API for SessionService service.
@@ -110,6 +116,20 @@ type SessionServiceClient interface {
 	RunSweeps(ctx context.Context, in *RunSweepsRequest, opts ...grpc.CallOption) (*RunSweepsResponse, error)
 	// Admin and tests: the auto-restart pass over FORCED-suspended sessions (seed 002 §10.1).
 	RestartForced(ctx context.Context, in *RestartForcedRequest, opts ...grpc.CallOption) (*RunSweepsResponse, error)
+	// Engines (session_service/engine_settings.py): the typed settings of a process, read
+	// through process -> session -> project -> tenant, and written at a chosen level.
+	ResolveEngineSettings(ctx context.Context, in *ResolveEngineSettingsRequest, opts ...grpc.CallOption) (*EngineSettings, error)
+	SetEngineSetting(ctx context.Context, in *SetEngineSettingRequest, opts ...grpc.CallOption) (*EngineSettings, error)
+	// process_service, after engine status changes: recompute the RUNNING/IDLE roll-up of these
+	// sessions and write it (and their list cards) when it changed (session_service/rollup.py).
+	NoteEngineStatus(ctx context.Context, in *NoteEngineStatusRequest, opts ...grpc.CallOption) (*NoteEngineStatusResponse, error)
+	// Gateway replicas (session_service/ownership.py): renew the lease on the sessions a replica
+	// holds; a replica shutting down suspends them FORCED; an expired lease is taken over (the
+	// sweep does it; admin and tests call it with a time) and its sessions suspended FORCED,
+	// then auto-restarted when that is enabled.
+	RenewReplica(ctx context.Context, in *ReplicaRequest, opts ...grpc.CallOption) (*ReplicaResponse, error)
+	ShutdownReplica(ctx context.Context, in *ReplicaRequest, opts ...grpc.CallOption) (*ReplicaResponse, error)
+	TakeOverReplicas(ctx context.Context, in *TakeOverReplicasRequest, opts ...grpc.CallOption) (*ReplicaResponse, error)
 	// ---- Eddie hub (docs/protocol.md "Hub") ----
 	// Idempotent: the tenant's `Home` group, the user's SYSTEM project and `home.project.id`.
 	EnsureHome(ctx context.Context, in *EnsureHomeRequest, opts ...grpc.CallOption) (*HomeInfo, error)
@@ -375,6 +395,66 @@ func (c *sessionServiceClient) RestartForced(ctx context.Context, in *RestartFor
 	return out, nil
 }
 
+func (c *sessionServiceClient) ResolveEngineSettings(ctx context.Context, in *ResolveEngineSettingsRequest, opts ...grpc.CallOption) (*EngineSettings, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(EngineSettings)
+	err := c.cc.Invoke(ctx, SessionService_ResolveEngineSettings_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *sessionServiceClient) SetEngineSetting(ctx context.Context, in *SetEngineSettingRequest, opts ...grpc.CallOption) (*EngineSettings, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(EngineSettings)
+	err := c.cc.Invoke(ctx, SessionService_SetEngineSetting_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *sessionServiceClient) NoteEngineStatus(ctx context.Context, in *NoteEngineStatusRequest, opts ...grpc.CallOption) (*NoteEngineStatusResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(NoteEngineStatusResponse)
+	err := c.cc.Invoke(ctx, SessionService_NoteEngineStatus_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *sessionServiceClient) RenewReplica(ctx context.Context, in *ReplicaRequest, opts ...grpc.CallOption) (*ReplicaResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(ReplicaResponse)
+	err := c.cc.Invoke(ctx, SessionService_RenewReplica_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *sessionServiceClient) ShutdownReplica(ctx context.Context, in *ReplicaRequest, opts ...grpc.CallOption) (*ReplicaResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(ReplicaResponse)
+	err := c.cc.Invoke(ctx, SessionService_ShutdownReplica_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *sessionServiceClient) TakeOverReplicas(ctx context.Context, in *TakeOverReplicasRequest, opts ...grpc.CallOption) (*ReplicaResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(ReplicaResponse)
+	err := c.cc.Invoke(ctx, SessionService_TakeOverReplicas_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 func (c *sessionServiceClient) EnsureHome(ctx context.Context, in *EnsureHomeRequest, opts ...grpc.CallOption) (*HomeInfo, error) {
 	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
 	out := new(HomeInfo)
@@ -537,6 +617,20 @@ type SessionServiceServer interface {
 	RunSweeps(context.Context, *RunSweepsRequest) (*RunSweepsResponse, error)
 	// Admin and tests: the auto-restart pass over FORCED-suspended sessions (seed 002 §10.1).
 	RestartForced(context.Context, *RestartForcedRequest) (*RunSweepsResponse, error)
+	// Engines (session_service/engine_settings.py): the typed settings of a process, read
+	// through process -> session -> project -> tenant, and written at a chosen level.
+	ResolveEngineSettings(context.Context, *ResolveEngineSettingsRequest) (*EngineSettings, error)
+	SetEngineSetting(context.Context, *SetEngineSettingRequest) (*EngineSettings, error)
+	// process_service, after engine status changes: recompute the RUNNING/IDLE roll-up of these
+	// sessions and write it (and their list cards) when it changed (session_service/rollup.py).
+	NoteEngineStatus(context.Context, *NoteEngineStatusRequest) (*NoteEngineStatusResponse, error)
+	// Gateway replicas (session_service/ownership.py): renew the lease on the sessions a replica
+	// holds; a replica shutting down suspends them FORCED; an expired lease is taken over (the
+	// sweep does it; admin and tests call it with a time) and its sessions suspended FORCED,
+	// then auto-restarted when that is enabled.
+	RenewReplica(context.Context, *ReplicaRequest) (*ReplicaResponse, error)
+	ShutdownReplica(context.Context, *ReplicaRequest) (*ReplicaResponse, error)
+	TakeOverReplicas(context.Context, *TakeOverReplicasRequest) (*ReplicaResponse, error)
 	// ---- Eddie hub (docs/protocol.md "Hub") ----
 	// Idempotent: the tenant's `Home` group, the user's SYSTEM project and `home.project.id`.
 	EnsureHome(context.Context, *EnsureHomeRequest) (*HomeInfo, error)
@@ -633,6 +727,24 @@ func (UnimplementedSessionServiceServer) RunSweeps(context.Context, *RunSweepsRe
 }
 func (UnimplementedSessionServiceServer) RestartForced(context.Context, *RestartForcedRequest) (*RunSweepsResponse, error) {
 	return nil, status.Errorf(codes.Unimplemented, "method RestartForced not implemented")
+}
+func (UnimplementedSessionServiceServer) ResolveEngineSettings(context.Context, *ResolveEngineSettingsRequest) (*EngineSettings, error) {
+	return nil, status.Errorf(codes.Unimplemented, "method ResolveEngineSettings not implemented")
+}
+func (UnimplementedSessionServiceServer) SetEngineSetting(context.Context, *SetEngineSettingRequest) (*EngineSettings, error) {
+	return nil, status.Errorf(codes.Unimplemented, "method SetEngineSetting not implemented")
+}
+func (UnimplementedSessionServiceServer) NoteEngineStatus(context.Context, *NoteEngineStatusRequest) (*NoteEngineStatusResponse, error) {
+	return nil, status.Errorf(codes.Unimplemented, "method NoteEngineStatus not implemented")
+}
+func (UnimplementedSessionServiceServer) RenewReplica(context.Context, *ReplicaRequest) (*ReplicaResponse, error) {
+	return nil, status.Errorf(codes.Unimplemented, "method RenewReplica not implemented")
+}
+func (UnimplementedSessionServiceServer) ShutdownReplica(context.Context, *ReplicaRequest) (*ReplicaResponse, error) {
+	return nil, status.Errorf(codes.Unimplemented, "method ShutdownReplica not implemented")
+}
+func (UnimplementedSessionServiceServer) TakeOverReplicas(context.Context, *TakeOverReplicasRequest) (*ReplicaResponse, error) {
+	return nil, status.Errorf(codes.Unimplemented, "method TakeOverReplicas not implemented")
 }
 func (UnimplementedSessionServiceServer) EnsureHome(context.Context, *EnsureHomeRequest) (*HomeInfo, error) {
 	return nil, status.Errorf(codes.Unimplemented, "method EnsureHome not implemented")
@@ -1120,6 +1232,114 @@ func _SessionService_RestartForced_Handler(srv interface{}, ctx context.Context,
 	return interceptor(ctx, in, info, handler)
 }
 
+func _SessionService_ResolveEngineSettings_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(ResolveEngineSettingsRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(SessionServiceServer).ResolveEngineSettings(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: SessionService_ResolveEngineSettings_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(SessionServiceServer).ResolveEngineSettings(ctx, req.(*ResolveEngineSettingsRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _SessionService_SetEngineSetting_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(SetEngineSettingRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(SessionServiceServer).SetEngineSetting(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: SessionService_SetEngineSetting_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(SessionServiceServer).SetEngineSetting(ctx, req.(*SetEngineSettingRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _SessionService_NoteEngineStatus_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(NoteEngineStatusRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(SessionServiceServer).NoteEngineStatus(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: SessionService_NoteEngineStatus_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(SessionServiceServer).NoteEngineStatus(ctx, req.(*NoteEngineStatusRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _SessionService_RenewReplica_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(ReplicaRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(SessionServiceServer).RenewReplica(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: SessionService_RenewReplica_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(SessionServiceServer).RenewReplica(ctx, req.(*ReplicaRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _SessionService_ShutdownReplica_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(ReplicaRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(SessionServiceServer).ShutdownReplica(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: SessionService_ShutdownReplica_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(SessionServiceServer).ShutdownReplica(ctx, req.(*ReplicaRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _SessionService_TakeOverReplicas_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(TakeOverReplicasRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(SessionServiceServer).TakeOverReplicas(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: SessionService_TakeOverReplicas_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(SessionServiceServer).TakeOverReplicas(ctx, req.(*TakeOverReplicasRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 func _SessionService_EnsureHome_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
 	in := new(EnsureHomeRequest)
 	if err := dec(in); err != nil {
@@ -1420,6 +1640,30 @@ var SessionService_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "RestartForced",
 			Handler:    _SessionService_RestartForced_Handler,
+		},
+		{
+			MethodName: "ResolveEngineSettings",
+			Handler:    _SessionService_ResolveEngineSettings_Handler,
+		},
+		{
+			MethodName: "SetEngineSetting",
+			Handler:    _SessionService_SetEngineSetting_Handler,
+		},
+		{
+			MethodName: "NoteEngineStatus",
+			Handler:    _SessionService_NoteEngineStatus_Handler,
+		},
+		{
+			MethodName: "RenewReplica",
+			Handler:    _SessionService_RenewReplica_Handler,
+		},
+		{
+			MethodName: "ShutdownReplica",
+			Handler:    _SessionService_ShutdownReplica_Handler,
+		},
+		{
+			MethodName: "TakeOverReplicas",
+			Handler:    _SessionService_TakeOverReplicas_Handler,
 		},
 		{
 			MethodName: "EnsureHome",

@@ -1,0 +1,104 @@
+"""The typed settings API of the engine context (`ctx.settings_api()`): a key's value looked up
+through process -> session -> project -> tenant (session_service/engine_settings.py), and `set`
+at a chosen level. The whole chain is read once per turn, on the first `get`; a `set` refreshes
+it, so the turn sees its own write. When session_service cannot be reached, the turn goes on
+with every key unset (the callers' defaults): a conversation must not stop because the
+settings are out of reach for a moment."""
+
+from __future__ import annotations
+
+import logging
+
+import grpc
+
+from vance.domain import ThinkProcess
+from vance.v1 import session_pb2 as spb
+from vance.v1 import session_pb2_grpc
+
+PROCESS = spb.SETTING_LEVEL_PROCESS
+SESSION = spb.SETTING_LEVEL_SESSION
+PROJECT = spb.SETTING_LEVEL_PROJECT
+TENANT = spb.SETTING_LEVEL_TENANT
+
+logger = logging.getLogger(__name__)
+
+# Bounds the wait for an unreachable session_service (gRPC waits for a channel otherwise).
+_RESOLVE_TIMEOUT_S = 2.0
+
+
+class EngineSettingsApi:
+    def __init__(
+        self, process: ThinkProcess, stub: session_pb2_grpc.SessionServiceAsyncStub | None
+    ) -> None:
+        self._stub = stub
+        self._scope = spb.SettingScope(
+            tenant_id=process.tenant_id,
+            project_id=process.project_id,
+            session_id=process.session_id,
+            process_id=process.id,
+        )
+        self._values: dict[str, tuple[str, int]] | None = None
+
+    async def _load(self) -> dict[str, tuple[str, int]]:
+        if self._values is None:
+            if self._stub is None:
+                self._values = {}
+            else:
+                try:
+                    resp = await self._stub.ResolveEngineSettings(
+                        spb.ResolveEngineSettingsRequest(scope=self._scope),
+                        timeout=_RESOLVE_TIMEOUT_S,
+                    )
+                except grpc.aio.AioRpcError as exc:
+                    if exc.code() not in (
+                        grpc.StatusCode.UNAVAILABLE,
+                        grpc.StatusCode.DEADLINE_EXCEEDED,
+                    ):
+                        raise
+                    logger.warning(
+                        "settings of %s not reachable (%s): defaults this turn",
+                        self._scope.process_id,
+                        exc.code().name,
+                    )
+                    return {}
+                self._values = {v.key: (v.value, int(v.level)) for v in resp.values}
+        return self._values
+
+    async def get(self, key: str) -> str | None:
+        found = (await self._load()).get(key)
+        return found[0] if found is not None else None
+
+    async def level(self, key: str) -> int | None:
+        """Where the value was found (PROCESS ... TENANT), None when it is set nowhere."""
+        found = (await self._load()).get(key)
+        return found[1] if found is not None else None
+
+    async def get_str(self, key: str, default: str = "") -> str:
+        value = await self.get(key)
+        return default if value is None else value
+
+    async def get_int(self, key: str, default: int) -> int:
+        value = await self.get(key)
+        try:
+            return default if value is None else int(value)
+        except ValueError:
+            return default
+
+    async def get_bool(self, key: str, default: bool) -> bool:
+        value = await self.get(key)
+        return default if value is None else value.lower() == "true"
+
+    async def set(self, key: str, value: str, level: int = PROCESS) -> None:
+        """Writes `key` at `level` (an empty value removes it there); bad keys and values are
+        refused by session_service with INVALID_ARGUMENT."""
+        if self._stub is None:
+            raise RuntimeError("this worker has no settings service")
+        resp = await self._stub.SetEngineSetting(
+            spb.SetEngineSettingRequest(
+                scope=self._scope,
+                level=level,  # type: ignore[arg-type]
+                key=key,
+                value=value,
+            )
+        )
+        self._values = {v.key: (v.value, int(v.level)) for v in resp.values}

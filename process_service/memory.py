@@ -1,0 +1,128 @@
+"""Engine memory: short records an engine keeps for itself (process scope: working notes, one
+record per turn with `recordTurn`) or for every process of its project (project scope: facts the
+next session should know). Engines reach it through `ThinkEngineContext.memory()`.
+
+Only `_id` is indexed in the embedded store, so records are numbered per scope: a head document
+(`memory_heads`, `_id` = scope key) counts them, and record `n` of a scope is
+`<scope key>:<n>`. The newest records are one `_id $in` read of the last numbers. An idempotency
+key claims `memory_keys/<scope key>:<key>` first, so a redone turn records once.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from pymongo import ReturnDocument
+from pymongo.asynchronous.database import AsyncDatabase
+
+from vance.clock import Clock
+from vance.errors import InvalidArgumentError, NotFoundError
+from vance.store import Document, is_duplicate_key
+
+PROCESS = "PROCESS"
+PROJECT = "PROJECT"
+DEFAULT_LIMIT = 20
+MAX_LIMIT = 200
+MAX_CONTENT = 8_000
+
+
+@dataclass(frozen=True)
+class MemoryRecord:
+    id: str
+    scope: str
+    kind: str
+    title: str
+    content: str
+    process_id: str
+    created_at_ms: int
+
+
+def scope_key(scope: str, process: Document) -> str:
+    if scope == PROCESS:
+        return f"p:{process['_id']}"
+    if scope == PROJECT:
+        return f"j:{process.get('tenant_id', '')}:{process.get('project_id', '')}"
+    raise InvalidArgumentError(f"unknown memory scope {scope!r}")
+
+
+class MemoryStore:
+    def __init__(self, db: AsyncDatabase[Document], clock: Clock) -> None:
+        self._records = db["memory_records"]
+        self._heads = db["memory_heads"]
+        self._keys = db["memory_keys"]
+        self._clock = clock
+
+    async def record(
+        self,
+        process: Document,
+        scope: str,
+        *,
+        kind: str,
+        title: str,
+        content: str,
+        idempotency_key: str = "",
+    ) -> MemoryRecord:
+        if not content.strip():
+            raise InvalidArgumentError("a memory record needs content")
+        key = scope_key(scope, process)
+        if idempotency_key:
+            claim = f"{key}:{idempotency_key}"
+            try:
+                await self._keys.insert_one({"_id": claim, "record_id": ""})
+            except Exception as exc:
+                if not is_duplicate_key(exc):
+                    raise
+                existing = await self._keys.find_one({"_id": claim})
+                found = await self._records.find_one({"_id": (existing or {}).get("record_id")})
+                if found is not None:
+                    return _record(found)
+        head = await self._heads.find_one_and_update(
+            {"_id": key}, {"$inc": {"n": 1}}, upsert=True, return_document=ReturnDocument.AFTER
+        )
+        doc: dict[str, Any] = {
+            "_id": f"{key}:{int((head or {}).get('n', 1)):08d}",
+            "scope": scope,
+            "kind": kind or "note",
+            "title": title[:200],
+            "content": content[:MAX_CONTENT],
+            "process_id": str(process["_id"]),
+            "created_at_ms": self._clock.now_ms(),
+        }
+        await self._records.insert_one(doc)
+        if idempotency_key:
+            await self._keys.update_one(
+                {"_id": f"{key}:{idempotency_key}"}, {"$set": {"record_id": doc["_id"]}}
+            )
+        return _record(doc)
+
+    async def newest(self, process: Document, scope: str, limit: int) -> list[MemoryRecord]:
+        key = scope_key(scope, process)
+        limit = min(MAX_LIMIT, limit if limit > 0 else DEFAULT_LIMIT)
+        head = await self._heads.find_one({"_id": key})
+        n = int((head or {}).get("n", 0))
+        ids = [f"{key}:{i:08d}" for i in range(n, max(0, n - limit), -1)]
+        if not ids:
+            return []
+        docs = await self._records.find({"_id": {"$in": ids}}).to_list(None)
+        docs.sort(key=lambda d: str(d["_id"]), reverse=True)
+        return [_record(d) for d in docs]
+
+
+def _record(doc: Document) -> MemoryRecord:
+    return MemoryRecord(
+        id=str(doc["_id"]),
+        scope=str(doc.get("scope", "")),
+        kind=str(doc.get("kind", "")),
+        title=str(doc.get("title", "")),
+        content=str(doc.get("content", "")),
+        process_id=str(doc.get("process_id", "")),
+        created_at_ms=int(doc.get("created_at_ms", 0)),
+    )
+
+
+async def process_or_404(get: Any, process_id: str) -> Document:
+    doc: Document | None = await get(process_id)
+    if doc is None:
+        raise NotFoundError(f"no process {process_id!r}")
+    return doc

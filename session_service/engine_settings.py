@@ -1,0 +1,172 @@
+"""The settings engines read and write (seed 000 §2.2): typed keys, looked up through
+process -> session -> project -> tenant (innermost wins), written at a chosen level.
+
+They live in the `settings` collection beside the tenant and project documents of
+session_service/settings.py (same shape: `values: [{key, value}]` and a version `v`), under
+`<tenant>:session:<id>` and `<tenant>:process:<id>`. Tenant and project values of these keys can
+also be set by admins through UpdateSettings (settings.py registers them). The model has no
+project groups, so the chain has no group level. One resolve is one `_id $in` read.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+
+from pymongo.asynchronous.database import AsyncDatabase
+
+from vance.errors import AbortedError, InvalidArgumentError
+from vance.store import Document, is_duplicate_key
+
+PROCESS, SESSION, PROJECT, TENANT = "PROCESS", "SESSION", "PROJECT", "TENANT"
+CHAIN = (PROCESS, SESSION, PROJECT, TENANT)
+
+DEFAULT_CHAT_ENGINE = "session.defaultChatEngine"
+MAX_CONTEXT_TOKENS = "arthur.maxContextTokens"
+CHAT_LANGUAGE = "chat.language"
+INCLUDE_MEMORY = "arthur.includeProjectMemorySummary"
+
+_ENGINE_NAME = re.compile(r"^[a-z][a-z0-9-]{0,39}$")
+
+
+def _engine(raw: str) -> str:
+    if not _ENGINE_NAME.match(raw.strip()):
+        raise ValueError("must be an engine name (lowercase letters, digits, '-')")
+    return raw.strip()
+
+
+def _tokens(raw: str) -> str:
+    if not raw.strip().isdigit() or not 1_000 <= int(raw) <= 2_000_000:
+        raise ValueError("must be a whole number of tokens from 1000 to 2000000")
+    return str(int(raw))
+
+
+def _language(raw: str) -> str:
+    # The same rule as settings.py's `chat.language` (Eddie reads it too): a language code.
+    value = raw.strip().lower()
+    if not re.fullmatch(r"[a-z]{2,3}(-[a-z0-9]{2,8})?", value):
+        raise ValueError("must be a language code such as en, de or pt-br")
+    return value
+
+
+def _flag(raw: str) -> str:
+    value = raw.strip().lower()
+    if value not in ("true", "false"):
+        raise ValueError("must be true or false")
+    return value
+
+
+ENGINE_KEYS: dict[str, Callable[[str], str]] = {
+    DEFAULT_CHAT_ENGINE: _engine,
+    MAX_CONTEXT_TOKENS: _tokens,
+    CHAT_LANGUAGE: _language,
+    INCLUDE_MEMORY: _flag,
+}
+
+
+@dataclass(frozen=True)
+class Scope:
+    tenant_id: str
+    project_id: str = ""
+    session_id: str = ""
+    process_id: str = ""
+
+    def doc_id(self, level: str) -> str:
+        t = self.tenant_id
+        if level == PROCESS:
+            return f"{t}:process:{self.process_id}" if self.process_id else ""
+        if level == SESSION:
+            return f"{t}:session:{self.session_id}" if self.session_id else ""
+        if level == PROJECT:
+            return f"{t}:{self.project_id}" if self.project_id else ""
+        return t
+
+
+@dataclass(frozen=True)
+class Resolved:
+    key: str
+    value: str
+    level: str
+
+
+def check(key: str, raw: str) -> str:
+    validator = ENGINE_KEYS.get(key)
+    if validator is None:
+        raise InvalidArgumentError(
+            f"unknown engine setting {key!r}; known: {', '.join(sorted(ENGINE_KEYS))}",
+            reason="unknown_setting",
+        )
+    try:
+        return validator(raw)
+    except ValueError as exc:
+        raise InvalidArgumentError(
+            f"setting {key}={raw!r} {exc}", reason="invalid_setting"
+        ) from None
+
+
+class EngineSettings:
+    def __init__(self, db: AsyncDatabase[Document]) -> None:
+        self._c = db["settings"]
+
+    async def resolve(self, scope: Scope, keys: list[str] | None = None) -> dict[str, Resolved]:
+        if not scope.tenant_id:
+            raise InvalidArgumentError("tenant_id is required")
+        levels = [(lvl, scope.doc_id(lvl)) for lvl in CHAIN if scope.doc_id(lvl)]
+        ids = [doc_id for _, doc_id in levels]
+        docs = {str(d["_id"]): d for d in await self._c.find({"_id": {"$in": ids}}).to_list(None)}
+        out: dict[str, Resolved] = {}
+        for level, doc_id in levels:  # innermost first: the first hit wins
+            for item in (docs.get(doc_id) or {}).get("values") or []:
+                key = str(item["key"])
+                if key in ENGINE_KEYS and key not in out and (not keys or key in keys):
+                    out[key] = Resolved(key, str(item["value"]), level)
+        return out
+
+    async def set(self, scope: Scope, level: str, key: str, raw: str) -> dict[str, Resolved]:
+        """Sets (or, with an empty value, removes) `key` at `level`. A version compare-and-set,
+        so concurrent writes of different keys both stay."""
+        value = check(key, raw) if raw != "" else ""
+        if level not in CHAIN:
+            raise InvalidArgumentError("level must be PROCESS, SESSION, PROJECT or TENANT")
+        doc_id = scope.doc_id(level)
+        if not doc_id:
+            raise InvalidArgumentError(f"the scope names no {level.lower()}")
+        if key not in ENGINE_KEYS:
+            check(key, "")
+        for _ in range(8):
+            doc = await self._c.find_one({"_id": doc_id})
+            values = {str(i["key"]): str(i["value"]) for i in (doc or {}).get("values") or []}
+            if value:
+                values[key] = value
+            else:
+                values.pop(key, None)
+            body = {"values": [{"key": k, "value": v} for k, v in sorted(values.items())]}
+            if doc is None:
+                try:
+                    await self._c.insert_one({"_id": doc_id, **body, "v": 1})
+                    break
+                except Exception as exc:
+                    if not is_duplicate_key(exc):
+                        raise
+                    continue
+            result = await self._c.update_one(
+                {"_id": doc_id, "v": doc.get("v")},
+                {"$set": {**body, "v": int(doc.get("v") or 0) + 1}},
+            )
+            if result.matched_count:
+                break
+        else:
+            raise AbortedError("the settings kept changing; try again", reason="settings_busy")
+        return await self.resolve(scope)
+
+
+def default_chat_engine(settings: EngineSettings) -> Callable[[str, str], Awaitable[str]]:
+    """For session-create: the `session.defaultChatEngine` of the project (or tenant), or ""."""
+
+    async def lookup(tenant: str, project: str) -> str:
+        found = await settings.resolve(Scope(tenant, project), [DEFAULT_CHAT_ENGINE])
+        hit = found.get(DEFAULT_CHAT_ENGINE)
+        return hit.value if hit is not None else ""
+
+    return lookup

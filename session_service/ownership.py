@@ -1,0 +1,196 @@
+"""Gateway replica ownership of sessions (seed 002 §9, §10.1, §13).
+
+A gateway replica holds the sockets of the sessions bound through it. It renews a lease
+(RenewReplica, every third of the lease) and sends with it the sessions it holds (session id ->
+bound connection id); session_service keeps both in `replica_leases/<replica id>`
+(`lease_until_ms`, `sessions`). A session bound less than one renewal before a crash is not
+in the list yet; the stale-bind sweep still frees it. Then:
+
+- a replica shutting down (ShutdownReplica) suspends its sessions with cause FORCED: work was
+  cut off, so the FORCED floor and the auto-restart rules apply, not the session's onDisconnect
+  (a daemon session is kept, not closed);
+- a replica whose lease ran out (it died without shutting down) is taken over by the sweep of
+  another replica (TakeOverReplicas, one winner by a compare-and-set delete of the lease
+  document): its sessions are suspended FORCED, their dead binds cleared, and, when
+  `lifecycle.auto_restart_forced.enabled`, the auto-restart pass runs for exactly those sessions.
+
+Only sessions still bound to the connection recorded at bind time are touched: a session that
+moved to another connection (or replica) meanwhile is not this replica's any more. The lease
+documents are few (one per gateway replica), so the takeover scan reads them all.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from dataclasses import dataclass
+from typing import Any
+
+from pymongo.asynchronous.database import AsyncDatabase
+
+from session_service.lifecycle import OPEN
+from session_service.models import Session, SessionStatus
+from session_service.sweepers import Sweepers
+from session_service.transitions import Transitions
+from vance.clock import Clock
+from vance.config import LifecycleConfig
+from vance.domain import SuspendCause
+from vance.errors import InvalidArgumentError, grpc_errors
+from vance.store import Document
+from vance.v1 import session_pb2 as spb
+
+logger = logging.getLogger(__name__)
+
+DEFAULT_LEASE_MS = 30_000
+
+
+@dataclass
+class ReplicaReport:
+    sessions: int = 0
+    suspended: int = 0
+    resumed: int = 0
+
+
+class Ownership:
+    def __init__(
+        self,
+        db: AsyncDatabase[Document],
+        cascades: Transitions,
+        sweepers: Sweepers,
+        clock: Clock,
+        config: LifecycleConfig,
+        *,
+        lease_ms: int = DEFAULT_LEASE_MS,
+    ) -> None:
+        self._c = db["replica_leases"]
+        self._cascades = cascades
+        self._sweepers = sweepers
+        self._clock = clock
+        self._config = config
+        self.lease_ms = lease_ms
+
+    async def renew(self, replica_id: str, sessions: dict[str, str]) -> ReplicaReport:
+        """The replica's lease, and the sessions it holds now (session id -> connection)."""
+        _check(replica_id)
+        await self._c.update_one(
+            {"_id": replica_id},
+            {
+                "$set": {
+                    "sessions": [{"s": k, "c": v} for k, v in sorted(sessions.items())],
+                    "lease_until_ms": self._clock.now_ms() + self.lease_ms,
+                }
+            },
+            upsert=True,
+        )
+        return ReplicaReport(sessions=len(sessions))
+
+    async def shutdown(self, replica_id: str, sessions: dict[str, str]) -> ReplicaReport:
+        """The sessions the replica holds as it stops (as it says, else as last renewed)."""
+        _check(replica_id)
+        doc = await self._c.find_one_and_delete({"_id": replica_id})
+        if sessions:
+            doc = {"sessions": [{"s": k, "c": v} for k, v in sessions.items()]}
+        report = await self._suspend_held(doc, clear_bind=True)
+        logger.info(
+            "replica %s shut down: %d sessions suspended FORCED", replica_id, report.suspended
+        )
+        return report
+
+    async def take_over(self, now_ms: int = 0) -> ReplicaReport:
+        now = now_ms or self._clock.now_ms()
+        total = ReplicaReport()
+        expired = await self._c.find({"lease_until_ms": {"$lt": now}}).to_list(None)
+        for doc in expired:
+            won = await self._c.find_one_and_delete(
+                {"_id": doc["_id"], "lease_until_ms": doc.get("lease_until_ms")}
+            )
+            if won is None:
+                continue  # another replica took it over first, or it renewed meanwhile
+            report = await self._suspend_held(won, clear_bind=True)
+            restart = self._config.auto_restart_forced
+            if restart.enabled and report.suspended:
+                held = frozenset(_held(won))
+                resumed = await self._sweepers.restart_forced(
+                    max_concurrent=restart.max_concurrent,
+                    delay_between_ms=restart.delay_between_ms,
+                    only=held,
+                )
+                report.resumed = resumed.resumed
+            logger.warning(
+                "took over the sessions of replica %s: %d suspended FORCED, %d restarted",
+                won["_id"],
+                report.suspended,
+                report.resumed,
+            )
+            total.sessions += report.sessions
+            total.suspended += report.suspended
+            total.resumed += report.resumed
+        return total
+
+    async def _suspend_held(
+        self, doc: Document | None, *, clear_bind: bool = False
+    ) -> ReplicaReport:
+        held = _held(doc)
+        report = ReplicaReport(sessions=len(held))
+        for session_id, connection_id in held.items():
+            session = await self._cascades.store.session(session_id)
+            if session is None or session.bound_connection_id != connection_id:
+                continue
+            if session.status.value in OPEN or session.status is SessionStatus.INIT:
+                suspended = await self._cascades.suspend(session, SuspendCause.FORCED)
+                if suspended.status is SessionStatus.SUSPENDED:
+                    report.suspended += 1
+            if clear_bind:
+                await self._unbind(session, connection_id)
+        return report
+
+    async def _unbind(self, session: Session, connection_id: str) -> None:
+        await self._cascades.cas(
+            session.session_id,
+            {"bound_connection_id": connection_id},
+            {"bound_connection_id": None},
+        )
+
+
+def _held(doc: Document | None) -> dict[str, str]:
+    # A list, not a map: session ids as keys would be field names, and a list is one value.
+    return {str(e["s"]): str(e["c"]) for e in (doc or {}).get("sessions") or []}
+
+
+def _check(replica_id: str) -> None:
+    if not replica_id:
+        raise InvalidArgumentError("replica_id is required")
+
+
+async def take_over_forever(ownership: Ownership, interval_s: float) -> None:
+    """Every replica looks for expired replica leases once per sweep interval."""
+    while True:
+        await asyncio.sleep(interval_s)
+        try:
+            await ownership.take_over()
+        except Exception:
+            logger.exception("taking over expired replica leases failed")
+
+
+def _out(r: ReplicaReport) -> spb.ReplicaResponse:
+    return spb.ReplicaResponse(sessions=r.sessions, suspended=r.suspended, resumed=r.resumed)
+
+
+class OwnershipRpcs:
+    ownership: Ownership
+
+    @grpc_errors
+    async def RenewReplica(self, request: spb.ReplicaRequest, context: Any) -> spb.ReplicaResponse:
+        return _out(await self.ownership.renew(request.replica_id, dict(request.sessions)))
+
+    @grpc_errors
+    async def ShutdownReplica(
+        self, request: spb.ReplicaRequest, context: Any
+    ) -> spb.ReplicaResponse:
+        return _out(await self.ownership.shutdown(request.replica_id, dict(request.sessions)))
+
+    @grpc_errors
+    async def TakeOverReplicas(
+        self, request: spb.TakeOverReplicasRequest, context: Any
+    ) -> spb.ReplicaResponse:
+        return _out(await self.ownership.take_over(request.now_ms))

@@ -1,0 +1,49 @@
+"""The RUNNING/IDLE roll-up kept current (seed 002 §4): process_service reports the sessions
+whose engines changed status (NoteEngineStatus, process_service/rollup_notify.py), and each is
+rolled up again here (`Transitions.view`, which writes the session status when it changed)
+and its list card rewritten, so lists, status filters and search see the engines' state without
+anyone reading the session first."""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from session_service.store import SessionStore
+from session_service.transitions import Transitions
+from vance.clock import Clock
+from vance.errors import grpc_errors
+from vance.v1 import session_pb2 as spb
+
+logger = logging.getLogger(__name__)
+
+
+class Rollup:
+    def __init__(self, cascades: Transitions, store: SessionStore, clock: Clock) -> None:
+        self._cascades = cascades
+        self._store = store
+        self._clock = clock
+
+    async def refresh(self, session_ids: list[str]) -> int:
+        changed = 0
+        for session_id in dict.fromkeys(session_ids):
+            session = await self._store.session(session_id)
+            if session is None:
+                continue
+            updated = await self._cascades.view(session)
+            if updated.status != session.status:
+                changed += 1
+                await self._store.cards.put(updated, self._clock.now_ms())
+        return changed
+
+
+class RollupRpcs:
+    rollup: Rollup
+
+    @grpc_errors
+    async def NoteEngineStatus(
+        self, request: spb.NoteEngineStatusRequest, context: Any
+    ) -> spb.NoteEngineStatusResponse:
+        return spb.NoteEngineStatusResponse(
+            changed=await self.rollup.refresh(list(request.session_ids))
+        )

@@ -1,0 +1,117 @@
+"""Replica loss is a FORCED suspend (seed 002 §9, §10.1, §13): a gateway replica that stops
+suspends the sessions its sockets held with cause FORCED (not their onDisconnect: a daemon
+session is kept, not closed); the sessions of a replica whose lease ran out are taken over,
+suspended FORCED and, when auto-restart is on, resumed."""
+
+from __future__ import annotations
+
+import json
+import uuid
+from collections.abc import AsyncIterator
+
+import pytest
+import websockets
+
+from tests.harness import System, WsClient, eventually, running_system
+from tests.lifecycle_support import get, now_ms, replica, store, wait_engine
+from tests.test_arthur_flow import assistant_says
+from vance.clock import ManualClock
+from vance.config import AutoRestartConfig
+from vance.testing.scripted_llm import ThreadedScriptedLlm
+from vance.v1 import common_pb2 as pb
+from vance.v1 import session_pb2 as spb
+
+
+async def _idle_unbound_session(system: System) -> tuple[str, str]:
+    client = await system.connect()
+    created = await client.ok("session-create", {"projectId": "demo"})
+    await assistant_says(client, "Hi, I'm Arthur")
+    await client.close()  # the default profile keeps the session open on a disconnect
+    sid = str(created["sessionId"])
+    await eventually(lambda: _unbound(system, sid), what="the bind released")
+    return sid, str(created["chatProcessId"])
+
+
+async def _unbound(system: System, sid: str) -> bool:
+    return not (await get(system, sid)).bound_connection_id
+
+
+async def _dead_replica(system: System, sid: str) -> str:
+    """A replica that bound `sid` and then died: its lease ran out a second ago."""
+    m = uuid.uuid4().hex[:8]
+    conn, replica_id = f"conn_{m}", f"gw_dead_{m}"
+    await system.sessions.BindSession(
+        spb.BindSessionRequest(tenant_id="default", session_id=sid, connection_id=conn)
+    )
+    async with store(system) as db:
+        await db["replica_leases"].insert_one(
+            {
+                "_id": replica_id,
+                "lease_until_ms": now_ms() - 1_000,
+                "sessions": [{"s": sid, "c": conn}],
+            }
+        )
+    return replica_id
+
+
+async def test_an_expired_replica_lease_is_taken_over_as_a_forced_suspend(system: System) -> None:
+    sid, pid = await _idle_unbound_session(system)
+    await _dead_replica(system, sid)
+    # (The periodic sweep may take it over first: the outcome is the same.)
+    await system.sessions.TakeOverReplicas(spb.TakeOverReplicasRequest())
+    session = await get(system, sid)
+    assert session.status == pb.SESSION_STATUS_SUSPENDED
+    assert session.suspend_cause == pb.SUSPEND_CAUSE_FORCED
+    assert not session.bound_connection_id  # the dead replica's bind is gone
+    assert session.transition_at_ms - session.suspended_at_ms == 7 * 24 * 3600 * 1000
+    await wait_engine(system, pid, "SUSPENDED")
+    # Taken over once: a second pass finds nothing.
+    again = await system.sessions.TakeOverReplicas(spb.TakeOverReplicasRequest())
+    assert again.suspended == 0
+
+
+async def test_the_replica_taking_over_runs_the_auto_restart_pass(system: System) -> None:
+    sid, pid = await _idle_unbound_session(system)
+    await _dead_replica(system, sid)
+    restart = AutoRestartConfig(enabled=True, max_concurrent=3, delay_between_ms=0)
+    async with replica(system, ManualClock(now_ms()), auto_restart_forced=restart) as other:
+        report = await other.TakeOverReplicas(spb.TakeOverReplicasRequest(now_ms=now_ms()))
+    assert report.suspended >= 1 and report.resumed >= 1
+    session = await get(system, sid)
+    assert session.status in (pb.SESSION_STATUS_IDLE, pb.SESSION_STATUS_RUNNING)
+    await wait_engine(system, pid, "IDLE")
+    chat = await system.process(pid)
+    assert chat.last_suspend_cause == "FORCED"
+
+
+@pytest.fixture(scope="module")
+async def own_system(
+    tmp_path_factory: pytest.TempPathFactory, llm: ThreadedScriptedLlm
+) -> AsyncIterator[System]:
+    async with running_system(tmp_path_factory.mktemp("replica"), llm) as system:
+        yield system
+
+
+async def _connect(system: System, profile: str) -> WsClient:
+    ws = await websockets.connect(
+        f"ws://{system.gateway}/brain/default/ws?profile={profile}",
+        additional_headers={"Authorization": f"Bearer {await system.login()}"},
+    )
+    return await WsClient(ws).start()
+
+
+async def test_a_stopping_gateway_suspends_its_sessions_forced(own_system: System) -> None:
+    system = own_system
+    daemon = await _connect(system, "daemon")
+    web = await _connect(system, "web")
+    made = {}
+    for label, client in (("daemon", daemon), ("web", web)):
+        created = await client.ok("session-create", {"projectId": "demo"})
+        await assistant_says(client, "Hi, I'm Arthur")
+        made[label] = str(created["sessionId"])
+    await system.supervisor.stop_child("gateway")
+    for label, sid in made.items():
+        session = await get(system, sid)
+        assert session.status == pb.SESSION_STATUS_SUSPENDED, (label, json.dumps(str(session)))
+        assert session.suspend_cause == pb.SUSPEND_CAUSE_FORCED, label
+        assert not session.bound_connection_id, label
