@@ -34,6 +34,8 @@ logger = logging.getLogger(__name__)
 
 # Engine cascades of one batch (suspend_many) in flight at once.
 CASCADE_CONCURRENCY = 16
+# What a suspend may start from: an open session (RUNNING/IDLE roll-up) or one not yet started.
+SUSPENDABLE = (*OPEN, SessionStatus.INIT.value)
 
 _RUNTIME_CLEARED: dict[str, Any] = {
     "suspended_at_ms": None,
@@ -158,7 +160,7 @@ class Transitions:
     ) -> Session:
         """RUNNING/IDLE -> SUSPENDED, engines cascaded; a no-op in any other status. A sweep
         passes its own now, so the stamps agree with the time the sweep decided at."""
-        if session.status.value not in (*OPEN, SessionStatus.INIT.value):
+        if session.status.value not in SUSPENDABLE:
             return session
         now = self.clock.now_ms() if now is None else now
         floor = forced_floor(self.config, await self.settings.effective(session.tenant_id))
@@ -166,9 +168,12 @@ class Transitions:
         await self.sets.put(SUSPENDED, session.session_id, due)
         if cause is SuspendCause.FORCED:
             await self.sets.put(FORCED, session.session_id, now)
+        # Any suspendable status, not the one read: the RUNNING/IDLE roll-up moves with every
+        # engine status change (session_service/rollup.py), and a suspend that lost that race
+        # would be dropped silently.
         after = await self.cas(
             session.session_id,
-            {"status": session.status.value},
+            {"status": {"$in": list(SUSPENDABLE)}},
             {
                 "status": SessionStatus.SUSPENDED.value,
                 "suspended_at_ms": now,
@@ -187,7 +192,7 @@ class Transitions:
         """`suspend` for many sessions at once (the idle sweep): the same steps in the same
         order, each a few store commands for all of them instead of some per session. Returns
         how many were suspended; a session whose status moved meanwhile is left alone."""
-        sessions = [s for s in sessions if s.status.value in (*OPEN, SessionStatus.INIT.value)]
+        sessions = [s for s in sessions if s.status.value in SUSPENDABLE]
         if not sessions:
             return 0
         floors: dict[str, int] = {}
@@ -204,7 +209,7 @@ class Transitions:
         await self.store.sessions.bulk_write(
             [
                 UpdateOne(
-                    {"_id": s.session_id, "status": s.status.value},
+                    {"_id": s.session_id, "status": {"$in": list(SUSPENDABLE)}},
                     {
                         "$set": {
                             "status": SessionStatus.SUSPENDED.value,

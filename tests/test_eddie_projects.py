@@ -8,7 +8,7 @@ import json
 import uuid
 
 from tests.eddie_support import act, call, eddie_says, hub, process_status
-from tests.harness import System
+from tests.harness import System, eventually
 from tests.sessions_support import new_user
 from vance.testing.scripted_llm import Rule
 from vance.v1 import common_pb2 as pb
@@ -54,11 +54,17 @@ async def test_a_suspended_hub_leaves_the_worker_running_and_hears_it_later(
             ),
         )
     )
+
+    # The steer may still be pending (the worker reads IDLE until its turn starts): wait for
+    # the answer itself, then for the turn's end.
+    async def answered() -> bool:
+        messages = await system.processes.ListChatMessages(
+            ppb.ListChatMessagesRequest(process_id=worker.chat_process_id)
+        )
+        return any(x.content == result for x in messages.messages)
+
+    await eventually(answered, what="the worker's answer")
     await process_status(system, worker.chat_process_id, "IDLE")
-    messages = await system.processes.ListChatMessages(
-        ppb.ListChatMessagesRequest(process_id=worker.chat_process_id)
-    )
-    assert any(x.content == result for x in messages.messages)
     eddie = await system.process(opened["chatProcessId"])
     assert eddie.pending_count == 1  # the DONE waits in the suspended Eddie's inbox
 
