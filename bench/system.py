@@ -137,6 +137,8 @@ class BenchSystem:
             # Lifecycle sweeps run only when the sweep benchmark asks (RunSweeps with its own
             # clock); a periodic round in the middle of another measurement would be noise.
             "VANCE_SWEEP_INTERVAL_MS": str(24 * 3600 * 1000),
+            # ...and the stale-bind round is measured within a minute of the start.
+            "VANCE_STALE_BIND_INITIAL_DELAY_MS": "0",
             "LITELLM_LOCAL_MODEL_COST_MAP": "True",
         }
         self.config = load_config(env={**os.environ, **self.env})

@@ -8,8 +8,9 @@ changes nothing the second time.
 
 from __future__ import annotations
 
+import asyncio
 import logging
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 from process_service.lanes import Lanes
@@ -25,6 +26,8 @@ Kick = Callable[[str, str], None]
 CancelTurn = Callable[[str], None]
 
 _CAS_RETRIES = 8
+# Sessions of one batched cascade (suspend_sessions, close_sessions) moved at once.
+SESSIONS_AT_ONCE = 16
 _BATCH = 500
 # A cancelled turn may have written chat messages past the committed count.
 _CHAT_SLACK = 256
@@ -59,16 +62,64 @@ class SessionCascade:
         docs = await self._store.get_many(ids)
         return [d for d in docs if d.get("session_id") == session_id]
 
+    async def _each_session(
+        self, session_ids: list[str], fn: Callable[[str, list[Document]], Awaitable[int]]
+    ) -> tuple[int, list[str]]:
+        """Runs `fn` over the processes of many whole sessions (a lifecycle sweep's batch):
+        their documents in two reads for all, then SESSIONS_AT_ONCE sessions at a time (each
+        process is its own compare-and-set). Returns the sum of what `fn` counted and the
+        sessions whose cascade failed (the others went on; the caller leaves those as they are,
+        so a later sweep tries them again)."""
+        index = await self._store.sessions_process_ids(list(dict.fromkeys(session_ids)))
+        by_session: dict[str, list[Document]] = {sid: [] for sid in index}
+        for doc in await self._store.get_many([p for ids in index.values() for p in ids]):
+            sid = str(doc.get("session_id", ""))
+            if sid in by_session:
+                by_session[sid].append(doc)
+        gate = asyncio.Semaphore(SESSIONS_AT_ONCE)
+        total = 0
+        failed: list[str] = []
+
+        async def one(sid: str, docs: list[Document]) -> None:
+            nonlocal total
+            async with gate:
+                try:
+                    total += await fn(sid, docs)
+                except Exception:
+                    logger.exception("cascade of session %s failed", sid)
+                    failed.append(sid)
+
+        async with asyncio.TaskGroup() as tg:
+            for sid, docs in by_session.items():
+                tg.create_task(one(sid, docs))
+        return total, failed
+
     # ---- suspend ----
 
     async def suspend(self, session_id: str, cause: str, only: list[str]) -> list[Document]:
+        return await self._suspend_docs(
+            session_id, await self._docs(session_id, only), cause, whole_session=not only
+        )
+
+    async def suspend_sessions(self, session_ids: list[str], cause: str) -> tuple[int, list[str]]:
+        """`suspend` of every process of many sessions: how many processes are suspended, and
+        the sessions whose cascade failed."""
+
+        async def one(sid: str, docs: list[Document]) -> int:
+            return len(await self._suspend_docs(sid, docs, cause, whole_session=True))
+
+        return await self._each_session(session_ids, one)
+
+    async def _suspend_docs(
+        self, session_id: str, docs: list[Document], cause: str, *, whole_session: bool
+    ) -> list[Document]:
         out = []
-        for doc in await self._docs(session_id, only):
+        for doc in docs:
             done = await self._suspend_one(doc, cause)
             if done is not None:
                 out.append(done)
-        # A suspended session lives only in the store (seed 002 §9).
-        self._forget(session_id, out, whole_session=not only)
+        # A suspended session lives only in the store: what memory holds of it goes.
+        self._forget(session_id, out, whole_session=whole_session)
         return out
 
     async def _suspend_one(self, doc: Document, cause: str) -> Document | None:
@@ -143,10 +194,28 @@ class SessionCascade:
     # ---- close ----
 
     async def close(self, session_id: str, reason: CloseReason, only: list[str]) -> list[Document]:
+        return await self._close_docs(
+            session_id, await self._docs(session_id, only), reason, whole_session=not only
+        )
+
+    async def close_sessions(
+        self, session_ids: list[str], reason: CloseReason
+    ) -> tuple[int, list[str]]:
+        """`close` of every process of many sessions: how many processes it closed, and the
+        sessions whose cascade failed."""
+
+        async def one(sid: str, docs: list[Document]) -> int:
+            return len(await self._close_docs(sid, docs, reason, whole_session=True))
+
+        return await self._each_session(session_ids, one)
+
+    async def _close_docs(
+        self, session_id: str, docs: list[Document], reason: CloseReason, *, whole_session: bool
+    ) -> list[Document]:
         """Engines off with the reason; pending queues are dropped (the chat history stays).
         Parents are not notified: they are in the same session and close with it."""
         out = []
-        for doc in await self._docs(session_id, only):
+        for doc in docs:
             if doc["status"] == ProcessStatus.CLOSED.value:
                 continue
             now = self._lanes.clock.now_ms()
@@ -175,7 +244,7 @@ class SessionCascade:
                     after, ProcessStatus(before["status"]), ProcessStatus.CLOSED
                 )
                 out.append(after)
-        self._forget(session_id, out, whole_session=not only)
+        self._forget(session_id, out, whole_session=whole_session)
         return out
 
     def _forget(self, session_id: str, docs: list[Document], *, whole_session: bool) -> None:

@@ -28,7 +28,7 @@ HUB_TOOLS: list[dict[str, Any]] = [
             },
             ["name"],
         ),
-        "labels": [*_ORG, "@write"],
+        "labels": [*_ORG, "@write", "@persistent"],
     },
     {
         "name": "project_list",
@@ -49,7 +49,7 @@ HUB_TOOLS: list[dict[str, Any]] = [
         "name": "project_archive",
         "description": "Archive a project (it is not deleted).",
         "parameters": _obj({"name": _S}, ["name"]),
-        "labels": [*_ORG, "@write"],
+        "labels": [*_ORG, "@write", "@persistent"],
     },
     {
         "name": "process_observe",
@@ -67,19 +67,19 @@ HUB_TOOLS: list[dict[str, Any]] = [
             {"processId": _S, "command": {"type": "string", "enum": ["stop", "pause", "resume"]}},
             ["processId", "command"],
         ),
-        "labels": [*_ORG, "@write"],
+        "labels": [*_ORG, "@write", "@persistent"],
     },
     {
         "name": "inbox_forward_to_user",
         "description": "Put a text (Markdown) into the user's inbox to read later.",
         "parameters": _obj({"title": _S, "body": _S}, ["title", "body"]),
-        "labels": [*_ORG, "@write"],
+        "labels": [*_ORG, "@write", "@persistent"],
     },
     {
         "name": "project_steer",
         "description": "Say something to a worker process on the user's behalf.",
         "parameters": _obj({"processId": _S, "content": _S}, ["processId", "content"]),
-        "labels": ["@hub", "@write"],
+        "labels": ["@hub", "@write", "@persistent"],
     },
     {
         "name": "hub_switch_to",
@@ -99,7 +99,7 @@ HUB_TOOLS: list[dict[str, Any]] = [
         "name": "hub_voice_rules_store",
         "description": "Store bootstrapped voice rules for a language at the tenant level.",
         "parameters": _obj({"language": _S, "rules": _S}, ["language", "rules"]),
-        "labels": ["@hub", "@write"],
+        "labels": ["@hub", "@write", "@persistent"],
     },
 ]
 HUB_TOOL_NAMES = frozenset(t["name"] for t in HUB_TOOLS)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 from typing import Any, Protocol
 
 from process_service.models import SteerResult, TurnRef
@@ -34,6 +35,10 @@ class Inbox:
         # A process's engine never changes: known from an earlier steer, a steer of a waiting
         # process can be delivered and started in one write (Dispatcher.steer_and_start).
         self._engines: dict[str, str] = {}
+        # Called with the session id when a message is stored as pending: session activity
+        # (process_service/rollup_notify.py). A message that starts a turn is a status change,
+        # which Lanes reports already.
+        self.on_pending: Callable[[str], None] | None = None
 
     async def resolve(self, process_id: str, session_id: str, name: str) -> str | None:
         if process_id:
@@ -77,6 +82,8 @@ class Inbox:
         doc = await self._store.push_pending(pid, stored, key, session_id=session_id)
         if doc is not None:
             self._remember_engine(pid, str(doc["engine"]))
+            if self.on_pending is not None:
+                self.on_pending(str(doc["session_id"]))
         if doc is None:
             current = await self._store.get(pid)
             if current is None or (session_id and current.get("session_id") != session_id):

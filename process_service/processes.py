@@ -88,6 +88,12 @@ class Processes:
             raise NotFoundError(f"no process {process_id!r}", reason="process_not_found")
         return doc
 
+    async def count_persistent_call(self, process_id: str) -> None:
+        """A tool with a persistent effect succeeded for this process (tool_specs.py)."""
+        await self._store.update(
+            process_id, {}, {"$inc": {"persistent_tool_calls": 1}}, after=False
+        )
+
     async def get_with_snapshot(self, process_id: str) -> dict[str, Any]:
         """The process document with its recipe snapshot (kept in its own collection)."""
         doc = await self.get(process_id)
@@ -149,6 +155,21 @@ class Processes:
             and (not parent_id or d.get("parent_process_id") == parent_id)
         ]
         out.sort(key=lambda p: (p.created_at_ms, p.id))
+        return out
+
+    async def in_sessions(
+        self, session_ids: list[str], *, include_terminated: bool
+    ) -> dict[str, list[ThinkProcess]]:
+        """`in_session` for many sessions: two reads for all of them instead of two each."""
+        index = await self._store.sessions_process_ids(session_ids)
+        docs = await self._store.get_many([pid for ids in index.values() for pid in ids])
+        out: dict[str, list[ThinkProcess]] = {sid: [] for sid in session_ids}
+        for d in docs:
+            sid = str(d.get("session_id", ""))
+            if sid in out and (include_terminated or d["status"] != ProcessStatus.CLOSED.value):
+                out[sid].append(_model(d))
+        for found in out.values():
+            found.sort(key=lambda p: (p.created_at_ms, p.id))
         return out
 
     async def pause(self, doc: dict[str, Any], *, allow_init: bool = False) -> dict[str, Any]:

@@ -1,5 +1,6 @@
-"""Tells session_service which sessions' engines changed status, so it keeps the sessions'
-RUNNING/IDLE roll-up current (session_service/rollup.py). Off the turn's path: a status change
+"""Tells session_service which sessions' engines changed status or got a new pending message,
+so it keeps the sessions' RUNNING/IDLE roll-up and engine activity current
+(session_service/rollup.py). Off the turn's path: a status change
 only marks the session; one background loop sends the marks in batches, a short window after
 the first, so a quick turn's RUNNING and IDLE cost one call. A failed call keeps its marks for
 the next round."""

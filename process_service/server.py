@@ -157,6 +157,7 @@ async def create_server(
     channels = Channels(config)
     rollup = RollupNotifier(session_pb2_grpc.SessionServiceStub(channels.get("session_service")))
     lanes.on_status_change = rollup.note
+    inbox.on_pending = rollup.note  # a new pending message is session activity too
     tools = ProcessTools(
         processes,
         inbox,

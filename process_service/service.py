@@ -169,6 +169,38 @@ class ProcessServicer(MemoryRpcs, process_pb2_grpc.ProcessServiceServicer):
         await self.chat_feed.scrub(request.session_id)
         return ppb.DeleteSessionDataResponse(**deleted)
 
+    # ---- the same for many sessions (the lifecycle sweeps' batches) ----
+
+    @grpc_errors
+    async def ListSessionsProcesses(
+        self, request: ppb.ListSessionsProcessesRequest, context: Any
+    ) -> ppb.ListSessionsProcessesResponse:
+        found = await self.processes.in_sessions(
+            _session_ids(request.session_ids), include_terminated=request.include_terminated
+        )
+        out = ppb.ListSessionsProcessesResponse()
+        for sid, processes in found.items():
+            out.sessions[sid].processes.extend(c.process_to_proto(p) for p in processes)
+        return out
+
+    @grpc_errors
+    async def SuspendSessions(
+        self, request: ppb.SessionsCascadeRequest, context: Any
+    ) -> ppb.SessionsCascadeResponse:
+        cause = pc.suspend_cause_from_proto(request.suspend_cause)
+        moved, failed = await self.cascade.suspend_sessions(
+            _session_ids(request.session_ids), cause
+        )
+        return ppb.SessionsCascadeResponse(processes=moved, failed_session_ids=failed)
+
+    @grpc_errors
+    async def CloseSessions(
+        self, request: ppb.SessionsCascadeRequest, context: Any
+    ) -> ppb.SessionsCascadeResponse:
+        reason = c.close_reason_from_proto(request.close_reason) or d.CloseReason.STOPPED
+        moved, failed = await self.cascade.close_sessions(_session_ids(request.session_ids), reason)
+        return ppb.SessionsCascadeResponse(processes=moved, failed_session_ids=failed)
+
     @grpc_errors
     async def RespawnChat(self, request: ppb.RespawnChatRequest, context: Any) -> pb.ThinkProcess:
         spec = pc.process_spec_from_proto(request.process)
@@ -248,3 +280,20 @@ def _session(request: ppb.SessionCascadeRequest) -> str:
     if not request.session_id:
         raise InvalidArgumentError("session_id is required")
     return request.session_id
+
+
+# Sessions one batched call may name: a sweep sends one batch of due sessions per round.
+MAX_BATCH_SESSIONS = 10_000
+
+
+def _session_ids(ids: Any) -> list[str]:
+    out = list(dict.fromkeys(ids))
+    if any(not sid for sid in out):
+        raise InvalidArgumentError(
+            "session_ids must not contain empty ids", reason="bad_session_id"
+        )
+    if len(out) > MAX_BATCH_SESSIONS:
+        raise InvalidArgumentError(
+            f"at most {MAX_BATCH_SESSIONS} session ids per call", reason="too_many_sessions"
+        )
+    return out

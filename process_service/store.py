@@ -30,6 +30,8 @@ def event_id(session_id: str, seq: int) -> str:
 # raises the stream document's lower bound well within this distance).
 _PROBE = 64
 _NAME_CACHE = 20_000
+# Ids per `$in` read of many documents (a lifecycle sweep asks for hundreds of sessions).
+_IN_BATCH = 500
 
 
 class ProcessStore:
@@ -55,9 +57,12 @@ class ProcessStore:
         return await self.processes.find_one({"_id": process_id})
 
     async def get_many(self, ids: list[str]) -> list[Document]:
-        if not ids:
-            return []
-        return await self.processes.find({"_id": {"$in": ids}}).to_list(None)
+        out: list[Document] = []
+        for i in range(0, len(ids), _IN_BATCH):
+            out.extend(
+                await self.processes.find({"_id": {"$in": ids[i : i + _IN_BATCH]}}).to_list(None)
+            )
+        return out
 
     async def reserve_name(self, session_id: str, name: str, process_id: str) -> str | None:
         """Claims a name within the session; returns the owner when it was taken already."""
@@ -94,6 +99,15 @@ class ProcessStore:
     async def session_process_ids(self, session_id: str) -> list[str]:
         doc = await self.session_index.find_one({"_id": session_id})
         return list(doc["ids"]) if doc else []
+
+    async def sessions_process_ids(self, session_ids: list[str]) -> dict[str, list[str]]:
+        """`session_process_ids` of many sessions, one read per _IN_BATCH of them."""
+        out: dict[str, list[str]] = {sid: [] for sid in session_ids}
+        for i in range(0, len(session_ids), _IN_BATCH):
+            chunk = session_ids[i : i + _IN_BATCH]
+            for doc in await self.session_index.find({"_id": {"$in": chunk}}).to_list(None):
+                out[str(doc["_id"])] = list(doc.get("ids") or [])
+        return out
 
     async def update(
         self, process_id: str, cond: Document, update: Document, *, after: bool = True

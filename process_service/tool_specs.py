@@ -147,6 +147,6 @@ PROCESS_TOOLS: list[dict[str, Any]] = [
             },
             ["name", "yaml"],
         ),
-        "labels": ["@recipe", "@write"],
+        "labels": ["@recipe", "@write", "@persistent"],
     },
 ]

@@ -11,12 +11,13 @@ from typing import TYPE_CHECKING, Any
 import grpc
 
 from process_service.delegate import Delegation
-from process_service.hub_tool_specs import HUB_TOOL_NAMES
+from process_service.hub_tool_specs import HUB_TOOL_NAMES, HUB_TOOLS
 from process_service.inbox import Inbox
 from process_service.processes import Processes
 from process_service.slart_tools import GeneratedRecipes
 from process_service.store import public_fields
 from process_service.tool_args import ToolError, arg_str, rpc_details, spawn_result
+from process_service.tool_specs import PROCESS_TOOLS
 from vance.domain import DeliveryOutcome, ProcessStatus, ThinkProcess, UserChatInput
 from vance.errors import VanceError
 from vance.protoutil import dict_to_struct, struct_to_dict
@@ -44,6 +45,14 @@ def _summary(p: ThinkProcess) -> dict[str, Any]:
     }
 
 
+# Tools whose effect outlives the chat (label `@persistent`: a stored recipe, a project, a
+# message in another session or in the user's inbox). A successful call is a side effect that
+# keeps the session from counting as abandoned (session_service/abandoned.py).
+PERSISTENT_TOOL_NAMES = frozenset(
+    str(t["name"]) for t in PROCESS_TOOLS + HUB_TOOLS if "@persistent" in t.get("labels", [])
+)
+
+
 class ProcessTools:
     def __init__(
         self,
@@ -68,6 +77,14 @@ class ProcessTools:
             caller = await self._processes.get(caller_id)
         except VanceError as exc:
             raise ToolError(f"unknown calling process: {exc.message}") from exc
+        result = await self._dispatch(tool, caller, args, key, profile)
+        if tool in PERSISTENT_TOOL_NAMES:
+            await self._processes.count_persistent_call(caller_id)
+        return result
+
+    async def _dispatch(
+        self, tool: str, caller: dict[str, Any], args: dict[str, Any], key: str, profile: str
+    ) -> Any:
         if self.hub is not None and tool in HUB_TOOL_NAMES:
             return await self.hub.invoke(tool, caller, args, key)
         handler = getattr(self, f"_{tool}", None)

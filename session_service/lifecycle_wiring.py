@@ -12,6 +12,7 @@ from pymongo.asynchronous.database import AsyncDatabase
 
 from session_service.abandoned import AbandonedEvaluator
 from session_service.archive import Archive
+from session_service.batches import Batches
 from session_service.binding import Binding
 from session_service.hooks import Hooks
 from session_service.settings import Settings
@@ -57,14 +58,20 @@ def build_lifecycle(
     transitions = Transitions(
         store, SweepSets(db), settings, processes, recipes, evaluator, clock, config
     )
-    archive = Archive(transitions, hooks or Hooks())
+    hooks = hooks or Hooks()
+    archive = Archive(transitions, hooks)
     return LifecycleServices(
         settings=settings,
         transitions=transitions,
         archive=archive,
         binding=Binding(transitions, stale_after_ms=config.bind_stale_after_ms),
         sweepers=Sweepers(
-            db, transitions, archive, evaluator, config, replica_id=replica_id or new_id("replica")
+            db,
+            transitions,
+            Batches(transitions, hooks),
+            evaluator,
+            config,
+            replica_id=replica_id or new_id("replica"),
         ),
         config=config,
     )

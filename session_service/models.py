@@ -110,7 +110,11 @@ class Session(_Model):
     chat_engine: str = ""
     profile: str = "default"
     created_at_ms: int = 0
+    # The last client frame (binding.py): bind staleness reads only this, so engine work never
+    # keeps a dead connection's bind alive.
     last_activity_at_ms: int = 0
+    # The last engine status change or new pending message (rollup.py).
+    engine_activity_at_ms: int = 0
     metadata: SessionMetadata = Field(default_factory=SessionMetadata)
     # Lifecycle; session_service/lifecycle.py and friends.
     lifecycle: LifecycleProps = Field(default_factory=LifecycleProps)
@@ -127,3 +131,9 @@ class Session(_Model):
     archived_at_ms: int | None = None
     reactivated_at_ms: int | None = None
     generation: int = 1  # chat process generation; reactivate spawns the next one
+
+    @property
+    def activity_at_ms(self) -> int:
+        """lastActivityAt as clients see it and the idle sweep measures it: the later of the
+        last client frame and the last engine activity."""
+        return max(self.last_activity_at_ms, self.engine_activity_at_ms)

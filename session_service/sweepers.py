@@ -14,10 +14,11 @@ import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 
+from pymongo import UpdateOne
 from pymongo.asynchronous.database import AsyncDatabase
 
 from session_service.abandoned import AbandonedEvaluator
-from session_service.archive import Archive
+from session_service.batches import Batches
 from session_service.lifecycle import OPEN, engine_busy
 from session_service.models import Session, SessionStatus
 from session_service.sweep_sets import BOUND, FORCED, IDLE, SUSPENDED
@@ -30,8 +31,6 @@ from vance.store import Document, is_duplicate_key
 logger = logging.getLogger(__name__)
 
 LEASE = "session-sweeps"
-# Due sessions handled at once within one sweep (each is its own compare-and-sets).
-SWEEP_CONCURRENCY = 8
 
 
 @dataclass
@@ -52,7 +51,7 @@ class Sweepers:
         self,
         db: AsyncDatabase[Document],
         transitions: Transitions,
-        archive: Archive,
+        batches: Batches,
         evaluator: AbandonedEvaluator,
         config: LifecycleConfig,
         *,
@@ -60,10 +59,12 @@ class Sweepers:
     ) -> None:
         self._leases = db["sweep_leases"]
         self.c = transitions
-        self.archive = archive
+        self.batches = batches
         self.evaluator = evaluator
         self.config = config
         self.replica_id = replica_id
+        # The stale-bind sweep's initial delay counts from here, on the service clock.
+        self.started_ms = transitions.clock.now_ms()
 
     # ---- the lease: one replica sweeps per round ----
 
@@ -132,7 +133,10 @@ class Sweepers:
             return report
         # Suspend before idle: a session moves one step per round, so one that the idle sweep
         # parks with an immediate transitionAt (onSuspend=CLOSE) closes on the next round.
-        await self.stale_binds(now_ms, only, report)
+        if self.c.clock.now_ms() >= self.started_ms + self.config.stale_bind_initial_delay_ms:
+            await self.stale_binds(now_ms, only, report)
+        else:
+            report.skipped = ["stale-bind"]  # still within its initial delay
         await self.suspended(now_ms, only, report)
         await self.idle(now_ms, only, report)
         report.duration_us = int((time.perf_counter() - started) * 1_000_000)
@@ -161,8 +165,8 @@ class Sweepers:
         stale = self.config.bind_stale_after_ms
         due, docs, shards = await self._due(BOUND, now, only, report)
         done, later = {s: v for s, v in due.items() if s not in docs}, {}
-
-        async def one(sid: str, doc: Document) -> None:
+        clear: dict[str, tuple[str, int]] = {}  # session -> (holder, last frame) as read
+        for sid, doc in docs.items():
             holder = doc.get("bound_connection_id")
             activity = int(doc.get("last_activity_at_ms") or 0)
             if not holder:
@@ -170,17 +174,29 @@ class Sweepers:
             elif activity + stale > now:
                 later[sid] = activity + stale
             else:
-                cleared = await self.c.store.sessions.update_one(
-                    {"_id": sid, "bound_connection_id": holder, "last_activity_at_ms": activity},
-                    {"$set": {"bound_connection_id": None}},
-                )
-                if cleared.modified_count:
-                    report.unbound += 1
-                    done[sid] = due[sid]
-                else:
+                clear[sid] = (str(holder), activity)
+        if clear:
+            # One compare-and-set per bind in one bulk write: a bind that saw a frame (or a
+            # new holder) since it was read keeps it.
+            result = await self.c.store.sessions.bulk_write(
+                [
+                    UpdateOne(
+                        {"_id": sid, "bound_connection_id": holder, "last_activity_at_ms": seen},
+                        {"$set": {"bound_connection_id": None}},
+                    )
+                    for sid, (holder, seen) in clear.items()
+                ],
+                ordered=False,
+            )
+            report.unbound += result.modified_count
+            for doc in await self.c.sets.load(list(clear)):
+                sid = str(doc["_id"])
+                if doc.get("bound_connection_id") == clear[sid][0]:
                     later[sid] = now + stale  # a frame arrived meanwhile: look again later
-
-        await _each(docs, one)
+                else:
+                    # Cleared here, or bound anew since (that bind wrote its own entry, which
+                    # drop_unchanged keeps).
+                    done[sid] = due[sid]
         await self._finish(BOUND, later, done, shards)
 
     async def idle(self, now: int, only: frozenset[str] | None, report: SweepReport) -> None:
@@ -189,59 +205,70 @@ class Sweepers:
         due, docs, shards = await self._due(IDLE, now, only, report)
         done, later = {s: v for s, v in due.items() if s not in docs}, {}
         quiet: list[Session] = []
-
-        async def one(sid: str, doc: Document) -> None:
+        for sid, doc in docs.items():
             session = Session.model_validate(doc)
             if session.status.value not in OPEN or session.lifecycle.on_idle is not OnIdle.SUSPEND:
                 done[sid] = due[sid]
-                return
+                continue
             when = self.c.idle_due(session)
             if when > now:
                 later[sid] = when
-            elif not await self._engines_busy(sid):
-                # Busy engines have no idle deadline: such a session is looked at every tick.
+            else:
                 quiet.append(session)
-
-        await _each(docs, one)
-        # Suspended together: a handful of store commands for all instead of some per session.
-        report.idle_suspended += await self.c.suspend_many(quiet, SuspendCause.IDLE, now)
+        # The engines of all quiet sessions in one call. Busy engines have no idle deadline:
+        # such a session is looked at every tick.
+        engines = await self.c.processes.engines_of([s.session_id for s in quiet])
+        idle = [
+            s
+            for s in quiet
+            if not any(
+                engine_busy(p.status.value, p.pending_count) for p in engines.get(s.session_id, [])
+            )
+        ]
+        report.idle_suspended += await self.batches.suspend_many(idle, SuspendCause.IDLE, now)
         await self._finish(IDLE, later, done, shards)
-
-    async def _engines_busy(self, session_id: str) -> bool:
-        engines = await self.c.processes.engines(session_id)
-        return any(engine_busy(p.status.value, p.pending_count) for p in engines)
 
     async def suspended(self, now: int, only: frozenset[str] | None, report: SweepReport) -> None:
         """SUSPENDED sessions whose transitionAt passed: abandoned -> CLOSED/ABANDONED,
-        else onSuspend KEEP -> ARCHIVED, CLOSE -> CLOSED/AUTO_CLOSE. No policy beyond that."""
+        else onSuspend KEEP -> ARCHIVED, CLOSE -> CLOSED/AUTO_CLOSE. No policy beyond that.
+        Each outcome is one batch (session_service/batches.py)."""
         due, docs, shards = await self._due(SUSPENDED, now, only, report)
         done, later = {s: v for s, v in due.items() if s not in docs}, {}
-
-        async def one(sid: str, doc: Document) -> None:
+        ready: list[Session] = []
+        for sid, doc in docs.items():
             session = Session.model_validate(doc)
             if session.status is not SessionStatus.SUSPENDED or session.transition_at_ms is None:
                 done[sid] = due[sid]
             elif session.transition_at_ms > now:
                 later[sid] = session.transition_at_ms
             else:
-                try:
-                    await self._transition(session, report, now)
-                except Exception:
-                    logger.exception("transition of suspended session %s failed", sid)
-
-        await _each(docs, one)
+                ready.append(session)
+        abandoned = await self.evaluator.abandoned_among(ready)
+        outcomes: dict[str, list[Session]] = {"abandoned": [], "archived": [], "auto_closed": []}
+        for session in ready:
+            if session.session_id in abandoned:
+                outcomes["abandoned"].append(session)
+            elif session.lifecycle.on_suspend is OnSuspend.KEEP:
+                outcomes["archived"].append(session)
+            else:
+                outcomes["auto_closed"].append(session)
+        b = self.batches
+        acts: dict[str, Callable[[list[Session]], Awaitable[int]]] = {
+            "abandoned": lambda ss: b.close_many(ss, CloseReason.ABANDONED, now),
+            "archived": lambda ss: b.archive_many(ss, now),
+            "auto_closed": lambda ss: b.close_many(ss, CloseReason.AUTO_CLOSE, now),
+        }
+        for outcome, act in acts.items():
+            if not outcomes[outcome]:
+                continue
+            try:
+                count = await act(outcomes[outcome])
+            except Exception:
+                # Those sessions stay SUSPENDED with their entries: the next round retries.
+                logger.exception("%s: %d sessions failed", outcome, len(outcomes[outcome]))
+                continue
+            setattr(report, outcome, getattr(report, outcome) + count)
         await self._finish(SUSPENDED, later, done, shards)
-
-    async def _transition(self, session: Session, report: SweepReport, now: int) -> None:
-        if await self.evaluator.is_abandoned(session):
-            await self.c.close(session, CloseReason.ABANDONED, evaluated=True, now=now)
-            report.abandoned += 1
-        elif session.lifecycle.on_suspend is OnSuspend.KEEP:
-            await self.archive.archive(session, now=now)
-            report.archived += 1
-        else:
-            await self.c.close(session, CloseReason.AUTO_CLOSE, evaluated=True, now=now)
-            report.auto_closed += 1
 
     # ---- auto-restart of FORCED-suspended sessions ----
 
@@ -318,23 +345,3 @@ async def resume_paced(
                 await asyncio.sleep(delay_between_ms / 1000)
             tg.create_task(one(session))
     return resumed
-
-
-async def _each(docs: dict[str, Document], fn: Callable[[str, Document], Awaitable[None]]) -> None:
-    """Runs `fn` over the due sessions, SWEEP_CONCURRENCY at a time: each is independent
-    (its own compare-and-sets), and one at a time a 1% round at 10,000 sessions took seconds
-    waiting on round trips. An exception in one does not stop the others; the first is raised
-    after all ran."""
-    gate = asyncio.Semaphore(SWEEP_CONCURRENCY)
-    errors: list[BaseException] = []
-
-    async def guarded(sid: str, doc: Document) -> None:
-        async with gate:
-            try:
-                await fn(sid, doc)
-            except Exception as exc:
-                errors.append(exc)
-
-    await asyncio.gather(*(guarded(sid, doc) for sid, doc in docs.items()))
-    if errors:
-        raise errors[0]

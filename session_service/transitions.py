@@ -9,11 +9,10 @@ written before the state change that needs them and dropped after the one that e
 
 from __future__ import annotations
 
-import asyncio
 import logging
 from typing import Any
 
-from pymongo import ReturnDocument, UpdateOne
+from pymongo import ReturnDocument
 
 from session_service.abandoned import AbandonedEvaluator
 from session_service.access import Actor, check_owner_or_admin
@@ -32,8 +31,6 @@ from vance.v1 import recipe_pb2 as rpb
 
 logger = logging.getLogger(__name__)
 
-# Engine cascades of one batch (suspend_many) in flight at once.
-CASCADE_CONCURRENCY = 16
 # What a suspend may start from: an open session (RUNNING/IDLE roll-up) or one not yet started.
 SUSPENDABLE = (*OPEN, SessionStatus.INIT.value)
 
@@ -90,26 +87,26 @@ class Transitions:
     async def reload(self, session: Session) -> Session:
         return await self.store.session(session.session_id) or session
 
-    async def view(self, session: Session) -> Session:
+    async def view(self, session: Session, *, engine_activity_ms: int = 0) -> Session:
         """RUNNING/IDLE are a roll-up over the engines: computed when read and
-        written back when it changed, so listings see the last known value."""
+        written back when it changed, so listings see the last known value. The roll-up of an
+        engine status change (rollup.py) stamps the engine activity in that same write."""
         if session.status.value not in OPEN:
             return session
         engines = await self.processes.engines(session.session_id)
         status = rollup((p.status.value, p.pending_count) for p in engines)
         if status == session.status.value:
             return session
-        updated = await self.cas(
-            session.session_id, {"status": session.status.value}, {"status": status}
-        )
+        fields: dict[str, Any] = {"status": status}
+        if engine_activity_ms > session.engine_activity_at_ms:
+            fields["engine_activity_at_ms"] = engine_activity_ms
+        updated = await self.cas(session.session_id, {"status": session.status.value}, fields)
         return updated or await self.reload(session)
 
     def idle_due(self, session: Session) -> int:
         """The earliest time the idle sweep needs to look at a session again."""
         props = session.lifecycle
-        return session.last_activity_at_ms + max(
-            props.idle_timeout_ms, self.config.idle_prefilter_ms
-        )
+        return session.activity_at_ms + max(props.idle_timeout_ms, self.config.idle_prefilter_ms)
 
     async def index_open(self, session: Session) -> None:
         if session.lifecycle.on_idle is OnIdle.SUSPEND:
@@ -187,61 +184,6 @@ class Transitions:
         await self.sets.drop(IDLE, session.session_id)
         logger.info("session %s suspended (%s) until %d", session.session_id, cause.value, due)
         return after
-
-    async def suspend_many(self, sessions: list[Session], cause: SuspendCause, now: int) -> int:
-        """`suspend` for many sessions at once (the idle sweep): the same steps in the same
-        order, each a few store commands for all of them instead of some per session. Returns
-        how many were suspended; a session whose status moved meanwhile is left alone."""
-        sessions = [s for s in sessions if s.status.value in SUSPENDABLE]
-        if not sessions:
-            return 0
-        floors: dict[str, int] = {}
-        for tenant in {s.tenant_id for s in sessions}:
-            floors[tenant] = forced_floor(self.config, await self.settings.effective(tenant))
-        dues = {
-            s.session_id: transition_at(cause, s.lifecycle, now, floors[s.tenant_id])
-            for s in sessions
-        }
-        await self.sets.put_many(SUSPENDED, dues)
-        if cause is SuspendCause.FORCED:
-            await self.sets.put_many(FORCED, dict.fromkeys(dues, now))
-        # One compare-and-set per session in one bulk write; which held is read back.
-        await self.store.sessions.bulk_write(
-            [
-                UpdateOne(
-                    {"_id": s.session_id, "status": {"$in": list(SUSPENDABLE)}},
-                    {
-                        "$set": {
-                            "status": SessionStatus.SUSPENDED.value,
-                            "suspended_at_ms": now,
-                            "suspend_cause": cause.value,
-                            "transition_at_ms": dues[s.session_id],
-                        }
-                    },
-                )
-                for s in sessions
-            ],
-            ordered=False,
-        )
-        mine = [
-            str(d["_id"])
-            for d in await self.sets.load(list(dues))
-            if d.get("status") == SessionStatus.SUSPENDED.value
-            and d.get("suspended_at_ms") == now
-            and d.get("suspend_cause") == cause.value
-        ]
-        limit = asyncio.Semaphore(CASCADE_CONCURRENCY)
-
-        async def cascade(session_id: str) -> None:
-            async with limit:
-                await self.processes.suspend_session(session_id, cause)
-
-        async with asyncio.TaskGroup() as tg:
-            for session_id in mine:
-                tg.create_task(cascade(session_id))
-        await self.sets.drop_many(IDLE, mine)
-        logger.info("%d sessions suspended (%s)", len(mine), cause.value)
-        return len(mine)
 
     async def resume(self, session: Session) -> Session:
         """SUSPENDED -> IDLE (then RUNNING by roll-up) for every cause: engines resume and drain

@@ -195,6 +195,8 @@ def system_env(tmp: Path, llm: ThreadedScriptedLlm) -> dict[str, str]:
         "VANCE_ENGINE_WORKERS": str(WORKERS),
         "VANCE_WORKER_SLOTS": "8",
         "VANCE_LEASE_MS": "6000",
+        # Tests sweep at made-up times right after the start: no initial delay for stale binds.
+        "VANCE_STALE_BIND_INITIAL_DELAY_MS": "0",
         "VANCE_LLM_MODEL": "openai/scripted",
         "VANCE_LLM_API_BASE": llm.base_url,
         "VANCE_LLM_API_KEY": "test-key",

@@ -45,6 +45,7 @@ ENV_KEYS: dict[str, str] = {
     "VANCE_EVENT_POLL_MS": "events.poll_ms",
     "VANCE_SWEEP_INTERVAL_MS": "lifecycle.sweep_interval_ms",
     "VANCE_BIND_STALE_AFTER_MS": "lifecycle.bind_stale_after_ms",
+    "VANCE_STALE_BIND_INITIAL_DELAY_MS": "lifecycle.stale_bind_initial_delay_ms",
     "VANCE_AUTO_RESTART_FORCED": "lifecycle.auto_restart_forced.enabled",
     "VANCE_ENGINE_CATALOG": "recipes.catalog_path",
 }
@@ -134,6 +135,9 @@ class LifecycleConfig(_Frozen):
 
     sweep_interval_ms: int = 60_000
     bind_stale_after_ms: int = 120_000
+    # A replica clears no stale binds during its first this-many ms: clients of a restarted
+    # cluster get that long to reconnect and reclaim their binds (docs/architecture.md).
+    stale_bind_initial_delay_ms: int = 120_000
     idle_prefilter_ms: int = 30_000  # sessions active this recently are not even looked at
     forced_floor_ms: int = 7 * 24 * 3600 * 1000
     abandoned_detection: bool = True

@@ -214,6 +214,7 @@ def process_to_proto(p: d.ThinkProcess) -> pb.ThinkProcess:
         chat_history_summary=p.chat_history_summary,
         chat_history_summary_through=p.chat_history_summary_through,
         last_suspend_cause=p.last_suspend_cause,
+        persistent_tool_calls=p.persistent_tool_calls,
     )
 
 
@@ -242,6 +243,7 @@ def process_from_proto(p: pb.ThinkProcess) -> d.ThinkProcess:
         chat_history_summary=p.chat_history_summary,
         chat_history_summary_through=p.chat_history_summary_through,
         last_suspend_cause=p.last_suspend_cause,
+        persistent_tool_calls=p.persistent_tool_calls,
     )
 
 

@@ -252,6 +252,9 @@ class ThinkProcess(_Model):
     # Why the process was last suspended (IDLE, DISCONNECT, FORCED): a resume may treat a turn
     # cut off by a FORCED suspend differently.
     last_suspend_cause: str = ""
+    # Successful calls of tools labelled `@persistent` (effects that outlive the chat, e.g. a
+    # stored recipe): a side effect that keeps the session from counting as abandoned.
+    persistent_tool_calls: int = 0
 
 
 class ChatMessage(_Model):

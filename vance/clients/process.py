@@ -84,6 +84,20 @@ class Processes(Protocol):
 
     async def delete_session_data(self, session_id: str) -> None: ...
 
+    async def engines_of(
+        self, session_ids: list[str], *, include_terminated: bool = False
+    ) -> dict[str, list[ThinkProcess]]:
+        """`engines` of many sessions in one call, keyed by session id (each asked one)."""
+        ...
+
+    async def suspend_sessions(self, session_ids: list[str], cause: SuspendCause) -> list[str]:
+        """`suspend_session` of many sessions in one call; the ids whose cascade failed."""
+        ...
+
+    async def close_sessions(self, session_ids: list[str], reason: CloseReason) -> list[str]:
+        """`close_session` of many sessions in one call; the ids whose cascade failed."""
+        ...
+
     def chat_feed(self, after: int) -> AsyncIterator[ChatFeedPage]: ...
 
     async def ack_chat_feed(self, through: int) -> None: ...
@@ -153,6 +167,47 @@ class ProcessClient:
 
     async def delete_session_data(self, session_id: str) -> None:
         await call(self.stub.DeleteSessionData(ppb.SessionCascadeRequest(session_id=session_id)))
+
+    async def engines_of(
+        self, session_ids: list[str], *, include_terminated: bool = False
+    ) -> dict[str, list[ThinkProcess]]:
+        if not session_ids:
+            return {}
+        resp = await call(
+            self.stub.ListSessionsProcesses(
+                ppb.ListSessionsProcessesRequest(
+                    session_ids=session_ids, include_terminated=include_terminated
+                )
+            )
+        )
+        out: dict[str, list[ThinkProcess]] = {sid: [] for sid in session_ids}
+        for sid, listed in resp.sessions.items():
+            out[sid] = [vc.process_from_proto(p) for p in listed.processes]
+        return out
+
+    async def suspend_sessions(self, session_ids: list[str], cause: SuspendCause) -> list[str]:
+        if not session_ids:
+            return []
+        resp = await call(
+            self.stub.SuspendSessions(
+                ppb.SessionsCascadeRequest(
+                    session_ids=session_ids, suspend_cause=f"SUSPEND_CAUSE_{cause.value}"
+                )
+            )
+        )
+        return list(resp.failed_session_ids)
+
+    async def close_sessions(self, session_ids: list[str], reason: CloseReason) -> list[str]:
+        if not session_ids:
+            return []
+        resp = await call(
+            self.stub.CloseSessions(
+                ppb.SessionsCascadeRequest(
+                    session_ids=session_ids, close_reason=f"CLOSE_REASON_{reason.value}"
+                )
+            )
+        )
+        return list(resp.failed_session_ids)
 
     async def chat_feed(self, after: int) -> AsyncIterator[ChatFeedPage]:
         """The chat feed after `after`, then live pages, until the caller stops reading."""

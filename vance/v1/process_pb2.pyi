@@ -30,6 +30,45 @@ class SessionCascadeRequest(_message.Message):
     process_ids: _containers.RepeatedScalarFieldContainer[str]
     def __init__(self, session_id: _Optional[str] = ..., suspend_cause: _Optional[_Union[_common_pb2.SuspendCause, str]] = ..., close_reason: _Optional[_Union[_common_pb2.CloseReason, str]] = ..., process_ids: _Optional[_Iterable[str]] = ...) -> None: ...
 
+class ListSessionsProcessesRequest(_message.Message):
+    __slots__ = ("session_ids", "include_terminated")
+    SESSION_IDS_FIELD_NUMBER: _ClassVar[int]
+    INCLUDE_TERMINATED_FIELD_NUMBER: _ClassVar[int]
+    session_ids: _containers.RepeatedScalarFieldContainer[str]
+    include_terminated: bool
+    def __init__(self, session_ids: _Optional[_Iterable[str]] = ..., include_terminated: _Optional[bool] = ...) -> None: ...
+
+class ListSessionsProcessesResponse(_message.Message):
+    __slots__ = ("sessions",)
+    class SessionsEntry(_message.Message):
+        __slots__ = ("key", "value")
+        KEY_FIELD_NUMBER: _ClassVar[int]
+        VALUE_FIELD_NUMBER: _ClassVar[int]
+        key: str
+        value: ListProcessesResponse
+        def __init__(self, key: _Optional[str] = ..., value: _Optional[_Union[ListProcessesResponse, _Mapping]] = ...) -> None: ...
+    SESSIONS_FIELD_NUMBER: _ClassVar[int]
+    sessions: _containers.MessageMap[str, ListProcessesResponse]
+    def __init__(self, sessions: _Optional[_Mapping[str, ListProcessesResponse]] = ...) -> None: ...
+
+class SessionsCascadeRequest(_message.Message):
+    __slots__ = ("session_ids", "suspend_cause", "close_reason")
+    SESSION_IDS_FIELD_NUMBER: _ClassVar[int]
+    SUSPEND_CAUSE_FIELD_NUMBER: _ClassVar[int]
+    CLOSE_REASON_FIELD_NUMBER: _ClassVar[int]
+    session_ids: _containers.RepeatedScalarFieldContainer[str]
+    suspend_cause: _common_pb2.SuspendCause
+    close_reason: _common_pb2.CloseReason
+    def __init__(self, session_ids: _Optional[_Iterable[str]] = ..., suspend_cause: _Optional[_Union[_common_pb2.SuspendCause, str]] = ..., close_reason: _Optional[_Union[_common_pb2.CloseReason, str]] = ...) -> None: ...
+
+class SessionsCascadeResponse(_message.Message):
+    __slots__ = ("processes", "failed_session_ids")
+    PROCESSES_FIELD_NUMBER: _ClassVar[int]
+    FAILED_SESSION_IDS_FIELD_NUMBER: _ClassVar[int]
+    processes: int
+    failed_session_ids: _containers.RepeatedScalarFieldContainer[str]
+    def __init__(self, processes: _Optional[int] = ..., failed_session_ids: _Optional[_Iterable[str]] = ...) -> None: ...
+
 class DeleteSessionDataResponse(_message.Message):
     __slots__ = ("processes", "chat_messages", "events", "inbox")
     PROCESSES_FIELD_NUMBER: _ClassVar[int]

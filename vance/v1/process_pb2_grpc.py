@@ -130,6 +130,21 @@ class ProcessServiceStub:
                 request_serializer=vance_dot_v1_dot_process__pb2.SessionCascadeRequest.SerializeToString,
                 response_deserializer=vance_dot_v1_dot_process__pb2.DeleteSessionDataResponse.FromString,
                 _registered_method=True)
+        self.ListSessionsProcesses = channel.unary_unary(
+                '/vance.v1.ProcessService/ListSessionsProcesses',
+                request_serializer=vance_dot_v1_dot_process__pb2.ListSessionsProcessesRequest.SerializeToString,
+                response_deserializer=vance_dot_v1_dot_process__pb2.ListSessionsProcessesResponse.FromString,
+                _registered_method=True)
+        self.SuspendSessions = channel.unary_unary(
+                '/vance.v1.ProcessService/SuspendSessions',
+                request_serializer=vance_dot_v1_dot_process__pb2.SessionsCascadeRequest.SerializeToString,
+                response_deserializer=vance_dot_v1_dot_process__pb2.SessionsCascadeResponse.FromString,
+                _registered_method=True)
+        self.CloseSessions = channel.unary_unary(
+                '/vance.v1.ProcessService/CloseSessions',
+                request_serializer=vance_dot_v1_dot_process__pb2.SessionsCascadeRequest.SerializeToString,
+                response_deserializer=vance_dot_v1_dot_process__pb2.SessionsCascadeResponse.FromString,
+                _registered_method=True)
         self.RespawnChat = channel.unary_unary(
                 '/vance.v1.ProcessService/RespawnChat',
                 request_serializer=vance_dot_v1_dot_process__pb2.RespawnChatRequest.SerializeToString,
@@ -286,6 +301,28 @@ class ProcessServiceServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def ListSessionsProcesses(self, request, context):
+        """---- the same for many sessions in one call (the lifecycle sweeps) ----
+        The processes of each session (ListProcesses for many sessions), keyed by session id.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def SuspendSessions(self, request, context):
+        """SuspendProcesses of every process of each session.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def CloseSessions(self, request, context):
+        """CloseProcesses of every process of each session.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
     def RespawnChat(self, request, context):
         """Reactivate: a new process whose chat starts as a copy of another process's chat.
         """
@@ -410,6 +447,21 @@ def add_ProcessServiceServicer_to_server(servicer, server):
                     servicer.DeleteSessionData,
                     request_deserializer=vance_dot_v1_dot_process__pb2.SessionCascadeRequest.FromString,
                     response_serializer=vance_dot_v1_dot_process__pb2.DeleteSessionDataResponse.SerializeToString,
+            ),
+            'ListSessionsProcesses': grpc.unary_unary_rpc_method_handler(
+                    servicer.ListSessionsProcesses,
+                    request_deserializer=vance_dot_v1_dot_process__pb2.ListSessionsProcessesRequest.FromString,
+                    response_serializer=vance_dot_v1_dot_process__pb2.ListSessionsProcessesResponse.SerializeToString,
+            ),
+            'SuspendSessions': grpc.unary_unary_rpc_method_handler(
+                    servicer.SuspendSessions,
+                    request_deserializer=vance_dot_v1_dot_process__pb2.SessionsCascadeRequest.FromString,
+                    response_serializer=vance_dot_v1_dot_process__pb2.SessionsCascadeResponse.SerializeToString,
+            ),
+            'CloseSessions': grpc.unary_unary_rpc_method_handler(
+                    servicer.CloseSessions,
+                    request_deserializer=vance_dot_v1_dot_process__pb2.SessionsCascadeRequest.FromString,
+                    response_serializer=vance_dot_v1_dot_process__pb2.SessionsCascadeResponse.SerializeToString,
             ),
             'RespawnChat': grpc.unary_unary_rpc_method_handler(
                     servicer.RespawnChat,
@@ -945,6 +997,87 @@ class ProcessService:
             '/vance.v1.ProcessService/DeleteSessionData',
             vance_dot_v1_dot_process__pb2.SessionCascadeRequest.SerializeToString,
             vance_dot_v1_dot_process__pb2.DeleteSessionDataResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def ListSessionsProcesses(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/vance.v1.ProcessService/ListSessionsProcesses',
+            vance_dot_v1_dot_process__pb2.ListSessionsProcessesRequest.SerializeToString,
+            vance_dot_v1_dot_process__pb2.ListSessionsProcessesResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def SuspendSessions(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/vance.v1.ProcessService/SuspendSessions',
+            vance_dot_v1_dot_process__pb2.SessionsCascadeRequest.SerializeToString,
+            vance_dot_v1_dot_process__pb2.SessionsCascadeResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def CloseSessions(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/vance.v1.ProcessService/CloseSessions',
+            vance_dot_v1_dot_process__pb2.SessionsCascadeRequest.SerializeToString,
+            vance_dot_v1_dot_process__pb2.SessionsCascadeResponse.FromString,
             options,
             channel_credentials,
             insecure,

@@ -74,6 +74,14 @@ class ProcessServiceStub:
     """Non-CLOSED processes -> CLOSED with close_reason; pending messages are dropped."""
     DeleteSessionData: _grpc.UnaryUnaryMultiCallable[_process_pb2.SessionCascadeRequest, _process_pb2.DeleteSessionDataResponse]
     """Hard delete of everything process_service keeps for the session."""
+    ListSessionsProcesses: _grpc.UnaryUnaryMultiCallable[_process_pb2.ListSessionsProcessesRequest, _process_pb2.ListSessionsProcessesResponse]
+    """---- the same for many sessions in one call (the lifecycle sweeps) ----
+    The processes of each session (ListProcesses for many sessions), keyed by session id.
+    """
+    SuspendSessions: _grpc.UnaryUnaryMultiCallable[_process_pb2.SessionsCascadeRequest, _process_pb2.SessionsCascadeResponse]
+    """SuspendProcesses of every process of each session."""
+    CloseSessions: _grpc.UnaryUnaryMultiCallable[_process_pb2.SessionsCascadeRequest, _process_pb2.SessionsCascadeResponse]
+    """CloseProcesses of every process of each session."""
     RespawnChat: _grpc.UnaryUnaryMultiCallable[_process_pb2.RespawnChatRequest, _common_pb2.ThinkProcess]
     """Reactivate: a new process whose chat starts as a copy of another process's chat."""
     RecordMemory: _grpc.UnaryUnaryMultiCallable[_process_pb2.RecordMemoryRequest, _process_pb2.MemoryRecord]
@@ -125,6 +133,14 @@ class ProcessServiceAsyncStub(ProcessServiceStub):
     """Non-CLOSED processes -> CLOSED with close_reason; pending messages are dropped."""
     DeleteSessionData: _aio.UnaryUnaryMultiCallable[_process_pb2.SessionCascadeRequest, _process_pb2.DeleteSessionDataResponse]  # type: ignore[assignment]
     """Hard delete of everything process_service keeps for the session."""
+    ListSessionsProcesses: _aio.UnaryUnaryMultiCallable[_process_pb2.ListSessionsProcessesRequest, _process_pb2.ListSessionsProcessesResponse]  # type: ignore[assignment]
+    """---- the same for many sessions in one call (the lifecycle sweeps) ----
+    The processes of each session (ListProcesses for many sessions), keyed by session id.
+    """
+    SuspendSessions: _aio.UnaryUnaryMultiCallable[_process_pb2.SessionsCascadeRequest, _process_pb2.SessionsCascadeResponse]  # type: ignore[assignment]
+    """SuspendProcesses of every process of each session."""
+    CloseSessions: _aio.UnaryUnaryMultiCallable[_process_pb2.SessionsCascadeRequest, _process_pb2.SessionsCascadeResponse]  # type: ignore[assignment]
+    """CloseProcesses of every process of each session."""
     RespawnChat: _aio.UnaryUnaryMultiCallable[_process_pb2.RespawnChatRequest, _common_pb2.ThinkProcess]  # type: ignore[assignment]
     """Reactivate: a new process whose chat starts as a copy of another process's chat."""
     RecordMemory: _aio.UnaryUnaryMultiCallable[_process_pb2.RecordMemoryRequest, _process_pb2.MemoryRecord]  # type: ignore[assignment]
@@ -287,6 +303,32 @@ class ProcessServiceServicer(metaclass=_abc_1.ABCMeta):
         context: _ServicerContext,
     ) -> _typing.Union[_process_pb2.DeleteSessionDataResponse, _abc.Awaitable[_process_pb2.DeleteSessionDataResponse]]:
         """Hard delete of everything process_service keeps for the session."""
+
+    @_abc_1.abstractmethod
+    def ListSessionsProcesses(
+        self,
+        request: _process_pb2.ListSessionsProcessesRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_process_pb2.ListSessionsProcessesResponse, _abc.Awaitable[_process_pb2.ListSessionsProcessesResponse]]:
+        """---- the same for many sessions in one call (the lifecycle sweeps) ----
+        The processes of each session (ListProcesses for many sessions), keyed by session id.
+        """
+
+    @_abc_1.abstractmethod
+    def SuspendSessions(
+        self,
+        request: _process_pb2.SessionsCascadeRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_process_pb2.SessionsCascadeResponse, _abc.Awaitable[_process_pb2.SessionsCascadeResponse]]:
+        """SuspendProcesses of every process of each session."""
+
+    @_abc_1.abstractmethod
+    def CloseSessions(
+        self,
+        request: _process_pb2.SessionsCascadeRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_process_pb2.SessionsCascadeResponse, _abc.Awaitable[_process_pb2.SessionsCascadeResponse]]:
+        """CloseProcesses of every process of each session."""
 
     @_abc_1.abstractmethod
     def RespawnChat(

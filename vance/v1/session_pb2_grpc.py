@@ -427,8 +427,9 @@ class SessionServiceServicer:
         raise NotImplementedError('Method not implemented!')
 
     def NoteEngineStatus(self, request, context):
-        """process_service, after engine status changes: recompute the RUNNING/IDLE roll-up of these
-        sessions and write it (and their list cards) when it changed (session_service/rollup.py).
+        """process_service, after engine status changes and new pending messages: recompute the
+        RUNNING/IDLE roll-up of these sessions and write it (and their list cards) when it changed,
+        and stamp their engine activity (session_service/rollup.py).
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')

@@ -92,8 +92,9 @@ class SessionServiceStub:
     """
     SetEngineSetting: _grpc.UnaryUnaryMultiCallable[_session_pb2.SetEngineSettingRequest, _session_pb2.EngineSettings]
     NoteEngineStatus: _grpc.UnaryUnaryMultiCallable[_session_pb2.NoteEngineStatusRequest, _session_pb2.NoteEngineStatusResponse]
-    """process_service, after engine status changes: recompute the RUNNING/IDLE roll-up of these
-    sessions and write it (and their list cards) when it changed (session_service/rollup.py).
+    """process_service, after engine status changes and new pending messages: recompute the
+    RUNNING/IDLE roll-up of these sessions and write it (and their list cards) when it changed,
+    and stamp their engine activity (session_service/rollup.py).
     """
     RenewReplica: _grpc.UnaryUnaryMultiCallable[_session_pb2.ReplicaRequest, _session_pb2.ReplicaResponse]
     """Gateway replicas (session_service/ownership.py): renew the lease on the sessions a replica
@@ -184,8 +185,9 @@ class SessionServiceAsyncStub(SessionServiceStub):
     """
     SetEngineSetting: _aio.UnaryUnaryMultiCallable[_session_pb2.SetEngineSettingRequest, _session_pb2.EngineSettings]  # type: ignore[assignment]
     NoteEngineStatus: _aio.UnaryUnaryMultiCallable[_session_pb2.NoteEngineStatusRequest, _session_pb2.NoteEngineStatusResponse]  # type: ignore[assignment]
-    """process_service, after engine status changes: recompute the RUNNING/IDLE roll-up of these
-    sessions and write it (and their list cards) when it changed (session_service/rollup.py).
+    """process_service, after engine status changes and new pending messages: recompute the
+    RUNNING/IDLE roll-up of these sessions and write it (and their list cards) when it changed,
+    and stamp their engine activity (session_service/rollup.py).
     """
     RenewReplica: _aio.UnaryUnaryMultiCallable[_session_pb2.ReplicaRequest, _session_pb2.ReplicaResponse]  # type: ignore[assignment]
     """Gateway replicas (session_service/ownership.py): renew the lease on the sessions a replica
@@ -435,8 +437,9 @@ class SessionServiceServicer(metaclass=_abc_1.ABCMeta):
         request: _session_pb2.NoteEngineStatusRequest,
         context: _ServicerContext,
     ) -> _typing.Union[_session_pb2.NoteEngineStatusResponse, _abc.Awaitable[_session_pb2.NoteEngineStatusResponse]]:
-        """process_service, after engine status changes: recompute the RUNNING/IDLE roll-up of these
-        sessions and write it (and their list cards) when it changed (session_service/rollup.py).
+        """process_service, after engine status changes and new pending messages: recompute the
+        RUNNING/IDLE roll-up of these sessions and write it (and their list cards) when it changed,
+        and stamp their engine activity (session_service/rollup.py).
         """
 
     @_abc_1.abstractmethod
