@@ -8,10 +8,9 @@ failed keeps its status, so a later sweep tries it again.
 from __future__ import annotations
 
 import asyncio
+import json
 import logging
 from typing import Any
-
-from pymongo import UpdateOne
 
 from session_service.hooks import Hooks
 from session_service.lifecycle import DEAD, forced_floor, transition_at
@@ -24,6 +23,7 @@ logger = logging.getLogger(__name__)
 
 # Lifecycle hooks of one archived batch running at once (each is a few store commands).
 HOOKS_AT_ONCE = 8
+_IN_BATCH = 500
 _ALL_SETS = (IDLE, SUSPENDED, BOUND, FORCED)
 # What a closed or archived session no longer has: a bind, participants, suspend fields.
 _CLEARED: dict[str, Any] = {
@@ -132,10 +132,17 @@ class Batches:
         held, as written (read back: their documents carry `marks`)."""
         if not updates:
             return {}
-        await self.c.store.sessions.bulk_write(
-            [UpdateOne({"_id": sid, **cond}, {"$set": fields}) for sid, fields in updates.items()],
-            ordered=False,
-        )
+        # Sessions written with the same fields share one update command (a sweep's batch
+        # mostly does: the same now, the same transitionAt per lifecycle).
+        groups: dict[str, tuple[dict[str, Any], list[str]]] = {}
+        for sid, fields in updates.items():
+            key = json.dumps(fields, sort_keys=True, default=str)
+            groups.setdefault(key, (fields, []))[1].append(sid)
+        for fields, ids in groups.values():
+            for i in range(0, len(ids), _IN_BATCH):
+                await self.c.store.sessions.update_many(
+                    {"_id": {"$in": ids[i : i + _IN_BATCH]}, **cond}, {"$set": fields}
+                )
         return {
             str(d["_id"]): Session.model_validate(d)
             for d in await self.c.sets.load(list(updates))

@@ -71,7 +71,8 @@ def session_to_proto(s: Session) -> spb.Session:
         chat_engine=s.chat_engine,
         profile=s.profile,
         created_at_ms=s.created_at_ms,
-        last_activity_at_ms=s.activity_at_ms,
+        last_activity_at_ms=s.last_activity_at_ms,
+        engine_activity_at_ms=s.engine_activity_at_ms,
         metadata=metadata_to_proto(s.metadata),
         **lifecycle_fields_to_proto(s),
     )

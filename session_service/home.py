@@ -178,7 +178,7 @@ class Home:
             and s.profile == profile
             and not s.bound_connection_id
         ]
-        open_.sort(key=lambda s: s.activity_at_ms, reverse=True)
+        open_.sort(key=lambda s: s.last_activity_at_ms, reverse=True)
         return open_
 
     async def candidates_then_bind(

@@ -134,6 +134,6 @@ class Session(_Model):
 
     @property
     def activity_at_ms(self) -> int:
-        """lastActivityAt as clients see it and the idle sweep measures it: the later of the
-        last client frame and the last engine activity."""
+        """What the idle sweep measures quiet time from: the later of the last client frame
+        and the last engine activity."""
         return max(self.last_activity_at_ms, self.engine_activity_at_ms)

@@ -92,7 +92,23 @@ class SweepSets:
 
     async def drop_unchanged(self, name: str, entries: dict[str, int]) -> None:
         """Drops entries only where they still hold the value a sweep read: an entry that a
-        concurrent transition rewrote meanwhile (a resume, a new bind) stays."""
+        concurrent transition rewrote meanwhile (a resume, a new bind) stays. One write per
+        shard, on the condition that all of its entries are unchanged; a shard where one moved
+        is done entry by entry (a shard document is rewritten whole by every write, so fewer,
+        larger writes are what makes a sweep of many sessions cheap)."""
+        by_shard: dict[str, dict[str, int]] = {}
+        for sid, due in entries.items():
+            by_shard.setdefault(_shard(name, sid), {})[sid] = due
+        keys = list(by_shard)
+        ops = [
+            UpdateOne(
+                {"_id": key, **{f"m.{sid}": due for sid, due in by_shard[key].items()}},
+                {"$unset": {f"m.{sid}": "" for sid in by_shard[key]}},
+            )
+            for key in keys
+        ]
+        if await self._bulk(ops) == len(ops):
+            return
         await self._bulk(
             [
                 UpdateOne({"_id": _shard(name, sid), f"m.{sid}": due}, {"$unset": {f"m.{sid}": ""}})
@@ -100,11 +116,15 @@ class SweepSets:
             ]
         )
 
-    async def _bulk(self, ops: list[UpdateOne]) -> None:
+    async def _bulk(self, ops: list[UpdateOne]) -> int:
+        """Writes `ops`; how many documents they matched."""
         # Bounded batches keep one sweep's write from holding the store's write lock long
         # (tools/ferretdb/atomic-writes.patch serializes update commands).
+        matched = 0
         for i in range(0, len(ops), _BULK):
-            await self._c.bulk_write(ops[i : i + _BULK], ordered=False)
+            result = await self._c.bulk_write(ops[i : i + _BULK], ordered=False)
+            matched += result.matched_count
+        return matched
 
     async def entries(self, name: str, shards: Iterable[str] | None = None) -> dict[str, int]:
         keys = [f"{name}:{nn}" for nn in (shards if shards is not None else _all_shards())]
@@ -138,16 +158,30 @@ class SweepSets:
         versions = summary.get("ver") or {}
         keys = [f"{name}:{nn}" for nn in shards]
         docs = {str(d["_id"]): d for d in await self._c.find({"_id": {"$in": keys}}).to_list(None)}
-        ops = []
+        lowest: dict[str, int] = {}
+        conds: dict[str, Any] = {}
         for nn in shards:
             entries = (docs.get(f"{name}:{nn}") or {}).get("m") or {}
-            lowest = min((int(v) for v in entries.values()), default=NEVER)
+            lowest[nn] = min((int(v) for v in entries.values()), default=NEVER)
             version = versions.get(nn)
-            cond = (
-                {f"ver.{nn}": version} if version is not None else {f"ver.{nn}": {"$exists": False}}
-            )
-            ops.append(UpdateOne({"_id": _summary(name), **cond}, {"$set": {f"mins.{nn}": lowest}}))
-        await self._bulk(ops)
+            conds[f"ver.{nn}"] = version if version is not None else {"$exists": False}
+        # All shards in one write when no put came in meanwhile (the usual case); else shard
+        # by shard, so the shards without a racing put still settle.
+        whole = await self._c.update_one(
+            {"_id": _summary(name), **conds},
+            {"$set": {f"mins.{nn}": low for nn, low in lowest.items()}},
+        )
+        if whole.matched_count:
+            return
+        await self._bulk(
+            [
+                UpdateOne(
+                    {"_id": _summary(name), f"ver.{nn}": conds[f"ver.{nn}"]},
+                    {"$set": {f"mins.{nn}": lowest[nn]}},
+                )
+                for nn in shards
+            ]
+        )
 
     async def load(self, session_ids: Iterable[str]) -> list[Document]:
         ids = list(session_ids)

@@ -1,5 +1,6 @@
 """Session activity and the sweeps that read it: engine status changes and new pending messages
-move lastActivityAt (the idle sweep measures from them, the bind staleness does not), tool
+are session activity (`engine_activity_at_ms`; the idle sweep measures from the later of it
+and the last client frame, the bind staleness from client frames alone), tool
 calls with persistent effects keep a session out of abandoned detection, and the stale-bind
 sweep waits for its initial delay. Time is moved by RunSweeps(now_ms) and a replica's clock."""
 
@@ -33,14 +34,28 @@ PREFILTER = 30_000  # LifecycleConfig.idle_prefilter_ms: the idle floor of idle_
 
 async def activity_reaches(system: System, sid: str, at_least: int) -> int:
     async def check() -> int:
-        seen = (await get(system, sid)).last_activity_at_ms
+        seen = (await get(system, sid)).engine_activity_at_ms
         return seen if seen >= at_least else 0
 
-    seen: int = await eventually(check, what=f"lastActivityAt of {sid} >= {at_least}")
+    seen: int = await eventually(check, what=f"engine activity of {sid} >= {at_least}")
     return seen
 
 
-async def test_engine_activity_moves_last_activity_and_the_idle_sweep_measures_from_it(
+async def rewind(system: System, sid: str, to: int) -> None:
+    """Sets the session's activity back to `to`, as if nothing had happened since; again if a
+    roll-up of what the test did before lands meanwhile."""
+
+    async def rewound() -> bool:
+        async with store(system) as db:
+            await db["sessions"].update_one(
+                {"_id": sid}, {"$set": {"engine_activity_at_ms": to, "last_activity_at_ms": to}}
+            )
+        return (await get(system, sid)).engine_activity_at_ms == to
+
+    await eventually(rewound, what=f"the activity of {sid} set back")
+
+
+async def test_engine_activity_is_session_activity_and_the_idle_sweep_measures_from_it(
     system: System,
 ) -> None:
     s = await new_session(system, idle_timeout_ms=0)  # idle after the 30 s pre-filter
@@ -62,13 +77,7 @@ async def test_a_new_pending_message_is_activity(system: System) -> None:
     await wait_status(system, s.session_id, "RUNNING")  # a PAUSED engine counts as busy
     await activity_reaches(system, s.session_id, paused_at)
     # The pause was an hour ago: nothing has happened since.
-    long_ago = paused_at - HOUR
-    async with store(system) as db:
-        await db["sessions"].update_one(
-            {"_id": s.session_id},
-            {"$set": {"engine_activity_at_ms": long_ago, "last_activity_at_ms": long_ago}},
-        )
-    assert (await get(system, s.session_id)).last_activity_at_ms == long_ago
+    await rewind(system, s.session_id, paused_at - HOUR)
     sent = now_ms()
     steered = await system.processes.Steer(
         ppb.SteerRequest(
@@ -89,13 +98,14 @@ async def test_engine_activity_does_not_keep_a_dead_connections_bind(system: Sys
     framed = (await get(system, s.session_id)).last_activity_at_ms
     asked = now_ms()
     await qa(system, s, f"{marker()} after the last frame")
-    shown = await activity_reaches(system, s.session_id, asked)
-    assert shown > framed
+    worked = await activity_reaches(system, s.session_id, asked)
+    assert worked > framed
     stale_at = framed + LifecycleConfig().bind_stale_after_ms + 1
-    assert stale_at < shown + LifecycleConfig().bind_stale_after_ms  # engine work was later
+    assert stale_at < worked + LifecycleConfig().bind_stale_after_ms  # engine work was later
     report = await sweep(system, stale_at, s.session_id)
     assert report.unbound == 1
-    assert (await get(system, s.session_id)).bound_connection_id == ""
+    swept = await get(system, s.session_id)
+    assert swept.bound_connection_id == "" and swept.last_activity_at_ms == framed
 
 
 async def invoke(system: System, s: spb.Session, tool: str, **args: str) -> tpb.InvokeToolResponse:

@@ -44,7 +44,7 @@ class Card(NamedTuple):
             owner=s.owner_user_id,
             status=status or s.status.value,
             pinned=s.metadata.pinned,
-            last_activity_at_ms=s.activity_at_ms,
+            last_activity_at_ms=s.last_activity_at_ms,
             project_id=s.project_id,
             stamp=stamp,
         )
@@ -72,7 +72,7 @@ class Card(NamedTuple):
         return (
             self.status == s.status.value
             and self.pinned == s.metadata.pinned
-            and abs(self.last_activity_at_ms - s.activity_at_ms) < ACTIVITY_SLACK_MS
+            and abs(self.last_activity_at_ms - s.last_activity_at_ms) < ACTIVITY_SLACK_MS
         )
 
 

@@ -208,11 +208,11 @@ class SearchIndexer:
         `last_activity_at_ms`; session_service/binding.py owns it): bring the card's ranking
         hint up to date when it is off by the slack or more."""
         hinted = self._card_activity.get(session.session_id, session.created_at_ms)
-        if session.activity_at_ms - hinted >= ACTIVITY_SLACK_MS:
+        if session.last_activity_at_ms - hinted >= ACTIVITY_SLACK_MS:
             await self._sessions.cards.put(session, self._clock.now_ms())
             if len(self._card_activity) > 10_000:
                 self._card_activity.clear()  # a bound; forgetting only costs a card write
-            self._card_activity[session.session_id] = session.activity_at_ms
+            self._card_activity[session.session_id] = session.last_activity_at_ms
 
     async def purge(self, session: Session, message_ids: list[str] | None = None) -> None:
         """Removes everything the index holds of a session: its entries in the posting lists

@@ -73,7 +73,7 @@ class SearchResult:
 
 def default_order(s: Session) -> tuple[bool, int]:
     """Pinned first, then by last activity."""
-    return (s.metadata.pinned, s.activity_at_ms)
+    return (s.metadata.pinned, s.last_activity_at_ms)
 
 
 class SessionSearch:

@@ -136,7 +136,7 @@ class CreateProjectRequest(_message.Message):
     def __init__(self, tenant_id: _Optional[str] = ..., project_id: _Optional[str] = ..., title: _Optional[str] = ..., kind: _Optional[_Union[_common_pb2.ProjectKind, str]] = ..., owner_user_id: _Optional[str] = ...) -> None: ...
 
 class Session(_message.Message):
-    __slots__ = ("session_id", "tenant_id", "project_id", "owner_user_id", "status", "chat_process_id", "chat_process_name", "chat_engine", "profile", "created_at_ms", "last_activity_at_ms", "metadata", "lifecycle", "lifecycle_sources", "bootstrap_recipe", "allow_multiple_clients", "bound_connection_id", "suspend_cause", "suspended_at_ms", "transition_at_ms", "close_reason", "closed_at_ms", "archived_at_ms", "reactivated_at_ms", "generation", "participant_count")
+    __slots__ = ("session_id", "tenant_id", "project_id", "owner_user_id", "status", "chat_process_id", "chat_process_name", "chat_engine", "profile", "created_at_ms", "last_activity_at_ms", "engine_activity_at_ms", "metadata", "lifecycle", "lifecycle_sources", "bootstrap_recipe", "allow_multiple_clients", "bound_connection_id", "suspend_cause", "suspended_at_ms", "transition_at_ms", "close_reason", "closed_at_ms", "archived_at_ms", "reactivated_at_ms", "generation", "participant_count")
     SESSION_ID_FIELD_NUMBER: _ClassVar[int]
     TENANT_ID_FIELD_NUMBER: _ClassVar[int]
     PROJECT_ID_FIELD_NUMBER: _ClassVar[int]
@@ -148,6 +148,7 @@ class Session(_message.Message):
     PROFILE_FIELD_NUMBER: _ClassVar[int]
     CREATED_AT_MS_FIELD_NUMBER: _ClassVar[int]
     LAST_ACTIVITY_AT_MS_FIELD_NUMBER: _ClassVar[int]
+    ENGINE_ACTIVITY_AT_MS_FIELD_NUMBER: _ClassVar[int]
     METADATA_FIELD_NUMBER: _ClassVar[int]
     LIFECYCLE_FIELD_NUMBER: _ClassVar[int]
     LIFECYCLE_SOURCES_FIELD_NUMBER: _ClassVar[int]
@@ -174,6 +175,7 @@ class Session(_message.Message):
     profile: str
     created_at_ms: int
     last_activity_at_ms: int
+    engine_activity_at_ms: int
     metadata: SessionMetadata
     lifecycle: _recipe_pb2.LifecycleProperties
     lifecycle_sources: _recipe_pb2.LifecycleSources
@@ -189,7 +191,7 @@ class Session(_message.Message):
     reactivated_at_ms: int
     generation: int
     participant_count: int
-    def __init__(self, session_id: _Optional[str] = ..., tenant_id: _Optional[str] = ..., project_id: _Optional[str] = ..., owner_user_id: _Optional[str] = ..., status: _Optional[_Union[_common_pb2.SessionStatus, str]] = ..., chat_process_id: _Optional[str] = ..., chat_process_name: _Optional[str] = ..., chat_engine: _Optional[str] = ..., profile: _Optional[str] = ..., created_at_ms: _Optional[int] = ..., last_activity_at_ms: _Optional[int] = ..., metadata: _Optional[_Union[SessionMetadata, _Mapping]] = ..., lifecycle: _Optional[_Union[_recipe_pb2.LifecycleProperties, _Mapping]] = ..., lifecycle_sources: _Optional[_Union[_recipe_pb2.LifecycleSources, _Mapping]] = ..., bootstrap_recipe: _Optional[str] = ..., allow_multiple_clients: _Optional[bool] = ..., bound_connection_id: _Optional[str] = ..., suspend_cause: _Optional[_Union[_common_pb2.SuspendCause, str]] = ..., suspended_at_ms: _Optional[int] = ..., transition_at_ms: _Optional[int] = ..., close_reason: _Optional[_Union[_common_pb2.CloseReason, str]] = ..., closed_at_ms: _Optional[int] = ..., archived_at_ms: _Optional[int] = ..., reactivated_at_ms: _Optional[int] = ..., generation: _Optional[int] = ..., participant_count: _Optional[int] = ...) -> None: ...
+    def __init__(self, session_id: _Optional[str] = ..., tenant_id: _Optional[str] = ..., project_id: _Optional[str] = ..., owner_user_id: _Optional[str] = ..., status: _Optional[_Union[_common_pb2.SessionStatus, str]] = ..., chat_process_id: _Optional[str] = ..., chat_process_name: _Optional[str] = ..., chat_engine: _Optional[str] = ..., profile: _Optional[str] = ..., created_at_ms: _Optional[int] = ..., last_activity_at_ms: _Optional[int] = ..., engine_activity_at_ms: _Optional[int] = ..., metadata: _Optional[_Union[SessionMetadata, _Mapping]] = ..., lifecycle: _Optional[_Union[_recipe_pb2.LifecycleProperties, _Mapping]] = ..., lifecycle_sources: _Optional[_Union[_recipe_pb2.LifecycleSources, _Mapping]] = ..., bootstrap_recipe: _Optional[str] = ..., allow_multiple_clients: _Optional[bool] = ..., bound_connection_id: _Optional[str] = ..., suspend_cause: _Optional[_Union[_common_pb2.SuspendCause, str]] = ..., suspended_at_ms: _Optional[int] = ..., transition_at_ms: _Optional[int] = ..., close_reason: _Optional[_Union[_common_pb2.CloseReason, str]] = ..., closed_at_ms: _Optional[int] = ..., archived_at_ms: _Optional[int] = ..., reactivated_at_ms: _Optional[int] = ..., generation: _Optional[int] = ..., participant_count: _Optional[int] = ...) -> None: ...
 
 class CreateSessionRequest(_message.Message):
     __slots__ = ("tenant_id", "project_id", "owner_user_id", "profile", "autonomous", "chat_engine", "lifecycle", "allow_multiple_clients", "recipe", "connection_id")

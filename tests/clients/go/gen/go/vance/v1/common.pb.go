@@ -1240,8 +1240,11 @@ type ThinkProcess struct {
 	ChatHistorySummary        string                 `protobuf:"bytes,21,opt,name=chat_history_summary,json=chatHistorySummary,proto3" json:"chat_history_summary,omitempty"`                         // rolling summary of the chat cut from the model's context
 	ChatHistorySummaryThrough int64                  `protobuf:"varint,22,opt,name=chat_history_summary_through,json=chatHistorySummaryThrough,proto3" json:"chat_history_summary_through,omitempty"` // the last chat message number it covers
 	LastSuspendCause          string                 `protobuf:"bytes,23,opt,name=last_suspend_cause,json=lastSuspendCause,proto3" json:"last_suspend_cause,omitempty"`                               // IDLE, DISCONNECT or FORCED: why it was last suspended
-	unknownFields             protoimpl.UnknownFields
-	sizeCache                 protoimpl.SizeCache
+	// Successful calls of tools with persistent effects (label `@persistent`): side effects that
+	// keep a session from counting as abandoned.
+	PersistentToolCalls int32 `protobuf:"varint,24,opt,name=persistent_tool_calls,json=persistentToolCalls,proto3" json:"persistent_tool_calls,omitempty"`
+	unknownFields       protoimpl.UnknownFields
+	sizeCache           protoimpl.SizeCache
 }
 
 func (x *ThinkProcess) Reset() {
@@ -1433,6 +1436,13 @@ func (x *ThinkProcess) GetLastSuspendCause() string {
 		return x.LastSuspendCause
 	}
 	return ""
+}
+
+func (x *ThinkProcess) GetPersistentToolCalls() int32 {
+	if x != nil {
+		return x.PersistentToolCalls
+	}
+	return 0
 }
 
 type ChatMessage struct {
@@ -2039,7 +2049,7 @@ const file_vance_v1_common_proto_rawDesc = "" +
 	"\finbox_answer\x18\x0f \x01(\v2\x15.vance.v1.InboxAnswerH\x00R\vinboxAnswer\x124\n" +
 	"\n" +
 	"peer_event\x18\x10 \x01(\v2\x13.vance.v1.PeerEventH\x00R\tpeerEventB\x06\n" +
-	"\x04kind\"\xf6\x06\n" +
+	"\x04kind\"\xaa\a\n" +
 	"\fThinkProcess\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x1b\n" +
 	"\ttenant_id\x18\x02 \x01(\tR\btenantId\x12\x1d\n" +
@@ -2067,7 +2077,8 @@ const file_vance_v1_common_proto_rawDesc = "" +
 	"\rpending_count\x18\x14 \x01(\x05R\fpendingCount\x120\n" +
 	"\x14chat_history_summary\x18\x15 \x01(\tR\x12chatHistorySummary\x12?\n" +
 	"\x1cchat_history_summary_through\x18\x16 \x01(\x03R\x19chatHistorySummaryThrough\x12,\n" +
-	"\x12last_suspend_cause\x18\x17 \x01(\tR\x10lastSuspendCause\"\x9c\x02\n" +
+	"\x12last_suspend_cause\x18\x17 \x01(\tR\x10lastSuspendCause\x122\n" +
+	"\x15persistent_tool_calls\x18\x18 \x01(\x05R\x13persistentToolCalls\"\x9c\x02\n" +
 	"\vChatMessage\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x1d\n" +
 	"\n" +

@@ -142,6 +142,215 @@ func (x *SessionCascadeRequest) GetProcessIds() []string {
 	return nil
 }
 
+type ListSessionsProcessesRequest struct {
+	state             protoimpl.MessageState `protogen:"open.v1"`
+	SessionIds        []string               `protobuf:"bytes,1,rep,name=session_ids,json=sessionIds,proto3" json:"session_ids,omitempty"`
+	IncludeTerminated bool                   `protobuf:"varint,2,opt,name=include_terminated,json=includeTerminated,proto3" json:"include_terminated,omitempty"`
+	unknownFields     protoimpl.UnknownFields
+	sizeCache         protoimpl.SizeCache
+}
+
+func (x *ListSessionsProcessesRequest) Reset() {
+	*x = ListSessionsProcessesRequest{}
+	mi := &file_vance_v1_process_proto_msgTypes[1]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ListSessionsProcessesRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ListSessionsProcessesRequest) ProtoMessage() {}
+
+func (x *ListSessionsProcessesRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_vance_v1_process_proto_msgTypes[1]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ListSessionsProcessesRequest.ProtoReflect.Descriptor instead.
+func (*ListSessionsProcessesRequest) Descriptor() ([]byte, []int) {
+	return file_vance_v1_process_proto_rawDescGZIP(), []int{1}
+}
+
+func (x *ListSessionsProcessesRequest) GetSessionIds() []string {
+	if x != nil {
+		return x.SessionIds
+	}
+	return nil
+}
+
+func (x *ListSessionsProcessesRequest) GetIncludeTerminated() bool {
+	if x != nil {
+		return x.IncludeTerminated
+	}
+	return false
+}
+
+type ListSessionsProcessesResponse struct {
+	state         protoimpl.MessageState            `protogen:"open.v1"`
+	Sessions      map[string]*ListProcessesResponse `protobuf:"bytes,1,rep,name=sessions,proto3" json:"sessions,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"` // every asked session, maybe empty
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ListSessionsProcessesResponse) Reset() {
+	*x = ListSessionsProcessesResponse{}
+	mi := &file_vance_v1_process_proto_msgTypes[2]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ListSessionsProcessesResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ListSessionsProcessesResponse) ProtoMessage() {}
+
+func (x *ListSessionsProcessesResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_vance_v1_process_proto_msgTypes[2]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ListSessionsProcessesResponse.ProtoReflect.Descriptor instead.
+func (*ListSessionsProcessesResponse) Descriptor() ([]byte, []int) {
+	return file_vance_v1_process_proto_rawDescGZIP(), []int{2}
+}
+
+func (x *ListSessionsProcessesResponse) GetSessions() map[string]*ListProcessesResponse {
+	if x != nil {
+		return x.Sessions
+	}
+	return nil
+}
+
+type SessionsCascadeRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	SessionIds    []string               `protobuf:"bytes,1,rep,name=session_ids,json=sessionIds,proto3" json:"session_ids,omitempty"`
+	SuspendCause  SuspendCause           `protobuf:"varint,2,opt,name=suspend_cause,json=suspendCause,proto3,enum=vance.v1.SuspendCause" json:"suspend_cause,omitempty"`
+	CloseReason   CloseReason            `protobuf:"varint,3,opt,name=close_reason,json=closeReason,proto3,enum=vance.v1.CloseReason" json:"close_reason,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SessionsCascadeRequest) Reset() {
+	*x = SessionsCascadeRequest{}
+	mi := &file_vance_v1_process_proto_msgTypes[3]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SessionsCascadeRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SessionsCascadeRequest) ProtoMessage() {}
+
+func (x *SessionsCascadeRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_vance_v1_process_proto_msgTypes[3]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SessionsCascadeRequest.ProtoReflect.Descriptor instead.
+func (*SessionsCascadeRequest) Descriptor() ([]byte, []int) {
+	return file_vance_v1_process_proto_rawDescGZIP(), []int{3}
+}
+
+func (x *SessionsCascadeRequest) GetSessionIds() []string {
+	if x != nil {
+		return x.SessionIds
+	}
+	return nil
+}
+
+func (x *SessionsCascadeRequest) GetSuspendCause() SuspendCause {
+	if x != nil {
+		return x.SuspendCause
+	}
+	return SuspendCause_SUSPEND_CAUSE_UNSPECIFIED
+}
+
+func (x *SessionsCascadeRequest) GetCloseReason() CloseReason {
+	if x != nil {
+		return x.CloseReason
+	}
+	return CloseReason_CLOSE_REASON_UNSPECIFIED
+}
+
+type SessionsCascadeResponse struct {
+	state     protoimpl.MessageState `protogen:"open.v1"`
+	Processes int32                  `protobuf:"varint,1,opt,name=processes,proto3" json:"processes,omitempty"` // processes suspended (SuspendSessions) or closed (CloseSessions)
+	// Sessions whose cascade failed; the others were done. The caller leaves these as they are.
+	FailedSessionIds []string `protobuf:"bytes,2,rep,name=failed_session_ids,json=failedSessionIds,proto3" json:"failed_session_ids,omitempty"`
+	unknownFields    protoimpl.UnknownFields
+	sizeCache        protoimpl.SizeCache
+}
+
+func (x *SessionsCascadeResponse) Reset() {
+	*x = SessionsCascadeResponse{}
+	mi := &file_vance_v1_process_proto_msgTypes[4]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SessionsCascadeResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SessionsCascadeResponse) ProtoMessage() {}
+
+func (x *SessionsCascadeResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_vance_v1_process_proto_msgTypes[4]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SessionsCascadeResponse.ProtoReflect.Descriptor instead.
+func (*SessionsCascadeResponse) Descriptor() ([]byte, []int) {
+	return file_vance_v1_process_proto_rawDescGZIP(), []int{4}
+}
+
+func (x *SessionsCascadeResponse) GetProcesses() int32 {
+	if x != nil {
+		return x.Processes
+	}
+	return 0
+}
+
+func (x *SessionsCascadeResponse) GetFailedSessionIds() []string {
+	if x != nil {
+		return x.FailedSessionIds
+	}
+	return nil
+}
+
 type DeleteSessionDataResponse struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	Processes     int32                  `protobuf:"varint,1,opt,name=processes,proto3" json:"processes,omitempty"`
@@ -154,7 +363,7 @@ type DeleteSessionDataResponse struct {
 
 func (x *DeleteSessionDataResponse) Reset() {
 	*x = DeleteSessionDataResponse{}
-	mi := &file_vance_v1_process_proto_msgTypes[1]
+	mi := &file_vance_v1_process_proto_msgTypes[5]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -166,7 +375,7 @@ func (x *DeleteSessionDataResponse) String() string {
 func (*DeleteSessionDataResponse) ProtoMessage() {}
 
 func (x *DeleteSessionDataResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_vance_v1_process_proto_msgTypes[1]
+	mi := &file_vance_v1_process_proto_msgTypes[5]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -179,7 +388,7 @@ func (x *DeleteSessionDataResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeleteSessionDataResponse.ProtoReflect.Descriptor instead.
 func (*DeleteSessionDataResponse) Descriptor() ([]byte, []int) {
-	return file_vance_v1_process_proto_rawDescGZIP(), []int{1}
+	return file_vance_v1_process_proto_rawDescGZIP(), []int{5}
 }
 
 func (x *DeleteSessionDataResponse) GetProcesses() int32 {
@@ -220,7 +429,7 @@ type RespawnChatRequest struct {
 
 func (x *RespawnChatRequest) Reset() {
 	*x = RespawnChatRequest{}
-	mi := &file_vance_v1_process_proto_msgTypes[2]
+	mi := &file_vance_v1_process_proto_msgTypes[6]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -232,7 +441,7 @@ func (x *RespawnChatRequest) String() string {
 func (*RespawnChatRequest) ProtoMessage() {}
 
 func (x *RespawnChatRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_vance_v1_process_proto_msgTypes[2]
+	mi := &file_vance_v1_process_proto_msgTypes[6]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -245,7 +454,7 @@ func (x *RespawnChatRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RespawnChatRequest.ProtoReflect.Descriptor instead.
 func (*RespawnChatRequest) Descriptor() ([]byte, []int) {
-	return file_vance_v1_process_proto_rawDescGZIP(), []int{2}
+	return file_vance_v1_process_proto_rawDescGZIP(), []int{6}
 }
 
 func (x *RespawnChatRequest) GetProcess() *CreateProcessRequest {
@@ -286,7 +495,7 @@ type CreateProcessRequest struct {
 
 func (x *CreateProcessRequest) Reset() {
 	*x = CreateProcessRequest{}
-	mi := &file_vance_v1_process_proto_msgTypes[3]
+	mi := &file_vance_v1_process_proto_msgTypes[7]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -298,7 +507,7 @@ func (x *CreateProcessRequest) String() string {
 func (*CreateProcessRequest) ProtoMessage() {}
 
 func (x *CreateProcessRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_vance_v1_process_proto_msgTypes[3]
+	mi := &file_vance_v1_process_proto_msgTypes[7]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -311,7 +520,7 @@ func (x *CreateProcessRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreateProcessRequest.ProtoReflect.Descriptor instead.
 func (*CreateProcessRequest) Descriptor() ([]byte, []int) {
-	return file_vance_v1_process_proto_rawDescGZIP(), []int{3}
+	return file_vance_v1_process_proto_rawDescGZIP(), []int{7}
 }
 
 func (x *CreateProcessRequest) GetTenantId() string {
@@ -428,7 +637,7 @@ type GetProcessRequest struct {
 
 func (x *GetProcessRequest) Reset() {
 	*x = GetProcessRequest{}
-	mi := &file_vance_v1_process_proto_msgTypes[4]
+	mi := &file_vance_v1_process_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -440,7 +649,7 @@ func (x *GetProcessRequest) String() string {
 func (*GetProcessRequest) ProtoMessage() {}
 
 func (x *GetProcessRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_vance_v1_process_proto_msgTypes[4]
+	mi := &file_vance_v1_process_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -453,7 +662,7 @@ func (x *GetProcessRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetProcessRequest.ProtoReflect.Descriptor instead.
 func (*GetProcessRequest) Descriptor() ([]byte, []int) {
-	return file_vance_v1_process_proto_rawDescGZIP(), []int{4}
+	return file_vance_v1_process_proto_rawDescGZIP(), []int{8}
 }
 
 func (x *GetProcessRequest) GetProcessId() string {
@@ -475,7 +684,7 @@ type ProcessRef struct {
 
 func (x *ProcessRef) Reset() {
 	*x = ProcessRef{}
-	mi := &file_vance_v1_process_proto_msgTypes[5]
+	mi := &file_vance_v1_process_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -487,7 +696,7 @@ func (x *ProcessRef) String() string {
 func (*ProcessRef) ProtoMessage() {}
 
 func (x *ProcessRef) ProtoReflect() protoreflect.Message {
-	mi := &file_vance_v1_process_proto_msgTypes[5]
+	mi := &file_vance_v1_process_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -500,7 +709,7 @@ func (x *ProcessRef) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ProcessRef.ProtoReflect.Descriptor instead.
 func (*ProcessRef) Descriptor() ([]byte, []int) {
-	return file_vance_v1_process_proto_rawDescGZIP(), []int{5}
+	return file_vance_v1_process_proto_rawDescGZIP(), []int{9}
 }
 
 func (x *ProcessRef) GetProcessId() string {
@@ -535,7 +744,7 @@ type ListProcessesRequest struct {
 
 func (x *ListProcessesRequest) Reset() {
 	*x = ListProcessesRequest{}
-	mi := &file_vance_v1_process_proto_msgTypes[6]
+	mi := &file_vance_v1_process_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -547,7 +756,7 @@ func (x *ListProcessesRequest) String() string {
 func (*ListProcessesRequest) ProtoMessage() {}
 
 func (x *ListProcessesRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_vance_v1_process_proto_msgTypes[6]
+	mi := &file_vance_v1_process_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -560,7 +769,7 @@ func (x *ListProcessesRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListProcessesRequest.ProtoReflect.Descriptor instead.
 func (*ListProcessesRequest) Descriptor() ([]byte, []int) {
-	return file_vance_v1_process_proto_rawDescGZIP(), []int{6}
+	return file_vance_v1_process_proto_rawDescGZIP(), []int{10}
 }
 
 func (x *ListProcessesRequest) GetSessionId() string {
@@ -593,7 +802,7 @@ type ListProcessesResponse struct {
 
 func (x *ListProcessesResponse) Reset() {
 	*x = ListProcessesResponse{}
-	mi := &file_vance_v1_process_proto_msgTypes[7]
+	mi := &file_vance_v1_process_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -605,7 +814,7 @@ func (x *ListProcessesResponse) String() string {
 func (*ListProcessesResponse) ProtoMessage() {}
 
 func (x *ListProcessesResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_vance_v1_process_proto_msgTypes[7]
+	mi := &file_vance_v1_process_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -618,7 +827,7 @@ func (x *ListProcessesResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListProcessesResponse.ProtoReflect.Descriptor instead.
 func (*ListProcessesResponse) Descriptor() ([]byte, []int) {
-	return file_vance_v1_process_proto_rawDescGZIP(), []int{7}
+	return file_vance_v1_process_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *ListProcessesResponse) GetProcesses() []*ThinkProcess {
@@ -638,7 +847,7 @@ type SteerRequest struct {
 
 func (x *SteerRequest) Reset() {
 	*x = SteerRequest{}
-	mi := &file_vance_v1_process_proto_msgTypes[8]
+	mi := &file_vance_v1_process_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -650,7 +859,7 @@ func (x *SteerRequest) String() string {
 func (*SteerRequest) ProtoMessage() {}
 
 func (x *SteerRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_vance_v1_process_proto_msgTypes[8]
+	mi := &file_vance_v1_process_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -663,7 +872,7 @@ func (x *SteerRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SteerRequest.ProtoReflect.Descriptor instead.
 func (*SteerRequest) Descriptor() ([]byte, []int) {
-	return file_vance_v1_process_proto_rawDescGZIP(), []int{8}
+	return file_vance_v1_process_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *SteerRequest) GetTarget() *ProcessRef {
@@ -693,7 +902,7 @@ type SteerResponse struct {
 
 func (x *SteerResponse) Reset() {
 	*x = SteerResponse{}
-	mi := &file_vance_v1_process_proto_msgTypes[9]
+	mi := &file_vance_v1_process_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -705,7 +914,7 @@ func (x *SteerResponse) String() string {
 func (*SteerResponse) ProtoMessage() {}
 
 func (x *SteerResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_vance_v1_process_proto_msgTypes[9]
+	mi := &file_vance_v1_process_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -718,7 +927,7 @@ func (x *SteerResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SteerResponse.ProtoReflect.Descriptor instead.
 func (*SteerResponse) Descriptor() ([]byte, []int) {
-	return file_vance_v1_process_proto_rawDescGZIP(), []int{9}
+	return file_vance_v1_process_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *SteerResponse) GetOutcome() DeliveryOutcome {
@@ -765,7 +974,7 @@ type PauseSessionRequest struct {
 
 func (x *PauseSessionRequest) Reset() {
 	*x = PauseSessionRequest{}
-	mi := &file_vance_v1_process_proto_msgTypes[10]
+	mi := &file_vance_v1_process_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -777,7 +986,7 @@ func (x *PauseSessionRequest) String() string {
 func (*PauseSessionRequest) ProtoMessage() {}
 
 func (x *PauseSessionRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_vance_v1_process_proto_msgTypes[10]
+	mi := &file_vance_v1_process_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -790,7 +999,7 @@ func (x *PauseSessionRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PauseSessionRequest.ProtoReflect.Descriptor instead.
 func (*PauseSessionRequest) Descriptor() ([]byte, []int) {
-	return file_vance_v1_process_proto_rawDescGZIP(), []int{10}
+	return file_vance_v1_process_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *PauseSessionRequest) GetSessionId() string {
@@ -814,7 +1023,7 @@ type ListChatMessagesRequest struct {
 
 func (x *ListChatMessagesRequest) Reset() {
 	*x = ListChatMessagesRequest{}
-	mi := &file_vance_v1_process_proto_msgTypes[11]
+	mi := &file_vance_v1_process_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -826,7 +1035,7 @@ func (x *ListChatMessagesRequest) String() string {
 func (*ListChatMessagesRequest) ProtoMessage() {}
 
 func (x *ListChatMessagesRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_vance_v1_process_proto_msgTypes[11]
+	mi := &file_vance_v1_process_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -839,7 +1048,7 @@ func (x *ListChatMessagesRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListChatMessagesRequest.ProtoReflect.Descriptor instead.
 func (*ListChatMessagesRequest) Descriptor() ([]byte, []int) {
-	return file_vance_v1_process_proto_rawDescGZIP(), []int{11}
+	return file_vance_v1_process_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *ListChatMessagesRequest) GetSessionId() string {
@@ -879,7 +1088,7 @@ type ListChatMessagesResponse struct {
 
 func (x *ListChatMessagesResponse) Reset() {
 	*x = ListChatMessagesResponse{}
-	mi := &file_vance_v1_process_proto_msgTypes[12]
+	mi := &file_vance_v1_process_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -891,7 +1100,7 @@ func (x *ListChatMessagesResponse) String() string {
 func (*ListChatMessagesResponse) ProtoMessage() {}
 
 func (x *ListChatMessagesResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_vance_v1_process_proto_msgTypes[12]
+	mi := &file_vance_v1_process_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -904,7 +1113,7 @@ func (x *ListChatMessagesResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListChatMessagesResponse.ProtoReflect.Descriptor instead.
 func (*ListChatMessagesResponse) Descriptor() ([]byte, []int) {
-	return file_vance_v1_process_proto_rawDescGZIP(), []int{12}
+	return file_vance_v1_process_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *ListChatMessagesResponse) GetMessages() []*ChatMessage {
@@ -923,7 +1132,7 @@ type ChatFeedRequest struct {
 
 func (x *ChatFeedRequest) Reset() {
 	*x = ChatFeedRequest{}
-	mi := &file_vance_v1_process_proto_msgTypes[13]
+	mi := &file_vance_v1_process_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -935,7 +1144,7 @@ func (x *ChatFeedRequest) String() string {
 func (*ChatFeedRequest) ProtoMessage() {}
 
 func (x *ChatFeedRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_vance_v1_process_proto_msgTypes[13]
+	mi := &file_vance_v1_process_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -948,7 +1157,7 @@ func (x *ChatFeedRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ChatFeedRequest.ProtoReflect.Descriptor instead.
 func (*ChatFeedRequest) Descriptor() ([]byte, []int) {
-	return file_vance_v1_process_proto_rawDescGZIP(), []int{13}
+	return file_vance_v1_process_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *ChatFeedRequest) GetAfter() int64 {
@@ -966,7 +1175,7 @@ type AckChatFeedResponse struct {
 
 func (x *AckChatFeedResponse) Reset() {
 	*x = AckChatFeedResponse{}
-	mi := &file_vance_v1_process_proto_msgTypes[14]
+	mi := &file_vance_v1_process_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -978,7 +1187,7 @@ func (x *AckChatFeedResponse) String() string {
 func (*AckChatFeedResponse) ProtoMessage() {}
 
 func (x *AckChatFeedResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_vance_v1_process_proto_msgTypes[14]
+	mi := &file_vance_v1_process_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -991,7 +1200,7 @@ func (x *AckChatFeedResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AckChatFeedResponse.ProtoReflect.Descriptor instead.
 func (*AckChatFeedResponse) Descriptor() ([]byte, []int) {
-	return file_vance_v1_process_proto_rawDescGZIP(), []int{14}
+	return file_vance_v1_process_proto_rawDescGZIP(), []int{18}
 }
 
 type ChatFeedPage struct {
@@ -1004,7 +1213,7 @@ type ChatFeedPage struct {
 
 func (x *ChatFeedPage) Reset() {
 	*x = ChatFeedPage{}
-	mi := &file_vance_v1_process_proto_msgTypes[15]
+	mi := &file_vance_v1_process_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1016,7 +1225,7 @@ func (x *ChatFeedPage) String() string {
 func (*ChatFeedPage) ProtoMessage() {}
 
 func (x *ChatFeedPage) ProtoReflect() protoreflect.Message {
-	mi := &file_vance_v1_process_proto_msgTypes[15]
+	mi := &file_vance_v1_process_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1029,7 +1238,7 @@ func (x *ChatFeedPage) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ChatFeedPage.ProtoReflect.Descriptor instead.
 func (*ChatFeedPage) Descriptor() ([]byte, []int) {
-	return file_vance_v1_process_proto_rawDescGZIP(), []int{15}
+	return file_vance_v1_process_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *ChatFeedPage) GetPosition() int64 {
@@ -1056,7 +1265,7 @@ type DrainPendingRequest struct {
 
 func (x *DrainPendingRequest) Reset() {
 	*x = DrainPendingRequest{}
-	mi := &file_vance_v1_process_proto_msgTypes[16]
+	mi := &file_vance_v1_process_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1068,7 +1277,7 @@ func (x *DrainPendingRequest) String() string {
 func (*DrainPendingRequest) ProtoMessage() {}
 
 func (x *DrainPendingRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_vance_v1_process_proto_msgTypes[16]
+	mi := &file_vance_v1_process_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1081,7 +1290,7 @@ func (x *DrainPendingRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DrainPendingRequest.ProtoReflect.Descriptor instead.
 func (*DrainPendingRequest) Descriptor() ([]byte, []int) {
-	return file_vance_v1_process_proto_rawDescGZIP(), []int{16}
+	return file_vance_v1_process_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *DrainPendingRequest) GetProcessId() string {
@@ -1107,7 +1316,7 @@ type DrainPendingResponse struct {
 
 func (x *DrainPendingResponse) Reset() {
 	*x = DrainPendingResponse{}
-	mi := &file_vance_v1_process_proto_msgTypes[17]
+	mi := &file_vance_v1_process_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1119,7 +1328,7 @@ func (x *DrainPendingResponse) String() string {
 func (*DrainPendingResponse) ProtoMessage() {}
 
 func (x *DrainPendingResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_vance_v1_process_proto_msgTypes[17]
+	mi := &file_vance_v1_process_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1132,7 +1341,7 @@ func (x *DrainPendingResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DrainPendingResponse.ProtoReflect.Descriptor instead.
 func (*DrainPendingResponse) Descriptor() ([]byte, []int) {
-	return file_vance_v1_process_proto_rawDescGZIP(), []int{17}
+	return file_vance_v1_process_proto_rawDescGZIP(), []int{21}
 }
 
 func (x *DrainPendingResponse) GetMessages() []*SteerMessage {
@@ -1152,7 +1361,7 @@ type SubscribeSessionRequest struct {
 
 func (x *SubscribeSessionRequest) Reset() {
 	*x = SubscribeSessionRequest{}
-	mi := &file_vance_v1_process_proto_msgTypes[18]
+	mi := &file_vance_v1_process_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1164,7 +1373,7 @@ func (x *SubscribeSessionRequest) String() string {
 func (*SubscribeSessionRequest) ProtoMessage() {}
 
 func (x *SubscribeSessionRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_vance_v1_process_proto_msgTypes[18]
+	mi := &file_vance_v1_process_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1177,7 +1386,7 @@ func (x *SubscribeSessionRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SubscribeSessionRequest.ProtoReflect.Descriptor instead.
 func (*SubscribeSessionRequest) Descriptor() ([]byte, []int) {
-	return file_vance_v1_process_proto_rawDescGZIP(), []int{18}
+	return file_vance_v1_process_proto_rawDescGZIP(), []int{22}
 }
 
 func (x *SubscribeSessionRequest) GetSessionId() string {
@@ -1202,7 +1411,7 @@ type ListWorkersRequest struct {
 
 func (x *ListWorkersRequest) Reset() {
 	*x = ListWorkersRequest{}
-	mi := &file_vance_v1_process_proto_msgTypes[19]
+	mi := &file_vance_v1_process_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1214,7 +1423,7 @@ func (x *ListWorkersRequest) String() string {
 func (*ListWorkersRequest) ProtoMessage() {}
 
 func (x *ListWorkersRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_vance_v1_process_proto_msgTypes[19]
+	mi := &file_vance_v1_process_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1227,7 +1436,7 @@ func (x *ListWorkersRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListWorkersRequest.ProtoReflect.Descriptor instead.
 func (*ListWorkersRequest) Descriptor() ([]byte, []int) {
-	return file_vance_v1_process_proto_rawDescGZIP(), []int{19}
+	return file_vance_v1_process_proto_rawDescGZIP(), []int{23}
 }
 
 type WorkerInfo struct {
@@ -1245,7 +1454,7 @@ type WorkerInfo struct {
 
 func (x *WorkerInfo) Reset() {
 	*x = WorkerInfo{}
-	mi := &file_vance_v1_process_proto_msgTypes[20]
+	mi := &file_vance_v1_process_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1257,7 +1466,7 @@ func (x *WorkerInfo) String() string {
 func (*WorkerInfo) ProtoMessage() {}
 
 func (x *WorkerInfo) ProtoReflect() protoreflect.Message {
-	mi := &file_vance_v1_process_proto_msgTypes[20]
+	mi := &file_vance_v1_process_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1270,7 +1479,7 @@ func (x *WorkerInfo) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WorkerInfo.ProtoReflect.Descriptor instead.
 func (*WorkerInfo) Descriptor() ([]byte, []int) {
-	return file_vance_v1_process_proto_rawDescGZIP(), []int{20}
+	return file_vance_v1_process_proto_rawDescGZIP(), []int{24}
 }
 
 func (x *WorkerInfo) GetWorkerId() string {
@@ -1331,7 +1540,7 @@ type ListWorkersResponse struct {
 
 func (x *ListWorkersResponse) Reset() {
 	*x = ListWorkersResponse{}
-	mi := &file_vance_v1_process_proto_msgTypes[21]
+	mi := &file_vance_v1_process_proto_msgTypes[25]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1343,7 +1552,7 @@ func (x *ListWorkersResponse) String() string {
 func (*ListWorkersResponse) ProtoMessage() {}
 
 func (x *ListWorkersResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_vance_v1_process_proto_msgTypes[21]
+	mi := &file_vance_v1_process_proto_msgTypes[25]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1356,7 +1565,7 @@ func (x *ListWorkersResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListWorkersResponse.ProtoReflect.Descriptor instead.
 func (*ListWorkersResponse) Descriptor() ([]byte, []int) {
-	return file_vance_v1_process_proto_rawDescGZIP(), []int{21}
+	return file_vance_v1_process_proto_rawDescGZIP(), []int{25}
 }
 
 func (x *ListWorkersResponse) GetWorkers() []*WorkerInfo {
@@ -1376,7 +1585,7 @@ type EngineDescriptor struct {
 
 func (x *EngineDescriptor) Reset() {
 	*x = EngineDescriptor{}
-	mi := &file_vance_v1_process_proto_msgTypes[22]
+	mi := &file_vance_v1_process_proto_msgTypes[26]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1388,7 +1597,7 @@ func (x *EngineDescriptor) String() string {
 func (*EngineDescriptor) ProtoMessage() {}
 
 func (x *EngineDescriptor) ProtoReflect() protoreflect.Message {
-	mi := &file_vance_v1_process_proto_msgTypes[22]
+	mi := &file_vance_v1_process_proto_msgTypes[26]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1401,7 +1610,7 @@ func (x *EngineDescriptor) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use EngineDescriptor.ProtoReflect.Descriptor instead.
 func (*EngineDescriptor) Descriptor() ([]byte, []int) {
-	return file_vance_v1_process_proto_rawDescGZIP(), []int{22}
+	return file_vance_v1_process_proto_rawDescGZIP(), []int{26}
 }
 
 func (x *EngineDescriptor) GetName() string {
@@ -1429,7 +1638,7 @@ type WorkerHello struct {
 
 func (x *WorkerHello) Reset() {
 	*x = WorkerHello{}
-	mi := &file_vance_v1_process_proto_msgTypes[23]
+	mi := &file_vance_v1_process_proto_msgTypes[27]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1441,7 +1650,7 @@ func (x *WorkerHello) String() string {
 func (*WorkerHello) ProtoMessage() {}
 
 func (x *WorkerHello) ProtoReflect() protoreflect.Message {
-	mi := &file_vance_v1_process_proto_msgTypes[23]
+	mi := &file_vance_v1_process_proto_msgTypes[27]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1454,7 +1663,7 @@ func (x *WorkerHello) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WorkerHello.ProtoReflect.Descriptor instead.
 func (*WorkerHello) Descriptor() ([]byte, []int) {
-	return file_vance_v1_process_proto_rawDescGZIP(), []int{23}
+	return file_vance_v1_process_proto_rawDescGZIP(), []int{27}
 }
 
 func (x *WorkerHello) GetWorkerId() string {
@@ -1487,7 +1696,7 @@ type WorkerHeartbeat struct {
 
 func (x *WorkerHeartbeat) Reset() {
 	*x = WorkerHeartbeat{}
-	mi := &file_vance_v1_process_proto_msgTypes[24]
+	mi := &file_vance_v1_process_proto_msgTypes[28]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1499,7 +1708,7 @@ func (x *WorkerHeartbeat) String() string {
 func (*WorkerHeartbeat) ProtoMessage() {}
 
 func (x *WorkerHeartbeat) ProtoReflect() protoreflect.Message {
-	mi := &file_vance_v1_process_proto_msgTypes[24]
+	mi := &file_vance_v1_process_proto_msgTypes[28]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1512,7 +1721,7 @@ func (x *WorkerHeartbeat) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WorkerHeartbeat.ProtoReflect.Descriptor instead.
 func (*WorkerHeartbeat) Descriptor() ([]byte, []int) {
-	return file_vance_v1_process_proto_rawDescGZIP(), []int{24}
+	return file_vance_v1_process_proto_rawDescGZIP(), []int{28}
 }
 
 func (x *WorkerHeartbeat) GetTurnIds() []string {
@@ -1531,7 +1740,7 @@ type WorkerDraining struct {
 
 func (x *WorkerDraining) Reset() {
 	*x = WorkerDraining{}
-	mi := &file_vance_v1_process_proto_msgTypes[25]
+	mi := &file_vance_v1_process_proto_msgTypes[29]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1543,7 +1752,7 @@ func (x *WorkerDraining) String() string {
 func (*WorkerDraining) ProtoMessage() {}
 
 func (x *WorkerDraining) ProtoReflect() protoreflect.Message {
-	mi := &file_vance_v1_process_proto_msgTypes[25]
+	mi := &file_vance_v1_process_proto_msgTypes[29]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1556,7 +1765,7 @@ func (x *WorkerDraining) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WorkerDraining.ProtoReflect.Descriptor instead.
 func (*WorkerDraining) Descriptor() ([]byte, []int) {
-	return file_vance_v1_process_proto_rawDescGZIP(), []int{25}
+	return file_vance_v1_process_proto_rawDescGZIP(), []int{29}
 }
 
 // A chat message written by the engine. The id is derived from the turn, so a redone turn
@@ -1573,7 +1782,7 @@ type ChatAppend struct {
 
 func (x *ChatAppend) Reset() {
 	*x = ChatAppend{}
-	mi := &file_vance_v1_process_proto_msgTypes[26]
+	mi := &file_vance_v1_process_proto_msgTypes[30]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1585,7 +1794,7 @@ func (x *ChatAppend) String() string {
 func (*ChatAppend) ProtoMessage() {}
 
 func (x *ChatAppend) ProtoReflect() protoreflect.Message {
-	mi := &file_vance_v1_process_proto_msgTypes[26]
+	mi := &file_vance_v1_process_proto_msgTypes[30]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1598,7 +1807,7 @@ func (x *ChatAppend) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ChatAppend.ProtoReflect.Descriptor instead.
 func (*ChatAppend) Descriptor() ([]byte, []int) {
-	return file_vance_v1_process_proto_rawDescGZIP(), []int{26}
+	return file_vance_v1_process_proto_rawDescGZIP(), []int{30}
 }
 
 func (x *ChatAppend) GetMessageId() string {
@@ -1639,7 +1848,7 @@ type TurnProgress struct {
 
 func (x *TurnProgress) Reset() {
 	*x = TurnProgress{}
-	mi := &file_vance_v1_process_proto_msgTypes[27]
+	mi := &file_vance_v1_process_proto_msgTypes[31]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1651,7 +1860,7 @@ func (x *TurnProgress) String() string {
 func (*TurnProgress) ProtoMessage() {}
 
 func (x *TurnProgress) ProtoReflect() protoreflect.Message {
-	mi := &file_vance_v1_process_proto_msgTypes[27]
+	mi := &file_vance_v1_process_proto_msgTypes[31]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1664,7 +1873,7 @@ func (x *TurnProgress) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TurnProgress.ProtoReflect.Descriptor instead.
 func (*TurnProgress) Descriptor() ([]byte, []int) {
-	return file_vance_v1_process_proto_rawDescGZIP(), []int{27}
+	return file_vance_v1_process_proto_rawDescGZIP(), []int{31}
 }
 
 func (x *TurnProgress) GetKind() string {
@@ -1696,7 +1905,7 @@ type TurnEvent struct {
 
 func (x *TurnEvent) Reset() {
 	*x = TurnEvent{}
-	mi := &file_vance_v1_process_proto_msgTypes[28]
+	mi := &file_vance_v1_process_proto_msgTypes[32]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1708,7 +1917,7 @@ func (x *TurnEvent) String() string {
 func (*TurnEvent) ProtoMessage() {}
 
 func (x *TurnEvent) ProtoReflect() protoreflect.Message {
-	mi := &file_vance_v1_process_proto_msgTypes[28]
+	mi := &file_vance_v1_process_proto_msgTypes[32]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1721,7 +1930,7 @@ func (x *TurnEvent) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TurnEvent.ProtoReflect.Descriptor instead.
 func (*TurnEvent) Descriptor() ([]byte, []int) {
-	return file_vance_v1_process_proto_rawDescGZIP(), []int{28}
+	return file_vance_v1_process_proto_rawDescGZIP(), []int{32}
 }
 
 func (x *TurnEvent) GetTurnId() string {
@@ -1808,7 +2017,7 @@ type TurnCommit struct {
 
 func (x *TurnCommit) Reset() {
 	*x = TurnCommit{}
-	mi := &file_vance_v1_process_proto_msgTypes[29]
+	mi := &file_vance_v1_process_proto_msgTypes[33]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1820,7 +2029,7 @@ func (x *TurnCommit) String() string {
 func (*TurnCommit) ProtoMessage() {}
 
 func (x *TurnCommit) ProtoReflect() protoreflect.Message {
-	mi := &file_vance_v1_process_proto_msgTypes[29]
+	mi := &file_vance_v1_process_proto_msgTypes[33]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1833,7 +2042,7 @@ func (x *TurnCommit) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TurnCommit.ProtoReflect.Descriptor instead.
 func (*TurnCommit) Descriptor() ([]byte, []int) {
-	return file_vance_v1_process_proto_rawDescGZIP(), []int{29}
+	return file_vance_v1_process_proto_rawDescGZIP(), []int{33}
 }
 
 func (x *TurnCommit) GetTurnId() string {
@@ -1917,7 +2126,7 @@ type TurnFailure struct {
 
 func (x *TurnFailure) Reset() {
 	*x = TurnFailure{}
-	mi := &file_vance_v1_process_proto_msgTypes[30]
+	mi := &file_vance_v1_process_proto_msgTypes[34]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1929,7 +2138,7 @@ func (x *TurnFailure) String() string {
 func (*TurnFailure) ProtoMessage() {}
 
 func (x *TurnFailure) ProtoReflect() protoreflect.Message {
-	mi := &file_vance_v1_process_proto_msgTypes[30]
+	mi := &file_vance_v1_process_proto_msgTypes[34]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1942,7 +2151,7 @@ func (x *TurnFailure) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TurnFailure.ProtoReflect.Descriptor instead.
 func (*TurnFailure) Descriptor() ([]byte, []int) {
-	return file_vance_v1_process_proto_rawDescGZIP(), []int{30}
+	return file_vance_v1_process_proto_rawDescGZIP(), []int{34}
 }
 
 func (x *TurnFailure) GetTurnId() string {
@@ -1983,7 +2192,7 @@ type WorkerMessage struct {
 
 func (x *WorkerMessage) Reset() {
 	*x = WorkerMessage{}
-	mi := &file_vance_v1_process_proto_msgTypes[31]
+	mi := &file_vance_v1_process_proto_msgTypes[35]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1995,7 +2204,7 @@ func (x *WorkerMessage) String() string {
 func (*WorkerMessage) ProtoMessage() {}
 
 func (x *WorkerMessage) ProtoReflect() protoreflect.Message {
-	mi := &file_vance_v1_process_proto_msgTypes[31]
+	mi := &file_vance_v1_process_proto_msgTypes[35]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2008,7 +2217,7 @@ func (x *WorkerMessage) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WorkerMessage.ProtoReflect.Descriptor instead.
 func (*WorkerMessage) Descriptor() ([]byte, []int) {
-	return file_vance_v1_process_proto_rawDescGZIP(), []int{31}
+	return file_vance_v1_process_proto_rawDescGZIP(), []int{35}
 }
 
 func (x *WorkerMessage) GetKind() isWorkerMessage_Kind {
@@ -2134,7 +2343,7 @@ type TurnAssignment struct {
 
 func (x *TurnAssignment) Reset() {
 	*x = TurnAssignment{}
-	mi := &file_vance_v1_process_proto_msgTypes[32]
+	mi := &file_vance_v1_process_proto_msgTypes[36]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2146,7 +2355,7 @@ func (x *TurnAssignment) String() string {
 func (*TurnAssignment) ProtoMessage() {}
 
 func (x *TurnAssignment) ProtoReflect() protoreflect.Message {
-	mi := &file_vance_v1_process_proto_msgTypes[32]
+	mi := &file_vance_v1_process_proto_msgTypes[36]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2159,7 +2368,7 @@ func (x *TurnAssignment) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TurnAssignment.ProtoReflect.Descriptor instead.
 func (*TurnAssignment) Descriptor() ([]byte, []int) {
-	return file_vance_v1_process_proto_rawDescGZIP(), []int{32}
+	return file_vance_v1_process_proto_rawDescGZIP(), []int{36}
 }
 
 func (x *TurnAssignment) GetTurnId() string {
@@ -2236,7 +2445,7 @@ type TurnAck struct {
 
 func (x *TurnAck) Reset() {
 	*x = TurnAck{}
-	mi := &file_vance_v1_process_proto_msgTypes[33]
+	mi := &file_vance_v1_process_proto_msgTypes[37]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2248,7 +2457,7 @@ func (x *TurnAck) String() string {
 func (*TurnAck) ProtoMessage() {}
 
 func (x *TurnAck) ProtoReflect() protoreflect.Message {
-	mi := &file_vance_v1_process_proto_msgTypes[33]
+	mi := &file_vance_v1_process_proto_msgTypes[37]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2261,7 +2470,7 @@ func (x *TurnAck) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TurnAck.ProtoReflect.Descriptor instead.
 func (*TurnAck) Descriptor() ([]byte, []int) {
-	return file_vance_v1_process_proto_rawDescGZIP(), []int{33}
+	return file_vance_v1_process_proto_rawDescGZIP(), []int{37}
 }
 
 func (x *TurnAck) GetTurnId() string {
@@ -2295,7 +2504,7 @@ type Welcome struct {
 
 func (x *Welcome) Reset() {
 	*x = Welcome{}
-	mi := &file_vance_v1_process_proto_msgTypes[34]
+	mi := &file_vance_v1_process_proto_msgTypes[38]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2307,7 +2516,7 @@ func (x *Welcome) String() string {
 func (*Welcome) ProtoMessage() {}
 
 func (x *Welcome) ProtoReflect() protoreflect.Message {
-	mi := &file_vance_v1_process_proto_msgTypes[34]
+	mi := &file_vance_v1_process_proto_msgTypes[38]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2320,7 +2529,7 @@ func (x *Welcome) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Welcome.ProtoReflect.Descriptor instead.
 func (*Welcome) Descriptor() ([]byte, []int) {
-	return file_vance_v1_process_proto_rawDescGZIP(), []int{34}
+	return file_vance_v1_process_proto_rawDescGZIP(), []int{38}
 }
 
 func (x *Welcome) GetLeaseMs() int32 {
@@ -2352,7 +2561,7 @@ type DispatchMessage struct {
 
 func (x *DispatchMessage) Reset() {
 	*x = DispatchMessage{}
-	mi := &file_vance_v1_process_proto_msgTypes[35]
+	mi := &file_vance_v1_process_proto_msgTypes[39]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2364,7 +2573,7 @@ func (x *DispatchMessage) String() string {
 func (*DispatchMessage) ProtoMessage() {}
 
 func (x *DispatchMessage) ProtoReflect() protoreflect.Message {
-	mi := &file_vance_v1_process_proto_msgTypes[35]
+	mi := &file_vance_v1_process_proto_msgTypes[39]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2377,7 +2586,7 @@ func (x *DispatchMessage) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DispatchMessage.ProtoReflect.Descriptor instead.
 func (*DispatchMessage) Descriptor() ([]byte, []int) {
-	return file_vance_v1_process_proto_rawDescGZIP(), []int{35}
+	return file_vance_v1_process_proto_rawDescGZIP(), []int{39}
 }
 
 func (x *DispatchMessage) GetKind() isDispatchMessage_Kind {
@@ -2462,7 +2671,7 @@ type PublishNoticeRequest struct {
 
 func (x *PublishNoticeRequest) Reset() {
 	*x = PublishNoticeRequest{}
-	mi := &file_vance_v1_process_proto_msgTypes[36]
+	mi := &file_vance_v1_process_proto_msgTypes[40]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2474,7 +2683,7 @@ func (x *PublishNoticeRequest) String() string {
 func (*PublishNoticeRequest) ProtoMessage() {}
 
 func (x *PublishNoticeRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_vance_v1_process_proto_msgTypes[36]
+	mi := &file_vance_v1_process_proto_msgTypes[40]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2487,7 +2696,7 @@ func (x *PublishNoticeRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PublishNoticeRequest.ProtoReflect.Descriptor instead.
 func (*PublishNoticeRequest) Descriptor() ([]byte, []int) {
-	return file_vance_v1_process_proto_rawDescGZIP(), []int{36}
+	return file_vance_v1_process_proto_rawDescGZIP(), []int{40}
 }
 
 func (x *PublishNoticeRequest) GetSessionIds() []string {
@@ -2512,7 +2721,7 @@ type PublishNoticeResponse struct {
 
 func (x *PublishNoticeResponse) Reset() {
 	*x = PublishNoticeResponse{}
-	mi := &file_vance_v1_process_proto_msgTypes[37]
+	mi := &file_vance_v1_process_proto_msgTypes[41]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2524,7 +2733,7 @@ func (x *PublishNoticeResponse) String() string {
 func (*PublishNoticeResponse) ProtoMessage() {}
 
 func (x *PublishNoticeResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_vance_v1_process_proto_msgTypes[37]
+	mi := &file_vance_v1_process_proto_msgTypes[41]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2537,7 +2746,7 @@ func (x *PublishNoticeResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PublishNoticeResponse.ProtoReflect.Descriptor instead.
 func (*PublishNoticeResponse) Descriptor() ([]byte, []int) {
-	return file_vance_v1_process_proto_rawDescGZIP(), []int{37}
+	return file_vance_v1_process_proto_rawDescGZIP(), []int{41}
 }
 
 type MemoryRecord struct {
@@ -2555,7 +2764,7 @@ type MemoryRecord struct {
 
 func (x *MemoryRecord) Reset() {
 	*x = MemoryRecord{}
-	mi := &file_vance_v1_process_proto_msgTypes[38]
+	mi := &file_vance_v1_process_proto_msgTypes[42]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2567,7 +2776,7 @@ func (x *MemoryRecord) String() string {
 func (*MemoryRecord) ProtoMessage() {}
 
 func (x *MemoryRecord) ProtoReflect() protoreflect.Message {
-	mi := &file_vance_v1_process_proto_msgTypes[38]
+	mi := &file_vance_v1_process_proto_msgTypes[42]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2580,7 +2789,7 @@ func (x *MemoryRecord) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use MemoryRecord.ProtoReflect.Descriptor instead.
 func (*MemoryRecord) Descriptor() ([]byte, []int) {
-	return file_vance_v1_process_proto_rawDescGZIP(), []int{38}
+	return file_vance_v1_process_proto_rawDescGZIP(), []int{42}
 }
 
 func (x *MemoryRecord) GetId() string {
@@ -2646,7 +2855,7 @@ type RecordMemoryRequest struct {
 
 func (x *RecordMemoryRequest) Reset() {
 	*x = RecordMemoryRequest{}
-	mi := &file_vance_v1_process_proto_msgTypes[39]
+	mi := &file_vance_v1_process_proto_msgTypes[43]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2658,7 +2867,7 @@ func (x *RecordMemoryRequest) String() string {
 func (*RecordMemoryRequest) ProtoMessage() {}
 
 func (x *RecordMemoryRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_vance_v1_process_proto_msgTypes[39]
+	mi := &file_vance_v1_process_proto_msgTypes[43]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2671,7 +2880,7 @@ func (x *RecordMemoryRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RecordMemoryRequest.ProtoReflect.Descriptor instead.
 func (*RecordMemoryRequest) Descriptor() ([]byte, []int) {
-	return file_vance_v1_process_proto_rawDescGZIP(), []int{39}
+	return file_vance_v1_process_proto_rawDescGZIP(), []int{43}
 }
 
 func (x *RecordMemoryRequest) GetProcessId() string {
@@ -2727,7 +2936,7 @@ type ListMemoryRequest struct {
 
 func (x *ListMemoryRequest) Reset() {
 	*x = ListMemoryRequest{}
-	mi := &file_vance_v1_process_proto_msgTypes[40]
+	mi := &file_vance_v1_process_proto_msgTypes[44]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2739,7 +2948,7 @@ func (x *ListMemoryRequest) String() string {
 func (*ListMemoryRequest) ProtoMessage() {}
 
 func (x *ListMemoryRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_vance_v1_process_proto_msgTypes[40]
+	mi := &file_vance_v1_process_proto_msgTypes[44]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2752,7 +2961,7 @@ func (x *ListMemoryRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListMemoryRequest.ProtoReflect.Descriptor instead.
 func (*ListMemoryRequest) Descriptor() ([]byte, []int) {
-	return file_vance_v1_process_proto_rawDescGZIP(), []int{40}
+	return file_vance_v1_process_proto_rawDescGZIP(), []int{44}
 }
 
 func (x *ListMemoryRequest) GetProcessId() string {
@@ -2785,7 +2994,7 @@ type ListMemoryResponse struct {
 
 func (x *ListMemoryResponse) Reset() {
 	*x = ListMemoryResponse{}
-	mi := &file_vance_v1_process_proto_msgTypes[41]
+	mi := &file_vance_v1_process_proto_msgTypes[45]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2797,7 +3006,7 @@ func (x *ListMemoryResponse) String() string {
 func (*ListMemoryResponse) ProtoMessage() {}
 
 func (x *ListMemoryResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_vance_v1_process_proto_msgTypes[41]
+	mi := &file_vance_v1_process_proto_msgTypes[45]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2810,7 +3019,7 @@ func (x *ListMemoryResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListMemoryResponse.ProtoReflect.Descriptor instead.
 func (*ListMemoryResponse) Descriptor() ([]byte, []int) {
-	return file_vance_v1_process_proto_rawDescGZIP(), []int{41}
+	return file_vance_v1_process_proto_rawDescGZIP(), []int{45}
 }
 
 func (x *ListMemoryResponse) GetRecords() []*MemoryRecord {
@@ -2831,7 +3040,24 @@ const file_vance_v1_process_proto_rawDesc = "" +
 	"\rsuspend_cause\x18\x02 \x01(\x0e2\x16.vance.v1.SuspendCauseR\fsuspendCause\x128\n" +
 	"\fclose_reason\x18\x03 \x01(\x0e2\x15.vance.v1.CloseReasonR\vcloseReason\x12\x1f\n" +
 	"\vprocess_ids\x18\x04 \x03(\tR\n" +
-	"processIds\"\x8c\x01\n" +
+	"processIds\"n\n" +
+	"\x1cListSessionsProcessesRequest\x12\x1f\n" +
+	"\vsession_ids\x18\x01 \x03(\tR\n" +
+	"sessionIds\x12-\n" +
+	"\x12include_terminated\x18\x02 \x01(\bR\x11includeTerminated\"\xd0\x01\n" +
+	"\x1dListSessionsProcessesResponse\x12Q\n" +
+	"\bsessions\x18\x01 \x03(\v25.vance.v1.ListSessionsProcessesResponse.SessionsEntryR\bsessions\x1a\\\n" +
+	"\rSessionsEntry\x12\x10\n" +
+	"\x03key\x18\x01 \x01(\tR\x03key\x125\n" +
+	"\x05value\x18\x02 \x01(\v2\x1f.vance.v1.ListProcessesResponseR\x05value:\x028\x01\"\xb0\x01\n" +
+	"\x16SessionsCascadeRequest\x12\x1f\n" +
+	"\vsession_ids\x18\x01 \x03(\tR\n" +
+	"sessionIds\x12;\n" +
+	"\rsuspend_cause\x18\x02 \x01(\x0e2\x16.vance.v1.SuspendCauseR\fsuspendCause\x128\n" +
+	"\fclose_reason\x18\x03 \x01(\x0e2\x15.vance.v1.CloseReasonR\vcloseReason\"e\n" +
+	"\x17SessionsCascadeResponse\x12\x1c\n" +
+	"\tprocesses\x18\x01 \x01(\x05R\tprocesses\x12,\n" +
+	"\x12failed_session_ids\x18\x02 \x03(\tR\x10failedSessionIds\"\x8c\x01\n" +
 	"\x19DeleteSessionDataResponse\x12\x1c\n" +
 	"\tprocesses\x18\x01 \x01(\x05R\tprocesses\x12#\n" +
 	"\rchat_messages\x18\x02 \x01(\x05R\fchatMessages\x12\x16\n" +
@@ -3047,7 +3273,7 @@ const file_vance_v1_process_proto_rawDesc = "" +
 	"\vMemoryScope\x12\x1c\n" +
 	"\x18MEMORY_SCOPE_UNSPECIFIED\x10\x00\x12\x18\n" +
 	"\x14MEMORY_SCOPE_PROCESS\x10\x01\x12\x18\n" +
-	"\x14MEMORY_SCOPE_PROJECT\x10\x022\xbe\r\n" +
+	"\x14MEMORY_SCOPE_PROJECT\x10\x022\xd6\x0f\n" +
 	"\x0eProcessService\x12G\n" +
 	"\rCreateProcess\x12\x1e.vance.v1.CreateProcessRequest\x1a\x16.vance.v1.ThinkProcess\x12A\n" +
 	"\n" +
@@ -3068,7 +3294,10 @@ const file_vance_v1_process_proto_rawDesc = "" +
 	"\x10SuspendProcesses\x12\x1f.vance.v1.SessionCascadeRequest\x1a\x1f.vance.v1.ListProcessesResponse\x12S\n" +
 	"\x0fResumeProcesses\x12\x1f.vance.v1.SessionCascadeRequest\x1a\x1f.vance.v1.ListProcessesResponse\x12R\n" +
 	"\x0eCloseProcesses\x12\x1f.vance.v1.SessionCascadeRequest\x1a\x1f.vance.v1.ListProcessesResponse\x12Y\n" +
-	"\x11DeleteSessionData\x12\x1f.vance.v1.SessionCascadeRequest\x1a#.vance.v1.DeleteSessionDataResponse\x12C\n" +
+	"\x11DeleteSessionData\x12\x1f.vance.v1.SessionCascadeRequest\x1a#.vance.v1.DeleteSessionDataResponse\x12h\n" +
+	"\x15ListSessionsProcesses\x12&.vance.v1.ListSessionsProcessesRequest\x1a'.vance.v1.ListSessionsProcessesResponse\x12V\n" +
+	"\x0fSuspendSessions\x12 .vance.v1.SessionsCascadeRequest\x1a!.vance.v1.SessionsCascadeResponse\x12T\n" +
+	"\rCloseSessions\x12 .vance.v1.SessionsCascadeRequest\x1a!.vance.v1.SessionsCascadeResponse\x12C\n" +
 	"\vRespawnChat\x12\x1c.vance.v1.RespawnChatRequest\x1a\x16.vance.v1.ThinkProcess\x12E\n" +
 	"\fRecordMemory\x12\x1d.vance.v1.RecordMemoryRequest\x1a\x16.vance.v1.MemoryRecord\x12G\n" +
 	"\n" +
@@ -3089,162 +3318,177 @@ func file_vance_v1_process_proto_rawDescGZIP() []byte {
 }
 
 var file_vance_v1_process_proto_enumTypes = make([]protoimpl.EnumInfo, 1)
-var file_vance_v1_process_proto_msgTypes = make([]protoimpl.MessageInfo, 43)
+var file_vance_v1_process_proto_msgTypes = make([]protoimpl.MessageInfo, 48)
 var file_vance_v1_process_proto_goTypes = []any{
-	(MemoryScope)(0),                  // 0: vance.v1.MemoryScope
-	(*SessionCascadeRequest)(nil),     // 1: vance.v1.SessionCascadeRequest
-	(*DeleteSessionDataResponse)(nil), // 2: vance.v1.DeleteSessionDataResponse
-	(*RespawnChatRequest)(nil),        // 3: vance.v1.RespawnChatRequest
-	(*CreateProcessRequest)(nil),      // 4: vance.v1.CreateProcessRequest
-	(*GetProcessRequest)(nil),         // 5: vance.v1.GetProcessRequest
-	(*ProcessRef)(nil),                // 6: vance.v1.ProcessRef
-	(*ListProcessesRequest)(nil),      // 7: vance.v1.ListProcessesRequest
-	(*ListProcessesResponse)(nil),     // 8: vance.v1.ListProcessesResponse
-	(*SteerRequest)(nil),              // 9: vance.v1.SteerRequest
-	(*SteerResponse)(nil),             // 10: vance.v1.SteerResponse
-	(*PauseSessionRequest)(nil),       // 11: vance.v1.PauseSessionRequest
-	(*ListChatMessagesRequest)(nil),   // 12: vance.v1.ListChatMessagesRequest
-	(*ListChatMessagesResponse)(nil),  // 13: vance.v1.ListChatMessagesResponse
-	(*ChatFeedRequest)(nil),           // 14: vance.v1.ChatFeedRequest
-	(*AckChatFeedResponse)(nil),       // 15: vance.v1.AckChatFeedResponse
-	(*ChatFeedPage)(nil),              // 16: vance.v1.ChatFeedPage
-	(*DrainPendingRequest)(nil),       // 17: vance.v1.DrainPendingRequest
-	(*DrainPendingResponse)(nil),      // 18: vance.v1.DrainPendingResponse
-	(*SubscribeSessionRequest)(nil),   // 19: vance.v1.SubscribeSessionRequest
-	(*ListWorkersRequest)(nil),        // 20: vance.v1.ListWorkersRequest
-	(*WorkerInfo)(nil),                // 21: vance.v1.WorkerInfo
-	(*ListWorkersResponse)(nil),       // 22: vance.v1.ListWorkersResponse
-	(*EngineDescriptor)(nil),          // 23: vance.v1.EngineDescriptor
-	(*WorkerHello)(nil),               // 24: vance.v1.WorkerHello
-	(*WorkerHeartbeat)(nil),           // 25: vance.v1.WorkerHeartbeat
-	(*WorkerDraining)(nil),            // 26: vance.v1.WorkerDraining
-	(*ChatAppend)(nil),                // 27: vance.v1.ChatAppend
-	(*TurnProgress)(nil),              // 28: vance.v1.TurnProgress
-	(*TurnEvent)(nil),                 // 29: vance.v1.TurnEvent
-	(*TurnCommit)(nil),                // 30: vance.v1.TurnCommit
-	(*TurnFailure)(nil),               // 31: vance.v1.TurnFailure
-	(*WorkerMessage)(nil),             // 32: vance.v1.WorkerMessage
-	(*TurnAssignment)(nil),            // 33: vance.v1.TurnAssignment
-	(*TurnAck)(nil),                   // 34: vance.v1.TurnAck
-	(*Welcome)(nil),                   // 35: vance.v1.Welcome
-	(*DispatchMessage)(nil),           // 36: vance.v1.DispatchMessage
-	(*PublishNoticeRequest)(nil),      // 37: vance.v1.PublishNoticeRequest
-	(*PublishNoticeResponse)(nil),     // 38: vance.v1.PublishNoticeResponse
-	(*MemoryRecord)(nil),              // 39: vance.v1.MemoryRecord
-	(*RecordMemoryRequest)(nil),       // 40: vance.v1.RecordMemoryRequest
-	(*ListMemoryRequest)(nil),         // 41: vance.v1.ListMemoryRequest
-	(*ListMemoryResponse)(nil),        // 42: vance.v1.ListMemoryResponse
-	nil,                               // 43: vance.v1.TurnAssignment.TraceContextEntry
-	(SuspendCause)(0),                 // 44: vance.v1.SuspendCause
-	(CloseReason)(0),                  // 45: vance.v1.CloseReason
-	(*structpb.Struct)(nil),           // 46: google.protobuf.Struct
-	(*ThinkProcess)(nil),              // 47: vance.v1.ThinkProcess
-	(*SteerMessage)(nil),              // 48: vance.v1.SteerMessage
-	(DeliveryOutcome)(0),              // 49: vance.v1.DeliveryOutcome
-	(*ChatMessage)(nil),               // 50: vance.v1.ChatMessage
-	(ChatRole)(0),                     // 51: vance.v1.ChatRole
-	(*StreamChunk)(nil),               // 52: vance.v1.StreamChunk
-	(ProcessStatus)(0),                // 53: vance.v1.ProcessStatus
-	(LifecycleCall)(0),                // 54: vance.v1.LifecycleCall
-	(*Notice)(nil),                    // 55: vance.v1.Notice
-	(*SessionEvent)(nil),              // 56: vance.v1.SessionEvent
+	(MemoryScope)(0),                      // 0: vance.v1.MemoryScope
+	(*SessionCascadeRequest)(nil),         // 1: vance.v1.SessionCascadeRequest
+	(*ListSessionsProcessesRequest)(nil),  // 2: vance.v1.ListSessionsProcessesRequest
+	(*ListSessionsProcessesResponse)(nil), // 3: vance.v1.ListSessionsProcessesResponse
+	(*SessionsCascadeRequest)(nil),        // 4: vance.v1.SessionsCascadeRequest
+	(*SessionsCascadeResponse)(nil),       // 5: vance.v1.SessionsCascadeResponse
+	(*DeleteSessionDataResponse)(nil),     // 6: vance.v1.DeleteSessionDataResponse
+	(*RespawnChatRequest)(nil),            // 7: vance.v1.RespawnChatRequest
+	(*CreateProcessRequest)(nil),          // 8: vance.v1.CreateProcessRequest
+	(*GetProcessRequest)(nil),             // 9: vance.v1.GetProcessRequest
+	(*ProcessRef)(nil),                    // 10: vance.v1.ProcessRef
+	(*ListProcessesRequest)(nil),          // 11: vance.v1.ListProcessesRequest
+	(*ListProcessesResponse)(nil),         // 12: vance.v1.ListProcessesResponse
+	(*SteerRequest)(nil),                  // 13: vance.v1.SteerRequest
+	(*SteerResponse)(nil),                 // 14: vance.v1.SteerResponse
+	(*PauseSessionRequest)(nil),           // 15: vance.v1.PauseSessionRequest
+	(*ListChatMessagesRequest)(nil),       // 16: vance.v1.ListChatMessagesRequest
+	(*ListChatMessagesResponse)(nil),      // 17: vance.v1.ListChatMessagesResponse
+	(*ChatFeedRequest)(nil),               // 18: vance.v1.ChatFeedRequest
+	(*AckChatFeedResponse)(nil),           // 19: vance.v1.AckChatFeedResponse
+	(*ChatFeedPage)(nil),                  // 20: vance.v1.ChatFeedPage
+	(*DrainPendingRequest)(nil),           // 21: vance.v1.DrainPendingRequest
+	(*DrainPendingResponse)(nil),          // 22: vance.v1.DrainPendingResponse
+	(*SubscribeSessionRequest)(nil),       // 23: vance.v1.SubscribeSessionRequest
+	(*ListWorkersRequest)(nil),            // 24: vance.v1.ListWorkersRequest
+	(*WorkerInfo)(nil),                    // 25: vance.v1.WorkerInfo
+	(*ListWorkersResponse)(nil),           // 26: vance.v1.ListWorkersResponse
+	(*EngineDescriptor)(nil),              // 27: vance.v1.EngineDescriptor
+	(*WorkerHello)(nil),                   // 28: vance.v1.WorkerHello
+	(*WorkerHeartbeat)(nil),               // 29: vance.v1.WorkerHeartbeat
+	(*WorkerDraining)(nil),                // 30: vance.v1.WorkerDraining
+	(*ChatAppend)(nil),                    // 31: vance.v1.ChatAppend
+	(*TurnProgress)(nil),                  // 32: vance.v1.TurnProgress
+	(*TurnEvent)(nil),                     // 33: vance.v1.TurnEvent
+	(*TurnCommit)(nil),                    // 34: vance.v1.TurnCommit
+	(*TurnFailure)(nil),                   // 35: vance.v1.TurnFailure
+	(*WorkerMessage)(nil),                 // 36: vance.v1.WorkerMessage
+	(*TurnAssignment)(nil),                // 37: vance.v1.TurnAssignment
+	(*TurnAck)(nil),                       // 38: vance.v1.TurnAck
+	(*Welcome)(nil),                       // 39: vance.v1.Welcome
+	(*DispatchMessage)(nil),               // 40: vance.v1.DispatchMessage
+	(*PublishNoticeRequest)(nil),          // 41: vance.v1.PublishNoticeRequest
+	(*PublishNoticeResponse)(nil),         // 42: vance.v1.PublishNoticeResponse
+	(*MemoryRecord)(nil),                  // 43: vance.v1.MemoryRecord
+	(*RecordMemoryRequest)(nil),           // 44: vance.v1.RecordMemoryRequest
+	(*ListMemoryRequest)(nil),             // 45: vance.v1.ListMemoryRequest
+	(*ListMemoryResponse)(nil),            // 46: vance.v1.ListMemoryResponse
+	nil,                                   // 47: vance.v1.ListSessionsProcessesResponse.SessionsEntry
+	nil,                                   // 48: vance.v1.TurnAssignment.TraceContextEntry
+	(SuspendCause)(0),                     // 49: vance.v1.SuspendCause
+	(CloseReason)(0),                      // 50: vance.v1.CloseReason
+	(*structpb.Struct)(nil),               // 51: google.protobuf.Struct
+	(*ThinkProcess)(nil),                  // 52: vance.v1.ThinkProcess
+	(*SteerMessage)(nil),                  // 53: vance.v1.SteerMessage
+	(DeliveryOutcome)(0),                  // 54: vance.v1.DeliveryOutcome
+	(*ChatMessage)(nil),                   // 55: vance.v1.ChatMessage
+	(ChatRole)(0),                         // 56: vance.v1.ChatRole
+	(*StreamChunk)(nil),                   // 57: vance.v1.StreamChunk
+	(ProcessStatus)(0),                    // 58: vance.v1.ProcessStatus
+	(LifecycleCall)(0),                    // 59: vance.v1.LifecycleCall
+	(*Notice)(nil),                        // 60: vance.v1.Notice
+	(*SessionEvent)(nil),                  // 61: vance.v1.SessionEvent
 }
 var file_vance_v1_process_proto_depIdxs = []int32{
-	44, // 0: vance.v1.SessionCascadeRequest.suspend_cause:type_name -> vance.v1.SuspendCause
-	45, // 1: vance.v1.SessionCascadeRequest.close_reason:type_name -> vance.v1.CloseReason
-	4,  // 2: vance.v1.RespawnChatRequest.process:type_name -> vance.v1.CreateProcessRequest
-	46, // 3: vance.v1.CreateProcessRequest.recipe_snapshot:type_name -> google.protobuf.Struct
-	46, // 4: vance.v1.CreateProcessRequest.params:type_name -> google.protobuf.Struct
-	47, // 5: vance.v1.ListProcessesResponse.processes:type_name -> vance.v1.ThinkProcess
-	6,  // 6: vance.v1.SteerRequest.target:type_name -> vance.v1.ProcessRef
-	48, // 7: vance.v1.SteerRequest.message:type_name -> vance.v1.SteerMessage
-	49, // 8: vance.v1.SteerResponse.outcome:type_name -> vance.v1.DeliveryOutcome
-	47, // 9: vance.v1.SteerResponse.process:type_name -> vance.v1.ThinkProcess
-	50, // 10: vance.v1.ListChatMessagesResponse.messages:type_name -> vance.v1.ChatMessage
-	50, // 11: vance.v1.ChatFeedPage.messages:type_name -> vance.v1.ChatMessage
-	48, // 12: vance.v1.DrainPendingResponse.messages:type_name -> vance.v1.SteerMessage
-	21, // 13: vance.v1.ListWorkersResponse.workers:type_name -> vance.v1.WorkerInfo
-	23, // 14: vance.v1.WorkerHello.engines:type_name -> vance.v1.EngineDescriptor
-	51, // 15: vance.v1.ChatAppend.role:type_name -> vance.v1.ChatRole
-	46, // 16: vance.v1.ChatAppend.meta:type_name -> google.protobuf.Struct
-	46, // 17: vance.v1.TurnProgress.payload:type_name -> google.protobuf.Struct
-	27, // 18: vance.v1.TurnEvent.chat_append:type_name -> vance.v1.ChatAppend
-	52, // 19: vance.v1.TurnEvent.stream_chunk:type_name -> vance.v1.StreamChunk
-	28, // 20: vance.v1.TurnEvent.progress:type_name -> vance.v1.TurnProgress
-	53, // 21: vance.v1.TurnCommit.status:type_name -> vance.v1.ProcessStatus
-	45, // 22: vance.v1.TurnCommit.close_reason:type_name -> vance.v1.CloseReason
-	46, // 23: vance.v1.TurnCommit.parent_payload:type_name -> google.protobuf.Struct
-	29, // 24: vance.v1.TurnCommit.events:type_name -> vance.v1.TurnEvent
-	24, // 25: vance.v1.WorkerMessage.hello:type_name -> vance.v1.WorkerHello
-	25, // 26: vance.v1.WorkerMessage.heartbeat:type_name -> vance.v1.WorkerHeartbeat
-	29, // 27: vance.v1.WorkerMessage.event:type_name -> vance.v1.TurnEvent
-	30, // 28: vance.v1.WorkerMessage.commit:type_name -> vance.v1.TurnCommit
-	31, // 29: vance.v1.WorkerMessage.failure:type_name -> vance.v1.TurnFailure
-	26, // 30: vance.v1.WorkerMessage.draining:type_name -> vance.v1.WorkerDraining
-	54, // 31: vance.v1.TurnAssignment.call:type_name -> vance.v1.LifecycleCall
-	47, // 32: vance.v1.TurnAssignment.process:type_name -> vance.v1.ThinkProcess
-	48, // 33: vance.v1.TurnAssignment.pending:type_name -> vance.v1.SteerMessage
-	50, // 34: vance.v1.TurnAssignment.recent_chat:type_name -> vance.v1.ChatMessage
-	43, // 35: vance.v1.TurnAssignment.trace_context:type_name -> vance.v1.TurnAssignment.TraceContextEntry
-	35, // 36: vance.v1.DispatchMessage.welcome:type_name -> vance.v1.Welcome
-	33, // 37: vance.v1.DispatchMessage.assignment:type_name -> vance.v1.TurnAssignment
-	34, // 38: vance.v1.DispatchMessage.commit_ack:type_name -> vance.v1.TurnAck
-	55, // 39: vance.v1.PublishNoticeRequest.notice:type_name -> vance.v1.Notice
-	0,  // 40: vance.v1.MemoryRecord.scope:type_name -> vance.v1.MemoryScope
-	0,  // 41: vance.v1.RecordMemoryRequest.scope:type_name -> vance.v1.MemoryScope
-	0,  // 42: vance.v1.ListMemoryRequest.scope:type_name -> vance.v1.MemoryScope
-	39, // 43: vance.v1.ListMemoryResponse.records:type_name -> vance.v1.MemoryRecord
-	4,  // 44: vance.v1.ProcessService.CreateProcess:input_type -> vance.v1.CreateProcessRequest
-	5,  // 45: vance.v1.ProcessService.GetProcess:input_type -> vance.v1.GetProcessRequest
-	7,  // 46: vance.v1.ProcessService.ListProcesses:input_type -> vance.v1.ListProcessesRequest
-	9,  // 47: vance.v1.ProcessService.Steer:input_type -> vance.v1.SteerRequest
-	6,  // 48: vance.v1.ProcessService.Pause:input_type -> vance.v1.ProcessRef
-	6,  // 49: vance.v1.ProcessService.Resume:input_type -> vance.v1.ProcessRef
-	6,  // 50: vance.v1.ProcessService.Stop:input_type -> vance.v1.ProcessRef
-	11, // 51: vance.v1.ProcessService.PauseSession:input_type -> vance.v1.PauseSessionRequest
-	12, // 52: vance.v1.ProcessService.ListChatMessages:input_type -> vance.v1.ListChatMessagesRequest
-	17, // 53: vance.v1.ProcessService.DrainPending:input_type -> vance.v1.DrainPendingRequest
-	19, // 54: vance.v1.ProcessService.SubscribeSession:input_type -> vance.v1.SubscribeSessionRequest
-	14, // 55: vance.v1.ProcessService.StreamChatFeed:input_type -> vance.v1.ChatFeedRequest
-	14, // 56: vance.v1.ProcessService.AckChatFeed:input_type -> vance.v1.ChatFeedRequest
-	32, // 57: vance.v1.ProcessService.WorkerConnect:input_type -> vance.v1.WorkerMessage
-	20, // 58: vance.v1.ProcessService.ListWorkers:input_type -> vance.v1.ListWorkersRequest
-	1,  // 59: vance.v1.ProcessService.SuspendProcesses:input_type -> vance.v1.SessionCascadeRequest
-	1,  // 60: vance.v1.ProcessService.ResumeProcesses:input_type -> vance.v1.SessionCascadeRequest
-	1,  // 61: vance.v1.ProcessService.CloseProcesses:input_type -> vance.v1.SessionCascadeRequest
-	1,  // 62: vance.v1.ProcessService.DeleteSessionData:input_type -> vance.v1.SessionCascadeRequest
-	3,  // 63: vance.v1.ProcessService.RespawnChat:input_type -> vance.v1.RespawnChatRequest
-	40, // 64: vance.v1.ProcessService.RecordMemory:input_type -> vance.v1.RecordMemoryRequest
-	41, // 65: vance.v1.ProcessService.ListMemory:input_type -> vance.v1.ListMemoryRequest
-	37, // 66: vance.v1.ProcessService.PublishNotice:input_type -> vance.v1.PublishNoticeRequest
-	47, // 67: vance.v1.ProcessService.CreateProcess:output_type -> vance.v1.ThinkProcess
-	47, // 68: vance.v1.ProcessService.GetProcess:output_type -> vance.v1.ThinkProcess
-	8,  // 69: vance.v1.ProcessService.ListProcesses:output_type -> vance.v1.ListProcessesResponse
-	10, // 70: vance.v1.ProcessService.Steer:output_type -> vance.v1.SteerResponse
-	47, // 71: vance.v1.ProcessService.Pause:output_type -> vance.v1.ThinkProcess
-	47, // 72: vance.v1.ProcessService.Resume:output_type -> vance.v1.ThinkProcess
-	47, // 73: vance.v1.ProcessService.Stop:output_type -> vance.v1.ThinkProcess
-	8,  // 74: vance.v1.ProcessService.PauseSession:output_type -> vance.v1.ListProcessesResponse
-	13, // 75: vance.v1.ProcessService.ListChatMessages:output_type -> vance.v1.ListChatMessagesResponse
-	18, // 76: vance.v1.ProcessService.DrainPending:output_type -> vance.v1.DrainPendingResponse
-	56, // 77: vance.v1.ProcessService.SubscribeSession:output_type -> vance.v1.SessionEvent
-	16, // 78: vance.v1.ProcessService.StreamChatFeed:output_type -> vance.v1.ChatFeedPage
-	15, // 79: vance.v1.ProcessService.AckChatFeed:output_type -> vance.v1.AckChatFeedResponse
-	36, // 80: vance.v1.ProcessService.WorkerConnect:output_type -> vance.v1.DispatchMessage
-	22, // 81: vance.v1.ProcessService.ListWorkers:output_type -> vance.v1.ListWorkersResponse
-	8,  // 82: vance.v1.ProcessService.SuspendProcesses:output_type -> vance.v1.ListProcessesResponse
-	8,  // 83: vance.v1.ProcessService.ResumeProcesses:output_type -> vance.v1.ListProcessesResponse
-	8,  // 84: vance.v1.ProcessService.CloseProcesses:output_type -> vance.v1.ListProcessesResponse
-	2,  // 85: vance.v1.ProcessService.DeleteSessionData:output_type -> vance.v1.DeleteSessionDataResponse
-	47, // 86: vance.v1.ProcessService.RespawnChat:output_type -> vance.v1.ThinkProcess
-	39, // 87: vance.v1.ProcessService.RecordMemory:output_type -> vance.v1.MemoryRecord
-	42, // 88: vance.v1.ProcessService.ListMemory:output_type -> vance.v1.ListMemoryResponse
-	38, // 89: vance.v1.ProcessService.PublishNotice:output_type -> vance.v1.PublishNoticeResponse
-	67, // [67:90] is the sub-list for method output_type
-	44, // [44:67] is the sub-list for method input_type
-	44, // [44:44] is the sub-list for extension type_name
-	44, // [44:44] is the sub-list for extension extendee
-	0,  // [0:44] is the sub-list for field type_name
+	49, // 0: vance.v1.SessionCascadeRequest.suspend_cause:type_name -> vance.v1.SuspendCause
+	50, // 1: vance.v1.SessionCascadeRequest.close_reason:type_name -> vance.v1.CloseReason
+	47, // 2: vance.v1.ListSessionsProcessesResponse.sessions:type_name -> vance.v1.ListSessionsProcessesResponse.SessionsEntry
+	49, // 3: vance.v1.SessionsCascadeRequest.suspend_cause:type_name -> vance.v1.SuspendCause
+	50, // 4: vance.v1.SessionsCascadeRequest.close_reason:type_name -> vance.v1.CloseReason
+	8,  // 5: vance.v1.RespawnChatRequest.process:type_name -> vance.v1.CreateProcessRequest
+	51, // 6: vance.v1.CreateProcessRequest.recipe_snapshot:type_name -> google.protobuf.Struct
+	51, // 7: vance.v1.CreateProcessRequest.params:type_name -> google.protobuf.Struct
+	52, // 8: vance.v1.ListProcessesResponse.processes:type_name -> vance.v1.ThinkProcess
+	10, // 9: vance.v1.SteerRequest.target:type_name -> vance.v1.ProcessRef
+	53, // 10: vance.v1.SteerRequest.message:type_name -> vance.v1.SteerMessage
+	54, // 11: vance.v1.SteerResponse.outcome:type_name -> vance.v1.DeliveryOutcome
+	52, // 12: vance.v1.SteerResponse.process:type_name -> vance.v1.ThinkProcess
+	55, // 13: vance.v1.ListChatMessagesResponse.messages:type_name -> vance.v1.ChatMessage
+	55, // 14: vance.v1.ChatFeedPage.messages:type_name -> vance.v1.ChatMessage
+	53, // 15: vance.v1.DrainPendingResponse.messages:type_name -> vance.v1.SteerMessage
+	25, // 16: vance.v1.ListWorkersResponse.workers:type_name -> vance.v1.WorkerInfo
+	27, // 17: vance.v1.WorkerHello.engines:type_name -> vance.v1.EngineDescriptor
+	56, // 18: vance.v1.ChatAppend.role:type_name -> vance.v1.ChatRole
+	51, // 19: vance.v1.ChatAppend.meta:type_name -> google.protobuf.Struct
+	51, // 20: vance.v1.TurnProgress.payload:type_name -> google.protobuf.Struct
+	31, // 21: vance.v1.TurnEvent.chat_append:type_name -> vance.v1.ChatAppend
+	57, // 22: vance.v1.TurnEvent.stream_chunk:type_name -> vance.v1.StreamChunk
+	32, // 23: vance.v1.TurnEvent.progress:type_name -> vance.v1.TurnProgress
+	58, // 24: vance.v1.TurnCommit.status:type_name -> vance.v1.ProcessStatus
+	50, // 25: vance.v1.TurnCommit.close_reason:type_name -> vance.v1.CloseReason
+	51, // 26: vance.v1.TurnCommit.parent_payload:type_name -> google.protobuf.Struct
+	33, // 27: vance.v1.TurnCommit.events:type_name -> vance.v1.TurnEvent
+	28, // 28: vance.v1.WorkerMessage.hello:type_name -> vance.v1.WorkerHello
+	29, // 29: vance.v1.WorkerMessage.heartbeat:type_name -> vance.v1.WorkerHeartbeat
+	33, // 30: vance.v1.WorkerMessage.event:type_name -> vance.v1.TurnEvent
+	34, // 31: vance.v1.WorkerMessage.commit:type_name -> vance.v1.TurnCommit
+	35, // 32: vance.v1.WorkerMessage.failure:type_name -> vance.v1.TurnFailure
+	30, // 33: vance.v1.WorkerMessage.draining:type_name -> vance.v1.WorkerDraining
+	59, // 34: vance.v1.TurnAssignment.call:type_name -> vance.v1.LifecycleCall
+	52, // 35: vance.v1.TurnAssignment.process:type_name -> vance.v1.ThinkProcess
+	53, // 36: vance.v1.TurnAssignment.pending:type_name -> vance.v1.SteerMessage
+	55, // 37: vance.v1.TurnAssignment.recent_chat:type_name -> vance.v1.ChatMessage
+	48, // 38: vance.v1.TurnAssignment.trace_context:type_name -> vance.v1.TurnAssignment.TraceContextEntry
+	39, // 39: vance.v1.DispatchMessage.welcome:type_name -> vance.v1.Welcome
+	37, // 40: vance.v1.DispatchMessage.assignment:type_name -> vance.v1.TurnAssignment
+	38, // 41: vance.v1.DispatchMessage.commit_ack:type_name -> vance.v1.TurnAck
+	60, // 42: vance.v1.PublishNoticeRequest.notice:type_name -> vance.v1.Notice
+	0,  // 43: vance.v1.MemoryRecord.scope:type_name -> vance.v1.MemoryScope
+	0,  // 44: vance.v1.RecordMemoryRequest.scope:type_name -> vance.v1.MemoryScope
+	0,  // 45: vance.v1.ListMemoryRequest.scope:type_name -> vance.v1.MemoryScope
+	43, // 46: vance.v1.ListMemoryResponse.records:type_name -> vance.v1.MemoryRecord
+	12, // 47: vance.v1.ListSessionsProcessesResponse.SessionsEntry.value:type_name -> vance.v1.ListProcessesResponse
+	8,  // 48: vance.v1.ProcessService.CreateProcess:input_type -> vance.v1.CreateProcessRequest
+	9,  // 49: vance.v1.ProcessService.GetProcess:input_type -> vance.v1.GetProcessRequest
+	11, // 50: vance.v1.ProcessService.ListProcesses:input_type -> vance.v1.ListProcessesRequest
+	13, // 51: vance.v1.ProcessService.Steer:input_type -> vance.v1.SteerRequest
+	10, // 52: vance.v1.ProcessService.Pause:input_type -> vance.v1.ProcessRef
+	10, // 53: vance.v1.ProcessService.Resume:input_type -> vance.v1.ProcessRef
+	10, // 54: vance.v1.ProcessService.Stop:input_type -> vance.v1.ProcessRef
+	15, // 55: vance.v1.ProcessService.PauseSession:input_type -> vance.v1.PauseSessionRequest
+	16, // 56: vance.v1.ProcessService.ListChatMessages:input_type -> vance.v1.ListChatMessagesRequest
+	21, // 57: vance.v1.ProcessService.DrainPending:input_type -> vance.v1.DrainPendingRequest
+	23, // 58: vance.v1.ProcessService.SubscribeSession:input_type -> vance.v1.SubscribeSessionRequest
+	18, // 59: vance.v1.ProcessService.StreamChatFeed:input_type -> vance.v1.ChatFeedRequest
+	18, // 60: vance.v1.ProcessService.AckChatFeed:input_type -> vance.v1.ChatFeedRequest
+	36, // 61: vance.v1.ProcessService.WorkerConnect:input_type -> vance.v1.WorkerMessage
+	24, // 62: vance.v1.ProcessService.ListWorkers:input_type -> vance.v1.ListWorkersRequest
+	1,  // 63: vance.v1.ProcessService.SuspendProcesses:input_type -> vance.v1.SessionCascadeRequest
+	1,  // 64: vance.v1.ProcessService.ResumeProcesses:input_type -> vance.v1.SessionCascadeRequest
+	1,  // 65: vance.v1.ProcessService.CloseProcesses:input_type -> vance.v1.SessionCascadeRequest
+	1,  // 66: vance.v1.ProcessService.DeleteSessionData:input_type -> vance.v1.SessionCascadeRequest
+	2,  // 67: vance.v1.ProcessService.ListSessionsProcesses:input_type -> vance.v1.ListSessionsProcessesRequest
+	4,  // 68: vance.v1.ProcessService.SuspendSessions:input_type -> vance.v1.SessionsCascadeRequest
+	4,  // 69: vance.v1.ProcessService.CloseSessions:input_type -> vance.v1.SessionsCascadeRequest
+	7,  // 70: vance.v1.ProcessService.RespawnChat:input_type -> vance.v1.RespawnChatRequest
+	44, // 71: vance.v1.ProcessService.RecordMemory:input_type -> vance.v1.RecordMemoryRequest
+	45, // 72: vance.v1.ProcessService.ListMemory:input_type -> vance.v1.ListMemoryRequest
+	41, // 73: vance.v1.ProcessService.PublishNotice:input_type -> vance.v1.PublishNoticeRequest
+	52, // 74: vance.v1.ProcessService.CreateProcess:output_type -> vance.v1.ThinkProcess
+	52, // 75: vance.v1.ProcessService.GetProcess:output_type -> vance.v1.ThinkProcess
+	12, // 76: vance.v1.ProcessService.ListProcesses:output_type -> vance.v1.ListProcessesResponse
+	14, // 77: vance.v1.ProcessService.Steer:output_type -> vance.v1.SteerResponse
+	52, // 78: vance.v1.ProcessService.Pause:output_type -> vance.v1.ThinkProcess
+	52, // 79: vance.v1.ProcessService.Resume:output_type -> vance.v1.ThinkProcess
+	52, // 80: vance.v1.ProcessService.Stop:output_type -> vance.v1.ThinkProcess
+	12, // 81: vance.v1.ProcessService.PauseSession:output_type -> vance.v1.ListProcessesResponse
+	17, // 82: vance.v1.ProcessService.ListChatMessages:output_type -> vance.v1.ListChatMessagesResponse
+	22, // 83: vance.v1.ProcessService.DrainPending:output_type -> vance.v1.DrainPendingResponse
+	61, // 84: vance.v1.ProcessService.SubscribeSession:output_type -> vance.v1.SessionEvent
+	20, // 85: vance.v1.ProcessService.StreamChatFeed:output_type -> vance.v1.ChatFeedPage
+	19, // 86: vance.v1.ProcessService.AckChatFeed:output_type -> vance.v1.AckChatFeedResponse
+	40, // 87: vance.v1.ProcessService.WorkerConnect:output_type -> vance.v1.DispatchMessage
+	26, // 88: vance.v1.ProcessService.ListWorkers:output_type -> vance.v1.ListWorkersResponse
+	12, // 89: vance.v1.ProcessService.SuspendProcesses:output_type -> vance.v1.ListProcessesResponse
+	12, // 90: vance.v1.ProcessService.ResumeProcesses:output_type -> vance.v1.ListProcessesResponse
+	12, // 91: vance.v1.ProcessService.CloseProcesses:output_type -> vance.v1.ListProcessesResponse
+	6,  // 92: vance.v1.ProcessService.DeleteSessionData:output_type -> vance.v1.DeleteSessionDataResponse
+	3,  // 93: vance.v1.ProcessService.ListSessionsProcesses:output_type -> vance.v1.ListSessionsProcessesResponse
+	5,  // 94: vance.v1.ProcessService.SuspendSessions:output_type -> vance.v1.SessionsCascadeResponse
+	5,  // 95: vance.v1.ProcessService.CloseSessions:output_type -> vance.v1.SessionsCascadeResponse
+	52, // 96: vance.v1.ProcessService.RespawnChat:output_type -> vance.v1.ThinkProcess
+	43, // 97: vance.v1.ProcessService.RecordMemory:output_type -> vance.v1.MemoryRecord
+	46, // 98: vance.v1.ProcessService.ListMemory:output_type -> vance.v1.ListMemoryResponse
+	42, // 99: vance.v1.ProcessService.PublishNotice:output_type -> vance.v1.PublishNoticeResponse
+	74, // [74:100] is the sub-list for method output_type
+	48, // [48:74] is the sub-list for method input_type
+	48, // [48:48] is the sub-list for extension type_name
+	48, // [48:48] is the sub-list for extension extendee
+	0,  // [0:48] is the sub-list for field type_name
 }
 
 func init() { file_vance_v1_process_proto_init() }
@@ -3253,13 +3497,13 @@ func file_vance_v1_process_proto_init() {
 		return
 	}
 	file_vance_v1_common_proto_init()
-	file_vance_v1_process_proto_msgTypes[28].OneofWrappers = []any{
+	file_vance_v1_process_proto_msgTypes[32].OneofWrappers = []any{
 		(*TurnEvent_ChatAppend)(nil),
 		(*TurnEvent_StreamChunk)(nil),
 		(*TurnEvent_Progress)(nil),
 	}
-	file_vance_v1_process_proto_msgTypes[29].OneofWrappers = []any{}
-	file_vance_v1_process_proto_msgTypes[31].OneofWrappers = []any{
+	file_vance_v1_process_proto_msgTypes[33].OneofWrappers = []any{}
+	file_vance_v1_process_proto_msgTypes[35].OneofWrappers = []any{
 		(*WorkerMessage_Hello)(nil),
 		(*WorkerMessage_Heartbeat)(nil),
 		(*WorkerMessage_Event)(nil),
@@ -3267,7 +3511,7 @@ func file_vance_v1_process_proto_init() {
 		(*WorkerMessage_Failure)(nil),
 		(*WorkerMessage_Draining)(nil),
 	}
-	file_vance_v1_process_proto_msgTypes[35].OneofWrappers = []any{
+	file_vance_v1_process_proto_msgTypes[39].OneofWrappers = []any{
 		(*DispatchMessage_Welcome)(nil),
 		(*DispatchMessage_Assignment)(nil),
 		(*DispatchMessage_CommitAck)(nil),
@@ -3279,7 +3523,7 @@ func file_vance_v1_process_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_vance_v1_process_proto_rawDesc), len(file_vance_v1_process_proto_rawDesc)),
 			NumEnums:      1,
-			NumMessages:   43,
+			NumMessages:   48,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -22,29 +22,32 @@ import (
 const _ = grpc.SupportPackageIsVersion9
 
 const (
-	ProcessService_CreateProcess_FullMethodName     = "/vance.v1.ProcessService/CreateProcess"
-	ProcessService_GetProcess_FullMethodName        = "/vance.v1.ProcessService/GetProcess"
-	ProcessService_ListProcesses_FullMethodName     = "/vance.v1.ProcessService/ListProcesses"
-	ProcessService_Steer_FullMethodName             = "/vance.v1.ProcessService/Steer"
-	ProcessService_Pause_FullMethodName             = "/vance.v1.ProcessService/Pause"
-	ProcessService_Resume_FullMethodName            = "/vance.v1.ProcessService/Resume"
-	ProcessService_Stop_FullMethodName              = "/vance.v1.ProcessService/Stop"
-	ProcessService_PauseSession_FullMethodName      = "/vance.v1.ProcessService/PauseSession"
-	ProcessService_ListChatMessages_FullMethodName  = "/vance.v1.ProcessService/ListChatMessages"
-	ProcessService_DrainPending_FullMethodName      = "/vance.v1.ProcessService/DrainPending"
-	ProcessService_SubscribeSession_FullMethodName  = "/vance.v1.ProcessService/SubscribeSession"
-	ProcessService_StreamChatFeed_FullMethodName    = "/vance.v1.ProcessService/StreamChatFeed"
-	ProcessService_AckChatFeed_FullMethodName       = "/vance.v1.ProcessService/AckChatFeed"
-	ProcessService_WorkerConnect_FullMethodName     = "/vance.v1.ProcessService/WorkerConnect"
-	ProcessService_ListWorkers_FullMethodName       = "/vance.v1.ProcessService/ListWorkers"
-	ProcessService_SuspendProcesses_FullMethodName  = "/vance.v1.ProcessService/SuspendProcesses"
-	ProcessService_ResumeProcesses_FullMethodName   = "/vance.v1.ProcessService/ResumeProcesses"
-	ProcessService_CloseProcesses_FullMethodName    = "/vance.v1.ProcessService/CloseProcesses"
-	ProcessService_DeleteSessionData_FullMethodName = "/vance.v1.ProcessService/DeleteSessionData"
-	ProcessService_RespawnChat_FullMethodName       = "/vance.v1.ProcessService/RespawnChat"
-	ProcessService_RecordMemory_FullMethodName      = "/vance.v1.ProcessService/RecordMemory"
-	ProcessService_ListMemory_FullMethodName        = "/vance.v1.ProcessService/ListMemory"
-	ProcessService_PublishNotice_FullMethodName     = "/vance.v1.ProcessService/PublishNotice"
+	ProcessService_CreateProcess_FullMethodName         = "/vance.v1.ProcessService/CreateProcess"
+	ProcessService_GetProcess_FullMethodName            = "/vance.v1.ProcessService/GetProcess"
+	ProcessService_ListProcesses_FullMethodName         = "/vance.v1.ProcessService/ListProcesses"
+	ProcessService_Steer_FullMethodName                 = "/vance.v1.ProcessService/Steer"
+	ProcessService_Pause_FullMethodName                 = "/vance.v1.ProcessService/Pause"
+	ProcessService_Resume_FullMethodName                = "/vance.v1.ProcessService/Resume"
+	ProcessService_Stop_FullMethodName                  = "/vance.v1.ProcessService/Stop"
+	ProcessService_PauseSession_FullMethodName          = "/vance.v1.ProcessService/PauseSession"
+	ProcessService_ListChatMessages_FullMethodName      = "/vance.v1.ProcessService/ListChatMessages"
+	ProcessService_DrainPending_FullMethodName          = "/vance.v1.ProcessService/DrainPending"
+	ProcessService_SubscribeSession_FullMethodName      = "/vance.v1.ProcessService/SubscribeSession"
+	ProcessService_StreamChatFeed_FullMethodName        = "/vance.v1.ProcessService/StreamChatFeed"
+	ProcessService_AckChatFeed_FullMethodName           = "/vance.v1.ProcessService/AckChatFeed"
+	ProcessService_WorkerConnect_FullMethodName         = "/vance.v1.ProcessService/WorkerConnect"
+	ProcessService_ListWorkers_FullMethodName           = "/vance.v1.ProcessService/ListWorkers"
+	ProcessService_SuspendProcesses_FullMethodName      = "/vance.v1.ProcessService/SuspendProcesses"
+	ProcessService_ResumeProcesses_FullMethodName       = "/vance.v1.ProcessService/ResumeProcesses"
+	ProcessService_CloseProcesses_FullMethodName        = "/vance.v1.ProcessService/CloseProcesses"
+	ProcessService_DeleteSessionData_FullMethodName     = "/vance.v1.ProcessService/DeleteSessionData"
+	ProcessService_ListSessionsProcesses_FullMethodName = "/vance.v1.ProcessService/ListSessionsProcesses"
+	ProcessService_SuspendSessions_FullMethodName       = "/vance.v1.ProcessService/SuspendSessions"
+	ProcessService_CloseSessions_FullMethodName         = "/vance.v1.ProcessService/CloseSessions"
+	ProcessService_RespawnChat_FullMethodName           = "/vance.v1.ProcessService/RespawnChat"
+	ProcessService_RecordMemory_FullMethodName          = "/vance.v1.ProcessService/RecordMemory"
+	ProcessService_ListMemory_FullMethodName            = "/vance.v1.ProcessService/ListMemory"
+	ProcessService_PublishNotice_FullMethodName         = "/vance.v1.ProcessService/PublishNotice"
 )
 
 // ProcessServiceClient is the client API for ProcessService service.
@@ -87,6 +90,13 @@ type ProcessServiceClient interface {
 	CloseProcesses(ctx context.Context, in *SessionCascadeRequest, opts ...grpc.CallOption) (*ListProcessesResponse, error)
 	// Hard delete of everything process_service keeps for the session.
 	DeleteSessionData(ctx context.Context, in *SessionCascadeRequest, opts ...grpc.CallOption) (*DeleteSessionDataResponse, error)
+	// ---- the same for many sessions in one call (the lifecycle sweeps) ----
+	// The processes of each session (ListProcesses for many sessions), keyed by session id.
+	ListSessionsProcesses(ctx context.Context, in *ListSessionsProcessesRequest, opts ...grpc.CallOption) (*ListSessionsProcessesResponse, error)
+	// SuspendProcesses of every process of each session.
+	SuspendSessions(ctx context.Context, in *SessionsCascadeRequest, opts ...grpc.CallOption) (*SessionsCascadeResponse, error)
+	// CloseProcesses of every process of each session.
+	CloseSessions(ctx context.Context, in *SessionsCascadeRequest, opts ...grpc.CallOption) (*SessionsCascadeResponse, error)
 	// Reactivate: a new process whose chat starts as a copy of another process's chat.
 	RespawnChat(ctx context.Context, in *RespawnChatRequest, opts ...grpc.CallOption) (*ThinkProcess, error)
 	// Engine memory (process_service/memory.py): records of a process or of its project.
@@ -315,6 +325,36 @@ func (c *processServiceClient) DeleteSessionData(ctx context.Context, in *Sessio
 	return out, nil
 }
 
+func (c *processServiceClient) ListSessionsProcesses(ctx context.Context, in *ListSessionsProcessesRequest, opts ...grpc.CallOption) (*ListSessionsProcessesResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(ListSessionsProcessesResponse)
+	err := c.cc.Invoke(ctx, ProcessService_ListSessionsProcesses_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *processServiceClient) SuspendSessions(ctx context.Context, in *SessionsCascadeRequest, opts ...grpc.CallOption) (*SessionsCascadeResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(SessionsCascadeResponse)
+	err := c.cc.Invoke(ctx, ProcessService_SuspendSessions_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *processServiceClient) CloseSessions(ctx context.Context, in *SessionsCascadeRequest, opts ...grpc.CallOption) (*SessionsCascadeResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(SessionsCascadeResponse)
+	err := c.cc.Invoke(ctx, ProcessService_CloseSessions_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 func (c *processServiceClient) RespawnChat(ctx context.Context, in *RespawnChatRequest, opts ...grpc.CallOption) (*ThinkProcess, error) {
 	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
 	out := new(ThinkProcess)
@@ -395,6 +435,13 @@ type ProcessServiceServer interface {
 	CloseProcesses(context.Context, *SessionCascadeRequest) (*ListProcessesResponse, error)
 	// Hard delete of everything process_service keeps for the session.
 	DeleteSessionData(context.Context, *SessionCascadeRequest) (*DeleteSessionDataResponse, error)
+	// ---- the same for many sessions in one call (the lifecycle sweeps) ----
+	// The processes of each session (ListProcesses for many sessions), keyed by session id.
+	ListSessionsProcesses(context.Context, *ListSessionsProcessesRequest) (*ListSessionsProcessesResponse, error)
+	// SuspendProcesses of every process of each session.
+	SuspendSessions(context.Context, *SessionsCascadeRequest) (*SessionsCascadeResponse, error)
+	// CloseProcesses of every process of each session.
+	CloseSessions(context.Context, *SessionsCascadeRequest) (*SessionsCascadeResponse, error)
 	// Reactivate: a new process whose chat starts as a copy of another process's chat.
 	RespawnChat(context.Context, *RespawnChatRequest) (*ThinkProcess, error)
 	// Engine memory (process_service/memory.py): records of a process or of its project.
@@ -468,6 +515,15 @@ func (UnimplementedProcessServiceServer) CloseProcesses(context.Context, *Sessio
 }
 func (UnimplementedProcessServiceServer) DeleteSessionData(context.Context, *SessionCascadeRequest) (*DeleteSessionDataResponse, error) {
 	return nil, status.Errorf(codes.Unimplemented, "method DeleteSessionData not implemented")
+}
+func (UnimplementedProcessServiceServer) ListSessionsProcesses(context.Context, *ListSessionsProcessesRequest) (*ListSessionsProcessesResponse, error) {
+	return nil, status.Errorf(codes.Unimplemented, "method ListSessionsProcesses not implemented")
+}
+func (UnimplementedProcessServiceServer) SuspendSessions(context.Context, *SessionsCascadeRequest) (*SessionsCascadeResponse, error) {
+	return nil, status.Errorf(codes.Unimplemented, "method SuspendSessions not implemented")
+}
+func (UnimplementedProcessServiceServer) CloseSessions(context.Context, *SessionsCascadeRequest) (*SessionsCascadeResponse, error) {
+	return nil, status.Errorf(codes.Unimplemented, "method CloseSessions not implemented")
 }
 func (UnimplementedProcessServiceServer) RespawnChat(context.Context, *RespawnChatRequest) (*ThinkProcess, error) {
 	return nil, status.Errorf(codes.Unimplemented, "method RespawnChat not implemented")
@@ -819,6 +875,60 @@ func _ProcessService_DeleteSessionData_Handler(srv interface{}, ctx context.Cont
 	return interceptor(ctx, in, info, handler)
 }
 
+func _ProcessService_ListSessionsProcesses_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(ListSessionsProcessesRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(ProcessServiceServer).ListSessionsProcesses(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: ProcessService_ListSessionsProcesses_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(ProcessServiceServer).ListSessionsProcesses(ctx, req.(*ListSessionsProcessesRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _ProcessService_SuspendSessions_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(SessionsCascadeRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(ProcessServiceServer).SuspendSessions(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: ProcessService_SuspendSessions_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(ProcessServiceServer).SuspendSessions(ctx, req.(*SessionsCascadeRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _ProcessService_CloseSessions_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(SessionsCascadeRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(ProcessServiceServer).CloseSessions(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: ProcessService_CloseSessions_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(ProcessServiceServer).CloseSessions(ctx, req.(*SessionsCascadeRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 func _ProcessService_RespawnChat_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
 	in := new(RespawnChatRequest)
 	if err := dec(in); err != nil {
@@ -961,6 +1071,18 @@ var ProcessService_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "DeleteSessionData",
 			Handler:    _ProcessService_DeleteSessionData_Handler,
+		},
+		{
+			MethodName: "ListSessionsProcesses",
+			Handler:    _ProcessService_ListSessionsProcesses_Handler,
+		},
+		{
+			MethodName: "SuspendSessions",
+			Handler:    _ProcessService_SuspendSessions_Handler,
+		},
+		{
+			MethodName: "CloseSessions",
+			Handler:    _ProcessService_CloseSessions_Handler,
 		},
 		{
 			MethodName: "RespawnChat",

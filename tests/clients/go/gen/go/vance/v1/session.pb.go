@@ -645,8 +645,11 @@ type Session struct {
 	ChatEngine       string                 `protobuf:"bytes,8,opt,name=chat_engine,json=chatEngine,proto3" json:"chat_engine,omitempty"`
 	Profile          string                 `protobuf:"bytes,9,opt,name=profile,proto3" json:"profile,omitempty"`
 	CreatedAtMs      int64                  `protobuf:"varint,10,opt,name=created_at_ms,json=createdAtMs,proto3" json:"created_at_ms,omitempty"`
-	LastActivityAtMs int64                  `protobuf:"varint,11,opt,name=last_activity_at_ms,json=lastActivityAtMs,proto3" json:"last_activity_at_ms,omitempty"`
-	Metadata         *SessionMetadata       `protobuf:"bytes,30,opt,name=metadata,proto3" json:"metadata,omitempty"` // numbers 30-39: metadata and search
+	LastActivityAtMs int64                  `protobuf:"varint,11,opt,name=last_activity_at_ms,json=lastActivityAtMs,proto3" json:"last_activity_at_ms,omitempty"` // the last client frame (binds, heartbeats)
+	// The last engine status change or new pending message. The idle sweep measures from the
+	// later of the two (docs/architecture.md "Session activity").
+	EngineActivityAtMs int64            `protobuf:"varint,12,opt,name=engine_activity_at_ms,json=engineActivityAtMs,proto3" json:"engine_activity_at_ms,omitempty"`
+	Metadata           *SessionMetadata `protobuf:"bytes,30,opt,name=metadata,proto3" json:"metadata,omitempty"` // numbers 30-39: metadata and search
 	// Lifecycle (seed 002 §5, §8, §9, §11). Numbers from 40 on.
 	Lifecycle            *LifecycleProperties `protobuf:"bytes,40,opt,name=lifecycle,proto3" json:"lifecycle,omitempty"` // resolved at create, immutable
 	LifecycleSources     *LifecycleSources    `protobuf:"bytes,41,opt,name=lifecycle_sources,json=lifecycleSources,proto3" json:"lifecycle_sources,omitempty"`
@@ -769,6 +772,13 @@ func (x *Session) GetCreatedAtMs() int64 {
 func (x *Session) GetLastActivityAtMs() int64 {
 	if x != nil {
 		return x.LastActivityAtMs
+	}
+	return 0
+}
+
+func (x *Session) GetEngineActivityAtMs() int64 {
+	if x != nil {
+		return x.EngineActivityAtMs
 	}
 	return 0
 }
@@ -4342,7 +4352,7 @@ const file_vance_v1_session_proto_rawDesc = "" +
 	"project_id\x18\x02 \x01(\tR\tprojectId\x12\x14\n" +
 	"\x05title\x18\x03 \x01(\tR\x05title\x12)\n" +
 	"\x04kind\x18\x04 \x01(\x0e2\x15.vance.v1.ProjectKindR\x04kind\x12\"\n" +
-	"\rowner_user_id\x18\x05 \x01(\tR\vownerUserId\"\xf3\b\n" +
+	"\rowner_user_id\x18\x05 \x01(\tR\vownerUserId\"\xa6\t\n" +
 	"\aSession\x12\x1d\n" +
 	"\n" +
 	"session_id\x18\x01 \x01(\tR\tsessionId\x12\x1b\n" +
@@ -4358,7 +4368,8 @@ const file_vance_v1_session_proto_rawDesc = "" +
 	"\aprofile\x18\t \x01(\tR\aprofile\x12\"\n" +
 	"\rcreated_at_ms\x18\n" +
 	" \x01(\x03R\vcreatedAtMs\x12-\n" +
-	"\x13last_activity_at_ms\x18\v \x01(\x03R\x10lastActivityAtMs\x125\n" +
+	"\x13last_activity_at_ms\x18\v \x01(\x03R\x10lastActivityAtMs\x121\n" +
+	"\x15engine_activity_at_ms\x18\f \x01(\x03R\x12engineActivityAtMs\x125\n" +
 	"\bmetadata\x18\x1e \x01(\v2\x19.vance.v1.SessionMetadataR\bmetadata\x12;\n" +
 	"\tlifecycle\x18( \x01(\v2\x1d.vance.v1.LifecyclePropertiesR\tlifecycle\x12G\n" +
 	"\x11lifecycle_sources\x18) \x01(\v2\x1a.vance.v1.LifecycleSourcesR\x10lifecycleSources\x12)\n" +

@@ -120,8 +120,9 @@ type SessionServiceClient interface {
 	// through process -> session -> project -> tenant, and written at a chosen level.
 	ResolveEngineSettings(ctx context.Context, in *ResolveEngineSettingsRequest, opts ...grpc.CallOption) (*EngineSettings, error)
 	SetEngineSetting(ctx context.Context, in *SetEngineSettingRequest, opts ...grpc.CallOption) (*EngineSettings, error)
-	// process_service, after engine status changes: recompute the RUNNING/IDLE roll-up of these
-	// sessions and write it (and their list cards) when it changed (session_service/rollup.py).
+	// process_service, after engine status changes and new pending messages: recompute the
+	// RUNNING/IDLE roll-up of these sessions and write it (and their list cards) when it changed,
+	// and stamp their engine activity (session_service/rollup.py).
 	NoteEngineStatus(ctx context.Context, in *NoteEngineStatusRequest, opts ...grpc.CallOption) (*NoteEngineStatusResponse, error)
 	// Gateway replicas (session_service/ownership.py): renew the lease on the sessions a replica
 	// holds; a replica shutting down suspends them FORCED; an expired lease is taken over (the
@@ -621,8 +622,9 @@ type SessionServiceServer interface {
 	// through process -> session -> project -> tenant, and written at a chosen level.
 	ResolveEngineSettings(context.Context, *ResolveEngineSettingsRequest) (*EngineSettings, error)
 	SetEngineSetting(context.Context, *SetEngineSettingRequest) (*EngineSettings, error)
-	// process_service, after engine status changes: recompute the RUNNING/IDLE roll-up of these
-	// sessions and write it (and their list cards) when it changed (session_service/rollup.py).
+	// process_service, after engine status changes and new pending messages: recompute the
+	// RUNNING/IDLE roll-up of these sessions and write it (and their list cards) when it changed,
+	// and stamp their engine activity (session_service/rollup.py).
 	NoteEngineStatus(context.Context, *NoteEngineStatusRequest) (*NoteEngineStatusResponse, error)
 	// Gateway replicas (session_service/ownership.py): renew the lease on the sessions a replica
 	// holds; a replica shutting down suspends them FORCED; an expired lease is taken over (the
