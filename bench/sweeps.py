@@ -5,11 +5,11 @@ shape session_service writes them (documents plus their sweep-set entries: every
 bound and idle-sweepable), then times SessionService.RunSweeps over gRPC with a controlled now:
 
 - `quiet`: nothing is due (the steady state of a healthy system);
-- `idle_due`: 1% of the sessions went quiet: each is checked and suspended (engine check and
-  suspend cascade per session);
+- `idle_due`: 1% of the sessions went quiet: they are checked and suspended (one engine check
+  and one suspend cascade call for all of them, session_service/batches.py);
 - `stale_binds`: 1% of the binds went silent and are released;
 - `transitions`: 1% of the sessions are SUSPENDED past transitionAt and are archived (abandoned
-  evaluation, engine cascade, lifecycle hooks);
+  evaluation, engine cascade, lifecycle hooks; each one batch);
 - `full_scan`: for comparison, one filter over `sessions` that a sweep without the sweep sets
   would need per tick (the embedded store scans every document for it).
 
