@@ -7,7 +7,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from engine_worker.memory import MemoryApi
+from engine_worker.memory import MemoryApi, MemoryEntry
 from engine_worker.settings import EngineSettingsApi
 from engine_worker.tools import ToolDispatcher
 from vance import convert as c
@@ -217,6 +217,7 @@ class ThinkEngineContext:
         stub: process_pb2_grpc.ProcessServiceAsyncStub,
         tools: ToolDispatcher,
         sessions: session_pb2_grpc.SessionServiceAsyncStub | None = None,
+        project_memory: list[MemoryEntry] | None = None,
     ) -> None:
         self.turn_id = turn_id
         self.scope = Scope(process.tenant_id, process.project_id, process.session_id, process.id)
@@ -230,7 +231,7 @@ class ThinkEngineContext:
         self.settings: dict[str, Any] = dict(process.params)
         self._pending = pending
         self._drained = False
-        self._memory = MemoryApi(process, stub, turn_id)
+        self._memory = MemoryApi(process, stub, turn_id, project_memory)
         self._settings_api = EngineSettingsApi(process, sessions)
         self.process = process
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -50,6 +51,39 @@ _STATUS = {
 }
 
 
+PoolKey = tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...], str]
+
+
+class PoolCache:
+    """Resolved tool pools of this worker. A pool only changes when a service registers tools,
+    so asking tool_service on every turn (a call and a schema conversion per turn) bought
+    nothing. Pools are kept only while the worker watches tool_service's registry
+    (`ToolService.WatchRegistry`, `Worker._watch_tools`): every registration there drops them.
+    A registration on another tool_service replica reaches its own cache within its 2 s
+    (tool_service/registry.py), so pools here live no longer than that either."""
+
+    def __init__(self, ttl_s: float = 2.0) -> None:
+        self._ttl_s = ttl_s
+        self._pools: dict[PoolKey, tuple[float, list[ToolSpec]]] = {}
+        self.watching = False
+
+    def get(self, key: PoolKey) -> list[ToolSpec] | None:
+        found = self._pools.get(key)
+        if not self.watching or found is None or found[0] < time.monotonic():
+            return None
+        return found[1]
+
+    def put(self, key: PoolKey, specs: list[ToolSpec]) -> None:
+        if not self.watching:
+            return
+        if len(self._pools) > 256:  # recipes with their own add/remove lists: stays bounded
+            self._pools.clear()
+        self._pools[key] = (time.monotonic() + self._ttl_s, specs)
+
+    def clear(self) -> None:
+        self._pools.clear()
+
+
 class ToolDispatcher:
     """Every call carries an idempotency key from the turn and the call's place in it, so a
     redone turn's spawns and steers take effect once."""
@@ -61,8 +95,10 @@ class ToolDispatcher:
         turn_id: str,
         *,
         before_invoke: Callable[[], None] | None = None,
+        cache: PoolCache | None = None,
     ) -> None:
         self._stub = stub
+        self._cache = cache
         # Sends the turn's held-back reports: what the engine said before a tool call is
         # stored before anything the tool does (a spawned process, a steered sibling).
         self._before_invoke = before_invoke
@@ -80,15 +116,21 @@ class ToolDispatcher:
         if self._stub is None:
             return []
         snap = self._process.recipe_snapshot
-        resp = await self._stub.ResolvePool(
-            tpb.ResolvePoolRequest(
-                engine_tools=engine_tools,
-                add=[str(x) for x in snap.get("allowedToolsAdd") or []],
-                remove=[str(x) for x in snap.get("allowedToolsRemove") or []],
-                profile=self.profile,
+        add = tuple(str(x) for x in snap.get("allowedToolsAdd") or [])
+        remove = tuple(str(x) for x in snap.get("allowedToolsRemove") or [])
+        key: PoolKey = (tuple(engine_tools), add, remove, self.profile)
+        specs = self._cache.get(key) if self._cache is not None else None
+        if specs is None:
+            resp = await self._stub.ResolvePool(
+                tpb.ResolvePoolRequest(
+                    engine_tools=engine_tools, add=add, remove=remove, profile=self.profile
+                )
             )
-        )
-        specs = [ToolSpec(t.name, t.description, struct_to_dict(t.parameters)) for t in resp.tools]
+            specs = [
+                ToolSpec(t.name, t.description, struct_to_dict(t.parameters)) for t in resp.tools
+            ]
+            if self._cache is not None:
+                self._cache.put(key, specs)
         self._pool = {s.name: s for s in specs}
         return specs
 

@@ -18,7 +18,8 @@ import grpc
 from engine_worker.context import EventPublisher, ThinkEngineContext
 from engine_worker.engine import EngineRegistry, TurnOutcome, compatible
 from engine_worker.failures import not_configured
-from engine_worker.tools import ToolDispatcher
+from engine_worker.memory import entry_from_proto
+from engine_worker.tools import PoolCache, ToolDispatcher
 from vance import convert as c
 from vance.domain import CloseReason, LifecycleCall, ProcessStatus
 from vance.llm import ModelClient, ModelNotConfiguredError
@@ -26,6 +27,7 @@ from vance.observability import logcontext, metrics, tracing
 from vance.protoutil import dict_to_struct
 from vance.v1 import process_pb2 as ppb
 from vance.v1 import process_pb2_grpc, session_pb2_grpc, tool_pb2_grpc
+from vance.v1 import tool_pb2 as tpb
 
 logger = logging.getLogger(__name__)
 
@@ -54,6 +56,7 @@ class Worker:
         self._drain_timeout_s = drain_timeout_s
         self._backoff_s = reconnect_backoff_s
         self._tools = tools
+        self._pools = PoolCache()
         self._sessions = sessions  # the engines' settings (engine_worker/settings.py)
         self._stopping = asyncio.Event()
         self._outbox: asyncio.Queue[object] = asyncio.Queue()
@@ -122,6 +125,7 @@ class Worker:
         try:
             async with asyncio.TaskGroup() as tg:
                 heartbeat = tg.create_task(self._heartbeats())
+                watch = tg.create_task(self._watch_tools())
                 try:
                     async for msg in call:
                         self._on_message(tg, msg)
@@ -131,6 +135,7 @@ class Worker:
                     # The stream is gone: what still runs belongs to it (process_service redoes
                     # those turns), so the group's tasks end here.
                     heartbeat.cancel()
+                    watch.cancel()
                     for task in self._turns.values():
                         task.cancel()
         finally:
@@ -144,6 +149,23 @@ class Worker:
             self._acks.clear()
         if lost is not None:
             raise lost
+
+    async def _watch_tools(self) -> None:
+        """Keeps the tool pool cache (engine_worker/tools.py) valid: it is used only while this
+        watch stands, and dropped at every registry change."""
+        if self._tools is None:
+            return
+        while True:
+            try:
+                async for _ in self._tools.WatchRegistry(tpb.WatchRegistryRequest()):
+                    self._pools.clear()
+                    self._pools.watching = True
+            except grpc.aio.AioRpcError as exc:
+                logger.debug("tool registry watch lost: %s", exc.code().name)
+            self._pools.watching = False
+            self._pools.clear()
+            # Back off before asking again; turns meanwhile resolve their pools each time.
+            await asyncio.sleep(self._backoff_s)
 
     def _on_message(self, tg: asyncio.TaskGroup, msg: ppb.DispatchMessage) -> None:
         kind = msg.WhichOneof("kind")
@@ -251,8 +273,15 @@ class Worker:
             llm=self._llm,
             events=events,
             stub=self._stub,
-            tools=ToolDispatcher(self._tools, process, a.turn_id, before_invoke=events.flush),
+            tools=ToolDispatcher(
+                self._tools, process, a.turn_id, before_invoke=events.flush, cache=self._pools
+            ),
             sessions=self._sessions,
+            project_memory=(
+                [entry_from_proto(r) for r in a.project_memory]
+                if a.project_memory_included
+                else None
+            ),
         )
         try:
             if call is LifecycleCall.START:

@@ -7,6 +7,7 @@ from typing import Any
 
 from process_service.dispatcher import WorkerConn
 from process_service.events import Event
+from process_service.memory_rpc import record_to_proto
 from process_service.models import SteerResult, TurnRef
 from process_service.store import public_fields
 from process_service.worker_messages import (
@@ -139,6 +140,8 @@ def assignment_to_proto(ref: TurnRef) -> ppb.DispatchMessage:
             lease_deadline_ms=ref.lease_until_ms,
             chat_count=ref.chat_base,
             recent_chat=[chat_doc_to_proto(m) for m in ref.recent_chat],
+            project_memory_included=ref.project_memory is not None,
+            project_memory=[record_to_proto(r) for r in ref.project_memory or []],
         )
     )
 

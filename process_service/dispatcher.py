@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from process_service.lanes import Lanes
+from process_service.memory import MemoryStore
 from process_service.models import TurnRef
 from process_service.store import ProcessStore
 from process_service.worker_messages import Ack, Assign, Cancel, ToWorker
@@ -47,9 +48,16 @@ class _Stopped(Exception):
 
 class Dispatcher:
     def __init__(
-        self, store: ProcessStore, lanes: Lanes, clock: Clock, config: LanesConfig
+        self,
+        store: ProcessStore,
+        lanes: Lanes,
+        clock: Clock,
+        config: LanesConfig,
+        *,
+        memory: MemoryStore | None = None,
     ) -> None:
         self._store = store
+        self._memory = memory
         self._lanes = lanes
         self._clock = clock
         self._config = config
@@ -282,6 +290,9 @@ class Dispatcher:
         ref.engine_version = worker.engines.get(ref.engine, "")
         ref.process["recipe_snapshot"] = await self._store.snapshot(ref.process_id)
         ref.recent_chat = self._store.recent_chat(ref.process_id, ref.chat_base)
+        if self._memory is not None:
+            # What the project remembers, so an engine's prompt needs no ListMemory call.
+            ref.project_memory = await self._memory.project_newest(ref.process)
         if worker.closed:
             self.spawn(self._redo(ref, "worker left before the assignment"))
             return

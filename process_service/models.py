@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from process_service.memory import MemoryRecord
 from vance.domain import DeliveryOutcome, LifecycleCall, ProcessStatus
 
 
@@ -34,6 +35,8 @@ class TurnRef:
     commit_fields: dict[str, Any] = field(default_factory=dict)
     # The last committed chat messages, when held in memory (ProcessStore.recent_chat).
     recent_chat: list[dict[str, Any]] = field(default_factory=list)
+    # The project's newest memory records (MemoryStore.project_newest); None: not looked up.
+    project_memory: list[MemoryRecord] | None = None
 
     @property
     def owned_keys(self) -> list[str]:

@@ -10,6 +10,7 @@ from process_service.events import CHAT_APPENDED, PROGRESS, STREAM_CHUNK, EventL
 from process_service.inbox import Inbox
 from process_service.lanes import Lanes
 from process_service.models import TurnRef
+from process_service.observations import OBSERVED
 from process_service.store import ProcessStore
 from process_service.worker_messages import ChatAppend
 from vance.chat_ids import chat_message_id, turn_message_id
@@ -112,7 +113,7 @@ class Turns:
                 "payload": payload,
             },
         )
-        if self.observations is not None:
+        if self.observations is not None and ref.process.get(OBSERVED):
             await self.observations.forward_progress(ref, kind, payload)
 
     async def commit(
@@ -137,7 +138,7 @@ class Turns:
             await self.notify_parent(
                 doc, ProcessEventType.BLOCKED, summary, payload, key=f"{ref.turn_id}:blocked"
             )
-        if self.observations is not None:
+        if self.observations is not None and doc.get(OBSERVED):
             await self.observations.on_commit(ref, doc, summary, payload)
         return doc
 

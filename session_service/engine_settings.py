@@ -16,6 +16,7 @@ from dataclasses import dataclass
 
 from pymongo.asynchronous.database import AsyncDatabase
 
+from session_service.settings_cache import SettingsDocs
 from vance.errors import AbortedError, InvalidArgumentError
 from vance.store import Document, is_duplicate_key
 
@@ -106,15 +107,16 @@ def check(key: str, raw: str) -> str:
 
 
 class EngineSettings:
-    def __init__(self, db: AsyncDatabase[Document]) -> None:
+    def __init__(self, db: AsyncDatabase[Document], docs: SettingsDocs | None = None) -> None:
         self._c = db["settings"]
+        self._docs = docs or SettingsDocs(self._c)
 
     async def resolve(self, scope: Scope, keys: list[str] | None = None) -> dict[str, Resolved]:
         if not scope.tenant_id:
             raise InvalidArgumentError("tenant_id is required")
         levels = [(lvl, scope.doc_id(lvl)) for lvl in CHAIN if scope.doc_id(lvl)]
         ids = [doc_id for _, doc_id in levels]
-        docs = {str(d["_id"]): d for d in await self._c.find({"_id": {"$in": ids}}).to_list(None)}
+        docs = await self._docs.get_many(ids)
         out: dict[str, Resolved] = {}
         for level, doc_id in levels:  # innermost first: the first hit wins
             for item in (docs.get(doc_id) or {}).get("values") or []:
@@ -134,6 +136,7 @@ class EngineSettings:
             raise InvalidArgumentError(f"the scope names no {level.lower()}")
         if key not in ENGINE_KEYS:
             check(key, "")
+        self._docs.written(doc_id)
         for _ in range(8):
             doc = await self._c.find_one({"_id": doc_id})
             values = {str(i["key"]): str(i["value"]) for i in (doc or {}).get("values") or []}
@@ -158,6 +161,7 @@ class EngineSettings:
                 break
         else:
             raise AbortedError("the settings kept changing; try again", reason="settings_busy")
+        self._docs.written(doc_id)
         return await self.resolve(scope)
 
 

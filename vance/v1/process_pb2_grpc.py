@@ -50,6 +50,11 @@ class ProcessServiceStub:
                 request_serializer=vance_dot_v1_dot_process__pb2.ListProcessesRequest.SerializeToString,
                 response_deserializer=vance_dot_v1_dot_process__pb2.ListProcessesResponse.FromString,
                 _registered_method=True)
+        self.ListSessionEngines = channel.unary_unary(
+                '/vance.v1.ProcessService/ListSessionEngines',
+                request_serializer=vance_dot_v1_dot_process__pb2.ListSessionEnginesRequest.SerializeToString,
+                response_deserializer=vance_dot_v1_dot_process__pb2.ListSessionEnginesResponse.FromString,
+                _registered_method=True)
         self.Steer = channel.unary_unary(
                 '/vance.v1.ProcessService/Steer',
                 request_serializer=vance_dot_v1_dot_process__pb2.SteerRequest.SerializeToString,
@@ -169,6 +174,14 @@ class ProcessServiceServicer:
 
     def ListProcesses(self, request, context):
         """Missing associated documentation comment in .proto file."""
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def ListSessionEngines(self, request, context):
+        """The status and inbox size of every process of many sessions, in two store reads: what
+        session_service's RUNNING/IDLE roll-up needs (session_service/rollup.py).
+        """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
@@ -330,6 +343,11 @@ def add_ProcessServiceServicer_to_server(servicer, server):
                     servicer.ListProcesses,
                     request_deserializer=vance_dot_v1_dot_process__pb2.ListProcessesRequest.FromString,
                     response_serializer=vance_dot_v1_dot_process__pb2.ListProcessesResponse.SerializeToString,
+            ),
+            'ListSessionEngines': grpc.unary_unary_rpc_method_handler(
+                    servicer.ListSessionEngines,
+                    request_deserializer=vance_dot_v1_dot_process__pb2.ListSessionEnginesRequest.FromString,
+                    response_serializer=vance_dot_v1_dot_process__pb2.ListSessionEnginesResponse.SerializeToString,
             ),
             'Steer': grpc.unary_unary_rpc_method_handler(
                     servicer.Steer,
@@ -513,6 +531,33 @@ class ProcessService:
             '/vance.v1.ProcessService/ListProcesses',
             vance_dot_v1_dot_process__pb2.ListProcessesRequest.SerializeToString,
             vance_dot_v1_dot_process__pb2.ListProcessesResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def ListSessionEngines(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/vance.v1.ProcessService/ListSessionEngines',
+            vance_dot_v1_dot_process__pb2.ListSessionEnginesRequest.SerializeToString,
+            vance_dot_v1_dot_process__pb2.ListSessionEnginesResponse.FromString,
             options,
             channel_credentials,
             insecure,

@@ -37,6 +37,10 @@ class ProcessServiceStub:
     CreateProcess: _grpc.UnaryUnaryMultiCallable[_process_pb2.CreateProcessRequest, _common_pb2.ThinkProcess]
     GetProcess: _grpc.UnaryUnaryMultiCallable[_process_pb2.GetProcessRequest, _common_pb2.ThinkProcess]
     ListProcesses: _grpc.UnaryUnaryMultiCallable[_process_pb2.ListProcessesRequest, _process_pb2.ListProcessesResponse]
+    ListSessionEngines: _grpc.UnaryUnaryMultiCallable[_process_pb2.ListSessionEnginesRequest, _process_pb2.ListSessionEnginesResponse]
+    """The status and inbox size of every process of many sessions, in two store reads: what
+    session_service's RUNNING/IDLE roll-up needs (session_service/rollup.py).
+    """
     Steer: _grpc.UnaryUnaryMultiCallable[_process_pb2.SteerRequest, _process_pb2.SteerResponse]
     """Stores a message in the target inbox and wakes the target if it waits for input."""
     Pause: _grpc.UnaryUnaryMultiCallable[_process_pb2.ProcessRef, _common_pb2.ThinkProcess]
@@ -88,6 +92,10 @@ class ProcessServiceAsyncStub(ProcessServiceStub):
     CreateProcess: _aio.UnaryUnaryMultiCallable[_process_pb2.CreateProcessRequest, _common_pb2.ThinkProcess]  # type: ignore[assignment]
     GetProcess: _aio.UnaryUnaryMultiCallable[_process_pb2.GetProcessRequest, _common_pb2.ThinkProcess]  # type: ignore[assignment]
     ListProcesses: _aio.UnaryUnaryMultiCallable[_process_pb2.ListProcessesRequest, _process_pb2.ListProcessesResponse]  # type: ignore[assignment]
+    ListSessionEngines: _aio.UnaryUnaryMultiCallable[_process_pb2.ListSessionEnginesRequest, _process_pb2.ListSessionEnginesResponse]  # type: ignore[assignment]
+    """The status and inbox size of every process of many sessions, in two store reads: what
+    session_service's RUNNING/IDLE roll-up needs (session_service/rollup.py).
+    """
     Steer: _aio.UnaryUnaryMultiCallable[_process_pb2.SteerRequest, _process_pb2.SteerResponse]  # type: ignore[assignment]
     """Stores a message in the target inbox and wakes the target if it waits for input."""
     Pause: _aio.UnaryUnaryMultiCallable[_process_pb2.ProcessRef, _common_pb2.ThinkProcess]  # type: ignore[assignment]
@@ -154,6 +162,16 @@ class ProcessServiceServicer(metaclass=_abc_1.ABCMeta):
         request: _process_pb2.ListProcessesRequest,
         context: _ServicerContext,
     ) -> _typing.Union[_process_pb2.ListProcessesResponse, _abc.Awaitable[_process_pb2.ListProcessesResponse]]: ...
+
+    @_abc_1.abstractmethod
+    def ListSessionEngines(
+        self,
+        request: _process_pb2.ListSessionEnginesRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_process_pb2.ListSessionEnginesResponse, _abc.Awaitable[_process_pb2.ListSessionEnginesResponse]]:
+        """The status and inbox size of every process of many sessions, in two store reads: what
+        session_service's RUNNING/IDLE roll-up needs (session_service/rollup.py).
+        """
 
     @_abc_1.abstractmethod
     def Steer(
