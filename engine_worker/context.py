@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from engine_worker.memory import MemoryApi, MemoryEntry
-from engine_worker.settings import EngineSettingsApi
+from engine_worker.settings import EngineSettingsApi, SettingsCache
 from engine_worker.tools import ToolDispatcher
 from vance import convert as c
 from vance.chat_ids import chat_message_id, turn_message_id
@@ -218,6 +218,7 @@ class ThinkEngineContext:
         tools: ToolDispatcher,
         sessions: session_pb2_grpc.SessionServiceAsyncStub | None = None,
         project_memory: list[MemoryEntry] | None = None,
+        settings_cache: SettingsCache | None = None,
     ) -> None:
         self.turn_id = turn_id
         self.scope = Scope(process.tenant_id, process.project_id, process.session_id, process.id)
@@ -232,7 +233,7 @@ class ThinkEngineContext:
         self._pending = pending
         self._drained = False
         self._memory = MemoryApi(process, stub, turn_id, project_memory)
-        self._settings_api = EngineSettingsApi(process, sessions)
+        self._settings_api = EngineSettingsApi(process, sessions, settings_cache)
         self.process = process
 
     def settings_api(self) -> EngineSettingsApi:

@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import json
-import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from engine_worker.watched import WatchedCache
 from vance.domain import ThinkProcess, ToolCallStatus
 from vance.protoutil import dict_to_struct, from_value, struct_to_dict
 from vance.v1 import common_pb2 as pb
@@ -54,34 +54,10 @@ _STATUS = {
 PoolKey = tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...], str]
 
 
-class PoolCache:
-    """Resolved tool pools of this worker. A pool only changes when a service registers tools,
-    so asking tool_service on every turn (a call and a schema conversion per turn) bought
-    nothing. Pools are kept only while the worker watches tool_service's registry
-    (`ToolService.WatchRegistry`, `Worker._watch_tools`): every registration there drops them.
-    A registration on another tool_service replica reaches its own cache within its 2 s
-    (tool_service/registry.py), so pools here live no longer than that either."""
-
-    def __init__(self, ttl_s: float = 2.0) -> None:
-        self._ttl_s = ttl_s
-        self._pools: dict[PoolKey, tuple[float, list[ToolSpec]]] = {}
-        self.watching = False
-
-    def get(self, key: PoolKey) -> list[ToolSpec] | None:
-        found = self._pools.get(key)
-        if not self.watching or found is None or found[0] < time.monotonic():
-            return None
-        return found[1]
-
-    def put(self, key: PoolKey, specs: list[ToolSpec]) -> None:
-        if not self.watching:
-            return
-        if len(self._pools) > 256:  # recipes with their own add/remove lists: stays bounded
-            self._pools.clear()
-        self._pools[key] = (time.monotonic() + self._ttl_s, specs)
-
-    def clear(self) -> None:
-        self._pools.clear()
+# Resolved pools of this worker (engine_worker/watched.py): a pool only changes when a service
+# registers tools, so asking tool_service on every turn (a call and a schema conversion per
+# turn) bought nothing.
+PoolCache = WatchedCache[PoolKey, list[ToolSpec]]
 
 
 class ToolDispatcher:

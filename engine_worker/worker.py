@@ -11,7 +11,7 @@ import logging
 import os
 import socket
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterable, AsyncIterator
 
 import grpc
 
@@ -19,7 +19,9 @@ from engine_worker.context import EventPublisher, ThinkEngineContext
 from engine_worker.engine import EngineRegistry, TurnOutcome, compatible
 from engine_worker.failures import not_configured
 from engine_worker.memory import entry_from_proto
+from engine_worker.settings import SettingsCache
 from engine_worker.tools import PoolCache, ToolDispatcher
+from engine_worker.watched import keep_watching
 from vance import convert as c
 from vance.domain import CloseReason, LifecycleCall, ProcessStatus
 from vance.llm import ModelClient, ModelNotConfiguredError
@@ -27,6 +29,7 @@ from vance.observability import logcontext, metrics, tracing
 from vance.protoutil import dict_to_struct
 from vance.v1 import process_pb2 as ppb
 from vance.v1 import process_pb2_grpc, session_pb2_grpc, tool_pb2_grpc
+from vance.v1 import session_pb2 as spb
 from vance.v1 import tool_pb2 as tpb
 
 logger = logging.getLogger(__name__)
@@ -57,6 +60,7 @@ class Worker:
         self._backoff_s = reconnect_backoff_s
         self._tools = tools
         self._pools = PoolCache()
+        self._settings = SettingsCache()
         self._sessions = sessions  # the engines' settings (engine_worker/settings.py)
         self._stopping = asyncio.Event()
         self._outbox: asyncio.Queue[object] = asyncio.Queue()
@@ -125,7 +129,7 @@ class Worker:
         try:
             async with asyncio.TaskGroup() as tg:
                 heartbeat = tg.create_task(self._heartbeats())
-                watch = tg.create_task(self._watch_tools())
+                watches = self._watch(tg)
                 try:
                     async for msg in call:
                         self._on_message(tg, msg)
@@ -135,7 +139,8 @@ class Worker:
                     # The stream is gone: what still runs belongs to it (process_service redoes
                     # those turns), so the group's tasks end here.
                     heartbeat.cancel()
-                    watch.cancel()
+                    for watch in watches:
+                        watch.cancel()
                     for task in self._turns.values():
                         task.cancel()
         finally:
@@ -150,22 +155,28 @@ class Worker:
         if lost is not None:
             raise lost
 
-    async def _watch_tools(self) -> None:
-        """Keeps the tool pool cache (engine_worker/tools.py) valid: it is used only while this
-        watch stands, and dropped at every registry change."""
-        if self._tools is None:
-            return
-        while True:
-            try:
-                async for _ in self._tools.WatchRegistry(tpb.WatchRegistryRequest()):
-                    self._pools.clear()
-                    self._pools.watching = True
-            except grpc.aio.AioRpcError as exc:
-                logger.debug("tool registry watch lost: %s", exc.code().name)
-            self._pools.watching = False
-            self._pools.clear()
-            # Back off before asking again; turns meanwhile resolve their pools each time.
-            await asyncio.sleep(self._backoff_s)
+    def _watch(self, tg: asyncio.TaskGroup) -> list[asyncio.Task[None]]:
+        """The watches that keep the tool pools and settings held here valid
+        (engine_worker/watched.py), for as long as this stream lasts."""
+        out: list[asyncio.Task[None]] = []
+        tools, sessions = self._tools, self._sessions
+        if tools is not None:
+
+            def registry() -> AsyncIterable[tpb.RegistryChange]:
+                return tools.WatchRegistry(tpb.WatchRegistryRequest())
+
+            out.append(
+                tg.create_task(keep_watching("tools", self._pools, registry, self._backoff_s))
+            )
+        if sessions is not None:
+
+            def settings() -> AsyncIterable[spb.SettingsChange]:
+                return sessions.WatchSettings(spb.WatchSettingsRequest())
+
+            out.append(
+                tg.create_task(keep_watching("settings", self._settings, settings, self._backoff_s))
+            )
+        return out
 
     def _on_message(self, tg: asyncio.TaskGroup, msg: ppb.DispatchMessage) -> None:
         kind = msg.WhichOneof("kind")
@@ -277,6 +288,7 @@ class Worker:
                 self._tools, process, a.turn_id, before_invoke=events.flush, cache=self._pools
             ),
             sessions=self._sessions,
+            settings_cache=self._settings,
             project_memory=(
                 [entry_from_proto(r) for r in a.project_memory]
                 if a.project_memory_included

@@ -109,14 +109,14 @@ def check(key: str, raw: str) -> str:
 class EngineSettings:
     def __init__(self, db: AsyncDatabase[Document], docs: SettingsDocs | None = None) -> None:
         self._c = db["settings"]
-        self._docs = docs or SettingsDocs(self._c)
+        self.docs = docs or SettingsDocs(self._c)
 
     async def resolve(self, scope: Scope, keys: list[str] | None = None) -> dict[str, Resolved]:
         if not scope.tenant_id:
             raise InvalidArgumentError("tenant_id is required")
         levels = [(lvl, scope.doc_id(lvl)) for lvl in CHAIN if scope.doc_id(lvl)]
         ids = [doc_id for _, doc_id in levels]
-        docs = await self._docs.get_many(ids)
+        docs = await self.docs.get_many(ids)
         out: dict[str, Resolved] = {}
         for level, doc_id in levels:  # innermost first: the first hit wins
             for item in (docs.get(doc_id) or {}).get("values") or []:
@@ -136,7 +136,7 @@ class EngineSettings:
             raise InvalidArgumentError(f"the scope names no {level.lower()}")
         if key not in ENGINE_KEYS:
             check(key, "")
-        self._docs.written(doc_id)
+        self.docs.written(doc_id)
         for _ in range(8):
             doc = await self._c.find_one({"_id": doc_id})
             values = {str(i["key"]): str(i["value"]) for i in (doc or {}).get("values") or []}
@@ -161,7 +161,7 @@ class EngineSettings:
                 break
         else:
             raise AbortedError("the settings kept changing; try again", reason="settings_busy")
-        self._docs.written(doc_id)
+        self.docs.written(doc_id)
         return await self.resolve(scope)
 
 

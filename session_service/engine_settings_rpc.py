@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import AsyncIterator
 from typing import Any
 
 from session_service.engine_settings import (
@@ -46,6 +47,12 @@ class EngineSettingsRpcs:
         self, request: spb.ResolveEngineSettingsRequest, context: Any
     ) -> spb.EngineSettings:
         return _out(await self.engine_settings.resolve(_scope(request.scope), list(request.keys)))
+
+    async def WatchSettings(
+        self, request: spb.WatchSettingsRequest, context: Any
+    ) -> AsyncIterator[spb.SettingsChange]:
+        async for generation in self.engine_settings.docs.changes():
+            yield spb.SettingsChange(generation=generation)
 
     @grpc_errors
     async def SetEngineSetting(

@@ -1,12 +1,16 @@
-"""Reads of the `settings` documents, kept for a moment. Every turn resolves its engine
-settings (ResolveEngineSettings: process -> session -> project -> tenant documents), and those
-documents change only when someone sets a value, so each is kept CACHE_S and dropped when this
-replica writes it (EngineSettings.set, Settings.update): a change made here is seen by the very
-next turn; one made through another session_service replica within CACHE_S."""
+"""Reads of the `settings` documents, kept for a moment. Engine settings are resolved through
+process -> session -> project -> tenant documents, and those change only when someone sets a
+value, so each is kept CACHE_S and dropped when this replica writes it (EngineSettings.set,
+Settings.update): a change made here is seen by the very next read; one made through another
+session_service replica within CACHE_S. Each write also counts a generation that
+`WatchSettings` streams, so engine workers that keep resolved settings drop theirs
+(engine_worker/settings.py)."""
 
 from __future__ import annotations
 
+import asyncio
 import time
+from collections.abc import AsyncIterator
 
 from pymongo.asynchronous.collection import AsyncCollection
 
@@ -24,6 +28,7 @@ class SettingsDocs:
         self._ttl_s = ttl_s
         self._docs: dict[str, tuple[float, Document | None]] = {}
         self._writes = 0
+        self._changed = asyncio.Event()  # replaced at every write: watchers wait on it
 
     async def get_many(self, ids: list[str]) -> dict[str, Document]:
         now = time.monotonic()
@@ -53,3 +58,15 @@ class SettingsDocs:
     def written(self, doc_id: str) -> None:
         self._writes += 1
         self._docs.pop(doc_id, None)
+        changed, self._changed = self._changed, asyncio.Event()
+        changed.set()
+
+    async def changes(self) -> AsyncIterator[int]:
+        """The write count now, then after each write (several may fold into one)."""
+        seen = -1
+        while True:
+            if self._writes != seen:
+                seen = self._writes
+                yield seen
+            else:
+                await self._changed.wait()

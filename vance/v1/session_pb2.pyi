@@ -808,3 +808,13 @@ class TakeOverReplicasRequest(_message.Message):
     NOW_MS_FIELD_NUMBER: _ClassVar[int]
     now_ms: int
     def __init__(self, now_ms: _Optional[int] = ...) -> None: ...
+
+class WatchSettingsRequest(_message.Message):
+    __slots__ = ()
+    def __init__(self) -> None: ...
+
+class SettingsChange(_message.Message):
+    __slots__ = ("generation",)
+    GENERATION_FIELD_NUMBER: _ClassVar[int]
+    generation: int
+    def __init__(self, generation: _Optional[int] = ...) -> None: ...
