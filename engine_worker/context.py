@@ -120,8 +120,10 @@ class ChatApi:
         events: EventPublisher,
         committed: int = 0,
         recent: list[ChatMessage] | None = None,
+        on_read: Callable[[list[ChatMessage]], None] | None = None,
     ) -> None:
         self._turn_id = turn_id
+        self._on_read = on_read  # told what a ListChatMessages read brought (chat_held.py)
         self._process = process
         self._stub = stub
         self._events = events
@@ -129,7 +131,7 @@ class ChatApi:
         self._committed = committed  # chat messages committed before this turn
         self._appended: list[ChatMessage] = []  # this turn's, in order
         # The last committed messages, numbered committed-len+1..committed, that came with the
-        # assignment (empty when process_service did not hold them all in memory).
+        # assignment or that this worker holds (empty when neither had them).
         self._recent = recent or []
 
     async def append(self, role: ChatRole, content: str, meta: dict[str, Any] | None = None) -> str:
@@ -182,7 +184,10 @@ class ChatApi:
                 through=self._committed,
             )
         )
-        return [c.chat_from_proto(m) for m in resp.messages]
+        out = [c.chat_from_proto(m) for m in resp.messages]
+        if self._on_read is not None:
+            self._on_read(out)  # the last committed messages, through self._committed
+        return out
 
 
 class ProcessOrchestrator:
@@ -212,6 +217,7 @@ class ThinkEngineContext:
         pending: list[SteerMessage],
         chat_count: int = 0,
         recent_chat: list[ChatMessage] | None = None,
+        on_chat_read: Callable[[list[ChatMessage]], None] | None = None,
         llm: ModelClient,
         events: EventPublisher,
         stub: process_pb2_grpc.ProcessServiceAsyncStub,
@@ -225,7 +231,9 @@ class ThinkEngineContext:
         self.user = process.owner_user_id
         self.llm = llm
         self.events = events
-        self.chat = ChatApi(turn_id, process, stub, self.events, chat_count, recent_chat)
+        self.chat = ChatApi(
+            turn_id, process, stub, self.events, chat_count, recent_chat, on_chat_read
+        )
         self.processes = ProcessOrchestrator(process, stub)
         self.tools = tools
         # Recipe parameters copied into the process at spawn, as the engine's settings.

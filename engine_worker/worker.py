@@ -15,6 +15,7 @@ from collections.abc import AsyncIterable, AsyncIterator
 
 import grpc
 
+from engine_worker.chat_held import MAX_MESSAGES, ChatHeld
 from engine_worker.context import EventPublisher, ThinkEngineContext
 from engine_worker.engine import EngineRegistry, TurnOutcome, compatible
 from engine_worker.failures import not_configured
@@ -23,7 +24,7 @@ from engine_worker.settings import SettingsCache
 from engine_worker.tools import PoolCache, ToolDispatcher
 from engine_worker.watched import keep_watching
 from vance import convert as c
-from vance.domain import CloseReason, LifecycleCall, ProcessStatus
+from vance.domain import ChatMessage, CloseReason, LifecycleCall, ProcessStatus
 from vance.llm import ModelClient, ModelNotConfiguredError
 from vance.observability import logcontext, metrics, tracing
 from vance.protoutil import dict_to_struct
@@ -65,7 +66,8 @@ class Worker:
         self._stopping = asyncio.Event()
         self._outbox: asyncio.Queue[object] = asyncio.Queue()
         self._turns: dict[str, asyncio.Task[None]] = {}
-        self._acks: dict[str, asyncio.Future[bool]] = {}
+        self._acks: dict[str, asyncio.Future[ppb.TurnAck | None]] = {}
+        self._chat = ChatHeld()
         self._heartbeat_s = 3.0
         self.connected = asyncio.Event()
 
@@ -150,7 +152,7 @@ class Worker:
             self._turns.clear()
             for fut in self._acks.values():
                 if not fut.done():
-                    fut.set_result(False)
+                    fut.set_result(None)
             self._acks.clear()
         if lost is not None:
             raise lost
@@ -189,7 +191,7 @@ class Worker:
         elif kind == "commit_ack":
             fut = self._acks.pop(msg.commit_ack.turn_id, None)
             if fut is not None and not fut.done():
-                fut.set_result(msg.commit_ack.ok)
+                fut.set_result(msg.commit_ack)
         elif kind == "cancel_turn_id":
             task = self._turns.pop(msg.cancel_turn_id, None)
             if task is not None:
@@ -235,7 +237,7 @@ class Worker:
             return
         metrics.TURNS.labels(a.process.engine, "done").inc()
         metrics.TURN_SECONDS.labels(a.process.engine).observe(time.perf_counter() - started)
-        fut: asyncio.Future[bool] = asyncio.get_running_loop().create_future()
+        fut: asyncio.Future[ppb.TurnAck | None] = asyncio.get_running_loop().create_future()
         self._acks[a.turn_id] = fut
         self._send(
             ppb.WorkerMessage(
@@ -256,9 +258,25 @@ class Worker:
         )
         try:
             # The slot frees when process_service has the commit: flow control stays exact.
-            await fut
+            ack = await fut
         finally:
             self._turns.pop(a.turn_id, None)
+        if ack is not None and ack.ok and ack.chat_included:
+            self._chat.extend(a.process.id, a.chat_count, [c.chat_from_proto(m) for m in ack.chat])
+        else:
+            self._chat.drop(a.process.id)
+
+    def _recent_chat(self, a: ppb.TurnAssignment) -> list[ChatMessage]:
+        """The last committed messages: held here, or brought by the assignment (then held)."""
+        pid = a.process.id
+        if a.recent_chat_held:
+            return self._chat.get(pid, a.chat_count) or []
+        recent = [c.chat_from_proto(m) for m in a.recent_chat]
+        if recent and len(recent) == min(a.chat_count, MAX_MESSAGES):
+            self._chat.put(pid, a.chat_count, recent)
+        else:
+            self._chat.drop(pid)
+        return recent
 
     async def _execute(self, a: ppb.TurnAssignment, events: EventPublisher) -> TurnOutcome:
         process = c.process_from_proto(a.process)
@@ -280,7 +298,8 @@ class Worker:
             process=process,
             pending=[c.steer_from_proto(m) for m in a.pending],
             chat_count=a.chat_count,
-            recent_chat=[c.chat_from_proto(m) for m in a.recent_chat],
+            recent_chat=self._recent_chat(a),
+            on_chat_read=lambda read: self._chat.put(process.id, a.chat_count, read),
             llm=self._llm,
             events=events,
             stub=self._stub,

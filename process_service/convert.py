@@ -142,6 +142,7 @@ def assignment_to_proto(ref: TurnRef) -> ppb.DispatchMessage:
             recent_chat=[chat_doc_to_proto(m) for m in ref.recent_chat],
             project_memory_included=ref.project_memory is not None,
             project_memory=[record_to_proto(r) for r in ref.project_memory or []],
+            recent_chat_held=ref.chat_held,
         )
     )
 
@@ -218,7 +219,13 @@ def to_worker_proto(item: ToWorker) -> ppb.DispatchMessage:
             return ppb.DispatchMessage(cancel_turn_id=item.turn_id)
         case Ack():
             return ppb.DispatchMessage(
-                commit_ack=ppb.TurnAck(turn_id=item.turn_id, ok=item.ok, error=item.error)
+                commit_ack=ppb.TurnAck(
+                    turn_id=item.turn_id,
+                    ok=item.ok,
+                    error=item.error,
+                    chat_included=item.chat is not None,
+                    chat=[chat_doc_to_proto(m) for m in item.chat or []],
+                )
             )
 
 

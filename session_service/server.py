@@ -100,6 +100,7 @@ async def create_server(
     servicer.ownership = Ownership(
         db, lifecycle.transitions, lifecycle.sweepers, clock, config.lifecycle
     )
+    hooks.register(servicer.ownership)
     session_pb2_grpc.add_SessionServiceServicer_to_server(servicer, host.server)
     tokens_pb2_grpc.add_TokenServiceServicer_to_server(TokenServicer(revocations), host.server)
     bound = host.bind(config.grpc_host, config.port("session_service") if port is None else port)

@@ -341,7 +341,7 @@ class WorkerMessage(_message.Message):
     def __init__(self, hello: _Optional[_Union[WorkerHello, _Mapping]] = ..., heartbeat: _Optional[_Union[WorkerHeartbeat, _Mapping]] = ..., event: _Optional[_Union[TurnEvent, _Mapping]] = ..., commit: _Optional[_Union[TurnCommit, _Mapping]] = ..., failure: _Optional[_Union[TurnFailure, _Mapping]] = ..., draining: _Optional[_Union[WorkerDraining, _Mapping]] = ...) -> None: ...
 
 class TurnAssignment(_message.Message):
-    __slots__ = ("turn_id", "attempt", "call", "process", "pending", "lease_deadline_ms", "chat_count", "recent_chat", "project_memory_included", "project_memory", "trace_context")
+    __slots__ = ("turn_id", "attempt", "call", "process", "pending", "lease_deadline_ms", "chat_count", "recent_chat", "project_memory_included", "project_memory", "recent_chat_held", "trace_context")
     class TraceContextEntry(_message.Message):
         __slots__ = ("key", "value")
         KEY_FIELD_NUMBER: _ClassVar[int]
@@ -359,6 +359,7 @@ class TurnAssignment(_message.Message):
     RECENT_CHAT_FIELD_NUMBER: _ClassVar[int]
     PROJECT_MEMORY_INCLUDED_FIELD_NUMBER: _ClassVar[int]
     PROJECT_MEMORY_FIELD_NUMBER: _ClassVar[int]
+    RECENT_CHAT_HELD_FIELD_NUMBER: _ClassVar[int]
     TRACE_CONTEXT_FIELD_NUMBER: _ClassVar[int]
     turn_id: str
     attempt: int
@@ -370,18 +371,23 @@ class TurnAssignment(_message.Message):
     recent_chat: _containers.RepeatedCompositeFieldContainer[_common_pb2.ChatMessage]
     project_memory_included: bool
     project_memory: _containers.RepeatedCompositeFieldContainer[MemoryRecord]
+    recent_chat_held: bool
     trace_context: _containers.ScalarMap[str, str]
-    def __init__(self, turn_id: _Optional[str] = ..., attempt: _Optional[int] = ..., call: _Optional[_Union[_common_pb2.LifecycleCall, str]] = ..., process: _Optional[_Union[_common_pb2.ThinkProcess, _Mapping]] = ..., pending: _Optional[_Iterable[_Union[_common_pb2.SteerMessage, _Mapping]]] = ..., lease_deadline_ms: _Optional[int] = ..., chat_count: _Optional[int] = ..., recent_chat: _Optional[_Iterable[_Union[_common_pb2.ChatMessage, _Mapping]]] = ..., project_memory_included: _Optional[bool] = ..., project_memory: _Optional[_Iterable[_Union[MemoryRecord, _Mapping]]] = ..., trace_context: _Optional[_Mapping[str, str]] = ...) -> None: ...
+    def __init__(self, turn_id: _Optional[str] = ..., attempt: _Optional[int] = ..., call: _Optional[_Union[_common_pb2.LifecycleCall, str]] = ..., process: _Optional[_Union[_common_pb2.ThinkProcess, _Mapping]] = ..., pending: _Optional[_Iterable[_Union[_common_pb2.SteerMessage, _Mapping]]] = ..., lease_deadline_ms: _Optional[int] = ..., chat_count: _Optional[int] = ..., recent_chat: _Optional[_Iterable[_Union[_common_pb2.ChatMessage, _Mapping]]] = ..., project_memory_included: _Optional[bool] = ..., project_memory: _Optional[_Iterable[_Union[MemoryRecord, _Mapping]]] = ..., recent_chat_held: _Optional[bool] = ..., trace_context: _Optional[_Mapping[str, str]] = ...) -> None: ...
 
 class TurnAck(_message.Message):
-    __slots__ = ("turn_id", "ok", "error")
+    __slots__ = ("turn_id", "ok", "error", "chat_included", "chat")
     TURN_ID_FIELD_NUMBER: _ClassVar[int]
     OK_FIELD_NUMBER: _ClassVar[int]
     ERROR_FIELD_NUMBER: _ClassVar[int]
+    CHAT_INCLUDED_FIELD_NUMBER: _ClassVar[int]
+    CHAT_FIELD_NUMBER: _ClassVar[int]
     turn_id: str
     ok: bool
     error: str
-    def __init__(self, turn_id: _Optional[str] = ..., ok: _Optional[bool] = ..., error: _Optional[str] = ...) -> None: ...
+    chat_included: bool
+    chat: _containers.RepeatedCompositeFieldContainer[_common_pb2.ChatMessage]
+    def __init__(self, turn_id: _Optional[str] = ..., ok: _Optional[bool] = ..., error: _Optional[str] = ..., chat_included: _Optional[bool] = ..., chat: _Optional[_Iterable[_Union[_common_pb2.ChatMessage, _Mapping]]] = ...) -> None: ...
 
 class Welcome(_message.Message):
     __slots__ = ("lease_ms", "heartbeat_ms")

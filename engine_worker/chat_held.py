@@ -1,0 +1,46 @@
+"""The chat this worker holds of the processes it ran: the last committed messages of each, so
+the next turn of a process on this worker needs neither the recent chat in its assignment nor
+a ListChatMessages call. process_service tracks the same per worker stream
+(`WorkerConn.chat_held`): it sends `recent_chat_held` instead of the messages when this worker
+holds the chat through the turn's chat count, and a commit ack carries the turn's stored
+messages to append. Anything missing here only costs the read it saved: the engine's history
+read falls back to ListChatMessages, and what that read returns is held from then on."""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+
+from vance.domain import ChatMessage
+
+MAX_PROCESSES = 512  # as many as process_service assumes (process_service/dispatcher.py)
+MAX_MESSAGES = 100  # the recent window an assignment carries (process_service/store.py)
+
+
+class ChatHeld:
+    def __init__(self) -> None:
+        self._held: OrderedDict[str, tuple[int, list[ChatMessage]]] = OrderedDict()
+
+    def get(self, process_id: str, through: int) -> list[ChatMessage] | None:
+        """The last messages through `through`, or None when not held that far exactly."""
+        found = self._held.get(process_id)
+        if found is None or found[0] != through:
+            return None
+        self._held.move_to_end(process_id)
+        return found[1]
+
+    def put(self, process_id: str, through: int, messages: list[ChatMessage]) -> None:
+        self._held[process_id] = (through, messages[-MAX_MESSAGES:])
+        self._held.move_to_end(process_id)
+        while len(self._held) > MAX_PROCESSES:
+            self._held.popitem(last=False)
+
+    def extend(self, process_id: str, base: int, messages: list[ChatMessage]) -> None:
+        """A committed turn's messages, numbered base+1 on; dropped unless held through base."""
+        found = self.get(process_id, base)
+        if found is None:
+            self._held.pop(process_id, None)
+            return
+        self.put(process_id, base + len(messages), found + messages)
+
+    def drop(self, process_id: str) -> None:
+        self._held.pop(process_id, None)
