@@ -58,6 +58,11 @@ class EventPublisher:
         self._arm(CHUNK_WINDOW_S)
 
     async def progress(self, kind: str, payload: dict[str, Any]) -> None:
+        self.report(kind, payload)
+
+    def report(self, kind: str, payload: dict[str, Any]) -> None:
+        """A progress report held like any other (it rides with the next send or the commit,
+        never a message of its own)."""
         self.hold(
             ppb.TurnEvent(
                 turn_id=self._turn_id,

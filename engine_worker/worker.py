@@ -251,7 +251,9 @@ class Worker:
             llm=self._llm,
             events=events,
             stub=self._stub,
-            tools=ToolDispatcher(self._tools, process, a.turn_id, before_invoke=events.flush),
+            tools=ToolDispatcher(
+                self._tools, process, a.turn_id, before_invoke=events.flush, events=events
+            ),
             sessions=self._sessions,
         )
         try:

@@ -49,6 +49,8 @@ class Lanes:
         # Called with the session id after every status change (process_service/rollup_notify.py
         # keeps the session's RUNNING/IDLE roll-up current).
         self.on_status_change: Callable[[str], None] | None = None
+        # Processes someone waits to see leave INIT (process_create, process_service/tools.py).
+        self._past_init: dict[str, asyncio.Event] = {}
 
     async def take(self, process_id: str, worker_id: str) -> TurnRef | None:
         """Takes the lane of a process that wants a turn; None when there is nothing to do."""
@@ -346,6 +348,10 @@ class Lanes:
         flushes the session's events)."""
         if self.on_status_change is not None:
             self.on_status_change(str(doc["session_id"]))
+        if new is not ProcessStatus.INIT:
+            waiter = self._past_init.get(str(doc["_id"]))
+            if waiter is not None:
+                waiter.set()
         return self.events.submit(
             str(doc["session_id"]),
             STATUS_CHANGED,
@@ -361,6 +367,14 @@ class Lanes:
         )
 
     status_event = _status_event
+
+    def past_init(self, process_id: str) -> asyncio.Event:
+        """An event set when a status change of this replica moves the process out of INIT;
+        the caller drops it with `forget_past_init`."""
+        return self._past_init.setdefault(process_id, asyncio.Event())
+
+    def forget_past_init(self, process_id: str) -> None:
+        self._past_init.pop(process_id, None)
 
 
 def _new_lane(turn_id: str, worker_id: str, lease_until: int, now: int) -> dict[str, Any]:

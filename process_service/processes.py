@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import logging
 from collections.abc import Callable
 from typing import Any
 
+from process_service.events import PROGRESS
 from process_service.lanes import Lanes
 from process_service.store import ProcessStore, public_fields
 from vance.domain import CloseReason, ProcessStatus, SteerMessage, ThinkProcess, steer_from_dict
@@ -20,6 +22,8 @@ from vance.ids import new_id
 from vance.store import is_duplicate_key
 
 logger = logging.getLogger(__name__)
+
+PROCESS_SPAWNED = "PROCESS_SPAWNED"
 
 Kick = Callable[[str, str], None]
 CancelTurn = Callable[[str], None]
@@ -37,8 +41,15 @@ class Processes:
         self.on_stopped: NotifyStopped | None = None
 
     async def create(
-        self, spec: ThinkProcess, *, idempotency_key: str, start: bool
+        self,
+        spec: ThinkProcess,
+        *,
+        idempotency_key: str,
+        start: bool,
+        spawned_by: dict[str, Any] | None = None,
     ) -> ThinkProcess:
+        """`spawned_by`: the parent's document, when a process tool spawns the child (its
+        session's stream gets a PROCESS_SPAWNED event)."""
         if not spec.session_id or not spec.name or not spec.engine:
             raise InvalidArgumentError("session_id, name and engine are required")
         if idempotency_key:
@@ -77,9 +88,30 @@ class Processes:
             doc = await self._store.get(pid) or doc
             return _model(doc)
         await self._store.index_in_session(spec.session_id, pid)
+        if spawned_by is not None:
+            # Queued before the INIT status event, so both go out in its one write.
+            self._lanes.events.submit(spec.session_id, PROGRESS, _spawned(spawned_by, doc))
         await self._lanes.status_event(doc, ProcessStatus.INIT, ProcessStatus.INIT)
         if start:
             self._kick(pid, spec.engine)
+        return _model(doc)
+
+    async def started(self, process_id: str, timeout_s: float) -> ThinkProcess:
+        """The process once a lane took it (RUNNING, or further), or as it is after `timeout_s`
+        (no free worker slot came, or another replica took the lane and this one saw no
+        status change)."""
+        moved = self._lanes.past_init(process_id)
+        try:
+            doc = await self.get(process_id)
+            if doc["status"] == ProcessStatus.INIT.value:
+                try:
+                    async with asyncio.timeout(timeout_s):
+                        await moved.wait()
+                except TimeoutError:
+                    pass
+                doc = await self.get(process_id)
+        finally:
+            self._lanes.forget_past_init(process_id)
         return _model(doc)
 
     async def get(self, process_id: str) -> dict[str, Any]:
@@ -251,6 +283,24 @@ class Processes:
             if doc["status"] in (ProcessStatus.RUNNING.value, ProcessStatus.INIT.value):
                 paused.append(await self.pause(doc, allow_init=True))
         return paused
+
+
+def _spawned(parent: dict[str, Any], child: dict[str, Any]) -> dict[str, Any]:
+    """The parent's PROCESS_SPAWNED progress event (docs/protocol.md, process-progress)."""
+    return {
+        "think_process_id": str(parent["_id"]),
+        "process_name": str(parent.get("name", "")),
+        "engine": str(parent.get("engine", "")),
+        "parent_process_id": str(parent.get("parent_process_id") or ""),
+        "kind": PROCESS_SPAWNED,
+        "payload": {
+            "childProcessId": str(child["_id"]),
+            "childProcessName": str(child.get("name", "")),
+            "goal": str(child.get("goal", "")),
+            "engine": str(child.get("engine", "")),
+            "recipe": str(child.get("recipe_name", "") or ""),
+        },
+    }
 
 
 def _model(doc: dict[str, Any]) -> ThinkProcess:

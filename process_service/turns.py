@@ -28,6 +28,10 @@ if TYPE_CHECKING:
 
 logger = logging.getLogger(__name__)
 
+# Progress that stays in its own session: a worker's tool calls are not forwarded to a hub that
+# observes it (each would cost the hub session a write; its side-channel frames are enough).
+LOCAL_PROGRESS = frozenset({"TOOL_CALL_STARTED", "TOOL_CALL_COMPLETED"})
+
 
 class Turns:
     def __init__(self, store: ProcessStore, events: EventLog, lanes: Lanes, inbox: Inbox) -> None:
@@ -112,7 +116,7 @@ class Turns:
                 "payload": payload,
             },
         )
-        if self.observations is not None:
+        if self.observations is not None and kind not in LOCAL_PROGRESS:
             await self.observations.forward_progress(ref, kind, payload)
 
     async def commit(
