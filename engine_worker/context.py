@@ -222,6 +222,7 @@ class ThinkEngineContext:
         stub: process_pb2_grpc.ProcessServiceAsyncStub,
         tools: ToolDispatcher,
         sessions: session_pb2_grpc.SessionServiceAsyncStub | None = None,
+        default_settings: dict[str, str] | None = None,
     ) -> None:
         self.turn_id = turn_id
         self.scope = Scope(process.tenant_id, process.project_id, process.session_id, process.id)
@@ -236,12 +237,13 @@ class ThinkEngineContext:
         self._pending = pending
         self._drained = False
         self._memory = MemoryApi(process, stub, turn_id)
-        self._settings_api = EngineSettingsApi(process, sessions)
+        self._settings_api = EngineSettingsApi(process, sessions, default_settings)
         self.process = process
 
     def settings_api(self) -> EngineSettingsApi:
-        """Typed settings through process -> session -> project -> tenant
-        (engine_worker/settings.py); `settings` holds the recipe's parameters."""
+        """Typed settings through process -> session -> project -> group -> tenant, then the
+        engine's defaults (engine_worker/settings.py); `settings` holds the recipe's
+        parameters."""
         return self._settings_api
 
     def memory(self) -> MemoryApi:

@@ -20,7 +20,7 @@ from engine_worker.engine import EngineRegistry, TurnOutcome, compatible
 from engine_worker.failures import not_configured
 from engine_worker.tools import ToolDispatcher
 from vance import convert as c
-from vance.domain import CloseReason, LifecycleCall, ProcessStatus
+from vance.domain import HOOK_CALLS, CloseReason, LifecycleCall, ProcessStatus
 from vance.llm import ModelClient, ModelNotConfiguredError
 from vance.observability import logcontext, metrics, tracing
 from vance.protoutil import dict_to_struct
@@ -98,7 +98,7 @@ class Worker:
             hello=ppb.WorkerHello(
                 worker_id=self.worker_id,
                 engines=[
-                    ppb.EngineDescriptor(name=n, version=v)
+                    ppb.EngineDescriptor(name=n, version=v, hooks=self._registry.hooks().get(n))
                     for n, v in self._registry.versions().items()
                 ],
                 slots=self._slots,
@@ -255,7 +255,15 @@ class Worker:
                 self._tools, process, a.turn_id, before_invoke=events.flush, events=events
             ),
             sessions=self._sessions,
+            default_settings=engine.default_settings(),
         )
+        if call in HOOK_CALLS:
+            # A hook (engine_worker/engine.py): the status stays what the transition made it.
+            if call is LifecycleCall.SUSPEND:
+                await engine.suspend(process, ctx)
+            else:
+                await engine.stop(process, ctx)
+            return TurnOutcome(process.status)
         try:
             if call is LifecycleCall.START:
                 outcome = await engine.start(process, ctx)

@@ -11,7 +11,14 @@ from typing import Any
 from process_service.events import PROGRESS
 from process_service.lanes import Lanes
 from process_service.store import ProcessStore, public_fields
-from vance.domain import CloseReason, ProcessStatus, SteerMessage, ThinkProcess, steer_from_dict
+from vance.domain import (
+    CloseReason,
+    LifecycleCall,
+    ProcessStatus,
+    SteerMessage,
+    ThinkProcess,
+    steer_from_dict,
+)
 from vance.errors import (
     AlreadyExistsError,
     FailedPreconditionError,
@@ -232,7 +239,9 @@ class Processes:
                     "wake": wake,
                     "call": "RESUME",
                     "updated_at_ms": self._lanes.clock.now_ms(),
-                }
+                },
+                # A suspend hook no worker took yet no longer applies.
+                "$unset": {"hook": ""},
             },
         )
         if resumed is None:
@@ -249,6 +258,7 @@ class Processes:
             raise FailedPreconditionError("the process has not started yet", reason="process_init")
         if status is ProcessStatus.CLOSED:
             return doc
+        hook = self._lanes.hook_fields(doc, LifecycleCall.STOP)
         before = await self._store.update(
             pid,
             {"status": {"$ne": ProcessStatus.CLOSED.value}},
@@ -259,13 +269,21 @@ class Processes:
                     "stopped_by": stopped_by,
                     "wake": False,
                     "updated_at_ms": self._lanes.clock.now_ms(),
+                    **hook,
                 },
-                "$unset": {"lane": "", "pause_requested": "", "call": ""},
+                "$unset": {
+                    "lane": "",
+                    "pause_requested": "",
+                    "call": "",
+                    **({} if hook else {"hook": ""}),
+                },
             },
             after=False,
         )
         if before is None:
             return await self.get(pid)
+        if hook:
+            self._kick(pid, str(before["engine"]))
         lane = before.get("lane") or {}
         if lane.get("turn_id"):
             self._cancel_turn(str(lane["turn_id"]))

@@ -14,6 +14,7 @@ from process_service.store import ProcessStore
 from process_service.worker_messages import ChatAppend
 from vance.chat_ids import chat_message_id, turn_message_id
 from vance.domain import (
+    HOOK_CALLS,
     PARENT_EVENT_FOR_CLOSE,
     ChatRole,
     CloseReason,
@@ -128,6 +129,9 @@ class Turns:
         payload: dict[str, Any],
         close_detail: str = "",
     ) -> dict[str, Any] | None:
+        if ref.call in HOOK_CALLS:
+            # A hook's end: the lane is released, the status and the parent are left alone.
+            return await self._lanes.end_hook(ref)
         doc = await self._lanes.commit(ref, status, close_reason, close_detail)
         if doc is None:
             return None

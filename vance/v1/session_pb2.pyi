@@ -32,6 +32,7 @@ class SettingLevel(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     SETTING_LEVEL_SESSION: _ClassVar[SettingLevel]
     SETTING_LEVEL_PROJECT: _ClassVar[SettingLevel]
     SETTING_LEVEL_TENANT: _ClassVar[SettingLevel]
+    SETTING_LEVEL_GROUP: _ClassVar[SettingLevel]
 ACCENT_COLOR_UNSPECIFIED: AccentColor
 ACCENT_COLOR_SLATE: AccentColor
 ACCENT_COLOR_RED: AccentColor
@@ -50,6 +51,7 @@ SETTING_LEVEL_PROCESS: SettingLevel
 SETTING_LEVEL_SESSION: SettingLevel
 SETTING_LEVEL_PROJECT: SettingLevel
 SETTING_LEVEL_TENANT: SettingLevel
+SETTING_LEVEL_GROUP: SettingLevel
 
 class User(_message.Message):
     __slots__ = ("tenant_id", "username", "roles", "created_at_ms")

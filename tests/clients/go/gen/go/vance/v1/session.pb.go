@@ -110,6 +110,7 @@ const (
 	SettingLevel_SETTING_LEVEL_SESSION     SettingLevel = 2
 	SettingLevel_SETTING_LEVEL_PROJECT     SettingLevel = 3
 	SettingLevel_SETTING_LEVEL_TENANT      SettingLevel = 4
+	SettingLevel_SETTING_LEVEL_GROUP       SettingLevel = 5 // the project's group (between project and tenant)
 )
 
 // Enum value maps for SettingLevel.
@@ -120,6 +121,7 @@ var (
 		2: "SETTING_LEVEL_SESSION",
 		3: "SETTING_LEVEL_PROJECT",
 		4: "SETTING_LEVEL_TENANT",
+		5: "SETTING_LEVEL_GROUP",
 	}
 	SettingLevel_value = map[string]int32{
 		"SETTING_LEVEL_UNSPECIFIED": 0,
@@ -127,6 +129,7 @@ var (
 		"SETTING_LEVEL_SESSION":     2,
 		"SETTING_LEVEL_PROJECT":     3,
 		"SETTING_LEVEL_TENANT":      4,
+		"SETTING_LEVEL_GROUP":       5,
 	}
 )
 
@@ -4685,13 +4688,14 @@ const file_vance_v1_session_proto_rawDesc = "" +
 	"\x13ACCENT_COLOR_PURPLE\x10\n" +
 	"\x12\x15\n" +
 	"\x11ACCENT_COLOR_PINK\x10\v\x12\x15\n" +
-	"\x11ACCENT_COLOR_ROSE\x10\f*\x98\x01\n" +
+	"\x11ACCENT_COLOR_ROSE\x10\f*\xb1\x01\n" +
 	"\fSettingLevel\x12\x1d\n" +
 	"\x19SETTING_LEVEL_UNSPECIFIED\x10\x00\x12\x19\n" +
 	"\x15SETTING_LEVEL_PROCESS\x10\x01\x12\x19\n" +
 	"\x15SETTING_LEVEL_SESSION\x10\x02\x12\x19\n" +
 	"\x15SETTING_LEVEL_PROJECT\x10\x03\x12\x18\n" +
-	"\x14SETTING_LEVEL_TENANT\x10\x042\xf4\x16\n" +
+	"\x14SETTING_LEVEL_TENANT\x10\x04\x12\x17\n" +
+	"\x13SETTING_LEVEL_GROUP\x10\x052\xf4\x16\n" +
 	"\x0eSessionService\x12=\n" +
 	"\fAuthenticate\x12\x1d.vance.v1.AuthenticateRequest\x1a\x0e.vance.v1.User\x123\n" +
 	"\aGetUser\x12\x18.vance.v1.GetUserRequest\x1a\x0e.vance.v1.User\x129\n" +
