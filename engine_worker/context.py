@@ -9,6 +9,7 @@ from typing import Any
 
 from engine_worker.memory import MemoryApi
 from engine_worker.settings import EngineSettingsApi
+from engine_worker.siblings import ProcessOrchestrator
 from engine_worker.tools import ToolDispatcher
 from vance import convert as c
 from vance.chat_ids import chat_message_id, turn_message_id
@@ -190,24 +191,6 @@ class ChatApi:
         return [c.chat_from_proto(m) for m in resp.messages]
 
 
-class ProcessOrchestrator:
-    """Sibling processes of the same session."""
-
-    def __init__(
-        self, process: ThinkProcess, stub: process_pb2_grpc.ProcessServiceAsyncStub
-    ) -> None:
-        self._process = process
-        self._stub = stub
-
-    async def list(self, *, include_terminated: bool = False) -> list[ThinkProcess]:
-        resp = await self._stub.ListProcesses(
-            ppb.ListProcessesRequest(
-                session_id=self._process.session_id, include_terminated=include_terminated
-            )
-        )
-        return [c.process_from_proto(p) for p in resp.processes]
-
-
 class ThinkEngineContext:
     def __init__(
         self,
@@ -230,7 +213,7 @@ class ThinkEngineContext:
         self.llm = llm
         self.events = events
         self.chat = ChatApi(turn_id, process, stub, self.events, chat_count, recent_chat)
-        self.processes = ProcessOrchestrator(process, stub)
+        self.processes = ProcessOrchestrator(process, stub, turn_id)
         self.tools = tools
         # Recipe parameters copied into the process at spawn, as the engine's settings.
         self.settings: dict[str, Any] = dict(process.params)

@@ -16,7 +16,8 @@ from vance.v1 import tool_pb2_grpc
 if TYPE_CHECKING:
     from engine_worker.context import EventPublisher
 
-# The progress kinds of a tool call's start and end (docs/protocol.md, process-progress).
+# The report kinds of a tool call's start and end; clients get them as the frames
+# tool-call-started and tool-call-completed (docs/protocol.md).
 TOOL_CALL_STARTED = "TOOL_CALL_STARTED"
 TOOL_CALL_COMPLETED = "TOOL_CALL_COMPLETED"
 # A call's parameters go to clients with each string cut to this many characters: the events are

@@ -8,7 +8,7 @@ import logging
 from collections.abc import Callable
 from typing import Any
 
-from process_service.events import PROGRESS
+from process_service.events import NOTICE
 from process_service.lanes import Lanes
 from process_service.store import ProcessStore, public_fields
 from vance.domain import (
@@ -29,8 +29,6 @@ from vance.ids import new_id
 from vance.store import is_duplicate_key
 
 logger = logging.getLogger(__name__)
-
-PROCESS_SPAWNED = "PROCESS_SPAWNED"
 
 Kick = Callable[[str, str], None]
 CancelTurn = Callable[[str], None]
@@ -56,7 +54,7 @@ class Processes:
         spawned_by: dict[str, Any] | None = None,
     ) -> ThinkProcess:
         """`spawned_by`: the parent's document, when a process tool spawns the child (its
-        session's stream gets a PROCESS_SPAWNED event)."""
+        session's stream gets a process-spawned event)."""
         if not spec.session_id or not spec.name or not spec.engine:
             raise InvalidArgumentError("session_id, name and engine are required")
         if idempotency_key:
@@ -97,7 +95,7 @@ class Processes:
         await self._store.index_in_session(spec.session_id, pid)
         if spawned_by is not None:
             # Queued before the INIT status event, so both go out in its one write.
-            self._lanes.events.submit(spec.session_id, PROGRESS, _spawned(spawned_by, doc))
+            self._lanes.events.submit(spec.session_id, NOTICE, _spawned(spawned_by, doc))
         await self._lanes.status_event(doc, ProcessStatus.INIT, ProcessStatus.INIT)
         if start:
             self._kick(pid, spec.engine)
@@ -304,14 +302,12 @@ class Processes:
 
 
 def _spawned(parent: dict[str, Any], child: dict[str, Any]) -> dict[str, Any]:
-    """The parent's PROCESS_SPAWNED progress event (docs/protocol.md, process-progress)."""
+    """The `process-spawned` frame (docs/protocol.md), in the parent's session."""
     return {
-        "think_process_id": str(parent["_id"]),
-        "process_name": str(parent.get("name", "")),
-        "engine": str(parent.get("engine", "")),
-        "parent_process_id": str(parent.get("parent_process_id") or ""),
-        "kind": PROCESS_SPAWNED,
-        "payload": {
+        "type": "process-spawned",
+        "data": {
+            "processId": str(parent["_id"]),
+            "processName": str(parent.get("name", "")),
             "childProcessId": str(child["_id"]),
             "childProcessName": str(child.get("name", "")),
             "goal": str(child.get("goal", "")),

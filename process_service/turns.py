@@ -6,7 +6,7 @@ from __future__ import annotations
 import logging
 from typing import TYPE_CHECKING, Any
 
-from process_service.events import CHAT_APPENDED, PROGRESS, STREAM_CHUNK, EventLog
+from process_service.events import CHAT_APPENDED, NOTICE, PROGRESS, STREAM_CHUNK, EventLog
 from process_service.inbox import Inbox
 from process_service.lanes import Lanes
 from process_service.models import TurnRef
@@ -29,9 +29,13 @@ if TYPE_CHECKING:
 
 logger = logging.getLogger(__name__)
 
-# Progress that stays in its own session: a worker's tool calls are not forwarded to a hub that
-# observes it (each would cost the hub session a write; its side-channel frames are enough).
-LOCAL_PROGRESS = frozenset({"TOOL_CALL_STARTED", "TOOL_CALL_COMPLETED"})
+# Reports that go to clients as frames of their own (docs/protocol.md), not as process-progress:
+# a turn's tool calls. They stay in their session: a hub that observes the worker does not get
+# them (each would cost the hub session a write; its side-channel frames are enough).
+OWN_FRAMES = {
+    "TOOL_CALL_STARTED": "tool-call-started",
+    "TOOL_CALL_COMPLETED": "tool-call-completed",
+}
 
 
 class Turns:
@@ -105,6 +109,11 @@ class Turns:
         )
 
     async def progress(self, ref: TurnRef, kind: str, payload: dict[str, Any]) -> None:
+        frame = OWN_FRAMES.get(kind)
+        if frame is not None:
+            data = {"processId": ref.process_id, "processName": ref.process_name, **payload}
+            self._events.submit(ref.session_id, NOTICE, {"type": frame, "data": data})
+            return
         self._events.submit(
             ref.session_id,
             PROGRESS,
@@ -117,7 +126,7 @@ class Turns:
                 "payload": payload,
             },
         )
-        if self.observations is not None and kind not in LOCAL_PROGRESS:
+        if self.observations is not None:
             await self.observations.forward_progress(ref, kind, payload)
 
     async def commit(

@@ -1,5 +1,5 @@
-"""A turn's tool calls and spawns as session events (docs/protocol.md, process-progress kinds
-TOOL_CALL_STARTED, TOOL_CALL_COMPLETED, PROCESS_SPAWNED), the `how_do_i` tool, and
+"""A turn's tool calls and spawns as session events (docs/protocol.md, frames
+tool-call-started, tool-call-completed, process-spawned), the `how_do_i` tool, and
 `process_create` answering with the child's status once it has started."""
 
 from __future__ import annotations
@@ -24,16 +24,15 @@ def _tool_results(system: System, marker: str) -> list[dict[str, Any]]:
     ]
 
 
-async def _stored_progress(system: System, session_id: str, upto: int) -> list[dict[str, Any]]:
-    """The session's stored progress events, replayed from the store (not the live overlay)."""
+async def _stored_notices(system: System, session_id: str, upto: int) -> list[dict[str, Any]]:
+    """The session's stored notice events, replayed from the store (not the live overlay)."""
     out: list[dict[str, Any]] = []
     stream = system.processes.SubscribeSession(
         ppb.SubscribeSessionRequest(session_id=session_id, since_seq=0)
     )
     async for e in stream:
-        if e.WhichOneof("kind") == "process_progress":
-            g = e.process_progress
-            out.append({"kind": g.kind, "name": g.process_name, **struct_to_dict(g.payload)})
+        if e.WhichOneof("kind") == "notice":
+            out.append({"type": e.notice.type, **struct_to_dict(e.notice.data)})
         if e.seq >= upto:
             break
     stream.cancel()
@@ -84,36 +83,29 @@ async def test_tool_calls_and_spawns_are_events_and_how_do_i_finds_the_manual(
     # Answered once the child had started: never the INIT of its creation.
     assert spawned["status"] in ("RUNNING", "BLOCKED"), spawned
 
-    def frames(kind: str) -> list[dict[str, Any]]:
-        return [
-            f["data"]
-            for f in client.of_type("process-progress")
-            if f["data"]["kind"] == kind and f["data"]["processName"] == "chat"
-        ]
+    def frames(type_: str) -> list[dict[str, Any]]:
+        return [f["data"] for f in client.of_type(type_) if f["data"]["processName"] == "chat"]
 
-    started = await eventually(lambda: frames("TOOL_CALL_STARTED"), what="tool call frames")
-    assert [s["payload"]["toolName"] for s in started] == ["how_do_i", "process_create"]
-    create = started[1]["payload"]
-    assert create["params"] == {"recipe": "analyze", "goal": goal, "name": "counter"}
+    started = await eventually(lambda: frames("tool-call-started"), what="tool call frames")
+    assert [s["toolName"] for s in started] == ["how_do_i", "process_create"]
+    assert started[1]["params"] == {"recipe": "analyze", "goal": goal, "name": "counter"}
+    assert all(s["processId"] == created["chatProcessId"] for s in started)
     completed = await eventually(
-        lambda: len(frames("TOOL_CALL_COMPLETED")) == 2 and frames("TOOL_CALL_COMPLETED"),
+        lambda: len(frames("tool-call-completed")) == 2 and frames("tool-call-completed"),
         what="tool call completions",
     )
-    assert [c["payload"]["toolCallId"] for c in completed] == [
-        s["payload"]["toolCallId"] for s in started
-    ]
-    assert all(c["payload"]["status"] == "SUCCESS" for c in completed)
-    assert all(c["payload"]["resultSize"] > 10 for c in completed)
-    (spawn,) = frames("PROCESS_SPAWNED")
-    assert spawn["payload"]["goal"] == goal and spawn["payload"]["childProcessName"] == "counter"
+    assert [c["toolCallId"] for c in completed] == [s["toolCallId"] for s in started]
+    assert all(c["status"] == "SUCCESS" and c["resultSize"] > 10 for c in completed)
+    (spawn,) = frames("process-spawned")
+    assert spawn["goal"] == goal and spawn["childProcessName"] == "counter"
     assert spawn["processId"] == created["chatProcessId"]
 
     # They are in the session's stored stream, not only sent live.
     last_seq = max(int(f.get("seq") or 0) for f in client.frames)
-    stored = await _stored_progress(system, created["sessionId"], last_seq)
-    kinds = [e["kind"] for e in stored if e["name"] == "chat"]
-    assert kinds.count("TOOL_CALL_STARTED") == 2 and kinds.count("TOOL_CALL_COMPLETED") == 2
-    assert "PROCESS_SPAWNED" in kinds
+    stored = await _stored_notices(system, created["sessionId"], last_seq)
+    types = [e["type"] for e in stored if e["processName"] == "chat"]
+    assert types.count("tool-call-started") == 2 and types.count("tool-call-completed") == 2
+    assert types.count("process-spawned") == 1
     await client.close()
 
 

@@ -561,12 +561,15 @@ func (x *GetProjectRequest) GetProjectId() string {
 }
 
 type CreateProjectRequest struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	TenantId      string                 `protobuf:"bytes,1,opt,name=tenant_id,json=tenantId,proto3" json:"tenant_id,omitempty"`
-	ProjectId     string                 `protobuf:"bytes,2,opt,name=project_id,json=projectId,proto3" json:"project_id,omitempty"`
-	Title         string                 `protobuf:"bytes,3,opt,name=title,proto3" json:"title,omitempty"`
-	Kind          ProjectKind            `protobuf:"varint,4,opt,name=kind,proto3,enum=vance.v1.ProjectKind" json:"kind,omitempty"`
-	OwnerUserId   string                 `protobuf:"bytes,5,opt,name=owner_user_id,json=ownerUserId,proto3" json:"owner_user_id,omitempty"`
+	state       protoimpl.MessageState `protogen:"open.v1"`
+	TenantId    string                 `protobuf:"bytes,1,opt,name=tenant_id,json=tenantId,proto3" json:"tenant_id,omitempty"`
+	ProjectId   string                 `protobuf:"bytes,2,opt,name=project_id,json=projectId,proto3" json:"project_id,omitempty"`
+	Title       string                 `protobuf:"bytes,3,opt,name=title,proto3" json:"title,omitempty"`
+	Kind        ProjectKind            `protobuf:"varint,4,opt,name=kind,proto3,enum=vance.v1.ProjectKind" json:"kind,omitempty"`
+	OwnerUserId string                 `protobuf:"bytes,5,opt,name=owner_user_id,json=ownerUserId,proto3" json:"owner_user_id,omitempty"`
+	// The project's group (a name, e.g. "Home"): engine settings resolve through it
+	// (process -> session -> project -> group -> tenant).
+	Group         string `protobuf:"bytes,6,opt,name=group,proto3" json:"group,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -632,6 +635,13 @@ func (x *CreateProjectRequest) GetKind() ProjectKind {
 func (x *CreateProjectRequest) GetOwnerUserId() string {
 	if x != nil {
 		return x.OwnerUserId
+	}
+	return ""
+}
+
+func (x *CreateProjectRequest) GetGroup() string {
+	if x != nil {
+		return x.Group
 	}
 	return ""
 }
@@ -4338,14 +4348,15 @@ const file_vance_v1_session_proto_rawDesc = "" +
 	"\x11GetProjectRequest\x12\x1b\n" +
 	"\ttenant_id\x18\x01 \x01(\tR\btenantId\x12\x1d\n" +
 	"\n" +
-	"project_id\x18\x02 \x01(\tR\tprojectId\"\xb7\x01\n" +
+	"project_id\x18\x02 \x01(\tR\tprojectId\"\xcd\x01\n" +
 	"\x14CreateProjectRequest\x12\x1b\n" +
 	"\ttenant_id\x18\x01 \x01(\tR\btenantId\x12\x1d\n" +
 	"\n" +
 	"project_id\x18\x02 \x01(\tR\tprojectId\x12\x14\n" +
 	"\x05title\x18\x03 \x01(\tR\x05title\x12)\n" +
 	"\x04kind\x18\x04 \x01(\x0e2\x15.vance.v1.ProjectKindR\x04kind\x12\"\n" +
-	"\rowner_user_id\x18\x05 \x01(\tR\vownerUserId\"\xf3\b\n" +
+	"\rowner_user_id\x18\x05 \x01(\tR\vownerUserId\x12\x14\n" +
+	"\x05group\x18\x06 \x01(\tR\x05group\"\xf3\b\n" +
 	"\aSession\x12\x1d\n" +
 	"\n" +
 	"session_id\x18\x01 \x01(\tR\tsessionId\x12\x1b\n" +
