@@ -50,6 +50,9 @@ class EventPublisher:
         self._chunks: list[str] = []
         self._role = ChatRole.ASSISTANT
         self._timer: asyncio.TimerHandle | None = None
+        # Whether something held must go out by itself (a chat append, a chunk, progress); what
+        # only rides along (`ride`) waits for it or for the commit.
+        self._due = False
 
     async def chunk(self, text: str, role: ChatRole = ChatRole.ASSISTANT) -> None:
         if role is not self._role:
@@ -59,26 +62,27 @@ class EventPublisher:
         self._arm(CHUNK_WINDOW_S)
 
     async def progress(self, kind: str, payload: dict[str, Any]) -> None:
-        self.report(kind, payload)
+        self.hold(_progress(self._turn_id, kind, payload))
 
-    def report(self, kind: str, payload: dict[str, Any]) -> None:
-        """A progress report held like any other (it rides with the next send or the commit,
-        never a message of its own)."""
-        self.hold(
-            ppb.TurnEvent(
-                turn_id=self._turn_id,
-                progress=ppb.TurnProgress(kind=kind, payload=dict_to_struct(payload)),
-            )
-        )
+    def ride(self, kind: str, payload: dict[str, Any]) -> None:
+        """A report that never causes a send (nor so a store write) of its own: it goes out, in
+        its place, with the next report that does, or with the commit (a turn's tool calls,
+        engine_worker/tools.py)."""
+        self._close_chunk()
+        self._held.append(_progress(self._turn_id, kind, payload))
 
     def hold(self, event: ppb.TurnEvent) -> None:
         """Queues a report after everything queued before it."""
         self._close_chunk()
         self._held.append(event)
+        self._due = True
         self._arm(HOLD_S)
 
-    def flush(self) -> None:
-        """Sends what is held now (before something that must follow it)."""
+    def flush(self, *, riders: bool = False) -> None:
+        """Sends what is held now (before something that must follow it); when only riders are
+        held, they wait, unless `riders` (a failed turn sends all it has)."""
+        if not (self._due or self._chunks or (riders and self._held)):
+            return
         for event in self.take():
             self._send(ppb.WorkerMessage(event=event))
 
@@ -89,6 +93,7 @@ class EventPublisher:
             self._timer = None
         self._close_chunk()
         held, self._held = self._held, []
+        self._due = False
         return held
 
     def _arm(self, window_s: float) -> None:
@@ -106,12 +111,19 @@ class EventPublisher:
             return
         text = "".join(self._chunks)
         self._chunks.clear()
+        self._due = True
         self._held.append(
             ppb.TurnEvent(
                 turn_id=self._turn_id,
                 stream_chunk=pb.StreamChunk(chunk=text, role=c.role_to_proto(self._role)),
             )
         )
+
+
+def _progress(turn_id: str, kind: str, payload: dict[str, Any]) -> ppb.TurnEvent:
+    return ppb.TurnEvent(
+        turn_id=turn_id, progress=ppb.TurnProgress(kind=kind, payload=dict_to_struct(payload))
+    )
 
 
 class ChatApi:

@@ -78,8 +78,8 @@ class ToolDispatcher:
         # Sends the turn's held-back reports: what the engine said before a tool call is
         # stored before anything the tool does (a spawned process, a steered sibling).
         self._before_invoke = before_invoke
-        # Where a call's start and end are reported; held, so they ride with the turn's next
-        # send (the flush before the call) or its commit: no message or store write of their own.
+        # Where a call's start and end are reported: riders, so they go with the turn's next
+        # report that is sent anyway, or with its commit; never a send or store write of their own.
         self._events = events
         self._process = process
         self._turn_id = turn_id
@@ -114,7 +114,7 @@ class ToolDispatcher:
                 ToolCallStatus.ERROR, error=f"unknown tool {name!r}; use one of your tools"
             )
         if self._events is not None:
-            self._events.report(
+            self._events.ride(
                 TOOL_CALL_STARTED,
                 {"toolCallId": call_id, "toolName": name, "params": _bounded(arguments)},
             )
@@ -137,7 +137,7 @@ class ToolDispatcher:
             resp.error,
         )
         if self._events is not None:
-            self._events.report(
+            self._events.ride(
                 TOOL_CALL_COMPLETED,
                 {
                     "toolCallId": call_id,

@@ -190,7 +190,7 @@ class Worker:
             metrics.TURNS.labels(a.process.engine, "failed").inc()
             logger.exception("turn %s of %s failed", a.turn_id, a.process.id)
             # What the turn said before it failed is stored, as it would have been sent.
-            events.flush()
+            events.flush(riders=True)
             self._send(
                 ppb.WorkerMessage(
                     failure=ppb.TurnFailure(
