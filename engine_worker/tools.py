@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from engine_worker.watched import WatchedCache
 from vance.domain import ThinkProcess, ToolCallStatus
@@ -13,6 +13,17 @@ from vance.protoutil import dict_to_struct, from_value, struct_to_dict
 from vance.v1 import common_pb2 as pb
 from vance.v1 import tool_pb2 as tpb
 from vance.v1 import tool_pb2_grpc
+
+if TYPE_CHECKING:
+    from engine_worker.context import EventPublisher
+
+# The report kinds of a tool call's start and end; clients get them as the frames
+# tool-call-started and tool-call-completed (docs/protocol.md).
+TOOL_CALL_STARTED = "TOOL_CALL_STARTED"
+TOOL_CALL_COMPLETED = "TOOL_CALL_COMPLETED"
+# A call's parameters go to clients with each string cut to this many characters: the events are
+# a live overlay and stored in the session's stream, not a copy of every argument.
+PARAM_STRING_LIMIT = 500
 
 
 @dataclass(frozen=True)
@@ -72,12 +83,16 @@ class ToolDispatcher:
         *,
         before_invoke: Callable[[], None] | None = None,
         cache: PoolCache | None = None,
+        events: EventPublisher | None = None,
     ) -> None:
         self._stub = stub
         self._cache = cache
         # Sends the turn's held-back reports: what the engine said before a tool call is
         # stored before anything the tool does (a spawned process, a steered sibling).
         self._before_invoke = before_invoke
+        # Where a call's start and end are reported: riders, so they go with the turn's next
+        # report that is sent anyway, or with its commit; never a send or store write of their own.
+        self._events = events
         self._process = process
         self._turn_id = turn_id
         self._calls = 0
@@ -116,6 +131,11 @@ class ToolDispatcher:
             return ToolCallResult(
                 ToolCallStatus.ERROR, error=f"unknown tool {name!r}; use one of your tools"
             )
+        if self._events is not None:
+            self._events.ride(
+                TOOL_CALL_STARTED,
+                {"toolCallId": call_id, "toolName": name, "params": _bounded(arguments)},
+            )
         if self._before_invoke is not None:
             self._before_invoke()
         resp = await self._stub.InvokeTool(
@@ -129,8 +149,30 @@ class ToolDispatcher:
                 profile=self.profile,
             )
         )
-        return ToolCallResult(
+        result = ToolCallResult(
             _STATUS.get(resp.status, ToolCallStatus.ERROR),
             from_value(resp.result) if resp.HasField("result") else None,
             resp.error,
         )
+        if self._events is not None:
+            self._events.ride(
+                TOOL_CALL_COMPLETED,
+                {
+                    "toolCallId": call_id,
+                    "toolName": name,
+                    "status": result.status.value,
+                    "resultSize": len(result.for_model()),
+                    "error": result.error[:PARAM_STRING_LIMIT],
+                },
+            )
+        return result
+
+
+def _bounded(value: Any) -> Any:
+    if isinstance(value, str) and len(value) > PARAM_STRING_LIMIT:
+        return f"{value[:PARAM_STRING_LIMIT]}... [cut: {len(value) - PARAM_STRING_LIMIT} more]"
+    if isinstance(value, dict):
+        return {str(k): _bounded(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_bounded(v) for v in value]
+    return value

@@ -24,7 +24,7 @@ from engine_worker.settings import SettingsCache
 from engine_worker.tools import PoolCache, ToolDispatcher
 from engine_worker.watched import keep_watching
 from vance import convert as c
-from vance.domain import ChatMessage, CloseReason, LifecycleCall, ProcessStatus
+from vance.domain import HOOK_CALLS, ChatMessage, CloseReason, LifecycleCall, ProcessStatus
 from vance.llm import ModelClient, ModelNotConfiguredError
 from vance.observability import logcontext, metrics, tracing
 from vance.protoutil import dict_to_struct
@@ -107,7 +107,7 @@ class Worker:
             hello=ppb.WorkerHello(
                 worker_id=self.worker_id,
                 engines=[
-                    ppb.EngineDescriptor(name=n, version=v)
+                    ppb.EngineDescriptor(name=n, version=v, hooks=self._registry.hooks().get(n))
                     for n, v in self._registry.versions().items()
                 ],
                 slots=self._slots,
@@ -225,7 +225,7 @@ class Worker:
             metrics.TURNS.labels(a.process.engine, "failed").inc()
             logger.exception("turn %s of %s failed", a.turn_id, a.process.id)
             # What the turn said before it failed is stored, as it would have been sent.
-            events.flush()
+            events.flush(riders=True)
             self._send(
                 ppb.WorkerMessage(
                     failure=ppb.TurnFailure(
@@ -304,16 +304,29 @@ class Worker:
             events=events,
             stub=self._stub,
             tools=ToolDispatcher(
-                self._tools, process, a.turn_id, before_invoke=events.flush, cache=self._pools
+                self._tools,
+                process,
+                a.turn_id,
+                before_invoke=events.flush,
+                cache=self._pools,
+                events=events,
             ),
             sessions=self._sessions,
             settings_cache=self._settings,
+            default_settings=engine.default_settings(),
             project_memory=(
                 [entry_from_proto(r) for r in a.project_memory]
                 if a.project_memory_included
                 else None
             ),
         )
+        if call in HOOK_CALLS:
+            # A hook (engine_worker/engine.py): the status stays what the transition made it.
+            if call is LifecycleCall.SUSPEND:
+                await engine.suspend(process, ctx)
+            else:
+                await engine.stop(process, ctx)
+            return TurnOutcome(process.status)
         try:
             if call is LifecycleCall.START:
                 outcome = await engine.start(process, ctx)

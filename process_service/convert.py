@@ -151,7 +151,12 @@ def hello_from_proto(msg: ppb.WorkerMessage) -> Hello:
     if msg.WhichOneof("kind") != "hello" or not msg.hello.worker_id:
         raise ValueError("the first message is hello")
     h = msg.hello
-    return Hello(h.worker_id, {e.name: e.version for e in h.engines}, h.slots)
+    return Hello(
+        h.worker_id,
+        {e.name: e.version for e in h.engines},
+        h.slots,
+        {e.name: list(e.hooks) for e in h.engines if e.hooks},
+    )
 
 
 def worker_message_from_proto(msg: ppb.WorkerMessage) -> list[FromWorker]:

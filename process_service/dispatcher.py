@@ -364,6 +364,9 @@ class Dispatcher:
                 status == ProcessStatus.INIT.value or status in [s.value for s in WAKING]
             )
             expired = bool(lane) and int(lane.get("lease_until_ms", 0)) < now
+            # A suspend hook whose kick was lost with its replica (a stop hook on a CLOSED
+            # process is not in this scan: it is dropped then).
+            wants = wants or bool(doc.get("hook"))
             if (wants and not lane) or (expired and str(lane.get("turn_id")) not in self._turns):
                 self.kick(str(doc["_id"]), str(doc["engine"]))
 

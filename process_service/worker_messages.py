@@ -19,6 +19,7 @@ class Hello:
     worker_id: str
     engines: dict[str, str]  # name -> version
     slots: int
+    hooks: dict[str, list[str]] = field(default_factory=dict)  # engine -> SUSPEND, STOP
 
 
 @dataclass(frozen=True)

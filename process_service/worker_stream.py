@@ -93,6 +93,7 @@ class WorkerStreams:
         of its stream messages holds (a commit carries the reports held back for it)."""
         tg = self._group()
         conn = self._dispatcher.register(hello.worker_id, hello.engines, hello.slots)
+        self._lanes.declare_hooks(hello.hooks)
         queues: dict[str, TurnQueue] = {}
         reader = tg.create_task(self._read(conn, queues, incoming))
         try:

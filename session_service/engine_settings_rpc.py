@@ -6,6 +6,7 @@ from collections.abc import AsyncIterator
 from typing import Any
 
 from session_service.engine_settings import (
+    GROUP,
     PROCESS,
     PROJECT,
     SESSION,
@@ -22,6 +23,7 @@ _LEVELS: dict[int, str] = {
     spb.SETTING_LEVEL_SESSION: SESSION,
     spb.SETTING_LEVEL_PROJECT: PROJECT,
     spb.SETTING_LEVEL_TENANT: TENANT,
+    spb.SETTING_LEVEL_GROUP: GROUP,
 }
 _BACK = {v: k for k, v in _LEVELS.items()}
 
@@ -60,7 +62,7 @@ class EngineSettingsRpcs:
     ) -> spb.EngineSettings:
         level = _LEVELS.get(request.level)
         if level is None:
-            raise InvalidArgumentError("level must be PROCESS, SESSION, PROJECT or TENANT")
+            raise InvalidArgumentError("level must be PROCESS, SESSION, PROJECT, GROUP or TENANT")
         return _out(
             await self.engine_settings.set(_scope(request.scope), level, request.key, request.value)
         )
