@@ -13,12 +13,18 @@ from collections import OrderedDict
 from vance.domain import ChatMessage
 
 MAX_PROCESSES = 512  # as many as process_service assumes (process_service/dispatcher.py)
-MAX_MESSAGES = 100  # the recent window an assignment carries (process_service/store.py)
+# The recent window an assignment carries (process_service/store.py): held from the start.
+RECENT = 100
+# A long chat's history read brings more; kept up to this many per process and in all, so a
+# worker's memory stays bounded whatever its processes' chats grow to.
+MAX_MESSAGES = 1_000
+MAX_TOTAL = 20_000
 
 
 class ChatHeld:
     def __init__(self) -> None:
         self._held: OrderedDict[str, tuple[int, list[ChatMessage]]] = OrderedDict()
+        self._total = 0
 
     def get(self, process_id: str, through: int) -> list[ChatMessage] | None:
         """The last messages through `through`, or None when not held that far exactly."""
@@ -29,18 +35,23 @@ class ChatHeld:
         return found[1]
 
     def put(self, process_id: str, through: int, messages: list[ChatMessage]) -> None:
-        self._held[process_id] = (through, messages[-MAX_MESSAGES:])
-        self._held.move_to_end(process_id)
-        while len(self._held) > MAX_PROCESSES:
-            self._held.popitem(last=False)
+        self.drop(process_id)
+        kept = messages[-MAX_MESSAGES:]
+        self._held[process_id] = (through, kept)
+        self._total += len(kept)
+        while len(self._held) > MAX_PROCESSES or self._total > MAX_TOTAL:
+            _, (_, evicted) = self._held.popitem(last=False)
+            self._total -= len(evicted)
 
     def extend(self, process_id: str, base: int, messages: list[ChatMessage]) -> None:
         """A committed turn's messages, numbered base+1 on; dropped unless held through base."""
         found = self.get(process_id, base)
         if found is None:
-            self._held.pop(process_id, None)
+            self.drop(process_id)
             return
         self.put(process_id, base + len(messages), found + messages)
 
     def drop(self, process_id: str) -> None:
-        self._held.pop(process_id, None)
+        found = self._held.pop(process_id, None)
+        if found is not None:
+            self._total -= len(found[1])

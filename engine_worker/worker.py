@@ -15,7 +15,7 @@ from collections.abc import AsyncIterable, AsyncIterator
 
 import grpc
 
-from engine_worker.chat_held import MAX_MESSAGES, ChatHeld
+from engine_worker.chat_held import RECENT, ChatHeld
 from engine_worker.context import EventPublisher, ThinkEngineContext
 from engine_worker.engine import EngineRegistry, TurnOutcome, compatible
 from engine_worker.failures import not_configured
@@ -272,7 +272,7 @@ class Worker:
         if a.recent_chat_held:
             return self._chat.get(pid, a.chat_count) or []
         recent = [c.chat_from_proto(m) for m in a.recent_chat]
-        if recent and len(recent) == min(a.chat_count, MAX_MESSAGES):
+        if recent and len(recent) == min(a.chat_count, RECENT):
             self._chat.put(pid, a.chat_count, recent)
         else:
             self._chat.drop(pid)
