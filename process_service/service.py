@@ -221,6 +221,17 @@ class ProcessServicer(MemoryRpcs, process_pb2_grpc.ProcessServiceServicer):
         except SubscriberOverflow as exc:
             raise AbortedError(str(exc), reason="subscriber_overflow") from exc
 
+    async def SubscribeSessionBatches(
+        self, request: ppb.SubscribeSessionRequest, context: Any
+    ) -> AsyncIterator[ppb.SessionEventBatch]:
+        if not request.session_id:
+            raise InvalidArgumentError("session_id is required")
+        try:
+            async for batch in self.events.subscribe_batches(request.session_id, request.since_seq):
+                yield ppb.SessionEventBatch(events=[pc.event_to_proto(e) for e in batch])
+        except SubscriberOverflow as exc:
+            raise AbortedError(str(exc), reason="subscriber_overflow") from exc
+
     async def StreamChatFeed(
         self, request: ppb.ChatFeedRequest, context: Any
     ) -> AsyncIterator[ppb.ChatFeedPage]:

@@ -502,3 +502,9 @@ class ListSessionEnginesResponse(_message.Message):
     SESSIONS_FIELD_NUMBER: _ClassVar[int]
     sessions: _containers.RepeatedCompositeFieldContainer[SessionEngines]
     def __init__(self, sessions: _Optional[_Iterable[_Union[SessionEngines, _Mapping]]] = ...) -> None: ...
+
+class SessionEventBatch(_message.Message):
+    __slots__ = ("events",)
+    EVENTS_FIELD_NUMBER: _ClassVar[int]
+    events: _containers.RepeatedCompositeFieldContainer[_common_pb2.SessionEvent]
+    def __init__(self, events: _Optional[_Iterable[_Union[_common_pb2.SessionEvent, _Mapping]]] = ...) -> None: ...

@@ -95,6 +95,11 @@ class ProcessServiceStub:
                 request_serializer=vance_dot_v1_dot_process__pb2.SubscribeSessionRequest.SerializeToString,
                 response_deserializer=vance_dot_v1_dot_common__pb2.SessionEvent.FromString,
                 _registered_method=True)
+        self.SubscribeSessionBatches = channel.unary_stream(
+                '/vance.v1.ProcessService/SubscribeSessionBatches',
+                request_serializer=vance_dot_v1_dot_process__pb2.SubscribeSessionRequest.SerializeToString,
+                response_deserializer=vance_dot_v1_dot_process__pb2.SessionEventBatch.FromString,
+                _registered_method=True)
         self.StreamChatFeed = channel.unary_stream(
                 '/vance.v1.ProcessService/StreamChatFeed',
                 request_serializer=vance_dot_v1_dot_process__pb2.ChatFeedRequest.SerializeToString,
@@ -234,6 +239,14 @@ class ProcessServiceServicer:
 
     def SubscribeSession(self, request, context):
         """Every event of a session after since_seq, then live events, until the caller cancels.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def SubscribeSessionBatches(self, request, context):
+        """The same events, each message carrying all that were ready at once (a turn's commit writes
+        several together): fewer messages for a follower that relays them, such as the gateway.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
@@ -388,6 +401,11 @@ def add_ProcessServiceServicer_to_server(servicer, server):
                     servicer.SubscribeSession,
                     request_deserializer=vance_dot_v1_dot_process__pb2.SubscribeSessionRequest.FromString,
                     response_serializer=vance_dot_v1_dot_common__pb2.SessionEvent.SerializeToString,
+            ),
+            'SubscribeSessionBatches': grpc.unary_stream_rpc_method_handler(
+                    servicer.SubscribeSessionBatches,
+                    request_deserializer=vance_dot_v1_dot_process__pb2.SubscribeSessionRequest.FromString,
+                    response_serializer=vance_dot_v1_dot_process__pb2.SessionEventBatch.SerializeToString,
             ),
             'StreamChatFeed': grpc.unary_stream_rpc_method_handler(
                     servicer.StreamChatFeed,
@@ -774,6 +792,33 @@ class ProcessService:
             '/vance.v1.ProcessService/SubscribeSession',
             vance_dot_v1_dot_process__pb2.SubscribeSessionRequest.SerializeToString,
             vance_dot_v1_dot_common__pb2.SessionEvent.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def SubscribeSessionBatches(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_stream(
+            request,
+            target,
+            '/vance.v1.ProcessService/SubscribeSessionBatches',
+            vance_dot_v1_dot_process__pb2.SubscribeSessionRequest.SerializeToString,
+            vance_dot_v1_dot_process__pb2.SessionEventBatch.FromString,
             options,
             channel_credentials,
             insecure,

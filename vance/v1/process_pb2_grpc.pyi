@@ -55,6 +55,10 @@ class ProcessServiceStub:
     """
     SubscribeSession: _grpc.UnaryStreamMultiCallable[_process_pb2.SubscribeSessionRequest, _common_pb2.SessionEvent]
     """Every event of a session after since_seq, then live events, until the caller cancels."""
+    SubscribeSessionBatches: _grpc.UnaryStreamMultiCallable[_process_pb2.SubscribeSessionRequest, _process_pb2.SessionEventBatch]
+    """The same events, each message carrying all that were ready at once (a turn's commit writes
+    several together): fewer messages for a follower that relays them, such as the gateway.
+    """
     StreamChatFeed: _grpc.UnaryStreamMultiCallable[_process_pb2.ChatFeedRequest, _process_pb2.ChatFeedPage]
     """Chat messages appended in any session, page by page in the order process_service logged
     them, after a position the caller keeps (0: from the start), then live, until the caller
@@ -110,6 +114,10 @@ class ProcessServiceAsyncStub(ProcessServiceStub):
     """
     SubscribeSession: _aio.UnaryStreamMultiCallable[_process_pb2.SubscribeSessionRequest, _common_pb2.SessionEvent]  # type: ignore[assignment]
     """Every event of a session after since_seq, then live events, until the caller cancels."""
+    SubscribeSessionBatches: _aio.UnaryStreamMultiCallable[_process_pb2.SubscribeSessionRequest, _process_pb2.SessionEventBatch]  # type: ignore[assignment]
+    """The same events, each message carrying all that were ready at once (a turn's commit writes
+    several together): fewer messages for a follower that relays them, such as the gateway.
+    """
     StreamChatFeed: _aio.UnaryStreamMultiCallable[_process_pb2.ChatFeedRequest, _process_pb2.ChatFeedPage]  # type: ignore[assignment]
     """Chat messages appended in any session, page by page in the order process_service logged
     them, after a position the caller keeps (0: from the start), then live, until the caller
@@ -234,6 +242,16 @@ class ProcessServiceServicer(metaclass=_abc_1.ABCMeta):
         context: _ServicerContext,
     ) -> _typing.Union[_abc.Iterator[_common_pb2.SessionEvent], _abc.AsyncIterator[_common_pb2.SessionEvent]]:
         """Every event of a session after since_seq, then live events, until the caller cancels."""
+
+    @_abc_1.abstractmethod
+    def SubscribeSessionBatches(
+        self,
+        request: _process_pb2.SubscribeSessionRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_abc.Iterator[_process_pb2.SessionEventBatch], _abc.AsyncIterator[_process_pb2.SessionEventBatch]]:
+        """The same events, each message carrying all that were ready at once (a turn's commit writes
+        several together): fewer messages for a follower that relays them, such as the gateway.
+        """
 
     @_abc_1.abstractmethod
     def StreamChatFeed(
