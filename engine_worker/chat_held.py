@@ -8,6 +8,7 @@ read falls back to ListChatMessages, and what that read returns is held from the
 
 from __future__ import annotations
 
+import time
 from collections import OrderedDict
 
 from vance.domain import ChatMessage
@@ -19,11 +20,15 @@ RECENT = 100
 # worker's memory stays bounded whatever its processes' chats grow to.
 MAX_MESSAGES = 1_000
 MAX_TOTAL = 20_000
+# A process not run here for this long is let go: an idle session is suspended much later
+# (lifecycle idle timeouts are minutes to hours), so a suspended one holds nothing here.
+IDLE_S = 600.0
 
 
 class ChatHeld:
     def __init__(self) -> None:
         self._held: OrderedDict[str, tuple[int, list[ChatMessage]]] = OrderedDict()
+        self._used: dict[str, float] = {}
         self._total = 0
 
     def get(self, process_id: str, through: int) -> list[ChatMessage] | None:
@@ -32,16 +37,23 @@ class ChatHeld:
         if found is None or found[0] != through:
             return None
         self._held.move_to_end(process_id)
+        self._used[process_id] = time.monotonic()
         return found[1]
 
     def put(self, process_id: str, through: int, messages: list[ChatMessage]) -> None:
         self.drop(process_id)
         kept = messages[-MAX_MESSAGES:]
+        now = time.monotonic()
         self._held[process_id] = (through, kept)
+        self._used[process_id] = now
         self._total += len(kept)
-        while len(self._held) > MAX_PROCESSES or self._total > MAX_TOTAL:
-            _, (_, evicted) = self._held.popitem(last=False)
-            self._total -= len(evicted)
+        # Least recently used first: evicted past the bounds, or once idle too long.
+        while self._held:
+            oldest = next(iter(self._held))
+            over = len(self._held) > MAX_PROCESSES or self._total > MAX_TOTAL
+            if not over and now - self._used[oldest] < IDLE_S:
+                break
+            self.drop(oldest)
 
     def extend(self, process_id: str, base: int, messages: list[ChatMessage]) -> None:
         """A committed turn's messages, numbered base+1 on; dropped unless held through base."""
@@ -53,5 +65,6 @@ class ChatHeld:
 
     def drop(self, process_id: str) -> None:
         found = self._held.pop(process_id, None)
+        self._used.pop(process_id, None)
         if found is not None:
             self._total -= len(found[1])
