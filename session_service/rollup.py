@@ -1,14 +1,14 @@
 """The RUNNING/IDLE roll-up kept current (seed 002 §4): process_service reports the sessions
 whose engines changed status or got a new pending message (NoteEngineStatus,
-process_service/rollup_notify.py), and each is rolled up again here (`Transitions.view`, which
-writes the session status when it changed) and its list card rewritten, so lists, status
-filters and search see the engines' state without anyone reading the session first.
+process_service/rollup_notify.py), and each is rolled up again here and written when it changed,
+with its list card, so lists, status filters and search see the engines' state without anyone
+reading the session first.
 
-The same report is the session's engine activity (`engine_activity_at_ms`, part of
-lastActivityAt, docs/architecture.md "Session activity"): it rides along in the roll-up's
-status write; the sessions of a batch whose status did not change are stamped together in one
-bulk write. Reports are coalesced before they get here (one call per 50 ms window, each session
-once), so the turn path pays nothing for it and a batch at most one store command."""
+The same report is the session's engine activity (`engine_activity_at_ms`, docs/architecture.md
+"Session activity"): it rides along in the roll-up's status write; the sessions of a batch
+whose status did not change are stamped together in one bulk write. Reports are coalesced
+before they get here (one call per window, each session once), so the turn path pays nothing
+for it and a batch at most one store command."""
 
 from __future__ import annotations
 
@@ -17,7 +17,7 @@ from typing import Any
 
 from pymongo import UpdateOne
 
-from session_service.lifecycle import OPEN
+from session_service.lifecycle import OPEN, rollup
 from session_service.store import SessionStore
 from session_service.transitions import Transitions
 from vance.clock import Clock
@@ -25,6 +25,8 @@ from vance.errors import grpc_errors
 from vance.v1 import session_pb2 as spb
 
 logger = logging.getLogger(__name__)
+
+BATCH = 500
 
 
 class Rollup:
@@ -34,19 +36,37 @@ class Rollup:
         self._clock = clock
 
     async def refresh(self, session_ids: list[str]) -> int:
+        """A batch costs two reads here and one call to process_service (two reads there),
+        whatever its size; only sessions whose roll-up changed are written, plus one write
+        that stamps the engine activity of the others."""
+        ids = list(dict.fromkeys(session_ids))
         changed = 0
         now = self._clock.now_ms()
         stamps: list[str] = []
-        for session_id in dict.fromkeys(session_ids):
-            session = await self._store.session(session_id)
-            if session is None:
+        for i in range(0, len(ids), BATCH):
+            sessions = [
+                s
+                for s in await self._store.sessions_by_ids(ids[i : i + BATCH])
+                if s.status.value in OPEN
+            ]
+            if not sessions:
                 continue
-            updated = await self._cascades.view(session, engine_activity_ms=now)
-            if updated.status != session.status:
-                changed += 1
-                await self._store.cards.put(updated, now)
-            elif session.status.value in OPEN and now > session.engine_activity_at_ms:
-                stamps.append(session_id)
+            states = await self._cascades.processes.engine_states([s.session_id for s in sessions])
+            for session in sessions:
+                status = rollup(states.get(session.session_id, []))
+                if status == session.status.value:
+                    if now > session.engine_activity_at_ms:
+                        stamps.append(session.session_id)
+                    continue
+                fields: dict[str, Any] = {"status": status}
+                if now > session.engine_activity_at_ms:
+                    fields["engine_activity_at_ms"] = now
+                updated = await self._cascades.cas(
+                    session.session_id, {"status": session.status.value}, fields
+                )
+                if updated is not None:
+                    changed += 1
+                    await self._store.cards.put(updated, now)
         if stamps:
             # $max: a batch that arrives late never moves the activity back.
             await self._store.sessions.bulk_write(

@@ -87,20 +87,18 @@ class Transitions:
     async def reload(self, session: Session) -> Session:
         return await self.store.session(session.session_id) or session
 
-    async def view(self, session: Session, *, engine_activity_ms: int = 0) -> Session:
+    async def view(self, session: Session) -> Session:
         """RUNNING/IDLE are a roll-up over the engines: computed when read and
-        written back when it changed, so listings see the last known value. The roll-up of an
-        engine status change (rollup.py) stamps the engine activity in that same write."""
+        written back when it changed, so listings see the last known value."""
         if session.status.value not in OPEN:
             return session
         engines = await self.processes.engines(session.session_id)
         status = rollup((p.status.value, p.pending_count) for p in engines)
         if status == session.status.value:
             return session
-        fields: dict[str, Any] = {"status": status}
-        if engine_activity_ms > session.engine_activity_at_ms:
-            fields["engine_activity_at_ms"] = engine_activity_ms
-        updated = await self.cas(session.session_id, {"status": session.status.value}, fields)
+        updated = await self.cas(
+            session.session_id, {"status": session.status.value}, {"status": status}
+        )
         return updated or await self.reload(session)
 
     def idle_due(self, session: Session) -> int:
