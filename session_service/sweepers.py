@@ -215,15 +215,15 @@ class Sweepers:
                 later[sid] = when
             else:
                 quiet.append(session)
-        # The engines of all quiet sessions in one call. Busy engines have no idle deadline:
-        # such a session is looked at every tick.
-        engines = await self.c.processes.engines_of([s.session_id for s in quiet])
+        # The engine states of all quiet sessions in one call. Busy engines have no idle
+        # deadline: such a session is looked at every tick.
+        states = (
+            await self.c.processes.engine_states([s.session_id for s in quiet]) if quiet else {}
+        )
         idle = [
             s
             for s in quiet
-            if not any(
-                engine_busy(p.status.value, p.pending_count) for p in engines.get(s.session_id, [])
-            )
+            if not any(engine_busy(st, n) for st, n in states.get(s.session_id, []))
         ]
         report.idle_suspended += await self.batches.suspend_many(idle, SuspendCause.IDLE, now)
         await self._finish(IDLE, later, done, shards)
