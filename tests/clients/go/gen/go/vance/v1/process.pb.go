@@ -2135,6 +2135,13 @@ type TurnAssignment struct {
 	// fewer), oldest first, when process_service holds them in memory; else empty. An engine's
 	// history read that reaches no further back needs no ListChatMessages call.
 	RecentChat []*ChatMessage `protobuf:"bytes,8,rep,name=recent_chat,json=recentChat,proto3" json:"recent_chat,omitempty"`
+	// The project's newest memory records (at most 20, newest first, at most 2 s old), so an
+	// engine's prompt needs no ListMemory call; project_memory_included false: not looked up.
+	ProjectMemoryIncluded bool            `protobuf:"varint,9,opt,name=project_memory_included,json=projectMemoryIncluded,proto3" json:"project_memory_included,omitempty"`
+	ProjectMemory         []*MemoryRecord `protobuf:"bytes,10,rep,name=project_memory,json=projectMemory,proto3" json:"project_memory,omitempty"`
+	// The worker holds this process's chat through chat_count already (what earlier turns'
+	// recent_chat and commit acks brought it), so recent_chat is empty.
+	RecentChatHeld bool `protobuf:"varint,11,opt,name=recent_chat_held,json=recentChatHeld,proto3" json:"recent_chat_held,omitempty"`
 	// W3C trace context (traceparent) of the request that caused the turn, so the worker's spans
 	// join its trace; empty when tracing is off (vance/observability/tracing.py).
 	TraceContext  map[string]string `protobuf:"bytes,40,rep,name=trace_context,json=traceContext,proto3" json:"trace_context,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
@@ -2228,6 +2235,27 @@ func (x *TurnAssignment) GetRecentChat() []*ChatMessage {
 	return nil
 }
 
+func (x *TurnAssignment) GetProjectMemoryIncluded() bool {
+	if x != nil {
+		return x.ProjectMemoryIncluded
+	}
+	return false
+}
+
+func (x *TurnAssignment) GetProjectMemory() []*MemoryRecord {
+	if x != nil {
+		return x.ProjectMemory
+	}
+	return nil
+}
+
+func (x *TurnAssignment) GetRecentChatHeld() bool {
+	if x != nil {
+		return x.RecentChatHeld
+	}
+	return false
+}
+
 func (x *TurnAssignment) GetTraceContext() map[string]string {
 	if x != nil {
 		return x.TraceContext
@@ -2236,10 +2264,14 @@ func (x *TurnAssignment) GetTraceContext() map[string]string {
 }
 
 type TurnAck struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	TurnId        string                 `protobuf:"bytes,1,opt,name=turn_id,json=turnId,proto3" json:"turn_id,omitempty"`
-	Ok            bool                   `protobuf:"varint,2,opt,name=ok,proto3" json:"ok,omitempty"`
-	Error         string                 `protobuf:"bytes,3,opt,name=error,proto3" json:"error,omitempty"`
+	state  protoimpl.MessageState `protogen:"open.v1"`
+	TurnId string                 `protobuf:"bytes,1,opt,name=turn_id,json=turnId,proto3" json:"turn_id,omitempty"`
+	Ok     bool                   `protobuf:"varint,2,opt,name=ok,proto3" json:"ok,omitempty"`
+	Error  string                 `protobuf:"bytes,3,opt,name=error,proto3" json:"error,omitempty"`
+	// With ok: the chat messages the turn stored, as stored (numbers chat_count+1 on), when
+	// they are all of them, so the worker can hold the process's chat for its next turn.
+	ChatIncluded  bool           `protobuf:"varint,4,opt,name=chat_included,json=chatIncluded,proto3" json:"chat_included,omitempty"`
+	Chat          []*ChatMessage `protobuf:"bytes,5,rep,name=chat,proto3" json:"chat,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -2293,6 +2325,20 @@ func (x *TurnAck) GetError() string {
 		return x.Error
 	}
 	return ""
+}
+
+func (x *TurnAck) GetChatIncluded() bool {
+	if x != nil {
+		return x.ChatIncluded
+	}
+	return false
+}
+
+func (x *TurnAck) GetChat() []*ChatMessage {
+	if x != nil {
+		return x.Chat
+	}
+	return nil
 }
 
 type Welcome struct {
@@ -2830,6 +2876,250 @@ func (x *ListMemoryResponse) GetRecords() []*MemoryRecord {
 	return nil
 }
 
+type ListSessionEnginesRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	SessionIds    []string               `protobuf:"bytes,1,rep,name=session_ids,json=sessionIds,proto3" json:"session_ids,omitempty"` // at most 1,000
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ListSessionEnginesRequest) Reset() {
+	*x = ListSessionEnginesRequest{}
+	mi := &file_vance_v1_process_proto_msgTypes[42]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ListSessionEnginesRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ListSessionEnginesRequest) ProtoMessage() {}
+
+func (x *ListSessionEnginesRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_vance_v1_process_proto_msgTypes[42]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ListSessionEnginesRequest.ProtoReflect.Descriptor instead.
+func (*ListSessionEnginesRequest) Descriptor() ([]byte, []int) {
+	return file_vance_v1_process_proto_rawDescGZIP(), []int{42}
+}
+
+func (x *ListSessionEnginesRequest) GetSessionIds() []string {
+	if x != nil {
+		return x.SessionIds
+	}
+	return nil
+}
+
+type EngineState struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	ProcessId     string                 `protobuf:"bytes,1,opt,name=process_id,json=processId,proto3" json:"process_id,omitempty"`
+	Status        ProcessStatus          `protobuf:"varint,2,opt,name=status,proto3,enum=vance.v1.ProcessStatus" json:"status,omitempty"`
+	PendingCount  int32                  `protobuf:"varint,3,opt,name=pending_count,json=pendingCount,proto3" json:"pending_count,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *EngineState) Reset() {
+	*x = EngineState{}
+	mi := &file_vance_v1_process_proto_msgTypes[43]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *EngineState) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*EngineState) ProtoMessage() {}
+
+func (x *EngineState) ProtoReflect() protoreflect.Message {
+	mi := &file_vance_v1_process_proto_msgTypes[43]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use EngineState.ProtoReflect.Descriptor instead.
+func (*EngineState) Descriptor() ([]byte, []int) {
+	return file_vance_v1_process_proto_rawDescGZIP(), []int{43}
+}
+
+func (x *EngineState) GetProcessId() string {
+	if x != nil {
+		return x.ProcessId
+	}
+	return ""
+}
+
+func (x *EngineState) GetStatus() ProcessStatus {
+	if x != nil {
+		return x.Status
+	}
+	return ProcessStatus_PROCESS_STATUS_UNSPECIFIED
+}
+
+func (x *EngineState) GetPendingCount() int32 {
+	if x != nil {
+		return x.PendingCount
+	}
+	return 0
+}
+
+type SessionEngines struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	SessionId     string                 `protobuf:"bytes,1,opt,name=session_id,json=sessionId,proto3" json:"session_id,omitempty"`
+	Engines       []*EngineState         `protobuf:"bytes,2,rep,name=engines,proto3" json:"engines,omitempty"` // every process of the session, CLOSED ones included
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SessionEngines) Reset() {
+	*x = SessionEngines{}
+	mi := &file_vance_v1_process_proto_msgTypes[44]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SessionEngines) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SessionEngines) ProtoMessage() {}
+
+func (x *SessionEngines) ProtoReflect() protoreflect.Message {
+	mi := &file_vance_v1_process_proto_msgTypes[44]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SessionEngines.ProtoReflect.Descriptor instead.
+func (*SessionEngines) Descriptor() ([]byte, []int) {
+	return file_vance_v1_process_proto_rawDescGZIP(), []int{44}
+}
+
+func (x *SessionEngines) GetSessionId() string {
+	if x != nil {
+		return x.SessionId
+	}
+	return ""
+}
+
+func (x *SessionEngines) GetEngines() []*EngineState {
+	if x != nil {
+		return x.Engines
+	}
+	return nil
+}
+
+type ListSessionEnginesResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Sessions      []*SessionEngines      `protobuf:"bytes,1,rep,name=sessions,proto3" json:"sessions,omitempty"` // one per requested session, in request order
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ListSessionEnginesResponse) Reset() {
+	*x = ListSessionEnginesResponse{}
+	mi := &file_vance_v1_process_proto_msgTypes[45]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ListSessionEnginesResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ListSessionEnginesResponse) ProtoMessage() {}
+
+func (x *ListSessionEnginesResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_vance_v1_process_proto_msgTypes[45]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ListSessionEnginesResponse.ProtoReflect.Descriptor instead.
+func (*ListSessionEnginesResponse) Descriptor() ([]byte, []int) {
+	return file_vance_v1_process_proto_rawDescGZIP(), []int{45}
+}
+
+func (x *ListSessionEnginesResponse) GetSessions() []*SessionEngines {
+	if x != nil {
+		return x.Sessions
+	}
+	return nil
+}
+
+type SessionEventBatch struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Events        []*SessionEvent        `protobuf:"bytes,1,rep,name=events,proto3" json:"events,omitempty"` // in seq order, never empty
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SessionEventBatch) Reset() {
+	*x = SessionEventBatch{}
+	mi := &file_vance_v1_process_proto_msgTypes[46]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SessionEventBatch) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SessionEventBatch) ProtoMessage() {}
+
+func (x *SessionEventBatch) ProtoReflect() protoreflect.Message {
+	mi := &file_vance_v1_process_proto_msgTypes[46]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SessionEventBatch.ProtoReflect.Descriptor instead.
+func (*SessionEventBatch) Descriptor() ([]byte, []int) {
+	return file_vance_v1_process_proto_rawDescGZIP(), []int{46}
+}
+
+func (x *SessionEventBatch) GetEvents() []*SessionEvent {
+	if x != nil {
+		return x.Events
+	}
+	return nil
+}
+
 var File_vance_v1_process_proto protoreflect.FileDescriptor
 
 const file_vance_v1_process_proto_rawDesc = "" +
@@ -2994,7 +3284,7 @@ const file_vance_v1_process_proto_rawDesc = "" +
 	"\x06commit\x18\x04 \x01(\v2\x14.vance.v1.TurnCommitH\x00R\x06commit\x121\n" +
 	"\afailure\x18\x05 \x01(\v2\x15.vance.v1.TurnFailureH\x00R\afailure\x126\n" +
 	"\bdraining\x18\x06 \x01(\v2\x18.vance.v1.WorkerDrainingH\x00R\bdrainingB\x06\n" +
-	"\x04kind\"\xe9\x03\n" +
+	"\x04kind\"\x8a\x05\n" +
 	"\x0eTurnAssignment\x12\x17\n" +
 	"\aturn_id\x18\x01 \x01(\tR\x06turnId\x12\x18\n" +
 	"\aattempt\x18\x02 \x01(\x05R\aattempt\x12+\n" +
@@ -3005,15 +3295,21 @@ const file_vance_v1_process_proto_rawDesc = "" +
 	"\n" +
 	"chat_count\x18\a \x01(\x03R\tchatCount\x126\n" +
 	"\vrecent_chat\x18\b \x03(\v2\x15.vance.v1.ChatMessageR\n" +
-	"recentChat\x12O\n" +
+	"recentChat\x126\n" +
+	"\x17project_memory_included\x18\t \x01(\bR\x15projectMemoryIncluded\x12=\n" +
+	"\x0eproject_memory\x18\n" +
+	" \x03(\v2\x16.vance.v1.MemoryRecordR\rprojectMemory\x12(\n" +
+	"\x10recent_chat_held\x18\v \x01(\bR\x0erecentChatHeld\x12O\n" +
 	"\rtrace_context\x18( \x03(\v2*.vance.v1.TurnAssignment.TraceContextEntryR\ftraceContext\x1a?\n" +
 	"\x11TraceContextEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
-	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"H\n" +
+	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"\x98\x01\n" +
 	"\aTurnAck\x12\x17\n" +
 	"\aturn_id\x18\x01 \x01(\tR\x06turnId\x12\x0e\n" +
 	"\x02ok\x18\x02 \x01(\bR\x02ok\x12\x14\n" +
-	"\x05error\x18\x03 \x01(\tR\x05error\"G\n" +
+	"\x05error\x18\x03 \x01(\tR\x05error\x12#\n" +
+	"\rchat_included\x18\x04 \x01(\bR\fchatIncluded\x12)\n" +
+	"\x04chat\x18\x05 \x03(\v2\x15.vance.v1.ChatMessageR\x04chat\"G\n" +
 	"\aWelcome\x12\x19\n" +
 	"\blease_ms\x18\x01 \x01(\x05R\aleaseMs\x12!\n" +
 	"\fheartbeat_ms\x18\x02 \x01(\x05R\vheartbeatMs\"\xe0\x01\n" +
@@ -3054,16 +3350,33 @@ const file_vance_v1_process_proto_rawDesc = "" +
 	"\x05scope\x18\x02 \x01(\x0e2\x15.vance.v1.MemoryScopeR\x05scope\x12\x14\n" +
 	"\x05limit\x18\x03 \x01(\x05R\x05limit\"F\n" +
 	"\x12ListMemoryResponse\x120\n" +
-	"\arecords\x18\x01 \x03(\v2\x16.vance.v1.MemoryRecordR\arecords*_\n" +
+	"\arecords\x18\x01 \x03(\v2\x16.vance.v1.MemoryRecordR\arecords\"<\n" +
+	"\x19ListSessionEnginesRequest\x12\x1f\n" +
+	"\vsession_ids\x18\x01 \x03(\tR\n" +
+	"sessionIds\"\x82\x01\n" +
+	"\vEngineState\x12\x1d\n" +
+	"\n" +
+	"process_id\x18\x01 \x01(\tR\tprocessId\x12/\n" +
+	"\x06status\x18\x02 \x01(\x0e2\x17.vance.v1.ProcessStatusR\x06status\x12#\n" +
+	"\rpending_count\x18\x03 \x01(\x05R\fpendingCount\"`\n" +
+	"\x0eSessionEngines\x12\x1d\n" +
+	"\n" +
+	"session_id\x18\x01 \x01(\tR\tsessionId\x12/\n" +
+	"\aengines\x18\x02 \x03(\v2\x15.vance.v1.EngineStateR\aengines\"R\n" +
+	"\x1aListSessionEnginesResponse\x124\n" +
+	"\bsessions\x18\x01 \x03(\v2\x18.vance.v1.SessionEnginesR\bsessions\"C\n" +
+	"\x11SessionEventBatch\x12.\n" +
+	"\x06events\x18\x01 \x03(\v2\x16.vance.v1.SessionEventR\x06events*_\n" +
 	"\vMemoryScope\x12\x1c\n" +
 	"\x18MEMORY_SCOPE_UNSPECIFIED\x10\x00\x12\x18\n" +
 	"\x14MEMORY_SCOPE_PROCESS\x10\x01\x12\x18\n" +
-	"\x14MEMORY_SCOPE_PROJECT\x10\x022\xbe\r\n" +
+	"\x14MEMORY_SCOPE_PROJECT\x10\x022\xfc\x0e\n" +
 	"\x0eProcessService\x12G\n" +
 	"\rCreateProcess\x12\x1e.vance.v1.CreateProcessRequest\x1a\x16.vance.v1.ThinkProcess\x12A\n" +
 	"\n" +
 	"GetProcess\x12\x1b.vance.v1.GetProcessRequest\x1a\x16.vance.v1.ThinkProcess\x12P\n" +
-	"\rListProcesses\x12\x1e.vance.v1.ListProcessesRequest\x1a\x1f.vance.v1.ListProcessesResponse\x128\n" +
+	"\rListProcesses\x12\x1e.vance.v1.ListProcessesRequest\x1a\x1f.vance.v1.ListProcessesResponse\x12_\n" +
+	"\x12ListSessionEngines\x12#.vance.v1.ListSessionEnginesRequest\x1a$.vance.v1.ListSessionEnginesResponse\x128\n" +
 	"\x05Steer\x12\x16.vance.v1.SteerRequest\x1a\x17.vance.v1.SteerResponse\x125\n" +
 	"\x05Pause\x12\x14.vance.v1.ProcessRef\x1a\x16.vance.v1.ThinkProcess\x126\n" +
 	"\x06Resume\x12\x14.vance.v1.ProcessRef\x1a\x16.vance.v1.ThinkProcess\x124\n" +
@@ -3071,7 +3384,8 @@ const file_vance_v1_process_proto_rawDesc = "" +
 	"\fPauseSession\x12\x1d.vance.v1.PauseSessionRequest\x1a\x1f.vance.v1.ListProcessesResponse\x12Y\n" +
 	"\x10ListChatMessages\x12!.vance.v1.ListChatMessagesRequest\x1a\".vance.v1.ListChatMessagesResponse\x12M\n" +
 	"\fDrainPending\x12\x1d.vance.v1.DrainPendingRequest\x1a\x1e.vance.v1.DrainPendingResponse\x12O\n" +
-	"\x10SubscribeSession\x12!.vance.v1.SubscribeSessionRequest\x1a\x16.vance.v1.SessionEvent0\x01\x12E\n" +
+	"\x10SubscribeSession\x12!.vance.v1.SubscribeSessionRequest\x1a\x16.vance.v1.SessionEvent0\x01\x12[\n" +
+	"\x17SubscribeSessionBatches\x12!.vance.v1.SubscribeSessionRequest\x1a\x1b.vance.v1.SessionEventBatch0\x01\x12E\n" +
 	"\x0eStreamChatFeed\x12\x19.vance.v1.ChatFeedRequest\x1a\x16.vance.v1.ChatFeedPage0\x01\x12G\n" +
 	"\vAckChatFeed\x12\x19.vance.v1.ChatFeedRequest\x1a\x1d.vance.v1.AckChatFeedResponse\x12G\n" +
 	"\rWorkerConnect\x12\x17.vance.v1.WorkerMessage\x1a\x19.vance.v1.DispatchMessage(\x010\x01\x12J\n" +
@@ -3100,91 +3414,96 @@ func file_vance_v1_process_proto_rawDescGZIP() []byte {
 }
 
 var file_vance_v1_process_proto_enumTypes = make([]protoimpl.EnumInfo, 1)
-var file_vance_v1_process_proto_msgTypes = make([]protoimpl.MessageInfo, 43)
+var file_vance_v1_process_proto_msgTypes = make([]protoimpl.MessageInfo, 48)
 var file_vance_v1_process_proto_goTypes = []any{
-	(MemoryScope)(0),                  // 0: vance.v1.MemoryScope
-	(*SessionCascadeRequest)(nil),     // 1: vance.v1.SessionCascadeRequest
-	(*DeleteSessionDataResponse)(nil), // 2: vance.v1.DeleteSessionDataResponse
-	(*RespawnChatRequest)(nil),        // 3: vance.v1.RespawnChatRequest
-	(*CreateProcessRequest)(nil),      // 4: vance.v1.CreateProcessRequest
-	(*GetProcessRequest)(nil),         // 5: vance.v1.GetProcessRequest
-	(*ProcessRef)(nil),                // 6: vance.v1.ProcessRef
-	(*ListProcessesRequest)(nil),      // 7: vance.v1.ListProcessesRequest
-	(*ListProcessesResponse)(nil),     // 8: vance.v1.ListProcessesResponse
-	(*SteerRequest)(nil),              // 9: vance.v1.SteerRequest
-	(*SteerResponse)(nil),             // 10: vance.v1.SteerResponse
-	(*PauseSessionRequest)(nil),       // 11: vance.v1.PauseSessionRequest
-	(*ListChatMessagesRequest)(nil),   // 12: vance.v1.ListChatMessagesRequest
-	(*ListChatMessagesResponse)(nil),  // 13: vance.v1.ListChatMessagesResponse
-	(*ChatFeedRequest)(nil),           // 14: vance.v1.ChatFeedRequest
-	(*AckChatFeedResponse)(nil),       // 15: vance.v1.AckChatFeedResponse
-	(*ChatFeedPage)(nil),              // 16: vance.v1.ChatFeedPage
-	(*DrainPendingRequest)(nil),       // 17: vance.v1.DrainPendingRequest
-	(*DrainPendingResponse)(nil),      // 18: vance.v1.DrainPendingResponse
-	(*SubscribeSessionRequest)(nil),   // 19: vance.v1.SubscribeSessionRequest
-	(*ListWorkersRequest)(nil),        // 20: vance.v1.ListWorkersRequest
-	(*WorkerInfo)(nil),                // 21: vance.v1.WorkerInfo
-	(*ListWorkersResponse)(nil),       // 22: vance.v1.ListWorkersResponse
-	(*EngineDescriptor)(nil),          // 23: vance.v1.EngineDescriptor
-	(*WorkerHello)(nil),               // 24: vance.v1.WorkerHello
-	(*WorkerHeartbeat)(nil),           // 25: vance.v1.WorkerHeartbeat
-	(*WorkerDraining)(nil),            // 26: vance.v1.WorkerDraining
-	(*ChatAppend)(nil),                // 27: vance.v1.ChatAppend
-	(*TurnProgress)(nil),              // 28: vance.v1.TurnProgress
-	(*TurnEvent)(nil),                 // 29: vance.v1.TurnEvent
-	(*TurnCommit)(nil),                // 30: vance.v1.TurnCommit
-	(*TurnFailure)(nil),               // 31: vance.v1.TurnFailure
-	(*WorkerMessage)(nil),             // 32: vance.v1.WorkerMessage
-	(*TurnAssignment)(nil),            // 33: vance.v1.TurnAssignment
-	(*TurnAck)(nil),                   // 34: vance.v1.TurnAck
-	(*Welcome)(nil),                   // 35: vance.v1.Welcome
-	(*DispatchMessage)(nil),           // 36: vance.v1.DispatchMessage
-	(*PublishNoticeRequest)(nil),      // 37: vance.v1.PublishNoticeRequest
-	(*PublishNoticeResponse)(nil),     // 38: vance.v1.PublishNoticeResponse
-	(*MemoryRecord)(nil),              // 39: vance.v1.MemoryRecord
-	(*RecordMemoryRequest)(nil),       // 40: vance.v1.RecordMemoryRequest
-	(*ListMemoryRequest)(nil),         // 41: vance.v1.ListMemoryRequest
-	(*ListMemoryResponse)(nil),        // 42: vance.v1.ListMemoryResponse
-	nil,                               // 43: vance.v1.TurnAssignment.TraceContextEntry
-	(SuspendCause)(0),                 // 44: vance.v1.SuspendCause
-	(CloseReason)(0),                  // 45: vance.v1.CloseReason
-	(*structpb.Struct)(nil),           // 46: google.protobuf.Struct
-	(*ThinkProcess)(nil),              // 47: vance.v1.ThinkProcess
-	(*SteerMessage)(nil),              // 48: vance.v1.SteerMessage
-	(DeliveryOutcome)(0),              // 49: vance.v1.DeliveryOutcome
-	(*ChatMessage)(nil),               // 50: vance.v1.ChatMessage
-	(ChatRole)(0),                     // 51: vance.v1.ChatRole
-	(*StreamChunk)(nil),               // 52: vance.v1.StreamChunk
-	(ProcessStatus)(0),                // 53: vance.v1.ProcessStatus
-	(LifecycleCall)(0),                // 54: vance.v1.LifecycleCall
-	(*Notice)(nil),                    // 55: vance.v1.Notice
-	(*SessionEvent)(nil),              // 56: vance.v1.SessionEvent
+	(MemoryScope)(0),                   // 0: vance.v1.MemoryScope
+	(*SessionCascadeRequest)(nil),      // 1: vance.v1.SessionCascadeRequest
+	(*DeleteSessionDataResponse)(nil),  // 2: vance.v1.DeleteSessionDataResponse
+	(*RespawnChatRequest)(nil),         // 3: vance.v1.RespawnChatRequest
+	(*CreateProcessRequest)(nil),       // 4: vance.v1.CreateProcessRequest
+	(*GetProcessRequest)(nil),          // 5: vance.v1.GetProcessRequest
+	(*ProcessRef)(nil),                 // 6: vance.v1.ProcessRef
+	(*ListProcessesRequest)(nil),       // 7: vance.v1.ListProcessesRequest
+	(*ListProcessesResponse)(nil),      // 8: vance.v1.ListProcessesResponse
+	(*SteerRequest)(nil),               // 9: vance.v1.SteerRequest
+	(*SteerResponse)(nil),              // 10: vance.v1.SteerResponse
+	(*PauseSessionRequest)(nil),        // 11: vance.v1.PauseSessionRequest
+	(*ListChatMessagesRequest)(nil),    // 12: vance.v1.ListChatMessagesRequest
+	(*ListChatMessagesResponse)(nil),   // 13: vance.v1.ListChatMessagesResponse
+	(*ChatFeedRequest)(nil),            // 14: vance.v1.ChatFeedRequest
+	(*AckChatFeedResponse)(nil),        // 15: vance.v1.AckChatFeedResponse
+	(*ChatFeedPage)(nil),               // 16: vance.v1.ChatFeedPage
+	(*DrainPendingRequest)(nil),        // 17: vance.v1.DrainPendingRequest
+	(*DrainPendingResponse)(nil),       // 18: vance.v1.DrainPendingResponse
+	(*SubscribeSessionRequest)(nil),    // 19: vance.v1.SubscribeSessionRequest
+	(*ListWorkersRequest)(nil),         // 20: vance.v1.ListWorkersRequest
+	(*WorkerInfo)(nil),                 // 21: vance.v1.WorkerInfo
+	(*ListWorkersResponse)(nil),        // 22: vance.v1.ListWorkersResponse
+	(*EngineDescriptor)(nil),           // 23: vance.v1.EngineDescriptor
+	(*WorkerHello)(nil),                // 24: vance.v1.WorkerHello
+	(*WorkerHeartbeat)(nil),            // 25: vance.v1.WorkerHeartbeat
+	(*WorkerDraining)(nil),             // 26: vance.v1.WorkerDraining
+	(*ChatAppend)(nil),                 // 27: vance.v1.ChatAppend
+	(*TurnProgress)(nil),               // 28: vance.v1.TurnProgress
+	(*TurnEvent)(nil),                  // 29: vance.v1.TurnEvent
+	(*TurnCommit)(nil),                 // 30: vance.v1.TurnCommit
+	(*TurnFailure)(nil),                // 31: vance.v1.TurnFailure
+	(*WorkerMessage)(nil),              // 32: vance.v1.WorkerMessage
+	(*TurnAssignment)(nil),             // 33: vance.v1.TurnAssignment
+	(*TurnAck)(nil),                    // 34: vance.v1.TurnAck
+	(*Welcome)(nil),                    // 35: vance.v1.Welcome
+	(*DispatchMessage)(nil),            // 36: vance.v1.DispatchMessage
+	(*PublishNoticeRequest)(nil),       // 37: vance.v1.PublishNoticeRequest
+	(*PublishNoticeResponse)(nil),      // 38: vance.v1.PublishNoticeResponse
+	(*MemoryRecord)(nil),               // 39: vance.v1.MemoryRecord
+	(*RecordMemoryRequest)(nil),        // 40: vance.v1.RecordMemoryRequest
+	(*ListMemoryRequest)(nil),          // 41: vance.v1.ListMemoryRequest
+	(*ListMemoryResponse)(nil),         // 42: vance.v1.ListMemoryResponse
+	(*ListSessionEnginesRequest)(nil),  // 43: vance.v1.ListSessionEnginesRequest
+	(*EngineState)(nil),                // 44: vance.v1.EngineState
+	(*SessionEngines)(nil),             // 45: vance.v1.SessionEngines
+	(*ListSessionEnginesResponse)(nil), // 46: vance.v1.ListSessionEnginesResponse
+	(*SessionEventBatch)(nil),          // 47: vance.v1.SessionEventBatch
+	nil,                                // 48: vance.v1.TurnAssignment.TraceContextEntry
+	(SuspendCause)(0),                  // 49: vance.v1.SuspendCause
+	(CloseReason)(0),                   // 50: vance.v1.CloseReason
+	(*structpb.Struct)(nil),            // 51: google.protobuf.Struct
+	(*ThinkProcess)(nil),               // 52: vance.v1.ThinkProcess
+	(*SteerMessage)(nil),               // 53: vance.v1.SteerMessage
+	(DeliveryOutcome)(0),               // 54: vance.v1.DeliveryOutcome
+	(*ChatMessage)(nil),                // 55: vance.v1.ChatMessage
+	(ChatRole)(0),                      // 56: vance.v1.ChatRole
+	(*StreamChunk)(nil),                // 57: vance.v1.StreamChunk
+	(ProcessStatus)(0),                 // 58: vance.v1.ProcessStatus
+	(LifecycleCall)(0),                 // 59: vance.v1.LifecycleCall
+	(*Notice)(nil),                     // 60: vance.v1.Notice
+	(*SessionEvent)(nil),               // 61: vance.v1.SessionEvent
 }
 var file_vance_v1_process_proto_depIdxs = []int32{
-	44, // 0: vance.v1.SessionCascadeRequest.suspend_cause:type_name -> vance.v1.SuspendCause
-	45, // 1: vance.v1.SessionCascadeRequest.close_reason:type_name -> vance.v1.CloseReason
+	49, // 0: vance.v1.SessionCascadeRequest.suspend_cause:type_name -> vance.v1.SuspendCause
+	50, // 1: vance.v1.SessionCascadeRequest.close_reason:type_name -> vance.v1.CloseReason
 	4,  // 2: vance.v1.RespawnChatRequest.process:type_name -> vance.v1.CreateProcessRequest
-	46, // 3: vance.v1.CreateProcessRequest.recipe_snapshot:type_name -> google.protobuf.Struct
-	46, // 4: vance.v1.CreateProcessRequest.params:type_name -> google.protobuf.Struct
-	47, // 5: vance.v1.ListProcessesResponse.processes:type_name -> vance.v1.ThinkProcess
+	51, // 3: vance.v1.CreateProcessRequest.recipe_snapshot:type_name -> google.protobuf.Struct
+	51, // 4: vance.v1.CreateProcessRequest.params:type_name -> google.protobuf.Struct
+	52, // 5: vance.v1.ListProcessesResponse.processes:type_name -> vance.v1.ThinkProcess
 	6,  // 6: vance.v1.SteerRequest.target:type_name -> vance.v1.ProcessRef
-	48, // 7: vance.v1.SteerRequest.message:type_name -> vance.v1.SteerMessage
-	49, // 8: vance.v1.SteerResponse.outcome:type_name -> vance.v1.DeliveryOutcome
-	47, // 9: vance.v1.SteerResponse.process:type_name -> vance.v1.ThinkProcess
-	50, // 10: vance.v1.ListChatMessagesResponse.messages:type_name -> vance.v1.ChatMessage
-	50, // 11: vance.v1.ChatFeedPage.messages:type_name -> vance.v1.ChatMessage
-	48, // 12: vance.v1.DrainPendingResponse.messages:type_name -> vance.v1.SteerMessage
+	53, // 7: vance.v1.SteerRequest.message:type_name -> vance.v1.SteerMessage
+	54, // 8: vance.v1.SteerResponse.outcome:type_name -> vance.v1.DeliveryOutcome
+	52, // 9: vance.v1.SteerResponse.process:type_name -> vance.v1.ThinkProcess
+	55, // 10: vance.v1.ListChatMessagesResponse.messages:type_name -> vance.v1.ChatMessage
+	55, // 11: vance.v1.ChatFeedPage.messages:type_name -> vance.v1.ChatMessage
+	53, // 12: vance.v1.DrainPendingResponse.messages:type_name -> vance.v1.SteerMessage
 	21, // 13: vance.v1.ListWorkersResponse.workers:type_name -> vance.v1.WorkerInfo
 	23, // 14: vance.v1.WorkerHello.engines:type_name -> vance.v1.EngineDescriptor
-	51, // 15: vance.v1.ChatAppend.role:type_name -> vance.v1.ChatRole
-	46, // 16: vance.v1.ChatAppend.meta:type_name -> google.protobuf.Struct
-	46, // 17: vance.v1.TurnProgress.payload:type_name -> google.protobuf.Struct
+	56, // 15: vance.v1.ChatAppend.role:type_name -> vance.v1.ChatRole
+	51, // 16: vance.v1.ChatAppend.meta:type_name -> google.protobuf.Struct
+	51, // 17: vance.v1.TurnProgress.payload:type_name -> google.protobuf.Struct
 	27, // 18: vance.v1.TurnEvent.chat_append:type_name -> vance.v1.ChatAppend
-	52, // 19: vance.v1.TurnEvent.stream_chunk:type_name -> vance.v1.StreamChunk
+	57, // 19: vance.v1.TurnEvent.stream_chunk:type_name -> vance.v1.StreamChunk
 	28, // 20: vance.v1.TurnEvent.progress:type_name -> vance.v1.TurnProgress
-	53, // 21: vance.v1.TurnCommit.status:type_name -> vance.v1.ProcessStatus
-	45, // 22: vance.v1.TurnCommit.close_reason:type_name -> vance.v1.CloseReason
-	46, // 23: vance.v1.TurnCommit.parent_payload:type_name -> google.protobuf.Struct
+	58, // 21: vance.v1.TurnCommit.status:type_name -> vance.v1.ProcessStatus
+	50, // 22: vance.v1.TurnCommit.close_reason:type_name -> vance.v1.CloseReason
+	51, // 23: vance.v1.TurnCommit.parent_payload:type_name -> google.protobuf.Struct
 	29, // 24: vance.v1.TurnCommit.events:type_name -> vance.v1.TurnEvent
 	24, // 25: vance.v1.WorkerMessage.hello:type_name -> vance.v1.WorkerHello
 	25, // 26: vance.v1.WorkerMessage.heartbeat:type_name -> vance.v1.WorkerHeartbeat
@@ -3192,70 +3511,80 @@ var file_vance_v1_process_proto_depIdxs = []int32{
 	30, // 28: vance.v1.WorkerMessage.commit:type_name -> vance.v1.TurnCommit
 	31, // 29: vance.v1.WorkerMessage.failure:type_name -> vance.v1.TurnFailure
 	26, // 30: vance.v1.WorkerMessage.draining:type_name -> vance.v1.WorkerDraining
-	54, // 31: vance.v1.TurnAssignment.call:type_name -> vance.v1.LifecycleCall
-	47, // 32: vance.v1.TurnAssignment.process:type_name -> vance.v1.ThinkProcess
-	48, // 33: vance.v1.TurnAssignment.pending:type_name -> vance.v1.SteerMessage
-	50, // 34: vance.v1.TurnAssignment.recent_chat:type_name -> vance.v1.ChatMessage
-	43, // 35: vance.v1.TurnAssignment.trace_context:type_name -> vance.v1.TurnAssignment.TraceContextEntry
-	35, // 36: vance.v1.DispatchMessage.welcome:type_name -> vance.v1.Welcome
-	33, // 37: vance.v1.DispatchMessage.assignment:type_name -> vance.v1.TurnAssignment
-	34, // 38: vance.v1.DispatchMessage.commit_ack:type_name -> vance.v1.TurnAck
-	55, // 39: vance.v1.PublishNoticeRequest.notice:type_name -> vance.v1.Notice
-	0,  // 40: vance.v1.MemoryRecord.scope:type_name -> vance.v1.MemoryScope
-	0,  // 41: vance.v1.RecordMemoryRequest.scope:type_name -> vance.v1.MemoryScope
-	0,  // 42: vance.v1.ListMemoryRequest.scope:type_name -> vance.v1.MemoryScope
-	39, // 43: vance.v1.ListMemoryResponse.records:type_name -> vance.v1.MemoryRecord
-	4,  // 44: vance.v1.ProcessService.CreateProcess:input_type -> vance.v1.CreateProcessRequest
-	5,  // 45: vance.v1.ProcessService.GetProcess:input_type -> vance.v1.GetProcessRequest
-	7,  // 46: vance.v1.ProcessService.ListProcesses:input_type -> vance.v1.ListProcessesRequest
-	9,  // 47: vance.v1.ProcessService.Steer:input_type -> vance.v1.SteerRequest
-	6,  // 48: vance.v1.ProcessService.Pause:input_type -> vance.v1.ProcessRef
-	6,  // 49: vance.v1.ProcessService.Resume:input_type -> vance.v1.ProcessRef
-	6,  // 50: vance.v1.ProcessService.Stop:input_type -> vance.v1.ProcessRef
-	11, // 51: vance.v1.ProcessService.PauseSession:input_type -> vance.v1.PauseSessionRequest
-	12, // 52: vance.v1.ProcessService.ListChatMessages:input_type -> vance.v1.ListChatMessagesRequest
-	17, // 53: vance.v1.ProcessService.DrainPending:input_type -> vance.v1.DrainPendingRequest
-	19, // 54: vance.v1.ProcessService.SubscribeSession:input_type -> vance.v1.SubscribeSessionRequest
-	14, // 55: vance.v1.ProcessService.StreamChatFeed:input_type -> vance.v1.ChatFeedRequest
-	14, // 56: vance.v1.ProcessService.AckChatFeed:input_type -> vance.v1.ChatFeedRequest
-	32, // 57: vance.v1.ProcessService.WorkerConnect:input_type -> vance.v1.WorkerMessage
-	20, // 58: vance.v1.ProcessService.ListWorkers:input_type -> vance.v1.ListWorkersRequest
-	1,  // 59: vance.v1.ProcessService.SuspendProcesses:input_type -> vance.v1.SessionCascadeRequest
-	1,  // 60: vance.v1.ProcessService.ResumeProcesses:input_type -> vance.v1.SessionCascadeRequest
-	1,  // 61: vance.v1.ProcessService.CloseProcesses:input_type -> vance.v1.SessionCascadeRequest
-	1,  // 62: vance.v1.ProcessService.DeleteSessionData:input_type -> vance.v1.SessionCascadeRequest
-	3,  // 63: vance.v1.ProcessService.RespawnChat:input_type -> vance.v1.RespawnChatRequest
-	40, // 64: vance.v1.ProcessService.RecordMemory:input_type -> vance.v1.RecordMemoryRequest
-	41, // 65: vance.v1.ProcessService.ListMemory:input_type -> vance.v1.ListMemoryRequest
-	37, // 66: vance.v1.ProcessService.PublishNotice:input_type -> vance.v1.PublishNoticeRequest
-	47, // 67: vance.v1.ProcessService.CreateProcess:output_type -> vance.v1.ThinkProcess
-	47, // 68: vance.v1.ProcessService.GetProcess:output_type -> vance.v1.ThinkProcess
-	8,  // 69: vance.v1.ProcessService.ListProcesses:output_type -> vance.v1.ListProcessesResponse
-	10, // 70: vance.v1.ProcessService.Steer:output_type -> vance.v1.SteerResponse
-	47, // 71: vance.v1.ProcessService.Pause:output_type -> vance.v1.ThinkProcess
-	47, // 72: vance.v1.ProcessService.Resume:output_type -> vance.v1.ThinkProcess
-	47, // 73: vance.v1.ProcessService.Stop:output_type -> vance.v1.ThinkProcess
-	8,  // 74: vance.v1.ProcessService.PauseSession:output_type -> vance.v1.ListProcessesResponse
-	13, // 75: vance.v1.ProcessService.ListChatMessages:output_type -> vance.v1.ListChatMessagesResponse
-	18, // 76: vance.v1.ProcessService.DrainPending:output_type -> vance.v1.DrainPendingResponse
-	56, // 77: vance.v1.ProcessService.SubscribeSession:output_type -> vance.v1.SessionEvent
-	16, // 78: vance.v1.ProcessService.StreamChatFeed:output_type -> vance.v1.ChatFeedPage
-	15, // 79: vance.v1.ProcessService.AckChatFeed:output_type -> vance.v1.AckChatFeedResponse
-	36, // 80: vance.v1.ProcessService.WorkerConnect:output_type -> vance.v1.DispatchMessage
-	22, // 81: vance.v1.ProcessService.ListWorkers:output_type -> vance.v1.ListWorkersResponse
-	8,  // 82: vance.v1.ProcessService.SuspendProcesses:output_type -> vance.v1.ListProcessesResponse
-	8,  // 83: vance.v1.ProcessService.ResumeProcesses:output_type -> vance.v1.ListProcessesResponse
-	8,  // 84: vance.v1.ProcessService.CloseProcesses:output_type -> vance.v1.ListProcessesResponse
-	2,  // 85: vance.v1.ProcessService.DeleteSessionData:output_type -> vance.v1.DeleteSessionDataResponse
-	47, // 86: vance.v1.ProcessService.RespawnChat:output_type -> vance.v1.ThinkProcess
-	39, // 87: vance.v1.ProcessService.RecordMemory:output_type -> vance.v1.MemoryRecord
-	42, // 88: vance.v1.ProcessService.ListMemory:output_type -> vance.v1.ListMemoryResponse
-	38, // 89: vance.v1.ProcessService.PublishNotice:output_type -> vance.v1.PublishNoticeResponse
-	67, // [67:90] is the sub-list for method output_type
-	44, // [44:67] is the sub-list for method input_type
-	44, // [44:44] is the sub-list for extension type_name
-	44, // [44:44] is the sub-list for extension extendee
-	0,  // [0:44] is the sub-list for field type_name
+	59, // 31: vance.v1.TurnAssignment.call:type_name -> vance.v1.LifecycleCall
+	52, // 32: vance.v1.TurnAssignment.process:type_name -> vance.v1.ThinkProcess
+	53, // 33: vance.v1.TurnAssignment.pending:type_name -> vance.v1.SteerMessage
+	55, // 34: vance.v1.TurnAssignment.recent_chat:type_name -> vance.v1.ChatMessage
+	39, // 35: vance.v1.TurnAssignment.project_memory:type_name -> vance.v1.MemoryRecord
+	48, // 36: vance.v1.TurnAssignment.trace_context:type_name -> vance.v1.TurnAssignment.TraceContextEntry
+	55, // 37: vance.v1.TurnAck.chat:type_name -> vance.v1.ChatMessage
+	35, // 38: vance.v1.DispatchMessage.welcome:type_name -> vance.v1.Welcome
+	33, // 39: vance.v1.DispatchMessage.assignment:type_name -> vance.v1.TurnAssignment
+	34, // 40: vance.v1.DispatchMessage.commit_ack:type_name -> vance.v1.TurnAck
+	60, // 41: vance.v1.PublishNoticeRequest.notice:type_name -> vance.v1.Notice
+	0,  // 42: vance.v1.MemoryRecord.scope:type_name -> vance.v1.MemoryScope
+	0,  // 43: vance.v1.RecordMemoryRequest.scope:type_name -> vance.v1.MemoryScope
+	0,  // 44: vance.v1.ListMemoryRequest.scope:type_name -> vance.v1.MemoryScope
+	39, // 45: vance.v1.ListMemoryResponse.records:type_name -> vance.v1.MemoryRecord
+	58, // 46: vance.v1.EngineState.status:type_name -> vance.v1.ProcessStatus
+	44, // 47: vance.v1.SessionEngines.engines:type_name -> vance.v1.EngineState
+	45, // 48: vance.v1.ListSessionEnginesResponse.sessions:type_name -> vance.v1.SessionEngines
+	61, // 49: vance.v1.SessionEventBatch.events:type_name -> vance.v1.SessionEvent
+	4,  // 50: vance.v1.ProcessService.CreateProcess:input_type -> vance.v1.CreateProcessRequest
+	5,  // 51: vance.v1.ProcessService.GetProcess:input_type -> vance.v1.GetProcessRequest
+	7,  // 52: vance.v1.ProcessService.ListProcesses:input_type -> vance.v1.ListProcessesRequest
+	43, // 53: vance.v1.ProcessService.ListSessionEngines:input_type -> vance.v1.ListSessionEnginesRequest
+	9,  // 54: vance.v1.ProcessService.Steer:input_type -> vance.v1.SteerRequest
+	6,  // 55: vance.v1.ProcessService.Pause:input_type -> vance.v1.ProcessRef
+	6,  // 56: vance.v1.ProcessService.Resume:input_type -> vance.v1.ProcessRef
+	6,  // 57: vance.v1.ProcessService.Stop:input_type -> vance.v1.ProcessRef
+	11, // 58: vance.v1.ProcessService.PauseSession:input_type -> vance.v1.PauseSessionRequest
+	12, // 59: vance.v1.ProcessService.ListChatMessages:input_type -> vance.v1.ListChatMessagesRequest
+	17, // 60: vance.v1.ProcessService.DrainPending:input_type -> vance.v1.DrainPendingRequest
+	19, // 61: vance.v1.ProcessService.SubscribeSession:input_type -> vance.v1.SubscribeSessionRequest
+	19, // 62: vance.v1.ProcessService.SubscribeSessionBatches:input_type -> vance.v1.SubscribeSessionRequest
+	14, // 63: vance.v1.ProcessService.StreamChatFeed:input_type -> vance.v1.ChatFeedRequest
+	14, // 64: vance.v1.ProcessService.AckChatFeed:input_type -> vance.v1.ChatFeedRequest
+	32, // 65: vance.v1.ProcessService.WorkerConnect:input_type -> vance.v1.WorkerMessage
+	20, // 66: vance.v1.ProcessService.ListWorkers:input_type -> vance.v1.ListWorkersRequest
+	1,  // 67: vance.v1.ProcessService.SuspendProcesses:input_type -> vance.v1.SessionCascadeRequest
+	1,  // 68: vance.v1.ProcessService.ResumeProcesses:input_type -> vance.v1.SessionCascadeRequest
+	1,  // 69: vance.v1.ProcessService.CloseProcesses:input_type -> vance.v1.SessionCascadeRequest
+	1,  // 70: vance.v1.ProcessService.DeleteSessionData:input_type -> vance.v1.SessionCascadeRequest
+	3,  // 71: vance.v1.ProcessService.RespawnChat:input_type -> vance.v1.RespawnChatRequest
+	40, // 72: vance.v1.ProcessService.RecordMemory:input_type -> vance.v1.RecordMemoryRequest
+	41, // 73: vance.v1.ProcessService.ListMemory:input_type -> vance.v1.ListMemoryRequest
+	37, // 74: vance.v1.ProcessService.PublishNotice:input_type -> vance.v1.PublishNoticeRequest
+	52, // 75: vance.v1.ProcessService.CreateProcess:output_type -> vance.v1.ThinkProcess
+	52, // 76: vance.v1.ProcessService.GetProcess:output_type -> vance.v1.ThinkProcess
+	8,  // 77: vance.v1.ProcessService.ListProcesses:output_type -> vance.v1.ListProcessesResponse
+	46, // 78: vance.v1.ProcessService.ListSessionEngines:output_type -> vance.v1.ListSessionEnginesResponse
+	10, // 79: vance.v1.ProcessService.Steer:output_type -> vance.v1.SteerResponse
+	52, // 80: vance.v1.ProcessService.Pause:output_type -> vance.v1.ThinkProcess
+	52, // 81: vance.v1.ProcessService.Resume:output_type -> vance.v1.ThinkProcess
+	52, // 82: vance.v1.ProcessService.Stop:output_type -> vance.v1.ThinkProcess
+	8,  // 83: vance.v1.ProcessService.PauseSession:output_type -> vance.v1.ListProcessesResponse
+	13, // 84: vance.v1.ProcessService.ListChatMessages:output_type -> vance.v1.ListChatMessagesResponse
+	18, // 85: vance.v1.ProcessService.DrainPending:output_type -> vance.v1.DrainPendingResponse
+	61, // 86: vance.v1.ProcessService.SubscribeSession:output_type -> vance.v1.SessionEvent
+	47, // 87: vance.v1.ProcessService.SubscribeSessionBatches:output_type -> vance.v1.SessionEventBatch
+	16, // 88: vance.v1.ProcessService.StreamChatFeed:output_type -> vance.v1.ChatFeedPage
+	15, // 89: vance.v1.ProcessService.AckChatFeed:output_type -> vance.v1.AckChatFeedResponse
+	36, // 90: vance.v1.ProcessService.WorkerConnect:output_type -> vance.v1.DispatchMessage
+	22, // 91: vance.v1.ProcessService.ListWorkers:output_type -> vance.v1.ListWorkersResponse
+	8,  // 92: vance.v1.ProcessService.SuspendProcesses:output_type -> vance.v1.ListProcessesResponse
+	8,  // 93: vance.v1.ProcessService.ResumeProcesses:output_type -> vance.v1.ListProcessesResponse
+	8,  // 94: vance.v1.ProcessService.CloseProcesses:output_type -> vance.v1.ListProcessesResponse
+	2,  // 95: vance.v1.ProcessService.DeleteSessionData:output_type -> vance.v1.DeleteSessionDataResponse
+	52, // 96: vance.v1.ProcessService.RespawnChat:output_type -> vance.v1.ThinkProcess
+	39, // 97: vance.v1.ProcessService.RecordMemory:output_type -> vance.v1.MemoryRecord
+	42, // 98: vance.v1.ProcessService.ListMemory:output_type -> vance.v1.ListMemoryResponse
+	38, // 99: vance.v1.ProcessService.PublishNotice:output_type -> vance.v1.PublishNoticeResponse
+	75, // [75:100] is the sub-list for method output_type
+	50, // [50:75] is the sub-list for method input_type
+	50, // [50:50] is the sub-list for extension type_name
+	50, // [50:50] is the sub-list for extension extendee
+	0,  // [0:50] is the sub-list for field type_name
 }
 
 func init() { file_vance_v1_process_proto_init() }
@@ -3290,7 +3619,7 @@ func file_vance_v1_process_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_vance_v1_process_proto_rawDesc), len(file_vance_v1_process_proto_rawDesc)),
 			NumEnums:      1,
-			NumMessages:   43,
+			NumMessages:   48,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -22,29 +22,31 @@ import (
 const _ = grpc.SupportPackageIsVersion9
 
 const (
-	ProcessService_CreateProcess_FullMethodName     = "/vance.v1.ProcessService/CreateProcess"
-	ProcessService_GetProcess_FullMethodName        = "/vance.v1.ProcessService/GetProcess"
-	ProcessService_ListProcesses_FullMethodName     = "/vance.v1.ProcessService/ListProcesses"
-	ProcessService_Steer_FullMethodName             = "/vance.v1.ProcessService/Steer"
-	ProcessService_Pause_FullMethodName             = "/vance.v1.ProcessService/Pause"
-	ProcessService_Resume_FullMethodName            = "/vance.v1.ProcessService/Resume"
-	ProcessService_Stop_FullMethodName              = "/vance.v1.ProcessService/Stop"
-	ProcessService_PauseSession_FullMethodName      = "/vance.v1.ProcessService/PauseSession"
-	ProcessService_ListChatMessages_FullMethodName  = "/vance.v1.ProcessService/ListChatMessages"
-	ProcessService_DrainPending_FullMethodName      = "/vance.v1.ProcessService/DrainPending"
-	ProcessService_SubscribeSession_FullMethodName  = "/vance.v1.ProcessService/SubscribeSession"
-	ProcessService_StreamChatFeed_FullMethodName    = "/vance.v1.ProcessService/StreamChatFeed"
-	ProcessService_AckChatFeed_FullMethodName       = "/vance.v1.ProcessService/AckChatFeed"
-	ProcessService_WorkerConnect_FullMethodName     = "/vance.v1.ProcessService/WorkerConnect"
-	ProcessService_ListWorkers_FullMethodName       = "/vance.v1.ProcessService/ListWorkers"
-	ProcessService_SuspendProcesses_FullMethodName  = "/vance.v1.ProcessService/SuspendProcesses"
-	ProcessService_ResumeProcesses_FullMethodName   = "/vance.v1.ProcessService/ResumeProcesses"
-	ProcessService_CloseProcesses_FullMethodName    = "/vance.v1.ProcessService/CloseProcesses"
-	ProcessService_DeleteSessionData_FullMethodName = "/vance.v1.ProcessService/DeleteSessionData"
-	ProcessService_RespawnChat_FullMethodName       = "/vance.v1.ProcessService/RespawnChat"
-	ProcessService_RecordMemory_FullMethodName      = "/vance.v1.ProcessService/RecordMemory"
-	ProcessService_ListMemory_FullMethodName        = "/vance.v1.ProcessService/ListMemory"
-	ProcessService_PublishNotice_FullMethodName     = "/vance.v1.ProcessService/PublishNotice"
+	ProcessService_CreateProcess_FullMethodName           = "/vance.v1.ProcessService/CreateProcess"
+	ProcessService_GetProcess_FullMethodName              = "/vance.v1.ProcessService/GetProcess"
+	ProcessService_ListProcesses_FullMethodName           = "/vance.v1.ProcessService/ListProcesses"
+	ProcessService_ListSessionEngines_FullMethodName      = "/vance.v1.ProcessService/ListSessionEngines"
+	ProcessService_Steer_FullMethodName                   = "/vance.v1.ProcessService/Steer"
+	ProcessService_Pause_FullMethodName                   = "/vance.v1.ProcessService/Pause"
+	ProcessService_Resume_FullMethodName                  = "/vance.v1.ProcessService/Resume"
+	ProcessService_Stop_FullMethodName                    = "/vance.v1.ProcessService/Stop"
+	ProcessService_PauseSession_FullMethodName            = "/vance.v1.ProcessService/PauseSession"
+	ProcessService_ListChatMessages_FullMethodName        = "/vance.v1.ProcessService/ListChatMessages"
+	ProcessService_DrainPending_FullMethodName            = "/vance.v1.ProcessService/DrainPending"
+	ProcessService_SubscribeSession_FullMethodName        = "/vance.v1.ProcessService/SubscribeSession"
+	ProcessService_SubscribeSessionBatches_FullMethodName = "/vance.v1.ProcessService/SubscribeSessionBatches"
+	ProcessService_StreamChatFeed_FullMethodName          = "/vance.v1.ProcessService/StreamChatFeed"
+	ProcessService_AckChatFeed_FullMethodName             = "/vance.v1.ProcessService/AckChatFeed"
+	ProcessService_WorkerConnect_FullMethodName           = "/vance.v1.ProcessService/WorkerConnect"
+	ProcessService_ListWorkers_FullMethodName             = "/vance.v1.ProcessService/ListWorkers"
+	ProcessService_SuspendProcesses_FullMethodName        = "/vance.v1.ProcessService/SuspendProcesses"
+	ProcessService_ResumeProcesses_FullMethodName         = "/vance.v1.ProcessService/ResumeProcesses"
+	ProcessService_CloseProcesses_FullMethodName          = "/vance.v1.ProcessService/CloseProcesses"
+	ProcessService_DeleteSessionData_FullMethodName       = "/vance.v1.ProcessService/DeleteSessionData"
+	ProcessService_RespawnChat_FullMethodName             = "/vance.v1.ProcessService/RespawnChat"
+	ProcessService_RecordMemory_FullMethodName            = "/vance.v1.ProcessService/RecordMemory"
+	ProcessService_ListMemory_FullMethodName              = "/vance.v1.ProcessService/ListMemory"
+	ProcessService_PublishNotice_FullMethodName           = "/vance.v1.ProcessService/PublishNotice"
 )
 
 // ProcessServiceClient is the client API for ProcessService service.
@@ -54,6 +56,9 @@ type ProcessServiceClient interface {
 	CreateProcess(ctx context.Context, in *CreateProcessRequest, opts ...grpc.CallOption) (*ThinkProcess, error)
 	GetProcess(ctx context.Context, in *GetProcessRequest, opts ...grpc.CallOption) (*ThinkProcess, error)
 	ListProcesses(ctx context.Context, in *ListProcessesRequest, opts ...grpc.CallOption) (*ListProcessesResponse, error)
+	// The status and inbox size of every process of many sessions, in two store reads: what
+	// session_service's RUNNING/IDLE roll-up needs (session_service/rollup.py).
+	ListSessionEngines(ctx context.Context, in *ListSessionEnginesRequest, opts ...grpc.CallOption) (*ListSessionEnginesResponse, error)
 	// Stores a message in the target inbox and wakes the target if it waits for input.
 	Steer(ctx context.Context, in *SteerRequest, opts ...grpc.CallOption) (*SteerResponse, error)
 	Pause(ctx context.Context, in *ProcessRef, opts ...grpc.CallOption) (*ThinkProcess, error)
@@ -67,6 +72,9 @@ type ProcessServiceClient interface {
 	DrainPending(ctx context.Context, in *DrainPendingRequest, opts ...grpc.CallOption) (*DrainPendingResponse, error)
 	// Every event of a session after since_seq, then live events, until the caller cancels.
 	SubscribeSession(ctx context.Context, in *SubscribeSessionRequest, opts ...grpc.CallOption) (grpc.ServerStreamingClient[SessionEvent], error)
+	// The same events, each message carrying all that were ready at once (a turn's commit writes
+	// several together): fewer messages for a follower that relays them, such as the gateway.
+	SubscribeSessionBatches(ctx context.Context, in *SubscribeSessionRequest, opts ...grpc.CallOption) (grpc.ServerStreamingClient[SessionEventBatch], error)
 	// Chat messages appended in any session, page by page in the order process_service logged
 	// them, after a position the caller keeps (0: from the start), then live, until the caller
 	// cancels. session_service's search indexer reads it (process_service/event_feed.py).
@@ -128,6 +136,16 @@ func (c *processServiceClient) ListProcesses(ctx context.Context, in *ListProces
 	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
 	out := new(ListProcessesResponse)
 	err := c.cc.Invoke(ctx, ProcessService_ListProcesses_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *processServiceClient) ListSessionEngines(ctx context.Context, in *ListSessionEnginesRequest, opts ...grpc.CallOption) (*ListSessionEnginesResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(ListSessionEnginesResponse)
+	err := c.cc.Invoke(ctx, ProcessService_ListSessionEngines_FullMethodName, in, out, cOpts...)
 	if err != nil {
 		return nil, err
 	}
@@ -223,9 +241,28 @@ func (c *processServiceClient) SubscribeSession(ctx context.Context, in *Subscri
 // This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
 type ProcessService_SubscribeSessionClient = grpc.ServerStreamingClient[SessionEvent]
 
+func (c *processServiceClient) SubscribeSessionBatches(ctx context.Context, in *SubscribeSessionRequest, opts ...grpc.CallOption) (grpc.ServerStreamingClient[SessionEventBatch], error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	stream, err := c.cc.NewStream(ctx, &ProcessService_ServiceDesc.Streams[1], ProcessService_SubscribeSessionBatches_FullMethodName, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	x := &grpc.GenericClientStream[SubscribeSessionRequest, SessionEventBatch]{ClientStream: stream}
+	if err := x.ClientStream.SendMsg(in); err != nil {
+		return nil, err
+	}
+	if err := x.ClientStream.CloseSend(); err != nil {
+		return nil, err
+	}
+	return x, nil
+}
+
+// This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
+type ProcessService_SubscribeSessionBatchesClient = grpc.ServerStreamingClient[SessionEventBatch]
+
 func (c *processServiceClient) StreamChatFeed(ctx context.Context, in *ChatFeedRequest, opts ...grpc.CallOption) (grpc.ServerStreamingClient[ChatFeedPage], error) {
 	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
-	stream, err := c.cc.NewStream(ctx, &ProcessService_ServiceDesc.Streams[1], ProcessService_StreamChatFeed_FullMethodName, cOpts...)
+	stream, err := c.cc.NewStream(ctx, &ProcessService_ServiceDesc.Streams[2], ProcessService_StreamChatFeed_FullMethodName, cOpts...)
 	if err != nil {
 		return nil, err
 	}
@@ -254,7 +291,7 @@ func (c *processServiceClient) AckChatFeed(ctx context.Context, in *ChatFeedRequ
 
 func (c *processServiceClient) WorkerConnect(ctx context.Context, opts ...grpc.CallOption) (grpc.BidiStreamingClient[WorkerMessage, DispatchMessage], error) {
 	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
-	stream, err := c.cc.NewStream(ctx, &ProcessService_ServiceDesc.Streams[2], ProcessService_WorkerConnect_FullMethodName, cOpts...)
+	stream, err := c.cc.NewStream(ctx, &ProcessService_ServiceDesc.Streams[3], ProcessService_WorkerConnect_FullMethodName, cOpts...)
 	if err != nil {
 		return nil, err
 	}
@@ -362,6 +399,9 @@ type ProcessServiceServer interface {
 	CreateProcess(context.Context, *CreateProcessRequest) (*ThinkProcess, error)
 	GetProcess(context.Context, *GetProcessRequest) (*ThinkProcess, error)
 	ListProcesses(context.Context, *ListProcessesRequest) (*ListProcessesResponse, error)
+	// The status and inbox size of every process of many sessions, in two store reads: what
+	// session_service's RUNNING/IDLE roll-up needs (session_service/rollup.py).
+	ListSessionEngines(context.Context, *ListSessionEnginesRequest) (*ListSessionEnginesResponse, error)
 	// Stores a message in the target inbox and wakes the target if it waits for input.
 	Steer(context.Context, *SteerRequest) (*SteerResponse, error)
 	Pause(context.Context, *ProcessRef) (*ThinkProcess, error)
@@ -375,6 +415,9 @@ type ProcessServiceServer interface {
 	DrainPending(context.Context, *DrainPendingRequest) (*DrainPendingResponse, error)
 	// Every event of a session after since_seq, then live events, until the caller cancels.
 	SubscribeSession(*SubscribeSessionRequest, grpc.ServerStreamingServer[SessionEvent]) error
+	// The same events, each message carrying all that were ready at once (a turn's commit writes
+	// several together): fewer messages for a follower that relays them, such as the gateway.
+	SubscribeSessionBatches(*SubscribeSessionRequest, grpc.ServerStreamingServer[SessionEventBatch]) error
 	// Chat messages appended in any session, page by page in the order process_service logged
 	// them, after a position the caller keeps (0: from the start), then live, until the caller
 	// cancels. session_service's search indexer reads it (process_service/event_feed.py).
@@ -421,6 +464,9 @@ func (UnimplementedProcessServiceServer) GetProcess(context.Context, *GetProcess
 func (UnimplementedProcessServiceServer) ListProcesses(context.Context, *ListProcessesRequest) (*ListProcessesResponse, error) {
 	return nil, status.Errorf(codes.Unimplemented, "method ListProcesses not implemented")
 }
+func (UnimplementedProcessServiceServer) ListSessionEngines(context.Context, *ListSessionEnginesRequest) (*ListSessionEnginesResponse, error) {
+	return nil, status.Errorf(codes.Unimplemented, "method ListSessionEngines not implemented")
+}
 func (UnimplementedProcessServiceServer) Steer(context.Context, *SteerRequest) (*SteerResponse, error) {
 	return nil, status.Errorf(codes.Unimplemented, "method Steer not implemented")
 }
@@ -444,6 +490,9 @@ func (UnimplementedProcessServiceServer) DrainPending(context.Context, *DrainPen
 }
 func (UnimplementedProcessServiceServer) SubscribeSession(*SubscribeSessionRequest, grpc.ServerStreamingServer[SessionEvent]) error {
 	return status.Errorf(codes.Unimplemented, "method SubscribeSession not implemented")
+}
+func (UnimplementedProcessServiceServer) SubscribeSessionBatches(*SubscribeSessionRequest, grpc.ServerStreamingServer[SessionEventBatch]) error {
+	return status.Errorf(codes.Unimplemented, "method SubscribeSessionBatches not implemented")
 }
 func (UnimplementedProcessServiceServer) StreamChatFeed(*ChatFeedRequest, grpc.ServerStreamingServer[ChatFeedPage]) error {
 	return status.Errorf(codes.Unimplemented, "method StreamChatFeed not implemented")
@@ -552,6 +601,24 @@ func _ProcessService_ListProcesses_Handler(srv interface{}, ctx context.Context,
 	}
 	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
 		return srv.(ProcessServiceServer).ListProcesses(ctx, req.(*ListProcessesRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _ProcessService_ListSessionEngines_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(ListSessionEnginesRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(ProcessServiceServer).ListSessionEngines(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: ProcessService_ListSessionEngines_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(ProcessServiceServer).ListSessionEngines(ctx, req.(*ListSessionEnginesRequest))
 	}
 	return interceptor(ctx, in, info, handler)
 }
@@ -692,6 +759,17 @@ func _ProcessService_SubscribeSession_Handler(srv interface{}, stream grpc.Serve
 
 // This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
 type ProcessService_SubscribeSessionServer = grpc.ServerStreamingServer[SessionEvent]
+
+func _ProcessService_SubscribeSessionBatches_Handler(srv interface{}, stream grpc.ServerStream) error {
+	m := new(SubscribeSessionRequest)
+	if err := stream.RecvMsg(m); err != nil {
+		return err
+	}
+	return srv.(ProcessServiceServer).SubscribeSessionBatches(m, &grpc.GenericServerStream[SubscribeSessionRequest, SessionEventBatch]{ServerStream: stream})
+}
+
+// This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
+type ProcessService_SubscribeSessionBatchesServer = grpc.ServerStreamingServer[SessionEventBatch]
 
 func _ProcessService_StreamChatFeed_Handler(srv interface{}, stream grpc.ServerStream) error {
 	m := new(ChatFeedRequest)
@@ -911,6 +989,10 @@ var ProcessService_ServiceDesc = grpc.ServiceDesc{
 			Handler:    _ProcessService_ListProcesses_Handler,
 		},
 		{
+			MethodName: "ListSessionEngines",
+			Handler:    _ProcessService_ListSessionEngines_Handler,
+		},
+		{
 			MethodName: "Steer",
 			Handler:    _ProcessService_Steer_Handler,
 		},
@@ -983,6 +1065,11 @@ var ProcessService_ServiceDesc = grpc.ServiceDesc{
 		{
 			StreamName:    "SubscribeSession",
 			Handler:       _ProcessService_SubscribeSession_Handler,
+			ServerStreams: true,
+		},
+		{
+			StreamName:    "SubscribeSessionBatches",
+			Handler:       _ProcessService_SubscribeSessionBatches_Handler,
 			ServerStreams: true,
 		},
 		{

@@ -4313,6 +4313,87 @@ func (x *TakeOverReplicasRequest) GetNowMs() int64 {
 	return 0
 }
 
+type WatchSettingsRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *WatchSettingsRequest) Reset() {
+	*x = WatchSettingsRequest{}
+	mi := &file_vance_v1_session_proto_msgTypes[61]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *WatchSettingsRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*WatchSettingsRequest) ProtoMessage() {}
+
+func (x *WatchSettingsRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_vance_v1_session_proto_msgTypes[61]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use WatchSettingsRequest.ProtoReflect.Descriptor instead.
+func (*WatchSettingsRequest) Descriptor() ([]byte, []int) {
+	return file_vance_v1_session_proto_rawDescGZIP(), []int{61}
+}
+
+type SettingsChange struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Counts this replica's settings writes since it started.
+	Generation    int64 `protobuf:"varint,1,opt,name=generation,proto3" json:"generation,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SettingsChange) Reset() {
+	*x = SettingsChange{}
+	mi := &file_vance_v1_session_proto_msgTypes[62]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SettingsChange) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SettingsChange) ProtoMessage() {}
+
+func (x *SettingsChange) ProtoReflect() protoreflect.Message {
+	mi := &file_vance_v1_session_proto_msgTypes[62]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SettingsChange.ProtoReflect.Descriptor instead.
+func (*SettingsChange) Descriptor() ([]byte, []int) {
+	return file_vance_v1_session_proto_rawDescGZIP(), []int{62}
+}
+
+func (x *SettingsChange) GetGeneration() int64 {
+	if x != nil {
+		return x.Generation
+	}
+	return 0
+}
+
 var File_vance_v1_session_proto protoreflect.FileDescriptor
 
 const file_vance_v1_session_proto_rawDesc = "" +
@@ -4684,7 +4765,12 @@ const file_vance_v1_session_proto_rawDesc = "" +
 	"\tsuspended\x18\x02 \x01(\x05R\tsuspended\x12\x18\n" +
 	"\aresumed\x18\x03 \x01(\x05R\aresumed\"0\n" +
 	"\x17TakeOverReplicasRequest\x12\x15\n" +
-	"\x06now_ms\x18\x01 \x01(\x03R\x05nowMs*\xc7\x02\n" +
+	"\x06now_ms\x18\x01 \x01(\x03R\x05nowMs\"\x16\n" +
+	"\x14WatchSettingsRequest\"0\n" +
+	"\x0eSettingsChange\x12\x1e\n" +
+	"\n" +
+	"generation\x18\x01 \x01(\x03R\n" +
+	"generation*\xc7\x02\n" +
 	"\vAccentColor\x12\x1c\n" +
 	"\x18ACCENT_COLOR_UNSPECIFIED\x10\x00\x12\x16\n" +
 	"\x12ACCENT_COLOR_SLATE\x10\x01\x12\x14\n" +
@@ -4706,7 +4792,7 @@ const file_vance_v1_session_proto_rawDesc = "" +
 	"\x15SETTING_LEVEL_SESSION\x10\x02\x12\x19\n" +
 	"\x15SETTING_LEVEL_PROJECT\x10\x03\x12\x18\n" +
 	"\x14SETTING_LEVEL_TENANT\x10\x04\x12\x17\n" +
-	"\x13SETTING_LEVEL_GROUP\x10\x052\xf4\x16\n" +
+	"\x13SETTING_LEVEL_GROUP\x10\x052\xc1\x17\n" +
 	"\x0eSessionService\x12=\n" +
 	"\fAuthenticate\x12\x1d.vance.v1.AuthenticateRequest\x1a\x0e.vance.v1.User\x123\n" +
 	"\aGetUser\x12\x18.vance.v1.GetUserRequest\x1a\x0e.vance.v1.User\x129\n" +
@@ -4736,7 +4822,8 @@ const file_vance_v1_session_proto_rawDesc = "" +
 	"\tRunSweeps\x12\x1a.vance.v1.RunSweepsRequest\x1a\x1b.vance.v1.RunSweepsResponse\x12L\n" +
 	"\rRestartForced\x12\x1e.vance.v1.RestartForcedRequest\x1a\x1b.vance.v1.RunSweepsResponse\x12Y\n" +
 	"\x15ResolveEngineSettings\x12&.vance.v1.ResolveEngineSettingsRequest\x1a\x18.vance.v1.EngineSettings\x12O\n" +
-	"\x10SetEngineSetting\x12!.vance.v1.SetEngineSettingRequest\x1a\x18.vance.v1.EngineSettings\x12Y\n" +
+	"\x10SetEngineSetting\x12!.vance.v1.SetEngineSettingRequest\x1a\x18.vance.v1.EngineSettings\x12K\n" +
+	"\rWatchSettings\x12\x1e.vance.v1.WatchSettingsRequest\x1a\x18.vance.v1.SettingsChange0\x01\x12Y\n" +
 	"\x10NoteEngineStatus\x12!.vance.v1.NoteEngineStatusRequest\x1a\".vance.v1.NoteEngineStatusResponse\x12C\n" +
 	"\fRenewReplica\x12\x18.vance.v1.ReplicaRequest\x1a\x19.vance.v1.ReplicaResponse\x12F\n" +
 	"\x0fShutdownReplica\x12\x18.vance.v1.ReplicaRequest\x1a\x19.vance.v1.ReplicaResponse\x12P\n" +
@@ -4768,7 +4855,7 @@ func file_vance_v1_session_proto_rawDescGZIP() []byte {
 }
 
 var file_vance_v1_session_proto_enumTypes = make([]protoimpl.EnumInfo, 2)
-var file_vance_v1_session_proto_msgTypes = make([]protoimpl.MessageInfo, 65)
+var file_vance_v1_session_proto_msgTypes = make([]protoimpl.MessageInfo, 67)
 var file_vance_v1_session_proto_goTypes = []any{
 	(AccentColor)(0),                     // 0: vance.v1.AccentColor
 	(SettingLevel)(0),                    // 1: vance.v1.SettingLevel
@@ -4833,51 +4920,53 @@ var file_vance_v1_session_proto_goTypes = []any{
 	(*ReplicaRequest)(nil),               // 60: vance.v1.ReplicaRequest
 	(*ReplicaResponse)(nil),              // 61: vance.v1.ReplicaResponse
 	(*TakeOverReplicasRequest)(nil),      // 62: vance.v1.TakeOverReplicasRequest
-	nil,                                  // 63: vance.v1.UpdateSettingsRequest.SetEntry
-	nil,                                  // 64: vance.v1.Settings.ValuesEntry
-	nil,                                  // 65: vance.v1.Settings.EffectiveEntry
-	nil,                                  // 66: vance.v1.ReplicaRequest.SessionsEntry
-	(ProjectKind)(0),                     // 67: vance.v1.ProjectKind
-	(SessionStatus)(0),                   // 68: vance.v1.SessionStatus
-	(*LifecycleProperties)(nil),          // 69: vance.v1.LifecycleProperties
-	(*LifecycleSources)(nil),             // 70: vance.v1.LifecycleSources
-	(SuspendCause)(0),                    // 71: vance.v1.SuspendCause
-	(CloseReason)(0),                     // 72: vance.v1.CloseReason
-	(ChatRole)(0),                        // 73: vance.v1.ChatRole
+	(*WatchSettingsRequest)(nil),         // 63: vance.v1.WatchSettingsRequest
+	(*SettingsChange)(nil),               // 64: vance.v1.SettingsChange
+	nil,                                  // 65: vance.v1.UpdateSettingsRequest.SetEntry
+	nil,                                  // 66: vance.v1.Settings.ValuesEntry
+	nil,                                  // 67: vance.v1.Settings.EffectiveEntry
+	nil,                                  // 68: vance.v1.ReplicaRequest.SessionsEntry
+	(ProjectKind)(0),                     // 69: vance.v1.ProjectKind
+	(SessionStatus)(0),                   // 70: vance.v1.SessionStatus
+	(*LifecycleProperties)(nil),          // 71: vance.v1.LifecycleProperties
+	(*LifecycleSources)(nil),             // 72: vance.v1.LifecycleSources
+	(SuspendCause)(0),                    // 73: vance.v1.SuspendCause
+	(CloseReason)(0),                     // 74: vance.v1.CloseReason
+	(ChatRole)(0),                        // 75: vance.v1.ChatRole
 }
 var file_vance_v1_session_proto_depIdxs = []int32{
-	67, // 0: vance.v1.Project.kind:type_name -> vance.v1.ProjectKind
-	67, // 1: vance.v1.CreateProjectRequest.kind:type_name -> vance.v1.ProjectKind
-	68, // 2: vance.v1.Session.status:type_name -> vance.v1.SessionStatus
+	69, // 0: vance.v1.Project.kind:type_name -> vance.v1.ProjectKind
+	69, // 1: vance.v1.CreateProjectRequest.kind:type_name -> vance.v1.ProjectKind
+	70, // 2: vance.v1.Session.status:type_name -> vance.v1.SessionStatus
 	27, // 3: vance.v1.Session.metadata:type_name -> vance.v1.SessionMetadata
-	69, // 4: vance.v1.Session.lifecycle:type_name -> vance.v1.LifecycleProperties
-	70, // 5: vance.v1.Session.lifecycle_sources:type_name -> vance.v1.LifecycleSources
-	71, // 6: vance.v1.Session.suspend_cause:type_name -> vance.v1.SuspendCause
-	72, // 7: vance.v1.Session.close_reason:type_name -> vance.v1.CloseReason
-	69, // 8: vance.v1.CreateSessionRequest.lifecycle:type_name -> vance.v1.LifecycleProperties
-	68, // 9: vance.v1.ListSessionsRequest.statuses:type_name -> vance.v1.SessionStatus
+	71, // 4: vance.v1.Session.lifecycle:type_name -> vance.v1.LifecycleProperties
+	72, // 5: vance.v1.Session.lifecycle_sources:type_name -> vance.v1.LifecycleSources
+	73, // 6: vance.v1.Session.suspend_cause:type_name -> vance.v1.SuspendCause
+	74, // 7: vance.v1.Session.close_reason:type_name -> vance.v1.CloseReason
+	71, // 8: vance.v1.CreateSessionRequest.lifecycle:type_name -> vance.v1.LifecycleProperties
+	70, // 9: vance.v1.ListSessionsRequest.statuses:type_name -> vance.v1.SessionStatus
 	14, // 10: vance.v1.ListSessionsRequest.caller:type_name -> vance.v1.Caller
 	9,  // 11: vance.v1.ListSessionsResponse.sessions:type_name -> vance.v1.Session
 	14, // 12: vance.v1.BindSessionRequest.caller:type_name -> vance.v1.Caller
 	9,  // 13: vance.v1.BindSessionResponse.session:type_name -> vance.v1.Session
 	14, // 14: vance.v1.SessionOpRequest.caller:type_name -> vance.v1.Caller
 	14, // 15: vance.v1.SuspendSessionRequest.caller:type_name -> vance.v1.Caller
-	71, // 16: vance.v1.SuspendSessionRequest.cause:type_name -> vance.v1.SuspendCause
+	73, // 16: vance.v1.SuspendSessionRequest.cause:type_name -> vance.v1.SuspendCause
 	14, // 17: vance.v1.ExtendSessionRequest.caller:type_name -> vance.v1.Caller
 	0,  // 18: vance.v1.SessionMetadata.color:type_name -> vance.v1.AccentColor
 	14, // 19: vance.v1.UpdateMetadataRequest.caller:type_name -> vance.v1.Caller
 	28, // 20: vance.v1.UpdateMetadataRequest.tags:type_name -> vance.v1.TagList
 	14, // 21: vance.v1.SearchSessionsRequest.caller:type_name -> vance.v1.Caller
-	68, // 22: vance.v1.SearchSessionsRequest.statuses:type_name -> vance.v1.SessionStatus
-	73, // 23: vance.v1.MessageSnippet.role:type_name -> vance.v1.ChatRole
+	70, // 22: vance.v1.SearchSessionsRequest.statuses:type_name -> vance.v1.SessionStatus
+	75, // 23: vance.v1.MessageSnippet.role:type_name -> vance.v1.ChatRole
 	31, // 24: vance.v1.MessageSnippet.highlights:type_name -> vance.v1.TextRange
 	9,  // 25: vance.v1.SessionHit.session:type_name -> vance.v1.Session
 	32, // 26: vance.v1.SessionHit.snippets:type_name -> vance.v1.MessageSnippet
 	33, // 27: vance.v1.SearchSessionsResponse.hits:type_name -> vance.v1.SessionHit
 	14, // 28: vance.v1.UpdateSettingsRequest.caller:type_name -> vance.v1.Caller
-	63, // 29: vance.v1.UpdateSettingsRequest.set:type_name -> vance.v1.UpdateSettingsRequest.SetEntry
-	64, // 30: vance.v1.Settings.values:type_name -> vance.v1.Settings.ValuesEntry
-	65, // 31: vance.v1.Settings.effective:type_name -> vance.v1.Settings.EffectiveEntry
+	65, // 29: vance.v1.UpdateSettingsRequest.set:type_name -> vance.v1.UpdateSettingsRequest.SetEntry
+	66, // 30: vance.v1.Settings.values:type_name -> vance.v1.Settings.ValuesEntry
+	67, // 31: vance.v1.Settings.effective:type_name -> vance.v1.Settings.EffectiveEntry
 	14, // 32: vance.v1.ListProjectsRequest.caller:type_name -> vance.v1.Caller
 	6,  // 33: vance.v1.ListProjectsResponse.projects:type_name -> vance.v1.Project
 	14, // 34: vance.v1.ProjectOpRequest.caller:type_name -> vance.v1.Caller
@@ -4889,7 +4978,7 @@ var file_vance_v1_session_proto_depIdxs = []int32{
 	54, // 40: vance.v1.EngineSettings.values:type_name -> vance.v1.EngineSettingValue
 	53, // 41: vance.v1.SetEngineSettingRequest.scope:type_name -> vance.v1.SettingScope
 	1,  // 42: vance.v1.SetEngineSettingRequest.level:type_name -> vance.v1.SettingLevel
-	66, // 43: vance.v1.ReplicaRequest.sessions:type_name -> vance.v1.ReplicaRequest.SessionsEntry
+	68, // 43: vance.v1.ReplicaRequest.sessions:type_name -> vance.v1.ReplicaRequest.SessionsEntry
 	3,  // 44: vance.v1.SessionService.Authenticate:input_type -> vance.v1.AuthenticateRequest
 	4,  // 45: vance.v1.SessionService.GetUser:input_type -> vance.v1.GetUserRequest
 	5,  // 46: vance.v1.SessionService.CreateUser:input_type -> vance.v1.CreateUserRequest
@@ -4916,64 +5005,66 @@ var file_vance_v1_session_proto_depIdxs = []int32{
 	26, // 67: vance.v1.SessionService.RestartForced:input_type -> vance.v1.RestartForcedRequest
 	55, // 68: vance.v1.SessionService.ResolveEngineSettings:input_type -> vance.v1.ResolveEngineSettingsRequest
 	57, // 69: vance.v1.SessionService.SetEngineSetting:input_type -> vance.v1.SetEngineSettingRequest
-	58, // 70: vance.v1.SessionService.NoteEngineStatus:input_type -> vance.v1.NoteEngineStatusRequest
-	60, // 71: vance.v1.SessionService.RenewReplica:input_type -> vance.v1.ReplicaRequest
-	60, // 72: vance.v1.SessionService.ShutdownReplica:input_type -> vance.v1.ReplicaRequest
-	62, // 73: vance.v1.SessionService.TakeOverReplicas:input_type -> vance.v1.TakeOverReplicasRequest
-	38, // 74: vance.v1.SessionService.EnsureHome:input_type -> vance.v1.EnsureHomeRequest
-	40, // 75: vance.v1.SessionService.OpenHubSession:input_type -> vance.v1.OpenHubSessionRequest
-	41, // 76: vance.v1.SessionService.ListProjects:input_type -> vance.v1.ListProjectsRequest
-	43, // 77: vance.v1.SessionService.DeleteProject:input_type -> vance.v1.ProjectOpRequest
-	43, // 78: vance.v1.SessionService.ArchiveProject:input_type -> vance.v1.ProjectOpRequest
-	45, // 79: vance.v1.SessionService.GetUserSetting:input_type -> vance.v1.GetUserSettingRequest
-	47, // 80: vance.v1.SessionService.AddInboxItem:input_type -> vance.v1.InboxItem
-	48, // 81: vance.v1.SessionService.ListInboxItems:input_type -> vance.v1.ListInboxItemsRequest
-	50, // 82: vance.v1.SessionService.GetInboxItem:input_type -> vance.v1.InboxItemRef
-	51, // 83: vance.v1.SessionService.MarkInboxItem:input_type -> vance.v1.MarkInboxItemRequest
-	52, // 84: vance.v1.SessionService.AnswerInboxItem:input_type -> vance.v1.AnswerInboxItemRequest
-	2,  // 85: vance.v1.SessionService.Authenticate:output_type -> vance.v1.User
-	2,  // 86: vance.v1.SessionService.GetUser:output_type -> vance.v1.User
-	2,  // 87: vance.v1.SessionService.CreateUser:output_type -> vance.v1.User
-	6,  // 88: vance.v1.SessionService.GetProject:output_type -> vance.v1.Project
-	6,  // 89: vance.v1.SessionService.CreateProject:output_type -> vance.v1.Project
-	9,  // 90: vance.v1.SessionService.CreateSession:output_type -> vance.v1.Session
-	9,  // 91: vance.v1.SessionService.GetSession:output_type -> vance.v1.Session
-	13, // 92: vance.v1.SessionService.ListSessions:output_type -> vance.v1.ListSessionsResponse
-	9,  // 93: vance.v1.SessionService.UpdateMetadata:output_type -> vance.v1.Session
-	34, // 94: vance.v1.SessionService.SearchSessions:output_type -> vance.v1.SearchSessionsResponse
-	16, // 95: vance.v1.SessionService.BindSession:output_type -> vance.v1.BindSessionResponse
-	18, // 96: vance.v1.SessionService.Heartbeat:output_type -> vance.v1.HeartbeatResponse
-	9,  // 97: vance.v1.SessionService.ReleaseBind:output_type -> vance.v1.Session
-	9,  // 98: vance.v1.SessionService.MonitorSession:output_type -> vance.v1.Session
-	9,  // 99: vance.v1.SessionService.SuspendSession:output_type -> vance.v1.Session
-	9,  // 100: vance.v1.SessionService.ResumeSession:output_type -> vance.v1.Session
-	9,  // 101: vance.v1.SessionService.ExtendSession:output_type -> vance.v1.Session
-	9,  // 102: vance.v1.SessionService.ArchiveSession:output_type -> vance.v1.Session
-	9,  // 103: vance.v1.SessionService.ReactivateSession:output_type -> vance.v1.Session
-	23, // 104: vance.v1.SessionService.DeleteSession:output_type -> vance.v1.DeleteSessionResponse
-	37, // 105: vance.v1.SessionService.GetSettings:output_type -> vance.v1.Settings
-	37, // 106: vance.v1.SessionService.UpdateSettings:output_type -> vance.v1.Settings
-	25, // 107: vance.v1.SessionService.RunSweeps:output_type -> vance.v1.RunSweepsResponse
-	25, // 108: vance.v1.SessionService.RestartForced:output_type -> vance.v1.RunSweepsResponse
-	56, // 109: vance.v1.SessionService.ResolveEngineSettings:output_type -> vance.v1.EngineSettings
-	56, // 110: vance.v1.SessionService.SetEngineSetting:output_type -> vance.v1.EngineSettings
-	59, // 111: vance.v1.SessionService.NoteEngineStatus:output_type -> vance.v1.NoteEngineStatusResponse
-	61, // 112: vance.v1.SessionService.RenewReplica:output_type -> vance.v1.ReplicaResponse
-	61, // 113: vance.v1.SessionService.ShutdownReplica:output_type -> vance.v1.ReplicaResponse
-	61, // 114: vance.v1.SessionService.TakeOverReplicas:output_type -> vance.v1.ReplicaResponse
-	39, // 115: vance.v1.SessionService.EnsureHome:output_type -> vance.v1.HomeInfo
-	16, // 116: vance.v1.SessionService.OpenHubSession:output_type -> vance.v1.BindSessionResponse
-	42, // 117: vance.v1.SessionService.ListProjects:output_type -> vance.v1.ListProjectsResponse
-	44, // 118: vance.v1.SessionService.DeleteProject:output_type -> vance.v1.DeleteProjectResponse
-	6,  // 119: vance.v1.SessionService.ArchiveProject:output_type -> vance.v1.Project
-	46, // 120: vance.v1.SessionService.GetUserSetting:output_type -> vance.v1.UserSetting
-	47, // 121: vance.v1.SessionService.AddInboxItem:output_type -> vance.v1.InboxItem
-	49, // 122: vance.v1.SessionService.ListInboxItems:output_type -> vance.v1.ListInboxItemsResponse
-	47, // 123: vance.v1.SessionService.GetInboxItem:output_type -> vance.v1.InboxItem
-	47, // 124: vance.v1.SessionService.MarkInboxItem:output_type -> vance.v1.InboxItem
-	47, // 125: vance.v1.SessionService.AnswerInboxItem:output_type -> vance.v1.InboxItem
-	85, // [85:126] is the sub-list for method output_type
-	44, // [44:85] is the sub-list for method input_type
+	63, // 70: vance.v1.SessionService.WatchSettings:input_type -> vance.v1.WatchSettingsRequest
+	58, // 71: vance.v1.SessionService.NoteEngineStatus:input_type -> vance.v1.NoteEngineStatusRequest
+	60, // 72: vance.v1.SessionService.RenewReplica:input_type -> vance.v1.ReplicaRequest
+	60, // 73: vance.v1.SessionService.ShutdownReplica:input_type -> vance.v1.ReplicaRequest
+	62, // 74: vance.v1.SessionService.TakeOverReplicas:input_type -> vance.v1.TakeOverReplicasRequest
+	38, // 75: vance.v1.SessionService.EnsureHome:input_type -> vance.v1.EnsureHomeRequest
+	40, // 76: vance.v1.SessionService.OpenHubSession:input_type -> vance.v1.OpenHubSessionRequest
+	41, // 77: vance.v1.SessionService.ListProjects:input_type -> vance.v1.ListProjectsRequest
+	43, // 78: vance.v1.SessionService.DeleteProject:input_type -> vance.v1.ProjectOpRequest
+	43, // 79: vance.v1.SessionService.ArchiveProject:input_type -> vance.v1.ProjectOpRequest
+	45, // 80: vance.v1.SessionService.GetUserSetting:input_type -> vance.v1.GetUserSettingRequest
+	47, // 81: vance.v1.SessionService.AddInboxItem:input_type -> vance.v1.InboxItem
+	48, // 82: vance.v1.SessionService.ListInboxItems:input_type -> vance.v1.ListInboxItemsRequest
+	50, // 83: vance.v1.SessionService.GetInboxItem:input_type -> vance.v1.InboxItemRef
+	51, // 84: vance.v1.SessionService.MarkInboxItem:input_type -> vance.v1.MarkInboxItemRequest
+	52, // 85: vance.v1.SessionService.AnswerInboxItem:input_type -> vance.v1.AnswerInboxItemRequest
+	2,  // 86: vance.v1.SessionService.Authenticate:output_type -> vance.v1.User
+	2,  // 87: vance.v1.SessionService.GetUser:output_type -> vance.v1.User
+	2,  // 88: vance.v1.SessionService.CreateUser:output_type -> vance.v1.User
+	6,  // 89: vance.v1.SessionService.GetProject:output_type -> vance.v1.Project
+	6,  // 90: vance.v1.SessionService.CreateProject:output_type -> vance.v1.Project
+	9,  // 91: vance.v1.SessionService.CreateSession:output_type -> vance.v1.Session
+	9,  // 92: vance.v1.SessionService.GetSession:output_type -> vance.v1.Session
+	13, // 93: vance.v1.SessionService.ListSessions:output_type -> vance.v1.ListSessionsResponse
+	9,  // 94: vance.v1.SessionService.UpdateMetadata:output_type -> vance.v1.Session
+	34, // 95: vance.v1.SessionService.SearchSessions:output_type -> vance.v1.SearchSessionsResponse
+	16, // 96: vance.v1.SessionService.BindSession:output_type -> vance.v1.BindSessionResponse
+	18, // 97: vance.v1.SessionService.Heartbeat:output_type -> vance.v1.HeartbeatResponse
+	9,  // 98: vance.v1.SessionService.ReleaseBind:output_type -> vance.v1.Session
+	9,  // 99: vance.v1.SessionService.MonitorSession:output_type -> vance.v1.Session
+	9,  // 100: vance.v1.SessionService.SuspendSession:output_type -> vance.v1.Session
+	9,  // 101: vance.v1.SessionService.ResumeSession:output_type -> vance.v1.Session
+	9,  // 102: vance.v1.SessionService.ExtendSession:output_type -> vance.v1.Session
+	9,  // 103: vance.v1.SessionService.ArchiveSession:output_type -> vance.v1.Session
+	9,  // 104: vance.v1.SessionService.ReactivateSession:output_type -> vance.v1.Session
+	23, // 105: vance.v1.SessionService.DeleteSession:output_type -> vance.v1.DeleteSessionResponse
+	37, // 106: vance.v1.SessionService.GetSettings:output_type -> vance.v1.Settings
+	37, // 107: vance.v1.SessionService.UpdateSettings:output_type -> vance.v1.Settings
+	25, // 108: vance.v1.SessionService.RunSweeps:output_type -> vance.v1.RunSweepsResponse
+	25, // 109: vance.v1.SessionService.RestartForced:output_type -> vance.v1.RunSweepsResponse
+	56, // 110: vance.v1.SessionService.ResolveEngineSettings:output_type -> vance.v1.EngineSettings
+	56, // 111: vance.v1.SessionService.SetEngineSetting:output_type -> vance.v1.EngineSettings
+	64, // 112: vance.v1.SessionService.WatchSettings:output_type -> vance.v1.SettingsChange
+	59, // 113: vance.v1.SessionService.NoteEngineStatus:output_type -> vance.v1.NoteEngineStatusResponse
+	61, // 114: vance.v1.SessionService.RenewReplica:output_type -> vance.v1.ReplicaResponse
+	61, // 115: vance.v1.SessionService.ShutdownReplica:output_type -> vance.v1.ReplicaResponse
+	61, // 116: vance.v1.SessionService.TakeOverReplicas:output_type -> vance.v1.ReplicaResponse
+	39, // 117: vance.v1.SessionService.EnsureHome:output_type -> vance.v1.HomeInfo
+	16, // 118: vance.v1.SessionService.OpenHubSession:output_type -> vance.v1.BindSessionResponse
+	42, // 119: vance.v1.SessionService.ListProjects:output_type -> vance.v1.ListProjectsResponse
+	44, // 120: vance.v1.SessionService.DeleteProject:output_type -> vance.v1.DeleteProjectResponse
+	6,  // 121: vance.v1.SessionService.ArchiveProject:output_type -> vance.v1.Project
+	46, // 122: vance.v1.SessionService.GetUserSetting:output_type -> vance.v1.UserSetting
+	47, // 123: vance.v1.SessionService.AddInboxItem:output_type -> vance.v1.InboxItem
+	49, // 124: vance.v1.SessionService.ListInboxItems:output_type -> vance.v1.ListInboxItemsResponse
+	47, // 125: vance.v1.SessionService.GetInboxItem:output_type -> vance.v1.InboxItem
+	47, // 126: vance.v1.SessionService.MarkInboxItem:output_type -> vance.v1.InboxItem
+	47, // 127: vance.v1.SessionService.AnswerInboxItem:output_type -> vance.v1.InboxItem
+	86, // [86:128] is the sub-list for method output_type
+	44, // [44:86] is the sub-list for method input_type
 	44, // [44:44] is the sub-list for extension type_name
 	44, // [44:44] is the sub-list for extension extendee
 	0,  // [0:44] is the sub-list for field type_name
@@ -4993,7 +5084,7 @@ func file_vance_v1_session_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_vance_v1_session_proto_rawDesc), len(file_vance_v1_session_proto_rawDesc)),
 			NumEnums:      2,
-			NumMessages:   65,
+			NumMessages:   67,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -47,6 +47,7 @@ const (
 	SessionService_RestartForced_FullMethodName         = "/vance.v1.SessionService/RestartForced"
 	SessionService_ResolveEngineSettings_FullMethodName = "/vance.v1.SessionService/ResolveEngineSettings"
 	SessionService_SetEngineSetting_FullMethodName      = "/vance.v1.SessionService/SetEngineSetting"
+	SessionService_WatchSettings_FullMethodName         = "/vance.v1.SessionService/WatchSettings"
 	SessionService_NoteEngineStatus_FullMethodName      = "/vance.v1.SessionService/NoteEngineStatus"
 	SessionService_RenewReplica_FullMethodName          = "/vance.v1.SessionService/RenewReplica"
 	SessionService_ShutdownReplica_FullMethodName       = "/vance.v1.SessionService/ShutdownReplica"
@@ -120,6 +121,9 @@ type SessionServiceClient interface {
 	// through process -> session -> project -> tenant, and written at a chosen level.
 	ResolveEngineSettings(ctx context.Context, in *ResolveEngineSettingsRequest, opts ...grpc.CallOption) (*EngineSettings, error)
 	SetEngineSetting(ctx context.Context, in *SetEngineSettingRequest, opts ...grpc.CallOption) (*EngineSettings, error)
+	// One message at once and one after every settings write through this replica: a caller
+	// that keeps resolved engine settings (engine workers) drops them on each.
+	WatchSettings(ctx context.Context, in *WatchSettingsRequest, opts ...grpc.CallOption) (grpc.ServerStreamingClient[SettingsChange], error)
 	// process_service, after engine status changes: recompute the RUNNING/IDLE roll-up of these
 	// sessions and write it (and their list cards) when it changed (session_service/rollup.py).
 	NoteEngineStatus(ctx context.Context, in *NoteEngineStatusRequest, opts ...grpc.CallOption) (*NoteEngineStatusResponse, error)
@@ -415,6 +419,25 @@ func (c *sessionServiceClient) SetEngineSetting(ctx context.Context, in *SetEngi
 	return out, nil
 }
 
+func (c *sessionServiceClient) WatchSettings(ctx context.Context, in *WatchSettingsRequest, opts ...grpc.CallOption) (grpc.ServerStreamingClient[SettingsChange], error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	stream, err := c.cc.NewStream(ctx, &SessionService_ServiceDesc.Streams[0], SessionService_WatchSettings_FullMethodName, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	x := &grpc.GenericClientStream[WatchSettingsRequest, SettingsChange]{ClientStream: stream}
+	if err := x.ClientStream.SendMsg(in); err != nil {
+		return nil, err
+	}
+	if err := x.ClientStream.CloseSend(); err != nil {
+		return nil, err
+	}
+	return x, nil
+}
+
+// This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
+type SessionService_WatchSettingsClient = grpc.ServerStreamingClient[SettingsChange]
+
 func (c *sessionServiceClient) NoteEngineStatus(ctx context.Context, in *NoteEngineStatusRequest, opts ...grpc.CallOption) (*NoteEngineStatusResponse, error) {
 	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
 	out := new(NoteEngineStatusResponse)
@@ -621,6 +644,9 @@ type SessionServiceServer interface {
 	// through process -> session -> project -> tenant, and written at a chosen level.
 	ResolveEngineSettings(context.Context, *ResolveEngineSettingsRequest) (*EngineSettings, error)
 	SetEngineSetting(context.Context, *SetEngineSettingRequest) (*EngineSettings, error)
+	// One message at once and one after every settings write through this replica: a caller
+	// that keeps resolved engine settings (engine workers) drops them on each.
+	WatchSettings(*WatchSettingsRequest, grpc.ServerStreamingServer[SettingsChange]) error
 	// process_service, after engine status changes: recompute the RUNNING/IDLE roll-up of these
 	// sessions and write it (and their list cards) when it changed (session_service/rollup.py).
 	NoteEngineStatus(context.Context, *NoteEngineStatusRequest) (*NoteEngineStatusResponse, error)
@@ -733,6 +759,9 @@ func (UnimplementedSessionServiceServer) ResolveEngineSettings(context.Context, 
 }
 func (UnimplementedSessionServiceServer) SetEngineSetting(context.Context, *SetEngineSettingRequest) (*EngineSettings, error) {
 	return nil, status.Errorf(codes.Unimplemented, "method SetEngineSetting not implemented")
+}
+func (UnimplementedSessionServiceServer) WatchSettings(*WatchSettingsRequest, grpc.ServerStreamingServer[SettingsChange]) error {
+	return status.Errorf(codes.Unimplemented, "method WatchSettings not implemented")
 }
 func (UnimplementedSessionServiceServer) NoteEngineStatus(context.Context, *NoteEngineStatusRequest) (*NoteEngineStatusResponse, error) {
 	return nil, status.Errorf(codes.Unimplemented, "method NoteEngineStatus not implemented")
@@ -1268,6 +1297,17 @@ func _SessionService_SetEngineSetting_Handler(srv interface{}, ctx context.Conte
 	return interceptor(ctx, in, info, handler)
 }
 
+func _SessionService_WatchSettings_Handler(srv interface{}, stream grpc.ServerStream) error {
+	m := new(WatchSettingsRequest)
+	if err := stream.RecvMsg(m); err != nil {
+		return err
+	}
+	return srv.(SessionServiceServer).WatchSettings(m, &grpc.GenericServerStream[WatchSettingsRequest, SettingsChange]{ServerStream: stream})
+}
+
+// This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
+type SessionService_WatchSettingsServer = grpc.ServerStreamingServer[SettingsChange]
+
 func _SessionService_NoteEngineStatus_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
 	in := new(NoteEngineStatusRequest)
 	if err := dec(in); err != nil {
@@ -1710,6 +1750,12 @@ var SessionService_ServiceDesc = grpc.ServiceDesc{
 			Handler:    _SessionService_AnswerInboxItem_Handler,
 		},
 	},
-	Streams:  []grpc.StreamDesc{},
+	Streams: []grpc.StreamDesc{
+		{
+			StreamName:    "WatchSettings",
+			Handler:       _SessionService_WatchSettings_Handler,
+			ServerStreams: true,
+		},
+	},
 	Metadata: "vance/v1/session.proto",
 }

@@ -24,6 +24,87 @@ const (
 	_ = protoimpl.EnforceVersion(protoimpl.MaxVersion - 20)
 )
 
+type WatchRegistryRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *WatchRegistryRequest) Reset() {
+	*x = WatchRegistryRequest{}
+	mi := &file_vance_v1_tool_proto_msgTypes[0]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *WatchRegistryRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*WatchRegistryRequest) ProtoMessage() {}
+
+func (x *WatchRegistryRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_vance_v1_tool_proto_msgTypes[0]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use WatchRegistryRequest.ProtoReflect.Descriptor instead.
+func (*WatchRegistryRequest) Descriptor() ([]byte, []int) {
+	return file_vance_v1_tool_proto_rawDescGZIP(), []int{0}
+}
+
+type RegistryChange struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Counts this replica's registrations since it started.
+	Generation    int64 `protobuf:"varint,1,opt,name=generation,proto3" json:"generation,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *RegistryChange) Reset() {
+	*x = RegistryChange{}
+	mi := &file_vance_v1_tool_proto_msgTypes[1]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *RegistryChange) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*RegistryChange) ProtoMessage() {}
+
+func (x *RegistryChange) ProtoReflect() protoreflect.Message {
+	mi := &file_vance_v1_tool_proto_msgTypes[1]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use RegistryChange.ProtoReflect.Descriptor instead.
+func (*RegistryChange) Descriptor() ([]byte, []int) {
+	return file_vance_v1_tool_proto_rawDescGZIP(), []int{1}
+}
+
+func (x *RegistryChange) GetGeneration() int64 {
+	if x != nil {
+		return x.Generation
+	}
+	return 0
+}
+
 type ToolSpec struct {
 	state           protoimpl.MessageState `protogen:"open.v1"`
 	Name            string                 `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
@@ -41,7 +122,7 @@ type ToolSpec struct {
 
 func (x *ToolSpec) Reset() {
 	*x = ToolSpec{}
-	mi := &file_vance_v1_tool_proto_msgTypes[0]
+	mi := &file_vance_v1_tool_proto_msgTypes[2]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -53,7 +134,7 @@ func (x *ToolSpec) String() string {
 func (*ToolSpec) ProtoMessage() {}
 
 func (x *ToolSpec) ProtoReflect() protoreflect.Message {
-	mi := &file_vance_v1_tool_proto_msgTypes[0]
+	mi := &file_vance_v1_tool_proto_msgTypes[2]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -66,7 +147,7 @@ func (x *ToolSpec) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ToolSpec.ProtoReflect.Descriptor instead.
 func (*ToolSpec) Descriptor() ([]byte, []int) {
-	return file_vance_v1_tool_proto_rawDescGZIP(), []int{0}
+	return file_vance_v1_tool_proto_rawDescGZIP(), []int{2}
 }
 
 func (x *ToolSpec) GetName() string {
@@ -129,7 +210,7 @@ type RegisterToolsRequest struct {
 
 func (x *RegisterToolsRequest) Reset() {
 	*x = RegisterToolsRequest{}
-	mi := &file_vance_v1_tool_proto_msgTypes[1]
+	mi := &file_vance_v1_tool_proto_msgTypes[3]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -141,7 +222,7 @@ func (x *RegisterToolsRequest) String() string {
 func (*RegisterToolsRequest) ProtoMessage() {}
 
 func (x *RegisterToolsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_vance_v1_tool_proto_msgTypes[1]
+	mi := &file_vance_v1_tool_proto_msgTypes[3]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -154,7 +235,7 @@ func (x *RegisterToolsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RegisterToolsRequest.ProtoReflect.Descriptor instead.
 func (*RegisterToolsRequest) Descriptor() ([]byte, []int) {
-	return file_vance_v1_tool_proto_rawDescGZIP(), []int{1}
+	return file_vance_v1_tool_proto_rawDescGZIP(), []int{3}
 }
 
 func (x *RegisterToolsRequest) GetOwner() string {
@@ -187,7 +268,7 @@ type RegisterToolsResponse struct {
 
 func (x *RegisterToolsResponse) Reset() {
 	*x = RegisterToolsResponse{}
-	mi := &file_vance_v1_tool_proto_msgTypes[2]
+	mi := &file_vance_v1_tool_proto_msgTypes[4]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -199,7 +280,7 @@ func (x *RegisterToolsResponse) String() string {
 func (*RegisterToolsResponse) ProtoMessage() {}
 
 func (x *RegisterToolsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_vance_v1_tool_proto_msgTypes[2]
+	mi := &file_vance_v1_tool_proto_msgTypes[4]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -212,7 +293,7 @@ func (x *RegisterToolsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RegisterToolsResponse.ProtoReflect.Descriptor instead.
 func (*RegisterToolsResponse) Descriptor() ([]byte, []int) {
-	return file_vance_v1_tool_proto_rawDescGZIP(), []int{2}
+	return file_vance_v1_tool_proto_rawDescGZIP(), []int{4}
 }
 
 func (x *RegisterToolsResponse) GetRegistered() int32 {
@@ -231,7 +312,7 @@ type ListToolsRequest struct {
 
 func (x *ListToolsRequest) Reset() {
 	*x = ListToolsRequest{}
-	mi := &file_vance_v1_tool_proto_msgTypes[3]
+	mi := &file_vance_v1_tool_proto_msgTypes[5]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -243,7 +324,7 @@ func (x *ListToolsRequest) String() string {
 func (*ListToolsRequest) ProtoMessage() {}
 
 func (x *ListToolsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_vance_v1_tool_proto_msgTypes[3]
+	mi := &file_vance_v1_tool_proto_msgTypes[5]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -256,7 +337,7 @@ func (x *ListToolsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListToolsRequest.ProtoReflect.Descriptor instead.
 func (*ListToolsRequest) Descriptor() ([]byte, []int) {
-	return file_vance_v1_tool_proto_rawDescGZIP(), []int{3}
+	return file_vance_v1_tool_proto_rawDescGZIP(), []int{5}
 }
 
 func (x *ListToolsRequest) GetProfile() string {
@@ -275,7 +356,7 @@ type ListToolsResponse struct {
 
 func (x *ListToolsResponse) Reset() {
 	*x = ListToolsResponse{}
-	mi := &file_vance_v1_tool_proto_msgTypes[4]
+	mi := &file_vance_v1_tool_proto_msgTypes[6]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -287,7 +368,7 @@ func (x *ListToolsResponse) String() string {
 func (*ListToolsResponse) ProtoMessage() {}
 
 func (x *ListToolsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_vance_v1_tool_proto_msgTypes[4]
+	mi := &file_vance_v1_tool_proto_msgTypes[6]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -300,7 +381,7 @@ func (x *ListToolsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListToolsResponse.ProtoReflect.Descriptor instead.
 func (*ListToolsResponse) Descriptor() ([]byte, []int) {
-	return file_vance_v1_tool_proto_rawDescGZIP(), []int{4}
+	return file_vance_v1_tool_proto_rawDescGZIP(), []int{6}
 }
 
 func (x *ListToolsResponse) GetTools() []*ToolSpec {
@@ -327,7 +408,7 @@ type InvokeToolRequest struct {
 
 func (x *InvokeToolRequest) Reset() {
 	*x = InvokeToolRequest{}
-	mi := &file_vance_v1_tool_proto_msgTypes[5]
+	mi := &file_vance_v1_tool_proto_msgTypes[7]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -339,7 +420,7 @@ func (x *InvokeToolRequest) String() string {
 func (*InvokeToolRequest) ProtoMessage() {}
 
 func (x *InvokeToolRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_vance_v1_tool_proto_msgTypes[5]
+	mi := &file_vance_v1_tool_proto_msgTypes[7]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -352,7 +433,7 @@ func (x *InvokeToolRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use InvokeToolRequest.ProtoReflect.Descriptor instead.
 func (*InvokeToolRequest) Descriptor() ([]byte, []int) {
-	return file_vance_v1_tool_proto_rawDescGZIP(), []int{5}
+	return file_vance_v1_tool_proto_rawDescGZIP(), []int{7}
 }
 
 func (x *InvokeToolRequest) GetToolName() string {
@@ -416,7 +497,7 @@ type ResolvePoolRequest struct {
 
 func (x *ResolvePoolRequest) Reset() {
 	*x = ResolvePoolRequest{}
-	mi := &file_vance_v1_tool_proto_msgTypes[6]
+	mi := &file_vance_v1_tool_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -428,7 +509,7 @@ func (x *ResolvePoolRequest) String() string {
 func (*ResolvePoolRequest) ProtoMessage() {}
 
 func (x *ResolvePoolRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_vance_v1_tool_proto_msgTypes[6]
+	mi := &file_vance_v1_tool_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -441,7 +522,7 @@ func (x *ResolvePoolRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ResolvePoolRequest.ProtoReflect.Descriptor instead.
 func (*ResolvePoolRequest) Descriptor() ([]byte, []int) {
-	return file_vance_v1_tool_proto_rawDescGZIP(), []int{6}
+	return file_vance_v1_tool_proto_rawDescGZIP(), []int{8}
 }
 
 func (x *ResolvePoolRequest) GetEngineTools() []string {
@@ -483,7 +564,7 @@ type InvokeToolResponse struct {
 
 func (x *InvokeToolResponse) Reset() {
 	*x = InvokeToolResponse{}
-	mi := &file_vance_v1_tool_proto_msgTypes[7]
+	mi := &file_vance_v1_tool_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -495,7 +576,7 @@ func (x *InvokeToolResponse) String() string {
 func (*InvokeToolResponse) ProtoMessage() {}
 
 func (x *InvokeToolResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_vance_v1_tool_proto_msgTypes[7]
+	mi := &file_vance_v1_tool_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -508,7 +589,7 @@ func (x *InvokeToolResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use InvokeToolResponse.ProtoReflect.Descriptor instead.
 func (*InvokeToolResponse) Descriptor() ([]byte, []int) {
-	return file_vance_v1_tool_proto_rawDescGZIP(), []int{7}
+	return file_vance_v1_tool_proto_rawDescGZIP(), []int{9}
 }
 
 func (x *InvokeToolResponse) GetStatus() ToolCallStatus {
@@ -536,7 +617,12 @@ var File_vance_v1_tool_proto protoreflect.FileDescriptor
 
 const file_vance_v1_tool_proto_rawDesc = "" +
 	"\n" +
-	"\x13vance/v1/tool.proto\x12\bvance.v1\x1a\x1cgoogle/protobuf/struct.proto\x1a\x15vance/v1/common.proto\"\xf1\x01\n" +
+	"\x13vance/v1/tool.proto\x12\bvance.v1\x1a\x1cgoogle/protobuf/struct.proto\x1a\x15vance/v1/common.proto\"\x16\n" +
+	"\x14WatchRegistryRequest\"0\n" +
+	"\x0eRegistryChange\x12\x1e\n" +
+	"\n" +
+	"generation\x18\x01 \x01(\x03R\n" +
+	"generation\"\xf1\x01\n" +
 	"\bToolSpec\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12 \n" +
 	"\vdescription\x18\x02 \x01(\tR\vdescription\x127\n" +
@@ -579,13 +665,14 @@ const file_vance_v1_tool_proto_rawDesc = "" +
 	"\x12InvokeToolResponse\x120\n" +
 	"\x06status\x18\x01 \x01(\x0e2\x18.vance.v1.ToolCallStatusR\x06status\x12.\n" +
 	"\x06result\x18\x02 \x01(\v2\x16.google.protobuf.ValueR\x06result\x12\x14\n" +
-	"\x05error\x18\x03 \x01(\tR\x05error2\xb8\x02\n" +
+	"\x05error\x18\x03 \x01(\tR\x05error2\x85\x03\n" +
 	"\vToolService\x12P\n" +
 	"\rRegisterTools\x12\x1e.vance.v1.RegisterToolsRequest\x1a\x1f.vance.v1.RegisterToolsResponse\x12D\n" +
 	"\tListTools\x12\x1a.vance.v1.ListToolsRequest\x1a\x1b.vance.v1.ListToolsResponse\x12G\n" +
 	"\n" +
 	"InvokeTool\x12\x1b.vance.v1.InvokeToolRequest\x1a\x1c.vance.v1.InvokeToolResponse\x12H\n" +
-	"\vResolvePool\x12\x1c.vance.v1.ResolvePoolRequest\x1a\x1b.vance.v1.ListToolsResponse2O\n" +
+	"\vResolvePool\x12\x1c.vance.v1.ResolvePoolRequest\x1a\x1b.vance.v1.ListToolsResponse\x12K\n" +
+	"\rWatchRegistry\x12\x1e.vance.v1.WatchRegistryRequest\x1a\x18.vance.v1.RegistryChange0\x012O\n" +
 	"\bToolHost\x12C\n" +
 	"\x06Invoke\x12\x1b.vance.v1.InvokeToolRequest\x1a\x1c.vance.v1.InvokeToolResponseBM\n" +
 	"\x15io.vancetope.vance.v1P\x01Z2github.com/vancetope/vance/gen/go/vance/v1;vancev1b\x06proto3"
@@ -602,39 +689,43 @@ func file_vance_v1_tool_proto_rawDescGZIP() []byte {
 	return file_vance_v1_tool_proto_rawDescData
 }
 
-var file_vance_v1_tool_proto_msgTypes = make([]protoimpl.MessageInfo, 8)
+var file_vance_v1_tool_proto_msgTypes = make([]protoimpl.MessageInfo, 10)
 var file_vance_v1_tool_proto_goTypes = []any{
-	(*ToolSpec)(nil),              // 0: vance.v1.ToolSpec
-	(*RegisterToolsRequest)(nil),  // 1: vance.v1.RegisterToolsRequest
-	(*RegisterToolsResponse)(nil), // 2: vance.v1.RegisterToolsResponse
-	(*ListToolsRequest)(nil),      // 3: vance.v1.ListToolsRequest
-	(*ListToolsResponse)(nil),     // 4: vance.v1.ListToolsResponse
-	(*InvokeToolRequest)(nil),     // 5: vance.v1.InvokeToolRequest
-	(*ResolvePoolRequest)(nil),    // 6: vance.v1.ResolvePoolRequest
-	(*InvokeToolResponse)(nil),    // 7: vance.v1.InvokeToolResponse
-	(*structpb.Struct)(nil),       // 8: google.protobuf.Struct
-	(ToolCallStatus)(0),           // 9: vance.v1.ToolCallStatus
-	(*structpb.Value)(nil),        // 10: google.protobuf.Value
+	(*WatchRegistryRequest)(nil),  // 0: vance.v1.WatchRegistryRequest
+	(*RegistryChange)(nil),        // 1: vance.v1.RegistryChange
+	(*ToolSpec)(nil),              // 2: vance.v1.ToolSpec
+	(*RegisterToolsRequest)(nil),  // 3: vance.v1.RegisterToolsRequest
+	(*RegisterToolsResponse)(nil), // 4: vance.v1.RegisterToolsResponse
+	(*ListToolsRequest)(nil),      // 5: vance.v1.ListToolsRequest
+	(*ListToolsResponse)(nil),     // 6: vance.v1.ListToolsResponse
+	(*InvokeToolRequest)(nil),     // 7: vance.v1.InvokeToolRequest
+	(*ResolvePoolRequest)(nil),    // 8: vance.v1.ResolvePoolRequest
+	(*InvokeToolResponse)(nil),    // 9: vance.v1.InvokeToolResponse
+	(*structpb.Struct)(nil),       // 10: google.protobuf.Struct
+	(ToolCallStatus)(0),           // 11: vance.v1.ToolCallStatus
+	(*structpb.Value)(nil),        // 12: google.protobuf.Value
 }
 var file_vance_v1_tool_proto_depIdxs = []int32{
-	8,  // 0: vance.v1.ToolSpec.parameters:type_name -> google.protobuf.Struct
-	0,  // 1: vance.v1.RegisterToolsRequest.tools:type_name -> vance.v1.ToolSpec
-	0,  // 2: vance.v1.ListToolsResponse.tools:type_name -> vance.v1.ToolSpec
-	8,  // 3: vance.v1.InvokeToolRequest.arguments:type_name -> google.protobuf.Struct
-	9,  // 4: vance.v1.InvokeToolResponse.status:type_name -> vance.v1.ToolCallStatus
-	10, // 5: vance.v1.InvokeToolResponse.result:type_name -> google.protobuf.Value
-	1,  // 6: vance.v1.ToolService.RegisterTools:input_type -> vance.v1.RegisterToolsRequest
-	3,  // 7: vance.v1.ToolService.ListTools:input_type -> vance.v1.ListToolsRequest
-	5,  // 8: vance.v1.ToolService.InvokeTool:input_type -> vance.v1.InvokeToolRequest
-	6,  // 9: vance.v1.ToolService.ResolvePool:input_type -> vance.v1.ResolvePoolRequest
-	5,  // 10: vance.v1.ToolHost.Invoke:input_type -> vance.v1.InvokeToolRequest
-	2,  // 11: vance.v1.ToolService.RegisterTools:output_type -> vance.v1.RegisterToolsResponse
-	4,  // 12: vance.v1.ToolService.ListTools:output_type -> vance.v1.ListToolsResponse
-	7,  // 13: vance.v1.ToolService.InvokeTool:output_type -> vance.v1.InvokeToolResponse
-	4,  // 14: vance.v1.ToolService.ResolvePool:output_type -> vance.v1.ListToolsResponse
-	7,  // 15: vance.v1.ToolHost.Invoke:output_type -> vance.v1.InvokeToolResponse
-	11, // [11:16] is the sub-list for method output_type
-	6,  // [6:11] is the sub-list for method input_type
+	10, // 0: vance.v1.ToolSpec.parameters:type_name -> google.protobuf.Struct
+	2,  // 1: vance.v1.RegisterToolsRequest.tools:type_name -> vance.v1.ToolSpec
+	2,  // 2: vance.v1.ListToolsResponse.tools:type_name -> vance.v1.ToolSpec
+	10, // 3: vance.v1.InvokeToolRequest.arguments:type_name -> google.protobuf.Struct
+	11, // 4: vance.v1.InvokeToolResponse.status:type_name -> vance.v1.ToolCallStatus
+	12, // 5: vance.v1.InvokeToolResponse.result:type_name -> google.protobuf.Value
+	3,  // 6: vance.v1.ToolService.RegisterTools:input_type -> vance.v1.RegisterToolsRequest
+	5,  // 7: vance.v1.ToolService.ListTools:input_type -> vance.v1.ListToolsRequest
+	7,  // 8: vance.v1.ToolService.InvokeTool:input_type -> vance.v1.InvokeToolRequest
+	8,  // 9: vance.v1.ToolService.ResolvePool:input_type -> vance.v1.ResolvePoolRequest
+	0,  // 10: vance.v1.ToolService.WatchRegistry:input_type -> vance.v1.WatchRegistryRequest
+	7,  // 11: vance.v1.ToolHost.Invoke:input_type -> vance.v1.InvokeToolRequest
+	4,  // 12: vance.v1.ToolService.RegisterTools:output_type -> vance.v1.RegisterToolsResponse
+	6,  // 13: vance.v1.ToolService.ListTools:output_type -> vance.v1.ListToolsResponse
+	9,  // 14: vance.v1.ToolService.InvokeTool:output_type -> vance.v1.InvokeToolResponse
+	6,  // 15: vance.v1.ToolService.ResolvePool:output_type -> vance.v1.ListToolsResponse
+	1,  // 16: vance.v1.ToolService.WatchRegistry:output_type -> vance.v1.RegistryChange
+	9,  // 17: vance.v1.ToolHost.Invoke:output_type -> vance.v1.InvokeToolResponse
+	12, // [12:18] is the sub-list for method output_type
+	6,  // [6:12] is the sub-list for method input_type
 	6,  // [6:6] is the sub-list for extension type_name
 	6,  // [6:6] is the sub-list for extension extendee
 	0,  // [0:6] is the sub-list for field type_name
@@ -652,7 +743,7 @@ func file_vance_v1_tool_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_vance_v1_tool_proto_rawDesc), len(file_vance_v1_tool_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   8,
+			NumMessages:   10,
 			NumExtensions: 0,
 			NumServices:   2,
 		},

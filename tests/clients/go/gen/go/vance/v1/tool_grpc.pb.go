@@ -25,6 +25,7 @@ const (
 	ToolService_ListTools_FullMethodName     = "/vance.v1.ToolService/ListTools"
 	ToolService_InvokeTool_FullMethodName    = "/vance.v1.ToolService/InvokeTool"
 	ToolService_ResolvePool_FullMethodName   = "/vance.v1.ToolService/ResolvePool"
+	ToolService_WatchRegistry_FullMethodName = "/vance.v1.ToolService/WatchRegistry"
 )
 
 // ToolServiceClient is the client API for ToolService service.
@@ -38,6 +39,9 @@ type ToolServiceClient interface {
 	// The tools a process may use: the engine's tools, changed by the recipe (names, globs,
 	// @labels), then pruned to what the connection profile allows.
 	ResolvePool(ctx context.Context, in *ResolvePoolRequest, opts ...grpc.CallOption) (*ListToolsResponse, error)
+	// One message at once and one after every registration on this replica: a caller that
+	// keeps resolved pools (engine workers) drops them on each.
+	WatchRegistry(ctx context.Context, in *WatchRegistryRequest, opts ...grpc.CallOption) (grpc.ServerStreamingClient[RegistryChange], error)
 }
 
 type toolServiceClient struct {
@@ -88,6 +92,25 @@ func (c *toolServiceClient) ResolvePool(ctx context.Context, in *ResolvePoolRequ
 	return out, nil
 }
 
+func (c *toolServiceClient) WatchRegistry(ctx context.Context, in *WatchRegistryRequest, opts ...grpc.CallOption) (grpc.ServerStreamingClient[RegistryChange], error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	stream, err := c.cc.NewStream(ctx, &ToolService_ServiceDesc.Streams[0], ToolService_WatchRegistry_FullMethodName, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	x := &grpc.GenericClientStream[WatchRegistryRequest, RegistryChange]{ClientStream: stream}
+	if err := x.ClientStream.SendMsg(in); err != nil {
+		return nil, err
+	}
+	if err := x.ClientStream.CloseSend(); err != nil {
+		return nil, err
+	}
+	return x, nil
+}
+
+// This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
+type ToolService_WatchRegistryClient = grpc.ServerStreamingClient[RegistryChange]
+
 // ToolServiceServer is the server API for ToolService service.
 // All implementations must embed UnimplementedToolServiceServer
 // for forward compatibility.
@@ -99,6 +122,9 @@ type ToolServiceServer interface {
 	// The tools a process may use: the engine's tools, changed by the recipe (names, globs,
 	// @labels), then pruned to what the connection profile allows.
 	ResolvePool(context.Context, *ResolvePoolRequest) (*ListToolsResponse, error)
+	// One message at once and one after every registration on this replica: a caller that
+	// keeps resolved pools (engine workers) drops them on each.
+	WatchRegistry(*WatchRegistryRequest, grpc.ServerStreamingServer[RegistryChange]) error
 	mustEmbedUnimplementedToolServiceServer()
 }
 
@@ -120,6 +146,9 @@ func (UnimplementedToolServiceServer) InvokeTool(context.Context, *InvokeToolReq
 }
 func (UnimplementedToolServiceServer) ResolvePool(context.Context, *ResolvePoolRequest) (*ListToolsResponse, error) {
 	return nil, status.Errorf(codes.Unimplemented, "method ResolvePool not implemented")
+}
+func (UnimplementedToolServiceServer) WatchRegistry(*WatchRegistryRequest, grpc.ServerStreamingServer[RegistryChange]) error {
+	return status.Errorf(codes.Unimplemented, "method WatchRegistry not implemented")
 }
 func (UnimplementedToolServiceServer) mustEmbedUnimplementedToolServiceServer() {}
 func (UnimplementedToolServiceServer) testEmbeddedByValue()                     {}
@@ -214,6 +243,17 @@ func _ToolService_ResolvePool_Handler(srv interface{}, ctx context.Context, dec 
 	return interceptor(ctx, in, info, handler)
 }
 
+func _ToolService_WatchRegistry_Handler(srv interface{}, stream grpc.ServerStream) error {
+	m := new(WatchRegistryRequest)
+	if err := stream.RecvMsg(m); err != nil {
+		return err
+	}
+	return srv.(ToolServiceServer).WatchRegistry(m, &grpc.GenericServerStream[WatchRegistryRequest, RegistryChange]{ServerStream: stream})
+}
+
+// This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
+type ToolService_WatchRegistryServer = grpc.ServerStreamingServer[RegistryChange]
+
 // ToolService_ServiceDesc is the grpc.ServiceDesc for ToolService service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -238,7 +278,13 @@ var ToolService_ServiceDesc = grpc.ServiceDesc{
 			Handler:    _ToolService_ResolvePool_Handler,
 		},
 	},
-	Streams:  []grpc.StreamDesc{},
+	Streams: []grpc.StreamDesc{
+		{
+			StreamName:    "WatchRegistry",
+			Handler:       _ToolService_WatchRegistry_Handler,
+			ServerStreams: true,
+		},
+	},
 	Metadata: "vance/v1/tool.proto",
 }
 
