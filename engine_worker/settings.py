@@ -15,7 +15,7 @@ import logging
 
 import grpc
 
-from engine_worker.watched import WatchedCache
+from engine_worker.watched import SETTINGS_TTL_S, WatchedCache
 from vance.domain import ThinkProcess
 from vance.v1 import session_pb2 as spb
 from vance.v1 import session_pb2_grpc
@@ -32,7 +32,12 @@ logger = logging.getLogger(__name__)
 
 Values = dict[str, tuple[str, int]]
 ScopeKey = tuple[str, str, str, str]
-SettingsCache = WatchedCache[ScopeKey, Values]
+
+
+class SettingsCache(WatchedCache[ScopeKey, Values]):
+    def __init__(self) -> None:
+        super().__init__(SETTINGS_TTL_S)
+
 
 # Bounds the wait for an unreachable session_service (gRPC waits for a channel otherwise).
 _RESOLVE_TIMEOUT_S = 2.0

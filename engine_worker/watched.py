@@ -18,9 +18,14 @@ V = TypeVar("V")
 
 logger = logging.getLogger(__name__)
 
-# tool_service and session_service keep what they read for 2 s (tool_service/registry.py,
-# session_service/settings_cache.py): a write through another replica is seen within that.
+# tool_service keeps what it reads for 2 s (tool_service/registry.py): a registration through
+# another replica is seen within that. Settings are kept longer (SETTINGS_TTL_S).
 TTL_S = 2.0
+# Every process has its own settings entry, so a short bound would send each chat's turns to
+# session_service every few seconds; session_service keeps its documents as long
+# (session_service/settings_cache.py). A write through another session_service replica than
+# the one a worker watches is seen within this; one through the same replica at once.
+SETTINGS_TTL_S = 10.0
 _MAX_ENTRIES = 4_096
 
 

@@ -115,7 +115,7 @@ class Dispatcher:
         message to the inbox instead. Saves a write and a wake-up hop on the common path."""
         if self._ready.get(engine) or self._stopping or self._tg is None:
             return None  # others wait for a slot (they go first), or we are not dispatching
-        worker = self._pick(engine)
+        worker = self._pick(engine, process_id)
         if worker is None:
             return None
         worker.reserved += 1
@@ -261,11 +261,15 @@ class Dispatcher:
         self._stopping = True
         self._wakeup.set()
 
-    def _pick(self, engine: str) -> WorkerConn | None:
+    def _pick(self, engine: str, process_id: str = "") -> WorkerConn | None:
+        """The worker that holds the process's chat when it has a free slot (its turn then
+        needs no chat sent along), else the one with the most free slots."""
         best: WorkerConn | None = None
         for w in self.workers.values():
             if w.closed or w.draining or engine not in w.engines or w.free_slots <= 0:
                 continue
+            if process_id and process_id in w.chat_held:
+                return w
             if best is None or w.free_slots > best.free_slots:
                 best = w
         return best
@@ -273,7 +277,7 @@ class Dispatcher:
     def _pump(self, tg: asyncio.TaskGroup) -> None:
         for engine, queue in self._ready.items():
             while queue:
-                worker = self._pick(engine)
+                worker = self._pick(engine, queue[0])
                 if worker is None:
                     break
                 pid = queue.popleft()

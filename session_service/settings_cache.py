@@ -16,7 +16,8 @@ from pymongo.asynchronous.collection import AsyncCollection
 
 from vance.store import Document
 
-CACHE_S = 2.0
+# As long as engine workers keep resolved settings (engine_worker/watched.py, SETTINGS_TTL_S).
+CACHE_S = 10.0
 # Past this many entries the expired ones are dropped, so a suspended session's documents do
 # not stay in memory.
 _PRUNE_AT = 2_048

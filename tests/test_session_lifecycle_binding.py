@@ -236,7 +236,12 @@ async def test_on_disconnect_keep_open_suspend_close_and_logout(system: System) 
     s = await get(system, suspended)
     assert name(pb.SuspendCause, s.suspend_cause, "SUSPEND_CAUSE_") == "DISCONNECT"
     assert s.transition_at_ms == s.suspended_at_ms + DAY
-    assert await engines(system, suspended) == {"chat": "SUSPENDED"}
+
+    # The session is marked first, then its engines (session_service/transitions.py).
+    async def engines_suspended() -> bool:
+        return await engines(system, suspended) == {"chat": "SUSPENDED"}
+
+    await eventually(engines_suspended, what="the chat suspended with its session")
     # Resuming it over the socket brings it back (§9: runtime fields cleared).
     back = await system.connect()
     resumed = await back.ok("session-resume", {"sessionId": suspended})
