@@ -128,10 +128,10 @@ async def seed(config: Config, tenant: str, corpus: Corpus) -> dict[str, Any]:
             for w in tokens(text):
                 if w not in first:
                     first[w] = f"{w}\t{mid}\n"
-                    postings.setdefault(w, {}).setdefault("c", set()).add(sid)
+                    postings.setdefault(w, {}).setdefault("c", set()).add(f"{sid}/{mid}")
         shards: dict[str, str] = {}
         for w, line in first.items():
-            key = index.shard_id(sid, w)
+            key = index.words.shard_id(sid, w)
             shards[key] = shards.get(key, "") + line
         terms += [{"_id": k, "p": v, "v": 1} for k, v in shards.items()]
     vocab: dict[str, set[str]] = {}
@@ -150,7 +150,7 @@ async def seed(config: Config, tenant: str, corpus: Corpus) -> dict[str, Any]:
     ]
     for coll, rows in (
         (store.sessions, sessions),
-        (index.terms, terms),
+        (index.words.coll, terms),
         (index.messages, messages),
         (index.postings, docs),
         (
