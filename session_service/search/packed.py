@@ -47,11 +47,14 @@ class Appends:
 
 def entries(doc: Document | None, name: str) -> dict[str, str]:
     """A list of `key/value` entries (conversation lists: `session/message`) as key -> value,
-    one per key (entries added before values were kept have none: "")."""
+    one per key, the first with a value (entries added before values were kept have none:
+    ""). Not through a set: a search parses thousands of entries per query."""
     out: dict[str, str] = {}
-    for e in sorted(packed(doc, name)):
+    if not doc:
+        return out
+    for e in (*str(doc.get(f"{name}p") or "").split(), *(doc.get(f"{name}a") or [])):
         key, _, value = e.partition("/")
-        if value or key not in out:
+        if not out.get(key):
             out[key] = value
     return out
 
