@@ -44,6 +44,9 @@ RUN pip install . \
     && rm -rf /src
 WORKDIR /
 COPY --from=web /web/dist /opt/vance/web
+# The how_do_i tool searches these (process_service/how_do_i.py).
+COPY docs /opt/vance/docs
+ENV VANCE_DOCS_DIR=/opt/vance/docs
 
 # Non-root. VANCE_DATA_DIR only holds a generated JWT secret when VANCE_JWT_SECRET is unset.
 RUN useradd --system --uid 10001 --user-group --create-home --home-dir /home/vance vance \

@@ -33,10 +33,11 @@ async def serve() -> None:
     if not is_configured(config.llm):
         logger.warning("no model provider configured: chats will answer with setup instructions")
     channels = Channels(config)
+    llm = make_model_client(config.llm)
     worker = Worker(
         channel=channels.get("process_service"),
         registry=registry,
-        llm=make_model_client(config.llm),
+        llm=llm,
         slots=config.worker.slots,
         worker_id=config.worker.worker_id,
         drain_timeout_s=config.worker.drain_timeout_s,
@@ -62,6 +63,7 @@ async def serve() -> None:
         await wait_for_signal()
         # Drains: running turns finish (bounded), then run() returns and the group ends.
         await worker.shutdown()
+    await llm.aclose()
     await channels.close()
 
 

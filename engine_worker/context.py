@@ -7,8 +7,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from engine_worker.memory import MemoryApi
-from engine_worker.settings import EngineSettingsApi
+from engine_worker.memory import MemoryApi, MemoryEntry
+from engine_worker.settings import EngineSettingsApi, SettingsCache
+from engine_worker.siblings import ProcessOrchestrator
 from engine_worker.tools import ToolDispatcher
 from vance import convert as c
 from vance.chat_ids import chat_message_id, turn_message_id
@@ -49,6 +50,9 @@ class EventPublisher:
         self._chunks: list[str] = []
         self._role = ChatRole.ASSISTANT
         self._timer: asyncio.TimerHandle | None = None
+        # Whether something held must go out by itself (a chat append, a chunk, progress); what
+        # only rides along (`ride`) waits for it or for the commit.
+        self._due = False
 
     async def chunk(self, text: str, role: ChatRole = ChatRole.ASSISTANT) -> None:
         if role is not self._role:
@@ -58,21 +62,27 @@ class EventPublisher:
         self._arm(CHUNK_WINDOW_S)
 
     async def progress(self, kind: str, payload: dict[str, Any]) -> None:
-        self.hold(
-            ppb.TurnEvent(
-                turn_id=self._turn_id,
-                progress=ppb.TurnProgress(kind=kind, payload=dict_to_struct(payload)),
-            )
-        )
+        self.hold(_progress(self._turn_id, kind, payload))
+
+    def ride(self, kind: str, payload: dict[str, Any]) -> None:
+        """A report that never causes a send (nor so a store write) of its own: it goes out, in
+        its place, with the next report that does, or with the commit (a turn's tool calls,
+        engine_worker/tools.py)."""
+        self._close_chunk()
+        self._held.append(_progress(self._turn_id, kind, payload))
 
     def hold(self, event: ppb.TurnEvent) -> None:
         """Queues a report after everything queued before it."""
         self._close_chunk()
         self._held.append(event)
+        self._due = True
         self._arm(HOLD_S)
 
-    def flush(self) -> None:
-        """Sends what is held now (before something that must follow it)."""
+    def flush(self, *, riders: bool = False) -> None:
+        """Sends what is held now (before something that must follow it); when only riders are
+        held, they wait, unless `riders` (a failed turn sends all it has)."""
+        if not (self._due or self._chunks or (riders and self._held)):
+            return
         for event in self.take():
             self._send(ppb.WorkerMessage(event=event))
 
@@ -83,6 +93,7 @@ class EventPublisher:
             self._timer = None
         self._close_chunk()
         held, self._held = self._held, []
+        self._due = False
         return held
 
     def _arm(self, window_s: float) -> None:
@@ -100,12 +111,19 @@ class EventPublisher:
             return
         text = "".join(self._chunks)
         self._chunks.clear()
+        self._due = True
         self._held.append(
             ppb.TurnEvent(
                 turn_id=self._turn_id,
                 stream_chunk=pb.StreamChunk(chunk=text, role=c.role_to_proto(self._role)),
             )
         )
+
+
+def _progress(turn_id: str, kind: str, payload: dict[str, Any]) -> ppb.TurnEvent:
+    return ppb.TurnEvent(
+        turn_id=turn_id, progress=ppb.TurnProgress(kind=kind, payload=dict_to_struct(payload))
+    )
 
 
 class ChatApi:
@@ -120,8 +138,10 @@ class ChatApi:
         events: EventPublisher,
         committed: int = 0,
         recent: list[ChatMessage] | None = None,
+        on_read: Callable[[list[ChatMessage]], None] | None = None,
     ) -> None:
         self._turn_id = turn_id
+        self._on_read = on_read  # told what a ListChatMessages read brought (chat_held.py)
         self._process = process
         self._stub = stub
         self._events = events
@@ -129,7 +149,7 @@ class ChatApi:
         self._committed = committed  # chat messages committed before this turn
         self._appended: list[ChatMessage] = []  # this turn's, in order
         # The last committed messages, numbered committed-len+1..committed, that came with the
-        # assignment (empty when process_service did not hold them all in memory).
+        # assignment or that this worker holds (empty when neither had them).
         self._recent = recent or []
 
     async def append(self, role: ChatRole, content: str, meta: dict[str, Any] | None = None) -> str:
@@ -182,25 +202,10 @@ class ChatApi:
                 through=self._committed,
             )
         )
-        return [c.chat_from_proto(m) for m in resp.messages]
-
-
-class ProcessOrchestrator:
-    """Sibling processes of the same session."""
-
-    def __init__(
-        self, process: ThinkProcess, stub: process_pb2_grpc.ProcessServiceAsyncStub
-    ) -> None:
-        self._process = process
-        self._stub = stub
-
-    async def list(self, *, include_terminated: bool = False) -> list[ThinkProcess]:
-        resp = await self._stub.ListProcesses(
-            ppb.ListProcessesRequest(
-                session_id=self._process.session_id, include_terminated=include_terminated
-            )
-        )
-        return [c.process_from_proto(p) for p in resp.processes]
+        out = [c.chat_from_proto(m) for m in resp.messages]
+        if self._on_read is not None:
+            self._on_read(out)  # the last committed messages, through self._committed
+        return out
 
 
 class ThinkEngineContext:
@@ -212,31 +217,40 @@ class ThinkEngineContext:
         pending: list[SteerMessage],
         chat_count: int = 0,
         recent_chat: list[ChatMessage] | None = None,
+        on_chat_read: Callable[[list[ChatMessage]], None] | None = None,
         llm: ModelClient,
         events: EventPublisher,
         stub: process_pb2_grpc.ProcessServiceAsyncStub,
         tools: ToolDispatcher,
         sessions: session_pb2_grpc.SessionServiceAsyncStub | None = None,
+        project_memory: list[MemoryEntry] | None = None,
+        settings_cache: SettingsCache | None = None,
+        default_settings: dict[str, str] | None = None,
     ) -> None:
         self.turn_id = turn_id
         self.scope = Scope(process.tenant_id, process.project_id, process.session_id, process.id)
         self.user = process.owner_user_id
         self.llm = llm
         self.events = events
-        self.chat = ChatApi(turn_id, process, stub, self.events, chat_count, recent_chat)
-        self.processes = ProcessOrchestrator(process, stub)
+        self.chat = ChatApi(
+            turn_id, process, stub, self.events, chat_count, recent_chat, on_chat_read
+        )
+        self.processes = ProcessOrchestrator(process, stub, turn_id)
         self.tools = tools
         # Recipe parameters copied into the process at spawn, as the engine's settings.
         self.settings: dict[str, Any] = dict(process.params)
         self._pending = pending
         self._drained = False
-        self._memory = MemoryApi(process, stub, turn_id)
-        self._settings_api = EngineSettingsApi(process, sessions)
+        self._memory = MemoryApi(process, stub, turn_id, project_memory)
+        self._settings_api = EngineSettingsApi(
+            process, sessions, default_settings, cache=settings_cache
+        )
         self.process = process
 
     def settings_api(self) -> EngineSettingsApi:
-        """Typed settings through process -> session -> project -> tenant
-        (engine_worker/settings.py); `settings` holds the recipe's parameters."""
+        """Typed settings through process -> session -> project -> group -> tenant, then the
+        engine's defaults (engine_worker/settings.py); `settings` holds the recipe's
+        parameters."""
         return self._settings_api
 
     def memory(self) -> MemoryApi:

@@ -39,14 +39,27 @@ class TurnOutcome:
         return cls(ProcessStatus.CLOSED, CloseReason.DONE, summary=summary, payload=payload or {})
 
 
+SUSPEND_HOOK, STOP_HOOK = "SUSPEND", "STOP"
+
+
 class ThinkEngine(Protocol):
     """Stateless: all state lives in the process and reaches the engine through the context,
-    built fresh for every call."""
+    built fresh for every call.
+
+    `suspend` and `stop` are hooks, called after the process moved to SUSPENDED or CLOSED
+    (stopped, or its session closed), in a short lane task of their own: they may record
+    memory or settings; the status is not theirs to change, and they are not redone when they
+    fail. They run only for an engine that names them in `hooks`, so an engine with nothing to
+    do on those transitions costs no task. `default_settings` are the engine's values of
+    typed settings keys, the lowest level of `ctx.settings_api()` (below the tenant)."""
 
     name: str
     title: str
     description: str
     version: str
+    hooks: frozenset[str]
+
+    def default_settings(self) -> dict[str, str]: ...
 
     async def start(self, process: ThinkProcess, ctx: ThinkEngineContext) -> TurnOutcome: ...
 
@@ -54,7 +67,26 @@ class ThinkEngine(Protocol):
 
     async def steer(self, process: ThinkProcess, ctx: ThinkEngineContext) -> TurnOutcome: ...
 
+    async def suspend(self, process: ThinkProcess, ctx: ThinkEngineContext) -> None: ...
+
+    async def stop(self, process: ThinkProcess, ctx: ThinkEngineContext) -> None: ...
+
     def summarize_for_parent(self, process: ThinkProcess, outcome: TurnOutcome) -> str: ...
+
+
+class EngineDefaults:
+    """What an engine that needs no hooks and has no default settings inherits."""
+
+    hooks: frozenset[str] = frozenset()
+
+    def default_settings(self) -> dict[str, str]:
+        return {}
+
+    async def suspend(self, process: ThinkProcess, ctx: ThinkEngineContext) -> None:
+        return None
+
+    async def stop(self, process: ThinkProcess, ctx: ThinkEngineContext) -> None:
+        return None
 
 
 class DuplicateEngineError(RuntimeError):
@@ -82,6 +114,9 @@ class EngineRegistry:
 
     def versions(self) -> dict[str, str]:
         return {name: e.version for name, e in sorted(self._engines.items())}
+
+    def hooks(self) -> dict[str, list[str]]:
+        return {name: sorted(e.hooks) for name, e in sorted(self._engines.items()) if e.hooks}
 
 
 def compatible(persisted: str, current: str) -> bool:

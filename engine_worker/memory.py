@@ -12,6 +12,8 @@ from vance.v1 import process_pb2_grpc
 
 PROCESS = ppb.MEMORY_SCOPE_PROCESS
 PROJECT = ppb.MEMORY_SCOPE_PROJECT
+# How many of the project's newest records an assignment carries (process_service/memory.py).
+CARRIED = 20
 
 
 @dataclass(frozen=True)
@@ -26,12 +28,19 @@ class MemoryEntry:
 
 class MemoryApi:
     def __init__(
-        self, process: ThinkProcess, stub: process_pb2_grpc.ProcessServiceAsyncStub, turn_id: str
+        self,
+        process: ThinkProcess,
+        stub: process_pb2_grpc.ProcessServiceAsyncStub,
+        turn_id: str,
+        project: list[MemoryEntry] | None = None,
     ) -> None:
         self._process = process
         self._stub = stub
         self._turn_id = turn_id
         self._writes = 0
+        # The project's newest records as the assignment brought them (newest first); a
+        # project write in this turn makes them stale, so reads go to process_service again.
+        self._project = project
 
     async def record(
         self, scope: ppb.MemoryScope, content: str, *, kind: str = "note", title: str = ""
@@ -39,6 +48,8 @@ class MemoryApi:
         """Keeps a record. Its idempotency key comes from the turn and the write's place in it,
         so a redone turn records once."""
         self._writes += 1
+        if scope == PROJECT:
+            self._project = None
         r = await self._stub.RecordMemory(
             ppb.RecordMemoryRequest(
                 process_id=self._process.id,
@@ -49,7 +60,7 @@ class MemoryApi:
                 idempotency_key=f"{self._turn_id}:{self._writes}",
             )
         )
-        return _entry(r)
+        return entry_from_proto(r)
 
     async def record_turn(self, content: str) -> MemoryEntry:
         """This turn's working-memory entry (process scope)."""
@@ -59,10 +70,12 @@ class MemoryApi:
         return await self.record(PROJECT, content, kind="fact", title=title)
 
     async def newest(self, scope: ppb.MemoryScope, limit: int = 20) -> list[MemoryEntry]:
+        if scope == PROJECT and self._project is not None and 0 < limit <= CARRIED:
+            return self._project[:limit]
         resp = await self._stub.ListMemory(
             ppb.ListMemoryRequest(process_id=self._process.id, scope=scope, limit=limit)
         )
-        return [_entry(r) for r in resp.records]
+        return [entry_from_proto(r) for r in resp.records]
 
     async def project_summary(self, max_chars: int = 2_000, limit: int = 20) -> str:
         """The newest project records, newest first, one line each, within `max_chars`."""
@@ -78,5 +91,5 @@ class MemoryApi:
         return "\n".join(lines)
 
 
-def _entry(r: ppb.MemoryRecord) -> MemoryEntry:
+def entry_from_proto(r: ppb.MemoryRecord) -> MemoryEntry:
     return MemoryEntry(r.id, r.kind, r.title, r.content, r.process_id, r.created_at_ms)

@@ -1,7 +1,11 @@
 """The typed settings API of the engine context (`ctx.settings_api()`): a key's value looked up
-through process -> session -> project -> tenant (session_service/engine_settings.py), and `set`
-at a chosen level. The whole chain is read once per turn, on the first `get`; a `set` refreshes
-it, so the turn sees its own write. When session_service cannot be reached, the turn goes on
+through process -> session -> project -> group -> tenant (session_service/engine_settings.py),
+then the engine's `default_settings()` (level ENGINE_DEFAULT), and `set` at a chosen level. The
+whole chain is read on the first `get` of a turn; a `set` refreshes it, so the turn sees its own
+write. What was read is kept for the next turns of the scope while the worker watches
+session_service's settings writes (`SettingsCache`, engine_worker/watched.py), so a turn usually
+asks nobody, and a value set anywhere reaches the next turn. When session_service cannot be
+reached, the turn goes on
 with every key unset (the callers' defaults): a conversation must not stop because the
 settings are out of reach for a moment."""
 
@@ -11,6 +15,7 @@ import logging
 
 import grpc
 
+from engine_worker.watched import WatchedCache
 from vance.domain import ThinkProcess
 from vance.v1 import session_pb2 as spb
 from vance.v1 import session_pb2_grpc
@@ -19,8 +24,15 @@ PROCESS = spb.SETTING_LEVEL_PROCESS
 SESSION = spb.SETTING_LEVEL_SESSION
 PROJECT = spb.SETTING_LEVEL_PROJECT
 TENANT = spb.SETTING_LEVEL_TENANT
+GROUP = spb.SETTING_LEVEL_GROUP
+# Not a level one can write: the engine's own default, below every stored level.
+ENGINE_DEFAULT = 0
 
 logger = logging.getLogger(__name__)
+
+Values = dict[str, tuple[str, int]]
+ScopeKey = tuple[str, str, str, str]
+SettingsCache = WatchedCache[ScopeKey, Values]
 
 # Bounds the wait for an unreachable session_service (gRPC waits for a channel otherwise).
 _RESOLVE_TIMEOUT_S = 2.0
@@ -28,21 +40,36 @@ _RESOLVE_TIMEOUT_S = 2.0
 
 class EngineSettingsApi:
     def __init__(
-        self, process: ThinkProcess, stub: session_pb2_grpc.SessionServiceAsyncStub | None
+        self,
+        process: ThinkProcess,
+        stub: session_pb2_grpc.SessionServiceAsyncStub | None,
+        defaults: dict[str, str] | None = None,
+        *,
+        cache: SettingsCache | None = None,
     ) -> None:
         self._stub = stub
+        self._defaults = {k: (v, ENGINE_DEFAULT) for k, v in (defaults or {}).items()}
+        self._cache = cache
+        self._key: ScopeKey = (
+            process.tenant_id,
+            process.project_id,
+            process.session_id,
+            process.id,
+        )
         self._scope = spb.SettingScope(
             tenant_id=process.tenant_id,
             project_id=process.project_id,
             session_id=process.session_id,
             process_id=process.id,
         )
-        self._values: dict[str, tuple[str, int]] | None = None
+        self._values: Values | None = None
 
-    async def _load(self) -> dict[str, tuple[str, int]]:
+    async def _load(self) -> Values:
+        if self._values is None and self._cache is not None:
+            self._values = self._cache.get(self._key)
         if self._values is None:
             if self._stub is None:
-                self._values = {}
+                self._values = dict(self._defaults)
             else:
                 try:
                     resp = await self._stub.ResolveEngineSettings(
@@ -60,8 +87,13 @@ class EngineSettingsApi:
                         self._scope.process_id,
                         exc.code().name,
                     )
-                    return {}
-                self._values = {v.key: (v.value, int(v.level)) for v in resp.values}
+                    return dict(self._defaults)
+                self._values = {
+                    **self._defaults,
+                    **{v.key: (v.value, int(v.level)) for v in resp.values},
+                }
+                if self._cache is not None:
+                    self._cache.put(self._key, self._values)
         return self._values
 
     async def get(self, key: str) -> str | None:
@@ -69,7 +101,8 @@ class EngineSettingsApi:
         return found[0] if found is not None else None
 
     async def level(self, key: str) -> int | None:
-        """Where the value was found (PROCESS ... TENANT), None when it is set nowhere."""
+        """Where the value was found (PROCESS ... TENANT, ENGINE_DEFAULT), None when it is set
+        nowhere."""
         found = (await self._load()).get(key)
         return found[1] if found is not None else None
 
@@ -101,4 +134,6 @@ class EngineSettingsApi:
                 value=value,
             )
         )
-        self._values = {v.key: (v.value, int(v.level)) for v in resp.values}
+        self._values = {**self._defaults, **{v.key: (v.value, int(v.level)) for v in resp.values}}
+        if self._cache is not None:
+            self._cache.drop(self._key)

@@ -5,13 +5,25 @@ from __future__ import annotations
 import json
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+from engine_worker.watched import WatchedCache
 from vance.domain import ThinkProcess, ToolCallStatus
 from vance.protoutil import dict_to_struct, from_value, struct_to_dict
 from vance.v1 import common_pb2 as pb
 from vance.v1 import tool_pb2 as tpb
 from vance.v1 import tool_pb2_grpc
+
+if TYPE_CHECKING:
+    from engine_worker.context import EventPublisher
+
+# The report kinds of a tool call's start and end; clients get them as the frames
+# tool-call-started and tool-call-completed (docs/protocol.md).
+TOOL_CALL_STARTED = "TOOL_CALL_STARTED"
+TOOL_CALL_COMPLETED = "TOOL_CALL_COMPLETED"
+# A call's parameters go to clients with each string cut to this many characters: the events are
+# a live overlay and stored in the session's stream, not a copy of every argument.
+PARAM_STRING_LIMIT = 500
 
 
 @dataclass(frozen=True)
@@ -50,6 +62,15 @@ _STATUS = {
 }
 
 
+PoolKey = tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...], str]
+
+
+# Resolved pools of this worker (engine_worker/watched.py): a pool only changes when a service
+# registers tools, so asking tool_service on every turn (a call and a schema conversion per
+# turn) bought nothing.
+PoolCache = WatchedCache[PoolKey, list[ToolSpec]]
+
+
 class ToolDispatcher:
     """Every call carries an idempotency key from the turn and the call's place in it, so a
     redone turn's spawns and steers take effect once."""
@@ -61,11 +82,17 @@ class ToolDispatcher:
         turn_id: str,
         *,
         before_invoke: Callable[[], None] | None = None,
+        cache: PoolCache | None = None,
+        events: EventPublisher | None = None,
     ) -> None:
         self._stub = stub
+        self._cache = cache
         # Sends the turn's held-back reports: what the engine said before a tool call is
         # stored before anything the tool does (a spawned process, a steered sibling).
         self._before_invoke = before_invoke
+        # Where a call's start and end are reported: riders, so they go with the turn's next
+        # report that is sent anyway, or with its commit; never a send or store write of their own.
+        self._events = events
         self._process = process
         self._turn_id = turn_id
         self._calls = 0
@@ -80,15 +107,21 @@ class ToolDispatcher:
         if self._stub is None:
             return []
         snap = self._process.recipe_snapshot
-        resp = await self._stub.ResolvePool(
-            tpb.ResolvePoolRequest(
-                engine_tools=engine_tools,
-                add=[str(x) for x in snap.get("allowedToolsAdd") or []],
-                remove=[str(x) for x in snap.get("allowedToolsRemove") or []],
-                profile=self.profile,
+        add = tuple(str(x) for x in snap.get("allowedToolsAdd") or [])
+        remove = tuple(str(x) for x in snap.get("allowedToolsRemove") or [])
+        key: PoolKey = (tuple(engine_tools), add, remove, self.profile)
+        specs = self._cache.get(key) if self._cache is not None else None
+        if specs is None:
+            resp = await self._stub.ResolvePool(
+                tpb.ResolvePoolRequest(
+                    engine_tools=engine_tools, add=add, remove=remove, profile=self.profile
+                )
             )
-        )
-        specs = [ToolSpec(t.name, t.description, struct_to_dict(t.parameters)) for t in resp.tools]
+            specs = [
+                ToolSpec(t.name, t.description, struct_to_dict(t.parameters)) for t in resp.tools
+            ]
+            if self._cache is not None:
+                self._cache.put(key, specs)
         self._pool = {s.name: s for s in specs}
         return specs
 
@@ -97,6 +130,11 @@ class ToolDispatcher:
         if name not in self._pool or self._stub is None:
             return ToolCallResult(
                 ToolCallStatus.ERROR, error=f"unknown tool {name!r}; use one of your tools"
+            )
+        if self._events is not None:
+            self._events.ride(
+                TOOL_CALL_STARTED,
+                {"toolCallId": call_id, "toolName": name, "params": _bounded(arguments)},
             )
         if self._before_invoke is not None:
             self._before_invoke()
@@ -111,8 +149,30 @@ class ToolDispatcher:
                 profile=self.profile,
             )
         )
-        return ToolCallResult(
+        result = ToolCallResult(
             _STATUS.get(resp.status, ToolCallStatus.ERROR),
             from_value(resp.result) if resp.HasField("result") else None,
             resp.error,
         )
+        if self._events is not None:
+            self._events.ride(
+                TOOL_CALL_COMPLETED,
+                {
+                    "toolCallId": call_id,
+                    "toolName": name,
+                    "status": result.status.value,
+                    "resultSize": len(result.for_model()),
+                    "error": result.error[:PARAM_STRING_LIMIT],
+                },
+            )
+        return result
+
+
+def _bounded(value: Any) -> Any:
+    if isinstance(value, str) and len(value) > PARAM_STRING_LIMIT:
+        return f"{value[:PARAM_STRING_LIMIT]}... [cut: {len(value) - PARAM_STRING_LIMIT} more]"
+    if isinstance(value, dict):
+        return {str(k): _bounded(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_bounded(v) for v in value]
+    return value

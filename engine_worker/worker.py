@@ -11,21 +11,27 @@ import logging
 import os
 import socket
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterable, AsyncIterator
 
 import grpc
 
+from engine_worker.chat_held import RECENT, ChatHeld
 from engine_worker.context import EventPublisher, ThinkEngineContext
 from engine_worker.engine import EngineRegistry, TurnOutcome, compatible
 from engine_worker.failures import not_configured
-from engine_worker.tools import ToolDispatcher
+from engine_worker.memory import entry_from_proto
+from engine_worker.settings import SettingsCache
+from engine_worker.tools import PoolCache, ToolDispatcher
+from engine_worker.watched import keep_watching
 from vance import convert as c
-from vance.domain import CloseReason, LifecycleCall, ProcessStatus
+from vance.domain import HOOK_CALLS, ChatMessage, CloseReason, LifecycleCall, ProcessStatus
 from vance.llm import ModelClient, ModelNotConfiguredError
 from vance.observability import logcontext, metrics, tracing
 from vance.protoutil import dict_to_struct
 from vance.v1 import process_pb2 as ppb
 from vance.v1 import process_pb2_grpc, session_pb2_grpc, tool_pb2_grpc
+from vance.v1 import session_pb2 as spb
+from vance.v1 import tool_pb2 as tpb
 
 logger = logging.getLogger(__name__)
 
@@ -54,11 +60,14 @@ class Worker:
         self._drain_timeout_s = drain_timeout_s
         self._backoff_s = reconnect_backoff_s
         self._tools = tools
+        self._pools = PoolCache()
+        self._settings = SettingsCache()
         self._sessions = sessions  # the engines' settings (engine_worker/settings.py)
         self._stopping = asyncio.Event()
         self._outbox: asyncio.Queue[object] = asyncio.Queue()
         self._turns: dict[str, asyncio.Task[None]] = {}
-        self._acks: dict[str, asyncio.Future[bool]] = {}
+        self._acks: dict[str, asyncio.Future[ppb.TurnAck | None]] = {}
+        self._chat = ChatHeld()
         self._heartbeat_s = 3.0
         self.connected = asyncio.Event()
 
@@ -98,7 +107,7 @@ class Worker:
             hello=ppb.WorkerHello(
                 worker_id=self.worker_id,
                 engines=[
-                    ppb.EngineDescriptor(name=n, version=v)
+                    ppb.EngineDescriptor(name=n, version=v, hooks=self._registry.hooks().get(n))
                     for n, v in self._registry.versions().items()
                 ],
                 slots=self._slots,
@@ -122,6 +131,7 @@ class Worker:
         try:
             async with asyncio.TaskGroup() as tg:
                 heartbeat = tg.create_task(self._heartbeats())
+                watches = self._watch(tg)
                 try:
                     async for msg in call:
                         self._on_message(tg, msg)
@@ -131,6 +141,8 @@ class Worker:
                     # The stream is gone: what still runs belongs to it (process_service redoes
                     # those turns), so the group's tasks end here.
                     heartbeat.cancel()
+                    for watch in watches:
+                        watch.cancel()
                     for task in self._turns.values():
                         task.cancel()
         finally:
@@ -140,10 +152,33 @@ class Worker:
             self._turns.clear()
             for fut in self._acks.values():
                 if not fut.done():
-                    fut.set_result(False)
+                    fut.set_result(None)
             self._acks.clear()
         if lost is not None:
             raise lost
+
+    def _watch(self, tg: asyncio.TaskGroup) -> list[asyncio.Task[None]]:
+        """The watches that keep the tool pools and settings held here valid
+        (engine_worker/watched.py), for as long as this stream lasts."""
+        out: list[asyncio.Task[None]] = []
+        tools, sessions = self._tools, self._sessions
+        if tools is not None:
+
+            def registry() -> AsyncIterable[tpb.RegistryChange]:
+                return tools.WatchRegistry(tpb.WatchRegistryRequest())
+
+            out.append(
+                tg.create_task(keep_watching("tools", self._pools, registry, self._backoff_s))
+            )
+        if sessions is not None:
+
+            def settings() -> AsyncIterable[spb.SettingsChange]:
+                return sessions.WatchSettings(spb.WatchSettingsRequest())
+
+            out.append(
+                tg.create_task(keep_watching("settings", self._settings, settings, self._backoff_s))
+            )
+        return out
 
     def _on_message(self, tg: asyncio.TaskGroup, msg: ppb.DispatchMessage) -> None:
         kind = msg.WhichOneof("kind")
@@ -156,7 +191,7 @@ class Worker:
         elif kind == "commit_ack":
             fut = self._acks.pop(msg.commit_ack.turn_id, None)
             if fut is not None and not fut.done():
-                fut.set_result(msg.commit_ack.ok)
+                fut.set_result(msg.commit_ack)
         elif kind == "cancel_turn_id":
             task = self._turns.pop(msg.cancel_turn_id, None)
             if task is not None:
@@ -190,7 +225,7 @@ class Worker:
             metrics.TURNS.labels(a.process.engine, "failed").inc()
             logger.exception("turn %s of %s failed", a.turn_id, a.process.id)
             # What the turn said before it failed is stored, as it would have been sent.
-            events.flush()
+            events.flush(riders=True)
             self._send(
                 ppb.WorkerMessage(
                     failure=ppb.TurnFailure(
@@ -202,7 +237,7 @@ class Worker:
             return
         metrics.TURNS.labels(a.process.engine, "done").inc()
         metrics.TURN_SECONDS.labels(a.process.engine).observe(time.perf_counter() - started)
-        fut: asyncio.Future[bool] = asyncio.get_running_loop().create_future()
+        fut: asyncio.Future[ppb.TurnAck | None] = asyncio.get_running_loop().create_future()
         self._acks[a.turn_id] = fut
         self._send(
             ppb.WorkerMessage(
@@ -223,9 +258,25 @@ class Worker:
         )
         try:
             # The slot frees when process_service has the commit: flow control stays exact.
-            await fut
+            ack = await fut
         finally:
             self._turns.pop(a.turn_id, None)
+        if ack is not None and ack.ok and ack.chat_included:
+            self._chat.extend(a.process.id, a.chat_count, [c.chat_from_proto(m) for m in ack.chat])
+        else:
+            self._chat.drop(a.process.id)
+
+    def _recent_chat(self, a: ppb.TurnAssignment) -> list[ChatMessage]:
+        """The last committed messages: held here, or brought by the assignment (then held)."""
+        pid = a.process.id
+        if a.recent_chat_held:
+            return self._chat.get(pid, a.chat_count) or []
+        recent = [c.chat_from_proto(m) for m in a.recent_chat]
+        if recent and len(recent) == min(a.chat_count, RECENT):
+            self._chat.put(pid, a.chat_count, recent)
+        else:
+            self._chat.drop(pid)
+        return recent
 
     async def _execute(self, a: ppb.TurnAssignment, events: EventPublisher) -> TurnOutcome:
         process = c.process_from_proto(a.process)
@@ -247,13 +298,35 @@ class Worker:
             process=process,
             pending=[c.steer_from_proto(m) for m in a.pending],
             chat_count=a.chat_count,
-            recent_chat=[c.chat_from_proto(m) for m in a.recent_chat],
+            recent_chat=self._recent_chat(a),
+            on_chat_read=lambda read: self._chat.put(process.id, a.chat_count, read),
             llm=self._llm,
             events=events,
             stub=self._stub,
-            tools=ToolDispatcher(self._tools, process, a.turn_id, before_invoke=events.flush),
+            tools=ToolDispatcher(
+                self._tools,
+                process,
+                a.turn_id,
+                before_invoke=events.flush,
+                cache=self._pools,
+                events=events,
+            ),
             sessions=self._sessions,
+            settings_cache=self._settings,
+            default_settings=engine.default_settings(),
+            project_memory=(
+                [entry_from_proto(r) for r in a.project_memory]
+                if a.project_memory_included
+                else None
+            ),
         )
+        if call in HOOK_CALLS:
+            # A hook (engine_worker/engine.py): the status stays what the transition made it.
+            if call is LifecycleCall.SUSPEND:
+                await engine.suspend(process, ctx)
+            else:
+                await engine.stop(process, ctx)
+            return TurnOutcome(process.status)
         try:
             if call is LifecycleCall.START:
                 outcome = await engine.start(process, ctx)

@@ -19,6 +19,7 @@ from gateway.clients import Clients
 from gateway.frames import event_frame, frame
 from vance import PROTOCOL_VERSION, __version__
 from vance.ids import new_id
+from vance.v1 import common_pb2 as pb
 from vance.v1 import process_pb2 as ppb
 
 logger = logging.getLogger(__name__)
@@ -95,19 +96,12 @@ class Connection:
         try:
             while True:
                 try:
-                    call = self.clients.processes.SubscribeSession(
+                    call = self.clients.processes.SubscribeSessionBatches(
                         ppb.SubscribeSessionRequest(session_id=session_id, since_seq=self.last_seq)
                     )
-                    async for event in call:
-                        if event.seq <= self.last_seq:
-                            continue
-                        try:
-                            rendered = event_frame(event)
-                        except ValueError as exc:  # a kind this gateway does not know yet
-                            logger.warning("event %s of %s skipped: %s", event.seq, session_id, exc)
-                        else:
-                            await self.send(rendered)
-                        self.last_seq = event.seq
+                    async for batch in call:
+                        for event in batch.events:
+                            await self._relay(session_id, event)
                 except grpc.aio.AioRpcError as exc:
                     logger.info(
                         "event stream of %s broke (%s); resubscribing", session_id, exc.code().name
@@ -121,6 +115,17 @@ class Connection:
             # A bug here must not take the socket's TaskGroup (and so the socket) down with it:
             # the client keeps its socket and can resume from its last seq.
             logger.exception("event pump of %s failed", session_id)
+
+    async def _relay(self, session_id: str, event: pb.SessionEvent) -> None:
+        if event.seq <= self.last_seq:
+            return
+        try:
+            rendered = event_frame(event)
+        except ValueError as exc:  # a kind this gateway does not know yet
+            logger.warning("event %s of %s skipped: %s", event.seq, session_id, exc)
+        else:
+            await self.send(rendered)
+        self.last_seq = event.seq
 
     async def welcome(self) -> None:
         await self.send(

@@ -16,7 +16,7 @@ from process_service.lanes import Lanes
 from process_service.processes import Processes
 from process_service.store import ProcessStore, event_id
 from vance.chat_ids import chat_message_id
-from vance.domain import CloseReason, ProcessStatus, ThinkProcess
+from vance.domain import CloseReason, LifecycleCall, ProcessStatus, ThinkProcess
 from vance.store import Document
 
 logger = logging.getLogger(__name__)
@@ -78,11 +78,13 @@ class SessionCascade:
             if status in (ProcessStatus.CLOSED, ProcessStatus.SUSPENDED):
                 return doc
             now = self._lanes.clock.now_ms()
+            hook = self._lanes.hook_fields(doc, LifecycleCall.SUSPEND)
             fields = {
                 "status": ProcessStatus.SUSPENDED.value,
                 "last_suspend_cause": cause,
                 "suspended_at_ms": now,
                 "updated_at_ms": now,
+                **hook,
             }
             lane = doc.get("lane") or {}
             if not lane:
@@ -119,6 +121,8 @@ class SessionCascade:
                     self._cancel_turn(str(lane["turn_id"]))
             if after is not None:
                 await self._lanes.status_event(after, status, ProcessStatus.SUSPENDED)
+                if hook:
+                    self._kick(pid, str(after["engine"]))
                 return after
             reread = await self._store.get(pid)
             if reread is None:
@@ -150,6 +154,7 @@ class SessionCascade:
             if doc["status"] == ProcessStatus.CLOSED.value:
                 continue
             now = self._lanes.clock.now_ms()
+            hook = self._lanes.hook_fields(doc, LifecycleCall.STOP)
             before = await self._store.update(
                 str(doc["_id"]),
                 {"status": {"$ne": ProcessStatus.CLOSED.value}},
@@ -159,13 +164,16 @@ class SessionCascade:
                         "close_reason": reason.value,
                         "wake": False,
                         "updated_at_ms": now,
+                        **hook,
                     },
-                    "$unset": _CLEAR_ALL,
+                    "$unset": {**_CLEAR_ALL, **({} if hook else {"hook": ""})},
                 },
                 after=False,
             )
             if before is None:
                 continue
+            if hook:
+                self._kick(str(doc["_id"]), str(before["engine"]))
             lane = before.get("lane") or {}
             if lane.get("turn_id"):
                 self._cancel_turn(str(lane["turn_id"]))

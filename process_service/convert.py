@@ -7,6 +7,7 @@ from typing import Any
 
 from process_service.dispatcher import WorkerConn
 from process_service.events import Event
+from process_service.memory_rpc import record_to_proto
 from process_service.models import SteerResult, TurnRef
 from process_service.store import public_fields
 from process_service.worker_messages import (
@@ -139,6 +140,9 @@ def assignment_to_proto(ref: TurnRef) -> ppb.DispatchMessage:
             lease_deadline_ms=ref.lease_until_ms,
             chat_count=ref.chat_base,
             recent_chat=[chat_doc_to_proto(m) for m in ref.recent_chat],
+            project_memory_included=ref.project_memory is not None,
+            project_memory=[record_to_proto(r) for r in ref.project_memory or []],
+            recent_chat_held=ref.chat_held,
         )
     )
 
@@ -147,7 +151,12 @@ def hello_from_proto(msg: ppb.WorkerMessage) -> Hello:
     if msg.WhichOneof("kind") != "hello" or not msg.hello.worker_id:
         raise ValueError("the first message is hello")
     h = msg.hello
-    return Hello(h.worker_id, {e.name: e.version for e in h.engines}, h.slots)
+    return Hello(
+        h.worker_id,
+        {e.name: e.version for e in h.engines},
+        h.slots,
+        {e.name: list(e.hooks) for e in h.engines if e.hooks},
+    )
 
 
 def worker_message_from_proto(msg: ppb.WorkerMessage) -> list[FromWorker]:
@@ -215,7 +224,13 @@ def to_worker_proto(item: ToWorker) -> ppb.DispatchMessage:
             return ppb.DispatchMessage(cancel_turn_id=item.turn_id)
         case Ack():
             return ppb.DispatchMessage(
-                commit_ack=ppb.TurnAck(turn_id=item.turn_id, ok=item.ok, error=item.error)
+                commit_ack=ppb.TurnAck(
+                    turn_id=item.turn_id,
+                    ok=item.ok,
+                    error=item.error,
+                    chat_included=item.chat is not None,
+                    chat=[chat_doc_to_proto(m) for m in item.chat or []],
+                )
             )
 
 

@@ -6,14 +6,15 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections import deque
+from collections import OrderedDict, deque
 from collections.abc import Coroutine
 from dataclasses import dataclass, field
 from typing import Any
 
 from process_service.lanes import Lanes
+from process_service.memory import MemoryStore
 from process_service.models import TurnRef
-from process_service.store import ProcessStore
+from process_service.store import RECENT_CHAT, ProcessStore
 from process_service.worker_messages import Ack, Assign, Cancel, ToWorker
 from vance.clock import Clock
 from vance.config import LanesConfig
@@ -35,6 +36,10 @@ class WorkerConn:
     reserved: int = 0
     draining: bool = False
     closed: bool = False
+    # Process -> the chat count through which this worker holds the process's chat (from
+    # the assignments and commit acks sent on this stream), so an assignment to the same
+    # worker carries no chat it already has. Most recent last; bounded.
+    chat_held: OrderedDict[str, int] = field(default_factory=OrderedDict)
 
     @property
     def free_slots(self) -> int:
@@ -47,9 +52,16 @@ class _Stopped(Exception):
 
 class Dispatcher:
     def __init__(
-        self, store: ProcessStore, lanes: Lanes, clock: Clock, config: LanesConfig
+        self,
+        store: ProcessStore,
+        lanes: Lanes,
+        clock: Clock,
+        config: LanesConfig,
+        *,
+        memory: MemoryStore | None = None,
     ) -> None:
         self._store = store
+        self._memory = memory
         self._lanes = lanes
         self._clock = clock
         self._config = config
@@ -204,6 +216,10 @@ class Dispatcher:
         worker = self.workers.get(ref.worker_id)
         if worker is not None:
             worker.turns.pop(ref.turn_id, None)
+            if ack is not None and ack.chat is not None:
+                _hold(worker, ref.process_id, ack.held_through)
+            elif ack is not None:
+                worker.chat_held.pop(ref.process_id, None)
             if ack is not None:
                 worker.outbox.put_nowait(ack)
         self._wakeup.set()
@@ -281,7 +297,19 @@ class Dispatcher:
     async def _hand_over(self, ref: TurnRef, worker: WorkerConn) -> None:
         ref.engine_version = worker.engines.get(ref.engine, "")
         ref.process["recipe_snapshot"] = await self._store.snapshot(ref.process_id)
-        ref.recent_chat = self._store.recent_chat(ref.process_id, ref.chat_base)
+        if ref.chat_base > 0 and worker.chat_held.get(ref.process_id) == ref.chat_base:
+            ref.chat_held = True
+            ref.recent_chat = []
+        else:
+            ref.chat_held = False
+            ref.recent_chat = self._store.recent_chat(ref.process_id, ref.chat_base)
+            if ref.recent_chat and len(ref.recent_chat) == min(ref.chat_base, RECENT_CHAT):
+                _hold(worker, ref.process_id, ref.chat_base)
+            else:
+                worker.chat_held.pop(ref.process_id, None)
+        if self._memory is not None:
+            # What the project remembers, so an engine's prompt needs no ListMemory call.
+            ref.project_memory = await self._memory.project_newest(ref.process)
         if worker.closed:
             self.spawn(self._redo(ref, "worker left before the assignment"))
             return
@@ -336,5 +364,18 @@ class Dispatcher:
                 status == ProcessStatus.INIT.value or status in [s.value for s in WAKING]
             )
             expired = bool(lane) and int(lane.get("lease_until_ms", 0)) < now
+            # A suspend hook whose kick was lost with its replica (a stop hook on a CLOSED
+            # process is not in this scan: it is dropped then).
+            wants = wants or bool(doc.get("hook"))
             if (wants and not lane) or (expired and str(lane.get("turn_id")) not in self._turns):
                 self.kick(str(doc["_id"]), str(doc["engine"]))
+
+
+_HELD_MAX = 512  # per worker, as many as the worker keeps (engine_worker/chat_held.py)
+
+
+def _hold(worker: WorkerConn, process_id: str, through: int) -> None:
+    worker.chat_held[process_id] = through
+    worker.chat_held.move_to_end(process_id)
+    while len(worker.chat_held) > _HELD_MAX:
+        worker.chat_held.popitem(last=False)

@@ -24,7 +24,7 @@ A hard delete of a session (`DeleteSessionData`) scrubs its messages from the pa
 trimmed, from the ring and from what is gathered, so nothing of a deleted session stays here.
 
 Known gap: a crash of process_service after a chat message is stored and before its page is
-written (one page write) leaves that message out of the feed.
+written (one page write, gathered for GATHER_S) leaves that message out of the feed.
 """
 
 from __future__ import annotations
@@ -54,6 +54,7 @@ _RING = 256
 _IN_BATCH = 500
 _RETRY_S = 1.0
 _RENUMBER_ATTEMPTS = 8
+GATHER_S = 0.05
 
 
 def page_id(n: int) -> str:
@@ -109,6 +110,9 @@ class ChatFeed:
         try:
             while True:
                 await self._wake.wait()
+                # Gathers for a moment: under load a page then carries the messages of many
+                # turns (one insert for all), and search still finds them well within a second.
+                await asyncio.sleep(GATHER_S)
                 self._wake.clear()
                 await self._write_gathered()
         finally:
@@ -221,7 +225,10 @@ class ChatFeed:
                 # so this reader goes on after them rather than waiting at the gap.
                 self._trimmed = None
                 position = max(position, await self._trimmed_through())
-            pages = await self._read(position)
+            # Past this replica's last page only another replica's pages can be in the store,
+            # and the poll looks for those (quiet): no store read after each page read here.
+            probe = quiet or self._last is None or position < self._last
+            pages = await self._read(position, probe=probe)
             for page in pages:
                 yield page
                 position = page.position
@@ -234,13 +241,13 @@ class ChatFeed:
             except TimeoutError:
                 quiet = True
 
-    async def _read(self, position: int) -> list[FeedPage]:
+    async def _read(self, position: int, *, probe: bool = True) -> list[FeedPage]:
         held: list[FeedPage] = []
         n = position + 1
         while n in self._ring:
             held.append(FeedPage(n, self._ring[n]))
             n += 1
-        if held:
+        if held or not probe:
             return held
         ids = [page_id(k) for k in range(n, n + _PROBE)]
         docs = {d["_id"]: d async for d in self._pages.find({"_id": {"$in": ids}})}

@@ -33,6 +33,9 @@ PROGRESS = "process_progress"
 NOTICE = "notice"  # a hub push such as inbox-item-added or switch-to
 
 _QUEUE_LIMIT = 10_000
+# Events per batch of `subscribe_batches`: a replay of a long stream goes out in pieces well
+# under gRPC's message size limit.
+_BATCH = 200
 _RING_LIMIT = 4_096
 MARK_EVERY = 32
 # Each lost attempt means another writer's insert went in, so the stream makes progress; a
@@ -214,6 +217,12 @@ class EventLog:
 
     async def subscribe(self, session_id: str, since: int) -> AsyncIterator[Event]:
         """Every event after `since` (replayed), then live events, in seq order."""
+        async for batch in self.subscribe_batches(session_id, since):
+            for event in batch:
+                yield event
+
+    async def subscribe_batches(self, session_id: str, since: int) -> AsyncIterator[list[Event]]:
+        """As `subscribe`, a list at a time: the replay, then what each wake-up finds queued."""
         sub = _Subscriber()
         self._subscribers.setdefault(session_id, set()).add(sub)
         try:
@@ -224,26 +233,36 @@ class EventLog:
                 w.last_seq = await self._store.last_seq(session_id)
             current = w.last_seq
             last = since
-            for event in await self.replay(session_id, since, current):
-                yield event
-                last = event["seq"]
+            replayed = await self.replay(session_id, since, current)
+            for i in range(0, len(replayed), _BATCH):
+                yield replayed[i : i + _BATCH]
+                last = replayed[i : i + _BATCH][-1]["seq"]
             last = max(last, current) if current > since else last
             while True:
                 if sub.overflowed:
                     raise SubscriberOverflow(f"subscriber of {session_id} fell behind at {last}")
                 try:
-                    event = await asyncio.wait_for(sub.queue.get(), self._poll_s)
+                    first = await asyncio.wait_for(sub.queue.get(), self._poll_s)
                 except TimeoutError:
                     # Another replica may have written: read what the store has.
                     current = await self._store.last_seq(session_id)
-                    for e in await self.replay(session_id, last, current):
-                        yield e
-                        last = e["seq"]
+                    replayed = [
+                        e for e in await self.replay(session_id, last, current) if e["seq"] > last
+                    ]
+                    for i in range(0, len(replayed), _BATCH):
+                        yield replayed[i : i + _BATCH]
+                        last = replayed[i : i + _BATCH][-1]["seq"]
                     continue
-                if event["seq"] <= last:
-                    continue
-                yield event
-                last = event["seq"]
+                ready = [first]
+                while not sub.queue.empty() and len(ready) < _BATCH:
+                    ready.append(sub.queue.get_nowait())
+                batch = []
+                for event in ready:
+                    if event["seq"] > last:
+                        batch.append(event)
+                        last = event["seq"]
+                if batch:
+                    yield batch
         finally:
             subs = self._subscribers.get(session_id)
             if subs is not None:

@@ -22,6 +22,7 @@ from process_service.store import ProcessStore
 from vance.clock import Clock
 from vance.config import LanesConfig
 from vance.domain import (
+    HOOK_CALLS,
     WAKING,
     CloseReason,
     LifecycleCall,
@@ -49,6 +50,83 @@ class Lanes:
         # Called with the session id after every status change (process_service/rollup_notify.py
         # keeps the session's RUNNING/IDLE roll-up current).
         self.on_status_change: Callable[[str], None] | None = None
+        # Processes someone waits to see leave INIT (process_create, process_service/tools.py).
+        self._past_init: dict[str, asyncio.Event] = {}
+        # engine -> the hooks (SUSPEND, STOP) its workers declared in their hello.
+        self._hooks: dict[str, set[str]] = {}
+
+    # ---- hooks ----
+
+    def declare_hooks(self, hooks: dict[str, list[str]]) -> None:
+        for engine, names in hooks.items():
+            self._hooks.setdefault(engine, set()).update(names)
+
+    def hook_fields(self, doc: dict[str, Any], call: LifecycleCall) -> dict[str, Any]:
+        """The field that asks for a hook task, to be written with the transition itself: only
+        for a process that has started (its engine ran start) and whose engine declared the
+        hook. A hook runs at most once: a failure or a lost worker drops it (logged)."""
+        engine = str(doc.get("engine", ""))
+        if doc.get("started") and call.value in self._hooks.get(engine, ()):
+            return {"hook": call.value}
+        return {}
+
+    async def _take_hook(self, doc: dict[str, Any], worker_id: str, now: int) -> TurnRef | None:
+        """Takes the lane for a hook task (the status stays), or drops a hook lane whose worker
+        was lost."""
+        pid = str(doc["_id"])
+        lane = doc.get("lane") or {}
+        if lane:
+            if lane.get("hook") and int(lane.get("lease_until_ms", 0)) < now:
+                await self.store.update(
+                    pid, {"lane.turn_id": lane.get("turn_id")}, {"$unset": {"lane": ""}}
+                )
+                logger.warning("hook %s of %s lost with its worker; dropped", lane["hook"], pid)
+            return None
+        kind = str(doc["hook"])
+        turn_id = new_id("turn")
+        lease_until = now + self.config.lease_ms
+        after = await self.store.update(
+            pid,
+            {**_LANE_FREE, "hook": kind},
+            {
+                "$set": {
+                    "lane": {
+                        "turn_id": turn_id,
+                        "attempt": 1,
+                        "worker_id": worker_id,
+                        "lease_until_ms": lease_until,
+                        "hook": kind,
+                    }
+                },
+                "$unset": {"hook": ""},
+            },
+        )
+        if after is None:
+            return None
+        ref = self._ref(
+            after,
+            turn_id,
+            1,
+            worker_id,
+            LifecycleCall(kind),
+            [],
+            int(after.get("chat_count", 0)),
+            lease_until,
+        )
+        ref.process["status"] = after["status"]  # a hook leaves the status as it is
+        return ref
+
+    async def end_hook(self, ref: TurnRef) -> dict[str, Any] | None:
+        """Releases a hook's lane (its commit or its failure); no status change, no event."""
+        ref.done = True
+        return await self.store.update(
+            ref.process_id,
+            {"lane.turn_id": ref.turn_id},
+            {
+                "$set": {"chat_count": max(ref.highest_chat, ref.chat_base)},
+                "$unset": {"lane": ""},
+            },
+        )
 
     async def take(self, process_id: str, worker_id: str) -> TurnRef | None:
         """Takes the lane of a process that wants a turn; None when there is nothing to do."""
@@ -132,6 +210,8 @@ class Lanes:
     async def _retake(self, process_id: str, worker_id: str, now: int) -> TurnRef | None:
         """Redoes a turn whose worker was lost or whose lease expired."""
         doc = await self.store.get(process_id)
+        if doc is not None and (doc.get("hook") or (doc.get("lane") or {}).get("hook")):
+            return await self._take_hook(doc, worker_id, now)
         if doc is None or not doc.get("lane") or doc.get("status") != ProcessStatus.RUNNING.value:
             return None
         lane = doc["lane"]
@@ -289,6 +369,10 @@ class Lanes:
     async def fail(self, ref: TurnRef, error: str, *, backoff: bool) -> dict[str, Any] | None:
         """Gives the turn back: it is redone (by any worker) after an optional backoff, up to
         max_attempts; then the process closes STALE with the error as its detail."""
+        if ref.call in HOOK_CALLS:
+            logger.warning("hook %s of %s failed: %s", ref.call.value, ref.process_id, error)
+            await self.end_hook(ref)
+            return None
         now = self.clock.now_ms()
         ref.done = True
         if ref.attempt >= self.config.max_attempts:
@@ -346,6 +430,10 @@ class Lanes:
         flushes the session's events)."""
         if self.on_status_change is not None:
             self.on_status_change(str(doc["session_id"]))
+        if new is not ProcessStatus.INIT:
+            waiter = self._past_init.get(str(doc["_id"]))
+            if waiter is not None:
+                waiter.set()
         return self.events.submit(
             str(doc["session_id"]),
             STATUS_CHANGED,
@@ -361,6 +449,14 @@ class Lanes:
         )
 
     status_event = _status_event
+
+    def past_init(self, process_id: str) -> asyncio.Event:
+        """An event set when a status change of this replica moves the process out of INIT;
+        the caller drops it with `forget_past_init`."""
+        return self._past_init.setdefault(process_id, asyncio.Event())
+
+    def forget_past_init(self, process_id: str) -> None:
+        self._past_init.pop(process_id, None)
 
 
 def _new_lane(turn_id: str, worker_id: str, lease_until: int, now: int) -> dict[str, Any]:

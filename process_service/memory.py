@@ -10,6 +10,7 @@ key claims `memory_keys/<scope key>:<key>` first, so a redone turn records once.
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass
 from typing import Any
 
@@ -25,6 +26,11 @@ PROJECT = "PROJECT"
 DEFAULT_LIMIT = 20
 MAX_LIMIT = 200
 MAX_CONTENT = 8_000
+# Every turn hands its engine the project's newest records (Dispatcher._hand_over): they are
+# read once per project for this long, and dropped at once when this replica records one. A
+# record written through another replica shows within this bound.
+PROJECT_CACHE_S = 2.0
+_PROJECT_CACHE_MAX = 1_024
 
 
 @dataclass(frozen=True)
@@ -52,6 +58,8 @@ class MemoryStore:
         self._heads = db["memory_heads"]
         self._keys = db["memory_keys"]
         self._clock = clock
+        self._project: dict[str, tuple[float, list[MemoryRecord]]] = {}
+        self._writes: dict[str, int] = {}  # project key -> records written here (cache guard)
 
     async def record(
         self,
@@ -66,6 +74,9 @@ class MemoryStore:
         if not content.strip():
             raise InvalidArgumentError("a memory record needs content")
         key = scope_key(scope, process)
+        if scope == PROJECT:
+            self._writes[key] = self._writes.get(key, 0) + 1
+            self._project.pop(key, None)
         if idempotency_key:
             claim = f"{key}:{idempotency_key}"
             try:
@@ -107,6 +118,22 @@ class MemoryStore:
         docs = await self._records.find({"_id": {"$in": ids}}).to_list(None)
         docs.sort(key=lambda d: str(d["_id"]), reverse=True)
         return [_record(d) for d in docs]
+
+    async def project_newest(self, process: Document) -> list[MemoryRecord]:
+        """The project's newest DEFAULT_LIMIT records, from the cache when fresh."""
+        key = scope_key(PROJECT, process)
+        now = time.monotonic()
+        hit = self._project.get(key)
+        if hit is not None and hit[0] > now:
+            return hit[1]
+        writes = self._writes.get(key, 0)
+        records = await self.newest(process, PROJECT, DEFAULT_LIMIT)
+        # A record written here while this read ran may be missing from it: don't keep it.
+        if writes == self._writes.get(key, 0):
+            if len(self._project) >= _PROJECT_CACHE_MAX:
+                self._project.clear()
+            self._project[key] = (now + PROJECT_CACHE_S, records)
+        return records
 
 
 def _record(doc: Document) -> MemoryRecord:

@@ -41,6 +41,7 @@ logger = logging.getLogger(__name__)
 
 MODES = ("verbatim", "milestones", "summary", "inbox")
 DEFAULT_MODE = "milestones"
+OBSERVED = "observed"  # process field: some observer was ever added (`observe`)
 _CACHE_S = 2.0  # observations change when Eddie calls a hub tool; a commit may see it 2 s late
 
 
@@ -54,6 +55,7 @@ class Observations:
     ) -> None:
         self._col = db["observations"]
         self._chat = db["chat_messages"]
+        self._processes = db["processes"]
         self._events = events
         self._inbox = inbox
         self._sessions = sessions
@@ -76,7 +78,19 @@ class Observations:
             },
             upsert=True,
         )
+        # Marks the process, so the commits of the many processes nobody observes never look.
+        await self._processes.update_one({"_id": str(observed["_id"])}, {"$set": {OBSERVED: True}})
         self._cache.pop(str(observed["_id"]), None)
+
+    async def mark_observed(self) -> None:
+        """At start: the OBSERVED mark on every observed process, also on those observed
+        before the mark existed (cheap: one read, and one write when any lacks it)."""
+        ids = [str(d["_id"]) async for d in self._col.find({}, {"_id": 1})]
+        for i in range(0, len(ids), 500):
+            await self._processes.update_many(
+                {"_id": {"$in": ids[i : i + 500]}, OBSERVED: {"$ne": True}},
+                {"$set": {OBSERVED: True}},
+            )
 
     async def observers(self, process_id: str) -> dict[str, Any]:
         hit = self._cache.get(process_id)

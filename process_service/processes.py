@@ -2,14 +2,23 @@
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import logging
 from collections.abc import Callable
 from typing import Any
 
+from process_service.events import NOTICE
 from process_service.lanes import Lanes
 from process_service.store import ProcessStore, public_fields
-from vance.domain import CloseReason, ProcessStatus, SteerMessage, ThinkProcess, steer_from_dict
+from vance.domain import (
+    CloseReason,
+    LifecycleCall,
+    ProcessStatus,
+    SteerMessage,
+    ThinkProcess,
+    steer_from_dict,
+)
 from vance.errors import (
     AlreadyExistsError,
     FailedPreconditionError,
@@ -37,8 +46,15 @@ class Processes:
         self.on_stopped: NotifyStopped | None = None
 
     async def create(
-        self, spec: ThinkProcess, *, idempotency_key: str, start: bool
+        self,
+        spec: ThinkProcess,
+        *,
+        idempotency_key: str,
+        start: bool,
+        spawned_by: dict[str, Any] | None = None,
     ) -> ThinkProcess:
+        """`spawned_by`: the parent's document, when a process tool spawns the child (its
+        session's stream gets a process-spawned event)."""
         if not spec.session_id or not spec.name or not spec.engine:
             raise InvalidArgumentError("session_id, name and engine are required")
         if idempotency_key:
@@ -77,9 +93,30 @@ class Processes:
             doc = await self._store.get(pid) or doc
             return _model(doc)
         await self._store.index_in_session(spec.session_id, pid)
+        if spawned_by is not None:
+            # Queued before the INIT status event, so both go out in its one write.
+            self._lanes.events.submit(spec.session_id, NOTICE, _spawned(spawned_by, doc))
         await self._lanes.status_event(doc, ProcessStatus.INIT, ProcessStatus.INIT)
         if start:
             self._kick(pid, spec.engine)
+        return _model(doc)
+
+    async def started(self, process_id: str, timeout_s: float) -> ThinkProcess:
+        """The process once a lane took it (RUNNING, or further), or as it is after `timeout_s`
+        (no free worker slot came, or another replica took the lane and this one saw no
+        status change)."""
+        moved = self._lanes.past_init(process_id)
+        try:
+            doc = await self.get(process_id)
+            if doc["status"] == ProcessStatus.INIT.value:
+                try:
+                    async with asyncio.timeout(timeout_s):
+                        await moved.wait()
+                except TimeoutError:
+                    pass
+                doc = await self.get(process_id)
+        finally:
+            self._lanes.forget_past_init(process_id)
         return _model(doc)
 
     async def get(self, process_id: str) -> dict[str, Any]:
@@ -200,7 +237,9 @@ class Processes:
                     "wake": wake,
                     "call": "RESUME",
                     "updated_at_ms": self._lanes.clock.now_ms(),
-                }
+                },
+                # A suspend hook no worker took yet no longer applies.
+                "$unset": {"hook": ""},
             },
         )
         if resumed is None:
@@ -217,6 +256,7 @@ class Processes:
             raise FailedPreconditionError("the process has not started yet", reason="process_init")
         if status is ProcessStatus.CLOSED:
             return doc
+        hook = self._lanes.hook_fields(doc, LifecycleCall.STOP)
         before = await self._store.update(
             pid,
             {"status": {"$ne": ProcessStatus.CLOSED.value}},
@@ -227,13 +267,21 @@ class Processes:
                     "stopped_by": stopped_by,
                     "wake": False,
                     "updated_at_ms": self._lanes.clock.now_ms(),
+                    **hook,
                 },
-                "$unset": {"lane": "", "pause_requested": "", "call": ""},
+                "$unset": {
+                    "lane": "",
+                    "pause_requested": "",
+                    "call": "",
+                    **({} if hook else {"hook": ""}),
+                },
             },
             after=False,
         )
         if before is None:
             return await self.get(pid)
+        if hook:
+            self._kick(pid, str(before["engine"]))
         lane = before.get("lane") or {}
         if lane.get("turn_id"):
             self._cancel_turn(str(lane["turn_id"]))
@@ -251,6 +299,22 @@ class Processes:
             if doc["status"] in (ProcessStatus.RUNNING.value, ProcessStatus.INIT.value):
                 paused.append(await self.pause(doc, allow_init=True))
         return paused
+
+
+def _spawned(parent: dict[str, Any], child: dict[str, Any]) -> dict[str, Any]:
+    """The `process-spawned` frame (docs/protocol.md), in the parent's session."""
+    return {
+        "type": "process-spawned",
+        "data": {
+            "processId": str(parent["_id"]),
+            "processName": str(parent.get("name", "")),
+            "childProcessId": str(child["_id"]),
+            "childProcessName": str(child.get("name", "")),
+            "goal": str(child.get("goal", "")),
+            "engine": str(child.get("engine", "")),
+            "recipe": str(child.get("recipe_name", "") or ""),
+        },
+    }
 
 
 def _model(doc: dict[str, Any]) -> ThinkProcess:

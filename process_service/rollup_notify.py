@@ -1,7 +1,8 @@
 """Tells session_service which sessions' engines changed status, so it keeps the sessions'
 RUNNING/IDLE roll-up current (session_service/rollup.py). Off the turn's path: a status change
-only marks the session; one background loop sends the marks in batches, a short window after
-the first, so a quick turn's RUNNING and IDLE cost one call. A failed call keeps its marks for
+only marks the session; one background loop sends the marks in batches, WINDOW_S after the
+first, so a quick turn's RUNNING and IDLE cost one call, and under load one call (two store
+reads on each side) covers many sessions. A failed call keeps its marks for
 the next round."""
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ from vance.v1 import session_pb2_grpc
 
 logger = logging.getLogger(__name__)
 
-WINDOW_S = 0.05
+WINDOW_S = 0.2
 RETRY_S = 1.0
 CALL_TIMEOUT_S = 10.0
 

@@ -130,7 +130,8 @@ async def create_server(
         on_durable=chat_feed.note,
     )
     lanes = Lanes(store, events, clock, config.lanes)
-    dispatcher = Dispatcher(store, lanes, clock, config.lanes)
+    memory = MemoryStore(db, clock)
+    dispatcher = Dispatcher(store, lanes, clock, config.lanes, memory=memory)
     inbox = Inbox(store, clock, dispatcher)
     processes = Processes(store, lanes, dispatcher.kick, dispatcher.cancel_turn)
     turns = Turns(store, events, lanes, inbox)
@@ -152,7 +153,7 @@ async def create_server(
         cascade=SessionCascade(store, lanes, processes, dispatcher.kick, dispatcher.cancel_turn),
         chat_feed=chat_feed,
         store=store,
-        memory=MemoryStore(db, clock),
+        memory=memory,
     )
     channels = Channels(config)
     rollup = RollupNotifier(session_pb2_grpc.SessionServiceStub(channels.get("session_service")))
@@ -166,6 +167,7 @@ async def create_server(
     # The hub (Eddie): observations of workers in other projects and the hub tools.
     sessions = session_pb2_grpc.SessionServiceStub(channels.get("session_service"))
     observations = Observations(db, events, inbox, sessions)
+    await observations.mark_observed()
     turns.observations = observations
 
     async def publish(session_ids: list[str], type_: str, data: dict[str, Any]) -> None:

@@ -30,6 +30,8 @@ from vance.v1 import process_pb2_grpc
 
 logger = logging.getLogger(__name__)
 
+MAX_SESSIONS_PER_CALL = 1_000
+
 _OUTCOME_LABELS = {v: k.removeprefix("DELIVERY_OUTCOME_") for k, v in pb.DeliveryOutcome.items()}
 
 
@@ -72,6 +74,32 @@ class ProcessServicer(MemoryRpcs, process_pb2_grpc.ProcessServiceServicer):
     @grpc_errors
     async def GetProcess(self, request: ppb.GetProcessRequest, context: Any) -> pb.ThinkProcess:
         return pc.process_doc_to_proto(await self.processes.get_with_snapshot(request.process_id))
+
+    @grpc_errors
+    async def ListSessionEngines(
+        self, request: ppb.ListSessionEnginesRequest, context: Any
+    ) -> ppb.ListSessionEnginesResponse:
+        ids = list(dict.fromkeys(request.session_ids))
+        if len(ids) > MAX_SESSIONS_PER_CALL:
+            raise InvalidArgumentError(f"at most {MAX_SESSIONS_PER_CALL} sessions per call")
+        states = await self.store.engine_states(ids)
+        return ppb.ListSessionEnginesResponse(
+            sessions=[
+                ppb.SessionEngines(
+                    session_id=sid,
+                    engines=[
+                        ppb.EngineState(
+                            process_id=str(doc["_id"]),
+                            status=c.status_to_proto(d.ProcessStatus(doc["status"])),
+                            pending_count=len(doc.get("pending_keys") or [])
+                            + len(doc.get("owned_keys") or []),
+                        )
+                        for doc in states.get(sid, [])
+                    ],
+                )
+                for sid in ids
+            ]
+        )
 
     @grpc_errors
     async def ListProcesses(
@@ -190,6 +218,17 @@ class ProcessServicer(MemoryRpcs, process_pb2_grpc.ProcessServiceServicer):
         try:
             async for event in self.events.subscribe(request.session_id, request.since_seq):
                 yield pc.event_to_proto(event)
+        except SubscriberOverflow as exc:
+            raise AbortedError(str(exc), reason="subscriber_overflow") from exc
+
+    async def SubscribeSessionBatches(
+        self, request: ppb.SubscribeSessionRequest, context: Any
+    ) -> AsyncIterator[ppb.SessionEventBatch]:
+        if not request.session_id:
+            raise InvalidArgumentError("session_id is required")
+        try:
+            async for batch in self.events.subscribe_batches(request.session_id, request.since_seq):
+                yield ppb.SessionEventBatch(events=[pc.event_to_proto(e) for e in batch])
         except SubscriberOverflow as exc:
             raise AbortedError(str(exc), reason="subscriber_overflow") from exc
 

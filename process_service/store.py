@@ -91,6 +91,18 @@ class ProcessStore:
             {"_id": session_id}, {"$addToSet": {"ids": process_id}}, upsert=True
         )
 
+    async def engine_states(self, session_ids: list[str]) -> dict[str, list[Document]]:
+        """Session -> its processes' `_id`, `status`, `pending_keys` and `owned_keys`."""
+        index = await self.session_index.find({"_id": {"$in": session_ids}}).to_list(None)
+        ids = [pid for doc in index for pid in doc.get("ids") or []]
+        fields = {"status": 1, "session_id": 1, "pending_keys": 1, "owned_keys": 1}
+        out: dict[str, list[Document]] = {sid: [] for sid in session_ids}
+        for i in range(0, len(ids), 500):
+            chunk = ids[i : i + 500]
+            for doc in await self.processes.find({"_id": {"$in": chunk}}, fields).to_list(None):
+                out.setdefault(str(doc.get("session_id", "")), []).append(doc)
+        return out
+
     async def session_process_ids(self, session_id: str) -> list[str]:
         doc = await self.session_index.find_one({"_id": session_id})
         return list(doc["ids"]) if doc else []

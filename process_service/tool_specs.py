@@ -18,8 +18,8 @@ PROCESS_TOOLS: list[dict[str, Any]] = [
         "name": "process_create",
         "description": (
             "Start a worker process in this session, preferably from a recipe (see recipe_list). "
-            "Returns at once with its name and status; the worker runs on its own lane and its "
-            "result arrives later as a <process-event>."
+            "Returns once the worker has started, with its name and status; it runs on its own "
+            "lane and its result arrives later as a <process-event>."
         ),
         "parameters": _obj(
             {
@@ -117,6 +117,22 @@ PROCESS_TOOLS: list[dict[str, Any]] = [
         "name": "manual_read",
         "description": "The content of one of your manuals, by name (see manual_list).",
         "parameters": _obj({"name": _S}, ["name"]),
+        "labels": ["@manual", "@read"],
+    },
+    {
+        "name": "how_do_i",
+        "description": (
+            "Look up how something works in this system, or a term you do not know: searches "
+            "the bundled manuals and documentation and returns the best matching sections "
+            "with their titles."
+        ),
+        "parameters": _obj(
+            {
+                "question": {**_S, "description": "the question or term, e.g. 'recipe params'"},
+                "limit": {"type": "integer", "description": "sections to return, 1 to 5 (3)"},
+            },
+            ["question"],
+        ),
         "labels": ["@manual", "@read"],
     },
     {

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 import grpc
 
 from process_service.delegate import Delegation
+from process_service.how_do_i import DEFAULT_RESULTS, MAX_RESULTS, HowDoI
 from process_service.hub_tool_specs import HUB_TOOL_NAMES
 from process_service.inbox import Inbox
 from process_service.processes import Processes
@@ -28,6 +29,9 @@ if TYPE_CHECKING:
 
 logger = logging.getLogger(__name__)
 
+
+# How long process_create waits for its child to leave INIT before it answers.
+STARTED_WAIT_S = 3.0
 
 _str = arg_str
 _details = rpc_details
@@ -60,6 +64,7 @@ class ProcessTools:
         # process_create_delegate spawns through self.spawn, the path process_create takes.
         self._delegation = Delegation(self.spawn, processes, recipes, engines_available)
         self._generated = GeneratedRecipes(recipes, engines_available)
+        self._howdoi = HowDoI()
 
     async def invoke(
         self, tool: str, args: dict[str, Any], caller_id: str, key: str, profile: str
@@ -87,7 +92,13 @@ class ProcessTools:
     async def _process_create(
         self, caller: dict[str, Any], args: dict[str, Any], key: str, profile: str
     ) -> Any:
-        return spawn_result(await self.spawn(caller, args, key, profile))
+        child = await self.spawn(caller, args, key, profile)
+        if child.status is ProcessStatus.INIT:
+            # The caller learns what the child reached once a lane took it (RUNNING, or already
+            # IDLE/BLOCKED/CLOSED), not the INIT of its creation; bounded, since the child waits
+            # for a free worker slot (INIT is reported when none came in time).
+            child = await self._processes.started(child.id, STARTED_WAIT_S)
+        return spawn_result(child)
 
     async def _process_create_delegate(
         self, caller: dict[str, Any], args: dict[str, Any], key: str, profile: str
@@ -150,7 +161,9 @@ class ProcessTools:
             recipe_snapshot={**struct_to_dict(applied.snapshot), "profile": profile},
             params=struct_to_dict(applied.params),
         )
-        child = await self._processes.create(spec, idempotency_key=key, start=True)
+        child = await self._processes.create(
+            spec, idempotency_key=key, start=True, spawned_by=caller
+        )
         steer = _str(args, "steerContent", required=False)
         if steer:
             await self._inbox.steer(
@@ -285,6 +298,11 @@ class ProcessTools:
             "missing": list(resp.missing),
         }
 
+    async def _how_do_i(
+        self, caller: dict[str, Any], args: dict[str, Any], key: str, profile: str
+    ) -> Any:
+        return await _how_do_i(self._howdoi, args)
+
     async def _manual_read(
         self, caller: dict[str, Any], args: dict[str, Any], key: str, profile: str
     ) -> Any:
@@ -303,6 +321,19 @@ class ProcessTools:
         except grpc.aio.AioRpcError as exc:
             raise ToolError(f"manual {name!r}: {_details(exc)}") from exc
         return {"name": manual.name, "title": manual.title, "content": manual.content}
+
+
+async def _how_do_i(howdoi: HowDoI, args: dict[str, Any]) -> dict[str, Any]:
+    question = _str(args, "question")
+    limit = args.get("limit", DEFAULT_RESULTS)
+    if not isinstance(limit, int) or isinstance(limit, bool) or not 1 <= limit <= MAX_RESULTS:
+        raise ToolError(f"'limit' must be a whole number from 1 to {MAX_RESULTS}")
+    hits = howdoi.search(question, limit)
+    return {
+        "question": question,
+        "sections": [{"source": h.source, "title": h.title, "text": h.excerpt} for h in hits],
+        **({} if hits else {"note": "nothing matched; try other words, or ask the user"}),
+    }
 
 
 def _manual_paths(caller: dict[str, Any]) -> list[str]:

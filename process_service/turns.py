@@ -6,14 +6,16 @@ from __future__ import annotations
 import logging
 from typing import TYPE_CHECKING, Any
 
-from process_service.events import CHAT_APPENDED, PROGRESS, STREAM_CHUNK, EventLog
+from process_service.events import CHAT_APPENDED, NOTICE, PROGRESS, STREAM_CHUNK, EventLog
 from process_service.inbox import Inbox
 from process_service.lanes import Lanes
 from process_service.models import TurnRef
+from process_service.observations import OBSERVED
 from process_service.store import ProcessStore
 from process_service.worker_messages import ChatAppend
 from vance.chat_ids import chat_message_id, turn_message_id
 from vance.domain import (
+    HOOK_CALLS,
     PARENT_EVENT_FOR_CLOSE,
     ChatRole,
     CloseReason,
@@ -27,6 +29,14 @@ if TYPE_CHECKING:
     from process_service.observations import Observations
 
 logger = logging.getLogger(__name__)
+
+# Reports that go to clients as frames of their own (docs/protocol.md), not as process-progress:
+# a turn's tool calls. They stay in their session: a hub that observes the worker does not get
+# them (each would cost the hub session a write; its side-channel frames are enough).
+OWN_FRAMES = {
+    "TOOL_CALL_STARTED": "tool-call-started",
+    "TOOL_CALL_COMPLETED": "tool-call-completed",
+}
 
 
 class Turns:
@@ -100,6 +110,11 @@ class Turns:
         )
 
     async def progress(self, ref: TurnRef, kind: str, payload: dict[str, Any]) -> None:
+        frame = OWN_FRAMES.get(kind)
+        if frame is not None:
+            data = {"processId": ref.process_id, "processName": ref.process_name, **payload}
+            self._events.submit(ref.session_id, NOTICE, {"type": frame, "data": data})
+            return
         self._events.submit(
             ref.session_id,
             PROGRESS,
@@ -112,7 +127,7 @@ class Turns:
                 "payload": payload,
             },
         )
-        if self.observations is not None:
+        if self.observations is not None and ref.process.get(OBSERVED):
             await self.observations.forward_progress(ref, kind, payload)
 
     async def commit(
@@ -124,6 +139,9 @@ class Turns:
         payload: dict[str, Any],
         close_detail: str = "",
     ) -> dict[str, Any] | None:
+        if ref.call in HOOK_CALLS:
+            # A hook's end: the lane is released, the status and the parent are left alone.
+            return await self._lanes.end_hook(ref)
         doc = await self._lanes.commit(ref, status, close_reason, close_detail)
         if doc is None:
             return None
@@ -137,7 +155,7 @@ class Turns:
             await self.notify_parent(
                 doc, ProcessEventType.BLOCKED, summary, payload, key=f"{ref.turn_id}:blocked"
             )
-        if self.observations is not None:
+        if self.observations is not None and doc.get(OBSERVED):
             await self.observations.on_commit(ref, doc, summary, payload)
         return doc
 

@@ -19,6 +19,7 @@ class Hello:
     worker_id: str
     engines: dict[str, str]  # name -> version
     slots: int
+    hooks: dict[str, list[str]] = field(default_factory=dict)  # engine -> SUSPEND, STOP
 
 
 @dataclass(frozen=True)
@@ -105,6 +106,10 @@ class Ack:
     turn_id: str
     ok: bool
     error: str = ""
+    # The turn's stored chat, when it is all of it (the worker then holds the chat through
+    # `held_through`); None otherwise.
+    chat: list[dict[str, Any]] | None = None
+    held_through: int = 0
 
 
 ToWorker = Welcome | Assign | Cancel | Ack

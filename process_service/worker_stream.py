@@ -93,6 +93,7 @@ class WorkerStreams:
         of its stream messages holds (a commit carries the reports held back for it)."""
         tg = self._group()
         conn = self._dispatcher.register(hello.worker_id, hello.engines, hello.slots)
+        self._lanes.declare_hooks(hello.hooks)
         queues: dict[str, TurnQueue] = {}
         reader = tg.create_task(self._read(conn, queues, incoming))
         try:
@@ -186,6 +187,11 @@ class WorkerStreams:
         caller writes them)."""
         appends = [r for r in reports if isinstance(r, ChatAppend)]
         stored = await self._turns.store_chat(ref, appends) if appends else []
+        for doc in stored:
+            if doc is None:
+                ref.chat_fresh = False
+            else:
+                ref.stored_chat.append(doc)
         chat = iter(stored)
         for r in reports:
             if isinstance(r, ChatAppend):
@@ -207,10 +213,18 @@ class WorkerStreams:
             commit.payload,
             commit.close_detail,
         )
-        ok = doc is not None
-        self._dispatcher.finished(
-            ref, Ack(ref.turn_id, ok, "" if ok else "the lane is no longer this turn's")
-        )
+        if doc is None:
+            ack = Ack(ref.turn_id, False, "the lane is no longer this turn's")
+        else:
+            through = int(doc.get("chat_count", 0))
+            whole = ref.chat_fresh and through == ref.chat_base + len(ref.stored_chat)
+            # With all of the turn's chat, the worker holds the process's chat through here.
+            ack = (
+                Ack(ref.turn_id, True, chat=ref.stored_chat, held_through=through)
+                if whole
+                else Ack(ref.turn_id, True)
+            )
+        self._dispatcher.finished(ref, ack)
         if doc is not None and doc.get("wake") and doc["status"] in ("IDLE", "BLOCKED"):
             # Messages arrived during the turn: the next one starts at once.
             self._dispatcher.kick(ref.process_id, ref.engine)

@@ -1,26 +1,30 @@
-"""The settings engines read and write (seed 000 §2.2): typed keys, looked up through
-process -> session -> project -> tenant (innermost wins), written at a chosen level.
+"""The settings engines read and write: typed keys, looked up through
+process -> session -> project -> group -> tenant (innermost wins), written at a chosen level.
 
 They live in the `settings` collection beside the tenant and project documents of
 session_service/settings.py (same shape: `values: [{key, value}]` and a version `v`), under
-`<tenant>:session:<id>` and `<tenant>:process:<id>`. Tenant and project values of these keys can
-also be set by admins through UpdateSettings (settings.py registers them). The model has no
-project groups, so the chain has no group level. One resolve is one `_id $in` read.
+`<tenant>:session:<id>`, `<tenant>:process:<id>` and `<tenant>:group:<group>`. Tenant and
+project values of these keys can also be set by admins through UpdateSettings (settings.py
+registers them). A project names its group (`Project.group`, set when it is created and never
+changed), so the project -> group step is read once per project and kept in memory. One resolve
+is one `_id $in` read.
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from pymongo.asynchronous.database import AsyncDatabase
 
+from session_service.settings_cache import SettingsDocs
 from vance.errors import AbortedError, InvalidArgumentError
 from vance.store import Document, is_duplicate_key
 
-PROCESS, SESSION, PROJECT, TENANT = "PROCESS", "SESSION", "PROJECT", "TENANT"
-CHAIN = (PROCESS, SESSION, PROJECT, TENANT)
+PROCESS, SESSION, PROJECT, GROUP, TENANT = "PROCESS", "SESSION", "PROJECT", "GROUP", "TENANT"
+CHAIN = (PROCESS, SESSION, PROJECT, GROUP, TENANT)
+_GROUP_CACHE = 10_000
 
 DEFAULT_CHAT_ENGINE = "session.defaultChatEngine"
 MAX_CONTEXT_TOKENS = "arthur.maxContextTokens"
@@ -71,6 +75,7 @@ class Scope:
     project_id: str = ""
     session_id: str = ""
     process_id: str = ""
+    group_id: str = ""
 
     def doc_id(self, level: str) -> str:
         t = self.tenant_id
@@ -80,6 +85,8 @@ class Scope:
             return f"{t}:session:{self.session_id}" if self.session_id else ""
         if level == PROJECT:
             return f"{t}:{self.project_id}" if self.project_id else ""
+        if level == GROUP:
+            return f"{t}:group:{self.group_id}" if self.group_id else ""
         return t
 
 
@@ -106,15 +113,34 @@ def check(key: str, raw: str) -> str:
 
 
 class EngineSettings:
-    def __init__(self, db: AsyncDatabase[Document]) -> None:
+    def __init__(self, db: AsyncDatabase[Document], docs: SettingsDocs | None = None) -> None:
         self._c = db["settings"]
+        self.docs = docs or SettingsDocs(self._c)
+        self._projects = db["projects"]
+        self._groups: dict[str, str] = {}  # "<tenant>:<project>" -> its group ("" for none)
+
+    async def _with_group(self, scope: Scope) -> Scope:
+        if scope.group_id or not scope.project_id:
+            return scope
+        key = f"{scope.tenant_id}:{scope.project_id}"
+        group = self._groups.get(key)
+        if group is None:
+            doc = await self._projects.find_one({"_id": key}, {"group": 1})
+            if doc is None:
+                return scope  # no such project (yet): read again next time
+            group = str(doc.get("group") or "")
+            if len(self._groups) >= _GROUP_CACHE:
+                self._groups.clear()
+            self._groups[key] = group
+        return replace(scope, group_id=group)
 
     async def resolve(self, scope: Scope, keys: list[str] | None = None) -> dict[str, Resolved]:
         if not scope.tenant_id:
             raise InvalidArgumentError("tenant_id is required")
+        scope = await self._with_group(scope)
         levels = [(lvl, scope.doc_id(lvl)) for lvl in CHAIN if scope.doc_id(lvl)]
         ids = [doc_id for _, doc_id in levels]
-        docs = {str(d["_id"]): d for d in await self._c.find({"_id": {"$in": ids}}).to_list(None)}
+        docs = await self.docs.get_many(ids)
         out: dict[str, Resolved] = {}
         for level, doc_id in levels:  # innermost first: the first hit wins
             for item in (docs.get(doc_id) or {}).get("values") or []:
@@ -128,12 +154,15 @@ class EngineSettings:
         so concurrent writes of different keys both stay."""
         value = check(key, raw) if raw != "" else ""
         if level not in CHAIN:
-            raise InvalidArgumentError("level must be PROCESS, SESSION, PROJECT or TENANT")
+            raise InvalidArgumentError("level must be PROCESS, SESSION, PROJECT, GROUP or TENANT")
+        if level == GROUP:
+            scope = await self._with_group(scope)
         doc_id = scope.doc_id(level)
         if not doc_id:
             raise InvalidArgumentError(f"the scope names no {level.lower()}")
         if key not in ENGINE_KEYS:
             check(key, "")
+        self.docs.written(doc_id)
         for _ in range(8):
             doc = await self._c.find_one({"_id": doc_id})
             values = {str(i["key"]): str(i["value"]) for i in (doc or {}).get("values") or []}
@@ -158,6 +187,7 @@ class EngineSettings:
                 break
         else:
             raise AbortedError("the settings kept changing; try again", reason="settings_busy")
+        self.docs.written(doc_id)
         return await self.resolve(scope)
 
 

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+from collections.abc import AsyncIterator
 from typing import Any
 
 from session_service.engine_settings import (
+    GROUP,
     PROCESS,
     PROJECT,
     SESSION,
@@ -21,6 +23,7 @@ _LEVELS: dict[int, str] = {
     spb.SETTING_LEVEL_SESSION: SESSION,
     spb.SETTING_LEVEL_PROJECT: PROJECT,
     spb.SETTING_LEVEL_TENANT: TENANT,
+    spb.SETTING_LEVEL_GROUP: GROUP,
 }
 _BACK = {v: k for k, v in _LEVELS.items()}
 
@@ -47,13 +50,19 @@ class EngineSettingsRpcs:
     ) -> spb.EngineSettings:
         return _out(await self.engine_settings.resolve(_scope(request.scope), list(request.keys)))
 
+    async def WatchSettings(
+        self, request: spb.WatchSettingsRequest, context: Any
+    ) -> AsyncIterator[spb.SettingsChange]:
+        async for generation in self.engine_settings.docs.changes():
+            yield spb.SettingsChange(generation=generation)
+
     @grpc_errors
     async def SetEngineSetting(
         self, request: spb.SetEngineSettingRequest, context: Any
     ) -> spb.EngineSettings:
         level = _LEVELS.get(request.level)
         if level is None:
-            raise InvalidArgumentError("level must be PROCESS, SESSION, PROJECT or TENANT")
+            raise InvalidArgumentError("level must be PROCESS, SESSION, PROJECT, GROUP or TENANT")
         return _out(
             await self.engine_settings.set(_scope(request.scope), level, request.key, request.value)
         )

@@ -15,6 +15,7 @@ from session_service.archive import Archive
 from session_service.binding import Binding
 from session_service.hooks import Hooks
 from session_service.settings import Settings
+from session_service.settings_cache import SettingsDocs
 from session_service.store import SessionStore
 from session_service.sweep_sets import SweepSets
 from session_service.sweepers import Sweepers
@@ -51,8 +52,9 @@ def build_lifecycle(
     *,
     hooks: Hooks | None = None,
     replica_id: str = "",
+    settings_docs: SettingsDocs | None = None,
 ) -> LifecycleServices:
-    settings = Settings(db)
+    settings = Settings(db, settings_docs)
     evaluator = AbandonedEvaluator(processes, settings, config)
     transitions = Transitions(
         store, SweepSets(db), settings, processes, recipes, evaluator, clock, config

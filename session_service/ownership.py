@@ -28,7 +28,7 @@ from typing import Any
 
 from pymongo.asynchronous.database import AsyncDatabase
 
-from session_service.lifecycle import OPEN
+from session_service.lifecycle import DEAD, OPEN
 from session_service.models import Session, SessionStatus
 from session_service.sweepers import Sweepers
 from session_service.transitions import Transitions
@@ -70,8 +70,18 @@ class Ownership:
         self.lease_ms = lease_ms
 
     async def renew(self, replica_id: str, sessions: dict[str, str]) -> ReplicaReport:
-        """The replica's lease, and the sessions it holds now (session id -> connection)."""
+        """The replica's lease, and the sessions it holds now (session id -> connection).
+        Archived, closed and deleted sessions are left out: a socket still open on one of
+        them holds nothing a takeover could suspend, and a deleted session leaves no trace."""
         _check(replica_id)
+        if sessions:
+            live = {
+                str(d["_id"])
+                async for d in self._cascades.store.sessions.find(
+                    {"_id": {"$in": list(sessions)}, "status": {"$nin": list(DEAD)}}, {"_id": 1}
+                )
+            }
+            sessions = {k: v for k, v in sessions.items() if k in live}
         await self._c.update_one(
             {"_id": replica_id},
             {
@@ -83,6 +93,22 @@ class Ownership:
             upsert=True,
         )
         return ReplicaReport(sessions=len(sessions))
+
+    async def forget(self, session_id: str) -> None:
+        """Takes an archived or deleted session out of the lease documents that list it."""
+        async for doc in self._c.find({"sessions.s": session_id}):
+            kept = [e for e in doc.get("sessions") or [] if e.get("s") != session_id]
+            await self._c.update_one({"_id": doc["_id"]}, {"$set": {"sessions": kept}})
+
+    # The lifecycle hooks (session_service/hooks.py): archive and delete forget the session.
+    async def on_session_archived(self, session: Session) -> None:
+        await self.forget(session.session_id)
+
+    async def on_session_unarchived(self, session: Session) -> None:
+        return None
+
+    async def on_session_deleted(self, session: Session) -> None:
+        await self.forget(session.session_id)
 
     async def shutdown(self, replica_id: str, sessions: dict[str, str]) -> ReplicaReport:
         """The sessions the replica holds as it stops (as it says, else as last renewed)."""

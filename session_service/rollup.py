@@ -9,6 +9,7 @@ from __future__ import annotations
 import logging
 from typing import Any
 
+from session_service.lifecycle import OPEN, rollup
 from session_service.store import SessionStore
 from session_service.transitions import Transitions
 from vance.clock import Clock
@@ -16,6 +17,8 @@ from vance.errors import grpc_errors
 from vance.v1 import session_pb2 as spb
 
 logger = logging.getLogger(__name__)
+
+BATCH = 500
 
 
 class Rollup:
@@ -25,15 +28,29 @@ class Rollup:
         self._clock = clock
 
     async def refresh(self, session_ids: list[str]) -> int:
+        """A batch costs two reads here and one call to process_service (two reads there),
+        whatever its size; only sessions whose roll-up changed are written."""
+        ids = list(dict.fromkeys(session_ids))
         changed = 0
-        for session_id in dict.fromkeys(session_ids):
-            session = await self._store.session(session_id)
-            if session is None:
+        for i in range(0, len(ids), BATCH):
+            sessions = [
+                s
+                for s in await self._store.sessions_by_ids(ids[i : i + BATCH])
+                if s.status.value in OPEN
+            ]
+            if not sessions:
                 continue
-            updated = await self._cascades.view(session)
-            if updated.status != session.status:
-                changed += 1
-                await self._store.cards.put(updated, self._clock.now_ms())
+            states = await self._cascades.processes.engine_states([s.session_id for s in sessions])
+            for session in sessions:
+                status = rollup(states.get(session.session_id, []))
+                if status == session.status.value:
+                    continue
+                updated = await self._cascades.cas(
+                    session.session_id, {"status": session.status.value}, {"status": status}
+                )
+                if updated is not None:
+                    changed += 1
+                    await self._store.cards.put(updated, self._clock.now_ms())
         return changed
 
 

@@ -18,6 +18,7 @@ from session_service.search.wiring import build_search
 from session_service.seed import seed_defaults
 from session_service.service import SessionServicer
 from session_service.sessions import Sessions
+from session_service.settings_cache import SettingsDocs
 from session_service.store import SessionStore
 from session_service.token_revocations import TokenRevocationStore, TokenServicer
 from session_service.user_inbox import UserInbox
@@ -58,11 +59,21 @@ async def create_server(
     store = SessionStore(db)
     processes = ProcessClient(channels.get("process_service"))
     recipes = RecipeClient(channels.get("recipe_service"))
-    engine_settings = EngineSettings(db)
+    settings_docs = SettingsDocs(db["settings"])
+    engine_settings = EngineSettings(db, settings_docs)
     search = build_search(db, store, clock, processes, config.llm)
     hooks = hooks or Hooks()
     hooks.register(search.hook)
-    lifecycle = build_lifecycle(db, store, clock, processes, recipes, config.lifecycle, hooks=hooks)
+    lifecycle = build_lifecycle(
+        db,
+        store,
+        clock,
+        processes,
+        recipes,
+        config.lifecycle,
+        hooks=hooks,
+        settings_docs=settings_docs,
+    )
     sessions = Sessions(
         store,
         clock,
@@ -89,6 +100,7 @@ async def create_server(
     servicer.ownership = Ownership(
         db, lifecycle.transitions, lifecycle.sweepers, clock, config.lifecycle
     )
+    hooks.register(servicer.ownership)
     session_pb2_grpc.add_SessionServiceServicer_to_server(servicer, host.server)
     tokens_pb2_grpc.add_TokenServiceServicer_to_server(TokenServicer(revocations), host.server)
     bound = host.bind(config.grpc_host, config.port("session_service") if port is None else port)

@@ -74,6 +74,7 @@ class SessionServicer(
             request.title,
             sc.kind_from_proto(request.kind),
             owner=request.owner_user_id,
+            group=request.group,
         )
         return sc.project_to_proto(project)
 

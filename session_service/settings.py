@@ -18,6 +18,7 @@ from pymongo.asynchronous.database import AsyncDatabase
 
 from session_service.access import Actor
 from session_service.engine_settings import ENGINE_KEYS
+from session_service.settings_cache import SettingsDocs
 from vance.domain import LIFECYCLE_SETTINGS, parse_lifecycle_setting
 from vance.errors import (
     AbortedError,
@@ -118,8 +119,10 @@ def validate(key: str, raw: str, *, project: bool) -> str:
 
 
 class Settings:
-    def __init__(self, db: AsyncDatabase[Document]) -> None:
+    def __init__(self, db: AsyncDatabase[Document], docs: SettingsDocs | None = None) -> None:
         self._c = db["settings"]
+        # The engine settings' cached reads of the same documents (settings_cache.py).
+        self._docs = docs
 
     @staticmethod
     def _id(tenant: str, project: str) -> str:
@@ -162,6 +165,8 @@ class Settings:
                 reason="invalid_setting",
             )
         doc_id = self._id(tenant, project)
+        if self._docs is not None:
+            self._docs.written(doc_id)
         for _ in range(8):
             doc = await self._c.find_one({"_id": doc_id})
             values = {k: v for k, v in (_values(doc) | clean).items() if k not in dropped}
@@ -182,6 +187,8 @@ class Settings:
                 break
         else:
             raise AbortedError("the settings kept changing; try again", reason="settings_busy")
+        if self._docs is not None:
+            self._docs.written(doc_id)
         return await self.view(tenant, project)
 
 

@@ -65,8 +65,15 @@ async def test_a_suspended_hub_leaves_the_worker_running_and_hears_it_later(
 
     await eventually(answered, what="the worker's answer")
     await process_status(system, worker.chat_process_id, "IDLE")
-    eddie = await system.process(opened["chatProcessId"])
-    assert eddie.pending_count == 1  # the DONE waits in the suspended Eddie's inbox
+
+    # The DONE is steered into Eddie's inbox after the worker's commit (observations.py),
+    # so it can land a moment after the IDLE; it waits there while Eddie is suspended.
+    async def waiting() -> int | None:
+        eddie = await system.process(opened["chatProcessId"])
+        return eddie.pending_count if eddie.pending_count else None
+
+    assert await eventually(waiting, what="the DONE in Eddie's inbox") == 1
+    assert (await system.process(opened["chatProcessId"])).status == pb.PROCESS_STATUS_SUSPENDED
 
     # The next hub connection resumes that session; Eddie hears the DONE once.
     again, reopened = await hub(system, token)

@@ -1,8 +1,8 @@
-"""The two model clients (vance/llm.py) against the scripted OpenAI-compatible server: litellm
-and the direct openai SDK path give the same replies, tool calls, usage and errors, and
-`llm.client` decides which one a model goes through. The system's engine turns run through the
-direct path (the tests' model is `openai/scripted`); session_service's suggestions through
-litellm."""
+"""The three model clients (vance/llm.py, vance/llm_http.py) against the scripted
+OpenAI-compatible server: litellm, the direct aiohttp path and the openai SDK give the same
+replies, tool calls, usage and errors, and `llm.client` decides which one a model goes through.
+The system's engine turns run through the direct aiohttp path (the tests' model is
+`openai/scripted`); session_service's suggestions through litellm."""
 
 from __future__ import annotations
 
@@ -18,6 +18,7 @@ from vance.llm import (
     ModelClient,
     ModelReply,
     OpenAIClient,
+    OpenAISdkClient,
     RoutingClient,
     make_model_client,
     uses_litellm,
@@ -37,6 +38,10 @@ TOOL: dict[str, Any] = {
 
 def _config(llm: ThreadedScriptedLlm) -> LlmConfig:
     return LlmConfig(model="openai/scripted", api_base=llm.base_url, api_key="k", timeout_s=30)
+
+
+def _clients(config: LlmConfig) -> list[ModelClient]:
+    return [LiteLLMClient(config), OpenAIClient(config), OpenAISdkClient(config)]
 
 
 async def _call(client: ModelClient, content: str) -> tuple[ModelReply, list[str]]:
@@ -71,14 +76,19 @@ async def test_both_clients_give_the_same_reply_tool_calls_and_usage(
     )
     config = _config(llm)
     via_litellm = await _call(LiteLLMClient(config), m)
-    direct = await _call(OpenAIClient(config), m)
-    assert direct == via_litellm
+    http = OpenAIClient(config)
+    direct = await _call(http, m)
+    await http.aclose()
+    sdk = OpenAISdkClient(config)
+    via_sdk = await _call(sdk, m)
+    await sdk.aclose()
+    assert direct == via_litellm == via_sdk
     # The same request reached the server: model, messages, tools, streaming with usage.
-    sent = [r for r in llm.script.requests if m in str(r.get("messages"))][-2:]
+    sent = [r for r in llm.script.requests if m in str(r.get("messages"))][-3:]
     fields = ("model", "messages", "tools", "stream", "stream_options")
     assert [{k: r.get(k) for k in fields} for r in sent] == [
         {k: sent[0].get(k) for k in fields}
-    ] * 2
+    ] * 3
     assert sent[0]["model"] == "scripted" and sent[0]["tools"] == [TOOL]
     reply, chunks = direct
     assert reply.text == "two tools and a few words" == "".join(chunks)
@@ -99,21 +109,23 @@ async def test_both_clients_raise_the_same_error_for_a_failed_call(
     llm.script.add(Rule(match=m, fail_status=400, repeat=True))
     config = _config(llm)
     errors = []
-    for client in (LiteLLMClient(config), OpenAIClient(config)):
+    for client in _clients(config):
         with pytest.raises(ModelCallError) as info:
             await _call(client, m)
+        await client.aclose()
         errors.append((info.value.status_code, info.value.detail))
-    assert errors[0][0] == errors[1][0] == 400
-    assert "scripted failure" in errors[0][1] and "scripted failure" in errors[1][1]
+    assert [status for status, _ in errors] == [400, 400, 400]
+    assert all("scripted failure" in detail for _, detail in errors)
 
 
 async def test_an_unreachable_endpoint_is_the_same_error_from_both() -> None:
     config = LlmConfig(
         model="openai/scripted", api_base="http://127.0.0.1:9/v1", api_key="k", timeout_s=5
     )
-    for client in (LiteLLMClient(config), OpenAIClient(config)):
+    for client in _clients(config):
         with pytest.raises(ModelCallError) as info:
             await _call(client, "hello")
+        await client.aclose()
         assert info.value.status_code == 0
 
 
@@ -126,6 +138,10 @@ def test_the_client_setting_picks_the_path_per_model() -> None:
     other = load_config(env={"VANCE_LLM_MODEL": "anthropic/claude-3-5-haiku"}).llm
     assert isinstance(RoutingClient(other).client_for("default:chat"), LiteLLMClient)
     assert uses_litellm(other) and not uses_openai_sdk(other)
+    sdk = load_config(
+        env={"VANCE_LLM_MODEL": "openai/gpt-4o-mini", "VANCE_LLM_CLIENT": "openai-sdk"}
+    ).llm
+    assert isinstance(RoutingClient(sdk).client_for("default:chat"), OpenAISdkClient)
     forced = load_config(
         env={"VANCE_LLM_MODEL": "openai/gpt-4o-mini", "VANCE_LLM_CLIENT": "litellm"}
     ).llm

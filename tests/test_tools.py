@@ -93,6 +93,40 @@ async def test_a_tool_the_profile_may_not_use_is_never_shown_to_the_model(
     assert "process_create" in seen["foot"] and "respond" in seen["foot"]
 
 
+async def test_a_tool_registered_between_two_turns_is_in_the_next_turns_pool(
+    system: System,
+) -> None:
+    """Workers keep resolved pools (engine_worker/tools.py) while they watch the registry; a
+    registration drops them, so the very next turn offers the new tool."""
+    m = uuid.uuid4().hex[:8]
+    tool = f"process_zz_fresh_{m}"
+    client, _ = await chat_session(system)
+    for n in (1, 2):
+        system.script(Rule(match_last=f"{m} turn {n}", text=f"ok {n}"))
+    await client.ok("process-steer", {"processName": "chat", "content": f"{m} turn 1"})
+    await assistant_says(client, "ok 1")
+    before = [t["function"]["name"] for t in system.model_requests(f"{m} turn 1")[-1]["tools"]]
+    assert tool not in before and "process_create" in before
+    await tool_pb2_grpc.ToolServiceStub(system.channel("tool_service")).RegisterTools(
+        tpb.RegisterToolsRequest(
+            owner="test",
+            address="127.0.0.1:9",
+            tools=[
+                tpb.ToolSpec(
+                    name=tool,
+                    description="registered while the chat runs",
+                    parameters=dict_to_struct({"type": "object", "properties": {}}),
+                )
+            ],
+        )
+    )
+    await client.ok("process-steer", {"processName": "chat", "content": f"{m} turn 2"})
+    await assistant_says(client, "ok 2")
+    after = [t["function"]["name"] for t in system.model_requests(f"{m} turn 2")[-1]["tools"]]
+    assert tool in after
+    await client.close()
+
+
 async def test_tool_failures_come_back_as_results_and_the_turn_goes_on(system: System) -> None:
     m = uuid.uuid4().hex[:8]
     system.script(

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import time
+from collections.abc import AsyncIterator
 from typing import Any
 
 import grpc
@@ -30,6 +32,7 @@ class ToolRegistry:
         # Every turn resolves a pool; the registry changes only when a service starts.
         self._cache: tuple[float, list[Document]] | None = None
         self._generation = 0
+        self._changed = asyncio.Condition()
 
     async def register(self, owner: str, address: str, specs: list[dict[str, Any]]) -> int:
         for spec in specs:
@@ -40,7 +43,19 @@ class ToolRegistry:
             )
         self._cache = None
         self._generation += 1
+        async with self._changed:
+            self._changed.notify_all()
         return len(specs)
+
+    async def changes(self) -> AsyncIterator[int]:
+        """The generation now, then after each registration (several may fold into one)."""
+        seen = -1
+        while True:
+            async with self._changed:
+                while self._generation == seen:
+                    await self._changed.wait()
+                seen = self._generation
+            yield seen
 
     async def list(self, profile: str = "") -> list[Document]:
         now = time.monotonic()

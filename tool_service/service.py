@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import AsyncIterator
 from typing import Any
 
 from tool_service.pool import resolve_pool
@@ -55,6 +56,12 @@ class ToolServicer(tool_pb2_grpc.ToolServiceServicer):
             profile=request.profile or "default",
         )
         return tpb.ListToolsResponse(tools=[_spec(d) for d in pool])
+
+    async def WatchRegistry(
+        self, request: tpb.WatchRegistryRequest, context: Any
+    ) -> AsyncIterator[tpb.RegistryChange]:
+        async for generation in self.registry.changes():
+            yield tpb.RegistryChange(generation=generation)
 
     @grpc_errors
     async def InvokeTool(

@@ -147,7 +147,7 @@ class LlmConfig(_Frozen):
     api_key: str = ""
     # "auto": the openai SDK for openai/... models (OpenAI or any compatible api_base), litellm
     # for the rest; "litellm": litellm for every call (vance/llm.py).
-    client: Literal["auto", "litellm"] = "auto"
+    client: Literal["auto", "openai-sdk", "litellm"] = "auto"
     timeout_s: float = 120.0
     tiers: dict[str, str] = Field(
         default_factory=lambda: {"default:fast": "", "default:analyze": "", "default:chat": ""}

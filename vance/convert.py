@@ -55,6 +55,13 @@ def outcome_to_proto(o: d.DeliveryOutcome) -> pb.DeliveryOutcome:
     return cast(pb.DeliveryOutcome, enum_to_proto(o, pb.DeliveryOutcome, "DELIVERY_OUTCOME"))
 
 
+def outcome_from_proto(n: int) -> d.DeliveryOutcome:
+    outcome = enum_from_proto(n, pb.DeliveryOutcome, "DELIVERY_OUTCOME", d.DeliveryOutcome)
+    if outcome is None:
+        raise ValueError("delivery outcome is required")
+    return outcome
+
+
 def call_to_proto(c: d.LifecycleCall) -> pb.LifecycleCall:
     return cast(pb.LifecycleCall, enum_to_proto(c, pb.LifecycleCall, "LIFECYCLE_CALL"))
 

@@ -54,6 +54,12 @@ class LifecycleCall(StrEnum):
     START = "START"
     STEER = "STEER"
     RESUME = "RESUME"
+    # Hooks (engine_worker/engine.py): run after the transition, the status stays.
+    SUSPEND = "SUSPEND"
+    STOP = "STOP"
+
+
+HOOK_CALLS = frozenset({LifecycleCall.SUSPEND, LifecycleCall.STOP})
 
 
 class DeliveryOutcome(StrEnum):

@@ -228,6 +228,7 @@ RULES.update(
             "PauseSession": session_only,
             "ListChatMessages": process_or_session,
             "SubscribeSession": session_only,
+            "SubscribeSessionBatches": session_only,
             "ListWorkers": any_admin,
         }.items()
     }

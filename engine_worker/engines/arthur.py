@@ -6,7 +6,7 @@ import logging
 from typing import Any
 
 from engine_worker.context import ThinkEngineContext
-from engine_worker.engine import TurnOutcome
+from engine_worker.engine import EngineDefaults, TurnOutcome
 from engine_worker.engines import arthur_prompt
 from engine_worker.engines.common import history_to_llm, inbox_to_llm_messages
 from engine_worker.engines.context_budget import fit, history_limit
@@ -27,7 +27,7 @@ logger = logging.getLogger(__name__)
 
 WELCOME = "Hi, I'm Arthur. How can I help?"
 FALLBACK_PROMPT = "You are Arthur, the session chat assistant of Vancetope."
-TOOLS = ["process_*", "recipe_list", "recipe_describe", "manual_list", "manual_read"]
+TOOLS = ["process_*", "recipe_list", "recipe_describe", "manual_list", "manual_read", "how_do_i"]
 # Settings (session_service/engine_settings.py) Arthur reads each turn.
 MAX_CONTEXT_TOKENS = "arthur.maxContextTokens"
 DEFAULT_MAX_CONTEXT_TOKENS = 64_000
@@ -42,11 +42,17 @@ FORCED_RESUME_NOTE = (
 DIRECT_COMMANDS = {"steer", "approve", "reject"}
 
 
-class Arthur:
+class Arthur(EngineDefaults):
     name = "arthur"
     title = "Arthur Session Chat"
     description = "Reactive session chat: talks with the user and delegates deep work to workers."
     version = "1.0.0"
+
+    def default_settings(self) -> dict[str, str]:
+        return {
+            MAX_CONTEXT_TOKENS: str(DEFAULT_MAX_CONTEXT_TOKENS),
+            INCLUDE_MEMORY: "true",
+        }
 
     async def start(self, process: ThinkProcess, ctx: ThinkEngineContext) -> TurnOutcome:
         await ctx.chat.append(ChatRole.ASSISTANT, WELCOME)

@@ -10,7 +10,7 @@ import logging
 from typing import Any
 
 from engine_worker.context import ThinkEngineContext
-from engine_worker.engine import TurnOutcome
+from engine_worker.engine import EngineDefaults, TurnOutcome
 from engine_worker.engines import eddie_actions as a
 from engine_worker.engines.common import history_to_llm, inbox_to_llm, process_event_text
 from engine_worker.engines.context_budget import fit_history
@@ -86,7 +86,7 @@ def _awaiting(history: list[ChatMessage]) -> str:
     return ""
 
 
-class Eddie:
+class Eddie(EngineDefaults):
     name = "eddie"
     title = "Eddie Hub"
     description = "The user's personal hub: talks briefly, creates and watches projects."

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from engine_worker.context import ThinkEngineContext
-from engine_worker.engine import TurnOutcome
+from engine_worker.engine import STOP_HOOK, SUSPEND_HOOK, EngineDefaults, TurnOutcome
 from engine_worker.engines.common import history_to_llm, inbox_to_llm_messages
 from engine_worker.engines.loop import run_tool_loop
 from vance.domain import ChatRole, ThinkProcess, UserChatInput
@@ -11,11 +11,24 @@ from vance.domain import ChatRole, ThinkProcess, UserChatInput
 FALLBACK_PROMPT = "You are Ford, a careful worker. Do the task and answer with the result."
 
 
-class Ford:
+class Ford(EngineDefaults):
     name = "ford"
     title = "Ford Worker"
     description = "Generalist worker: works a goal with its tools and reports back."
     version = "1.0.0"
+    # A worker cut off by a suspend or a stop keeps a note of where it was, in its working
+    # memory: a resumed Ford (and whoever reads its memory) sees it.
+    hooks = frozenset({SUSPEND_HOOK, STOP_HOOK})
+
+    async def suspend(self, process: ThinkProcess, ctx: ThinkEngineContext) -> None:
+        cause = process.last_suspend_cause or "unknown"
+        await ctx.memory().record_turn(
+            f"Suspended (cause {cause}) while working on: {process.goal}"
+        )
+
+    async def stop(self, process: ThinkProcess, ctx: ThinkEngineContext) -> None:
+        reason = process.close_reason.value if process.close_reason else "STOPPED"
+        await ctx.memory().record_turn(f"Closed ({reason}) before finishing: {process.goal}")
 
     async def start(self, process: ThinkProcess, ctx: ThinkEngineContext) -> TurnOutcome:
         if process.goal:

@@ -17,7 +17,7 @@ from typing import Any
 import yaml
 
 from engine_worker.context import ThinkEngineContext
-from engine_worker.engine import TurnOutcome
+from engine_worker.engine import EngineDefaults, TurnOutcome
 from vance.domain import ChatRole, CloseReason, ProcessStatus, ThinkProcess, ToolCallStatus
 
 logger = logging.getLogger(__name__)
@@ -47,7 +47,7 @@ REPAIR = (
 )
 
 
-class Slartibartfast:
+class Slartibartfast(EngineDefaults):
     name = "slartibartfast"
     title = "Slartibartfast"
     description = "Recipe architect: designs, validates and stores a recipe for a task."

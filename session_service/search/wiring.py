@@ -60,6 +60,10 @@ class LazyModel:
             tier=tier, messages=messages, tools=tools, on_chunk=on_chunk, temperature=temperature
         )
 
+    async def aclose(self) -> None:
+        if self._client is not None:
+            await self._client.aclose()
+
 
 class SearchHook:
     """Follows the lifecycle transitions (session_service/hooks.py): rewrites the session's

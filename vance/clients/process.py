@@ -68,6 +68,10 @@ class Processes(Protocol):
 
     async def process(self, process_id: str) -> ThinkProcess: ...
 
+    async def engine_states(self, session_ids: list[str]) -> dict[str, list[tuple[str, int]]]:
+        """Session -> (status, pending count) of each of its processes, CLOSED ones included."""
+        ...
+
     async def chat(
         self, session_id: str, process_id: str, *, limit: int = 0
     ) -> list[ChatMessage]: ...
@@ -108,6 +112,19 @@ class ProcessClient:
             )
         )
         return [vc.process_from_proto(p) for p in resp.processes]
+
+    async def engine_states(self, session_ids: list[str]) -> dict[str, list[tuple[str, int]]]:
+        resp = await call(
+            self.stub.ListSessionEngines(ppb.ListSessionEnginesRequest(session_ids=session_ids))
+        )
+        out: dict[str, list[tuple[str, int]]] = {}
+        for s in resp.sessions:
+            states = []
+            for e in s.engines:
+                status = vc.status_from_proto(e.status)
+                states.append((status.value if status else "", int(e.pending_count)))
+            out[s.session_id] = states
+        return out
 
     async def process(self, process_id: str) -> ThinkProcess:
         got = await call(self.stub.GetProcess(ppb.GetProcessRequest(process_id=process_id)))

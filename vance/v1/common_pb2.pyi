@@ -83,6 +83,8 @@ class LifecycleCall(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     LIFECYCLE_CALL_START: _ClassVar[LifecycleCall]
     LIFECYCLE_CALL_STEER: _ClassVar[LifecycleCall]
     LIFECYCLE_CALL_RESUME: _ClassVar[LifecycleCall]
+    LIFECYCLE_CALL_SUSPEND: _ClassVar[LifecycleCall]
+    LIFECYCLE_CALL_STOP: _ClassVar[LifecycleCall]
 
 class DeliveryOutcome(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     __slots__ = ()
@@ -141,6 +143,8 @@ LIFECYCLE_CALL_UNSPECIFIED: LifecycleCall
 LIFECYCLE_CALL_START: LifecycleCall
 LIFECYCLE_CALL_STEER: LifecycleCall
 LIFECYCLE_CALL_RESUME: LifecycleCall
+LIFECYCLE_CALL_SUSPEND: LifecycleCall
+LIFECYCLE_CALL_STOP: LifecycleCall
 DELIVERY_OUTCOME_UNSPECIFIED: DeliveryOutcome
 DELIVERY_OUTCOME_STARTED: DeliveryOutcome
 DELIVERY_OUTCOME_QUEUED: DeliveryOutcome

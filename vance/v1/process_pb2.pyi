@@ -231,12 +231,14 @@ class ListWorkersResponse(_message.Message):
     def __init__(self, workers: _Optional[_Iterable[_Union[WorkerInfo, _Mapping]]] = ...) -> None: ...
 
 class EngineDescriptor(_message.Message):
-    __slots__ = ("name", "version")
+    __slots__ = ("name", "version", "hooks")
     NAME_FIELD_NUMBER: _ClassVar[int]
     VERSION_FIELD_NUMBER: _ClassVar[int]
+    HOOKS_FIELD_NUMBER: _ClassVar[int]
     name: str
     version: str
-    def __init__(self, name: _Optional[str] = ..., version: _Optional[str] = ...) -> None: ...
+    hooks: _containers.RepeatedScalarFieldContainer[str]
+    def __init__(self, name: _Optional[str] = ..., version: _Optional[str] = ..., hooks: _Optional[_Iterable[str]] = ...) -> None: ...
 
 class WorkerHello(_message.Message):
     __slots__ = ("worker_id", "engines", "slots")
@@ -341,7 +343,7 @@ class WorkerMessage(_message.Message):
     def __init__(self, hello: _Optional[_Union[WorkerHello, _Mapping]] = ..., heartbeat: _Optional[_Union[WorkerHeartbeat, _Mapping]] = ..., event: _Optional[_Union[TurnEvent, _Mapping]] = ..., commit: _Optional[_Union[TurnCommit, _Mapping]] = ..., failure: _Optional[_Union[TurnFailure, _Mapping]] = ..., draining: _Optional[_Union[WorkerDraining, _Mapping]] = ...) -> None: ...
 
 class TurnAssignment(_message.Message):
-    __slots__ = ("turn_id", "attempt", "call", "process", "pending", "lease_deadline_ms", "chat_count", "recent_chat", "trace_context")
+    __slots__ = ("turn_id", "attempt", "call", "process", "pending", "lease_deadline_ms", "chat_count", "recent_chat", "project_memory_included", "project_memory", "recent_chat_held", "trace_context")
     class TraceContextEntry(_message.Message):
         __slots__ = ("key", "value")
         KEY_FIELD_NUMBER: _ClassVar[int]
@@ -357,6 +359,9 @@ class TurnAssignment(_message.Message):
     LEASE_DEADLINE_MS_FIELD_NUMBER: _ClassVar[int]
     CHAT_COUNT_FIELD_NUMBER: _ClassVar[int]
     RECENT_CHAT_FIELD_NUMBER: _ClassVar[int]
+    PROJECT_MEMORY_INCLUDED_FIELD_NUMBER: _ClassVar[int]
+    PROJECT_MEMORY_FIELD_NUMBER: _ClassVar[int]
+    RECENT_CHAT_HELD_FIELD_NUMBER: _ClassVar[int]
     TRACE_CONTEXT_FIELD_NUMBER: _ClassVar[int]
     turn_id: str
     attempt: int
@@ -366,18 +371,25 @@ class TurnAssignment(_message.Message):
     lease_deadline_ms: int
     chat_count: int
     recent_chat: _containers.RepeatedCompositeFieldContainer[_common_pb2.ChatMessage]
+    project_memory_included: bool
+    project_memory: _containers.RepeatedCompositeFieldContainer[MemoryRecord]
+    recent_chat_held: bool
     trace_context: _containers.ScalarMap[str, str]
-    def __init__(self, turn_id: _Optional[str] = ..., attempt: _Optional[int] = ..., call: _Optional[_Union[_common_pb2.LifecycleCall, str]] = ..., process: _Optional[_Union[_common_pb2.ThinkProcess, _Mapping]] = ..., pending: _Optional[_Iterable[_Union[_common_pb2.SteerMessage, _Mapping]]] = ..., lease_deadline_ms: _Optional[int] = ..., chat_count: _Optional[int] = ..., recent_chat: _Optional[_Iterable[_Union[_common_pb2.ChatMessage, _Mapping]]] = ..., trace_context: _Optional[_Mapping[str, str]] = ...) -> None: ...
+    def __init__(self, turn_id: _Optional[str] = ..., attempt: _Optional[int] = ..., call: _Optional[_Union[_common_pb2.LifecycleCall, str]] = ..., process: _Optional[_Union[_common_pb2.ThinkProcess, _Mapping]] = ..., pending: _Optional[_Iterable[_Union[_common_pb2.SteerMessage, _Mapping]]] = ..., lease_deadline_ms: _Optional[int] = ..., chat_count: _Optional[int] = ..., recent_chat: _Optional[_Iterable[_Union[_common_pb2.ChatMessage, _Mapping]]] = ..., project_memory_included: _Optional[bool] = ..., project_memory: _Optional[_Iterable[_Union[MemoryRecord, _Mapping]]] = ..., recent_chat_held: _Optional[bool] = ..., trace_context: _Optional[_Mapping[str, str]] = ...) -> None: ...
 
 class TurnAck(_message.Message):
-    __slots__ = ("turn_id", "ok", "error")
+    __slots__ = ("turn_id", "ok", "error", "chat_included", "chat")
     TURN_ID_FIELD_NUMBER: _ClassVar[int]
     OK_FIELD_NUMBER: _ClassVar[int]
     ERROR_FIELD_NUMBER: _ClassVar[int]
+    CHAT_INCLUDED_FIELD_NUMBER: _ClassVar[int]
+    CHAT_FIELD_NUMBER: _ClassVar[int]
     turn_id: str
     ok: bool
     error: str
-    def __init__(self, turn_id: _Optional[str] = ..., ok: _Optional[bool] = ..., error: _Optional[str] = ...) -> None: ...
+    chat_included: bool
+    chat: _containers.RepeatedCompositeFieldContainer[_common_pb2.ChatMessage]
+    def __init__(self, turn_id: _Optional[str] = ..., ok: _Optional[bool] = ..., error: _Optional[str] = ..., chat_included: _Optional[bool] = ..., chat: _Optional[_Iterable[_Union[_common_pb2.ChatMessage, _Mapping]]] = ...) -> None: ...
 
 class Welcome(_message.Message):
     __slots__ = ("lease_ms", "heartbeat_ms")
@@ -460,3 +472,39 @@ class ListMemoryResponse(_message.Message):
     RECORDS_FIELD_NUMBER: _ClassVar[int]
     records: _containers.RepeatedCompositeFieldContainer[MemoryRecord]
     def __init__(self, records: _Optional[_Iterable[_Union[MemoryRecord, _Mapping]]] = ...) -> None: ...
+
+class ListSessionEnginesRequest(_message.Message):
+    __slots__ = ("session_ids",)
+    SESSION_IDS_FIELD_NUMBER: _ClassVar[int]
+    session_ids: _containers.RepeatedScalarFieldContainer[str]
+    def __init__(self, session_ids: _Optional[_Iterable[str]] = ...) -> None: ...
+
+class EngineState(_message.Message):
+    __slots__ = ("process_id", "status", "pending_count")
+    PROCESS_ID_FIELD_NUMBER: _ClassVar[int]
+    STATUS_FIELD_NUMBER: _ClassVar[int]
+    PENDING_COUNT_FIELD_NUMBER: _ClassVar[int]
+    process_id: str
+    status: _common_pb2.ProcessStatus
+    pending_count: int
+    def __init__(self, process_id: _Optional[str] = ..., status: _Optional[_Union[_common_pb2.ProcessStatus, str]] = ..., pending_count: _Optional[int] = ...) -> None: ...
+
+class SessionEngines(_message.Message):
+    __slots__ = ("session_id", "engines")
+    SESSION_ID_FIELD_NUMBER: _ClassVar[int]
+    ENGINES_FIELD_NUMBER: _ClassVar[int]
+    session_id: str
+    engines: _containers.RepeatedCompositeFieldContainer[EngineState]
+    def __init__(self, session_id: _Optional[str] = ..., engines: _Optional[_Iterable[_Union[EngineState, _Mapping]]] = ...) -> None: ...
+
+class ListSessionEnginesResponse(_message.Message):
+    __slots__ = ("sessions",)
+    SESSIONS_FIELD_NUMBER: _ClassVar[int]
+    sessions: _containers.RepeatedCompositeFieldContainer[SessionEngines]
+    def __init__(self, sessions: _Optional[_Iterable[_Union[SessionEngines, _Mapping]]] = ...) -> None: ...
+
+class SessionEventBatch(_message.Message):
+    __slots__ = ("events",)
+    EVENTS_FIELD_NUMBER: _ClassVar[int]
+    events: _containers.RepeatedCompositeFieldContainer[_common_pb2.SessionEvent]
+    def __init__(self, events: _Optional[_Iterable[_Union[_common_pb2.SessionEvent, _Mapping]]] = ...) -> None: ...

@@ -50,6 +50,11 @@ class ProcessServiceStub:
                 request_serializer=vance_dot_v1_dot_process__pb2.ListProcessesRequest.SerializeToString,
                 response_deserializer=vance_dot_v1_dot_process__pb2.ListProcessesResponse.FromString,
                 _registered_method=True)
+        self.ListSessionEngines = channel.unary_unary(
+                '/vance.v1.ProcessService/ListSessionEngines',
+                request_serializer=vance_dot_v1_dot_process__pb2.ListSessionEnginesRequest.SerializeToString,
+                response_deserializer=vance_dot_v1_dot_process__pb2.ListSessionEnginesResponse.FromString,
+                _registered_method=True)
         self.Steer = channel.unary_unary(
                 '/vance.v1.ProcessService/Steer',
                 request_serializer=vance_dot_v1_dot_process__pb2.SteerRequest.SerializeToString,
@@ -89,6 +94,11 @@ class ProcessServiceStub:
                 '/vance.v1.ProcessService/SubscribeSession',
                 request_serializer=vance_dot_v1_dot_process__pb2.SubscribeSessionRequest.SerializeToString,
                 response_deserializer=vance_dot_v1_dot_common__pb2.SessionEvent.FromString,
+                _registered_method=True)
+        self.SubscribeSessionBatches = channel.unary_stream(
+                '/vance.v1.ProcessService/SubscribeSessionBatches',
+                request_serializer=vance_dot_v1_dot_process__pb2.SubscribeSessionRequest.SerializeToString,
+                response_deserializer=vance_dot_v1_dot_process__pb2.SessionEventBatch.FromString,
                 _registered_method=True)
         self.StreamChatFeed = channel.unary_stream(
                 '/vance.v1.ProcessService/StreamChatFeed',
@@ -173,6 +183,14 @@ class ProcessServiceServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def ListSessionEngines(self, request, context):
+        """The status and inbox size of every process of many sessions, in two store reads: what
+        session_service's RUNNING/IDLE roll-up needs (session_service/rollup.py).
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
     def Steer(self, request, context):
         """Stores a message in the target inbox and wakes the target if it waits for input.
         """
@@ -221,6 +239,14 @@ class ProcessServiceServicer:
 
     def SubscribeSession(self, request, context):
         """Every event of a session after since_seq, then live events, until the caller cancels.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def SubscribeSessionBatches(self, request, context):
+        """The same events, each message carrying all that were ready at once (a turn's commit writes
+        several together): fewer messages for a follower that relays them, such as the gateway.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
@@ -331,6 +357,11 @@ def add_ProcessServiceServicer_to_server(servicer, server):
                     request_deserializer=vance_dot_v1_dot_process__pb2.ListProcessesRequest.FromString,
                     response_serializer=vance_dot_v1_dot_process__pb2.ListProcessesResponse.SerializeToString,
             ),
+            'ListSessionEngines': grpc.unary_unary_rpc_method_handler(
+                    servicer.ListSessionEngines,
+                    request_deserializer=vance_dot_v1_dot_process__pb2.ListSessionEnginesRequest.FromString,
+                    response_serializer=vance_dot_v1_dot_process__pb2.ListSessionEnginesResponse.SerializeToString,
+            ),
             'Steer': grpc.unary_unary_rpc_method_handler(
                     servicer.Steer,
                     request_deserializer=vance_dot_v1_dot_process__pb2.SteerRequest.FromString,
@@ -370,6 +401,11 @@ def add_ProcessServiceServicer_to_server(servicer, server):
                     servicer.SubscribeSession,
                     request_deserializer=vance_dot_v1_dot_process__pb2.SubscribeSessionRequest.FromString,
                     response_serializer=vance_dot_v1_dot_common__pb2.SessionEvent.SerializeToString,
+            ),
+            'SubscribeSessionBatches': grpc.unary_stream_rpc_method_handler(
+                    servicer.SubscribeSessionBatches,
+                    request_deserializer=vance_dot_v1_dot_process__pb2.SubscribeSessionRequest.FromString,
+                    response_serializer=vance_dot_v1_dot_process__pb2.SessionEventBatch.SerializeToString,
             ),
             'StreamChatFeed': grpc.unary_stream_rpc_method_handler(
                     servicer.StreamChatFeed,
@@ -513,6 +549,33 @@ class ProcessService:
             '/vance.v1.ProcessService/ListProcesses',
             vance_dot_v1_dot_process__pb2.ListProcessesRequest.SerializeToString,
             vance_dot_v1_dot_process__pb2.ListProcessesResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def ListSessionEngines(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/vance.v1.ProcessService/ListSessionEngines',
+            vance_dot_v1_dot_process__pb2.ListSessionEnginesRequest.SerializeToString,
+            vance_dot_v1_dot_process__pb2.ListSessionEnginesResponse.FromString,
             options,
             channel_credentials,
             insecure,
@@ -729,6 +792,33 @@ class ProcessService:
             '/vance.v1.ProcessService/SubscribeSession',
             vance_dot_v1_dot_process__pb2.SubscribeSessionRequest.SerializeToString,
             vance_dot_v1_dot_common__pb2.SessionEvent.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def SubscribeSessionBatches(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_stream(
+            request,
+            target,
+            '/vance.v1.ProcessService/SubscribeSessionBatches',
+            vance_dot_v1_dot_process__pb2.SubscribeSessionRequest.SerializeToString,
+            vance_dot_v1_dot_process__pb2.SessionEventBatch.FromString,
             options,
             channel_credentials,
             insecure,

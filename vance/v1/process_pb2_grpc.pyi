@@ -37,6 +37,10 @@ class ProcessServiceStub:
     CreateProcess: _grpc.UnaryUnaryMultiCallable[_process_pb2.CreateProcessRequest, _common_pb2.ThinkProcess]
     GetProcess: _grpc.UnaryUnaryMultiCallable[_process_pb2.GetProcessRequest, _common_pb2.ThinkProcess]
     ListProcesses: _grpc.UnaryUnaryMultiCallable[_process_pb2.ListProcessesRequest, _process_pb2.ListProcessesResponse]
+    ListSessionEngines: _grpc.UnaryUnaryMultiCallable[_process_pb2.ListSessionEnginesRequest, _process_pb2.ListSessionEnginesResponse]
+    """The status and inbox size of every process of many sessions, in two store reads: what
+    session_service's RUNNING/IDLE roll-up needs (session_service/rollup.py).
+    """
     Steer: _grpc.UnaryUnaryMultiCallable[_process_pb2.SteerRequest, _process_pb2.SteerResponse]
     """Stores a message in the target inbox and wakes the target if it waits for input."""
     Pause: _grpc.UnaryUnaryMultiCallable[_process_pb2.ProcessRef, _common_pb2.ThinkProcess]
@@ -51,6 +55,10 @@ class ProcessServiceStub:
     """
     SubscribeSession: _grpc.UnaryStreamMultiCallable[_process_pb2.SubscribeSessionRequest, _common_pb2.SessionEvent]
     """Every event of a session after since_seq, then live events, until the caller cancels."""
+    SubscribeSessionBatches: _grpc.UnaryStreamMultiCallable[_process_pb2.SubscribeSessionRequest, _process_pb2.SessionEventBatch]
+    """The same events, each message carrying all that were ready at once (a turn's commit writes
+    several together): fewer messages for a follower that relays them, such as the gateway.
+    """
     StreamChatFeed: _grpc.UnaryStreamMultiCallable[_process_pb2.ChatFeedRequest, _process_pb2.ChatFeedPage]
     """Chat messages appended in any session, page by page in the order process_service logged
     them, after a position the caller keeps (0: from the start), then live, until the caller
@@ -88,6 +96,10 @@ class ProcessServiceAsyncStub(ProcessServiceStub):
     CreateProcess: _aio.UnaryUnaryMultiCallable[_process_pb2.CreateProcessRequest, _common_pb2.ThinkProcess]  # type: ignore[assignment]
     GetProcess: _aio.UnaryUnaryMultiCallable[_process_pb2.GetProcessRequest, _common_pb2.ThinkProcess]  # type: ignore[assignment]
     ListProcesses: _aio.UnaryUnaryMultiCallable[_process_pb2.ListProcessesRequest, _process_pb2.ListProcessesResponse]  # type: ignore[assignment]
+    ListSessionEngines: _aio.UnaryUnaryMultiCallable[_process_pb2.ListSessionEnginesRequest, _process_pb2.ListSessionEnginesResponse]  # type: ignore[assignment]
+    """The status and inbox size of every process of many sessions, in two store reads: what
+    session_service's RUNNING/IDLE roll-up needs (session_service/rollup.py).
+    """
     Steer: _aio.UnaryUnaryMultiCallable[_process_pb2.SteerRequest, _process_pb2.SteerResponse]  # type: ignore[assignment]
     """Stores a message in the target inbox and wakes the target if it waits for input."""
     Pause: _aio.UnaryUnaryMultiCallable[_process_pb2.ProcessRef, _common_pb2.ThinkProcess]  # type: ignore[assignment]
@@ -102,6 +114,10 @@ class ProcessServiceAsyncStub(ProcessServiceStub):
     """
     SubscribeSession: _aio.UnaryStreamMultiCallable[_process_pb2.SubscribeSessionRequest, _common_pb2.SessionEvent]  # type: ignore[assignment]
     """Every event of a session after since_seq, then live events, until the caller cancels."""
+    SubscribeSessionBatches: _aio.UnaryStreamMultiCallable[_process_pb2.SubscribeSessionRequest, _process_pb2.SessionEventBatch]  # type: ignore[assignment]
+    """The same events, each message carrying all that were ready at once (a turn's commit writes
+    several together): fewer messages for a follower that relays them, such as the gateway.
+    """
     StreamChatFeed: _aio.UnaryStreamMultiCallable[_process_pb2.ChatFeedRequest, _process_pb2.ChatFeedPage]  # type: ignore[assignment]
     """Chat messages appended in any session, page by page in the order process_service logged
     them, after a position the caller keeps (0: from the start), then live, until the caller
@@ -154,6 +170,16 @@ class ProcessServiceServicer(metaclass=_abc_1.ABCMeta):
         request: _process_pb2.ListProcessesRequest,
         context: _ServicerContext,
     ) -> _typing.Union[_process_pb2.ListProcessesResponse, _abc.Awaitable[_process_pb2.ListProcessesResponse]]: ...
+
+    @_abc_1.abstractmethod
+    def ListSessionEngines(
+        self,
+        request: _process_pb2.ListSessionEnginesRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_process_pb2.ListSessionEnginesResponse, _abc.Awaitable[_process_pb2.ListSessionEnginesResponse]]:
+        """The status and inbox size of every process of many sessions, in two store reads: what
+        session_service's RUNNING/IDLE roll-up needs (session_service/rollup.py).
+        """
 
     @_abc_1.abstractmethod
     def Steer(
@@ -216,6 +242,16 @@ class ProcessServiceServicer(metaclass=_abc_1.ABCMeta):
         context: _ServicerContext,
     ) -> _typing.Union[_abc.Iterator[_common_pb2.SessionEvent], _abc.AsyncIterator[_common_pb2.SessionEvent]]:
         """Every event of a session after since_seq, then live events, until the caller cancels."""
+
+    @_abc_1.abstractmethod
+    def SubscribeSessionBatches(
+        self,
+        request: _process_pb2.SubscribeSessionRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_abc.Iterator[_process_pb2.SessionEventBatch], _abc.AsyncIterator[_process_pb2.SessionEventBatch]]:
+        """The same events, each message carrying all that were ready at once (a turn's commit writes
+        several together): fewer messages for a follower that relays them, such as the gateway.
+        """
 
     @_abc_1.abstractmethod
     def StreamChatFeed(

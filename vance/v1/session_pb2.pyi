@@ -32,6 +32,7 @@ class SettingLevel(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     SETTING_LEVEL_SESSION: _ClassVar[SettingLevel]
     SETTING_LEVEL_PROJECT: _ClassVar[SettingLevel]
     SETTING_LEVEL_TENANT: _ClassVar[SettingLevel]
+    SETTING_LEVEL_GROUP: _ClassVar[SettingLevel]
 ACCENT_COLOR_UNSPECIFIED: AccentColor
 ACCENT_COLOR_SLATE: AccentColor
 ACCENT_COLOR_RED: AccentColor
@@ -50,6 +51,7 @@ SETTING_LEVEL_PROCESS: SettingLevel
 SETTING_LEVEL_SESSION: SettingLevel
 SETTING_LEVEL_PROJECT: SettingLevel
 SETTING_LEVEL_TENANT: SettingLevel
+SETTING_LEVEL_GROUP: SettingLevel
 
 class User(_message.Message):
     __slots__ = ("tenant_id", "username", "roles", "created_at_ms")
@@ -122,18 +124,20 @@ class GetProjectRequest(_message.Message):
     def __init__(self, tenant_id: _Optional[str] = ..., project_id: _Optional[str] = ...) -> None: ...
 
 class CreateProjectRequest(_message.Message):
-    __slots__ = ("tenant_id", "project_id", "title", "kind", "owner_user_id")
+    __slots__ = ("tenant_id", "project_id", "title", "kind", "owner_user_id", "group")
     TENANT_ID_FIELD_NUMBER: _ClassVar[int]
     PROJECT_ID_FIELD_NUMBER: _ClassVar[int]
     TITLE_FIELD_NUMBER: _ClassVar[int]
     KIND_FIELD_NUMBER: _ClassVar[int]
     OWNER_USER_ID_FIELD_NUMBER: _ClassVar[int]
+    GROUP_FIELD_NUMBER: _ClassVar[int]
     tenant_id: str
     project_id: str
     title: str
     kind: _common_pb2.ProjectKind
     owner_user_id: str
-    def __init__(self, tenant_id: _Optional[str] = ..., project_id: _Optional[str] = ..., title: _Optional[str] = ..., kind: _Optional[_Union[_common_pb2.ProjectKind, str]] = ..., owner_user_id: _Optional[str] = ...) -> None: ...
+    group: str
+    def __init__(self, tenant_id: _Optional[str] = ..., project_id: _Optional[str] = ..., title: _Optional[str] = ..., kind: _Optional[_Union[_common_pb2.ProjectKind, str]] = ..., owner_user_id: _Optional[str] = ..., group: _Optional[str] = ...) -> None: ...
 
 class Session(_message.Message):
     __slots__ = ("session_id", "tenant_id", "project_id", "owner_user_id", "status", "chat_process_id", "chat_process_name", "chat_engine", "profile", "created_at_ms", "last_activity_at_ms", "metadata", "lifecycle", "lifecycle_sources", "bootstrap_recipe", "allow_multiple_clients", "bound_connection_id", "suspend_cause", "suspended_at_ms", "transition_at_ms", "close_reason", "closed_at_ms", "archived_at_ms", "reactivated_at_ms", "generation", "participant_count")
@@ -808,3 +812,13 @@ class TakeOverReplicasRequest(_message.Message):
     NOW_MS_FIELD_NUMBER: _ClassVar[int]
     now_ms: int
     def __init__(self, now_ms: _Optional[int] = ...) -> None: ...
+
+class WatchSettingsRequest(_message.Message):
+    __slots__ = ()
+    def __init__(self) -> None: ...
+
+class SettingsChange(_message.Message):
+    __slots__ = ("generation",)
+    GENERATION_FIELD_NUMBER: _ClassVar[int]
+    generation: int
+    def __init__(self, generation: _Optional[int] = ...) -> None: ...

@@ -164,6 +164,11 @@ class SessionServiceStub:
                 request_serializer=vance_dot_v1_dot_session__pb2.SetEngineSettingRequest.SerializeToString,
                 response_deserializer=vance_dot_v1_dot_session__pb2.EngineSettings.FromString,
                 _registered_method=True)
+        self.WatchSettings = channel.unary_stream(
+                '/vance.v1.SessionService/WatchSettings',
+                request_serializer=vance_dot_v1_dot_session__pb2.WatchSettingsRequest.SerializeToString,
+                response_deserializer=vance_dot_v1_dot_session__pb2.SettingsChange.FromString,
+                _registered_method=True)
         self.NoteEngineStatus = channel.unary_unary(
                 '/vance.v1.SessionService/NoteEngineStatus',
                 request_serializer=vance_dot_v1_dot_session__pb2.NoteEngineStatusRequest.SerializeToString,
@@ -426,6 +431,14 @@ class SessionServiceServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def WatchSettings(self, request, context):
+        """One message at once and one after every settings write through this replica: a caller
+        that keeps resolved engine settings (engine workers) drops them on each.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
     def NoteEngineStatus(self, request, context):
         """process_service, after engine status changes: recompute the RUNNING/IDLE roll-up of these
         sessions and write it (and their list cards) when it changed (session_service/rollup.py).
@@ -658,6 +671,11 @@ def add_SessionServiceServicer_to_server(servicer, server):
                     servicer.SetEngineSetting,
                     request_deserializer=vance_dot_v1_dot_session__pb2.SetEngineSettingRequest.FromString,
                     response_serializer=vance_dot_v1_dot_session__pb2.EngineSettings.SerializeToString,
+            ),
+            'WatchSettings': grpc.unary_stream_rpc_method_handler(
+                    servicer.WatchSettings,
+                    request_deserializer=vance_dot_v1_dot_session__pb2.WatchSettingsRequest.FromString,
+                    response_serializer=vance_dot_v1_dot_session__pb2.SettingsChange.SerializeToString,
             ),
             'NoteEngineStatus': grpc.unary_unary_rpc_method_handler(
                     servicer.NoteEngineStatus,
@@ -1437,6 +1455,33 @@ class SessionService:
             '/vance.v1.SessionService/SetEngineSetting',
             vance_dot_v1_dot_session__pb2.SetEngineSettingRequest.SerializeToString,
             vance_dot_v1_dot_session__pb2.EngineSettings.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def WatchSettings(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_stream(
+            request,
+            target,
+            '/vance.v1.SessionService/WatchSettings',
+            vance_dot_v1_dot_session__pb2.WatchSettingsRequest.SerializeToString,
+            vance_dot_v1_dot_session__pb2.SettingsChange.FromString,
             options,
             channel_credentials,
             insecure,

@@ -91,6 +91,10 @@ class SessionServiceStub:
     through process -> session -> project -> tenant, and written at a chosen level.
     """
     SetEngineSetting: _grpc.UnaryUnaryMultiCallable[_session_pb2.SetEngineSettingRequest, _session_pb2.EngineSettings]
+    WatchSettings: _grpc.UnaryStreamMultiCallable[_session_pb2.WatchSettingsRequest, _session_pb2.SettingsChange]
+    """One message at once and one after every settings write through this replica: a caller
+    that keeps resolved engine settings (engine workers) drops them on each.
+    """
     NoteEngineStatus: _grpc.UnaryUnaryMultiCallable[_session_pb2.NoteEngineStatusRequest, _session_pb2.NoteEngineStatusResponse]
     """process_service, after engine status changes: recompute the RUNNING/IDLE roll-up of these
     sessions and write it (and their list cards) when it changed (session_service/rollup.py).
@@ -183,6 +187,10 @@ class SessionServiceAsyncStub(SessionServiceStub):
     through process -> session -> project -> tenant, and written at a chosen level.
     """
     SetEngineSetting: _aio.UnaryUnaryMultiCallable[_session_pb2.SetEngineSettingRequest, _session_pb2.EngineSettings]  # type: ignore[assignment]
+    WatchSettings: _aio.UnaryStreamMultiCallable[_session_pb2.WatchSettingsRequest, _session_pb2.SettingsChange]  # type: ignore[assignment]
+    """One message at once and one after every settings write through this replica: a caller
+    that keeps resolved engine settings (engine workers) drops them on each.
+    """
     NoteEngineStatus: _aio.UnaryUnaryMultiCallable[_session_pb2.NoteEngineStatusRequest, _session_pb2.NoteEngineStatusResponse]  # type: ignore[assignment]
     """process_service, after engine status changes: recompute the RUNNING/IDLE roll-up of these
     sessions and write it (and their list cards) when it changed (session_service/rollup.py).
@@ -428,6 +436,16 @@ class SessionServiceServicer(metaclass=_abc_1.ABCMeta):
         request: _session_pb2.SetEngineSettingRequest,
         context: _ServicerContext,
     ) -> _typing.Union[_session_pb2.EngineSettings, _abc.Awaitable[_session_pb2.EngineSettings]]: ...
+
+    @_abc_1.abstractmethod
+    def WatchSettings(
+        self,
+        request: _session_pb2.WatchSettingsRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_abc.Iterator[_session_pb2.SettingsChange], _abc.AsyncIterator[_session_pb2.SettingsChange]]:
+        """One message at once and one after every settings write through this replica: a caller
+        that keeps resolved engine settings (engine workers) drops them on each.
+        """
 
     @_abc_1.abstractmethod
     def NoteEngineStatus(

@@ -8,6 +8,16 @@ from typing import ClassVar as _ClassVar, Optional as _Optional, Union as _Union
 
 DESCRIPTOR: _descriptor.FileDescriptor
 
+class WatchRegistryRequest(_message.Message):
+    __slots__ = ()
+    def __init__(self) -> None: ...
+
+class RegistryChange(_message.Message):
+    __slots__ = ("generation",)
+    GENERATION_FIELD_NUMBER: _ClassVar[int]
+    generation: int
+    def __init__(self, generation: _Optional[int] = ...) -> None: ...
+
 class ToolSpec(_message.Message):
     __slots__ = ("name", "description", "parameters", "labels", "allowed_profiles", "owner", "timeout_ms")
     NAME_FIELD_NUMBER: _ClassVar[int]

@@ -54,6 +54,11 @@ class ToolServiceStub:
                 request_serializer=vance_dot_v1_dot_tool__pb2.ResolvePoolRequest.SerializeToString,
                 response_deserializer=vance_dot_v1_dot_tool__pb2.ListToolsResponse.FromString,
                 _registered_method=True)
+        self.WatchRegistry = channel.unary_stream(
+                '/vance.v1.ToolService/WatchRegistry',
+                request_serializer=vance_dot_v1_dot_tool__pb2.WatchRegistryRequest.SerializeToString,
+                response_deserializer=vance_dot_v1_dot_tool__pb2.RegistryChange.FromString,
+                _registered_method=True)
 
 
 class ToolServiceServicer:
@@ -86,6 +91,14 @@ class ToolServiceServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def WatchRegistry(self, request, context):
+        """One message at once and one after every registration on this replica: a caller that
+        keeps resolved pools (engine workers) drops them on each.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_ToolServiceServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -108,6 +121,11 @@ def add_ToolServiceServicer_to_server(servicer, server):
                     servicer.ResolvePool,
                     request_deserializer=vance_dot_v1_dot_tool__pb2.ResolvePoolRequest.FromString,
                     response_serializer=vance_dot_v1_dot_tool__pb2.ListToolsResponse.SerializeToString,
+            ),
+            'WatchRegistry': grpc.unary_stream_rpc_method_handler(
+                    servicer.WatchRegistry,
+                    request_deserializer=vance_dot_v1_dot_tool__pb2.WatchRegistryRequest.FromString,
+                    response_serializer=vance_dot_v1_dot_tool__pb2.RegistryChange.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -218,6 +236,33 @@ class ToolService:
             '/vance.v1.ToolService/ResolvePool',
             vance_dot_v1_dot_tool__pb2.ResolvePoolRequest.SerializeToString,
             vance_dot_v1_dot_tool__pb2.ListToolsResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def WatchRegistry(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_stream(
+            request,
+            target,
+            '/vance.v1.ToolService/WatchRegistry',
+            vance_dot_v1_dot_tool__pb2.WatchRegistryRequest.SerializeToString,
+            vance_dot_v1_dot_tool__pb2.RegistryChange.FromString,
             options,
             channel_credentials,
             insecure,

@@ -39,6 +39,10 @@ class ToolServiceStub:
     """The tools a process may use: the engine's tools, changed by the recipe (names, globs,
     @labels), then pruned to what the connection profile allows.
     """
+    WatchRegistry: _grpc.UnaryStreamMultiCallable[_tool_pb2.WatchRegistryRequest, _tool_pb2.RegistryChange]
+    """One message at once and one after every registration on this replica: a caller that
+    keeps resolved pools (engine workers) drops them on each.
+    """
 
 @_typing.type_check_only
 class ToolServiceAsyncStub(ToolServiceStub):
@@ -50,6 +54,10 @@ class ToolServiceAsyncStub(ToolServiceStub):
     ResolvePool: _aio.UnaryUnaryMultiCallable[_tool_pb2.ResolvePoolRequest, _tool_pb2.ListToolsResponse]  # type: ignore[assignment]
     """The tools a process may use: the engine's tools, changed by the recipe (names, globs,
     @labels), then pruned to what the connection profile allows.
+    """
+    WatchRegistry: _aio.UnaryStreamMultiCallable[_tool_pb2.WatchRegistryRequest, _tool_pb2.RegistryChange]  # type: ignore[assignment]
+    """One message at once and one after every registration on this replica: a caller that
+    keeps resolved pools (engine workers) drops them on each.
     """
 
 class ToolServiceServicer(metaclass=_abc_1.ABCMeta):
@@ -83,6 +91,16 @@ class ToolServiceServicer(metaclass=_abc_1.ABCMeta):
     ) -> _typing.Union[_tool_pb2.ListToolsResponse, _abc.Awaitable[_tool_pb2.ListToolsResponse]]:
         """The tools a process may use: the engine's tools, changed by the recipe (names, globs,
         @labels), then pruned to what the connection profile allows.
+        """
+
+    @_abc_1.abstractmethod
+    def WatchRegistry(
+        self,
+        request: _tool_pb2.WatchRegistryRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_abc.Iterator[_tool_pb2.RegistryChange], _abc.AsyncIterator[_tool_pb2.RegistryChange]]:
+        """One message at once and one after every registration on this replica: a caller that
+        keeps resolved pools (engine workers) drops them on each.
         """
 
 def add_ToolServiceServicer_to_server(servicer: ToolServiceServicer, server: _typing.Union[_grpc.Server, _aio.Server]) -> None: ...

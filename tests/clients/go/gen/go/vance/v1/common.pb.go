@@ -491,6 +491,10 @@ const (
 	LifecycleCall_LIFECYCLE_CALL_START       LifecycleCall = 1
 	LifecycleCall_LIFECYCLE_CALL_STEER       LifecycleCall = 2
 	LifecycleCall_LIFECYCLE_CALL_RESUME      LifecycleCall = 3
+	// Hooks: a short lane task after the process moved to SUSPENDED or CLOSED (STOPPED), for
+	// engines that declare them (EngineDescriptor.hooks); the status stays as it is.
+	LifecycleCall_LIFECYCLE_CALL_SUSPEND LifecycleCall = 4
+	LifecycleCall_LIFECYCLE_CALL_STOP    LifecycleCall = 5
 )
 
 // Enum value maps for LifecycleCall.
@@ -500,12 +504,16 @@ var (
 		1: "LIFECYCLE_CALL_START",
 		2: "LIFECYCLE_CALL_STEER",
 		3: "LIFECYCLE_CALL_RESUME",
+		4: "LIFECYCLE_CALL_SUSPEND",
+		5: "LIFECYCLE_CALL_STOP",
 	}
 	LifecycleCall_value = map[string]int32{
 		"LIFECYCLE_CALL_UNSPECIFIED": 0,
 		"LIFECYCLE_CALL_START":       1,
 		"LIFECYCLE_CALL_STEER":       2,
 		"LIFECYCLE_CALL_RESUME":      3,
+		"LIFECYCLE_CALL_SUSPEND":     4,
+		"LIFECYCLE_CALL_STOP":        5,
 	}
 )
 
@@ -2167,12 +2175,14 @@ const file_vance_v1_common_proto_rawDesc = "" +
 	"\x15CHAT_ROLE_UNSPECIFIED\x10\x00\x12\x12\n" +
 	"\x0eCHAT_ROLE_USER\x10\x01\x12\x17\n" +
 	"\x13CHAT_ROLE_ASSISTANT\x10\x02\x12\x14\n" +
-	"\x10CHAT_ROLE_SYSTEM\x10\x03*~\n" +
+	"\x10CHAT_ROLE_SYSTEM\x10\x03*\xb3\x01\n" +
 	"\rLifecycleCall\x12\x1e\n" +
 	"\x1aLIFECYCLE_CALL_UNSPECIFIED\x10\x00\x12\x18\n" +
 	"\x14LIFECYCLE_CALL_START\x10\x01\x12\x18\n" +
 	"\x14LIFECYCLE_CALL_STEER\x10\x02\x12\x19\n" +
-	"\x15LIFECYCLE_CALL_RESUME\x10\x03*\xac\x01\n" +
+	"\x15LIFECYCLE_CALL_RESUME\x10\x03\x12\x1a\n" +
+	"\x16LIFECYCLE_CALL_SUSPEND\x10\x04\x12\x17\n" +
+	"\x13LIFECYCLE_CALL_STOP\x10\x05*\xac\x01\n" +
 	"\x0fDeliveryOutcome\x12 \n" +
 	"\x1cDELIVERY_OUTCOME_UNSPECIFIED\x10\x00\x12\x1c\n" +
 	"\x18DELIVERY_OUTCOME_STARTED\x10\x01\x12\x1b\n" +

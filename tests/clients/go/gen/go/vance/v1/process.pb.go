@@ -1367,9 +1367,12 @@ func (x *ListWorkersResponse) GetWorkers() []*WorkerInfo {
 }
 
 type EngineDescriptor struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Name          string                 `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
-	Version       string                 `protobuf:"bytes,2,opt,name=version,proto3" json:"version,omitempty"`
+	state   protoimpl.MessageState `protogen:"open.v1"`
+	Name    string                 `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
+	Version string                 `protobuf:"bytes,2,opt,name=version,proto3" json:"version,omitempty"`
+	// The lifecycle hooks the engine implements ("SUSPEND", "STOP"): process_service runs them as
+	// lane tasks only for engines that declare them.
+	Hooks         []string `protobuf:"bytes,3,rep,name=hooks,proto3" json:"hooks,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1416,6 +1419,13 @@ func (x *EngineDescriptor) GetVersion() string {
 		return x.Version
 	}
 	return ""
+}
+
+func (x *EngineDescriptor) GetHooks() []string {
+	if x != nil {
+		return x.Hooks
+	}
+	return nil
 }
 
 type WorkerHello struct {
@@ -2928,10 +2938,11 @@ const file_vance_v1_process_proto_rawDesc = "" +
 	"\x0fconnected_at_ms\x18\x06 \x01(\x03R\rconnectedAtMs\x12#\n" +
 	"\rrunning_turns\x18\a \x03(\tR\frunningTurns\"E\n" +
 	"\x13ListWorkersResponse\x12.\n" +
-	"\aworkers\x18\x01 \x03(\v2\x14.vance.v1.WorkerInfoR\aworkers\"@\n" +
+	"\aworkers\x18\x01 \x03(\v2\x14.vance.v1.WorkerInfoR\aworkers\"V\n" +
 	"\x10EngineDescriptor\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x18\n" +
-	"\aversion\x18\x02 \x01(\tR\aversion\"v\n" +
+	"\aversion\x18\x02 \x01(\tR\aversion\x12\x14\n" +
+	"\x05hooks\x18\x03 \x03(\tR\x05hooks\"v\n" +
 	"\vWorkerHello\x12\x1b\n" +
 	"\tworker_id\x18\x01 \x01(\tR\bworkerId\x124\n" +
 	"\aengines\x18\x02 \x03(\v2\x1a.vance.v1.EngineDescriptorR\aengines\x12\x14\n" +

@@ -110,6 +110,7 @@ const (
 	SettingLevel_SETTING_LEVEL_SESSION     SettingLevel = 2
 	SettingLevel_SETTING_LEVEL_PROJECT     SettingLevel = 3
 	SettingLevel_SETTING_LEVEL_TENANT      SettingLevel = 4
+	SettingLevel_SETTING_LEVEL_GROUP       SettingLevel = 5 // the project's group (between project and tenant)
 )
 
 // Enum value maps for SettingLevel.
@@ -120,6 +121,7 @@ var (
 		2: "SETTING_LEVEL_SESSION",
 		3: "SETTING_LEVEL_PROJECT",
 		4: "SETTING_LEVEL_TENANT",
+		5: "SETTING_LEVEL_GROUP",
 	}
 	SettingLevel_value = map[string]int32{
 		"SETTING_LEVEL_UNSPECIFIED": 0,
@@ -127,6 +129,7 @@ var (
 		"SETTING_LEVEL_SESSION":     2,
 		"SETTING_LEVEL_PROJECT":     3,
 		"SETTING_LEVEL_TENANT":      4,
+		"SETTING_LEVEL_GROUP":       5,
 	}
 )
 
@@ -558,12 +561,15 @@ func (x *GetProjectRequest) GetProjectId() string {
 }
 
 type CreateProjectRequest struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	TenantId      string                 `protobuf:"bytes,1,opt,name=tenant_id,json=tenantId,proto3" json:"tenant_id,omitempty"`
-	ProjectId     string                 `protobuf:"bytes,2,opt,name=project_id,json=projectId,proto3" json:"project_id,omitempty"`
-	Title         string                 `protobuf:"bytes,3,opt,name=title,proto3" json:"title,omitempty"`
-	Kind          ProjectKind            `protobuf:"varint,4,opt,name=kind,proto3,enum=vance.v1.ProjectKind" json:"kind,omitempty"`
-	OwnerUserId   string                 `protobuf:"bytes,5,opt,name=owner_user_id,json=ownerUserId,proto3" json:"owner_user_id,omitempty"`
+	state       protoimpl.MessageState `protogen:"open.v1"`
+	TenantId    string                 `protobuf:"bytes,1,opt,name=tenant_id,json=tenantId,proto3" json:"tenant_id,omitempty"`
+	ProjectId   string                 `protobuf:"bytes,2,opt,name=project_id,json=projectId,proto3" json:"project_id,omitempty"`
+	Title       string                 `protobuf:"bytes,3,opt,name=title,proto3" json:"title,omitempty"`
+	Kind        ProjectKind            `protobuf:"varint,4,opt,name=kind,proto3,enum=vance.v1.ProjectKind" json:"kind,omitempty"`
+	OwnerUserId string                 `protobuf:"bytes,5,opt,name=owner_user_id,json=ownerUserId,proto3" json:"owner_user_id,omitempty"`
+	// The project's group (a name, e.g. "Home"): engine settings resolve through it
+	// (process -> session -> project -> group -> tenant).
+	Group         string `protobuf:"bytes,6,opt,name=group,proto3" json:"group,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -629,6 +635,13 @@ func (x *CreateProjectRequest) GetKind() ProjectKind {
 func (x *CreateProjectRequest) GetOwnerUserId() string {
 	if x != nil {
 		return x.OwnerUserId
+	}
+	return ""
+}
+
+func (x *CreateProjectRequest) GetGroup() string {
+	if x != nil {
+		return x.Group
 	}
 	return ""
 }
@@ -4335,14 +4348,15 @@ const file_vance_v1_session_proto_rawDesc = "" +
 	"\x11GetProjectRequest\x12\x1b\n" +
 	"\ttenant_id\x18\x01 \x01(\tR\btenantId\x12\x1d\n" +
 	"\n" +
-	"project_id\x18\x02 \x01(\tR\tprojectId\"\xb7\x01\n" +
+	"project_id\x18\x02 \x01(\tR\tprojectId\"\xcd\x01\n" +
 	"\x14CreateProjectRequest\x12\x1b\n" +
 	"\ttenant_id\x18\x01 \x01(\tR\btenantId\x12\x1d\n" +
 	"\n" +
 	"project_id\x18\x02 \x01(\tR\tprojectId\x12\x14\n" +
 	"\x05title\x18\x03 \x01(\tR\x05title\x12)\n" +
 	"\x04kind\x18\x04 \x01(\x0e2\x15.vance.v1.ProjectKindR\x04kind\x12\"\n" +
-	"\rowner_user_id\x18\x05 \x01(\tR\vownerUserId\"\xf3\b\n" +
+	"\rowner_user_id\x18\x05 \x01(\tR\vownerUserId\x12\x14\n" +
+	"\x05group\x18\x06 \x01(\tR\x05group\"\xf3\b\n" +
 	"\aSession\x12\x1d\n" +
 	"\n" +
 	"session_id\x18\x01 \x01(\tR\tsessionId\x12\x1b\n" +
@@ -4685,13 +4699,14 @@ const file_vance_v1_session_proto_rawDesc = "" +
 	"\x13ACCENT_COLOR_PURPLE\x10\n" +
 	"\x12\x15\n" +
 	"\x11ACCENT_COLOR_PINK\x10\v\x12\x15\n" +
-	"\x11ACCENT_COLOR_ROSE\x10\f*\x98\x01\n" +
+	"\x11ACCENT_COLOR_ROSE\x10\f*\xb1\x01\n" +
 	"\fSettingLevel\x12\x1d\n" +
 	"\x19SETTING_LEVEL_UNSPECIFIED\x10\x00\x12\x19\n" +
 	"\x15SETTING_LEVEL_PROCESS\x10\x01\x12\x19\n" +
 	"\x15SETTING_LEVEL_SESSION\x10\x02\x12\x19\n" +
 	"\x15SETTING_LEVEL_PROJECT\x10\x03\x12\x18\n" +
-	"\x14SETTING_LEVEL_TENANT\x10\x042\xf4\x16\n" +
+	"\x14SETTING_LEVEL_TENANT\x10\x04\x12\x17\n" +
+	"\x13SETTING_LEVEL_GROUP\x10\x052\xf4\x16\n" +
 	"\x0eSessionService\x12=\n" +
 	"\fAuthenticate\x12\x1d.vance.v1.AuthenticateRequest\x1a\x0e.vance.v1.User\x123\n" +
 	"\aGetUser\x12\x18.vance.v1.GetUserRequest\x1a\x0e.vance.v1.User\x129\n" +

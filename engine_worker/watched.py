@@ -1,0 +1,73 @@
+"""What a worker keeps between turns that another service owns (tool pools, engine settings):
+used only while a watch stream to the owner stands, dropped at every change it reports, and
+never older than the owner's own cache across its replicas (TTL_S). Without the watch every
+turn asks the owner, as before the cache existed."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from collections.abc import AsyncIterable, Callable, Hashable
+from typing import Generic, TypeVar
+
+import grpc
+
+K = TypeVar("K", bound=Hashable)
+V = TypeVar("V")
+
+logger = logging.getLogger(__name__)
+
+# tool_service and session_service keep what they read for 2 s (tool_service/registry.py,
+# session_service/settings_cache.py): a write through another replica is seen within that.
+TTL_S = 2.0
+_MAX_ENTRIES = 4_096
+
+
+class WatchedCache(Generic[K, V]):
+    def __init__(self, ttl_s: float = TTL_S) -> None:
+        self._ttl_s = ttl_s
+        self._entries: dict[K, tuple[float, V]] = {}
+        self.watching = False
+
+    def get(self, key: K) -> V | None:
+        found = self._entries.get(key)
+        if not self.watching or found is None or found[0] < time.monotonic():
+            return None
+        return found[1]
+
+    def put(self, key: K, value: V) -> None:
+        if not self.watching:
+            return
+        now = time.monotonic()
+        if len(self._entries) >= _MAX_ENTRIES:
+            self._entries = {k: v for k, v in self._entries.items() if v[0] >= now}
+            if len(self._entries) >= _MAX_ENTRIES:
+                self._entries.clear()
+        self._entries[key] = (now + self._ttl_s, value)
+
+    def drop(self, key: K) -> None:
+        self._entries.pop(key, None)
+
+    def clear(self) -> None:
+        self._entries.clear()
+
+
+async def keep_watching(
+    what: str,
+    cache: WatchedCache[K, V],
+    watch: Callable[[], AsyncIterable[object]],
+    backoff_s: float,
+) -> None:
+    """Until cancelled: follows the owner's change stream, clearing the cache at each change;
+    while the stream is down the cache is off, and it is asked again after `backoff_s`."""
+    while True:
+        try:
+            async for _ in watch():
+                cache.clear()
+                cache.watching = True
+        except grpc.aio.AioRpcError as exc:
+            logger.debug("%s watch lost: %s", what, exc.code().name)
+        cache.watching = False
+        cache.clear()
+        await asyncio.sleep(backoff_s)
