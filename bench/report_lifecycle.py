@@ -37,9 +37,13 @@ def search_section(r: dict[str, Any]) -> list[str]:
     )
     lines += [
         "",
-        f"Indexing cost (the indexer's path for one chat feed page of one message): "
-        f"{r['index_per_message_ms']} ms per message, "
-        f"{r.get('index_cpu_per_message_ms', '?')} ms of the indexer's CPU.",
+        "Indexing cost per message (the indexer's path, a conversation alternating question "
+        "and answer), with one message per chat feed page: "
+        f"{r['index_per_message_ms']} ms, {r.get('index_cpu_per_message_ms', '?')} ms of the "
+        f"indexer's CPU, {r.get('index_commands_per_message', '?')} store commands; with pages "
+        f"of 32 messages over 8 sessions: {r.get('index_batched_per_message_ms', '?')} ms, "
+        f"{r.get('index_batched_cpu_per_message_ms', '?')} ms of CPU, "
+        f"{r.get('index_batched_commands_per_message', '?')} store commands.",
         "",
     ]
     return lines

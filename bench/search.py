@@ -14,6 +14,7 @@ from collections.abc import Awaitable, Callable
 from typing import Any, Literal
 
 import grpc
+from pymongo import AsyncMongoClient, monitoring
 
 from bench.stats import Summary
 from bench.system import BenchSystem, make_tmp
@@ -128,10 +129,10 @@ async def seed(config: Config, tenant: str, corpus: Corpus) -> dict[str, Any]:
             for w in tokens(text):
                 if w not in first:
                     first[w] = f"{w}\t{mid}\n"
-                    postings.setdefault(w, {}).setdefault("c", set()).add(sid)
+                    postings.setdefault(w, {}).setdefault("c", set()).add(f"{sid}/{mid}")
         shards: dict[str, str] = {}
         for w, line in first.items():
-            key = index.shard_id(sid, w)
+            key = index.words.shard_id(sid, w)
             shards[key] = shards.get(key, "") + line
         terms += [{"_id": k, "p": v, "v": 1} for k, v in shards.items()]
     vocab: dict[str, set[str]] = {}
@@ -150,7 +151,7 @@ async def seed(config: Config, tenant: str, corpus: Corpus) -> dict[str, Any]:
     ]
     for coll, rows in (
         (store.sessions, sessions),
-        (index.terms, terms),
+        (index.words.coll, terms),
         (index.messages, messages),
         (index.postings, docs),
         (
@@ -236,9 +237,13 @@ async def run_search_bench(
             ("admin", Actor("admin", is_admin=True)),
         ):
             results[scope] = await _time_queries(search, tenant, actor, mix)
-        wall, cpu = await _time_indexing(db, tenant, corpus)
-        results["index_per_message_ms"] = wall
-        results["index_cpu_per_message_ms"] = cpu
+        cost = await _time_indexing(config, tenant, corpus)
+        results["index_per_message_ms"] = cost["single_wall_ms"]
+        results["index_cpu_per_message_ms"] = cost["single_cpu_ms"]
+        results["index_commands_per_message"] = cost["single_commands"]
+        results["index_batched_per_message_ms"] = cost["batched_wall_ms"]
+        results["index_batched_cpu_per_message_ms"] = cost["batched_cpu_ms"]
+        results["index_batched_commands_per_message"] = cost["batched_commands"]
         return results
     finally:
         await channel.close()
@@ -280,22 +285,38 @@ async def _time_queries(
     }
 
 
+class _Commands(monitoring.CommandListener):
+    """Counts the store commands the indexer sends."""
+
+    def __init__(self) -> None:
+        self.count = 0
+
+    def started(self, event: monitoring.CommandStartedEvent) -> None:
+        self.count += 1
+
+    def succeeded(self, event: monitoring.CommandSucceededEvent) -> None:
+        pass
+
+    def failed(self, event: monitoring.CommandFailedEvent) -> None:
+        pass
+
+
 async def _time_indexing(
-    db: Any, tenant: str, corpus: Corpus, count: int = 200
-) -> tuple[float, float]:
-    """The indexer's path for one chat feed page (session read, message copy, word lists,
-    postings, vocabulary, card, feed position) for new messages of one fresh session in the
-    seeded tenant, one message per page. Returns wall and CPU milliseconds per message; the CPU
-    is the indexer's own (this process, as in session_service), not the store's."""
-    store, index, clock = SessionStore(db), SearchStore(db), SystemClock()
-    session = Session(
-        session_id=f"sess_benchidx{time.time_ns()}",
-        tenant_id=tenant,
-        project_id="bench",
-        owner_user_id="user0",
-        chat_process_id="proc_benchidx",
+    config: Config, tenant: str, corpus: Corpus, count: int = 200
+) -> dict[str, float]:
+    """The indexer's path (sessions, message copies, posting lists, vocabulary, word lists,
+    first pair, cards) for new chat messages of fresh sessions in the seeded tenant, a
+    conversation alternating question and answer: one message per chat feed page (a quiet
+    system writes every message as its own page), then pages of 32 messages over 8 sessions
+    (a busy one gathers many turns into a page). Wall and CPU milliseconds and store commands
+    per message; the CPU is the indexer's own (this process, as in session_service), not the
+    store's."""
+    commands = _Commands()
+    client: AsyncMongoClient[Document] = AsyncMongoClient(
+        config.mongodb_uri, tz_aware=False, event_listeners=[commands]
     )
-    await store.insert_session(session)
+    db = client[config.store.db_name]
+    store, index, clock = SessionStore(db), SearchStore(db), SystemClock()
     indexer = SearchIndexer(
         sessions=store,
         index=index,
@@ -304,22 +325,50 @@ async def _time_indexing(
         suggester=None,
         clock=clock,
     )
-    elapsed = cpu = 0.0
-    for n in range(1, count + 1):
-        m = ChatMessage(
-            id=chat_message_id(session.chat_process_id, n),
-            session_id=session.session_id,
-            think_process_id=session.chat_process_id,
-            process_name="chat",
-            role=ChatRole.USER,
-            content=corpus.text(corpus.rng.randint(5, 60)),
-            created_at_ms=n,
-        )
-        t, c = time.perf_counter(), time.process_time()
-        await indexer.index_page(ChatFeedPage(position=n, messages=[m]))
-        elapsed += time.perf_counter() - t
-        cpu += time.process_time() - c
-    return round(elapsed / count * 1000, 2), round(cpu / count * 1000, 2)
+    out: dict[str, float] = {}
+    try:
+        for name, sessions, per_page in (("single", 1, 1), ("batched", 8, 32)):
+            chats = []
+            for k in range(sessions):
+                s = Session(
+                    session_id=f"sess_benchidx{time.time_ns()}{k}",
+                    tenant_id=tenant,
+                    project_id="bench",
+                    owner_user_id="user0",
+                    chat_process_id=f"proc_benchidx{time.time_ns()}{k}",
+                )
+                await store.insert_session(s)
+                chats.append(s)
+            elapsed = cpu = 0.0
+            sent = commands.count
+            for page in range(count // per_page):
+                msgs = []
+                for i in range(per_page):
+                    n = page * per_page + i
+                    s = chats[n % sessions]
+                    number = n // sessions + 1
+                    msgs.append(
+                        ChatMessage(
+                            id=chat_message_id(s.chat_process_id, number),
+                            session_id=s.session_id,
+                            think_process_id=s.chat_process_id,
+                            process_name="chat",
+                            role=ChatRole.USER if number % 2 else ChatRole.ASSISTANT,
+                            content=corpus.text(corpus.rng.randint(5, 60)),
+                            created_at_ms=n + 1,
+                        )
+                    )
+                t, c = time.perf_counter(), time.process_time()
+                await indexer.index_page(ChatFeedPage(position=page + 1, messages=msgs))
+                elapsed += time.perf_counter() - t
+                cpu += time.process_time() - c
+            done = count // per_page * per_page
+            out[f"{name}_wall_ms"] = round(elapsed / done * 1000, 2)
+            out[f"{name}_cpu_ms"] = round(cpu / done * 1000, 2)
+            out[f"{name}_commands"] = round((commands.count - sent) / done, 2)
+    finally:
+        await client.close()
+    return out
 
 
 def _over_grpc(stub: session_pb2_grpc.SessionServiceAsyncStub) -> SearchFn:

@@ -13,6 +13,7 @@ session's lines are removed (its hook, and any search that meets a card without 
 
 from __future__ import annotations
 
+from collections import OrderedDict
 from collections.abc import Iterable
 from typing import NamedTuple
 
@@ -20,7 +21,7 @@ from pymongo import UpdateOne
 from pymongo.asynchronous.database import AsyncDatabase
 
 from session_service.models import Session, SessionStatus
-from session_service.search.store import Appends
+from session_service.search.packed import Appends
 from vance.store import Document
 
 ACTIVITY_SLACK_MS = 60_000
@@ -176,18 +177,44 @@ class SessionCards:
         )
 
 
+_PARSED: OrderedDict[tuple[str, str], dict[str, Card]] = OrderedDict()
+_PARSED_HELD = 64
+
+
 def _merge(owner: str, doc: Document | None) -> dict[str, Card]:
     out: dict[str, Card] = {}
     if not doc:
         return out
-    lines = [*str(doc.get("cp") or "").splitlines(), *(doc.get("ca") or [])]
-    for line in lines:
+    out = dict(_compacted(owner, str(doc.get("cp") or "")))
+    for line in doc.get("ca") or []:
         if not line:
             continue
         card = Card.parse(owner, line)
         seen = out.get(card.session_id)
         if seen is None or card.stamp >= seen.stamp:
             out[card.session_id] = card
+    return out
+
+
+def _compacted(owner: str, text: str) -> dict[str, Card]:
+    """The cards of a compacted string, parsed once per distinct string: a list or search
+    reads the same one again and again between compactions (thousands of lines for a tenant)."""
+    key = (owner, text)
+    held = _PARSED.get(key)
+    if held is not None:
+        _PARSED.move_to_end(key)
+        return held
+    out: dict[str, Card] = {}
+    for line in text.splitlines():
+        if not line:
+            continue
+        card = Card.parse(owner, line)
+        seen = out.get(card.session_id)
+        if seen is None or card.stamp >= seen.stamp:
+            out[card.session_id] = card
+    _PARSED[key] = out
+    while len(_PARSED) > _PARSED_HELD:
+        _PARSED.popitem(last=False)
     return out
 
 

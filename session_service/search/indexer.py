@@ -1,13 +1,20 @@
 """Feeds the search index from process_service's chat feed (process_service/event_feed.py),
-and triggers the metadata auto-suggest when it sees a session's first completed
-question-and-answer pair.
+and hands each session's first question-and-answer pair to the metadata auto-suggest
+(first_pair.py).
 
-The indexer follows the feed from the position it stored, one page at a time: it indexes the
-page's messages, session by session, and stores the position it reached about once a second.
-After a restart it resumes after the last stored position, so no message is lost; a page
-indexed again after a crash changes nothing (message copies are kept by id, posting lists are sets). When
-process_service cannot be reached the indexer tries again with a growing pause. Messages of a
-session that no longer exists are skipped.
+The indexer follows the feed from the position it stored, one page at a time, and stores the
+position it reached about once a second. After a restart it resumes after the last stored
+position, so no message is lost; a page indexed again after a crash changes nothing (message
+copies are kept by id, posting lists are sets). When process_service cannot be reached the
+indexer tries again with a growing pause. Messages of a session that no longer exists are
+skipped.
+
+A page is indexed with one write per collection, whatever its number of messages and
+sessions: the message copies, the posting lists of the words new to their sessions, and those
+words' lines in the sessions' word lists; plus a read of the page's sessions. What a session's
+word lists hold is remembered (words.py KnownWords), so a page reads no word list of a session
+this replica has indexed before; neither does it read the session first once that session has
+nothing left to watch for its first pair (`_settled`: its tenant never changes).
 """
 
 from __future__ import annotations
@@ -17,30 +24,30 @@ import contextlib
 import logging
 import string
 import time
-from collections.abc import Iterable
-from typing import Any
+from typing import TypeVar
 
 from session_service.metadata import Metadata
 from session_service.models import Session
 from session_service.search.cards import ACTIVITY_SLACK_MS
-from session_service.search.store import SearchStore, parse_shard
+from session_service.search.first_pair import FirstPairs
+from session_service.search.store import SearchStore
 from session_service.search.tokens import tokens
+from session_service.search.words import KnownWords, parse_shard
 from session_service.store import SessionStore
 from session_service.suggest import Suggester
 from vance.clients.process import ChatFeedPage, Processes
 from vance.clock import Clock
-from vance.domain import ChatMessage, ChatRole
+from vance.domain import ChatMessage
 
 logger = logging.getLogger(__name__)
 
-SUGGEST_ATTEMPTS = 3
-SUGGEST_TIMEOUT_S = 60.0
 MIN_RETRY_S = 0.5
 # How often the indexer stores its position and tells process_service (the pages up to there go).
 SAVE_EVERY_S = 1.0
 MAX_RETRY_S = 10.0
-# Sessions of one page indexed at once (each its own reads and compare-and-sets).
-PAGE_CONCURRENCY = 4
+_REMEMBERED = 50_000  # settled sessions and card hints held, each a few dozen bytes
+
+V = TypeVar("V")
 
 
 class SearchIndexer:
@@ -56,14 +63,16 @@ class SearchIndexer:
     ) -> None:
         self._sessions = sessions
         self._index = index
-        self._metadata = metadata
         self._processes = processes
-        self._suggester = suggester
         self._clock = clock
+        self._pairs = FirstPairs(
+            sessions=sessions, index=index, metadata=metadata, suggester=suggester
+        )
+        self._known = KnownWords(index.words)
+        self._settled: dict[str, str] = {}  # session -> tenant, nothing to watch any more
         self._card_activity: dict[str, int] = {}  # session -> activity its card was given
         # Suggestions wait for a model (seconds): they run beside the feed, not in its way.
         self._background: asyncio.TaskGroup | None = None
-        self._suggesting: set[str] = set()
 
     async def run(self) -> None:
         """Until cancelled: follows the chat feed from the stored position."""
@@ -119,52 +128,34 @@ class SearchIndexer:
         by_session: dict[str, list[ChatMessage]] = {}
         for m in page.messages:
             by_session.setdefault(m.session_id, []).append(m)
-        limit = asyncio.Semaphore(PAGE_CONCURRENCY)
-
-        async def one(session_id: str, msgs: list[ChatMessage]) -> None:
-            async with limit:
-                await self._index_session(session_id, msgs)
-
-        async with asyncio.TaskGroup() as tg:
-            for session_id, msgs in by_session.items():
-                tg.create_task(one(session_id, msgs))
-
-    async def _index_session(self, session_id: str, msgs: list[ChatMessage]) -> None:
-        session = await self._sessions.session(session_id)
-        if session is None:
+        unsettled = [sid for sid in by_session if sid not in self._settled]
+        read = {s.session_id: s for s in await self._sessions.sessions_by_ids(unsettled)}
+        tenants = {sid: t for sid in by_session if (t := self._settled.get(sid))}
+        tenants |= {sid: s.tenant_id for sid, s in read.items()}
+        todo = {sid: msgs for sid, msgs in by_session.items() if sid in tenants}
+        if not todo:
             return
-        await self.index_messages(session, msgs)
-        if session.metadata.first_qa_at_ms is None:
-            chat = [m for m in msgs if m.think_process_id == session.chat_process_id]
-            if chat:
-                cursor = await self._index.cursor(session.chat_process_id)
-                fields = await self._watch_first_pair(session, cursor, chat)
-                if fields:
-                    await self._index.save_cursor(session.chat_process_id, fields)
-        if await self._sessions.sessions.find_one({"_id": session_id}, {"_id": 1}) is None:
-            # Deleted while this page indexed it: the delete's purge may have run before.
-            await self.purge(session, [m.id for m in msgs])
-            return
-        if session.session_id in self._suggesting:
-            return
-        if self._background is None:
-            await self._maybe_suggest(session)
-            return
-        self._suggesting.add(session.session_id)
-        self._background.create_task(self._suggest_beside(session))
+        await self.index_messages(tenants, todo)
+        await self._pairs.watch((read[sid], msgs) for sid, msgs in todo.items() if sid in read)
+        # Read after the writes: a session deleted meanwhile is purged again (its delete's
+        # purge may have run before this page's writes).
+        now = {s.session_id: s for s in await self._sessions.sessions_by_ids(list(todo))}
+        for sid, msgs in todo.items():
+            if sid not in now:
+                await self.purge(read.get(sid) or _stub(sid, tenants[sid]), [m.id for m in msgs])
+        await self._refresh_cards(list(now.values()))
+        for s in now.values():
+            if self._pairs.settled(s):
+                _remember(self._settled, s.session_id, s.tenant_id)
+            else:
+                await self._pairs.suggest(s, self._background)
 
-    async def _suggest_beside(self, session: Session) -> None:
-        try:
-            await self._maybe_suggest(session)
-        except Exception:
-            logger.exception("metadata suggestion for %s failed", session.session_id)
-        finally:
-            self._suggesting.discard(session.session_id)
-
-    async def index_messages(self, session: Session, msgs: list[ChatMessage]) -> None:
-        """Message texts, then posting lists for the words new to the session, then the
-        session's word list (compare-and-set, retried): a crash in between re-adds postings,
-        which is harmless, and never leaves a word listed for the session but not posted."""
+    async def index_messages(
+        self, tenants: dict[str, str], by_session: dict[str, list[ChatMessage]]
+    ) -> None:
+        """Message texts, then the posting lists of the words new to each session, then those
+        words' lines in the sessions' word lists: a crash in between re-adds postings, which
+        is harmless, and never leaves a word listed for a session but not posted."""
         await self._index.save_messages(
             [
                 {
@@ -175,44 +166,51 @@ class SearchIndexer:
                     "x": m.content,
                     "at": m.created_at_ms,
                 }
+                for msgs in by_session.values()
                 for m in msgs
             ]
         )
-        sid = session.session_id
-        found: dict[str, str] = {}  # word -> first message of this batch holding it
-        for m in msgs:
-            for word in tokens(m.content):
-                found.setdefault(word, m.id)
-        for _ in range(5):
-            shards = await self._index.word_shards(self._index.shard_id(sid, w) for w in found)
-            known = {w for d in shards.values() for w in parse_shard(d)}
-            added = {w: mid for w, mid in found.items() if w not in known}
-            await self._index.add_conversation(session.tenant_id, sid, list(added))
-            changes: dict[str, list[str]] = {}
-            for w, mid in added.items():
-                changes.setdefault(self._index.shard_id(sid, w), []).append(f"{w}\t{mid}\n")
-            created = [shard for shard in changes if shard not in shards]
-            if created:
-                await self._index.note_letters(sid, (c[len(sid) + 1 :] for c in created))
-            writes = [
-                (shard, shards[shard].get("v") if shard in shards else None, text)
-                for shard, lines in changes.items()
-                for text in [str(shards.get(shard, {}).get("p", "")) + "".join(lines)]
-            ]
-            if await self._index.save_word_shards(writes):
-                break
-        await self._refresh_card(session)
+        found: dict[str, dict[str, str]] = {}  # session -> word -> first message holding it
+        for sid, msgs in by_session.items():
+            words = found.setdefault(sid, {})
+            for m in msgs:
+                for word in tokens(m.content):
+                    words.setdefault(word, m.id)
+        new = await self._known.new_words(found)
+        if not new:
+            return
+        postings: dict[str, dict[str, list[str]]] = {}
+        for sid, words in new.items():
+            per_word = postings.setdefault(tenants[sid], {})
+            for w, mid in words.items():
+                per_word.setdefault(w, []).append(f"{sid}/{mid}")
+        await self._index.add_conversation(postings)
+        lines: dict[str, str] = {}
+        letters: dict[str, set[str]] = {}
+        for sid, words in new.items():
+            for w, mid in words.items():
+                shard = self._index.words.shard_id(sid, w)
+                lines[shard] = lines.get(shard, "") + f"{w}\t{mid}\n"
+                if not self._known.has_words(sid, w[0]):
+                    letters.setdefault(sid, set()).add(w[0])
+        await self._index.words.append(lines, letters)
+        self._known.learn(new)
 
-    async def _refresh_card(self, session: Session) -> None:
+    async def _refresh_cards(self, sessions: list[Session]) -> None:
         """New messages usually come with activity (the gateway's heartbeats set
-        `last_activity_at_ms`; session_service/binding.py owns it): bring the card's ranking
+        `last_activity_at_ms`; session_service/binding.py owns it): bring a card's ranking
         hint up to date when it is off by the slack or more."""
-        hinted = self._card_activity.get(session.session_id, session.created_at_ms)
-        if session.last_activity_at_ms - hinted >= ACTIVITY_SLACK_MS:
-            await self._sessions.cards.put(session, self._clock.now_ms())
-            if len(self._card_activity) > 10_000:
-                self._card_activity.clear()  # a bound; forgetting only costs a card write
-            self._card_activity[session.session_id] = session.last_activity_at_ms
+        stale = [
+            s
+            for s in sessions
+            if s.last_activity_at_ms - self._card_activity.get(s.session_id, s.created_at_ms)
+            >= ACTIVITY_SLACK_MS
+        ]
+        if not stale:
+            return
+        await self._sessions.cards.put_many(((s, "") for s in stale), self._clock.now_ms())
+        for s in stale:
+            _remember(self._card_activity, s.session_id, s.last_activity_at_ms)
 
     async def purge(self, session: Session, message_ids: list[str] | None = None) -> None:
         """Removes everything the index holds of a session: its entries in the posting lists
@@ -221,19 +219,21 @@ class SearchIndexer:
         session's processes and their chat, or by the indexer with the messages it has just
         indexed for a session deleted meanwhile."""
         sid = session.session_id
+        self._known.forget(sid)
+        self._settled.pop(sid, None)
         engines = await self._processes.engines(sid, include_terminated=True)
         process_ids = [p.id for p in engines]
+        self._pairs.forget(process_ids)
         ids = set(message_ids or [])
         for pid in process_ids:
             ids |= {m.id for m in await self._processes.chat(sid, pid)}
         copies = await self._index.messages_by_ids(sorted(ids))
         # Word lists are per first letter: the letters listed for the session, and those of the
         # copies' words and every ASCII one for sessions indexed before letters were listed.
-        letters = await self._index.letters(sid)
+        letters = await self._index.words.letters(sid)
         letters |= {w[0] for m in copies.values() for w in tokens(str(m.get("x", "")))}
         letters |= set(string.ascii_lowercase + string.digits + "_")
-        shard_ids = sorted(self._index.shard_id(sid, c) for c in letters)
-        shards = await self._index.word_shards(shard_ids)
+        shards = await self._index.words.shards(self._index.words.shard_id(sid, c) for c in letters)
         md = session.metadata
         words = {w for d in shards.values() for w in parse_shard(d)}
         words |= set(tokens(md.title or "")) | {w for t in md.tags for w in tokens(t)}
@@ -241,58 +241,17 @@ class SearchIndexer:
             session.tenant_id, sid, words=words, exact_tags=set(md.tags)
         )
         await self._index.forget(
-            sid,
-            message_ids=list(copies),
-            shard_ids=[*shard_ids, self._index.letters_id(sid)],
-            process_ids=process_ids,
+            sid, message_ids=list(copies), letters=letters, process_ids=process_ids
         )
 
-    async def _watch_first_pair(
-        self, session: Session, cursor: dict[str, Any], new: Iterable[ChatMessage]
-    ) -> dict[str, Any]:
-        """Remembers the first user message and the answer after it (cursor fields)."""
-        if session.metadata.first_qa_at_ms is not None or cursor.get("first_answer"):
-            return {}
-        question = str(cursor.get("first_user") or "")
-        for m in new:
-            if m.role is ChatRole.USER and not question:
-                question = m.content[:4000]
-            elif m.role is ChatRole.ASSISTANT and question:
-                await self._sessions.sessions.update_one(
-                    {"_id": session.session_id, "metadata.first_qa_at_ms": None},
-                    {"$set": {"metadata.first_qa_at_ms": m.created_at_ms}},
-                )
-                session.metadata.first_qa_at_ms = m.created_at_ms
-                return {"first_user": question, "first_answer": m.content[:4000]}
-        return {"first_user": question} if question else {}
 
-    async def _maybe_suggest(self, session: Session) -> None:
-        md = session.metadata
-        if (
-            self._suggester is None
-            or md.first_qa_at_ms is None
-            or md.suggest_done
-            or md.suggest_attempts >= SUGGEST_ATTEMPTS
-        ):
-            return
-        if all(f in md.user_fields or getattr(md, f) for f in ("title", "icon", "color")):
-            await self._suggest_finished(session.session_id, done=True)
-            return  # nothing left to fill: no model call
-        cursor = await self._index.cursor(session.chat_process_id)
-        try:
-            async with asyncio.timeout(SUGGEST_TIMEOUT_S):
-                suggestion = await self._suggester.suggest(
-                    str(cursor.get("first_user", "")), str(cursor.get("first_answer", ""))
-                )
-        except (Exception, TimeoutError) as exc:
-            logger.warning("metadata suggestion for %s failed: %r", session.session_id, exc)
-            await self._suggest_finished(session.session_id, done=False)
-            return
-        await self._metadata.apply_suggestion(session.session_id, suggestion)
-        await self._suggest_finished(session.session_id, done=True)
+def _remember(held: dict[str, V], key: str, value: V) -> None:
+    if len(held) > _REMEMBERED:
+        held.clear()  # a bound; forgetting only costs a read or a card write
+    held[key] = value
 
-    async def _suggest_finished(self, session_id: str, *, done: bool) -> None:
-        await self._sessions.sessions.update_one(
-            {"_id": session_id},
-            {"$set": {"metadata.suggest_done": done}, "$inc": {"metadata.suggest_attempts": 1}},
-        )
+
+def _stub(session_id: str, tenant: str) -> Session:
+    """A session known only by id and tenant (settled, and gone by the time it was re-read):
+    enough to purge what this page indexed of it."""
+    return Session(session_id=session_id, tenant_id=tenant, project_id="", owner_user_id="")

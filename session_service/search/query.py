@@ -1,26 +1,36 @@
-"""Listing and searching sessions: title and tags (title weighs
-most) and the conversation, with snippets; scoped to the user, filtered, ranked."""
+"""Listing and searching sessions, scoped to the caller, filtered and ranked.
+
+A search runs its stages (stage.py; today the full-text one, fulltext.py) beside the read of
+the session cards in the caller's scope (cards.py), ranks the candidates by the most each may
+score, then reads the session documents of the best ones a page at a time, beside where their
+snippets are, until the page is full and no candidate left may outrank it. Every session
+returned has passed the filter on its own document. A query without words lists instead.
+
+Who sees what: a tenant admin any session of the tenant, in every project (the cross-project
+search); anyone else their own sessions, in every project unless the filter names one.
+Another user's hub sessions stay out of an admin's lists (session_service/home.py). CLOSED
+sessions are never listed or found, whatever the filter.
+"""
 
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 
 from session_service.access import Actor
 from session_service.models import Session, SessionStatus
 from session_service.search.cards import Card
-from session_service.search.store import Posting, SearchStore, shard_lookup
-from session_service.search.tokens import QueryTerm, Snippet, query_terms, snippet, tokens
+from session_service.search.fulltext import FullTextStage
+from session_service.search.stage import MessageSnippet, SearchStage, StageFindings
+from session_service.search.store import SearchStore
 from session_service.store import SessionStore
 from vance.clock import Clock
 from vance.errors import InvalidArgumentError, PermissionDeniedError
 
-TITLE_WEIGHT = 10
-TAG_WEIGHT = 5
-CONVERSATION_WEIGHT = 1
-MAX_EXPANSIONS = 32  # words a trailing prefix may stand for; the shortest are kept
+__all__ = ["MessageSnippet", "SearchResult", "SessionFilter", "SessionHit", "SessionSearch"]
+
 MAX_LIMIT = 200
-SNIPPETS_PER_HIT = 3
 VISIBLE = frozenset(
     {SessionStatus.INIT, SessionStatus.RUNNING, SessionStatus.IDLE, SessionStatus.SUSPENDED}
 )
@@ -35,6 +45,8 @@ class SessionFilter:
     include_archived: bool = False
 
     def admits(self, s: Session) -> bool:
+        if s.status is SessionStatus.CLOSED:
+            return False  # a closed session is over: never listed, whatever was asked
         if self.statuses:
             if s.status not in self.statuses:
                 return False
@@ -47,15 +59,6 @@ class SessionFilter:
             and (not self.owner_user_id or s.owner_user_id == self.owner_user_id)
             and all(t in s.metadata.tags for t in self.tags)
         )
-
-
-@dataclass(frozen=True)
-class MessageSnippet:
-    message_id: str
-    process_name: str
-    role: str
-    created_at_ms: int
-    snippet: Snippet
 
 
 @dataclass
@@ -76,12 +79,24 @@ def default_order(s: Session) -> tuple[bool, int]:
     return (s.metadata.pinned, s.last_activity_at_ms)
 
 
+def _hit_order(h: SessionHit) -> tuple[int, bool, int]:
+    return (h.score, *default_order(h.session))
+
+
 class SessionSearch:
-    def __init__(self, sessions: SessionStore, index: SearchStore, clock: Clock) -> None:
+    def __init__(
+        self,
+        sessions: SessionStore,
+        index: SearchStore,
+        clock: Clock,
+        *,
+        stages: Sequence[SearchStage] | None = None,
+    ) -> None:
         self._sessions = sessions
         self._cards = sessions.cards
         self._index = index
         self._clock = clock
+        self._stages: tuple[SearchStage, ...] = tuple(stages or (FullTextStage(index),))
 
     def _visible(self, actor: Actor, f: SessionFilter) -> SessionFilter:
         """The filter with the caller's scope: a user who is not an admin sees their own."""
@@ -111,7 +126,7 @@ class SessionSearch:
             for sid, c in cards.items()
             if (not f.project_id or c.project_id == f.project_id)
             and all(sid in ids for ids in tagged)
-            and (c.status != "CLOSED" or "CLOSED" in asked)
+            and c.status != "CLOSED"
             and (c.status != "ARCHIVED" or f.include_archived or "ARCHIVED" in asked)
             # Another user's hub sessions stay out of an admin's lists (session_service/home.py).
             and not (viewer and c.owner != viewer and c.project_id == f"_user_{c.owner}")
@@ -122,7 +137,13 @@ class SessionSearch:
     ) -> list[Session]:
         """Sessions in the default order: pinned first, then by last activity."""
         f = self._visible(actor, f)
-        cards = await self._cards_in_scope(tenant, f, actor.user_id)
+        return await self._list(
+            tenant, f, await self._cards_in_scope(tenant, f, actor.user_id), limit
+        )
+
+    async def _list(
+        self, tenant: str, f: SessionFilter, cards: dict[str, Card], limit: int
+    ) -> list[Session]:
         ranked = sorted(
             cards.values(), key=lambda c: (c.pinned, c.last_activity_at_ms), reverse=True
         )
@@ -139,42 +160,47 @@ class SessionSearch:
             raise InvalidArgumentError(f"limit must be 0..{MAX_LIMIT}", reason="bad_limit")
         limit = limit or 20
         f = self._visible(actor, f)
-        terms = query_terms(query)
-        if not terms:
-            listed = await self.list_sessions(tenant, actor, f, limit=limit)
-            return SearchResult([SessionHit(s) for s in listed])
-        # The cards and the postings are independent reads: overlap them.
-        cards, (words, postings) = await asyncio.gather(
-            self._cards_in_scope(tenant, f, actor.user_id), self._postings(tenant, terms)
+        # The cards and the stages' index reads are independent: overlap them.
+        cards, findings = await asyncio.gather(
+            self._cards_in_scope(tenant, f, actor.user_id), self._find(tenant, query)
         )
-        matched = _candidates(words, postings, set(cards))
+        if not findings:
+            listed = await self._list(tenant, f, cards, limit)
+            return SearchResult([SessionHit(s) for s in listed])
+        per_stage = [x.bounds(cards.keys()) for x in findings]
+        bounds: dict[str, int] = {}
+        for found in per_stage:
+            for sid, n in found.items():
+                bounds[sid] = bounds.get(sid, 0) + n
         ranked = sorted(
-            matched,
-            key=lambda sid: (sum(matched[sid]), cards[sid].pinned, cards[sid].last_activity_at_ms),
+            bounds,
+            key=lambda sid: (bounds[sid], cards[sid].pinned, cards[sid].last_activity_at_ms),
             reverse=True,
         )
         hits: list[SessionHit] = []
-        located: dict[str, list[str]] = {}
         start = 0
-        # Page by page down the ranking until `limit` sessions pass the check against their
-        # documents (title and tag lists may hold stale entries, cards stale statuses). Where
-        # each page's snippets are is read at the same time as its session documents.
-        while len(hits) < limit and start < len(ranked):
-            chunk = ranked[start : start + limit - len(hits) + 4]
+        # A page of documents at a time (title and tag lists may hold stale entries, cards
+        # stale statuses), until the page is full and the best candidate left cannot beat
+        # its last hit. Where each page's snippets are is read beside its documents.
+        while start < len(ranked):
+            if len(hits) >= limit and bounds[ranked[start]] <= hits[limit - 1].score:
+                break
+            chunk = ranked[start : start + max(limit - len(hits), 4)]
             start += len(chunk)
-            sessions, where = await asyncio.gather(
+            sessions, snippets = await asyncio.gather(
                 self._page(tenant, f, chunk, cards, len(chunk)),
-                self._locate(chunk, words, postings),
+                asyncio.gather(*(x.snippets(chunk) for x in findings)),
             )
-            located |= where
             for s in sessions:
-                hit = _score(s, terms, words, postings)
+                hit = _check(s, findings, per_stage, snippets)
                 if hit is not None:
                     hits.append(hit)
-        hits.sort(key=lambda h: (h.score, *default_order(h.session)), reverse=True)
-        page = hits[:limit]
-        await self._add_snippets(page, located, terms)
-        return SearchResult(page)
+            hits.sort(key=_hit_order, reverse=True)
+        return SearchResult(hits[:limit])
+
+    async def _find(self, tenant: str, query: str) -> list[StageFindings]:
+        found = await asyncio.gather(*(stage.find(tenant, query) for stage in self._stages))
+        return [x for x in found if x is not None]
 
     async def _page(
         self, tenant: str, f: SessionFilter, ids: list[str], cards: dict[str, Card], limit: int
@@ -204,107 +230,27 @@ class SessionSearch:
                 await self._cards.remove(tenant, owner, sids)
         return out[:limit]
 
-    async def _postings(
-        self, tenant: str, terms: list[QueryTerm]
-    ) -> tuple[list[list[str]], dict[str, Posting]]:
-        words = [await self._expand(tenant, t) for t in terms]
-        return words, await self._index.postings_for(tenant, {w for ws in words for w in ws})
 
-    async def _expand(self, tenant: str, term: QueryTerm) -> list[str]:
-        if not term.prefix:
-            return [term.text]
-        words = await self._index.words_with_prefix(tenant, term.text)
-        words.add(term.text)
-        return sorted(words, key=lambda w: (len(w), w))[:MAX_EXPANSIONS]
-
-    async def _locate(
-        self, sids: list[str], words: list[list[str]], postings: dict[str, Posting]
-    ) -> dict[str, list[str]]:
-        """Per session: a message holding each query word found in its conversation."""
-        needed = {
-            sid: [w for ws in words for w in ws if sid in postings[w].conversation] for sid in sids
-        }
-        shards = await self._index.word_shards(
-            self._index.shard_id(sid, w) for sid, ws in needed.items() for w in ws
-        )
-        out: dict[str, list[str]] = {}
-        for sid, ws in needed.items():
-            ids: list[str] = []
-            for w in ws:
-                mid = shard_lookup(shards.get(self._index.shard_id(sid, w)), w)
-                if mid and mid not in ids:
-                    ids.append(mid)
-                if len(ids) == SNIPPETS_PER_HIT:
-                    break
-            out[sid] = ids
-        return out
-
-    async def _add_snippets(
-        self, hits: list[SessionHit], located: dict[str, list[str]], terms: list[QueryTerm]
-    ) -> None:
-        wanted = [h for h in hits if "conversation" in h.matched]
-        ids = [m for h in wanted for m in located.get(h.session.session_id, [])]
-        texts = await self._index.messages_by_ids(ids) if ids else {}
-        for h in wanted:
-            for mid in located.get(h.session.session_id, []):
-                m = texts.get(mid)
-                if m is not None:
-                    h.snippets.append(
-                        MessageSnippet(
-                            message_id=mid,
-                            process_name=str(m.get("p", "")),
-                            role=str(m.get("r", "")),
-                            created_at_ms=int(m.get("at", 0)),
-                            snippet=snippet(str(m.get("x", "")), terms),
-                        )
-                    )
-
-
-def _candidates(
-    words: list[list[str]], postings: dict[str, Posting], scope: set[str] | None
-) -> dict[str, list[int]]:
-    """Sessions holding every query word somewhere, with the best weight each word has there
-    (title and tag lists may hold stale entries; `_score` checks them against the session)."""
-    result: dict[str, list[int]] | None = None
-    for ws in words:
-        weights: dict[str, int] = {}
-        for w in ws:
-            p = postings[w]
-            for ids, weight in (
-                (p.title, TITLE_WEIGHT),
-                (p.tags, TAG_WEIGHT),
-                (p.conversation, CONVERSATION_WEIGHT),
-            ):
-                for sid in ids if scope is None else ids & scope:
-                    if weights.get(sid, 0) < weight:
-                        weights[sid] = weight
-        if result is None:
-            result = {sid: [w] for sid, w in weights.items()}
-        else:
-            result = {sid: [*ws_, weights[sid]] for sid, ws_ in result.items() if sid in weights}
-        if not result:
-            return {}
-    return result or {}
-
-
-def _score(
-    s: Session, terms: list[QueryTerm], words: list[list[str]], postings: dict[str, Posting]
+def _check(
+    s: Session,
+    findings: list[StageFindings],
+    per_stage: list[dict[str, int]],
+    snippets: list[dict[str, list[MessageSnippet]]],
 ) -> SessionHit | None:
-    """The session's score from its current title and tags and the conversation lists:
-    per query word 10 for the title, 5 for a tag, 1 for the conversation."""
-    title = set(tokens(s.metadata.title or ""))
-    tag_words = {w for t in s.metadata.tags for w in tokens(t)}
-    hit = SessionHit(s)
-    fields: set[str] = set()
-    for term, ws in zip(terms, words, strict=True):
-        in_title = any(term.matches(t) for t in title)
-        in_tags = any(term.matches(t) for t in tag_words)
-        in_conv = any(s.session_id in postings[w].conversation for w in ws)
-        if not (in_title or in_tags or in_conv):
-            return None
-        hit.score += TITLE_WEIGHT * in_title + TAG_WEIGHT * in_tags + CONVERSATION_WEIGHT * in_conv
-        fields |= {
-            n for n, on in (("title", in_title), ("tags", in_tags), ("conversation", in_conv)) if on
-        }
-    hit.matched = [n for n in ("title", "tags", "conversation") if n in fields]
+    """The session's hit: the sum of the scores of the stages that found it, the fields any
+    matched in, and their snippets where it matched in the conversation; None when none of
+    them matches it on its document."""
+    hit: SessionHit | None = None
+    matched: set[str] = set()
+    for x, found, where in zip(findings, per_stage, snippets, strict=True):
+        m = x.check(s) if s.session_id in found else None
+        if m is None:
+            continue
+        hit = hit or SessionHit(s)
+        hit.score += m.score
+        matched |= m.matched
+        if "conversation" in m.matched:
+            hit.snippets += where.get(s.session_id, [])
+    if hit is not None:
+        hit.matched = [n for n in ("title", "tags", "conversation") if n in matched]
     return hit

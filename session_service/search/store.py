@@ -1,27 +1,29 @@
-"""The session search index: token posting lists, a prefix vocabulary, per-session word lists,
-the indexed message texts, and the indexer's position in the chat feed. Every read is by _id (the embedded
-store indexes nothing else, docs/architecture.md "Store access").
-
-Large id lists are kept as one space-separated string plus a small array that takes appends:
-FerretDB decodes arrays element by element (a 10,000-element array reads ~20x slower than the
-same ids in one string), and `$addToSet` on a small array is one cheap write. A list is
-compacted into its string once its array has collected `COMPACT_AT` entries.
+"""The session search index: token posting lists, a prefix vocabulary, the indexed message
+texts, and the indexer's position in the chat feed (the per-session word lists are words.py).
+Every read is by _id (the embedded store indexes nothing else, docs/architecture.md "Store
+access"). Conversation lists and the vocabulary are packed lists (packed.py).
 """
 
 from __future__ import annotations
 
-from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import Any
 
 from pymongo import UpdateOne
 from pymongo.asynchronous.collection import AsyncCollection
 from pymongo.asynchronous.database import AsyncDatabase
 
+from session_service.search.packed import (
+    Appends,
+    add_packed,
+    compact,
+    entries,
+    packed,
+    remove_packed,
+)
+from session_service.search.words import SessionWords
 from vance.store import Document, is_duplicate_key
 
-COMPACT_AT = 64
 MESSAGE_TEXT_CHARS = 4_000
 _IN_BATCH = 500
 _BULK = 200
@@ -32,47 +34,19 @@ FEED_POSITION_ID = "feed:chat"
 
 @dataclass
 class Posting:
-    """Sessions whose title, tags or conversation contain one token."""
+    """Sessions whose title, tags or conversation contain one token; for the conversation,
+    with the id of a message holding it ("" where the list predates keeping it)."""
 
     title: set[str] = field(default_factory=set)
     tags: set[str] = field(default_factory=set)
-    conversation: set[str] = field(default_factory=set)
-
-
-def _packed(doc: Document | None, name: str) -> set[str]:
-    if not doc:
-        return set()
-    return set(str(doc.get(f"{name}p") or "").split()) | set(doc.get(f"{name}a") or [])
-
-
-def _add_packed(name: str, values: Iterable[str]) -> Document:
-    return {"$addToSet": {f"{name}a": {"$each": list(values)}}}
-
-
-class Appends:
-    """Counts appends per list in this process, and says which lists are due for compaction.
-    Counting in the store would cost a read per append; counted here, a list may collect up
-    to COMPACT_AT appends per replica (or across a restart) before it is compacted, which only
-    makes it a little slower to read until then."""
-
-    def __init__(self) -> None:
-        self._counts: Counter[str] = Counter()
-
-    def due(self, ids: Iterable[str]) -> list[str]:
-        out: list[str] = []
-        for i in ids:
-            self._counts[i] += 1
-            if self._counts[i] >= COMPACT_AT:
-                del self._counts[i]
-                out.append(i)
-        return out
+    conversation: dict[str, str] = field(default_factory=dict)
 
 
 class SearchStore:
     def __init__(self, db: AsyncDatabase[Document]) -> None:
         self.postings = db["search_postings"]
         self.vocab = db["search_vocab"]
-        self.terms = db["search_session_words"]
+        self.words = SessionWords(db["search_session_words"])
         self.messages = db["search_messages"]
         self.cursors = db["search_cursors"]
         self._appends = Appends()
@@ -95,7 +69,7 @@ class SearchStore:
             out[ids[doc["_id"]]] = Posting(
                 title=set(doc.get("t") or []),
                 tags=set(doc.get("g") or []),
-                conversation=_packed(doc, "c"),
+                conversation=entries(doc, "c"),
             )
         return out
 
@@ -103,18 +77,28 @@ class SearchStore:
         doc = await self.postings.find_one({"_id": self.tag_id(tenant, tag)})
         return set(doc.get("g") or []) if doc else set()
 
-    async def add_conversation(self, tenant: str, session_id: str, tokens: list[str]) -> None:
-        """Adds a session to the conversation lists of tokens new to that session."""
-        if not tokens:
+    async def add_conversation(self, tenant_words: dict[str, dict[str, list[str]]]) -> None:
+        """Adds sessions to the conversation lists of words new to them (tenant -> word ->
+        `session/message` entries, the message one that holds the word, for its snippet), in
+        one bulk write; words whose list this creates enter the vocabulary."""
+        keys = [(t, w) for t, words in tenant_words.items() for w in words]
+        if not keys:
             return
         ops = [
-            UpdateOne({"_id": self.posting_id(tenant, t)}, _add_packed("c", [session_id]), True)
-            for t in tokens
+            UpdateOne(
+                {"_id": self.posting_id(t, w)}, add_packed("c", tenant_words[t][w]), upsert=True
+            )
+            for t, w in keys
         ]
         result = await self.postings.bulk_write(ops, ordered=False)
-        await self._new_words(tenant, (result.upserted_ids or {}).values())
-        for doc_id in self._appends.due(self.posting_id(tenant, t) for t in tokens):
-            await self._compact(self.postings, doc_id, "c")
+        created: dict[str, list[str]] = {}
+        for i in (result.upserted_ids or {}).keys():
+            t, w = keys[int(i)]
+            created.setdefault(t, []).append(w)
+        for t, words in created.items():
+            await self._new_words(t, words)
+        for doc_id in self._appends.due(self.posting_id(t, w) for t, w in keys):
+            await compact(self.postings, doc_id, "c", keyed=True)
 
     async def set_metadata_tokens(
         self,
@@ -143,7 +127,9 @@ class SearchStore:
         if not ops:
             return
         result = await self.postings.bulk_write(ops, ordered=False)
-        await self._new_words(tenant, (result.upserted_ids or {}).values())
+        cut = len(tenant) + 1
+        created = [str(i)[cut:] for i in (result.upserted_ids or {}).values()]
+        await self._new_words(tenant, [w for w in created if not w.startswith("#")])
 
     async def remove_session(
         self, tenant: str, session_id: str, *, words: Iterable[str], exact_tags: Iterable[str]
@@ -153,50 +139,26 @@ class SearchStore:
         vocabulary, so nothing of the session stays in the index."""
         ids = [self.posting_id(tenant, w) for w in set(words)]
         ids += [self.tag_id(tenant, t) for t in set(exact_tags)]
-        pull = {"$pull": {"t": session_id, "g": session_id, "ca": session_id}}
+        pull = {"$pull": {"t": session_id, "g": session_id}}
         for i in range(0, len(ids), _BULK):
             batch = ids[i : i + _BULK]
             await self.postings.bulk_write([UpdateOne({"_id": x}, pull) for x in batch])
         for doc in await self._by_ids(self.postings, ids):
-            if session_id in str(doc.get("cp") or "").split():
-                await self._remove_packed(self.postings, str(doc["_id"]), "c", {session_id})
+            mine = {e for e in packed(doc, "c") if e.partition("/")[0] == session_id}
+            if mine:
+                await remove_packed(self.postings, str(doc["_id"]), "c", mine)
         cut = len(tenant) + 1
         for doc in await self._by_ids(self.postings, ids):
-            if doc.get("t") or doc.get("g") or _packed(doc, "c"):
+            if doc.get("t") or doc.get("g") or packed(doc, "c"):
                 continue
             word = str(doc["_id"])[cut:]
             vocab = "" if word.startswith("#") else self.vocab_id(tenant, word)
             if vocab:
-                await self._remove_packed(self.vocab, vocab, "w", {word})
+                await remove_packed(self.vocab, vocab, "w", {word})
             deleted = await self.postings.delete_one(_unchanged(doc))
             if vocab and deleted.deleted_count == 0:
                 # Another session gained the word meanwhile: it stays searchable by prefix.
-                await self.vocab.update_one({"_id": vocab}, _add_packed("w", [word]), True)
-
-    @staticmethod
-    async def _remove_packed(
-        coll: AsyncCollection[Document], doc_id: str, name: str, values: set[str]
-    ) -> None:
-        """Removes values from a packed list: from its string by compare-and-set on the
-        version (retried when a compaction moved it), and from its array."""
-        for _ in range(8):
-            doc = await coll.find_one({"_id": doc_id})
-            if doc is None:
-                return
-            kept = set(str(doc.get(f"{name}p") or "").split()) - values
-            result = await coll.update_one(
-                {"_id": doc_id, f"{name}v": doc.get(f"{name}v")},
-                {
-                    "$set": {
-                        f"{name}p": " ".join(sorted(kept)),
-                        f"{name}v": int(doc.get(f"{name}v") or 0) + 1,
-                    },
-                    "$pullAll": {f"{name}a": sorted(values)},
-                },
-            )
-            if result.matched_count:
-                return
-        raise RuntimeError(f"{coll.name} {doc_id}: kept changing while values were removed")
+                await self.vocab.update_one({"_id": vocab}, add_packed("w", [word]), True)
 
     # ---- vocabulary (prefix search) ----
 
@@ -206,90 +168,21 @@ class SearchStore:
 
     async def words_with_prefix(self, tenant: str, prefix: str) -> set[str]:
         doc = await self.vocab.find_one({"_id": self.vocab_id(tenant, prefix)})
-        return {w for w in _packed(doc, "w") if w.startswith(prefix)}
+        return {w for w in packed(doc, "w") if w.startswith(prefix)}
 
-    async def _new_words(self, tenant: str, posting_ids: Iterable[Any]) -> None:
+    async def _new_words(self, tenant: str, words: Iterable[str]) -> None:
         """Words whose posting document was just created enter the tenant's vocabulary."""
-        cut = len(tenant) + 1
-        words = [str(i)[cut:] for i in posting_ids if not str(i)[cut:].startswith("#")]
         shards: dict[str, list[str]] = {}
         for w in words:
             shards.setdefault(self.vocab_id(tenant, w), []).append(w)
         if not shards:
             return
         await self.vocab.bulk_write(
-            [UpdateOne({"_id": k}, _add_packed("w", v), True) for k, v in shards.items()],
+            [UpdateOne({"_id": k}, add_packed("w", v), True) for k, v in shards.items()],
             ordered=False,
         )
         for doc_id in self._appends.due(shards):
-            await self._compact(self.vocab, doc_id, "w")
-
-    @staticmethod
-    async def _compact(coll: AsyncCollection[Document], doc_id: str, name: str) -> None:
-        """Moves a list's appended entries into its string; a compare-and-set on the version,
-        so a concurrent compaction makes this one a no-op, and appends in between survive."""
-        doc = await coll.find_one({"_id": doc_id})
-        if doc is None:
-            return
-        moved = list(doc.get(f"{name}a") or [])
-        version = int(doc.get(f"{name}v") or 0)
-        merged = sorted(_packed(doc, name))
-        await coll.update_one(
-            {"_id": doc_id, f"{name}v": doc.get(f"{name}v")},
-            {
-                "$set": {f"{name}p": " ".join(merged), f"{name}v": version + 1},
-                "$pullAll": {f"{name}a": moved},
-            },
-        )
-
-    # ---- per-session words: which words a session has, and a message holding each ----
-    # One document per session and first letter of the word (`<session>:<letter>`, lines of
-    # `word<TAB>message id`): a snippet reads a few small documents, not all of a session's words.
-
-    @staticmethod
-    def shard_id(session_id: str, word: str) -> str:
-        return f"{session_id}:{word[0]}"
-
-    @staticmethod
-    def letters_id(session_id: str) -> str:
-        """The document listing the first letters a session has word shards for."""
-        return f"{session_id}:"
-
-    async def note_letters(self, session_id: str, letters: Iterable[str]) -> None:
-        """Written before the shards it lists, so a delete finds every shard."""
-        await self.terms.update_one(
-            {"_id": self.letters_id(session_id)},
-            {"$addToSet": {"l": {"$each": sorted(set(letters))}}},
-            upsert=True,
-        )
-
-    async def letters(self, session_id: str) -> set[str]:
-        doc = await self.terms.find_one({"_id": self.letters_id(session_id)})
-        return set(doc.get("l") or []) if doc else set()
-
-    async def word_shards(self, shard_ids: Iterable[str]) -> dict[str, Document]:
-        return {str(d["_id"]): d for d in await self._by_ids(self.terms, sorted(set(shard_ids)))}
-
-    async def save_word_shards(self, changes: list[tuple[str, int | None, str]]) -> bool:
-        """Writes (shard id, version read or None if absent, new text) as compare-and-sets;
-        False if any shard changed meanwhile (the caller re-reads and retries)."""
-        if not changes:
-            return True
-        ops = [
-            UpdateOne(
-                {"_id": sid, "v": version},
-                {"$set": {"p": text, "v": (version or 0) + 1}},
-                upsert=version is None,
-            )
-            for sid, version, text in changes
-        ]
-        try:
-            result = await self.terms.bulk_write(ops, ordered=False)
-        except Exception as exc:
-            if is_duplicate_key(exc) or "duplicate" in str(exc).lower():
-                return False  # created concurrently
-            raise
-        return result.matched_count + result.upserted_count == len(ops)
+            await compact(self.vocab, doc_id, "w")
 
     # ---- indexed message texts (for snippets) ----
 
@@ -310,9 +203,13 @@ class SearchStore:
 
     # ---- indexer state ----
 
+    async def cursors_of(self, process_ids: list[str]) -> dict[str, Document]:
+        """What the indexer keeps of chat processes: their first question and answer."""
+        found = {str(d["_id"]): d for d in await self._by_ids(self.cursors, process_ids)}
+        return {p: found.get(p) or {"_id": p} for p in process_ids}
+
     async def cursor(self, process_id: str) -> Document:
-        """What the indexer keeps of a chat process: its first question and answer."""
-        return await self.cursors.find_one({"_id": process_id}) or {"_id": process_id}
+        return (await self.cursors_of([process_id]))[process_id]
 
     async def save_cursor(self, process_id: str, fields: Document) -> None:
         await self.cursors.update_one({"_id": process_id}, {"$set": fields}, upsert=True)
@@ -332,14 +229,11 @@ class SearchStore:
         session_id: str,
         *,
         message_ids: list[str],
-        shard_ids: list[str],
+        letters: Iterable[str],
         process_ids: list[str],
     ) -> None:
-        for coll, ids in (
-            (self.messages, message_ids),
-            (self.terms, shard_ids),
-            (self.cursors, process_ids),
-        ):
+        await self.words.delete(session_id, letters)
+        for coll, ids in ((self.messages, message_ids), (self.cursors, process_ids)):
             for i in range(0, len(ids), _IN_BATCH):
                 await coll.delete_many({"_id": {"$in": ids[i : i + _IN_BATCH]}})
 
@@ -357,23 +251,3 @@ def _unchanged(doc: Document) -> Document:
     for key in ("t", "g", "ca", "cp", "cv"):
         out[key] = doc[key] if key in doc else {"$exists": False}
     return out
-
-
-def parse_shard(doc: Document | None) -> dict[str, str]:
-    """word -> id of a message holding it."""
-    out: dict[str, str] = {}
-    for line in str(doc.get("p", "") if doc else "").splitlines():
-        word, _, message_id = line.partition("\t")
-        out[word] = message_id
-    return out
-
-
-def shard_lookup(doc: Document | None, word: str) -> str:
-    """The message id listed for `word`, without splitting the whole shard."""
-    text = "\n" + str(doc.get("p", "") if doc else "")
-    at = text.find(f"\n{word}\t")
-    if at == -1:
-        return ""
-    start = at + len(word) + 2
-    end = text.find("\n", start)
-    return text[start : end if end != -1 else len(text)]

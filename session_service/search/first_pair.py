@@ -1,0 +1,159 @@
+"""The first completed question-and-answer pair of each session's chat, seen as the indexer
+indexes it: it sets `metadata.first_qa_at_ms` and triggers the metadata auto-suggest
+(session_service/suggest.py), which runs beside the feed (seconds of a model call).
+
+What the indexer keeps of a chat process (its first question, then its answer) is a document
+in `search_cursors` under the process id; it is also held here, bounded, so the pages of a
+chat that has asked but not been answered yet cost no read.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections import OrderedDict
+from collections.abc import Iterable
+
+from session_service.metadata import Metadata
+from session_service.models import Session
+from session_service.search.store import SearchStore
+from session_service.store import SessionStore
+from session_service.suggest import Suggester
+from vance.domain import ChatMessage, ChatRole
+from vance.store import Document
+
+logger = logging.getLogger(__name__)
+
+SUGGEST_ATTEMPTS = 3
+SUGGEST_TIMEOUT_S = 60.0
+_HELD = 1024
+
+
+class FirstPairs:
+    def __init__(
+        self,
+        *,
+        sessions: SessionStore,
+        index: SearchStore,
+        metadata: Metadata,
+        suggester: Suggester | None,
+    ) -> None:
+        self._sessions = sessions
+        self._index = index
+        self._metadata = metadata
+        self._suggester = suggester
+        self._held: OrderedDict[str, Document] = OrderedDict()  # chat process -> its cursor
+        self._suggesting: set[str] = set()
+
+    def settled(self, s: Session) -> bool:
+        """Nothing left to watch or suggest for this session."""
+        md = s.metadata
+        return md.first_qa_at_ms is not None and (
+            self._suggester is None or md.suggest_done or md.suggest_attempts >= SUGGEST_ATTEMPTS
+        )
+
+    async def watch(self, batch: Iterable[tuple[Session, list[ChatMessage]]]) -> None:
+        """Looks for the first pair in the chat messages of sessions that have none yet."""
+        todo = [
+            (s, chat)
+            for s, msgs in batch
+            if s.metadata.first_qa_at_ms is None
+            for chat in [[m for m in msgs if m.think_process_id == s.chat_process_id]]
+            if chat
+        ]
+        if not todo:
+            return
+        unheld = [s.chat_process_id for s, _ in todo if s.chat_process_id not in self._held]
+        if unheld:
+            for pid, doc in (await self._index.cursors_of(unheld)).items():
+                self._hold(pid, doc)
+        for s, chat in todo:
+            cursor = self._held.get(s.chat_process_id) or {"_id": s.chat_process_id}
+            fields = await self._watch(s, cursor, chat)
+            if fields:
+                await self._index.save_cursor(s.chat_process_id, fields)
+                self._hold(s.chat_process_id, {**cursor, **fields})
+
+    def _hold(self, process_id: str, doc: Document) -> None:
+        self._held[process_id] = doc
+        self._held.move_to_end(process_id)
+        while len(self._held) > _HELD:
+            self._held.popitem(last=False)
+
+    def forget(self, process_ids: Iterable[str]) -> None:
+        for pid in process_ids:
+            self._held.pop(pid, None)
+
+    async def _watch(
+        self, session: Session, cursor: Document, new: Iterable[ChatMessage]
+    ) -> Document:
+        """The cursor fields to store: the first user message, then the answer after it."""
+        if session.metadata.first_qa_at_ms is not None or cursor.get("first_answer"):
+            return {}
+        known = str(cursor.get("first_user") or "")
+        question = known
+        for m in new:
+            if m.role is ChatRole.USER and not question:
+                question = m.content[:4000]
+            elif m.role is ChatRole.ASSISTANT and question:
+                await self._sessions.sessions.update_one(
+                    {"_id": session.session_id, "metadata.first_qa_at_ms": None},
+                    {"$set": {"metadata.first_qa_at_ms": m.created_at_ms}},
+                )
+                session.metadata.first_qa_at_ms = m.created_at_ms
+                return {"first_user": question, "first_answer": m.content[:4000]}
+        return {"first_user": question} if question != known else {}
+
+    async def suggest(self, session: Session, background: asyncio.TaskGroup | None) -> None:
+        """Starts the suggestion for a session that has its first pair, beside the feed (in
+        `background`) unless one runs already; without a background group, waits for it."""
+        if session.session_id in self._suggesting or not self._due(session):
+            return
+        if background is None:
+            await self.suggest_now(session)
+            return
+        self._suggesting.add(session.session_id)
+        background.create_task(self._suggest_beside(session))
+
+    def _due(self, session: Session) -> bool:
+        md = session.metadata
+        return (
+            self._suggester is not None
+            and md.first_qa_at_ms is not None
+            and not md.suggest_done
+            and md.suggest_attempts < SUGGEST_ATTEMPTS
+        )
+
+    async def _suggest_beside(self, session: Session) -> None:
+        try:
+            await self.suggest_now(session)
+        except Exception:
+            logger.exception("metadata suggestion for %s failed", session.session_id)
+        finally:
+            self._suggesting.discard(session.session_id)
+
+    async def suggest_now(self, session: Session) -> None:
+        md = session.metadata
+        if self._suggester is None or not self._due(session):
+            return
+        if all(f in md.user_fields or getattr(md, f) for f in ("title", "icon", "color")):
+            await self._finished(session.session_id, done=True)
+            return  # nothing left to fill: no model call
+        cursor = await self._index.cursor(session.chat_process_id)
+        try:
+            async with asyncio.timeout(SUGGEST_TIMEOUT_S):
+                suggestion = await self._suggester.suggest(
+                    str(cursor.get("first_user", "")), str(cursor.get("first_answer", ""))
+                )
+        except (Exception, TimeoutError) as exc:
+            logger.warning("metadata suggestion for %s failed: %r", session.session_id, exc)
+            await self._finished(session.session_id, done=False)
+            return
+        await self._metadata.apply_suggestion(session.session_id, suggestion)
+        await self._finished(session.session_id, done=True)
+
+    async def _finished(self, session_id: str, *, done: bool) -> None:
+        await self._sessions.sessions.update_one(
+            {"_id": session_id},
+            {"$set": {"metadata.suggest_done": done}, "$inc": {"metadata.suggest_attempts": 1}},
+        )

@@ -1,0 +1,109 @@
+"""Large id lists of the search index, kept as one space-separated string plus a small array
+that takes appends: FerretDB decodes arrays element by element (a 10,000-element array reads
+~20x slower than the same ids in one string), and `$addToSet` on a small array is one cheap
+write. A list is compacted into its string once its array has collected `COMPACT_AT` entries.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterable
+
+from pymongo.asynchronous.collection import AsyncCollection
+
+from vance.store import Document
+
+COMPACT_AT = 64
+
+
+def packed(doc: Document | None, name: str) -> set[str]:
+    if not doc:
+        return set()
+    return set(str(doc.get(f"{name}p") or "").split()) | set(doc.get(f"{name}a") or [])
+
+
+def add_packed(name: str, values: Iterable[str]) -> Document:
+    return {"$addToSet": {f"{name}a": {"$each": list(values)}}}
+
+
+class Appends:
+    """Counts appends per list in this process, and says which lists are due for compaction.
+    Counting in the store would cost a read per append; counted here, a list may collect up
+    to COMPACT_AT appends per replica (or across a restart) before it is compacted, which only
+    makes it a little slower to read until then."""
+
+    def __init__(self) -> None:
+        self._counts: Counter[str] = Counter()
+
+    def due(self, ids: Iterable[str]) -> list[str]:
+        out: list[str] = []
+        for i in ids:
+            self._counts[i] += 1
+            if self._counts[i] >= COMPACT_AT:
+                del self._counts[i]
+                out.append(i)
+        return out
+
+
+def entries(doc: Document | None, name: str) -> dict[str, str]:
+    """A list of `key/value` entries (conversation lists: `session/message`) as key -> value,
+    one per key, the first with a value (entries added before values were kept have none:
+    ""). Not through a set: a search parses thousands of entries per query."""
+    out: dict[str, str] = {}
+    if not doc:
+        return out
+    for e in (*str(doc.get(f"{name}p") or "").split(), *(doc.get(f"{name}a") or [])):
+        key, _, value = e.partition("/")
+        if not out.get(key):
+            out[key] = value
+    return out
+
+
+async def compact(
+    coll: AsyncCollection[Document], doc_id: str, name: str, *, keyed: bool = False
+) -> None:
+    """Moves a list's appended entries into its string (one per key when `keyed`); a
+    compare-and-set on the version, so a concurrent compaction makes this one a no-op, and
+    appends in between survive."""
+    doc = await coll.find_one({"_id": doc_id})
+    if doc is None:
+        return
+    moved = list(doc.get(f"{name}a") or [])
+    version = int(doc.get(f"{name}v") or 0)
+    merged = (
+        sorted(f"{k}/{v}" if v else k for k, v in entries(doc, name).items())
+        if keyed
+        else sorted(packed(doc, name))
+    )
+    await coll.update_one(
+        {"_id": doc_id, f"{name}v": doc.get(f"{name}v")},
+        {
+            "$set": {f"{name}p": " ".join(merged), f"{name}v": version + 1},
+            "$pullAll": {f"{name}a": moved},
+        },
+    )
+
+
+async def remove_packed(
+    coll: AsyncCollection[Document], doc_id: str, name: str, values: set[str]
+) -> None:
+    """Removes values from a packed list: from its string by compare-and-set on the version
+    (retried when a compaction moved it), and from its array."""
+    for _ in range(8):
+        doc = await coll.find_one({"_id": doc_id})
+        if doc is None:
+            return
+        kept = set(str(doc.get(f"{name}p") or "").split()) - values
+        result = await coll.update_one(
+            {"_id": doc_id, f"{name}v": doc.get(f"{name}v")},
+            {
+                "$set": {
+                    f"{name}p": " ".join(sorted(kept)),
+                    f"{name}v": int(doc.get(f"{name}v") or 0) + 1,
+                },
+                "$pullAll": {f"{name}a": sorted(values)},
+            },
+        )
+        if result.matched_count:
+            return
+    raise RuntimeError(f"{coll.name} {doc_id}: kept changing while values were removed")
