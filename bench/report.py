@@ -144,44 +144,53 @@ def _cpu(r: ThroughputResult) -> list[str]:
         "",
         f"CPU time (user+sys from /proc/<pid>/stat, including descendants) of each supervisor "
         f"child over the (b) window at {r.workers} workers ({r.duration_s:.0f} s, "
-        f"{r.answers} turns).",
+        f"{r.answers} turns), and after it until the processes were idle again "
+        f"({r.drain_s:.1f} s: the {r.drain_turns} turns still in flight and the work turns leave "
+        f"behind, such as search indexing). Per turn: window and drain together, over "
+        f"{r.cost_turns} turns.",
         "",
     ]
-    server = {k: v for k, v in r.cpu.items() if k not in (SCRIPTED_MODEL, BENCH_CLIENT, MACHINE)}
-    turns = max(1, r.answers)
-    rows = []
-    for name, secs in sorted(server.items(), key=lambda kv: -kv[1]):
-        rows.append(
-            [name, f"{secs:.2f}", f"{secs / turns * 1000:.2f}", f"{secs / r.duration_s:.2f}"]
+    cost = r.cost_cpu()
+    turns = max(1, r.cost_turns)
+    skip = (SCRIPTED_MODEL, BENCH_CLIENT, MACHINE)
+    server = {k: v for k, v in r.cpu.items() if k not in skip}
+
+    def row(name: str, bold: bool = False) -> list[str]:
+        window = sum(server.values()) if name == "**server total**" else r.cpu.get(name, 0.0)
+        drain = (
+            sum(r.drain_cpu.get(k, 0.0) for k in server)
+            if name == "**server total**"
+            else r.drain_cpu.get(name, 0.0)
         )
-    total = sum(server.values())
-    rows.append(
-        [
-            "**server total**",
-            f"**{total:.2f}**",
-            f"**{total / turns * 1000:.2f}**",
-            f"**{total / r.duration_s:.2f}**",
+        total = window + drain
+        cells = [
+            f"{window:.2f}",
+            f"{drain:.2f}",
+            f"{total / turns * 1000:.2f}",
+            f"{window / r.duration_s:.2f}",
         ]
-    )
-    ours = total
+        return [name, *(f"**{c}**" for c in cells)] if bold else [name, *cells]
+
+    rows = [row(name) for name in sorted(server, key=lambda k: -cost.get(k, 0.0))]
+    rows.append(row("**server total**", bold=True))
     for name in (SCRIPTED_MODEL, BENCH_CLIENT):
         if name in r.cpu:
-            secs = r.cpu[name]
-            ours += secs
-            rows.append(
-                [name, f"{secs:.2f}", f"{secs / turns * 1000:.2f}", f"{secs / r.duration_s:.2f}"]
-            )
+            rows.append(row(name))
     if MACHINE in r.cpu:
-        other = max(0.0, r.cpu[MACHINE] - ours)
+        other = max(0.0, r.cpu[MACHINE] - sum(r.cpu.get(k, 0.0) for k in r.cpu if k != MACHINE))
         rows.append(
             [
                 "rest of the machine (other processes, kernel)",
                 f"{other:.2f}",
                 "",
+                "",
                 f"{other / r.duration_s:.2f}",
             ]
         )
-    lines += table(["process", "CPU s", "ms CPU / turn", "cores busy"], rows)
+    lines += table(
+        ["process", "CPU s (window)", "CPU s (drain)", "ms CPU / turn", "cores busy (window)"],
+        rows,
+    )
     return [*lines, ""]
 
 

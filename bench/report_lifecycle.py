@@ -76,12 +76,13 @@ def sweeps_section(r: dict[str, Any]) -> list[str]:
 
 def store_calls_section(r: ThroughputResult) -> list[str]:
     """Store commands per turn by process and by command and collection."""
-    if not r.store_calls:
+    calls = r.cost_store_calls()
+    if not calls:
         return []
-    turns = max(1, r.answers)
-    by_process = {name: sum(c.values()) for name, c in r.store_calls.items() if sum(c.values()) > 0}
+    turns = max(1, r.cost_turns)
+    by_process = {name: sum(c.values()) for name, c in calls.items() if sum(c.values()) > 0}
     lines = [
-        f"### Store commands per turn ({r.workers} engine workers, same window)",
+        f"### Store commands per turn ({r.workers} engine workers, the same window and drain)",
         "",
         "Counted by a PyMongo command listener in every process (`VANCE_STORE_TRACE`, "
         "vance/store_trace.py). One bulk write is one command.",
@@ -93,7 +94,7 @@ def store_calls_section(r: ThroughputResult) -> list[str]:
     rows.append(["**total**", f"**{sum(by_process.values()) / turns:.2f}**"])
     lines += table(["process", "commands / turn"], rows)
     every: dict[str, int] = {}
-    for name, counts in r.store_calls.items():
+    for name, counts in calls.items():
         for key, n in counts.items():
             if n > 0:
                 every[f"{name}: {key}"] = n

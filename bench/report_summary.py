@@ -17,18 +17,19 @@ SUMMARY_WORKERS = 4  # the throughput run the headline figures come from
 
 
 def _server_ms_per_turn(r: ThroughputResult) -> float:
-    server = sum(v for k, v in r.cpu.items() if k not in (SCRIPTED_MODEL, BENCH_CLIENT, MACHINE))
-    return server / max(1, r.answers) * 1000
+    cost = r.cost_cpu()
+    server = sum(v for k, v in cost.items() if k not in (SCRIPTED_MODEL, BENCH_CLIENT, MACHINE))
+    return server / max(1, r.cost_turns) * 1000
 
 
 def _worker_ms_per_turn(r: ThroughputResult) -> float:
     # One model call per turn in round (b): the workers' CPU per turn is per model call.
-    workers = sum(v for k, v in r.cpu.items() if k.startswith("worker-"))
-    return workers / max(1, r.answers) * 1000
+    workers = sum(v for k, v in r.cost_cpu().items() if k.startswith("worker-"))
+    return workers / max(1, r.cost_turns) * 1000
 
 
 def _commands_per_turn(r: ThroughputResult) -> float:
-    return sum(sum(c.values()) for c in r.store_calls.values()) / max(1, r.answers)
+    return sum(sum(c.values()) for c in r.cost_store_calls().values()) / max(1, r.cost_turns)
 
 
 def _f(v: float, digits: int = 1) -> str:

@@ -186,10 +186,32 @@ class ThroughputResult:
     cpu: dict[str, float] = field(default_factory=dict)  # CPU s in the window, by process
     # Store commands in the window: process -> "command collection" -> count (vance/store_trace.py)
     store_calls: dict[str, dict[str, int]] = field(default_factory=dict)
+    # From the window's end until the system is idle again: the turns still in flight then and
+    # the work turns leave behind (search indexing, roll-up). The per-turn costs include them.
+    drain_cpu: dict[str, float] = field(default_factory=dict)
+    drain_store_calls: dict[str, dict[str, int]] = field(default_factory=dict)
+    drain_turns: int = 0
+    drain_s: float = 0.0
 
     @property
     def turns_per_s(self) -> float:
         return self.answers / self.duration_s
+
+    @property
+    def cost_turns(self) -> int:
+        """The turns the per-turn costs cover: answered in the window or during the drain."""
+        return self.answers + self.drain_turns
+
+    def cost_cpu(self) -> dict[str, float]:
+        return {k: v + self.drain_cpu.get(k, 0.0) for k, v in self.cpu.items()}
+
+    def cost_store_calls(self) -> dict[str, dict[str, int]]:
+        out = {name: dict(calls) for name, calls in self.store_calls.items()}
+        for name, calls in self.drain_store_calls.items():
+            mine = out.setdefault(name, {})
+            for key, n in calls.items():
+                mine[key] = mine.get(key, 0) + n
+        return out
 
 
 async def open_sessions(
@@ -258,6 +280,7 @@ async def throughput(
     finally:
         await asyncio.gather(*(c.close() for c, _ in sessions), return_exceptions=True)
     await system.wait_quiet()
+    drained = await _until_idle(system)
     in_window = [lat for at, lat in answers if window[0] <= at < window[1]]
     return ThroughputResult(
         workers,
@@ -269,7 +292,29 @@ async def throughput(
         missing,
         cpu_delta(snapshots[0], snapshots[1]),
         store_delta(store_snapshots[0], store_snapshots[1]),
+        drain_cpu=cpu_delta(snapshots[1], cpu_snapshot(system)),
+        drain_store_calls=store_delta(store_snapshots[1], store_snapshot(system)),
+        drain_turns=sum(1 for at, _ in answers if at >= window[1]),
+        drain_s=drained,
     )
+
+
+async def _until_idle(system: BenchSystem, timeout_s: float = 30.0) -> float:
+    """Waits until the server processes together use under a tenth of a core over half a
+    second (the work turns left behind is done), then one more second for the store-command
+    files (written once a second). Returns how long it waited."""
+    start = time.monotonic()
+    while time.monotonic() - start < timeout_s:
+        before = cpu_snapshot(system)
+        await asyncio.sleep(0.5)
+        spent = cpu_delta(before, cpu_snapshot(system))
+        server = sum(
+            v for k, v in spent.items() if k not in (SCRIPTED_MODEL, BENCH_CLIENT, MACHINE)
+        )
+        if server < 0.05:
+            break
+    await asyncio.sleep(1.2)
+    return time.monotonic() - start
 
 
 # ---- (d) process_service memory with idle processes ----

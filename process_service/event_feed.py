@@ -54,7 +54,7 @@ _RING = 256
 _IN_BATCH = 500
 _RETRY_S = 1.0
 _RENUMBER_ATTEMPTS = 8
-GATHER_S = 0.05
+GATHER_S = 0.25
 
 
 def page_id(n: int) -> str:
