@@ -59,7 +59,7 @@ class MemoryStore:
         self._keys = db["memory_keys"]
         self._clock = clock
         self._project: dict[str, tuple[float, list[MemoryRecord]]] = {}
-        self._writes: dict[str, int] = {}  # project key -> records written here (cache guard)
+        self._writes = 0  # project records written here: a read that saw some begin is not kept
 
     async def record(
         self,
@@ -75,7 +75,7 @@ class MemoryStore:
             raise InvalidArgumentError("a memory record needs content")
         key = scope_key(scope, process)
         if scope == PROJECT:
-            self._writes[key] = self._writes.get(key, 0) + 1
+            self._writes += 1
             self._project.pop(key, None)
         if idempotency_key:
             claim = f"{key}:{idempotency_key}"
@@ -126,10 +126,10 @@ class MemoryStore:
         hit = self._project.get(key)
         if hit is not None and hit[0] > now:
             return hit[1]
-        writes = self._writes.get(key, 0)
+        writes = self._writes
         records = await self.newest(process, PROJECT, DEFAULT_LIMIT)
         # A record written here while this read ran may be missing from it: don't keep it.
-        if writes == self._writes.get(key, 0):
+        if writes == self._writes:
             if len(self._project) >= _PROJECT_CACHE_MAX:
                 self._project.clear()
             self._project[key] = (now + PROJECT_CACHE_S, records)

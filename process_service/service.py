@@ -30,7 +30,6 @@ from vance.v1 import process_pb2_grpc
 
 logger = logging.getLogger(__name__)
 
-MAX_SESSIONS_PER_CALL = 1_000
 
 _OUTCOME_LABELS = {v: k.removeprefix("DELIVERY_OUTCOME_") for k, v in pb.DeliveryOutcome.items()}
 
@@ -79,9 +78,7 @@ class ProcessServicer(MemoryRpcs, process_pb2_grpc.ProcessServiceServicer):
     async def ListSessionEngines(
         self, request: ppb.ListSessionEnginesRequest, context: Any
     ) -> ppb.ListSessionEnginesResponse:
-        ids = list(dict.fromkeys(request.session_ids))
-        if len(ids) > MAX_SESSIONS_PER_CALL:
-            raise InvalidArgumentError(f"at most {MAX_SESSIONS_PER_CALL} sessions per call")
+        ids = _session_ids(request.session_ids)
         states = await self.store.engine_states(ids)
         return ppb.ListSessionEnginesResponse(
             sessions=[

@@ -98,12 +98,12 @@ class ProcessStore:
 
     async def engine_states(self, session_ids: list[str]) -> dict[str, list[Document]]:
         """Session -> its processes' `_id`, `status`, `pending_keys` and `owned_keys`."""
-        index = await self.session_index.find({"_id": {"$in": session_ids}}).to_list(None)
-        ids = [pid for doc in index for pid in doc.get("ids") or []]
+        index = await self.sessions_process_ids(session_ids)
+        ids = [pid for found in index.values() for pid in found]
         fields = {"status": 1, "session_id": 1, "pending_keys": 1, "owned_keys": 1}
         out: dict[str, list[Document]] = {sid: [] for sid in session_ids}
-        for i in range(0, len(ids), 500):
-            chunk = ids[i : i + 500]
+        for i in range(0, len(ids), _IN_BATCH):
+            chunk = ids[i : i + _IN_BATCH]
             for doc in await self.processes.find({"_id": {"$in": chunk}}, fields).to_list(None):
                 out.setdefault(str(doc.get("session_id", "")), []).append(doc)
         return out

@@ -19,8 +19,8 @@ from dataclasses import dataclass, replace
 from pymongo.asynchronous.database import AsyncDatabase
 
 from session_service.settings_cache import SettingsDocs
-from vance.errors import AbortedError, InvalidArgumentError
-from vance.store import Document, is_duplicate_key
+from vance.errors import InvalidArgumentError
+from vance.store import Document
 
 PROCESS, SESSION, PROJECT, GROUP, TENANT = "PROCESS", "SESSION", "PROJECT", "GROUP", "TENANT"
 CHAIN = (PROCESS, SESSION, PROJECT, GROUP, TENANT)
@@ -162,32 +162,13 @@ class EngineSettings:
             raise InvalidArgumentError(f"the scope names no {level.lower()}")
         if key not in ENGINE_KEYS:
             check(key, "")
-        self.docs.written(doc_id)
-        for _ in range(8):
-            doc = await self._c.find_one({"_id": doc_id})
-            values = {str(i["key"]): str(i["value"]) for i in (doc or {}).get("values") or []}
+
+        def change(values: dict[str, str]) -> dict[str, str]:
             if value:
-                values[key] = value
-            else:
-                values.pop(key, None)
-            body = {"values": [{"key": k, "value": v} for k, v in sorted(values.items())]}
-            if doc is None:
-                try:
-                    await self._c.insert_one({"_id": doc_id, **body, "v": 1})
-                    break
-                except Exception as exc:
-                    if not is_duplicate_key(exc):
-                        raise
-                    continue
-            result = await self._c.update_one(
-                {"_id": doc_id, "v": doc.get("v")},
-                {"$set": {**body, "v": int(doc.get("v") or 0) + 1}},
-            )
-            if result.matched_count:
-                break
-        else:
-            raise AbortedError("the settings kept changing; try again", reason="settings_busy")
-        self.docs.written(doc_id)
+                return {**values, key: value}
+            return {k: v for k, v in values.items() if k != key}
+
+        await self.docs.update(doc_id, change)
         return await self.resolve(scope)
 
 

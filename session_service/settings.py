@@ -21,11 +21,10 @@ from session_service.engine_settings import ENGINE_KEYS
 from session_service.settings_cache import SettingsDocs
 from vance.domain import LIFECYCLE_SETTINGS, parse_lifecycle_setting
 from vance.errors import (
-    AbortedError,
     InvalidArgumentError,
     PermissionDeniedError,
 )
-from vance.store import Document, is_duplicate_key
+from vance.store import Document
 
 logger = logging.getLogger(__name__)
 
@@ -121,8 +120,9 @@ def validate(key: str, raw: str, *, project: bool) -> str:
 class Settings:
     def __init__(self, db: AsyncDatabase[Document], docs: SettingsDocs | None = None) -> None:
         self._c = db["settings"]
-        # The engine settings' cached reads of the same documents (settings_cache.py).
-        self._docs = docs
+        # The one write path of these documents, shared with the engine settings, whose reads
+        # it caches (settings_cache.py).
+        self._docs = docs or SettingsDocs(self._c)
 
     @staticmethod
     def _id(tenant: str, project: str) -> str:
@@ -164,31 +164,10 @@ class Settings:
                 f"set and unset name the same key: {', '.join(sorted(both))}",
                 reason="invalid_setting",
             )
-        doc_id = self._id(tenant, project)
-        if self._docs is not None:
-            self._docs.written(doc_id)
-        for _ in range(8):
-            doc = await self._c.find_one({"_id": doc_id})
-            values = {k: v for k, v in (_values(doc) | clean).items() if k not in dropped}
-            body = {"values": [{"key": k, "value": v} for k, v in sorted(values.items())]}
-            if doc is None:
-                try:
-                    await self._c.insert_one({"_id": doc_id, **body, "v": 1})
-                    break
-                except Exception as exc:
-                    if not is_duplicate_key(exc):
-                        raise
-                    continue  # written concurrently: merge into that
-            result = await self._c.update_one(
-                {"_id": doc_id, "v": doc.get("v")},
-                {"$set": {**body, "v": int(doc.get("v") or 0) + 1}},
-            )
-            if result.matched_count:
-                break
-        else:
-            raise AbortedError("the settings kept changing; try again", reason="settings_busy")
-        if self._docs is not None:
-            self._docs.written(doc_id)
+        await self._docs.update(
+            self._id(tenant, project),
+            lambda stored: {k: v for k, v in (stored | clean).items() if k not in dropped},
+        )
         return await self.view(tenant, project)
 
 

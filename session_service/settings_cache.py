@@ -10,11 +10,12 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 
 from pymongo.asynchronous.collection import AsyncCollection
 
-from vance.store import Document
+from vance.errors import AbortedError
+from vance.store import Document, is_duplicate_key
 
 # As long as engine workers keep resolved settings (engine_worker/watched.py, SETTINGS_TTL_S).
 CACHE_S = 10.0
@@ -55,6 +56,35 @@ class SettingsDocs:
             for doc_id in missing:
                 self._docs[doc_id] = (now + self._ttl_s, found.get(doc_id))
         return out
+
+    async def update(self, doc_id: str, change: Callable[[dict[str, str]], dict[str, str]]) -> None:
+        """Rewrites one document's values as `change` makes them from the stored ones: a
+        version compare-and-set, so concurrent writes of different keys both stay. The one
+        write path of the `settings` documents (Settings.update, EngineSettings.set), so every
+        write drops the cached copy and tells the watchers."""
+        self.written(doc_id)
+        for _ in range(8):
+            doc = await self._c.find_one({"_id": doc_id})
+            stored = {str(i["key"]): str(i["value"]) for i in (doc or {}).get("values") or []}
+            values = change(stored)
+            body = {"values": [{"key": k, "value": v} for k, v in sorted(values.items())]}
+            if doc is None:
+                try:
+                    await self._c.insert_one({"_id": doc_id, **body, "v": 1})
+                    break
+                except Exception as exc:
+                    if not is_duplicate_key(exc):
+                        raise
+                    continue  # written concurrently: merge into that
+            result = await self._c.update_one(
+                {"_id": doc_id, "v": doc.get("v")},
+                {"$set": {**body, "v": int(doc.get("v") or 0) + 1}},
+            )
+            if result.matched_count:
+                break
+        else:
+            raise AbortedError("the settings kept changing; try again", reason="settings_busy")
+        self.written(doc_id)
 
     def written(self, doc_id: str) -> None:
         self._writes += 1

@@ -1,6 +1,5 @@
-"""The test suite. gRPC fork support is off before anything imports grpc: see vance/__init__.py
-(the harness starts every service as a subprocess of this process)."""
+"""The test suite. `vance` is imported first, before anything imports grpc: it turns gRPC's
+fork support off (vance/__init__.py), and the harness starts every service as a subprocess of
+this process."""
 
-import os
-
-os.environ.setdefault("GRPC_ENABLE_FORK_SUPPORT", "false")
+import vance  # noqa: F401

@@ -6,7 +6,7 @@ import os
 # descriptors before exec (subprocess with close_fds, as vance/supervisor.py starts every
 # service) can abort on the poller's closed epoll descriptor (grpc/grpc#43055, grpcio >=
 # 1.81). Our children exec at once and never use the parent's gRPC, so fork support is off
-# in every process that imports vance before gRPC starts (tests/__init__.py does the same).
+# in every process that imports vance before gRPC starts (tests/ and bench/ import it first).
 os.environ.setdefault("GRPC_ENABLE_FORK_SUPPORT", "false")
 
 __version__ = "0.1.0"

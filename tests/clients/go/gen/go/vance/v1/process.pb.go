@@ -3087,7 +3087,7 @@ func (x *ListMemoryResponse) GetRecords() []*MemoryRecord {
 
 type ListSessionEnginesRequest struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
-	SessionIds    []string               `protobuf:"bytes,1,rep,name=session_ids,json=sessionIds,proto3" json:"session_ids,omitempty"` // at most 1,000
+	SessionIds    []string               `protobuf:"bytes,1,rep,name=session_ids,json=sessionIds,proto3" json:"session_ids,omitempty"` // at most 10,000, none empty (as the other batched calls)
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
