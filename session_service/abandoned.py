@@ -58,8 +58,11 @@ class AbandonedEvaluator:
         """The abandoned ones of many sessions: their engines in one process_service call,
         then the chats of those that are still candidates."""
         candidates: list[tuple[Session, int]] = []
+        by_tenant: dict[str, dict[str, str]] = {}  # one settings read per tenant of the batch
         for session in sessions:
-            values = await self._settings.effective(session.tenant_id)
+            if session.tenant_id not in by_tenant:
+                by_tenant[session.tenant_id] = await self._settings.effective(session.tenant_id)
+            values = by_tenant[session.tenant_id]
             enabled = values.get(SETTING_ABANDONED_ENABLED, "").strip().lower()
             if (enabled or str(self._config.abandoned_detection).lower()) != "true":
                 continue

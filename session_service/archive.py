@@ -56,7 +56,7 @@ class Archive:
         )
         if after is None:
             return await self.c.reload(session)
-        await self.c.sets.drop_everywhere(session.session_id)
+        await self.c.drop_known(session)
         await self.hooks.archived(after)
         logger.info("session %s archived", session.session_id)
         return after
@@ -149,7 +149,7 @@ class Archive:
         if closed is None:
             return False
         await self.c.processes.delete_session_data(session.session_id)
-        await self.c.sets.drop_everywhere(session.session_id)
+        await self.c.sets.purge([session.session_id])
         store = self.c.store
         await store.project_sessions.update_one(
             {"_id": f"{session.tenant_id}:{session.project_id}"},

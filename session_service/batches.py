@@ -2,7 +2,9 @@
 in the same order as one session's suspend, close or archive (transitions.py, archive.py), each
 step a few store commands and one process_service call for the whole batch instead of some
 per session. A session whose status moved meanwhile is left alone; one whose engine cascade
-failed keeps its status, so a later sweep tries it again.
+failed keeps its status, so a later sweep tries it again. Each returns the ids of the sessions
+it moved; the calling sweep drops their entries of its own sweep set, and entries in the other
+sets stay until they are due (session_service/sweep_sets.py).
 """
 
 from __future__ import annotations
@@ -15,7 +17,7 @@ from typing import Any
 from session_service.hooks import Hooks
 from session_service.lifecycle import DEAD, forced_floor, transition_at
 from session_service.models import Session, SessionStatus
-from session_service.sweep_sets import BOUND, FORCED, IDLE, SUSPENDED
+from session_service.sweep_sets import FORCED, SUSPENDED
 from session_service.transitions import SUSPENDABLE, Transitions
 from vance.domain import CloseReason, SuspendCause
 
@@ -24,7 +26,6 @@ logger = logging.getLogger(__name__)
 # Lifecycle hooks of one archived batch running at once (each is a few store commands).
 HOOKS_AT_ONCE = 8
 _IN_BATCH = 500
-_ALL_SETS = (IDLE, SUSPENDED, BOUND, FORCED)
 # What a closed or archived session no longer has: a bind, participants, suspend fields.
 _CLEARED: dict[str, Any] = {
     "bound_connection_id": None,
@@ -40,11 +41,13 @@ class Batches:
         self.c = transitions
         self.hooks = hooks
 
-    async def suspend_many(self, sessions: list[Session], cause: SuspendCause, now: int) -> int:
-        """`Transitions.suspend` for many sessions; how many were suspended."""
+    async def suspend_many(
+        self, sessions: list[Session], cause: SuspendCause, now: int
+    ) -> list[str]:
+        """`Transitions.suspend` for many sessions; the ids of those suspended."""
         sessions = [s for s in sessions if s.status.value in SUSPENDABLE]
         if not sessions:
-            return 0
+            return []
         floors: dict[str, int] = {}
         for tenant in {s.tenant_id for s in sessions}:
             floors[tenant] = forced_floor(self.c.config, await self.c.settings.effective(tenant))
@@ -65,18 +68,17 @@ class Batches:
             {"status": {"$in": list(SUSPENDABLE)}},
             fields,
         )
-        failed = await self.c.processes.suspend_sessions(list(mine), cause)
+        failed = await self.c.processes.suspend_sessions(mine, cause)
         if failed:
             # As with one session: the session is SUSPENDED already; its engines are suspended
             # by the next suspend, resume or close that reaches them.
             logger.warning(
                 "engines of %d suspended sessions not suspended: %s", len(failed), failed
             )
-        await self.c.sets.drop_many(IDLE, mine)
         logger.info("%d sessions suspended (%s)", len(mine), cause.value)
-        return len(mine)
+        return mine
 
-    async def close_many(self, sessions: list[Session], reason: CloseReason, now: int) -> int:
+    async def close_many(self, sessions: list[Session], reason: CloseReason, now: int) -> list[str]:
         """`Transitions.close` (abandoned evaluation already done) for many sessions."""
         ids = await self._engines_off([s for s in sessions if s.status.value not in DEAD], reason)
         fields: dict[str, Any] = {
@@ -87,33 +89,49 @@ class Batches:
         mine = await self._write(
             {sid: {**fields, **_CLEARED} for sid in ids}, {"status": {"$nin": list(DEAD)}}, fields
         )
-        for name in _ALL_SETS:
-            await self.c.sets.drop_many(name, mine)
+        await self._drop_forced(sessions, mine)
         logger.info("%d sessions closed (%s)", len(mine), reason.value)
-        return len(mine)
+        return mine
 
-    async def archive_many(self, sessions: list[Session], now: int) -> int:
+    async def archive_many(self, sessions: list[Session], now: int) -> list[str]:
         """`Archive.archive` for many sessions, lifecycle hooks included."""
         ids = await self._engines_off(
             [s for s in sessions if s.status.value not in DEAD], CloseReason.ARCHIVED
         )
         fields: dict[str, Any] = {"status": SessionStatus.ARCHIVED.value, "archived_at_ms": now}
+        written = {**fields, **_CLEARED}
         mine = await self._write(
-            {sid: {**fields, **_CLEARED} for sid in ids}, {"status": {"$nin": list(DEAD)}}, fields
+            {sid: written for sid in ids}, {"status": {"$nin": list(DEAD)}}, fields
         )
-        for name in _ALL_SETS:
-            await self.c.sets.drop_many(name, mine)
+        await self._drop_forced(sessions, mine)
+        before = {s.session_id: s for s in sessions}
         gate = asyncio.Semaphore(HOOKS_AT_ONCE)
 
-        async def hook(session: Session) -> None:
+        async def hook(sid: str) -> None:
+            # The hooks see the session as the archive wrote it.
+            after = Session.model_validate({**before[sid].model_dump(mode="json"), **written})
             async with gate:
-                await self.hooks.archived(session)  # logs and skips a failing hook itself
+                await self.hooks.archived(after)  # logs and skips a failing hook itself
 
         async with asyncio.TaskGroup() as tg:
-            for after in mine.values():
-                tg.create_task(hook(after))
+            for sid in mine:
+                tg.create_task(hook(sid))
         logger.info("%d sessions archived", len(mine))
-        return len(mine)
+        return mine
+
+    async def _drop_forced(self, sessions: list[Session], mine: list[str]) -> None:
+        """A FORCED-suspended session that the sweep closed or archived leaves the set the
+        auto-restart pass reads (the calling sweep drops its own entries)."""
+        ids = set(mine)
+        done = [s for s in sessions if s.session_id in ids]
+        await self.c.sets.drop_entries(
+            FORCED,
+            {
+                s.session_id: s.suspended_at_ms
+                for s in done
+                if s.suspend_cause is SuspendCause.FORCED and s.suspended_at_ms is not None
+            },
+        )
 
     async def _engines_off(self, sessions: list[Session], reason: CloseReason) -> list[str]:
         """Closes the engines of the sessions (one call); the ids whose engines are off."""
@@ -127,24 +145,29 @@ class Batches:
 
     async def _write(
         self, updates: dict[str, dict[str, Any]], cond: dict[str, Any], marks: dict[str, Any]
-    ) -> dict[str, Session]:
-        """One compare-and-set per session in one bulk write; returns the sessions whose write
-        held, as written (read back: their documents carry `marks`)."""
+    ) -> list[str]:
+        """One compare-and-set per session, as few update commands as there are distinct field
+        sets; returns the sessions whose write held. When every session matched, that is all of
+        them; else a read-back by `_id` tells which documents carry `marks`."""
         if not updates:
-            return {}
+            return []
         # Sessions written with the same fields share one update command (a sweep's batch
         # mostly does: the same now, the same transitionAt per lifecycle).
         groups: dict[str, tuple[dict[str, Any], list[str]]] = {}
         for sid, fields in updates.items():
             key = json.dumps(fields, sort_keys=True, default=str)
             groups.setdefault(key, (fields, []))[1].append(sid)
+        matched = 0
         for fields, ids in groups.values():
             for i in range(0, len(ids), _IN_BATCH):
-                await self.c.store.sessions.update_many(
+                result = await self.c.store.sessions.update_many(
                     {"_id": {"$in": ids[i : i + _IN_BATCH]}, **cond}, {"$set": fields}
                 )
-        return {
-            str(d["_id"]): Session.model_validate(d)
+                matched += result.matched_count
+        if matched == len(updates):
+            return list(updates)
+        return [
+            str(d["_id"])
             for d in await self.c.sets.load(list(updates))
             if all(d.get(k) == v for k, v in marks.items())
-        }
+        ]

@@ -210,7 +210,7 @@ class Binding:
         )
         if after is None:
             return await self.c.reload(session)
-        await self.c.sets.drop(BOUND, session_id)
+        # Its bind entry stays until due: the stale-bind sweep then finds no holder and drops it.
         if not disconnect:
             return after
         match after.lifecycle.on_disconnect:

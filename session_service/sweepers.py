@@ -1,8 +1,8 @@
 """The lifecycle sweeps: idle, suspend and stale-bind, run by one
 replica at a time, plus the auto-restart pass for FORCED-suspended sessions.
 
-Each sweep reads its sweep set (session_service/lifecycle.py), so a tick costs the shards of
-the set plus the sessions that are due, not a scan of every session. Time is a parameter:
+Each sweep reads its sweep set (session_service/sweep_sets.py), so a tick costs the buckets of
+the set that are due plus their sessions, not a scan of every session. Time is a parameter:
 production ticks pass the clock's now; tests call RunSweeps with any now they like.
 """
 
@@ -14,14 +14,13 @@ import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 
-from pymongo import UpdateOne
 from pymongo.asynchronous.database import AsyncDatabase
 
 from session_service.abandoned import AbandonedEvaluator
 from session_service.batches import Batches
 from session_service.lifecycle import OPEN, engine_busy
 from session_service.models import Session, SessionStatus
-from session_service.sweep_sets import BOUND, FORCED, IDLE, SUSPENDED
+from session_service.sweep_sets import BOUND, FORCED, IDLE, SUSPENDED, Read
 from session_service.transitions import Transitions
 from vance.clock import Clock
 from vance.config import LifecycleConfig
@@ -94,15 +93,14 @@ class Sweepers:
         )
 
     async def backfill_once(self) -> int:
-        """Sessions stored before the sweep sets existed are in none: index them once per
-        store (a marker document makes later starts skip it). The only full scan of
-        `sessions`, and it runs once."""
-        try:
-            await self._leases.insert_one({"_id": "backfill-v1", "by": self.replica_id})
-        except Exception as exc:
-            if is_duplicate_key(exc):
-                return 0
-            raise
+        """Once per store (marker documents make later starts skip it): entries of the earlier
+        sweep-set layout move into the time buckets, and sessions stored before the sweep sets
+        existed are indexed. The only full scan of `sessions`, and it runs once."""
+        if not await self._mark("sweep-sets-v2"):
+            return 0
+        converted = await self.c.sets.convert_v1()
+        if not await self._mark("backfill-v1"):
+            return converted
         idle: dict[str, int] = {}
         bound: dict[str, int] = {}
         suspended: dict[str, int] = {}
@@ -121,7 +119,17 @@ class Sweepers:
         await self.c.sets.put_many(SUSPENDED, suspended)
         count = len(idle) + len(bound) + len(suspended)
         logger.info("indexed %d sweep entries of sessions stored before the sweep sets", count)
-        return count
+        return converted + count
+
+    async def _mark(self, marker: str) -> bool:
+        """Inserts a one-time marker; False when some replica did already."""
+        try:
+            await self._leases.insert_one({"_id": marker, "by": self.replica_id})
+        except Exception as exc:
+            if is_duplicate_key(exc):
+                return False
+            raise
+        return True
 
     # ---- one round ----
 
@@ -144,71 +152,70 @@ class Sweepers:
 
     async def _due(
         self, name: str, now: int, only: frozenset[str] | None, report: SweepReport
-    ) -> tuple[dict[str, int], dict[str, Document], list[str]]:
-        due, shards = await self.c.sets.due(name, now, only)
-        docs = {str(d["_id"]): d for d in await self.c.sets.load(due)}
+    ) -> tuple[Read, dict[str, Document]]:
+        read = await self.c.sets.due(name, now, only)
+        docs = {str(d["_id"]): d for d in await self.c.sets.load(read.due)}
         report.looked_at += len(docs)
-        return due, docs, shards
-
-    async def _finish(
-        self, name: str, later: dict[str, int], done: dict[str, int], shards: list[str]
-    ) -> None:
-        """Re-dates what is not due yet, drops what needs no sweep any more, and lets the
-        summary of the shards read forget what was handled."""
-        await self.c.sets.put_many(name, later)
-        await self.c.sets.drop_unchanged(name, done)
-        await self.c.sets.settle(name, shards)
+        return read, docs
 
     async def stale_binds(self, now: int, only: frozenset[str] | None, report: SweepReport) -> None:
         """binds without a frame for bind_stale_after_ms are cleared. lastActivityAt stays
         as it was: it tells when the connection effectively died."""
         stale = self.config.bind_stale_after_ms
-        due, docs, shards = await self._due(BOUND, now, only, report)
-        done, later = {s: v for s, v in due.items() if s not in docs}, {}
+        read, docs = await self._due(BOUND, now, only, report)
+        done, later = {s for s in read.due if s not in docs}, {}
         clear: dict[str, tuple[str, int]] = {}  # session -> (holder, last frame) as read
         for sid, doc in docs.items():
             holder = doc.get("bound_connection_id")
             activity = int(doc.get("last_activity_at_ms") or 0)
             if not holder:
-                done[sid] = due[sid]
+                done.add(sid)
             elif activity + stale > now:
                 later[sid] = activity + stale
             else:
                 clear[sid] = (str(holder), activity)
         if clear:
-            # One compare-and-set per bind in one bulk write: a bind that saw a frame (or a
-            # new holder) since it was read keeps it.
-            result = await self.c.store.sessions.bulk_write(
-                [
-                    UpdateOne(
-                        {"_id": sid, "bound_connection_id": holder, "last_activity_at_ms": seen},
-                        {"$set": {"bound_connection_id": None}},
-                    )
+            unbound = await self._unbind(clear)
+            report.unbound += unbound
+            if unbound == len(clear):
+                done |= set(clear)
+            else:
+                for doc in await self.c.sets.load(list(clear)):
+                    sid = str(doc["_id"])
+                    if doc.get("bound_connection_id") == clear[sid][0]:
+                        later[sid] = now + stale  # a frame arrived meanwhile: look again later
+                    else:
+                        # Cleared here, or bound anew since (that bind wrote its own entry,
+                        # which the drop leaves alone).
+                        done.add(sid)
+        await self.c.sets.finish(read, done, later)
+
+    async def _unbind(self, clear: dict[str, tuple[str, int]]) -> int:
+        """Clears the binds in one update command, each on its own condition (holder and last
+        frame as read): a bind that saw a frame (or a new holder) since keeps it. The `$in`
+        lets the store fetch the sessions by `_id`; the `$or` holds the conditions."""
+        result = await self.c.store.sessions.update_many(
+            {
+                "_id": {"$in": list(clear)},
+                "$or": [
+                    {"_id": sid, "bound_connection_id": holder, "last_activity_at_ms": seen}
                     for sid, (holder, seen) in clear.items()
                 ],
-                ordered=False,
-            )
-            report.unbound += result.modified_count
-            for doc in await self.c.sets.load(list(clear)):
-                sid = str(doc["_id"])
-                if doc.get("bound_connection_id") == clear[sid][0]:
-                    later[sid] = now + stale  # a frame arrived meanwhile: look again later
-                else:
-                    # Cleared here, or bound anew since (that bind wrote its own entry, which
-                    # drop_unchanged keeps).
-                    done[sid] = due[sid]
-        await self._finish(BOUND, later, done, shards)
+            },
+            {"$set": {"bound_connection_id": None}},
+        )
+        return result.modified_count
 
     async def idle(self, now: int, only: frozenset[str] | None, report: SweepReport) -> None:
         """open sessions with onIdle=SUSPEND, quiet for idleTimeoutMs (and at least the
         pre-filter), with no engine RUNNING, BLOCKED or PAUSED -> suspend, cause IDLE."""
-        due, docs, shards = await self._due(IDLE, now, only, report)
-        done, later = {s: v for s, v in due.items() if s not in docs}, {}
+        read, docs = await self._due(IDLE, now, only, report)
+        done, later = {s for s in read.due if s not in docs}, {}
         quiet: list[Session] = []
         for sid, doc in docs.items():
             session = Session.model_validate(doc)
             if session.status.value not in OPEN or session.lifecycle.on_idle is not OnIdle.SUSPEND:
-                done[sid] = due[sid]
+                done.add(sid)
                 continue
             when = self.c.idle_due(session)
             if when > now:
@@ -225,20 +232,22 @@ class Sweepers:
             for s in quiet
             if not any(engine_busy(st, n) for st, n in states.get(s.session_id, []))
         ]
-        report.idle_suspended += await self.batches.suspend_many(idle, SuspendCause.IDLE, now)
-        await self._finish(IDLE, later, done, shards)
+        suspended = await self.batches.suspend_many(idle, SuspendCause.IDLE, now)
+        report.idle_suspended += len(suspended)
+        # The busy ones keep their due entries: looked at again next tick.
+        await self.c.sets.finish(read, done | set(suspended), later)
 
     async def suspended(self, now: int, only: frozenset[str] | None, report: SweepReport) -> None:
         """SUSPENDED sessions whose transitionAt passed: abandoned -> CLOSED/ABANDONED,
         else onSuspend KEEP -> ARCHIVED, CLOSE -> CLOSED/AUTO_CLOSE. No policy beyond that.
         Each outcome is one batch (session_service/batches.py)."""
-        due, docs, shards = await self._due(SUSPENDED, now, only, report)
-        done, later = {s: v for s, v in due.items() if s not in docs}, {}
+        read, docs = await self._due(SUSPENDED, now, only, report)
+        done, later = {s for s in read.due if s not in docs}, {}
         ready: list[Session] = []
         for sid, doc in docs.items():
             session = Session.model_validate(doc)
             if session.status is not SessionStatus.SUSPENDED or session.transition_at_ms is None:
-                done[sid] = due[sid]
+                done.add(sid)
             elif session.transition_at_ms > now:
                 later[sid] = session.transition_at_ms
             else:
@@ -253,7 +262,7 @@ class Sweepers:
             else:
                 outcomes["auto_closed"].append(session)
         b = self.batches
-        acts: dict[str, Callable[[list[Session]], Awaitable[int]]] = {
+        acts: dict[str, Callable[[list[Session]], Awaitable[list[str]]]] = {
             "abandoned": lambda ss: b.close_many(ss, CloseReason.ABANDONED, now),
             "archived": lambda ss: b.archive_many(ss, now),
             "auto_closed": lambda ss: b.close_many(ss, CloseReason.AUTO_CLOSE, now),
@@ -262,13 +271,14 @@ class Sweepers:
             if not outcomes[outcome]:
                 continue
             try:
-                count = await act(outcomes[outcome])
+                moved = await act(outcomes[outcome])
             except Exception:
                 # Those sessions stay SUSPENDED with their entries: the next round retries.
                 logger.exception("%s: %d sessions failed", outcome, len(outcomes[outcome]))
                 continue
-            setattr(report, outcome, getattr(report, outcome) + count)
-        await self._finish(SUSPENDED, later, done, shards)
+            setattr(report, outcome, getattr(report, outcome) + len(moved))
+            done.update(moved)
+        await self.c.sets.finish(read, done, later)
 
     # ---- auto-restart of FORCED-suspended sessions ----
 
@@ -279,17 +289,16 @@ class Sweepers:
         delay_between_ms between starting them (no thundering herd on boot)."""
         report = SweepReport()
         started = time.perf_counter()
-        entries = await self.c.sets.entries(FORCED)
-        ids = [s for s in entries if only is None or s in only]
+        read = await self.c.sets.due(FORCED, 2**62, only)  # the whole set
         candidates = [
             Session.model_validate(d)
-            for d in await self.c.sets.load(ids)
+            for d in await self.c.sets.load(read.due)
             if d.get("status") == SessionStatus.SUSPENDED.value
             and d.get("suspend_cause") == SuspendCause.FORCED.value
         ]
         report.looked_at = len(candidates)
-        stale = [s for s in ids if s not in {c.session_id for c in candidates}]
-        await self.c.sets.drop_many(FORCED, stale)
+        # Resumed ones drop their own entries (Transitions.resume); a failed resume keeps its.
+        await self.c.sets.finish(read, set(read.due) - {c.session_id for c in candidates}, {})
         report.resumed = await resume_paced(
             candidates,
             self.c.resume,

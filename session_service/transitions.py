@@ -4,7 +4,9 @@ process_service.
 
 Order keeps the invariant that CLOSED and ARCHIVED sessions are unbound: engines first,
 then the session document (which clears the bind in the same write). Sweep-set entries are
-written before the state change that needs them and dropped after the one that ends it.
+written before the state change that needs them; the ones whose due time the session document
+tells (transitionAt, the FORCED suspend time) are dropped after the change that ends them, the
+others when a sweep finds them due (session_service/sweep_sets.py).
 """
 
 from __future__ import annotations
@@ -179,7 +181,6 @@ class Transitions:
         if after is None:
             return await self.reload(session)
         await self.processes.suspend_session(session.session_id, cause)
-        await self.sets.drop(IDLE, session.session_id)
         logger.info("session %s suspended (%s) until %d", session.session_id, cause.value, due)
         return after
 
@@ -203,8 +204,7 @@ class Transitions:
             return await self.view(await self.reload(session))
         await self.index_open(after)
         await self.processes.resume_session(session.session_id)
-        await self.sets.drop(SUSPENDED, session.session_id)
-        await self.sets.drop(FORCED, session.session_id)
+        await self.drop_known(session)
         logger.info("session %s resumed", session.session_id)
         return await self.view(after)
 
@@ -266,9 +266,23 @@ class Transitions:
         )
         if after is None:
             return await self.reload(session)
-        await self.sets.drop_everywhere(session.session_id)
+        await self.drop_known(session)
         logger.info("session %s closed (%s)", session.session_id, reason.value)
         return after
+
+    async def drop_known(self, *sessions: Session) -> None:
+        """Drops the sweep entries whose due time a session (as read before its transition)
+        tells: its transitionAt and, after a FORCED suspend, its suspend time."""
+        suspended = {
+            s.session_id: s.transition_at_ms for s in sessions if s.transition_at_ms is not None
+        }
+        forced = {
+            s.session_id: s.suspended_at_ms
+            for s in sessions
+            if s.suspend_cause is SuspendCause.FORCED and s.suspended_at_ms is not None
+        }
+        await self.sets.drop_entries(SUSPENDED, suspended)
+        await self.sets.drop_entries(FORCED, forced)
 
     async def close_engines(self, session_id: str, reason: CloseReason) -> None:
         await self.processes.close_session(session_id, reason)

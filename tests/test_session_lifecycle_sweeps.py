@@ -9,7 +9,6 @@ import asyncio
 from typing import Any
 
 from session_service.models import Session
-from session_service.sweep_sets import SweepSets, shard_number
 from session_service.sweepers import resume_paced
 from tests.harness import System, eventually
 from tests.lifecycle_support import (
@@ -25,7 +24,6 @@ from tests.lifecycle_support import (
     replica,
     rest,
     status,
-    store,
     sweep,
     wait_engine,
 )
@@ -491,24 +489,3 @@ async def test_auto_restart_respects_max_concurrent_and_survives_failures() -> N
     release.set()
     assert await run == 6 and peak == 3
     assert LifecycleConfig().auto_restart_forced.enabled is False  # off by default
-
-
-async def test_sweep_sets_read_only_shards_whose_minimum_has_passed(system: System) -> None:
-    """The summary keeps a lower bound per shard: a quiet tick reads no shard at all."""
-    name = f"test-{marker()}"
-    async with store(system) as db:
-        sets = SweepSets(db)
-        await sets.put_many(name, {"a": 100, "b": 300})
-        await sets.put(name, "c", 200)
-        due, shards = await sets.due(name, 150)
-        assert due == {"a": 100} and shards  # a shard without a summary entry is read too
-        await sets.settle(name, shards)  # every shard's true minimum
-        assert (await sets.due(name, 150))[1] == [shard_number("a")]  # only a's shard is due
-        await sets.drop_unchanged(name, {"a": 100})
-        await sets.settle(name, [shard_number("a")])
-        assert await sets.due(name, 150) == ({}, [])  # nothing to read
-        await sets.put(name, "d", 120)  # a put lowers the bound at once
-        assert (await sets.due(name, 150))[0] == {"d": 120}
-        assert (await sets.due(name, 250))[0] == {"c": 200, "d": 120}
-        await sets.drop_many(name, ["b", "c", "d"])
-        assert await sets.entries(name) == {}
