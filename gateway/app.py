@@ -169,9 +169,6 @@ def main() -> None:
         access_log=False,
         ws_ping_interval=None,
         ws_max_size=WS_MAX_BYTES,
-        # Frames are small JSON (a chat message, a status): compressing each cost a sixth of
-        # the gateway's CPU per turn under `make bench` and keeps a zlib context per socket.
-        ws_per_message_deflate=False,
         # Room for a request line with a 100 KB id, so such a request reaches the app and gets
         # its JSON 400 rather than the HTTP parser's plain-text one.
         h11_max_incomplete_event_size=MAX_REQUEST_HEAD_BYTES,
