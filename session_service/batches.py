@@ -14,12 +14,14 @@ import json
 import logging
 from typing import Any
 
+from session_service import bind_leases
 from session_service.hooks import Hooks
 from session_service.lifecycle import DEAD, forced_floor, transition_at
 from session_service.models import Session, SessionStatus
 from session_service.sweep_sets import FORCED, SUSPENDED
 from session_service.transitions import SUSPENDABLE, Transitions
 from vance.domain import CloseReason, SuspendCause
+from vance.store import Document
 
 logger = logging.getLogger(__name__)
 
@@ -164,10 +166,27 @@ class Batches:
                     {"_id": {"$in": ids[i : i + _IN_BATCH]}, **cond}, {"$set": fields}
                 )
                 matched += result.matched_count
+        ends = any(bind_leases.ends_binds(fields) for fields in updates.values())
         if matched == len(updates):
-            return list(updates)
-        return [
-            str(d["_id"])
-            for d in await self.c.sets.load(list(updates))
+            mine = list(updates)
+            if ends:
+                # The lease stamps as they are after the write (a heartbeat may have raised one
+                # since the sweep read the session; none can after it).
+                got = await self._read(mine, {bind_leases.FIELD: 1})
+                await bind_leases.outlast(int(d.get(bind_leases.FIELD) or 0) for d in got)
+            return mine
+        held = [
+            d
+            for d in await self._read(list(updates))
             if all(d.get(k) == v for k, v in marks.items())
         ]
+        if ends:
+            await bind_leases.outlast(int(d.get(bind_leases.FIELD) or 0) for d in held)
+        return [str(d["_id"]) for d in held]
+
+    async def _read(self, ids: list[str], fields: dict[str, int] | None = None) -> list[Document]:
+        out: list[Document] = []
+        for i in range(0, len(ids), _IN_BATCH):
+            found = self.c.store.sessions.find({"_id": {"$in": ids[i : i + _IN_BATCH]}}, fields)
+            out.extend(await found.to_list(None))
+        return out

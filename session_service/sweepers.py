@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 
 from pymongo.asynchronous.database import AsyncDatabase
 
+from session_service import bind_leases
 from session_service.abandoned import AbandonedEvaluator
 from session_service.batches import Batches
 from session_service.lifecycle import OPEN, engine_busy
@@ -177,6 +178,9 @@ class Sweepers:
         if clear:
             unbound = await self._unbind(clear)
             report.unbound += unbound
+            # A bind without frames for minutes holds no live lease; this only waits when the
+            # service clock runs ahead of the wall clock (a replica's clock moved by hand).
+            await bind_leases.outlast(int(docs[sid].get(bind_leases.FIELD) or 0) for sid in clear)
             if unbound == len(clear):
                 done |= set(clear)
             else:
