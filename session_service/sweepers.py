@@ -97,9 +97,12 @@ class Sweepers:
         """Once per store (marker documents make later starts skip it): entries of the earlier
         sweep-set layout move into the time buckets, and sessions stored before the sweep sets
         existed are indexed. The only full scan of `sessions`, and it runs once."""
-        if not await self._mark("sweep-sets-v2"):
-            return 0
-        converted = await self.c.sets.convert_v1()
+        converted = 0
+        if await self._leases.find_one({"_id": "sweep-sets-v2"}) is None:
+            # Marked after the move, which is idempotent: a start that died halfway (or two
+            # replicas starting at once) moves what is left again.
+            converted = await self.c.sets.convert_v1()
+            await self._mark("sweep-sets-v2")
         if not await self._mark("backfill-v1"):
             return converted
         idle: dict[str, int] = {}
