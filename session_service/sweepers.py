@@ -103,6 +103,8 @@ class Sweepers:
             # replicas starting at once) moves what is left again.
             converted = await self.c.sets.convert_v1()
             await self._mark("sweep-sets-v2")
+            if converted:
+                logger.info("moved %d sweep entries of the earlier layout into buckets", converted)
         if not await self._mark("backfill-v1"):
             return converted
         idle: dict[str, int] = {}
