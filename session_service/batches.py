@@ -87,6 +87,8 @@ class Batches:
         mine = await self._write(
             {sid: {**fields, **_CLEARED} for sid in ids}, {"status": {"$nin": list(DEAD)}}, fields
         )
+        # As Transitions.close: the cards say CLOSED at once (search/held.py).
+        await self.c.store.cards.put_many(((s, "") for s in mine.values()), self.c.clock.now_ms())
         for name in _ALL_SETS:
             await self.c.sets.drop_many(name, mine)
         logger.info("%d sessions closed (%s)", len(mine), reason.value)

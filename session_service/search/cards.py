@@ -21,7 +21,7 @@ from pymongo import UpdateOne
 from pymongo.asynchronous.database import AsyncDatabase
 
 from session_service.models import Session, SessionStatus
-from session_service.search.packed import Appends
+from session_service.search.packed import Appends, packed_text, text_fields, unset_plain
 from vance.store import Document
 
 ACTIVITY_SLACK_MS = 60_000
@@ -132,14 +132,18 @@ class SessionCards:
             moved = [line for line in doc.get("ca") or [] if line.split("\t", 1)[0] in session_ids]
             kept = [
                 line
-                for line in str(doc.get("cp") or "").splitlines()
+                for line in packed_text(doc, "c").splitlines()
                 if line and line.split("\t", 1)[0] not in session_ids
             ]
             result = await self.cards.update_one(
                 {"_id": doc["_id"], "cv": doc.get("cv")},
                 {
-                    "$set": {"cp": "\n".join(kept), "cv": int(doc.get("cv") or 0) + 1},
+                    "$set": {
+                        **text_fields("c", "\n".join(kept)),
+                        "cv": int(doc.get("cv") or 0) + 1,
+                    },
                     "$pullAll": {"ca": moved},
+                    **unset_plain("c"),
                 },
             )
             if result.matched_count:
@@ -171,8 +175,9 @@ class SessionCards:
         await self.cards.update_one(
             {"_id": doc_id, "cv": doc.get("cv")},
             {
-                "$set": {"cp": text, "cv": int(doc.get("cv") or 0) + 1},
+                "$set": {**text_fields("c", text), "cv": int(doc.get("cv") or 0) + 1},
                 "$pullAll": {"ca": moved},
+                **unset_plain("c"),
             },
         )
 
@@ -185,7 +190,7 @@ def _merge(owner: str, doc: Document | None) -> dict[str, Card]:
     out: dict[str, Card] = {}
     if not doc:
         return out
-    out = dict(_compacted(owner, str(doc.get("cp") or "")))
+    out = dict(_compacted(owner, packed_text(doc, "c")))
     for line in doc.get("ca") or []:
         if not line:
             continue
