@@ -26,13 +26,20 @@ from session_service.search.cards import Card
 
 HELD_MS = 3_000
 STAMP_SLACK_MS = 2_000
-HELD_SESSIONS = 5_000
+HELD_SESSIONS = 2_000  # a few MB
 
 
 class HeldSessions:
-    def __init__(self, *, held_ms: int = HELD_MS, most: int = HELD_SESSIONS) -> None:
+    def __init__(
+        self,
+        *,
+        held_ms: int = HELD_MS,
+        slack_ms: int = STAMP_SLACK_MS,
+        most: int = HELD_SESSIONS,
+    ) -> None:
         self._held: OrderedDict[str, tuple[float, int, Session]] = OrderedDict()
         self._held_s = held_ms / 1000
+        self._slack_ms = slack_ms
         self._most = most
 
     def get(self, card: Card) -> Session | None:
@@ -44,7 +51,7 @@ class HeldSessions:
         at, read_ms, s = entry
         if (
             time.monotonic() - at < self._held_s
-            and card.stamp < read_ms - STAMP_SLACK_MS
+            and card.stamp < read_ms - self._slack_ms
             and card.project_id == s.project_id
             and card.owner == s.owner_user_id
             and card.matches(s)

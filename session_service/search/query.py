@@ -92,13 +92,14 @@ class SessionSearch:
         clock: Clock,
         *,
         stages: Sequence[SearchStage] | None = None,
+        held: HeldSessions | None = None,
     ) -> None:
         self._sessions = sessions
         self._cards = sessions.cards
         self._index = index
         self._clock = clock
         self._stages: tuple[SearchStage, ...] = tuple(stages or (FullTextStage(index),))
-        self._held = HeldSessions()
+        self._held = held or HeldSessions()
 
     def _visible(self, actor: Actor, f: SessionFilter) -> SessionFilter:
         """The filter with the caller's scope: a user who is not an admin sees their own."""
