@@ -5,10 +5,12 @@ reads at 1-2 ms on the embedded store; a 10,000-line card document at ~20 ms).
 
 Cards are hints: writers append a line stamped with the time (`$push`, no read), the newest
 line of a session wins, and the page a caller gets back is always checked against the session
-documents themselves (search.py), which also rewrites a card found stale. Writers: session
-creation (store.py), metadata changes, the search feed (activity), and the lifecycle hooks
-(archive, reactivate), which are the transitions that change default visibility. A deleted
-session's lines are removed (its hook, and any search that meets a card without a session).
+documents themselves (query.py), which also rewrites a card found stale. Writers: session
+creation (store.py), title, tag and pin changes (metadata.py), RUNNING/IDLE (rollup.py), close
+(transitions.py, batches.py), the search feed (activity), and the lifecycle hooks (archive,
+reactivate). A deleted session's lines are removed (its hook, and any search that meets a card
+without a session). A line newer than a session document a replica holds makes its searches
+read the document again (held.py). The compacted lines are stored zlib-compressed (packed.py).
 """
 
 from __future__ import annotations
