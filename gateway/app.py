@@ -123,6 +123,7 @@ def create_app(config: Config) -> FastAPI:
         authenticator.revoke,
         clients,
         config.gateway.ping_interval_s,
+        config.gateway.bind_lease_ms,
         replica,
     )
 

@@ -10,6 +10,7 @@ heartbeats, so it cannot keep a session alive or steal it).
 from __future__ import annotations
 
 import logging
+import time
 
 import grpc
 
@@ -28,19 +29,33 @@ def caller(conn: Connection) -> spb.Caller:
 
 async def heartbeat(conn: Connection) -> str:
     """Before every frame of a bound connection: "" to go on, else the reason to close.
-    A session_service outage does not drop clients: the frame goes on unchecked."""
+    A session_service outage does not drop clients: the frame goes on unchecked.
+
+    A heartbeat asks for a lease (session_service/bind_leases.py): for that long, counted from
+    when the request was sent, frames go on without asking. Whatever takes the bind away
+    answers only after the lease has run out, so the first frame after a takeover still
+    asks and is refused."""
     if not conn.session_id or conn.monitor:
+        return ""
+    sent = time.monotonic()
+    if sent < conn.bind_trusted_until:
         return ""
     try:
         beat = await conn.clients.sessions.Heartbeat(
             spb.HeartbeatRequest(
-                session_id=conn.session_id, connection_id=conn.connection_id, reclaim=True
+                session_id=conn.session_id,
+                connection_id=conn.connection_id,
+                reclaim=True,
+                lease_ms=conn.bind_lease_ms,
             )
         )
     except grpc.aio.AioRpcError as exc:
         logger.warning("heartbeat of %s failed: %s", conn.session_id, exc.code().name)
         return ""
-    return "" if beat.ok else beat.reason or "session_bound_elsewhere"
+    if not beat.ok:
+        return beat.reason or "session_bound_elsewhere"
+    conn.bind_trusted_until = sent + min(beat.lease_ms, conn.bind_lease_ms) / 1000
+    return ""
 
 
 def lost_code(reason: str) -> int:

@@ -40,6 +40,7 @@ class Connection:
         *,
         profile: str,
         ping_interval_s: int,
+        bind_lease_ms: int,
         revoke: Callable[[Principal], Awaitable[None]],
     ) -> None:
         self.ws = ws
@@ -48,6 +49,9 @@ class Connection:
         self.tasks = tasks
         self.profile = profile
         self.ping_interval_s = ping_interval_s
+        self.bind_lease_ms = bind_lease_ms
+        # Until when (time.monotonic()) the bind is trusted without a heartbeat (binding.py).
+        self.bind_trusted_until = 0.0
         self.revoke_token = revoke  # logout revokes the token this socket logged in with
         self.session_id = ""
         self.chat_process_id = ""
@@ -76,6 +80,7 @@ class Connection:
         taken by gateway/binding.py before this)."""
         await self.unbind()
         self.monitor = monitor
+        self.bind_trusted_until = 0.0
         self.session_id = session_id
         self.chat_process_id = chat_process_id
         self.last_seq = since_seq
@@ -89,6 +94,7 @@ class Connection:
             await asyncio.gather(pump, return_exceptions=True)
         self.session_id = ""
         self.chat_process_id = ""
+        self.bind_trusted_until = 0.0
 
     async def _pump_events(self, session_id: str) -> None:
         """Follows the session's event stream; after a broken stream (process_service restart)

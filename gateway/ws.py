@@ -45,6 +45,7 @@ class SocketDeps:
     revoke: CheckRevoked  # revokes the token (the `logout` frame)
     clients: Callable[[], Clients]  # made lazily, in the server's event loop
     ping_interval_s: int
+    bind_lease_ms: int
     replica: Replica | None = None  # this replica's sessions (gateway/replica.py)
 
 
@@ -111,6 +112,7 @@ async def serve(ws: WebSocket, tenant: str, deps: SocketDeps) -> None:
             tasks,
             profile=profile,
             ping_interval_s=deps.ping_interval_s,
+            bind_lease_ms=deps.bind_lease_ms,
             revoke=deps.revoke,
         )
         going_away = False

@@ -37,7 +37,7 @@ _QUEUE_LIMIT = 10_000
 # under gRPC's message size limit.
 _BATCH = 200
 _RING_LIMIT = 4_096
-MARK_EVERY = 32
+MARK_EVERY = 128
 # Each lost attempt means another writer's insert went in, so the stream makes progress; a
 # writer can lose many in a row on a busy machine (8 was seen to run out at load 12 on 2 cores).
 _RENUMBER_ATTEMPTS = 64

@@ -28,7 +28,7 @@ def event_id(session_id: str, seq: int) -> str:
 
 # Ids probed per read when looking for the last seq of a session (process_service/events.py
 # raises the stream document's lower bound well within this distance).
-_PROBE = 64
+_PROBE = 128
 _NAME_CACHE = 20_000
 # Ids per `$in` read of many documents (a lifecycle sweep asks for hundreds of sessions).
 _IN_BATCH = 500

@@ -12,6 +12,7 @@ import json
 import logging
 from typing import Any
 
+from session_service import bind_leases
 from session_service.hooks import Hooks
 from session_service.lifecycle import DEAD, forced_floor, transition_at
 from session_service.models import Session, SessionStatus
@@ -145,8 +146,11 @@ class Batches:
                 await self.c.store.sessions.update_many(
                     {"_id": {"$in": ids[i : i + _IN_BATCH]}, **cond}, {"$set": fields}
                 )
-        return {
+        mine = {
             str(d["_id"]): Session.model_validate(d)
             for d in await self.c.sets.load(list(updates))
             if all(d.get(k) == v for k, v in marks.items())
         }
+        if any(bind_leases.ends_binds(fields) for fields in updates.values()):
+            await bind_leases.outlast(s.bind_lease_until_ms for s in mine.values())
+        return mine

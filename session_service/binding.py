@@ -17,6 +17,7 @@ from typing import Any
 
 from pymongo import ReturnDocument
 
+from session_service import bind_leases
 from session_service.access import Actor, check_owner_or_admin
 from session_service.lifecycle import DEAD
 from session_service.models import Session, SessionStatus
@@ -29,6 +30,16 @@ logger = logging.getLogger(__name__)
 
 _REFRESH_EVERY_MS = 1_000
 _MAX_REMEMBERED = 100_000
+
+
+@dataclass(frozen=True)
+class Beat:
+    """A heartbeat's answer; `lease_ms` is what the caller may trust the bind for."""
+
+    ok: bool = False
+    reclaimed: bool = False
+    reason: str = ""
+    lease_ms: int = 0
 
 
 @dataclass(frozen=True)
@@ -112,7 +123,8 @@ class Binding:
     async def _try_bind(
         self, session_id: str, connection_id: str, *, force: bool
     ) -> dict[str, Any] | None:
-        """The bind CAS; returns the document before the bind, or None when refused."""
+        """The bind CAS; returns the document before the bind, or None when refused. Taking
+        the bind from another connection returns once that connection's lease has run out."""
         now = self.c.clock.now_ms()
         await self.c.sets.put(BOUND, session_id, now + self.stale_after_ms)
         cond: dict[str, Any] = {"_id": session_id, "status": {"$nin": list(DEAD)}}
@@ -122,7 +134,7 @@ class Binding:
                 {"bound_connection_id": connection_id},
                 {"last_activity_at_ms": {"$lt": now - self.stale_after_ms}},
             ]
-        return await self.c.store.sessions.find_one_and_update(
+        before: dict[str, Any] | None = await self.c.store.sessions.find_one_and_update(
             cond,
             {
                 "$set": {"bound_connection_id": connection_id, "last_activity_at_ms": now},
@@ -130,13 +142,17 @@ class Binding:
             },
             return_document=ReturnDocument.BEFORE,
         )
+        if before is not None and before.get("bound_connection_id") not in (None, connection_id):
+            await bind_leases.outlast([int(before.get(bind_leases.FIELD) or 0)])
+        return before
 
     async def heartbeat(
-        self, session_id: str, connection_id: str, *, reclaim: bool
-    ) -> tuple[bool, bool, str]:
-        """(ok, reclaimed, reason). Matches the bind holder, or a participant of a
-        multi-client session; counts matches, not modifications, so an unchanged timestamp in
-        the same millisecond is still a match."""
+        self, session_id: str, connection_id: str, *, reclaim: bool, lease_ms: int = 0
+    ) -> Beat:
+        """Matches the bind holder, or a participant of a multi-client session; counts
+        matches, not modifications, so an unchanged timestamp in the same millisecond is still
+        a match. A caller asking for a lease asks at most once per lease, so its heartbeat
+        always writes: lastActivityAt and the lease stamp (bind_leases.py) in one update."""
         now = self.c.clock.now_ms()
         holds: dict[str, Any] = {
             "_id": session_id,
@@ -146,26 +162,28 @@ class Binding:
                 {"allow_multiple_clients": True, "participants": connection_id},
             ],
         }
-        if self._fresh(session_id, connection_id, now):
+        granted = bind_leases.grant(lease_ms)
+        if not granted and self._fresh(session_id, connection_id, now):
             if await self.c.store.sessions.find_one(holds, {"_id": 1}) is not None:
-                return True, False, ""
+                return Beat(ok=True)
         else:
-            result = await self.c.store.sessions.update_one(
-                holds, {"$set": {"last_activity_at_ms": now}}
-            )
+            update: dict[str, Any] = {"$set": {"last_activity_at_ms": now}}
+            if granted:
+                update["$max"] = {bind_leases.FIELD: bind_leases.wall_ms() + granted}
+            result = await self.c.store.sessions.update_one(holds, update)
             if result.matched_count:
                 self._wrote(session_id, connection_id, now)
-                return True, False, ""
+                return Beat(ok=True, lease_ms=granted)
         self._written.pop(session_id, None)
         if reclaim and await self._try_bind(session_id, connection_id, force=False) is not None:
             logger.info("connection %s reclaimed the bind of %s", connection_id, session_id)
-            return True, True, ""
+            return Beat(ok=True, reclaimed=True)  # no lease: the next frame asks again
         session = await self.c.store.session(session_id)
         if session is None or session.status is SessionStatus.CLOSED:
-            return False, False, "session_closed"
+            return Beat(reason="session_closed")
         if session.status is SessionStatus.ARCHIVED:
-            return False, False, "session_archived"
-        return False, False, "session_bound_elsewhere"
+            return Beat(reason="session_archived")
+        return Beat(reason="session_bound_elsewhere")
 
     def _fresh(self, session_id: str, connection_id: str, now: int) -> bool:
         written = self._written.get(session_id)
@@ -206,7 +224,10 @@ class Binding:
                 logger.info("bind of %s escalated to %s", session_id, survivor)
                 return Session.model_validate(escalated)
         after = await self.c.cas(
-            session_id, {"bound_connection_id": connection_id}, {"bound_connection_id": None}
+            session_id,
+            {"bound_connection_id": connection_id},
+            {"bound_connection_id": None},
+            holder_leaves=True,
         )
         if after is None:
             return await self.c.reload(session)

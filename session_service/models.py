@@ -122,6 +122,9 @@ class Session(_Model):
     bootstrap_recipe: str = ""
     allow_multiple_clients: bool = False
     bound_connection_id: str | None = None
+    # Until when (wall-clock ms) a gateway may still trust a bind it was granted a lease on
+    # (session_service/bind_leases.py).
+    bind_lease_until_ms: int = 0
     participants: list[str] = Field(default_factory=list)  # joined, unbound connections
     suspended_at_ms: int | None = None
     suspend_cause: SuspendCause | None = None

@@ -18,6 +18,7 @@ from typing import Any
 from pymongo import UpdateOne
 
 from session_service.lifecycle import OPEN, rollup
+from session_service.models import Session, SessionStatus
 from session_service.store import SessionStore
 from session_service.transitions import Transitions
 from vance.clock import Clock
@@ -37,8 +38,9 @@ class Rollup:
 
     async def refresh(self, session_ids: list[str]) -> int:
         """A batch costs two reads here and one call to process_service (two reads there),
-        whatever its size; only sessions whose roll-up changed are written, plus one write
-        that stamps the engine activity of the others."""
+        whatever its size; the sessions whose roll-up changed are written in one bulk of
+        compare-and-sets with their list cards in one more, plus one write that stamps the
+        engine activity of the others."""
         ids = list(dict.fromkeys(session_ids))
         changed = 0
         now = self._clock.now_ms()
@@ -52,6 +54,7 @@ class Rollup:
             if not sessions:
                 continue
             states = await self._cascades.processes.engine_states([s.session_id for s in sessions])
+            moves: list[tuple[Session, dict[str, Any]]] = []
             for session in sessions:
                 status = rollup(states.get(session.session_id, []))
                 if status == session.status.value:
@@ -61,12 +64,8 @@ class Rollup:
                 fields: dict[str, Any] = {"status": status}
                 if now > session.engine_activity_at_ms:
                     fields["engine_activity_at_ms"] = now
-                updated = await self._cascades.cas(
-                    session.session_id, {"status": session.status.value}, fields
-                )
-                if updated is not None:
-                    changed += 1
-                    await self._store.cards.put(updated, now)
+                moves.append((session, fields))
+            changed += await self._move(moves, now)
         if stamps:
             # $max: a batch that arrives late never moves the activity back.
             await self._store.sessions.bulk_write(
@@ -80,6 +79,35 @@ class Rollup:
                 ordered=False,
             )
         return changed
+
+    async def _move(self, moves: list[tuple[Session, dict[str, Any]]], now: int) -> int:
+        """One compare-and-set per session (on the status it was read with) in one bulk write,
+        then their cards. When every one held, the cards come from the sessions as written;
+        otherwise the sessions are read again and only those that hold the new status get a
+        card (a lost compare-and-set means another transition wrote its own)."""
+        if not moves:
+            return 0
+        result = await self._store.sessions.bulk_write(
+            [
+                UpdateOne({"_id": s.session_id, "status": s.status.value}, {"$set": fields})
+                for s, fields in moves
+            ],
+            ordered=False,
+        )
+        # As written, typed (model_copy does not validate, so the status goes in as the enum).
+        moved = [
+            s.model_copy(update={**fields, "status": SessionStatus(fields["status"])})
+            for s, fields in moves
+        ]
+        if result.matched_count < len(moves):
+            wanted = {s.session_id: s.status for s in moved}
+            moved = [
+                s
+                for s in await self._store.sessions_by_ids(list(wanted))
+                if s.status == wanted[s.session_id]
+            ]
+        await self._store.cards.put_many(((s, "") for s in moved), now)
+        return len(moved)
 
 
 class RollupRpcs:

@@ -143,10 +143,15 @@ class SessionServicer(
 
     @grpc_errors
     async def Heartbeat(self, request: spb.HeartbeatRequest, context: Any) -> spb.HeartbeatResponse:
-        ok, reclaimed, reason = await self.lifecycle.binding.heartbeat(
-            request.session_id, request.connection_id, reclaim=request.reclaim
+        beat = await self.lifecycle.binding.heartbeat(
+            request.session_id,
+            request.connection_id,
+            reclaim=request.reclaim,
+            lease_ms=request.lease_ms,
         )
-        return spb.HeartbeatResponse(ok=ok, reclaimed=reclaimed, reason=reason)
+        return spb.HeartbeatResponse(
+            ok=beat.ok, reclaimed=beat.reclaimed, reason=beat.reason, lease_ms=beat.lease_ms
+        )
 
     @grpc_errors
     async def ReleaseBind(self, request: spb.ReleaseBindRequest, context: Any) -> spb.Session:

@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from pymongo import UpdateOne
 from pymongo.asynchronous.database import AsyncDatabase
 
+from session_service import bind_leases
 from session_service.abandoned import AbandonedEvaluator
 from session_service.batches import Batches
 from session_service.lifecycle import OPEN, engine_busy
@@ -189,6 +190,9 @@ class Sweepers:
                 ordered=False,
             )
             report.unbound += result.modified_count
+            # A bind without frames for minutes holds no live lease; this only waits when the
+            # service clock runs ahead of the wall clock (a replica's clock moved by hand).
+            await bind_leases.outlast(int(docs[sid].get(bind_leases.FIELD) or 0) for sid in clear)
             for doc in await self.c.sets.load(list(clear)):
                 sid = str(doc["_id"])
                 if doc.get("bound_connection_id") == clear[sid][0]:

@@ -14,6 +14,7 @@ from typing import Any
 
 from pymongo import ReturnDocument
 
+from session_service import bind_leases
 from session_service.abandoned import AbandonedEvaluator
 from session_service.access import Actor, check_owner_or_admin
 from session_service.lifecycle import DEAD, OPEN, forced_floor, rollup, transition_at
@@ -74,15 +75,27 @@ class Transitions:
         return session
 
     async def cas(
-        self, session_id: str, cond: dict[str, Any], fields: dict[str, Any]
+        self,
+        session_id: str,
+        cond: dict[str, Any],
+        fields: dict[str, Any],
+        *,
+        holder_leaves: bool = False,
     ) -> Session | None:
-        """One compare-and-set on a session document; None when the condition did not hold."""
+        """One compare-and-set on a session document; None when the condition did not hold.
+        A write that takes the bind away or ends the session returns only once the bind's
+        lease has run out (bind_leases.py), unless the holder itself is leaving."""
         doc = await self.store.sessions.find_one_and_update(
             {"_id": session_id, **cond},
             {"$set": fields},
             return_document=ReturnDocument.AFTER,
         )
-        return Session.model_validate(doc) if doc else None
+        if doc is None:
+            return None
+        after = Session.model_validate(doc)
+        if not holder_leaves and bind_leases.ends_binds(fields):
+            await bind_leases.outlast([after.bind_lease_until_ms])
+        return after
 
     async def reload(self, session: Session) -> Session:
         return await self.store.session(session.session_id) or session

@@ -100,6 +100,24 @@ async def test_the_resume_error_table(system: System) -> None:
         await c.close()
 
 
+async def test_a_bind_lost_right_after_a_frame_refuses_the_next_frame(system: System) -> None:
+    """The gateway trusts a bind for a lease after each heartbeat (gateway.bind_lease_ms);
+    a takeover or an archive answers only once that lease has run out, so a connection that
+    has just sent a frame still has its very next frame refused."""
+    owner = await system.connect()
+    sid = (await create(owner))["sessionId"]
+    await owner.ok("process-list")  # a heartbeat: the bind is now leased to this connection
+    other = await system.connect()
+    took = await other.ok("session-resume", {"sessionId": sid, "takeover": True})
+    assert took["tookOver"]
+    assert error(await owner.request("process-list")) == (409, "session_bound_elsewhere")
+    await eventually(owner.closed.is_set, what="the old connection closed")
+    await other.ok("process-list")  # leased to the new holder now
+    await system.sessions.ArchiveSession(op(sid))
+    assert error(await other.request("process-list")) == (409, "session_archived")
+    await eventually(other.closed.is_set, what="the archived session's connection closed")
+
+
 async def test_stale_takeover_and_its_refusal_while_fresh(system: System) -> None:
     """§8.1, with a second replica whose clock the test moves: a bind without frames for
     bind_stale_after_ms is taken over; a fresh one is not."""

@@ -45,6 +45,7 @@ ENV_KEYS: dict[str, str] = {
     "VANCE_EVENT_POLL_MS": "events.poll_ms",
     "VANCE_SWEEP_INTERVAL_MS": "lifecycle.sweep_interval_ms",
     "VANCE_BIND_STALE_AFTER_MS": "lifecycle.bind_stale_after_ms",
+    "VANCE_BIND_LEASE_MS": "gateway.bind_lease_ms",
     "VANCE_STALE_BIND_INITIAL_DELAY_MS": "lifecycle.stale_bind_initial_delay_ms",
     "VANCE_AUTO_RESTART_FORCED": "lifecycle.auto_restart_forced.enabled",
     "VANCE_ENGINE_CATALOG": "recipes.catalog_path",
@@ -76,6 +77,10 @@ class GatewayConfig(_Frozen):
     jwt_secret: str = ""  # empty: generated once and kept in the data directory
     token_ttl_s: int = Field(default=12 * 3600, ge=60)
     ping_interval_s: int = 30
+    # How long a connection's bind is trusted after a heartbeat before the next frame asks
+    # session_service again (gateway/binding.py); 0 asks before every frame. A takeover, close
+    # or archive of a session waits out this lease of a live connection before it answers.
+    bind_lease_ms: int = Field(default=1_000, ge=0, le=5_000)
 
 
 class AuthConfig(_Frozen):

@@ -20,7 +20,7 @@ import grpc
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 
 from vance.config import Config
-from vance.embedded_store import ferretdb_command
+from vance.embedded_store import ferretdb_command, ferretdb_env
 from vance.observability.setup import metrics_port_for
 
 logger = logging.getLogger(__name__)
@@ -63,7 +63,9 @@ class Supervisor:
         if not self.config.embedded_store:
             return
         data = Path(self.config.data_dir).resolve()
-        child = await self._spawn(Child("store", ferretdb_command(data, self.config.store.port)))
+        child = await self._spawn(
+            Child("store", ferretdb_command(data, self.config.store.port)), ferretdb_env()
+        )
         await self._until_ready(child, partial(_tcp_listens, self.config.store.port))
 
     async def start_services(self) -> None:

@@ -20,7 +20,16 @@ from session_service.suggest import Suggester
 from vance.clients.process import Processes
 from vance.clock import Clock
 from vance.config import LlmConfig
-from vance.llm import ChunkSink, LiteLLMClient, ModelReply, is_configured, warm_up_call
+from vance.llm import (
+    ChunkSink,
+    ModelClient,
+    ModelReply,
+    is_configured,
+    make_model_client,
+    uses_litellm,
+    uses_openai_sdk,
+    warm_up_call,
+)
 from vance.store import Document
 
 logger = logging.getLogger(__name__)
@@ -29,21 +38,27 @@ SUGGEST_PURPOSE = "session-metadata"
 
 
 class LazyModel:
-    """The model client, created on the first suggestion: importing litellm takes seconds and
-    much memory, and happens in a thread so the service keeps answering meanwhile."""
+    """The model client, created on the first suggestion. It routes as the workers' does
+    (vance/llm.py `make_model_client`: OpenAI-compatible models over aiohttp, litellm for the
+    rest), so a suggestion costs a fraction of a millisecond of CPU rather than litellm's ~10;
+    litellm is imported (seconds of CPU and much memory, in a thread) only when a configured
+    model needs it."""
 
     def __init__(self, config: LlmConfig) -> None:
         self._config = config
-        self._client: LiteLLMClient | None = None
+        self._client: ModelClient | None = None
         self._lock = asyncio.Lock()
 
     async def warm(self) -> None:
-        """Imports litellm ahead of the first suggestion (seconds of CPU, in a thread), so
+        """Pays the client's imports and first-call set-up ahead of the first suggestion, so
         the first session's suggestion does not wait for it."""
         async with self._lock:
             if self._client is None:
-                await warm_up_call(self._config)
-                self._client = LiteLLMClient(self._config, purpose=SUGGEST_PURPOSE)
+                if uses_litellm(self._config):
+                    await warm_up_call(self._config)
+                if uses_openai_sdk(self._config):
+                    await warm_up_call(self._config, direct=True)
+                self._client = make_model_client(self._config, purpose=SUGGEST_PURPOSE)
 
     async def complete(
         self,

@@ -290,24 +290,28 @@ class BindSessionResponse(_message.Message):
     def __init__(self, session: _Optional[_Union[Session, _Mapping]] = ..., bound: _Optional[bool] = ..., resumed: _Optional[bool] = ..., previous_connection_id: _Optional[str] = ...) -> None: ...
 
 class HeartbeatRequest(_message.Message):
-    __slots__ = ("session_id", "connection_id", "reclaim")
+    __slots__ = ("session_id", "connection_id", "reclaim", "lease_ms")
     SESSION_ID_FIELD_NUMBER: _ClassVar[int]
     CONNECTION_ID_FIELD_NUMBER: _ClassVar[int]
     RECLAIM_FIELD_NUMBER: _ClassVar[int]
+    LEASE_MS_FIELD_NUMBER: _ClassVar[int]
     session_id: str
     connection_id: str
     reclaim: bool
-    def __init__(self, session_id: _Optional[str] = ..., connection_id: _Optional[str] = ..., reclaim: _Optional[bool] = ...) -> None: ...
+    lease_ms: int
+    def __init__(self, session_id: _Optional[str] = ..., connection_id: _Optional[str] = ..., reclaim: _Optional[bool] = ..., lease_ms: _Optional[int] = ...) -> None: ...
 
 class HeartbeatResponse(_message.Message):
-    __slots__ = ("ok", "reclaimed", "reason")
+    __slots__ = ("ok", "reclaimed", "reason", "lease_ms")
     OK_FIELD_NUMBER: _ClassVar[int]
     RECLAIMED_FIELD_NUMBER: _ClassVar[int]
     REASON_FIELD_NUMBER: _ClassVar[int]
+    LEASE_MS_FIELD_NUMBER: _ClassVar[int]
     ok: bool
     reclaimed: bool
     reason: str
-    def __init__(self, ok: _Optional[bool] = ..., reclaimed: _Optional[bool] = ..., reason: _Optional[str] = ...) -> None: ...
+    lease_ms: int
+    def __init__(self, ok: _Optional[bool] = ..., reclaimed: _Optional[bool] = ..., reason: _Optional[str] = ..., lease_ms: _Optional[int] = ...) -> None: ...
 
 class ReleaseBindRequest(_message.Message):
     __slots__ = ("session_id", "connection_id", "disconnect")

@@ -1411,10 +1411,15 @@ func (x *BindSessionResponse) GetPreviousConnectionId() string {
 }
 
 type HeartbeatRequest struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	SessionId     string                 `protobuf:"bytes,1,opt,name=session_id,json=sessionId,proto3" json:"session_id,omitempty"`
-	ConnectionId  string                 `protobuf:"bytes,2,opt,name=connection_id,json=connectionId,proto3" json:"connection_id,omitempty"`
-	Reclaim       bool                   `protobuf:"varint,3,opt,name=reclaim,proto3" json:"reclaim,omitempty"` // on a miss, try to bind again (free or stale only)
+	state        protoimpl.MessageState `protogen:"open.v1"`
+	SessionId    string                 `protobuf:"bytes,1,opt,name=session_id,json=sessionId,proto3" json:"session_id,omitempty"`
+	ConnectionId string                 `protobuf:"bytes,2,opt,name=connection_id,json=connectionId,proto3" json:"connection_id,omitempty"`
+	Reclaim      bool                   `protobuf:"varint,3,opt,name=reclaim,proto3" json:"reclaim,omitempty"` // on a miss, try to bind again (free or stale only)
+	// How long the caller will treat the bind as held without asking again (0: it asks before
+	// every frame). The service grants at most 5,000 ms (the reply says how much), and whatever
+	// takes this bind away or ends the session answers only after a granted lease has run out,
+	// so a connection never acts on a bind it lost once the taking call has returned.
+	LeaseMs       uint32 `protobuf:"varint,4,opt,name=lease_ms,json=leaseMs,proto3" json:"lease_ms,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1470,11 +1475,19 @@ func (x *HeartbeatRequest) GetReclaim() bool {
 	return false
 }
 
+func (x *HeartbeatRequest) GetLeaseMs() uint32 {
+	if x != nil {
+		return x.LeaseMs
+	}
+	return 0
+}
+
 type HeartbeatResponse struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	Ok            bool                   `protobuf:"varint,1,opt,name=ok,proto3" json:"ok,omitempty"`
 	Reclaimed     bool                   `protobuf:"varint,2,opt,name=reclaimed,proto3" json:"reclaimed,omitempty"`
-	Reason        string                 `protobuf:"bytes,3,opt,name=reason,proto3" json:"reason,omitempty"` // when not ok: session_closed, session_archived, session_bound_elsewhere
+	Reason        string                 `protobuf:"bytes,3,opt,name=reason,proto3" json:"reason,omitempty"`                   // when not ok: session_closed, session_archived, session_bound_elsewhere
+	LeaseMs       uint32                 `protobuf:"varint,4,opt,name=lease_ms,json=leaseMs,proto3" json:"lease_ms,omitempty"` // the lease granted, counted from when the request was sent
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1528,6 +1541,13 @@ func (x *HeartbeatResponse) GetReason() string {
 		return x.Reason
 	}
 	return ""
+}
+
+func (x *HeartbeatResponse) GetLeaseMs() uint32 {
+	if x != nil {
+		return x.LeaseMs
+	}
+	return 0
 }
 
 type ReleaseBindRequest struct {
@@ -4528,16 +4548,18 @@ const file_vance_v1_session_proto_rawDesc = "" +
 	"\asession\x18\x01 \x01(\v2\x11.vance.v1.SessionR\asession\x12\x14\n" +
 	"\x05bound\x18\x02 \x01(\bR\x05bound\x12\x18\n" +
 	"\aresumed\x18\x03 \x01(\bR\aresumed\x124\n" +
-	"\x16previous_connection_id\x18\x04 \x01(\tR\x14previousConnectionId\"p\n" +
+	"\x16previous_connection_id\x18\x04 \x01(\tR\x14previousConnectionId\"\x8b\x01\n" +
 	"\x10HeartbeatRequest\x12\x1d\n" +
 	"\n" +
 	"session_id\x18\x01 \x01(\tR\tsessionId\x12#\n" +
 	"\rconnection_id\x18\x02 \x01(\tR\fconnectionId\x12\x18\n" +
-	"\areclaim\x18\x03 \x01(\bR\areclaim\"Y\n" +
+	"\areclaim\x18\x03 \x01(\bR\areclaim\x12\x19\n" +
+	"\blease_ms\x18\x04 \x01(\rR\aleaseMs\"t\n" +
 	"\x11HeartbeatResponse\x12\x0e\n" +
 	"\x02ok\x18\x01 \x01(\bR\x02ok\x12\x1c\n" +
 	"\treclaimed\x18\x02 \x01(\bR\treclaimed\x12\x16\n" +
-	"\x06reason\x18\x03 \x01(\tR\x06reason\"x\n" +
+	"\x06reason\x18\x03 \x01(\tR\x06reason\x12\x19\n" +
+	"\blease_ms\x18\x04 \x01(\rR\aleaseMs\"x\n" +
 	"\x12ReleaseBindRequest\x12\x1d\n" +
 	"\n" +
 	"session_id\x18\x01 \x01(\tR\tsessionId\x12#\n" +
