@@ -15,6 +15,7 @@ read the document again (held.py). The compacted lines are stored zlib-compresse
 
 from __future__ import annotations
 
+import asyncio
 from collections import OrderedDict
 from collections.abc import Iterable
 from typing import NamedTuple
@@ -85,6 +86,7 @@ class SessionCards:
         self.owners = db["session_card_owners"]
         self._appends = Appends()
         self._known_owners: set[tuple[str, str]] = set()  # listed in `owners` already
+        self._tenant_owners: dict[str, frozenset[str]] = {}  # the owners list last read
 
     @staticmethod
     def _id(tenant: str, owner: str) -> str:
@@ -157,8 +159,28 @@ class SessionCards:
         return _merge(owner, doc)
 
     async def of_tenant(self, tenant: str) -> dict[str, Card]:
-        listed = await self.owners.find_one({"_id": tenant})
-        ids = [self._id(tenant, o) for o in (listed or {}).get("o", [])]
+        """Every owner's cards. The owners this replica last saw listed are read beside the
+        list itself (one round trip instead of two); owners the list adds are read after it,
+        and cards of owners no longer listed are left out, so the result is the list's."""
+        seen = self._tenant_owners.get(tenant)
+        if seen is None:
+            listed = await self.owners.find_one({"_id": tenant})
+            out = await self._of_owners(tenant, list((listed or {}).get("o", [])))
+        else:
+            listed, out = await asyncio.gather(
+                self.owners.find_one({"_id": tenant}), self._of_owners(tenant, list(seen))
+            )
+        owners = frozenset((listed or {}).get("o", []))
+        if seen is not None:
+            if owners - seen:
+                out |= await self._of_owners(tenant, sorted(owners - seen))
+            if seen - owners:
+                out = {sid: c for sid, c in out.items() if c.owner in owners}
+        self._tenant_owners[tenant] = owners
+        return out
+
+    async def _of_owners(self, tenant: str, owners: list[str]) -> dict[str, Card]:
+        ids = [self._id(tenant, o) for o in owners]
         out: dict[str, Card] = {}
         for i in range(0, len(ids), 500):
             for doc in await self.cards.find({"_id": {"$in": ids[i : i + 500]}}).to_list(None):
