@@ -4,7 +4,12 @@ so it keeps the sessions' RUNNING/IDLE roll-up and engine activity current
 only marks the session; one background loop sends the marks in batches, WINDOW_S after the
 first, so a quick turn's RUNNING and IDLE cost one call, and under load one call (two store
 reads on each side) covers many sessions. A failed call keeps its marks for
-the next round."""
+the next round.
+
+A second is what lists and status filters may lag behind the engines. It is also what keeps
+the roll-up cheap under load: every session of a batch is a write of its (large) session
+document when its status or activity stamp moved, and a session that turns over several
+times a second would otherwise be rewritten several times a second."""
 
 from __future__ import annotations
 
@@ -16,7 +21,7 @@ from vance.v1 import session_pb2_grpc
 
 logger = logging.getLogger(__name__)
 
-WINDOW_S = 0.2
+WINDOW_S = 1.0
 RETRY_S = 1.0
 CALL_TIMEOUT_S = 10.0
 

@@ -6,7 +6,8 @@ reading the session first.
 
 The same report is the session's engine activity (`engine_activity_at_ms`, docs/architecture.md
 "Session activity"): it rides along in the roll-up's status write; the sessions of a batch
-whose status did not change are stamped together in one bulk write. Reports are coalesced
+whose status did not change and whose stamp is STAMP_EVERY_MS old are stamped together in one
+bulk write. Reports are coalesced
 before they get here (one call per window, each session once), so the turn path pays nothing
 for it and a batch at most one store command."""
 
@@ -28,6 +29,10 @@ from vance.v1 import session_pb2 as spb
 logger = logging.getLogger(__name__)
 
 BATCH = 500
+# The engine activity stamp of a session whose status did not change is rewritten at most this
+# often: it only feeds the idle sweep, whose timeouts are 30 s and longer, and each stamp is a
+# rewrite of the whole session document.
+STAMP_EVERY_MS = 5_000
 
 
 class Rollup:
@@ -58,7 +63,7 @@ class Rollup:
             for session in sessions:
                 status = rollup(states.get(session.session_id, []))
                 if status == session.status.value:
-                    if now > session.engine_activity_at_ms:
+                    if now - session.engine_activity_at_ms >= STAMP_EVERY_MS:
                         stamps.append(session.session_id)
                     continue
                 fields: dict[str, Any] = {"status": status}
