@@ -23,6 +23,7 @@ from session_service.metadata import Metadata
 from session_service.models import Session, SessionMetadata, SessionStatus
 from session_service.search.cards import Card
 from session_service.search.indexer import SearchIndexer
+from session_service.search.packed import text_fields
 from session_service.search.query import SessionFilter, SessionSearch
 from session_service.search.store import SearchStore
 from session_service.search.tokens import STOPWORDS, tokens
@@ -144,7 +145,7 @@ async def seed(config: Config, tenant: str, corpus: Corpus) -> dict[str, Any]:
             "_id": f"{tenant}:{w}",
             "t": sorted(p.get("t", ())),
             "g": sorted(p.get("g", ())),
-            "cp": " ".join(sorted(p.get("c", ()))),
+            **text_fields("c", " ".join(sorted(p.get("c", ())))),
             "ca": [],
         }
         for w, p in postings.items()
@@ -156,11 +157,14 @@ async def seed(config: Config, tenant: str, corpus: Corpus) -> dict[str, Any]:
         (index.postings, docs),
         (
             index.vocab,
-            [{"_id": k, "wp": " ".join(sorted(v)), "wa": []} for k, v in vocab.items()],
+            [
+                {"_id": k, **text_fields("w", " ".join(sorted(v))), "wa": []}
+                for k, v in vocab.items()
+            ],
         ),
         (
             store.cards.cards,
-            [{"_id": f"{tenant}:{o}", "cp": c, "ca": []} for o, c in cards.items()],
+            [{"_id": f"{tenant}:{o}", **text_fields("c", c), "ca": []} for o, c in cards.items()],
         ),
         (store.cards.owners, [{"_id": tenant, "o": sorted(owners)}]),
         (

@@ -92,6 +92,12 @@ class Batches:
             {sid: {**fields, **_CLEARED} for sid in ids}, {"status": {"$nin": list(DEAD)}}, fields
         )
         await self._drop_forced(sessions, mine)
+        # As Transitions.close: the cards say CLOSED at once (search/held.py).
+        closed = set(mine)
+        await self.c.store.cards.put_many(
+            ((s, SessionStatus.CLOSED.value) for s in sessions if s.session_id in closed),
+            self.c.clock.now_ms(),
+        )
         logger.info("%d sessions closed (%s)", len(mine), reason.value)
         return mine
 

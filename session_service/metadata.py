@@ -170,7 +170,7 @@ class Metadata:
             raise FailedPreconditionError("the session is closed", reason="session_closed")
         updated = Session.model_validate(doc)
         await self.reindex(session.metadata, updated)
-        if "pinned" in changed:
+        if "pinned" in changed and not {"title", "tags"} & changed.keys():
             await self._store.cards.put(updated, self._clock.now_ms())
         return updated
 
@@ -225,3 +225,7 @@ class Metadata:
             tags=(new_words - old_words, old_words - new_words),
             exact_tags=(set(new.tags) - set(old.tags), set(old.tags) - set(new.tags)),
         )
+        if old.title != new.title or old.tags != new.tags:
+            # A new card line: a search reads the session document again instead of one it
+            # held with the old title or tags (search/held.py).
+            await self._store.cards.put(session, self._clock.now_ms())

@@ -279,6 +279,9 @@ class Transitions:
         )
         if after is None:
             return await self.reload(session)
+        # The card says CLOSED at once: searches leave it out without reading the document,
+        # and drop a document they held (search/held.py).
+        await self.store.cards.put(after, self.clock.now_ms())
         await self.drop_known(session)
         logger.info("session %s closed (%s)", session.session_id, reason.value)
         return after

@@ -1,7 +1,9 @@
 """Who a search reaches and what it never shows: a search across projects is the tenant admin's
 (anyone else's is scoped to their own sessions, in every project); CLOSED sessions are never
-listed or found, whatever the filter; and a search stage added through the seam
-(session_service/search/stage.py) is ranked, scoped and filtered like the full-text one."""
+listed or found, whatever the filter; a replica that reuses the session documents of a page it
+read (session_service/search/held.py) shows a change made through another replica at once; and
+a search stage added through the seam (session_service/search/stage.py) is ranked, scoped and
+filtered like the full-text one."""
 
 from __future__ import annotations
 
@@ -10,10 +12,12 @@ from collections.abc import Collection, Sequence
 import grpc
 import httpx
 import pytest
+from pymongo import AsyncMongoClient, monitoring
 
 from session_service.access import Actor
 from session_service.models import Session
 from session_service.search.fulltext import FullTextStage
+from session_service.search.held import HeldSessions
 from session_service.search.query import SessionFilter, SessionSearch
 from session_service.search.stage import MessageSnippet, SearchStage, StageMatch
 from session_service.search.store import SearchStore
@@ -32,7 +36,7 @@ from tests.sessions_support import (
     word,
 )
 from vance.clock import SystemClock
-from vance.store import connect
+from vance.store import Document, connect
 from vance.v1 import common_pb2 as pb
 from vance.v1 import session_pb2 as spb
 
@@ -158,6 +162,79 @@ async def test_a_closed_session_is_never_listed_or_found_whatever_the_filter(
         assert r.status_code == 200 and r.json()["sessions"] == []
         r = await http.get("/sessions/search", params={"q": w, "status": "CLOSED"})
         assert r.status_code == 200 and r.json()["hits"] == []
+
+
+class SessionReads(monitoring.CommandListener):
+    """Counts the reads of session documents a client sends."""
+
+    def __init__(self) -> None:
+        self.count = 0
+
+    def started(self, event: monitoring.CommandStartedEvent) -> None:
+        if event.command_name == "find" and event.command.get("find") == "sessions":
+            self.count += 1
+
+    def succeeded(self, event: monitoring.CommandSucceededEvent) -> None:
+        pass
+
+    def failed(self, event: monitoring.CommandFailedEvent) -> None:
+        pass
+
+
+async def test_a_replica_reuses_a_page_it_read_but_shows_changes_made_elsewhere_at_once(
+    system: System,
+) -> None:
+    owner, token = await new_user(system)
+    me = caller(owner)
+    w, tag = word(), word()
+    client = await system.connect(token)
+    created = await client.ok(
+        "session-create", {"projectId": "demo", "lifecycle": {"onDisconnect": "CLOSE"}}
+    )
+    sid = str(created["sessionId"])
+    await patch(system, sid, me, title=f"Ledger {w}")
+    reads = SessionReads()
+    mongo: AsyncMongoClient[Document] = AsyncMongoClient(
+        system.config.mongodb_uri, tz_aware=False, event_listeners=[reads]
+    )
+    db = mongo[system.config.store.db_name]
+    # A second replica beside the running session_service (which makes every change below).
+    # No clock slack: both read the same clock, so a card line written after this replica read
+    # a document is always stamped after the read.
+    index = SearchStore(db)
+    searcher = SessionSearch(SessionStore(db), index, SystemClock(), held=HeldSessions(slack_ms=0))
+
+    async def hits(query: str) -> list[tuple[str, str, list[str]]]:
+        result = await searcher.search(TENANT, Actor(owner), query, SessionFilter(), limit=20)
+        return [
+            (h.session.session_id, h.session.metadata.title or "", list(h.session.metadata.tags))
+            for h in result.hits
+        ]
+
+    async def reused(query: str, expected: list[tuple[str, str, list[str]]]) -> bool:
+        before = reads.count
+        assert await hits(query) == expected
+        return reads.count == before
+
+    try:
+        await eventually(
+            lambda: reused(f"{w} ", [(sid, f"Ledger {w}", [])]),
+            what="a page served from the documents this replica read",
+        )
+        await patch(system, sid, me, title=f"Journal {w}")
+        assert await hits(f"{w} ") == [(sid, f"Journal {w}", [])]
+        await patch(system, sid, me, tags=[tag])
+        assert await hits(f"{tag} ") == [(sid, f"Journal {w}", [tag])]
+        await eventually(
+            lambda: reused(f"{w} ", [(sid, f"Journal {w}", [tag])]),
+            what="the new document reused in turn",
+        )
+        await client.close()  # onDisconnect CLOSE: closed by the service, not this replica
+        await wait_status(system, sid, "CLOSED")
+        assert await hits(f"{w} ") == []
+        assert await hits(f"{tag} ") == []
+    finally:
+        await mongo.close()
 
 
 class ChosenStage:

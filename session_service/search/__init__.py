@@ -2,7 +2,7 @@
 "Session metadata and search").
 
 - tokens.py: how text becomes tokens, query terms and snippets.
-- packed.py: large id lists as a string plus an append array.
+- packed.py: large id lists as a compressed string plus an append array.
 - store.py: the index collections (token-keyed posting lists, the prefix vocabulary, the
   indexed message texts, the indexer's position), read and written by `_id` only.
 - words.py: per-session word lists, and what the indexer remembers of them.
@@ -10,6 +10,7 @@
 - stage.py: the seam for ways of finding sessions (search stages).
 - fulltext.py: the full-text stage (title, tags, conversation words, snippets).
 - query.py: listing and searching (ListSessions, SearchSessions): scope, filter, ranking.
+- held.py: session documents a search page read, reused for seconds while their cards agree.
 - indexer.py: feeds the index from process_service's chat feed.
 - first_pair.py: each session's first question-and-answer pair, and the metadata auto-suggest.
 - wiring.py: builds the above once per session_service replica and runs the indexer.

@@ -5,14 +5,17 @@ reads at 1-2 ms on the embedded store; a 10,000-line card document at ~20 ms).
 
 Cards are hints: writers append a line stamped with the time (`$push`, no read), the newest
 line of a session wins, and the page a caller gets back is always checked against the session
-documents themselves (search.py), which also rewrites a card found stale. Writers: session
-creation (store.py), metadata changes, the search feed (activity), and the lifecycle hooks
-(archive, reactivate), which are the transitions that change default visibility. A deleted
-session's lines are removed (its hook, and any search that meets a card without a session).
+documents themselves (query.py), which also rewrites a card found stale. Writers: session
+creation (store.py), title, tag and pin changes (metadata.py), RUNNING/IDLE (rollup.py), close
+(transitions.py, batches.py), the search feed (activity), and the lifecycle hooks (archive,
+reactivate). A deleted session's lines are removed (its hook, and any search that meets a card
+without a session). A line newer than a session document a replica holds makes its searches
+read the document again (held.py). The compacted lines are stored zlib-compressed (packed.py).
 """
 
 from __future__ import annotations
 
+import asyncio
 from collections import OrderedDict
 from collections.abc import Iterable
 from typing import NamedTuple
@@ -21,7 +24,7 @@ from pymongo import UpdateOne
 from pymongo.asynchronous.database import AsyncDatabase
 
 from session_service.models import Session, SessionStatus
-from session_service.search.packed import Appends
+from session_service.search.packed import Appends, packed_text, text_fields, unset_plain
 from vance.store import Document
 
 ACTIVITY_SLACK_MS = 60_000
@@ -83,6 +86,7 @@ class SessionCards:
         self.owners = db["session_card_owners"]
         self._appends = Appends()
         self._known_owners: set[tuple[str, str]] = set()  # listed in `owners` already
+        self._tenant_owners: dict[str, frozenset[str]] = {}  # the owners list last read
 
     @staticmethod
     def _id(tenant: str, owner: str) -> str:
@@ -132,14 +136,18 @@ class SessionCards:
             moved = [line for line in doc.get("ca") or [] if line.split("\t", 1)[0] in session_ids]
             kept = [
                 line
-                for line in str(doc.get("cp") or "").splitlines()
+                for line in packed_text(doc, "c").splitlines()
                 if line and line.split("\t", 1)[0] not in session_ids
             ]
             result = await self.cards.update_one(
                 {"_id": doc["_id"], "cv": doc.get("cv")},
                 {
-                    "$set": {"cp": "\n".join(kept), "cv": int(doc.get("cv") or 0) + 1},
+                    "$set": {
+                        **text_fields("c", "\n".join(kept)),
+                        "cv": int(doc.get("cv") or 0) + 1,
+                    },
                     "$pullAll": {"ca": moved},
+                    **unset_plain("c"),
                 },
             )
             if result.matched_count:
@@ -151,8 +159,28 @@ class SessionCards:
         return _merge(owner, doc)
 
     async def of_tenant(self, tenant: str) -> dict[str, Card]:
-        listed = await self.owners.find_one({"_id": tenant})
-        ids = [self._id(tenant, o) for o in (listed or {}).get("o", [])]
+        """Every owner's cards. The owners this replica last saw listed are read beside the
+        list itself (one round trip instead of two); owners the list adds are read after it,
+        and cards of owners no longer listed are left out, so the result is the list's."""
+        seen = self._tenant_owners.get(tenant)
+        if seen is None:
+            listed = await self.owners.find_one({"_id": tenant})
+            out = await self._of_owners(tenant, list((listed or {}).get("o", [])))
+        else:
+            listed, out = await asyncio.gather(
+                self.owners.find_one({"_id": tenant}), self._of_owners(tenant, list(seen))
+            )
+        owners = frozenset((listed or {}).get("o", []))
+        if seen is not None:
+            if owners - seen:
+                out |= await self._of_owners(tenant, sorted(owners - seen))
+            if seen - owners:
+                out = {sid: c for sid, c in out.items() if c.owner in owners}
+        self._tenant_owners[tenant] = owners
+        return out
+
+    async def _of_owners(self, tenant: str, owners: list[str]) -> dict[str, Card]:
+        ids = [self._id(tenant, o) for o in owners]
         out: dict[str, Card] = {}
         for i in range(0, len(ids), 500):
             for doc in await self.cards.find({"_id": {"$in": ids[i : i + 500]}}).to_list(None):
@@ -171,8 +199,9 @@ class SessionCards:
         await self.cards.update_one(
             {"_id": doc_id, "cv": doc.get("cv")},
             {
-                "$set": {"cp": text, "cv": int(doc.get("cv") or 0) + 1},
+                "$set": {**text_fields("c", text), "cv": int(doc.get("cv") or 0) + 1},
                 "$pullAll": {"ca": moved},
+                **unset_plain("c"),
             },
         )
 
@@ -185,7 +214,7 @@ def _merge(owner: str, doc: Document | None) -> dict[str, Card]:
     out: dict[str, Card] = {}
     if not doc:
         return out
-    out = dict(_compacted(owner, str(doc.get("cp") or "")))
+    out = dict(_compacted(owner, packed_text(doc, "c")))
     for line in doc.get("ca") or []:
         if not line:
             continue

@@ -22,6 +22,7 @@ from session_service.access import Actor
 from session_service.models import Session, SessionStatus
 from session_service.search.cards import Card
 from session_service.search.fulltext import FullTextStage
+from session_service.search.held import HeldSessions
 from session_service.search.stage import MessageSnippet, SearchStage, StageFindings
 from session_service.search.store import SearchStore
 from session_service.store import SessionStore
@@ -91,12 +92,14 @@ class SessionSearch:
         clock: Clock,
         *,
         stages: Sequence[SearchStage] | None = None,
+        held: HeldSessions | None = None,
     ) -> None:
         self._sessions = sessions
         self._cards = sessions.cards
         self._index = index
         self._clock = clock
         self._stages: tuple[SearchStage, ...] = tuple(stages or (FullTextStage(index),))
+        self._held = held or HeldSessions()
 
     def _visible(self, actor: Actor, f: SessionFilter) -> SessionFilter:
         """The filter with the caller's scope: a user who is not an admin sees their own."""
@@ -120,17 +123,28 @@ class SessionSearch:
             if f.owner_user_id
             else await self._cards.of_tenant(tenant)
         )
-        asked = {st.value for st in f.statuses}
-        return {
-            sid: c
-            for sid, c in cards.items()
-            if (not f.project_id or c.project_id == f.project_id)
-            and all(sid in ids for ids in tagged)
-            and c.status != "CLOSED"
-            and (c.status != "ARCHIVED" or f.include_archived or "ARCHIVED" in asked)
+        gone = {"CLOSED"}
+        if not (f.include_archived or SessionStatus.ARCHIVED in f.statuses):
+            gone.add("ARCHIVED")
+        # An admin's search checks a thousand cards or more: a plain loop, no per-card strings.
+        out: dict[str, Card] = {}
+        for sid, c in cards.items():
+            if (
+                c.status in gone
+                or (f.project_id and c.project_id != f.project_id)
+                or (tagged and not all(sid in ids for ids in tagged))
+            ):
+                continue
             # Another user's hub sessions stay out of an admin's lists (session_service/home.py).
-            and not (viewer and c.owner != viewer and c.project_id == f"_user_{c.owner}")
-        }
+            if (
+                viewer
+                and c.owner != viewer
+                and c.project_id.startswith("_user_")
+                and c.project_id[6:] == c.owner
+            ):
+                continue
+            out[sid] = c
+        return out
 
     async def list_sessions(
         self, tenant: str, actor: Actor, f: SessionFilter, *, limit: int = 0
@@ -188,7 +202,7 @@ class SessionSearch:
             chunk = ranked[start : start + max(limit - len(hits), 4)]
             start += len(chunk)
             sessions, snippets = await asyncio.gather(
-                self._page(tenant, f, chunk, cards, len(chunk)),
+                self._page(tenant, f, chunk, cards, len(chunk), held=True),
                 asyncio.gather(*(x.snippets(chunk) for x in findings)),
             )
             for s in sessions:
@@ -203,16 +217,38 @@ class SessionSearch:
         return [x for x in found if x is not None]
 
     async def _page(
-        self, tenant: str, f: SessionFilter, ids: list[str], cards: dict[str, Card], limit: int
+        self,
+        tenant: str,
+        f: SessionFilter,
+        ids: list[str],
+        cards: dict[str, Card],
+        limit: int,
+        *,
+        held: bool = False,
     ) -> list[Session]:
         """The first `limit` of `ids` whose session documents pass the filter, reading a few
-        more than needed per round; stale cards met on the way are rewritten."""
+        more than needed per round; stale cards met on the way are rewritten. `held`: a
+        document this replica read moments ago may stand in for its read (held.py)."""
         out: list[Session] = []
         start = 0
+        # A status filter may ask for what no card line follows (SUSPENDED by a sweep): it
+        # reads every document (held.py).
+        reuse = held and not f.statuses
         while len(out) < limit and start < len(ids):
             chunk = ids[start : start + limit - len(out) + 4]
             start += len(chunk)
-            docs = {s.session_id: s for s in await self._sessions.sessions_by_ids(chunk)}
+            docs: dict[str, Session] = {}
+            if reuse:
+                for sid in chunk:
+                    s = self._held.get(cards[sid])
+                    if s is not None:
+                        docs[sid] = s
+            wanted = [sid for sid in chunk if sid not in docs]
+            if wanted:
+                read_ms = self._clock.now_ms()
+                fresh = await self._sessions.sessions_by_ids(wanted)
+                self._held.put(fresh, read_ms)
+                docs |= {s.session_id: s for s in fresh}
             stale: list[tuple[Session, str]] = []
             gone: dict[str, set[str]] = {}  # owner -> sessions whose document is gone
             for sid in chunk:
@@ -225,8 +261,10 @@ class SessionSearch:
                 if s.tenant_id == tenant and f.admits(s):
                     out.append(s)
             if stale:
+                self._held.drop(s.session_id for s, _ in stale)
                 await self._cards.put_many(stale, self._clock.now_ms())
             for owner, sids in gone.items():
+                self._held.drop(sids)
                 await self._cards.remove(tenant, owner, sids)
         return out[:limit]
 

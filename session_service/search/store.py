@@ -6,6 +6,7 @@ access"). Conversation lists and the vocabulary are packed lists (packed.py).
 
 from __future__ import annotations
 
+from collections import OrderedDict
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
@@ -25,6 +26,7 @@ from session_service.search.words import SessionWords
 from vance.store import Document, is_duplicate_key
 
 MESSAGE_TEXT_CHARS = 4_000
+HELD_MESSAGES = 10_000  # at most ~40 MB of text (4,000 characters each), mostly far less
 _IN_BATCH = 500
 _BULK = 200
 # The chat feed position lives beside the per-process documents: process ids never hold a
@@ -50,6 +52,7 @@ class SearchStore:
         self.messages = db["search_messages"]
         self.cursors = db["search_cursors"]
         self._appends = Appends()
+        self._held: OrderedDict[str, Document] = OrderedDict()  # message copies, by id
 
     # ---- postings ----
 
@@ -199,7 +202,18 @@ class SearchStore:
                 raise
 
     async def messages_by_ids(self, ids: list[str]) -> dict[str, Document]:
-        return {str(d["_id"]): d for d in await self._by_ids(self.messages, ids)}
+        """Message copies never change (a message indexed again keeps its first copy), so
+        this replica holds the last HELD_MESSAGES it read: snippets of a page searched again
+        read none of them."""
+        out = {m: self._held[m] for m in ids if m in self._held}
+        for m in out:
+            self._held.move_to_end(m)
+        wanted = [m for m in ids if m not in out]
+        for d in await self._by_ids(self.messages, wanted) if wanted else []:
+            out[str(d["_id"])] = self._held[str(d["_id"])] = d
+        while len(self._held) > HELD_MESSAGES:
+            self._held.popitem(last=False)
+        return out
 
     # ---- indexer state ----
 
@@ -233,6 +247,8 @@ class SearchStore:
         process_ids: list[str],
     ) -> None:
         await self.words.delete(session_id, letters)
+        for m in message_ids:
+            self._held.pop(m, None)
         for coll, ids in ((self.messages, message_ids), (self.cursors, process_ids)):
             for i in range(0, len(ids), _IN_BATCH):
                 await coll.delete_many({"_id": {"$in": ids[i : i + _IN_BATCH]}})
@@ -248,6 +264,6 @@ class SearchStore:
 def _unchanged(doc: Document) -> Document:
     """A filter that matches the posting document only as it was read."""
     out: Document = {"_id": doc["_id"]}
-    for key in ("t", "g", "ca", "cp", "cv"):
+    for key in ("t", "g", "ca", "cp", "cz", "cv"):
         out[key] = doc[key] if key in doc else {"$exists": False}
     return out

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import re
 import unicodedata
 from dataclasses import dataclass
@@ -66,29 +67,50 @@ class Snippet:
     highlights: list[tuple[int, int]]  # [start, end) within text
 
 
+def _matching_words(text: str, terms: list[QueryTerm]) -> list[tuple[int, int]]:
+    """The [start, end) of every word of `text` that a term matches."""
+    if text.isascii() and all(t.text.isascii() for t in terms):
+        # One regex scan instead of normalising every word: for ASCII, normalize() is
+        # lower(), which an ASCII case-insensitive match of the lowercase term is the same as.
+        return [m.span() for m in _ascii_matcher(tuple(terms)).finditer(text)]
+    return [
+        m.span()
+        for m in _WORD.finditer(text)
+        if any(t.matches(normalize(m.group())) for t in terms)
+    ]
+
+
+@functools.lru_cache(maxsize=64)
+def _ascii_matcher(terms: tuple[QueryTerm, ...]) -> re.Pattern[str]:
+    """Whole words equal to a term, or starting with a prefix term (the rest of the word
+    taken with it); neither alternative can match part of a word."""
+    parts = [re.escape(t.text) + (r"\w*" if t.prefix else r"(?!\w)") for t in terms]
+    return re.compile(r"(?<!\w)(?:" + "|".join(parts) + ")", re.ASCII | re.IGNORECASE)
+
+
 def snippet(text: str, terms: list[QueryTerm], width: int = SNIPPET_CHARS) -> Snippet:
     """A window of `text` around the first word matching a term, cut at word boundaries, with
     every matching word in the window highlighted."""
-    words = list(_WORD.finditer(text))
-    hits = [m for m in words if any(t.matches(normalize(m.group())) for t in terms)]
+    hits = _matching_words(text, terms)
     if not hits:
         cut = text[:width]
         return Snippet(cut + ("…" if len(text) > width else ""), [])
-    first = hits[0]
-    start = max(0, first.start() - width // 3)
+    first_start, first_end = hits[0]
+    start = max(0, first_start - width // 3)
     end = min(len(text), start + width)
     start = max(0, min(start, end - width))
     # Move the edges onto word boundaries so no word is shown half.
     if start > 0:
-        space = text.find(" ", start, first.start())
+        space = text.find(" ", start, first_start)
         start = space + 1 if space != -1 else start
     if end < len(text):
-        space = text.rfind(" ", first.end(), end)
+        space = text.rfind(" ", first_end, end)
         end = space if space != -1 else end
     prefix = "…" if start > 0 else ""
     suffix = "…" if end < len(text) else ""
     body = " ".join(text[start:end].split())
     out = prefix + body + suffix
-    lowered = [(m.start(), m.end()) for m in _WORD.finditer(out)]
-    highlights = [(s, e) for s, e in lowered if any(t.matches(normalize(out[s:e])) for t in terms)]
-    return Snippet(out, highlights)
+    # "…" is no word character: the words of the body are those of `out`, shifted.
+    return Snippet(
+        out, [(s + len(prefix), e + len(prefix)) for s, e in _matching_words(body, terms)]
+    )
