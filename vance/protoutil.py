@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 from google.protobuf import json_format, struct_pb2
@@ -15,9 +16,12 @@ def dict_to_struct(data: dict[str, Any] | None) -> struct_pb2.Struct:
 
 
 def struct_to_dict(s: struct_pb2.Struct | None) -> dict[str, Any]:
+    """What `json_format.MessageToDict` gives for a Struct (numbers as floats, an unset value as
+    None, a non-finite number refused), read field by field: MessageToDict walks descriptors
+    and was the largest single cost of a worker's turn (every chat message carries a Struct)."""
     if s is None:
         return {}
-    return json_format.MessageToDict(s)
+    return {k: _plain(v) for k, v in s.fields.items()}
 
 
 def to_value(data: Any) -> struct_pb2.Value:
@@ -27,4 +31,22 @@ def to_value(data: Any) -> struct_pb2.Value:
 
 
 def from_value(v: struct_pb2.Value) -> Any:
-    return json_format.MessageToDict(v)
+    return _plain(v)
+
+
+def _plain(v: struct_pb2.Value) -> Any:
+    kind = v.WhichOneof("kind")
+    if kind == "string_value":
+        return v.string_value
+    if kind == "number_value":
+        n = v.number_value
+        if not math.isfinite(n):
+            raise ValueError(f"a Struct value is not JSON: {n}")
+        return n
+    if kind == "bool_value":
+        return v.bool_value
+    if kind == "struct_value":
+        return {k: _plain(x) for k, x in v.struct_value.fields.items()}
+    if kind == "list_value":
+        return [_plain(x) for x in v.list_value.values]
+    return None  # null_value, or no value set
