@@ -217,7 +217,7 @@ class Dispatcher:
         if worker is not None:
             worker.turns.pop(ref.turn_id, None)
             if ack is not None and ack.chat is not None:
-                _hold(worker, ref.process_id, ack.held_through)
+                self._hold(worker, ref.process_id, ack.held_through)
             elif ack is not None:
                 worker.chat_held.pop(ref.process_id, None)
             if ack is not None:
@@ -274,6 +274,18 @@ class Dispatcher:
                 best = w
         return best
 
+    def _hold(self, worker: WorkerConn, process_id: str, through: int) -> None:
+        """`worker` holds the process's chat through `through` now. Every other worker's copy
+        is older from here on: it is forgotten, so `_pick` never prefers a stale holder (whose
+        turn would need the chat sent along again, and would move the chat back and forth)."""
+        for other in self.workers.values():
+            if other is not worker:
+                other.chat_held.pop(process_id, None)
+        worker.chat_held[process_id] = through
+        worker.chat_held.move_to_end(process_id)
+        while len(worker.chat_held) > _HELD_MAX:
+            worker.chat_held.popitem(last=False)
+
     def _pump(self, tg: asyncio.TaskGroup) -> None:
         for engine, queue in self._ready.items():
             while queue:
@@ -308,7 +320,7 @@ class Dispatcher:
             ref.chat_held = False
             ref.recent_chat = self._store.recent_chat(ref.process_id, ref.chat_base)
             if ref.recent_chat and len(ref.recent_chat) == min(ref.chat_base, RECENT_CHAT):
-                _hold(worker, ref.process_id, ref.chat_base)
+                self._hold(worker, ref.process_id, ref.chat_base)
             else:
                 worker.chat_held.pop(ref.process_id, None)
         if self._memory is not None:
@@ -376,10 +388,3 @@ class Dispatcher:
 
 
 _HELD_MAX = 512  # per worker, as many as the worker keeps (engine_worker/chat_held.py)
-
-
-def _hold(worker: WorkerConn, process_id: str, through: int) -> None:
-    worker.chat_held[process_id] = through
-    worker.chat_held.move_to_end(process_id)
-    while len(worker.chat_held) > _HELD_MAX:
-        worker.chat_held.popitem(last=False)
