@@ -13,9 +13,7 @@ from vance.config import load_config
 from vance.llm import (
     is_configured,
     make_model_client,
-    uses_litellm,
-    uses_openai_sdk,
-    warm_up_call,
+    warm_up_clients,
 )
 from vance.logsetup import setup_logging
 from vance.observability.setup import start_observability
@@ -49,10 +47,7 @@ async def serve() -> None:
         # Before taking turns: a client's first call would otherwise spend its imports and
         # schema building (litellm: ~0.7 s of CPU) inside the first user's turn (vance/llm.py).
         try:
-            if uses_litellm(config.llm):
-                await warm_up_call(config.llm)
-            if uses_openai_sdk(config.llm):
-                await warm_up_call(config.llm, direct=True)
+            await warm_up_clients(config.llm)
         except Exception:
             logger.warning(
                 "warming up the model client failed; the first turn pays for it", exc_info=True

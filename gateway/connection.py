@@ -80,7 +80,6 @@ class Connection:
         taken by gateway/binding.py before this)."""
         await self.unbind()
         self.monitor = monitor
-        self.bind_trusted_until = 0.0
         self.session_id = session_id
         self.chat_process_id = chat_process_id
         self.last_seq = since_seq

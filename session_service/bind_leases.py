@@ -35,6 +35,11 @@ def grant(requested_ms: int) -> int:
     return max(0, min(requested_ms, MAX_LEASE_MS))
 
 
+def stamp(doc: Mapping[str, Any]) -> int:
+    """A session document's lease stamp (0: none)."""
+    return int(doc.get(FIELD) or 0)
+
+
 def ends_binds(fields: Mapping[str, Any]) -> bool:
     """Whether a session write with these fields takes its bind away or ends the session."""
     unbinds = "bound_connection_id" in fields and fields["bound_connection_id"] is None

@@ -143,7 +143,7 @@ class Binding:
             return_document=ReturnDocument.BEFORE,
         )
         if before is not None and before.get("bound_connection_id") not in (None, connection_id):
-            await bind_leases.outlast([int(before.get(bind_leases.FIELD) or 0)])
+            await bind_leases.outlast([bind_leases.stamp(before)])
         return before
 
     async def heartbeat(

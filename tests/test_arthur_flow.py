@@ -18,6 +18,33 @@ def respond(message: str, awaiting: bool = False) -> Rule:
     return Rule(tool_calls=[call("respond", message=message, awaiting_user_input=awaiting)])
 
 
+def child_asks(
+    m: str, say: str, goal: str, name: str, question: str, *, first: tuple[dict[str, Any], ...] = ()
+) -> list[Rule]:
+    """Arthur, steered with `say`, makes the calls in `first`, starts `name` (recipe analyze)
+    on `goal` and says it started; the child asks `question`, awaiting the user, and Arthur
+    relays that `name` asks."""
+    return [
+        Rule(
+            match_last=say,
+            tool_calls=[*first, call("process_create", recipe="analyze", goal=goal, name=name)],
+        ),
+        Rule(
+            match=say,
+            match_last="tool_call_id",
+            tool_calls=[call("respond", message=f"Started {m}.", awaiting_user_input=False)],
+        ),
+        Rule(
+            match_last=goal,
+            tool_calls=[call("respond", message=question, awaiting_user_input=True)],
+        ),
+        Rule(
+            match_last=question,
+            tool_calls=[call("respond", message=f"{name} asks ({m})", awaiting_user_input=False)],
+        ),
+    ]
+
+
 async def statuses(client: WsClient) -> dict[str, str]:
     listed = await client.ok("process-list", {"includeTerminated": True})
     return {p["processName"]: p["status"] for p in listed["processes"]}

@@ -11,9 +11,8 @@ from engine_worker.engines.arthur import DEFAULT_MAX_CONTEXT_TOKENS, MAX_CONTEXT
 from engine_worker.settings import ENGINE_DEFAULT, PROCESS, EngineSettingsApi
 from tests.harness import System, eventually
 from tests.lifecycle_support import wait_status
-from tests.test_arthur_flow import assistant_says, call, wait_statuses
+from tests.test_arthur_flow import assistant_says, child_asks, wait_statuses
 from vance.domain import ThinkProcess
-from vance.testing.scripted_llm import Rule
 from vance.v1 import common_pb2 as pb
 from vance.v1 import process_pb2 as ppb
 from vance.v1 import session_pb2 as spb
@@ -29,25 +28,7 @@ async def _notes(system: System, pid: str) -> list[str]:
 async def test_suspend_and_stop_hooks_run_and_leave_the_status(system: System) -> None:
     m = uuid.uuid4().hex[:8]
     goal = f"Catalogue the maps {m}"
-    system.script(
-        Rule(
-            match_last=f"{m} start",
-            tool_calls=[call("process_create", recipe="analyze", goal=goal, name="maps")],
-        ),
-        Rule(
-            match=f"{m} start",
-            match_last="tool_call_id",
-            tool_calls=[call("respond", message=f"Started {m}.", awaiting_user_input=False)],
-        ),
-        Rule(
-            match_last=goal,
-            tool_calls=[call("respond", message=f"Which maps? {m}", awaiting_user_input=True)],
-        ),
-        Rule(
-            match_last=f"Which maps? {m}",
-            tool_calls=[call("respond", message=f"maps asks ({m})", awaiting_user_input=False)],
-        ),
-    )
+    system.script(*child_asks(m, f"{m} start", goal, "maps", f"Which maps? {m}"))
     client = await system.connect()
     created = await client.ok("session-create", {"projectId": "demo"})
     sid = created["sessionId"]

@@ -12,7 +12,7 @@ import pytest
 from engine_worker.settings import GROUP, PROJECT, EngineSettingsApi
 from engine_worker.siblings import ProcessOrchestrator, SiblingError
 from tests.harness import System
-from tests.test_arthur_flow import assistant_says, call, wait_statuses
+from tests.test_arthur_flow import assistant_says, call, child_asks, wait_statuses
 from vance import convert as c
 from vance.domain import DeliveryOutcome, ProcessStatus, ThinkProcess
 from vance.testing.scripted_llm import Rule
@@ -26,23 +26,7 @@ async def test_an_engine_reads_and_steers_its_siblings(system: System) -> None:
     goal = f"Sort the letters {m}"
     question = f"By date or by sender? {m}"
     system.script(
-        Rule(
-            match_last=f"{m} start",
-            tool_calls=[call("process_create", recipe="analyze", goal=goal, name="sorter")],
-        ),
-        Rule(
-            match=f"{m} start",
-            match_last="tool_call_id",
-            tool_calls=[call("respond", message=f"Started {m}.", awaiting_user_input=False)],
-        ),
-        Rule(
-            match_last=goal,
-            tool_calls=[call("respond", message=question, awaiting_user_input=True)],
-        ),
-        Rule(
-            match_last=question,
-            tool_calls=[call("respond", message=f"sorter asks ({m})", awaiting_user_input=False)],
-        ),
+        *child_asks(m, f"{m} start", goal, "sorter", question),
         Rule(
             match_last=f"By sender {m}",
             tool_calls=[

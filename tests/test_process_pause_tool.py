@@ -7,7 +7,7 @@ import json
 import uuid
 
 from tests.harness import System
-from tests.test_arthur_flow import assistant_says, call, wait_statuses
+from tests.test_arthur_flow import assistant_says, call, child_asks, wait_statuses
 from vance.testing.scripted_llm import Rule
 
 
@@ -15,23 +15,7 @@ async def test_arthur_pauses_a_worker_with_the_process_pause_tool(system: System
     m = uuid.uuid4().hex[:8]
     goal = f"Survey the archive {m}"
     system.script(
-        Rule(
-            match_last=f"{m} start it",
-            tool_calls=[call("process_create", recipe="analyze", goal=goal, name="survey")],
-        ),
-        Rule(
-            match=f"{m} start it",
-            match_last="tool_call_id",
-            tool_calls=[call("respond", message=f"Started {m}.", awaiting_user_input=False)],
-        ),
-        Rule(
-            match_last=goal,
-            tool_calls=[call("respond", message=f"Which shelf? {m}", awaiting_user_input=True)],
-        ),
-        Rule(
-            match_last=f"Which shelf? {m}",
-            tool_calls=[call("respond", message=f"survey asks ({m})", awaiting_user_input=False)],
-        ),
+        *child_asks(m, f"{m} start it", goal, "survey", f"Which shelf? {m}"),
         Rule(
             match_last=f"{m} hold it",
             tool_calls=[call("process_pause", name="survey"), call("process_pause", name="chat")],

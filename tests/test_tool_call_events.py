@@ -9,7 +9,7 @@ import uuid
 from typing import Any
 
 from tests.harness import System, eventually
-from tests.test_arthur_flow import assistant_says, call, wait_statuses
+from tests.test_arthur_flow import assistant_says, call, child_asks, wait_statuses
 from vance.protoutil import struct_to_dict
 from vance.testing.scripted_llm import Rule
 from vance.v1 import process_pb2 as ppb
@@ -45,26 +45,14 @@ async def test_tool_calls_and_spawns_are_events_and_how_do_i_finds_the_manual(
     m = uuid.uuid4().hex[:8]
     goal = f"Count the shelves {m}"
     system.script(
-        Rule(
-            match_last=f"{m} go",
-            tool_calls=[
-                call("how_do_i", question="recipe promptMode OVERWRITE"),
-                call("process_create", recipe="analyze", goal=goal, name="counter"),
-            ],
-        ),
-        Rule(
-            match=f"{m} go",
-            match_last="tool_call_id",
-            tool_calls=[call("respond", message=f"Started {m}.", awaiting_user_input=False)],
-        ),
-        Rule(
-            match_last=goal,
-            tool_calls=[call("respond", message=f"Which shelf? {m}", awaiting_user_input=True)],
-        ),
-        Rule(
-            match_last=f"Which shelf? {m}",
-            tool_calls=[call("respond", message=f"counter asks ({m})", awaiting_user_input=False)],
-        ),
+        *child_asks(
+            m,
+            f"{m} go",
+            goal,
+            "counter",
+            f"Which shelf? {m}",
+            first=(call("how_do_i", question="recipe promptMode OVERWRITE"),),
+        )
     )
     client = await system.connect()
     created = await client.ok("session-create", {"projectId": "demo"})

@@ -59,6 +59,7 @@ __all__ = [
     "uses_openai_sdk",
     "warm_up",
     "warm_up_call",
+    "warm_up_clients",
 ]
 
 logger = logging.getLogger(__name__)
@@ -389,6 +390,15 @@ async def warm_up_call(config: LlmConfig, *, direct: bool = False) -> None:
             await _warm(LiteLLMClient(local))
     finally:
         await server.stop()
+
+
+async def warm_up_clients(config: LlmConfig) -> None:
+    """`warm_up_call` for each path `make_model_client`'s client takes for the configured
+    models: litellm, and the direct path when the openai SDK serves it."""
+    if uses_litellm(config):
+        await warm_up_call(config)
+    if uses_openai_sdk(config):
+        await warm_up_call(config, direct=True)
 
 
 async def _warm(client: ModelClient) -> None:

@@ -211,18 +211,22 @@ _PARSED_HELD = 64
 
 
 def _merge(owner: str, doc: Document | None) -> dict[str, Card]:
-    out: dict[str, Card] = {}
     if not doc:
-        return out
+        return {}
     out = dict(_compacted(owner, packed_text(doc, "c")))
-    for line in doc.get("ca") or []:
+    _newest(owner, doc.get("ca") or [], out)
+    return out
+
+
+def _newest(owner: str, lines: Iterable[str], into: dict[str, Card]) -> None:
+    """Parses card lines into `into`; of a session's lines, the newest stamp wins."""
+    for line in lines:
         if not line:
             continue
         card = Card.parse(owner, line)
-        seen = out.get(card.session_id)
+        seen = into.get(card.session_id)
         if seen is None or card.stamp >= seen.stamp:
-            out[card.session_id] = card
-    return out
+            into[card.session_id] = card
 
 
 def _compacted(owner: str, text: str) -> dict[str, Card]:
@@ -234,13 +238,7 @@ def _compacted(owner: str, text: str) -> dict[str, Card]:
         _PARSED.move_to_end(key)
         return held
     out: dict[str, Card] = {}
-    for line in text.splitlines():
-        if not line:
-            continue
-        card = Card.parse(owner, line)
-        seen = out.get(card.session_id)
-        if seen is None or card.stamp >= seen.stamp:
-            out[card.session_id] = card
+    _newest(owner, text.splitlines(), out)
     _PARSED[key] = out
     while len(_PARSED) > _PARSED_HELD:
         _PARSED.popitem(last=False)

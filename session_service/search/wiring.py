@@ -26,9 +26,7 @@ from vance.llm import (
     ModelReply,
     is_configured,
     make_model_client,
-    uses_litellm,
-    uses_openai_sdk,
-    warm_up_call,
+    warm_up_clients,
 )
 from vance.store import Document
 
@@ -54,10 +52,7 @@ class LazyModel:
         the first session's suggestion does not wait for it."""
         async with self._lock:
             if self._client is None:
-                if uses_litellm(self._config):
-                    await warm_up_call(self._config)
-                if uses_openai_sdk(self._config):
-                    await warm_up_call(self._config, direct=True)
+                await warm_up_clients(self._config)
                 self._client = make_model_client(self._config, purpose=SUGGEST_PURPOSE)
 
     async def complete(

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -205,26 +205,24 @@ class ProcessClient:
     async def suspend_sessions(self, session_ids: list[str], cause: SuspendCause) -> list[str]:
         if not session_ids:
             return []
-        resp = await call(
+        return await _failed(
             self.stub.SuspendSessions(
                 ppb.SessionsCascadeRequest(
                     session_ids=session_ids, suspend_cause=f"SUSPEND_CAUSE_{cause.value}"
                 )
             )
         )
-        return list(resp.failed_session_ids)
 
     async def close_sessions(self, session_ids: list[str], reason: CloseReason) -> list[str]:
         if not session_ids:
             return []
-        resp = await call(
+        return await _failed(
             self.stub.CloseSessions(
                 ppb.SessionsCascadeRequest(
                     session_ids=session_ids, close_reason=f"CLOSE_REASON_{reason.value}"
                 )
             )
         )
-        return list(resp.failed_session_ids)
 
     async def chat_feed(self, after: int) -> AsyncIterator[ChatFeedPage]:
         """The chat feed after `after`, then live pages, until the caller stops reading."""
@@ -243,3 +241,9 @@ class ProcessClient:
     async def ack_chat_feed(self, through: int) -> None:
         """Every page up to `through` is indexed: process_service may delete them."""
         await call(self.stub.AckChatFeed(ppb.ChatFeedRequest(after=through)))
+
+
+async def _failed(cascade: Awaitable[ppb.SessionsCascadeResponse]) -> list[str]:
+    """The sessions whose batched cascade failed (the caller leaves them to a later round)."""
+    resp = await call(cascade)
+    return list(resp.failed_session_ids)
