@@ -22,6 +22,7 @@ from grpc_health.v1 import health_pb2, health_pb2_grpc
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 
 from gateway import (
+    binding,
     errors,
     log_redact,
     rest,
@@ -70,10 +71,18 @@ def create_app(config: Config) -> FastAPI:
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
-        renew = asyncio.ensure_future(replica.renew_forever(clients()))
+        background = [
+            asyncio.ensure_future(replica.renew_forever(clients())),
+            asyncio.ensure_future(
+                binding.renew_leases_forever(
+                    replica.connections, clients(), config.gateway.bind_lease_ms
+                )
+            ),
+        ]
         yield
-        renew.cancel()
-        await asyncio.gather(renew, return_exceptions=True)
+        for task in background:
+            task.cancel()
+        await asyncio.gather(*background, return_exceptions=True)
         await replica.shutdown(clients())
         await channels.close()
 

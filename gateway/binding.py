@@ -9,16 +9,21 @@ heartbeats, so it cannot keep a session alive or steal it).
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import time
+from collections.abc import Callable, Iterable
 
 import grpc
 
+from gateway.clients import Clients
 from gateway.connection import Connection
 from vance.v1 import session_pb2 as spb
 
 logger = logging.getLogger(__name__)
 
+# How far ahead of a lease's end a renewal round must come: its call and the store write.
+_RENEW_SLACK_S = 0.05
 # WebSocket close code when the bind is lost for good (taken over, session closed/archived).
 CLOSE_BIND_LOST = 4409
 
@@ -39,6 +44,7 @@ async def heartbeat(conn: Connection) -> str:
         return ""
     sent = time.monotonic()
     if sent < conn.bind_trusted_until:
+        conn.bind_used = True  # renew_leases keeps a busy socket's lease ahead of its frames
         return ""
     try:
         beat = await conn.clients.sessions.Heartbeat(
@@ -55,7 +61,69 @@ async def heartbeat(conn: Connection) -> str:
     if not beat.ok:
         return beat.reason or "session_bound_elsewhere"
     conn.bind_trusted_until = sent + min(beat.lease_ms, conn.bind_lease_ms) / 1000
+    conn.bind_used = False
     return ""
+
+
+async def renew_leases_forever(
+    connections: Callable[[], Iterable[Connection]], clients: Clients, lease_ms: int
+) -> None:
+    """Every tenth of a lease, renews in one call the leases of the sockets that sent frames
+    under them and whose lease ends before the next round, so a busy socket's frames never
+    wait for a heartbeat and the replica's renewals cost one call and one bulk write per
+    round, not one each. A lease is renewed shortly before its end, so each busy session's
+    document is still rewritten about once per lease (the store's cost is per document). A
+    socket that went quiet is left to lapse; its next frame asks with Heartbeat, as before."""
+    if lease_ms <= 0:
+        return
+    period_s = lease_ms / 10_000
+    while True:
+        await asyncio.sleep(period_s)
+        try:
+            await renew_leases(list(connections()), clients, horizon_s=period_s + _RENEW_SLACK_S)
+        except grpc.aio.AioRpcError as exc:
+            # The leases lapse and each socket's next frame asks on its own.
+            logger.warning("renewing bind leases failed: %s", exc.code().name)
+
+
+async def renew_leases(connections: list[Connection], clients: Clients, *, horizon_s: float) -> int:
+    """Renews the leases that end within `horizon_s` of sockets that used theirs; how many
+    were granted. A socket whose bind changed meanwhile keeps what its own frames decided."""
+    sent = time.monotonic()
+    due = [
+        c
+        for c in connections
+        if c.bind_used
+        and c.session_id
+        and not c.monitor
+        and c.bind_trusted_until < sent + horizon_s
+    ]
+    if not due:
+        return 0
+    asked = [(c, c.session_id, c.bind_lease_ms) for c in due]
+    reply = await clients.sessions.RenewBindLeases(
+        spb.RenewBindLeasesRequest(
+            beats=[
+                spb.HeartbeatRequest(
+                    session_id=session_id, connection_id=c.connection_id, lease_ms=lease_ms
+                )
+                for c, session_id, lease_ms in asked
+            ]
+        )
+    )
+    granted = 0
+    for (c, session_id, lease_ms), beat in zip(asked, reply.beats, strict=True):
+        if c.session_id != session_id:
+            continue
+        if beat.ok:
+            c.bind_trusted_until = max(
+                c.bind_trusted_until, sent + min(beat.lease_ms, lease_ms) / 1000
+            )
+            c.bind_used = False
+            granted += 1
+        else:
+            c.bind_trusted_until = 0.0  # its next frame asks (and learns why)
+    return granted
 
 
 def lost_code(reason: str) -> int:

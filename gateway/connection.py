@@ -52,6 +52,7 @@ class Connection:
         self.bind_lease_ms = bind_lease_ms
         # Until when (time.monotonic()) the bind is trusted without a heartbeat (binding.py).
         self.bind_trusted_until = 0.0
+        self.bind_used = False  # a frame went on under the lease since it was granted
         self.revoke_token = revoke  # logout revokes the token this socket logged in with
         self.session_id = ""
         self.chat_process_id = ""
@@ -94,6 +95,7 @@ class Connection:
         self.session_id = ""
         self.chat_process_id = ""
         self.bind_trusted_until = 0.0
+        self.bind_used = False
 
     async def _pump_events(self, session_id: str) -> None:
         """Follows the session's event stream; after a broken stream (process_service restart)

@@ -42,6 +42,9 @@ class Replica:
         if going_away and conn.session_id and not conn.monitor:
             self._leaving[conn.session_id] = conn.connection_id
 
+    def connections(self) -> list[Connection]:
+        return list(self._connections)
+
     def held(self) -> dict[str, str]:
         held = {
             c.session_id: c.connection_id

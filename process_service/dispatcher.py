@@ -139,16 +139,15 @@ class Dispatcher:
         )
         worker.reserved -= 1
         try:
+            await self._lanes.events.flush(ref.session_id)
+            await running
+        except Exception:
+            logger.exception("the RUNNING event of %s was not written", ref.process_id)
+        try:
             await self._hand_over(ref, worker)
         except Exception as exc:
             logger.exception("handing turn %s to %s failed", ref.turn_id, worker.worker_id)
             await self._redo(ref, f"assignment failed: {exc!r}")
-        finally:
-            await self._lanes.events.flush(ref.session_id)
-        try:
-            await running
-        except Exception:
-            logger.exception("the RUNNING event of %s was not written", ref.process_id)
 
     def cancel_turn(self, turn_id: str) -> None:
         ref = self._turns.get(turn_id)

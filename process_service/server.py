@@ -34,7 +34,7 @@ from vance.logsetup import setup_logging
 from vance.observability.setup import start_observability
 from vance.owners import CachedOwners, ProcessLookup, SessionLookup
 from vance.server import GrpcHost, run_main, serve_until_signal
-from vance.store import connect
+from vance.store import connect, hot_commands
 from vance.v1 import (
     process_pb2,
     process_pb2_grpc,
@@ -120,7 +120,8 @@ async def create_server(
     and stops both (`serve`)."""
     clock = clock or SystemClock()
     client, db = connect(config)
-    store = ProcessStore(db)
+    hot = hot_commands(config, db)
+    store = ProcessStore(db, hot)
     chat_feed = ChatFeed(db, clock)
     events = EventLog(
         store,
@@ -191,6 +192,7 @@ async def create_server(
         # After the server stopped (no stream left): the background work, then its clients.
         await background.stop()
         await channels.close()
+        await hot.close()
         await client.close()
 
     host.on_stop(close)

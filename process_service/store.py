@@ -14,6 +14,7 @@ from process_service.chat_cache import ChatCache
 from vance.chat_ids import chat_message_id, parse_chat_message_id
 from vance.domain import ProcessStatus
 from vance.store import Document, is_duplicate_key
+from vance.store_wire import HotCommands
 
 SNAPSHOT_CACHE = 2048
 # Chat messages an assignment carries: as many as the longest history an engine reads by default
@@ -35,7 +36,13 @@ _IN_BATCH = 500
 
 
 class ProcessStore:
-    def __init__(self, db: AsyncDatabase[Document]) -> None:
+    def __init__(self, db: AsyncDatabase[Document], hot: HotCommands | None = None) -> None:
+        """`hot` carries the commands every turn sends (vance/store_wire.py); without it they
+        go through PyMongo like the rest."""
+        hot = hot or HotCommands(db)
+        self._hot_processes = hot.collection("processes")
+        self._hot_chat = hot.collection("chat_messages")
+        self._hot_events = hot.collection("session_events")
         self.processes = db["processes"]
         self.names = db["process_names"]
         self.session_index = db["session_processes"]
@@ -125,7 +132,7 @@ class ProcessStore:
         self, process_id: str, cond: Document, update: Document, *, after: bool = True
     ) -> Document | None:
         """One atomic compare-and-set on a process document."""
-        return await self.processes.find_one_and_update(
+        return await self._hot_processes.find_one_and_update(
             {"_id": process_id, **cond},
             update,
             return_document=ReturnDocument.AFTER if after else ReturnDocument.BEFORE,
@@ -200,7 +207,7 @@ class ProcessStore:
         }
         if session_id:
             match["session_id"] = session_id
-        return await self.processes.find_one_and_update(
+        return await self._hot_processes.find_one_and_update(
             match,
             {"$push": {"pending": msg, "pending_keys": key}, "$set": {"wake": True}},
             return_document=ReturnDocument.AFTER,
@@ -228,7 +235,7 @@ class ProcessStore:
         if not docs:
             return 0
         try:
-            await self.chat.insert_many(docs, ordered=True)
+            await self._hot_chat.insert_many(docs, ordered=True)
             inserted = len(docs)
         except BulkWriteError as exc:
             errors = exc.details.get("writeErrors") or []
@@ -298,7 +305,7 @@ class ProcessStore:
         """Inserts in order; returns how many went in before an id that exists already (all
         of them when none did). Other errors raise."""
         try:
-            await self.events.insert_many(docs, ordered=True)
+            await self._hot_events.insert_many(docs, ordered=True)
         except BulkWriteError as exc:
             errors = exc.details.get("writeErrors") or []
             if errors and all(e.get("code") == 11000 for e in errors):

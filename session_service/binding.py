@@ -15,7 +15,7 @@ import logging
 from dataclasses import dataclass
 from typing import Any
 
-from pymongo import ReturnDocument
+from pymongo import ReturnDocument, UpdateOne
 
 from session_service import bind_leases
 from session_service.access import Actor, check_owner_or_admin
@@ -154,14 +154,7 @@ class Binding:
         a match. A caller asking for a lease asks at most once per lease, so its heartbeat
         always writes: lastActivityAt and the lease stamp (bind_leases.py) in one update."""
         now = self.c.clock.now_ms()
-        holds: dict[str, Any] = {
-            "_id": session_id,
-            "status": {"$nin": list(DEAD)},
-            "$or": [
-                {"bound_connection_id": connection_id},
-                {"allow_multiple_clients": True, "participants": connection_id},
-            ],
-        }
+        holds = _holds(session_id, connection_id)
         granted = bind_leases.grant(lease_ms)
         if not granted and self._fresh(session_id, connection_id, now):
             if await self.c.store.sessions.find_one(holds, {"_id": 1}) is not None:
@@ -184,6 +177,47 @@ class Binding:
         if session.status is SessionStatus.ARCHIVED:
             return Beat(reason="session_archived")
         return Beat(reason="session_bound_elsewhere")
+
+    async def renew(self, beats: list[tuple[str, str, int]]) -> list[int]:
+        """Many leased heartbeats (session, connection, lease asked) in one bulk write; the
+        lease granted to each, 0 where the connection no longer holds the session. Only when
+        some did not match is the outcome read back (one read by _id) to tell which: a beat is
+        granted where the session is still held and carries at least the stamp written."""
+        if not beats:
+            return []
+        now = self.c.clock.now_ms()
+        wall = bind_leases.wall_ms()
+        grants = [bind_leases.grant(lease_ms) for _, _, lease_ms in beats]
+        ops = [
+            UpdateOne(
+                _holds(session_id, connection_id),
+                {
+                    "$set": {"last_activity_at_ms": now},
+                    "$max": {bind_leases.FIELD: wall + granted},
+                },
+            )
+            for (session_id, connection_id, _), granted in zip(beats, grants, strict=True)
+        ]
+        result = await self.c.store.sessions.bulk_write(ops, ordered=False)
+        if result.matched_count != len(ops):
+            found = {
+                str(d["_id"]): d
+                for d in await self.c.store.sessions.find(
+                    {"_id": {"$in": list({sid for sid, _, _ in beats})}}
+                ).to_list(None)
+            }
+            grants = [
+                granted
+                if (doc := found.get(session_id)) is not None
+                and _held_by(doc, connection_id)
+                and bind_leases.stamp(doc) >= wall + granted
+                else 0
+                for (session_id, connection_id, _), granted in zip(beats, grants, strict=True)
+            ]
+        for (session_id, connection_id, _), granted in zip(beats, grants, strict=True):
+            if granted:
+                self._wrote(session_id, connection_id, now)
+        return grants
 
     def _fresh(self, session_id: str, connection_id: str, now: int) -> bool:
         written = self._written.get(session_id)
@@ -242,3 +276,26 @@ class Binding:
                 return await self.c.close(after, CloseReason.STOPPED)
             case OnDisconnect.KEEP_OPEN:
                 return after
+
+
+def _holds(session_id: str, connection_id: str) -> dict[str, Any]:
+    """The session is live and the connection holds its bind or takes part in it."""
+    return {
+        "_id": session_id,
+        "status": {"$nin": list(DEAD)},
+        "$or": [
+            {"bound_connection_id": connection_id},
+            {"allow_multiple_clients": True, "participants": connection_id},
+        ],
+    }
+
+
+def _held_by(doc: dict[str, Any], connection_id: str) -> bool:
+    """`_holds`, read off a session document."""
+    if doc.get("status") in DEAD:
+        return False
+    if doc.get("bound_connection_id") == connection_id:
+        return True
+    return bool(doc.get("allow_multiple_clients")) and connection_id in (
+        doc.get("participants") or []
+    )

@@ -154,6 +154,17 @@ class SessionServicer(
         )
 
     @grpc_errors
+    async def RenewBindLeases(
+        self, request: spb.RenewBindLeasesRequest, context: Any
+    ) -> spb.RenewBindLeasesResponse:
+        grants = await self.lifecycle.binding.renew(
+            [(b.session_id, b.connection_id, b.lease_ms) for b in request.beats]
+        )
+        return spb.RenewBindLeasesResponse(
+            beats=[spb.HeartbeatResponse(ok=g > 0, lease_ms=g) for g in grants]
+        )
+
+    @grpc_errors
     async def ReleaseBind(self, request: spb.ReleaseBindRequest, context: Any) -> spb.Session:
         session = await self.lifecycle.binding.release(
             request.session_id, request.connection_id, disconnect=request.disconnect

@@ -19,6 +19,7 @@ from tests.lifecycle_support import (
     get,
     marker,
     name,
+    now_ms,
     op,
     replica,
     status,
@@ -116,6 +117,46 @@ async def test_a_bind_lost_right_after_a_frame_refuses_the_next_frame(system: Sy
     await system.sessions.ArchiveSession(op(sid))
     assert error(await other.request("process-list")) == (409, "session_archived")
     await eventually(other.closed.is_set, what="the archived session's connection closed")
+
+
+async def test_batched_lease_renewal_grants_only_holders_and_a_takeover_outlasts_it(
+    system: System,
+) -> None:
+    """RenewBindLeases (the gateway's one call per round for its busy sockets) renews the
+    holder's lease and refuses a connection that does not hold the session; a takeover made
+    right after answers only once the renewed lease has run out."""
+    owner = await system.connect()
+    sid = (await create(owner))["sessionId"]
+    holder = editor(owner)
+    other_sid = (await create(await system.connect()))["sessionId"]
+    beats = [
+        spb.HeartbeatRequest(session_id=sid, connection_id=holder, lease_ms=800),
+        spb.HeartbeatRequest(session_id=sid, connection_id="conn_not_bound", lease_ms=800),
+        spb.HeartbeatRequest(session_id=other_sid, connection_id=holder, lease_ms=800),
+        spb.HeartbeatRequest(session_id="sess_missing", connection_id=holder, lease_ms=800),
+    ]
+    reply = await system.sessions.RenewBindLeases(spb.RenewBindLeasesRequest(beats=beats))
+    assert [(b.ok, b.lease_ms) for b in reply.beats] == [
+        (True, 800),
+        (False, 0),
+        (False, 0),
+        (False, 0),
+    ]
+    renewed_at = now_ms()
+    taker = await system.connect()
+    took = await taker.ok("session-resume", {"sessionId": sid, "takeover": True})
+    assert took["tookOver"]
+    assert now_ms() >= renewed_at + 800 - 50  # it waited out the renewed lease
+    assert error(await owner.request("process-list")) == (409, "session_bound_elsewhere")
+    # All held: one write and no read-back; the grant is capped as a Heartbeat's is.
+    reply = await system.sessions.RenewBindLeases(
+        spb.RenewBindLeasesRequest(
+            beats=[
+                spb.HeartbeatRequest(session_id=sid, connection_id=editor(taker), lease_ms=60_000)
+            ]
+        )
+    )
+    assert [(b.ok, b.lease_ms) for b in reply.beats] == [(True, 5_000)]
 
 
 async def test_stale_takeover_and_its_refusal_while_fresh(system: System) -> None:

@@ -16,6 +16,7 @@ ENV_KEYS: dict[str, str] = {
     "VANCE_DB_NAME": "store.db_name",
     "VANCE_DATA_DIR": "data_dir",
     "VANCE_STORE_PORT": "store.port",
+    "VANCE_STORE_WIRE": "store.wire",
     "VANCE_GRPC_HOST": "grpc_host",
     "VANCE_GRPC_PORT_BASE": "grpc_port_base",
     "VANCE_SESSION_SERVICE_ADDR": "addresses.session_service",
@@ -60,6 +61,8 @@ class StoreConfig(_Frozen):
     mongodb_uri: str = ""  # empty: the embedded FerretDB
     db_name: str = "vance"
     port: int = 27017  # the embedded store's port
+    # The turn path's commands over the wire directly (vance/store_wire.py); off: PyMongo.
+    wire: bool = True
 
 
 class Addresses(_Frozen):

@@ -11,6 +11,7 @@ from pymongo.asynchronous.database import AsyncDatabase
 from vance import store_trace
 from vance.config import Config
 from vance.observability.metrics import store_listeners
+from vance.store_wire import CommandObserver, HotCommands, WirePool, wire_address
 
 logger = logging.getLogger(__name__)
 
@@ -30,6 +31,20 @@ def connect(config: Config) -> tuple[AsyncMongoClient[Document], AsyncDatabase[D
         ],
     )
     return client, client[config.store.db_name]
+
+
+def hot_commands(config: Config, db: AsyncDatabase[Document]) -> HotCommands:
+    """The turn path's commands (vance/store_wire.py): sent directly where the store's URI
+    allows and `store.wire` is on, else through PyMongo."""
+    address = wire_address(config.mongodb_uri) if config.store.wire else None
+    if address is None:
+        return HotCommands(db)
+    observers: list[CommandObserver] = [
+        *store_trace.listeners(),
+        *store_listeners(config.observability.metrics_port),
+    ]
+    pool = WirePool(*address, config.store.db_name, observers=observers)
+    return HotCommands(db, pool)
 
 
 def is_duplicate_key(exc: BaseException) -> bool:

@@ -33,6 +33,10 @@ class CommandCounter(monitoring.CommandListener):
     def succeeded(self, event: monitoring.CommandSucceededEvent) -> None:
         return None
 
+    def observed(self, name: str, collection: str, seconds: float, failed: bool) -> None:
+        """A command sent by vance/store_wire.py."""
+        self.counts[f"{name} {collection}".strip()] += 1
+
     def failed(self, event: monitoring.CommandFailedEvent) -> None:
         return None
 
@@ -44,9 +48,16 @@ class CommandCounter(monitoring.CommandListener):
             tmp.replace(self._path)
 
 
-def listeners() -> list[monitoring.CommandListener]:
+_counter: CommandCounter | None = None
+
+
+def listeners() -> list[CommandCounter]:
+    """This process's one counter (it owns `<pid>.json`), or none when tracing is off."""
+    global _counter
     out_dir = os.environ.get(ENV)
     if not out_dir:
         return []
-    Path(out_dir).mkdir(parents=True, exist_ok=True)
-    return [CommandCounter(Path(out_dir))]
+    if _counter is None:
+        Path(out_dir).mkdir(parents=True, exist_ok=True)
+        _counter = CommandCounter(Path(out_dir))
+    return [_counter]

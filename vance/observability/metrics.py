@@ -99,8 +99,14 @@ class StoreCommandTimer(monitoring.CommandListener):
         STORE_SECONDS.labels(event.command_name).observe(event.duration_micros / 1e6)
         STORE_ERRORS.labels(event.command_name).inc()
 
+    def observed(self, name: str, collection: str, seconds: float, failed: bool) -> None:
+        """A command sent by vance/store_wire.py."""
+        STORE_SECONDS.labels(name).observe(seconds)
+        if failed:
+            STORE_ERRORS.labels(name).inc()
 
-def store_listeners(metrics_port: int) -> list[monitoring.CommandListener]:
+
+def store_listeners(metrics_port: int) -> list[StoreCommandTimer]:
     """The store timer, only where metrics are served (a listener costs on every command)."""
     return [StoreCommandTimer()] if metrics_port else []
 

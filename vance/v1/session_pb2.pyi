@@ -313,6 +313,18 @@ class HeartbeatResponse(_message.Message):
     lease_ms: int
     def __init__(self, ok: _Optional[bool] = ..., reclaimed: _Optional[bool] = ..., reason: _Optional[str] = ..., lease_ms: _Optional[int] = ...) -> None: ...
 
+class RenewBindLeasesRequest(_message.Message):
+    __slots__ = ("beats",)
+    BEATS_FIELD_NUMBER: _ClassVar[int]
+    beats: _containers.RepeatedCompositeFieldContainer[HeartbeatRequest]
+    def __init__(self, beats: _Optional[_Iterable[_Union[HeartbeatRequest, _Mapping]]] = ...) -> None: ...
+
+class RenewBindLeasesResponse(_message.Message):
+    __slots__ = ("beats",)
+    BEATS_FIELD_NUMBER: _ClassVar[int]
+    beats: _containers.RepeatedCompositeFieldContainer[HeartbeatResponse]
+    def __init__(self, beats: _Optional[_Iterable[_Union[HeartbeatResponse, _Mapping]]] = ...) -> None: ...
+
 class ReleaseBindRequest(_message.Message):
     __slots__ = ("session_id", "connection_id", "disconnect")
     SESSION_ID_FIELD_NUMBER: _ClassVar[int]

@@ -94,6 +94,11 @@ class SessionServiceStub:
                 request_serializer=vance_dot_v1_dot_session__pb2.HeartbeatRequest.SerializeToString,
                 response_deserializer=vance_dot_v1_dot_session__pb2.HeartbeatResponse.FromString,
                 _registered_method=True)
+        self.RenewBindLeases = channel.unary_unary(
+                '/vance.v1.SessionService/RenewBindLeases',
+                request_serializer=vance_dot_v1_dot_session__pb2.RenewBindLeasesRequest.SerializeToString,
+                response_deserializer=vance_dot_v1_dot_session__pb2.RenewBindLeasesResponse.FromString,
+                _registered_method=True)
         self.ReleaseBind = channel.unary_unary(
                 '/vance.v1.SessionService/ReleaseBind',
                 request_serializer=vance_dot_v1_dot_session__pb2.ReleaseBindRequest.SerializeToString,
@@ -328,6 +333,15 @@ class SessionServiceServicer:
     def Heartbeat(self, request, context):
         """Every inbound frame: refreshes lastActivityAt for the bound (or joined) connection; on a
         miss, reclaims a bind that is free or stale (never a fresh foreign one).
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def RenewBindLeases(self, request, context):
+        """Many heartbeats in one call and one store write: a gateway renews the bind leases of all
+        its busy connections at once, ahead of their frames. `reclaim` is ignored; a beat answered
+        `ok: false` was not renewed (its connection asks with Heartbeat on its next frame).
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
@@ -602,6 +616,11 @@ def add_SessionServiceServicer_to_server(servicer, server):
                     servicer.Heartbeat,
                     request_deserializer=vance_dot_v1_dot_session__pb2.HeartbeatRequest.FromString,
                     response_serializer=vance_dot_v1_dot_session__pb2.HeartbeatResponse.SerializeToString,
+            ),
+            'RenewBindLeases': grpc.unary_unary_rpc_method_handler(
+                    servicer.RenewBindLeases,
+                    request_deserializer=vance_dot_v1_dot_session__pb2.RenewBindLeasesRequest.FromString,
+                    response_serializer=vance_dot_v1_dot_session__pb2.RenewBindLeasesResponse.SerializeToString,
             ),
             'ReleaseBind': grpc.unary_unary_rpc_method_handler(
                     servicer.ReleaseBind,
@@ -1078,6 +1097,33 @@ class SessionService:
             '/vance.v1.SessionService/Heartbeat',
             vance_dot_v1_dot_session__pb2.HeartbeatRequest.SerializeToString,
             vance_dot_v1_dot_session__pb2.HeartbeatResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def RenewBindLeases(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/vance.v1.SessionService/RenewBindLeases',
+            vance_dot_v1_dot_session__pb2.RenewBindLeasesRequest.SerializeToString,
+            vance_dot_v1_dot_session__pb2.RenewBindLeasesResponse.FromString,
             options,
             channel_credentials,
             insecure,

@@ -59,6 +59,11 @@ class SessionServiceStub:
     """Every inbound frame: refreshes lastActivityAt for the bound (or joined) connection; on a
     miss, reclaims a bind that is free or stale (never a fresh foreign one).
     """
+    RenewBindLeases: _grpc.UnaryUnaryMultiCallable[_session_pb2.RenewBindLeasesRequest, _session_pb2.RenewBindLeasesResponse]
+    """Many heartbeats in one call and one store write: a gateway renews the bind leases of all
+    its busy connections at once, ahead of their frames. `reclaim` is ignored; a beat answered
+    `ok: false` was not renewed (its connection asks with Heartbeat on its next frame).
+    """
     ReleaseBind: _grpc.UnaryUnaryMultiCallable[_session_pb2.ReleaseBindRequest, _session_pb2.Session]
     """A connection leaves: a participant just leaves, a bind escalates to a survivor, else it is
     released and, on disconnect, onDisconnect applies.
@@ -155,6 +160,11 @@ class SessionServiceAsyncStub(SessionServiceStub):
     Heartbeat: _aio.UnaryUnaryMultiCallable[_session_pb2.HeartbeatRequest, _session_pb2.HeartbeatResponse]  # type: ignore[assignment]
     """Every inbound frame: refreshes lastActivityAt for the bound (or joined) connection; on a
     miss, reclaims a bind that is free or stale (never a fresh foreign one).
+    """
+    RenewBindLeases: _aio.UnaryUnaryMultiCallable[_session_pb2.RenewBindLeasesRequest, _session_pb2.RenewBindLeasesResponse]  # type: ignore[assignment]
+    """Many heartbeats in one call and one store write: a gateway renews the bind leases of all
+    its busy connections at once, ahead of their frames. `reclaim` is ignored; a beat answered
+    `ok: false` was not renewed (its connection asks with Heartbeat on its next frame).
     """
     ReleaseBind: _aio.UnaryUnaryMultiCallable[_session_pb2.ReleaseBindRequest, _session_pb2.Session]  # type: ignore[assignment]
     """A connection leaves: a participant just leaves, a bind escalates to a survivor, else it is
@@ -321,6 +331,17 @@ class SessionServiceServicer(metaclass=_abc_1.ABCMeta):
     ) -> _typing.Union[_session_pb2.HeartbeatResponse, _abc.Awaitable[_session_pb2.HeartbeatResponse]]:
         """Every inbound frame: refreshes lastActivityAt for the bound (or joined) connection; on a
         miss, reclaims a bind that is free or stale (never a fresh foreign one).
+        """
+
+    @_abc_1.abstractmethod
+    def RenewBindLeases(
+        self,
+        request: _session_pb2.RenewBindLeasesRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_session_pb2.RenewBindLeasesResponse, _abc.Awaitable[_session_pb2.RenewBindLeasesResponse]]:
+        """Many heartbeats in one call and one store write: a gateway renews the bind leases of all
+        its busy connections at once, ahead of their frames. `reclaim` is ignored; a beat answered
+        `ok: false` was not renewed (its connection asks with Heartbeat on its next frame).
         """
 
     @_abc_1.abstractmethod

@@ -1550,6 +1550,94 @@ func (x *HeartbeatResponse) GetLeaseMs() uint32 {
 	return 0
 }
 
+type RenewBindLeasesRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Beats         []*HeartbeatRequest    `protobuf:"bytes,1,rep,name=beats,proto3" json:"beats,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *RenewBindLeasesRequest) Reset() {
+	*x = RenewBindLeasesRequest{}
+	mi := &file_vance_v1_session_proto_msgTypes[17]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *RenewBindLeasesRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*RenewBindLeasesRequest) ProtoMessage() {}
+
+func (x *RenewBindLeasesRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_vance_v1_session_proto_msgTypes[17]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use RenewBindLeasesRequest.ProtoReflect.Descriptor instead.
+func (*RenewBindLeasesRequest) Descriptor() ([]byte, []int) {
+	return file_vance_v1_session_proto_rawDescGZIP(), []int{17}
+}
+
+func (x *RenewBindLeasesRequest) GetBeats() []*HeartbeatRequest {
+	if x != nil {
+		return x.Beats
+	}
+	return nil
+}
+
+type RenewBindLeasesResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Beats         []*HeartbeatResponse   `protobuf:"bytes,1,rep,name=beats,proto3" json:"beats,omitempty"` // one per request beat, in the same order
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *RenewBindLeasesResponse) Reset() {
+	*x = RenewBindLeasesResponse{}
+	mi := &file_vance_v1_session_proto_msgTypes[18]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *RenewBindLeasesResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*RenewBindLeasesResponse) ProtoMessage() {}
+
+func (x *RenewBindLeasesResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_vance_v1_session_proto_msgTypes[18]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use RenewBindLeasesResponse.ProtoReflect.Descriptor instead.
+func (*RenewBindLeasesResponse) Descriptor() ([]byte, []int) {
+	return file_vance_v1_session_proto_rawDescGZIP(), []int{18}
+}
+
+func (x *RenewBindLeasesResponse) GetBeats() []*HeartbeatResponse {
+	if x != nil {
+		return x.Beats
+	}
+	return nil
+}
+
 type ReleaseBindRequest struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	SessionId     string                 `protobuf:"bytes,1,opt,name=session_id,json=sessionId,proto3" json:"session_id,omitempty"`
@@ -1561,7 +1649,7 @@ type ReleaseBindRequest struct {
 
 func (x *ReleaseBindRequest) Reset() {
 	*x = ReleaseBindRequest{}
-	mi := &file_vance_v1_session_proto_msgTypes[17]
+	mi := &file_vance_v1_session_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1573,7 +1661,7 @@ func (x *ReleaseBindRequest) String() string {
 func (*ReleaseBindRequest) ProtoMessage() {}
 
 func (x *ReleaseBindRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_vance_v1_session_proto_msgTypes[17]
+	mi := &file_vance_v1_session_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1586,7 +1674,7 @@ func (x *ReleaseBindRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReleaseBindRequest.ProtoReflect.Descriptor instead.
 func (*ReleaseBindRequest) Descriptor() ([]byte, []int) {
-	return file_vance_v1_session_proto_rawDescGZIP(), []int{17}
+	return file_vance_v1_session_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *ReleaseBindRequest) GetSessionId() string {
@@ -1622,7 +1710,7 @@ type SessionOpRequest struct {
 
 func (x *SessionOpRequest) Reset() {
 	*x = SessionOpRequest{}
-	mi := &file_vance_v1_session_proto_msgTypes[18]
+	mi := &file_vance_v1_session_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1634,7 +1722,7 @@ func (x *SessionOpRequest) String() string {
 func (*SessionOpRequest) ProtoMessage() {}
 
 func (x *SessionOpRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_vance_v1_session_proto_msgTypes[18]
+	mi := &file_vance_v1_session_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1647,7 +1735,7 @@ func (x *SessionOpRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SessionOpRequest.ProtoReflect.Descriptor instead.
 func (*SessionOpRequest) Descriptor() ([]byte, []int) {
-	return file_vance_v1_session_proto_rawDescGZIP(), []int{18}
+	return file_vance_v1_session_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *SessionOpRequest) GetTenantId() string {
@@ -1690,7 +1778,7 @@ type SuspendSessionRequest struct {
 
 func (x *SuspendSessionRequest) Reset() {
 	*x = SuspendSessionRequest{}
-	mi := &file_vance_v1_session_proto_msgTypes[19]
+	mi := &file_vance_v1_session_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1702,7 +1790,7 @@ func (x *SuspendSessionRequest) String() string {
 func (*SuspendSessionRequest) ProtoMessage() {}
 
 func (x *SuspendSessionRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_vance_v1_session_proto_msgTypes[19]
+	mi := &file_vance_v1_session_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1715,7 +1803,7 @@ func (x *SuspendSessionRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SuspendSessionRequest.ProtoReflect.Descriptor instead.
 func (*SuspendSessionRequest) Descriptor() ([]byte, []int) {
-	return file_vance_v1_session_proto_rawDescGZIP(), []int{19}
+	return file_vance_v1_session_proto_rawDescGZIP(), []int{21}
 }
 
 func (x *SuspendSessionRequest) GetTenantId() string {
@@ -1759,7 +1847,7 @@ type ExtendSessionRequest struct {
 
 func (x *ExtendSessionRequest) Reset() {
 	*x = ExtendSessionRequest{}
-	mi := &file_vance_v1_session_proto_msgTypes[20]
+	mi := &file_vance_v1_session_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1771,7 +1859,7 @@ func (x *ExtendSessionRequest) String() string {
 func (*ExtendSessionRequest) ProtoMessage() {}
 
 func (x *ExtendSessionRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_vance_v1_session_proto_msgTypes[20]
+	mi := &file_vance_v1_session_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1784,7 +1872,7 @@ func (x *ExtendSessionRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ExtendSessionRequest.ProtoReflect.Descriptor instead.
 func (*ExtendSessionRequest) Descriptor() ([]byte, []int) {
-	return file_vance_v1_session_proto_rawDescGZIP(), []int{20}
+	return file_vance_v1_session_proto_rawDescGZIP(), []int{22}
 }
 
 func (x *ExtendSessionRequest) GetTenantId() string {
@@ -1831,7 +1919,7 @@ type DeleteSessionResponse struct {
 
 func (x *DeleteSessionResponse) Reset() {
 	*x = DeleteSessionResponse{}
-	mi := &file_vance_v1_session_proto_msgTypes[21]
+	mi := &file_vance_v1_session_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1843,7 +1931,7 @@ func (x *DeleteSessionResponse) String() string {
 func (*DeleteSessionResponse) ProtoMessage() {}
 
 func (x *DeleteSessionResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_vance_v1_session_proto_msgTypes[21]
+	mi := &file_vance_v1_session_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1856,7 +1944,7 @@ func (x *DeleteSessionResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeleteSessionResponse.ProtoReflect.Descriptor instead.
 func (*DeleteSessionResponse) Descriptor() ([]byte, []int) {
-	return file_vance_v1_session_proto_rawDescGZIP(), []int{21}
+	return file_vance_v1_session_proto_rawDescGZIP(), []int{23}
 }
 
 func (x *DeleteSessionResponse) GetDeleted() bool {
@@ -1876,7 +1964,7 @@ type RunSweepsRequest struct {
 
 func (x *RunSweepsRequest) Reset() {
 	*x = RunSweepsRequest{}
-	mi := &file_vance_v1_session_proto_msgTypes[22]
+	mi := &file_vance_v1_session_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1888,7 +1976,7 @@ func (x *RunSweepsRequest) String() string {
 func (*RunSweepsRequest) ProtoMessage() {}
 
 func (x *RunSweepsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_vance_v1_session_proto_msgTypes[22]
+	mi := &file_vance_v1_session_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1901,7 +1989,7 @@ func (x *RunSweepsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RunSweepsRequest.ProtoReflect.Descriptor instead.
 func (*RunSweepsRequest) Descriptor() ([]byte, []int) {
-	return file_vance_v1_session_proto_rawDescGZIP(), []int{22}
+	return file_vance_v1_session_proto_rawDescGZIP(), []int{24}
 }
 
 func (x *RunSweepsRequest) GetNowMs() int64 {
@@ -1935,7 +2023,7 @@ type RunSweepsResponse struct {
 
 func (x *RunSweepsResponse) Reset() {
 	*x = RunSweepsResponse{}
-	mi := &file_vance_v1_session_proto_msgTypes[23]
+	mi := &file_vance_v1_session_proto_msgTypes[25]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1947,7 +2035,7 @@ func (x *RunSweepsResponse) String() string {
 func (*RunSweepsResponse) ProtoMessage() {}
 
 func (x *RunSweepsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_vance_v1_session_proto_msgTypes[23]
+	mi := &file_vance_v1_session_proto_msgTypes[25]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1960,7 +2048,7 @@ func (x *RunSweepsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RunSweepsResponse.ProtoReflect.Descriptor instead.
 func (*RunSweepsResponse) Descriptor() ([]byte, []int) {
-	return file_vance_v1_session_proto_rawDescGZIP(), []int{23}
+	return file_vance_v1_session_proto_rawDescGZIP(), []int{25}
 }
 
 func (x *RunSweepsResponse) GetLookedAt() int32 {
@@ -2037,7 +2125,7 @@ type RestartForcedRequest struct {
 
 func (x *RestartForcedRequest) Reset() {
 	*x = RestartForcedRequest{}
-	mi := &file_vance_v1_session_proto_msgTypes[24]
+	mi := &file_vance_v1_session_proto_msgTypes[26]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2049,7 +2137,7 @@ func (x *RestartForcedRequest) String() string {
 func (*RestartForcedRequest) ProtoMessage() {}
 
 func (x *RestartForcedRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_vance_v1_session_proto_msgTypes[24]
+	mi := &file_vance_v1_session_proto_msgTypes[26]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2062,7 +2150,7 @@ func (x *RestartForcedRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RestartForcedRequest.ProtoReflect.Descriptor instead.
 func (*RestartForcedRequest) Descriptor() ([]byte, []int) {
-	return file_vance_v1_session_proto_rawDescGZIP(), []int{24}
+	return file_vance_v1_session_proto_rawDescGZIP(), []int{26}
 }
 
 func (x *RestartForcedRequest) GetMaxConcurrent() int32 {
@@ -2101,7 +2189,7 @@ type SessionMetadata struct {
 
 func (x *SessionMetadata) Reset() {
 	*x = SessionMetadata{}
-	mi := &file_vance_v1_session_proto_msgTypes[25]
+	mi := &file_vance_v1_session_proto_msgTypes[27]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2113,7 +2201,7 @@ func (x *SessionMetadata) String() string {
 func (*SessionMetadata) ProtoMessage() {}
 
 func (x *SessionMetadata) ProtoReflect() protoreflect.Message {
-	mi := &file_vance_v1_session_proto_msgTypes[25]
+	mi := &file_vance_v1_session_proto_msgTypes[27]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2126,7 +2214,7 @@ func (x *SessionMetadata) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SessionMetadata.ProtoReflect.Descriptor instead.
 func (*SessionMetadata) Descriptor() ([]byte, []int) {
-	return file_vance_v1_session_proto_rawDescGZIP(), []int{25}
+	return file_vance_v1_session_proto_rawDescGZIP(), []int{27}
 }
 
 func (x *SessionMetadata) GetTitle() string {
@@ -2187,7 +2275,7 @@ type TagList struct {
 
 func (x *TagList) Reset() {
 	*x = TagList{}
-	mi := &file_vance_v1_session_proto_msgTypes[26]
+	mi := &file_vance_v1_session_proto_msgTypes[28]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2199,7 +2287,7 @@ func (x *TagList) String() string {
 func (*TagList) ProtoMessage() {}
 
 func (x *TagList) ProtoReflect() protoreflect.Message {
-	mi := &file_vance_v1_session_proto_msgTypes[26]
+	mi := &file_vance_v1_session_proto_msgTypes[28]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2212,7 +2300,7 @@ func (x *TagList) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TagList.ProtoReflect.Descriptor instead.
 func (*TagList) Descriptor() ([]byte, []int) {
-	return file_vance_v1_session_proto_rawDescGZIP(), []int{26}
+	return file_vance_v1_session_proto_rawDescGZIP(), []int{28}
 }
 
 func (x *TagList) GetTags() []string {
@@ -2239,7 +2327,7 @@ type UpdateMetadataRequest struct {
 
 func (x *UpdateMetadataRequest) Reset() {
 	*x = UpdateMetadataRequest{}
-	mi := &file_vance_v1_session_proto_msgTypes[27]
+	mi := &file_vance_v1_session_proto_msgTypes[29]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2251,7 +2339,7 @@ func (x *UpdateMetadataRequest) String() string {
 func (*UpdateMetadataRequest) ProtoMessage() {}
 
 func (x *UpdateMetadataRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_vance_v1_session_proto_msgTypes[27]
+	mi := &file_vance_v1_session_proto_msgTypes[29]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2264,7 +2352,7 @@ func (x *UpdateMetadataRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use UpdateMetadataRequest.ProtoReflect.Descriptor instead.
 func (*UpdateMetadataRequest) Descriptor() ([]byte, []int) {
-	return file_vance_v1_session_proto_rawDescGZIP(), []int{27}
+	return file_vance_v1_session_proto_rawDescGZIP(), []int{29}
 }
 
 func (x *UpdateMetadataRequest) GetTenantId() string {
@@ -2340,7 +2428,7 @@ type SearchSessionsRequest struct {
 
 func (x *SearchSessionsRequest) Reset() {
 	*x = SearchSessionsRequest{}
-	mi := &file_vance_v1_session_proto_msgTypes[28]
+	mi := &file_vance_v1_session_proto_msgTypes[30]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2352,7 +2440,7 @@ func (x *SearchSessionsRequest) String() string {
 func (*SearchSessionsRequest) ProtoMessage() {}
 
 func (x *SearchSessionsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_vance_v1_session_proto_msgTypes[28]
+	mi := &file_vance_v1_session_proto_msgTypes[30]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2365,7 +2453,7 @@ func (x *SearchSessionsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SearchSessionsRequest.ProtoReflect.Descriptor instead.
 func (*SearchSessionsRequest) Descriptor() ([]byte, []int) {
-	return file_vance_v1_session_proto_rawDescGZIP(), []int{28}
+	return file_vance_v1_session_proto_rawDescGZIP(), []int{30}
 }
 
 func (x *SearchSessionsRequest) GetTenantId() string {
@@ -2441,7 +2529,7 @@ type TextRange struct {
 
 func (x *TextRange) Reset() {
 	*x = TextRange{}
-	mi := &file_vance_v1_session_proto_msgTypes[29]
+	mi := &file_vance_v1_session_proto_msgTypes[31]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2453,7 +2541,7 @@ func (x *TextRange) String() string {
 func (*TextRange) ProtoMessage() {}
 
 func (x *TextRange) ProtoReflect() protoreflect.Message {
-	mi := &file_vance_v1_session_proto_msgTypes[29]
+	mi := &file_vance_v1_session_proto_msgTypes[31]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2466,7 +2554,7 @@ func (x *TextRange) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TextRange.ProtoReflect.Descriptor instead.
 func (*TextRange) Descriptor() ([]byte, []int) {
-	return file_vance_v1_session_proto_rawDescGZIP(), []int{29}
+	return file_vance_v1_session_proto_rawDescGZIP(), []int{31}
 }
 
 func (x *TextRange) GetStart() int32 {
@@ -2497,7 +2585,7 @@ type MessageSnippet struct {
 
 func (x *MessageSnippet) Reset() {
 	*x = MessageSnippet{}
-	mi := &file_vance_v1_session_proto_msgTypes[30]
+	mi := &file_vance_v1_session_proto_msgTypes[32]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2509,7 +2597,7 @@ func (x *MessageSnippet) String() string {
 func (*MessageSnippet) ProtoMessage() {}
 
 func (x *MessageSnippet) ProtoReflect() protoreflect.Message {
-	mi := &file_vance_v1_session_proto_msgTypes[30]
+	mi := &file_vance_v1_session_proto_msgTypes[32]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2522,7 +2610,7 @@ func (x *MessageSnippet) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use MessageSnippet.ProtoReflect.Descriptor instead.
 func (*MessageSnippet) Descriptor() ([]byte, []int) {
-	return file_vance_v1_session_proto_rawDescGZIP(), []int{30}
+	return file_vance_v1_session_proto_rawDescGZIP(), []int{32}
 }
 
 func (x *MessageSnippet) GetMessageId() string {
@@ -2581,7 +2669,7 @@ type SessionHit struct {
 
 func (x *SessionHit) Reset() {
 	*x = SessionHit{}
-	mi := &file_vance_v1_session_proto_msgTypes[31]
+	mi := &file_vance_v1_session_proto_msgTypes[33]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2593,7 +2681,7 @@ func (x *SessionHit) String() string {
 func (*SessionHit) ProtoMessage() {}
 
 func (x *SessionHit) ProtoReflect() protoreflect.Message {
-	mi := &file_vance_v1_session_proto_msgTypes[31]
+	mi := &file_vance_v1_session_proto_msgTypes[33]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2606,7 +2694,7 @@ func (x *SessionHit) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SessionHit.ProtoReflect.Descriptor instead.
 func (*SessionHit) Descriptor() ([]byte, []int) {
-	return file_vance_v1_session_proto_rawDescGZIP(), []int{31}
+	return file_vance_v1_session_proto_rawDescGZIP(), []int{33}
 }
 
 func (x *SessionHit) GetSession() *Session {
@@ -2660,7 +2748,7 @@ type SearchSessionsResponse struct {
 
 func (x *SearchSessionsResponse) Reset() {
 	*x = SearchSessionsResponse{}
-	mi := &file_vance_v1_session_proto_msgTypes[32]
+	mi := &file_vance_v1_session_proto_msgTypes[34]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2672,7 +2760,7 @@ func (x *SearchSessionsResponse) String() string {
 func (*SearchSessionsResponse) ProtoMessage() {}
 
 func (x *SearchSessionsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_vance_v1_session_proto_msgTypes[32]
+	mi := &file_vance_v1_session_proto_msgTypes[34]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2685,7 +2773,7 @@ func (x *SearchSessionsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SearchSessionsResponse.ProtoReflect.Descriptor instead.
 func (*SearchSessionsResponse) Descriptor() ([]byte, []int) {
-	return file_vance_v1_session_proto_rawDescGZIP(), []int{32}
+	return file_vance_v1_session_proto_rawDescGZIP(), []int{34}
 }
 
 func (x *SearchSessionsResponse) GetHits() []*SessionHit {
@@ -2705,7 +2793,7 @@ type GetSettingsRequest struct {
 
 func (x *GetSettingsRequest) Reset() {
 	*x = GetSettingsRequest{}
-	mi := &file_vance_v1_session_proto_msgTypes[33]
+	mi := &file_vance_v1_session_proto_msgTypes[35]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2717,7 +2805,7 @@ func (x *GetSettingsRequest) String() string {
 func (*GetSettingsRequest) ProtoMessage() {}
 
 func (x *GetSettingsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_vance_v1_session_proto_msgTypes[33]
+	mi := &file_vance_v1_session_proto_msgTypes[35]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2730,7 +2818,7 @@ func (x *GetSettingsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetSettingsRequest.ProtoReflect.Descriptor instead.
 func (*GetSettingsRequest) Descriptor() ([]byte, []int) {
-	return file_vance_v1_session_proto_rawDescGZIP(), []int{33}
+	return file_vance_v1_session_proto_rawDescGZIP(), []int{35}
 }
 
 func (x *GetSettingsRequest) GetTenantId() string {
@@ -2760,7 +2848,7 @@ type UpdateSettingsRequest struct {
 
 func (x *UpdateSettingsRequest) Reset() {
 	*x = UpdateSettingsRequest{}
-	mi := &file_vance_v1_session_proto_msgTypes[34]
+	mi := &file_vance_v1_session_proto_msgTypes[36]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2772,7 +2860,7 @@ func (x *UpdateSettingsRequest) String() string {
 func (*UpdateSettingsRequest) ProtoMessage() {}
 
 func (x *UpdateSettingsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_vance_v1_session_proto_msgTypes[34]
+	mi := &file_vance_v1_session_proto_msgTypes[36]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2785,7 +2873,7 @@ func (x *UpdateSettingsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use UpdateSettingsRequest.ProtoReflect.Descriptor instead.
 func (*UpdateSettingsRequest) Descriptor() ([]byte, []int) {
-	return file_vance_v1_session_proto_rawDescGZIP(), []int{34}
+	return file_vance_v1_session_proto_rawDescGZIP(), []int{36}
 }
 
 func (x *UpdateSettingsRequest) GetTenantId() string {
@@ -2835,7 +2923,7 @@ type Settings struct {
 
 func (x *Settings) Reset() {
 	*x = Settings{}
-	mi := &file_vance_v1_session_proto_msgTypes[35]
+	mi := &file_vance_v1_session_proto_msgTypes[37]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2847,7 +2935,7 @@ func (x *Settings) String() string {
 func (*Settings) ProtoMessage() {}
 
 func (x *Settings) ProtoReflect() protoreflect.Message {
-	mi := &file_vance_v1_session_proto_msgTypes[35]
+	mi := &file_vance_v1_session_proto_msgTypes[37]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2860,7 +2948,7 @@ func (x *Settings) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Settings.ProtoReflect.Descriptor instead.
 func (*Settings) Descriptor() ([]byte, []int) {
-	return file_vance_v1_session_proto_rawDescGZIP(), []int{35}
+	return file_vance_v1_session_proto_rawDescGZIP(), []int{37}
 }
 
 func (x *Settings) GetTenantId() string {
@@ -2901,7 +2989,7 @@ type EnsureHomeRequest struct {
 
 func (x *EnsureHomeRequest) Reset() {
 	*x = EnsureHomeRequest{}
-	mi := &file_vance_v1_session_proto_msgTypes[36]
+	mi := &file_vance_v1_session_proto_msgTypes[38]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2913,7 +3001,7 @@ func (x *EnsureHomeRequest) String() string {
 func (*EnsureHomeRequest) ProtoMessage() {}
 
 func (x *EnsureHomeRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_vance_v1_session_proto_msgTypes[36]
+	mi := &file_vance_v1_session_proto_msgTypes[38]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2926,7 +3014,7 @@ func (x *EnsureHomeRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use EnsureHomeRequest.ProtoReflect.Descriptor instead.
 func (*EnsureHomeRequest) Descriptor() ([]byte, []int) {
-	return file_vance_v1_session_proto_rawDescGZIP(), []int{36}
+	return file_vance_v1_session_proto_rawDescGZIP(), []int{38}
 }
 
 func (x *EnsureHomeRequest) GetTenantId() string {
@@ -2954,7 +3042,7 @@ type HomeInfo struct {
 
 func (x *HomeInfo) Reset() {
 	*x = HomeInfo{}
-	mi := &file_vance_v1_session_proto_msgTypes[37]
+	mi := &file_vance_v1_session_proto_msgTypes[39]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2966,7 +3054,7 @@ func (x *HomeInfo) String() string {
 func (*HomeInfo) ProtoMessage() {}
 
 func (x *HomeInfo) ProtoReflect() protoreflect.Message {
-	mi := &file_vance_v1_session_proto_msgTypes[37]
+	mi := &file_vance_v1_session_proto_msgTypes[39]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2979,7 +3067,7 @@ func (x *HomeInfo) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use HomeInfo.ProtoReflect.Descriptor instead.
 func (*HomeInfo) Descriptor() ([]byte, []int) {
-	return file_vance_v1_session_proto_rawDescGZIP(), []int{37}
+	return file_vance_v1_session_proto_rawDescGZIP(), []int{39}
 }
 
 func (x *HomeInfo) GetProjectId() string {
@@ -3015,7 +3103,7 @@ type OpenHubSessionRequest struct {
 
 func (x *OpenHubSessionRequest) Reset() {
 	*x = OpenHubSessionRequest{}
-	mi := &file_vance_v1_session_proto_msgTypes[38]
+	mi := &file_vance_v1_session_proto_msgTypes[40]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3027,7 +3115,7 @@ func (x *OpenHubSessionRequest) String() string {
 func (*OpenHubSessionRequest) ProtoMessage() {}
 
 func (x *OpenHubSessionRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_vance_v1_session_proto_msgTypes[38]
+	mi := &file_vance_v1_session_proto_msgTypes[40]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3040,7 +3128,7 @@ func (x *OpenHubSessionRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use OpenHubSessionRequest.ProtoReflect.Descriptor instead.
 func (*OpenHubSessionRequest) Descriptor() ([]byte, []int) {
-	return file_vance_v1_session_proto_rawDescGZIP(), []int{38}
+	return file_vance_v1_session_proto_rawDescGZIP(), []int{40}
 }
 
 func (x *OpenHubSessionRequest) GetTenantId() string {
@@ -3083,7 +3171,7 @@ type ListProjectsRequest struct {
 
 func (x *ListProjectsRequest) Reset() {
 	*x = ListProjectsRequest{}
-	mi := &file_vance_v1_session_proto_msgTypes[39]
+	mi := &file_vance_v1_session_proto_msgTypes[41]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3095,7 +3183,7 @@ func (x *ListProjectsRequest) String() string {
 func (*ListProjectsRequest) ProtoMessage() {}
 
 func (x *ListProjectsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_vance_v1_session_proto_msgTypes[39]
+	mi := &file_vance_v1_session_proto_msgTypes[41]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3108,7 +3196,7 @@ func (x *ListProjectsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListProjectsRequest.ProtoReflect.Descriptor instead.
 func (*ListProjectsRequest) Descriptor() ([]byte, []int) {
-	return file_vance_v1_session_proto_rawDescGZIP(), []int{39}
+	return file_vance_v1_session_proto_rawDescGZIP(), []int{41}
 }
 
 func (x *ListProjectsRequest) GetTenantId() string {
@@ -3148,7 +3236,7 @@ type ListProjectsResponse struct {
 
 func (x *ListProjectsResponse) Reset() {
 	*x = ListProjectsResponse{}
-	mi := &file_vance_v1_session_proto_msgTypes[40]
+	mi := &file_vance_v1_session_proto_msgTypes[42]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3160,7 +3248,7 @@ func (x *ListProjectsResponse) String() string {
 func (*ListProjectsResponse) ProtoMessage() {}
 
 func (x *ListProjectsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_vance_v1_session_proto_msgTypes[40]
+	mi := &file_vance_v1_session_proto_msgTypes[42]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3173,7 +3261,7 @@ func (x *ListProjectsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListProjectsResponse.ProtoReflect.Descriptor instead.
 func (*ListProjectsResponse) Descriptor() ([]byte, []int) {
-	return file_vance_v1_session_proto_rawDescGZIP(), []int{40}
+	return file_vance_v1_session_proto_rawDescGZIP(), []int{42}
 }
 
 func (x *ListProjectsResponse) GetProjects() []*Project {
@@ -3194,7 +3282,7 @@ type ProjectOpRequest struct {
 
 func (x *ProjectOpRequest) Reset() {
 	*x = ProjectOpRequest{}
-	mi := &file_vance_v1_session_proto_msgTypes[41]
+	mi := &file_vance_v1_session_proto_msgTypes[43]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3206,7 +3294,7 @@ func (x *ProjectOpRequest) String() string {
 func (*ProjectOpRequest) ProtoMessage() {}
 
 func (x *ProjectOpRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_vance_v1_session_proto_msgTypes[41]
+	mi := &file_vance_v1_session_proto_msgTypes[43]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3219,7 +3307,7 @@ func (x *ProjectOpRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ProjectOpRequest.ProtoReflect.Descriptor instead.
 func (*ProjectOpRequest) Descriptor() ([]byte, []int) {
-	return file_vance_v1_session_proto_rawDescGZIP(), []int{41}
+	return file_vance_v1_session_proto_rawDescGZIP(), []int{43}
 }
 
 func (x *ProjectOpRequest) GetTenantId() string {
@@ -3252,7 +3340,7 @@ type DeleteProjectResponse struct {
 
 func (x *DeleteProjectResponse) Reset() {
 	*x = DeleteProjectResponse{}
-	mi := &file_vance_v1_session_proto_msgTypes[42]
+	mi := &file_vance_v1_session_proto_msgTypes[44]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3264,7 +3352,7 @@ func (x *DeleteProjectResponse) String() string {
 func (*DeleteProjectResponse) ProtoMessage() {}
 
 func (x *DeleteProjectResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_vance_v1_session_proto_msgTypes[42]
+	mi := &file_vance_v1_session_proto_msgTypes[44]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3277,7 +3365,7 @@ func (x *DeleteProjectResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeleteProjectResponse.ProtoReflect.Descriptor instead.
 func (*DeleteProjectResponse) Descriptor() ([]byte, []int) {
-	return file_vance_v1_session_proto_rawDescGZIP(), []int{42}
+	return file_vance_v1_session_proto_rawDescGZIP(), []int{44}
 }
 
 func (x *DeleteProjectResponse) GetDeleted() bool {
@@ -3298,7 +3386,7 @@ type GetUserSettingRequest struct {
 
 func (x *GetUserSettingRequest) Reset() {
 	*x = GetUserSettingRequest{}
-	mi := &file_vance_v1_session_proto_msgTypes[43]
+	mi := &file_vance_v1_session_proto_msgTypes[45]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3310,7 +3398,7 @@ func (x *GetUserSettingRequest) String() string {
 func (*GetUserSettingRequest) ProtoMessage() {}
 
 func (x *GetUserSettingRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_vance_v1_session_proto_msgTypes[43]
+	mi := &file_vance_v1_session_proto_msgTypes[45]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3323,7 +3411,7 @@ func (x *GetUserSettingRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetUserSettingRequest.ProtoReflect.Descriptor instead.
 func (*GetUserSettingRequest) Descriptor() ([]byte, []int) {
-	return file_vance_v1_session_proto_rawDescGZIP(), []int{43}
+	return file_vance_v1_session_proto_rawDescGZIP(), []int{45}
 }
 
 func (x *GetUserSettingRequest) GetTenantId() string {
@@ -3357,7 +3445,7 @@ type UserSetting struct {
 
 func (x *UserSetting) Reset() {
 	*x = UserSetting{}
-	mi := &file_vance_v1_session_proto_msgTypes[44]
+	mi := &file_vance_v1_session_proto_msgTypes[46]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3369,7 +3457,7 @@ func (x *UserSetting) String() string {
 func (*UserSetting) ProtoMessage() {}
 
 func (x *UserSetting) ProtoReflect() protoreflect.Message {
-	mi := &file_vance_v1_session_proto_msgTypes[44]
+	mi := &file_vance_v1_session_proto_msgTypes[46]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3382,7 +3470,7 @@ func (x *UserSetting) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use UserSetting.ProtoReflect.Descriptor instead.
 func (*UserSetting) Descriptor() ([]byte, []int) {
-	return file_vance_v1_session_proto_rawDescGZIP(), []int{44}
+	return file_vance_v1_session_proto_rawDescGZIP(), []int{46}
 }
 
 func (x *UserSetting) GetKey() string {
@@ -3420,7 +3508,7 @@ type InboxItem struct {
 
 func (x *InboxItem) Reset() {
 	*x = InboxItem{}
-	mi := &file_vance_v1_session_proto_msgTypes[45]
+	mi := &file_vance_v1_session_proto_msgTypes[47]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3432,7 +3520,7 @@ func (x *InboxItem) String() string {
 func (*InboxItem) ProtoMessage() {}
 
 func (x *InboxItem) ProtoReflect() protoreflect.Message {
-	mi := &file_vance_v1_session_proto_msgTypes[45]
+	mi := &file_vance_v1_session_proto_msgTypes[47]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3445,7 +3533,7 @@ func (x *InboxItem) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use InboxItem.ProtoReflect.Descriptor instead.
 func (*InboxItem) Descriptor() ([]byte, []int) {
-	return file_vance_v1_session_proto_rawDescGZIP(), []int{45}
+	return file_vance_v1_session_proto_rawDescGZIP(), []int{47}
 }
 
 func (x *InboxItem) GetId() string {
@@ -3550,7 +3638,7 @@ type ListInboxItemsRequest struct {
 
 func (x *ListInboxItemsRequest) Reset() {
 	*x = ListInboxItemsRequest{}
-	mi := &file_vance_v1_session_proto_msgTypes[46]
+	mi := &file_vance_v1_session_proto_msgTypes[48]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3562,7 +3650,7 @@ func (x *ListInboxItemsRequest) String() string {
 func (*ListInboxItemsRequest) ProtoMessage() {}
 
 func (x *ListInboxItemsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_vance_v1_session_proto_msgTypes[46]
+	mi := &file_vance_v1_session_proto_msgTypes[48]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3575,7 +3663,7 @@ func (x *ListInboxItemsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListInboxItemsRequest.ProtoReflect.Descriptor instead.
 func (*ListInboxItemsRequest) Descriptor() ([]byte, []int) {
-	return file_vance_v1_session_proto_rawDescGZIP(), []int{46}
+	return file_vance_v1_session_proto_rawDescGZIP(), []int{48}
 }
 
 func (x *ListInboxItemsRequest) GetTenantId() string {
@@ -3608,7 +3696,7 @@ type ListInboxItemsResponse struct {
 
 func (x *ListInboxItemsResponse) Reset() {
 	*x = ListInboxItemsResponse{}
-	mi := &file_vance_v1_session_proto_msgTypes[47]
+	mi := &file_vance_v1_session_proto_msgTypes[49]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3620,7 +3708,7 @@ func (x *ListInboxItemsResponse) String() string {
 func (*ListInboxItemsResponse) ProtoMessage() {}
 
 func (x *ListInboxItemsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_vance_v1_session_proto_msgTypes[47]
+	mi := &file_vance_v1_session_proto_msgTypes[49]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3633,7 +3721,7 @@ func (x *ListInboxItemsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListInboxItemsResponse.ProtoReflect.Descriptor instead.
 func (*ListInboxItemsResponse) Descriptor() ([]byte, []int) {
-	return file_vance_v1_session_proto_rawDescGZIP(), []int{47}
+	return file_vance_v1_session_proto_rawDescGZIP(), []int{49}
 }
 
 func (x *ListInboxItemsResponse) GetItems() []*InboxItem {
@@ -3654,7 +3742,7 @@ type InboxItemRef struct {
 
 func (x *InboxItemRef) Reset() {
 	*x = InboxItemRef{}
-	mi := &file_vance_v1_session_proto_msgTypes[48]
+	mi := &file_vance_v1_session_proto_msgTypes[50]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3666,7 +3754,7 @@ func (x *InboxItemRef) String() string {
 func (*InboxItemRef) ProtoMessage() {}
 
 func (x *InboxItemRef) ProtoReflect() protoreflect.Message {
-	mi := &file_vance_v1_session_proto_msgTypes[48]
+	mi := &file_vance_v1_session_proto_msgTypes[50]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3679,7 +3767,7 @@ func (x *InboxItemRef) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use InboxItemRef.ProtoReflect.Descriptor instead.
 func (*InboxItemRef) Descriptor() ([]byte, []int) {
-	return file_vance_v1_session_proto_rawDescGZIP(), []int{48}
+	return file_vance_v1_session_proto_rawDescGZIP(), []int{50}
 }
 
 func (x *InboxItemRef) GetTenantId() string {
@@ -3713,7 +3801,7 @@ type MarkInboxItemRequest struct {
 
 func (x *MarkInboxItemRequest) Reset() {
 	*x = MarkInboxItemRequest{}
-	mi := &file_vance_v1_session_proto_msgTypes[49]
+	mi := &file_vance_v1_session_proto_msgTypes[51]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3725,7 +3813,7 @@ func (x *MarkInboxItemRequest) String() string {
 func (*MarkInboxItemRequest) ProtoMessage() {}
 
 func (x *MarkInboxItemRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_vance_v1_session_proto_msgTypes[49]
+	mi := &file_vance_v1_session_proto_msgTypes[51]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3738,7 +3826,7 @@ func (x *MarkInboxItemRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use MarkInboxItemRequest.ProtoReflect.Descriptor instead.
 func (*MarkInboxItemRequest) Descriptor() ([]byte, []int) {
-	return file_vance_v1_session_proto_rawDescGZIP(), []int{49}
+	return file_vance_v1_session_proto_rawDescGZIP(), []int{51}
 }
 
 func (x *MarkInboxItemRequest) GetRef() *InboxItemRef {
@@ -3765,7 +3853,7 @@ type AnswerInboxItemRequest struct {
 
 func (x *AnswerInboxItemRequest) Reset() {
 	*x = AnswerInboxItemRequest{}
-	mi := &file_vance_v1_session_proto_msgTypes[50]
+	mi := &file_vance_v1_session_proto_msgTypes[52]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3777,7 +3865,7 @@ func (x *AnswerInboxItemRequest) String() string {
 func (*AnswerInboxItemRequest) ProtoMessage() {}
 
 func (x *AnswerInboxItemRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_vance_v1_session_proto_msgTypes[50]
+	mi := &file_vance_v1_session_proto_msgTypes[52]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3790,7 +3878,7 @@ func (x *AnswerInboxItemRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AnswerInboxItemRequest.ProtoReflect.Descriptor instead.
 func (*AnswerInboxItemRequest) Descriptor() ([]byte, []int) {
-	return file_vance_v1_session_proto_rawDescGZIP(), []int{50}
+	return file_vance_v1_session_proto_rawDescGZIP(), []int{52}
 }
 
 func (x *AnswerInboxItemRequest) GetRef() *InboxItemRef {
@@ -3819,7 +3907,7 @@ type SettingScope struct {
 
 func (x *SettingScope) Reset() {
 	*x = SettingScope{}
-	mi := &file_vance_v1_session_proto_msgTypes[51]
+	mi := &file_vance_v1_session_proto_msgTypes[53]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3831,7 +3919,7 @@ func (x *SettingScope) String() string {
 func (*SettingScope) ProtoMessage() {}
 
 func (x *SettingScope) ProtoReflect() protoreflect.Message {
-	mi := &file_vance_v1_session_proto_msgTypes[51]
+	mi := &file_vance_v1_session_proto_msgTypes[53]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3844,7 +3932,7 @@ func (x *SettingScope) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SettingScope.ProtoReflect.Descriptor instead.
 func (*SettingScope) Descriptor() ([]byte, []int) {
-	return file_vance_v1_session_proto_rawDescGZIP(), []int{51}
+	return file_vance_v1_session_proto_rawDescGZIP(), []int{53}
 }
 
 func (x *SettingScope) GetTenantId() string {
@@ -3886,7 +3974,7 @@ type EngineSettingValue struct {
 
 func (x *EngineSettingValue) Reset() {
 	*x = EngineSettingValue{}
-	mi := &file_vance_v1_session_proto_msgTypes[52]
+	mi := &file_vance_v1_session_proto_msgTypes[54]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3898,7 +3986,7 @@ func (x *EngineSettingValue) String() string {
 func (*EngineSettingValue) ProtoMessage() {}
 
 func (x *EngineSettingValue) ProtoReflect() protoreflect.Message {
-	mi := &file_vance_v1_session_proto_msgTypes[52]
+	mi := &file_vance_v1_session_proto_msgTypes[54]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3911,7 +3999,7 @@ func (x *EngineSettingValue) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use EngineSettingValue.ProtoReflect.Descriptor instead.
 func (*EngineSettingValue) Descriptor() ([]byte, []int) {
-	return file_vance_v1_session_proto_rawDescGZIP(), []int{52}
+	return file_vance_v1_session_proto_rawDescGZIP(), []int{54}
 }
 
 func (x *EngineSettingValue) GetKey() string {
@@ -3945,7 +4033,7 @@ type ResolveEngineSettingsRequest struct {
 
 func (x *ResolveEngineSettingsRequest) Reset() {
 	*x = ResolveEngineSettingsRequest{}
-	mi := &file_vance_v1_session_proto_msgTypes[53]
+	mi := &file_vance_v1_session_proto_msgTypes[55]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3957,7 +4045,7 @@ func (x *ResolveEngineSettingsRequest) String() string {
 func (*ResolveEngineSettingsRequest) ProtoMessage() {}
 
 func (x *ResolveEngineSettingsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_vance_v1_session_proto_msgTypes[53]
+	mi := &file_vance_v1_session_proto_msgTypes[55]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3970,7 +4058,7 @@ func (x *ResolveEngineSettingsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ResolveEngineSettingsRequest.ProtoReflect.Descriptor instead.
 func (*ResolveEngineSettingsRequest) Descriptor() ([]byte, []int) {
-	return file_vance_v1_session_proto_rawDescGZIP(), []int{53}
+	return file_vance_v1_session_proto_rawDescGZIP(), []int{55}
 }
 
 func (x *ResolveEngineSettingsRequest) GetScope() *SettingScope {
@@ -3996,7 +4084,7 @@ type EngineSettings struct {
 
 func (x *EngineSettings) Reset() {
 	*x = EngineSettings{}
-	mi := &file_vance_v1_session_proto_msgTypes[54]
+	mi := &file_vance_v1_session_proto_msgTypes[56]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4008,7 +4096,7 @@ func (x *EngineSettings) String() string {
 func (*EngineSettings) ProtoMessage() {}
 
 func (x *EngineSettings) ProtoReflect() protoreflect.Message {
-	mi := &file_vance_v1_session_proto_msgTypes[54]
+	mi := &file_vance_v1_session_proto_msgTypes[56]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4021,7 +4109,7 @@ func (x *EngineSettings) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use EngineSettings.ProtoReflect.Descriptor instead.
 func (*EngineSettings) Descriptor() ([]byte, []int) {
-	return file_vance_v1_session_proto_rawDescGZIP(), []int{54}
+	return file_vance_v1_session_proto_rawDescGZIP(), []int{56}
 }
 
 func (x *EngineSettings) GetValues() []*EngineSettingValue {
@@ -4043,7 +4131,7 @@ type SetEngineSettingRequest struct {
 
 func (x *SetEngineSettingRequest) Reset() {
 	*x = SetEngineSettingRequest{}
-	mi := &file_vance_v1_session_proto_msgTypes[55]
+	mi := &file_vance_v1_session_proto_msgTypes[57]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4055,7 +4143,7 @@ func (x *SetEngineSettingRequest) String() string {
 func (*SetEngineSettingRequest) ProtoMessage() {}
 
 func (x *SetEngineSettingRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_vance_v1_session_proto_msgTypes[55]
+	mi := &file_vance_v1_session_proto_msgTypes[57]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4068,7 +4156,7 @@ func (x *SetEngineSettingRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SetEngineSettingRequest.ProtoReflect.Descriptor instead.
 func (*SetEngineSettingRequest) Descriptor() ([]byte, []int) {
-	return file_vance_v1_session_proto_rawDescGZIP(), []int{55}
+	return file_vance_v1_session_proto_rawDescGZIP(), []int{57}
 }
 
 func (x *SetEngineSettingRequest) GetScope() *SettingScope {
@@ -4108,7 +4196,7 @@ type NoteEngineStatusRequest struct {
 
 func (x *NoteEngineStatusRequest) Reset() {
 	*x = NoteEngineStatusRequest{}
-	mi := &file_vance_v1_session_proto_msgTypes[56]
+	mi := &file_vance_v1_session_proto_msgTypes[58]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4120,7 +4208,7 @@ func (x *NoteEngineStatusRequest) String() string {
 func (*NoteEngineStatusRequest) ProtoMessage() {}
 
 func (x *NoteEngineStatusRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_vance_v1_session_proto_msgTypes[56]
+	mi := &file_vance_v1_session_proto_msgTypes[58]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4133,7 +4221,7 @@ func (x *NoteEngineStatusRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use NoteEngineStatusRequest.ProtoReflect.Descriptor instead.
 func (*NoteEngineStatusRequest) Descriptor() ([]byte, []int) {
-	return file_vance_v1_session_proto_rawDescGZIP(), []int{56}
+	return file_vance_v1_session_proto_rawDescGZIP(), []int{58}
 }
 
 func (x *NoteEngineStatusRequest) GetSessionIds() []string {
@@ -4152,7 +4240,7 @@ type NoteEngineStatusResponse struct {
 
 func (x *NoteEngineStatusResponse) Reset() {
 	*x = NoteEngineStatusResponse{}
-	mi := &file_vance_v1_session_proto_msgTypes[57]
+	mi := &file_vance_v1_session_proto_msgTypes[59]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4164,7 +4252,7 @@ func (x *NoteEngineStatusResponse) String() string {
 func (*NoteEngineStatusResponse) ProtoMessage() {}
 
 func (x *NoteEngineStatusResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_vance_v1_session_proto_msgTypes[57]
+	mi := &file_vance_v1_session_proto_msgTypes[59]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4177,7 +4265,7 @@ func (x *NoteEngineStatusResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use NoteEngineStatusResponse.ProtoReflect.Descriptor instead.
 func (*NoteEngineStatusResponse) Descriptor() ([]byte, []int) {
-	return file_vance_v1_session_proto_rawDescGZIP(), []int{57}
+	return file_vance_v1_session_proto_rawDescGZIP(), []int{59}
 }
 
 func (x *NoteEngineStatusResponse) GetChanged() int32 {
@@ -4197,7 +4285,7 @@ type ReplicaRequest struct {
 
 func (x *ReplicaRequest) Reset() {
 	*x = ReplicaRequest{}
-	mi := &file_vance_v1_session_proto_msgTypes[58]
+	mi := &file_vance_v1_session_proto_msgTypes[60]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4209,7 +4297,7 @@ func (x *ReplicaRequest) String() string {
 func (*ReplicaRequest) ProtoMessage() {}
 
 func (x *ReplicaRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_vance_v1_session_proto_msgTypes[58]
+	mi := &file_vance_v1_session_proto_msgTypes[60]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4222,7 +4310,7 @@ func (x *ReplicaRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReplicaRequest.ProtoReflect.Descriptor instead.
 func (*ReplicaRequest) Descriptor() ([]byte, []int) {
-	return file_vance_v1_session_proto_rawDescGZIP(), []int{58}
+	return file_vance_v1_session_proto_rawDescGZIP(), []int{60}
 }
 
 func (x *ReplicaRequest) GetReplicaId() string {
@@ -4250,7 +4338,7 @@ type ReplicaResponse struct {
 
 func (x *ReplicaResponse) Reset() {
 	*x = ReplicaResponse{}
-	mi := &file_vance_v1_session_proto_msgTypes[59]
+	mi := &file_vance_v1_session_proto_msgTypes[61]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4262,7 +4350,7 @@ func (x *ReplicaResponse) String() string {
 func (*ReplicaResponse) ProtoMessage() {}
 
 func (x *ReplicaResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_vance_v1_session_proto_msgTypes[59]
+	mi := &file_vance_v1_session_proto_msgTypes[61]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4275,7 +4363,7 @@ func (x *ReplicaResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReplicaResponse.ProtoReflect.Descriptor instead.
 func (*ReplicaResponse) Descriptor() ([]byte, []int) {
-	return file_vance_v1_session_proto_rawDescGZIP(), []int{59}
+	return file_vance_v1_session_proto_rawDescGZIP(), []int{61}
 }
 
 func (x *ReplicaResponse) GetSessions() int32 {
@@ -4308,7 +4396,7 @@ type TakeOverReplicasRequest struct {
 
 func (x *TakeOverReplicasRequest) Reset() {
 	*x = TakeOverReplicasRequest{}
-	mi := &file_vance_v1_session_proto_msgTypes[60]
+	mi := &file_vance_v1_session_proto_msgTypes[62]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4320,7 +4408,7 @@ func (x *TakeOverReplicasRequest) String() string {
 func (*TakeOverReplicasRequest) ProtoMessage() {}
 
 func (x *TakeOverReplicasRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_vance_v1_session_proto_msgTypes[60]
+	mi := &file_vance_v1_session_proto_msgTypes[62]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4333,7 +4421,7 @@ func (x *TakeOverReplicasRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TakeOverReplicasRequest.ProtoReflect.Descriptor instead.
 func (*TakeOverReplicasRequest) Descriptor() ([]byte, []int) {
-	return file_vance_v1_session_proto_rawDescGZIP(), []int{60}
+	return file_vance_v1_session_proto_rawDescGZIP(), []int{62}
 }
 
 func (x *TakeOverReplicasRequest) GetNowMs() int64 {
@@ -4351,7 +4439,7 @@ type WatchSettingsRequest struct {
 
 func (x *WatchSettingsRequest) Reset() {
 	*x = WatchSettingsRequest{}
-	mi := &file_vance_v1_session_proto_msgTypes[61]
+	mi := &file_vance_v1_session_proto_msgTypes[63]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4363,7 +4451,7 @@ func (x *WatchSettingsRequest) String() string {
 func (*WatchSettingsRequest) ProtoMessage() {}
 
 func (x *WatchSettingsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_vance_v1_session_proto_msgTypes[61]
+	mi := &file_vance_v1_session_proto_msgTypes[63]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4376,7 +4464,7 @@ func (x *WatchSettingsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WatchSettingsRequest.ProtoReflect.Descriptor instead.
 func (*WatchSettingsRequest) Descriptor() ([]byte, []int) {
-	return file_vance_v1_session_proto_rawDescGZIP(), []int{61}
+	return file_vance_v1_session_proto_rawDescGZIP(), []int{63}
 }
 
 type SettingsChange struct {
@@ -4389,7 +4477,7 @@ type SettingsChange struct {
 
 func (x *SettingsChange) Reset() {
 	*x = SettingsChange{}
-	mi := &file_vance_v1_session_proto_msgTypes[62]
+	mi := &file_vance_v1_session_proto_msgTypes[64]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4401,7 +4489,7 @@ func (x *SettingsChange) String() string {
 func (*SettingsChange) ProtoMessage() {}
 
 func (x *SettingsChange) ProtoReflect() protoreflect.Message {
-	mi := &file_vance_v1_session_proto_msgTypes[62]
+	mi := &file_vance_v1_session_proto_msgTypes[64]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4414,7 +4502,7 @@ func (x *SettingsChange) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SettingsChange.ProtoReflect.Descriptor instead.
 func (*SettingsChange) Descriptor() ([]byte, []int) {
-	return file_vance_v1_session_proto_rawDescGZIP(), []int{62}
+	return file_vance_v1_session_proto_rawDescGZIP(), []int{64}
 }
 
 func (x *SettingsChange) GetGeneration() int64 {
@@ -4559,7 +4647,11 @@ const file_vance_v1_session_proto_rawDesc = "" +
 	"\x02ok\x18\x01 \x01(\bR\x02ok\x12\x1c\n" +
 	"\treclaimed\x18\x02 \x01(\bR\treclaimed\x12\x16\n" +
 	"\x06reason\x18\x03 \x01(\tR\x06reason\x12\x19\n" +
-	"\blease_ms\x18\x04 \x01(\rR\aleaseMs\"x\n" +
+	"\blease_ms\x18\x04 \x01(\rR\aleaseMs\"J\n" +
+	"\x16RenewBindLeasesRequest\x120\n" +
+	"\x05beats\x18\x01 \x03(\v2\x1a.vance.v1.HeartbeatRequestR\x05beats\"L\n" +
+	"\x17RenewBindLeasesResponse\x121\n" +
+	"\x05beats\x18\x01 \x03(\v2\x1b.vance.v1.HeartbeatResponseR\x05beats\"x\n" +
 	"\x12ReleaseBindRequest\x12\x1d\n" +
 	"\n" +
 	"session_id\x18\x01 \x01(\tR\tsessionId\x12#\n" +
@@ -4825,7 +4917,7 @@ const file_vance_v1_session_proto_rawDesc = "" +
 	"\x15SETTING_LEVEL_SESSION\x10\x02\x12\x19\n" +
 	"\x15SETTING_LEVEL_PROJECT\x10\x03\x12\x18\n" +
 	"\x14SETTING_LEVEL_TENANT\x10\x04\x12\x17\n" +
-	"\x13SETTING_LEVEL_GROUP\x10\x052\xc1\x17\n" +
+	"\x13SETTING_LEVEL_GROUP\x10\x052\x99\x18\n" +
 	"\x0eSessionService\x12=\n" +
 	"\fAuthenticate\x12\x1d.vance.v1.AuthenticateRequest\x1a\x0e.vance.v1.User\x123\n" +
 	"\aGetUser\x12\x18.vance.v1.GetUserRequest\x1a\x0e.vance.v1.User\x129\n" +
@@ -4841,7 +4933,8 @@ const file_vance_v1_session_proto_rawDesc = "" +
 	"\x0eUpdateMetadata\x12\x1f.vance.v1.UpdateMetadataRequest\x1a\x11.vance.v1.Session\x12S\n" +
 	"\x0eSearchSessions\x12\x1f.vance.v1.SearchSessionsRequest\x1a .vance.v1.SearchSessionsResponse\x12J\n" +
 	"\vBindSession\x12\x1c.vance.v1.BindSessionRequest\x1a\x1d.vance.v1.BindSessionResponse\x12D\n" +
-	"\tHeartbeat\x12\x1a.vance.v1.HeartbeatRequest\x1a\x1b.vance.v1.HeartbeatResponse\x12>\n" +
+	"\tHeartbeat\x12\x1a.vance.v1.HeartbeatRequest\x1a\x1b.vance.v1.HeartbeatResponse\x12V\n" +
+	"\x0fRenewBindLeases\x12 .vance.v1.RenewBindLeasesRequest\x1a!.vance.v1.RenewBindLeasesResponse\x12>\n" +
 	"\vReleaseBind\x12\x1c.vance.v1.ReleaseBindRequest\x1a\x11.vance.v1.Session\x12?\n" +
 	"\x0eMonitorSession\x12\x1a.vance.v1.SessionOpRequest\x1a\x11.vance.v1.Session\x12D\n" +
 	"\x0eSuspendSession\x12\x1f.vance.v1.SuspendSessionRequest\x1a\x11.vance.v1.Session\x12>\n" +
@@ -4888,7 +4981,7 @@ func file_vance_v1_session_proto_rawDescGZIP() []byte {
 }
 
 var file_vance_v1_session_proto_enumTypes = make([]protoimpl.EnumInfo, 2)
-var file_vance_v1_session_proto_msgTypes = make([]protoimpl.MessageInfo, 67)
+var file_vance_v1_session_proto_msgTypes = make([]protoimpl.MessageInfo, 69)
 var file_vance_v1_session_proto_goTypes = []any{
 	(AccentColor)(0),                     // 0: vance.v1.AccentColor
 	(SettingLevel)(0),                    // 1: vance.v1.SettingLevel
@@ -4909,198 +5002,204 @@ var file_vance_v1_session_proto_goTypes = []any{
 	(*BindSessionResponse)(nil),          // 16: vance.v1.BindSessionResponse
 	(*HeartbeatRequest)(nil),             // 17: vance.v1.HeartbeatRequest
 	(*HeartbeatResponse)(nil),            // 18: vance.v1.HeartbeatResponse
-	(*ReleaseBindRequest)(nil),           // 19: vance.v1.ReleaseBindRequest
-	(*SessionOpRequest)(nil),             // 20: vance.v1.SessionOpRequest
-	(*SuspendSessionRequest)(nil),        // 21: vance.v1.SuspendSessionRequest
-	(*ExtendSessionRequest)(nil),         // 22: vance.v1.ExtendSessionRequest
-	(*DeleteSessionResponse)(nil),        // 23: vance.v1.DeleteSessionResponse
-	(*RunSweepsRequest)(nil),             // 24: vance.v1.RunSweepsRequest
-	(*RunSweepsResponse)(nil),            // 25: vance.v1.RunSweepsResponse
-	(*RestartForcedRequest)(nil),         // 26: vance.v1.RestartForcedRequest
-	(*SessionMetadata)(nil),              // 27: vance.v1.SessionMetadata
-	(*TagList)(nil),                      // 28: vance.v1.TagList
-	(*UpdateMetadataRequest)(nil),        // 29: vance.v1.UpdateMetadataRequest
-	(*SearchSessionsRequest)(nil),        // 30: vance.v1.SearchSessionsRequest
-	(*TextRange)(nil),                    // 31: vance.v1.TextRange
-	(*MessageSnippet)(nil),               // 32: vance.v1.MessageSnippet
-	(*SessionHit)(nil),                   // 33: vance.v1.SessionHit
-	(*SearchSessionsResponse)(nil),       // 34: vance.v1.SearchSessionsResponse
-	(*GetSettingsRequest)(nil),           // 35: vance.v1.GetSettingsRequest
-	(*UpdateSettingsRequest)(nil),        // 36: vance.v1.UpdateSettingsRequest
-	(*Settings)(nil),                     // 37: vance.v1.Settings
-	(*EnsureHomeRequest)(nil),            // 38: vance.v1.EnsureHomeRequest
-	(*HomeInfo)(nil),                     // 39: vance.v1.HomeInfo
-	(*OpenHubSessionRequest)(nil),        // 40: vance.v1.OpenHubSessionRequest
-	(*ListProjectsRequest)(nil),          // 41: vance.v1.ListProjectsRequest
-	(*ListProjectsResponse)(nil),         // 42: vance.v1.ListProjectsResponse
-	(*ProjectOpRequest)(nil),             // 43: vance.v1.ProjectOpRequest
-	(*DeleteProjectResponse)(nil),        // 44: vance.v1.DeleteProjectResponse
-	(*GetUserSettingRequest)(nil),        // 45: vance.v1.GetUserSettingRequest
-	(*UserSetting)(nil),                  // 46: vance.v1.UserSetting
-	(*InboxItem)(nil),                    // 47: vance.v1.InboxItem
-	(*ListInboxItemsRequest)(nil),        // 48: vance.v1.ListInboxItemsRequest
-	(*ListInboxItemsResponse)(nil),       // 49: vance.v1.ListInboxItemsResponse
-	(*InboxItemRef)(nil),                 // 50: vance.v1.InboxItemRef
-	(*MarkInboxItemRequest)(nil),         // 51: vance.v1.MarkInboxItemRequest
-	(*AnswerInboxItemRequest)(nil),       // 52: vance.v1.AnswerInboxItemRequest
-	(*SettingScope)(nil),                 // 53: vance.v1.SettingScope
-	(*EngineSettingValue)(nil),           // 54: vance.v1.EngineSettingValue
-	(*ResolveEngineSettingsRequest)(nil), // 55: vance.v1.ResolveEngineSettingsRequest
-	(*EngineSettings)(nil),               // 56: vance.v1.EngineSettings
-	(*SetEngineSettingRequest)(nil),      // 57: vance.v1.SetEngineSettingRequest
-	(*NoteEngineStatusRequest)(nil),      // 58: vance.v1.NoteEngineStatusRequest
-	(*NoteEngineStatusResponse)(nil),     // 59: vance.v1.NoteEngineStatusResponse
-	(*ReplicaRequest)(nil),               // 60: vance.v1.ReplicaRequest
-	(*ReplicaResponse)(nil),              // 61: vance.v1.ReplicaResponse
-	(*TakeOverReplicasRequest)(nil),      // 62: vance.v1.TakeOverReplicasRequest
-	(*WatchSettingsRequest)(nil),         // 63: vance.v1.WatchSettingsRequest
-	(*SettingsChange)(nil),               // 64: vance.v1.SettingsChange
-	nil,                                  // 65: vance.v1.UpdateSettingsRequest.SetEntry
-	nil,                                  // 66: vance.v1.Settings.ValuesEntry
-	nil,                                  // 67: vance.v1.Settings.EffectiveEntry
-	nil,                                  // 68: vance.v1.ReplicaRequest.SessionsEntry
-	(ProjectKind)(0),                     // 69: vance.v1.ProjectKind
-	(SessionStatus)(0),                   // 70: vance.v1.SessionStatus
-	(*LifecycleProperties)(nil),          // 71: vance.v1.LifecycleProperties
-	(*LifecycleSources)(nil),             // 72: vance.v1.LifecycleSources
-	(SuspendCause)(0),                    // 73: vance.v1.SuspendCause
-	(CloseReason)(0),                     // 74: vance.v1.CloseReason
-	(ChatRole)(0),                        // 75: vance.v1.ChatRole
+	(*RenewBindLeasesRequest)(nil),       // 19: vance.v1.RenewBindLeasesRequest
+	(*RenewBindLeasesResponse)(nil),      // 20: vance.v1.RenewBindLeasesResponse
+	(*ReleaseBindRequest)(nil),           // 21: vance.v1.ReleaseBindRequest
+	(*SessionOpRequest)(nil),             // 22: vance.v1.SessionOpRequest
+	(*SuspendSessionRequest)(nil),        // 23: vance.v1.SuspendSessionRequest
+	(*ExtendSessionRequest)(nil),         // 24: vance.v1.ExtendSessionRequest
+	(*DeleteSessionResponse)(nil),        // 25: vance.v1.DeleteSessionResponse
+	(*RunSweepsRequest)(nil),             // 26: vance.v1.RunSweepsRequest
+	(*RunSweepsResponse)(nil),            // 27: vance.v1.RunSweepsResponse
+	(*RestartForcedRequest)(nil),         // 28: vance.v1.RestartForcedRequest
+	(*SessionMetadata)(nil),              // 29: vance.v1.SessionMetadata
+	(*TagList)(nil),                      // 30: vance.v1.TagList
+	(*UpdateMetadataRequest)(nil),        // 31: vance.v1.UpdateMetadataRequest
+	(*SearchSessionsRequest)(nil),        // 32: vance.v1.SearchSessionsRequest
+	(*TextRange)(nil),                    // 33: vance.v1.TextRange
+	(*MessageSnippet)(nil),               // 34: vance.v1.MessageSnippet
+	(*SessionHit)(nil),                   // 35: vance.v1.SessionHit
+	(*SearchSessionsResponse)(nil),       // 36: vance.v1.SearchSessionsResponse
+	(*GetSettingsRequest)(nil),           // 37: vance.v1.GetSettingsRequest
+	(*UpdateSettingsRequest)(nil),        // 38: vance.v1.UpdateSettingsRequest
+	(*Settings)(nil),                     // 39: vance.v1.Settings
+	(*EnsureHomeRequest)(nil),            // 40: vance.v1.EnsureHomeRequest
+	(*HomeInfo)(nil),                     // 41: vance.v1.HomeInfo
+	(*OpenHubSessionRequest)(nil),        // 42: vance.v1.OpenHubSessionRequest
+	(*ListProjectsRequest)(nil),          // 43: vance.v1.ListProjectsRequest
+	(*ListProjectsResponse)(nil),         // 44: vance.v1.ListProjectsResponse
+	(*ProjectOpRequest)(nil),             // 45: vance.v1.ProjectOpRequest
+	(*DeleteProjectResponse)(nil),        // 46: vance.v1.DeleteProjectResponse
+	(*GetUserSettingRequest)(nil),        // 47: vance.v1.GetUserSettingRequest
+	(*UserSetting)(nil),                  // 48: vance.v1.UserSetting
+	(*InboxItem)(nil),                    // 49: vance.v1.InboxItem
+	(*ListInboxItemsRequest)(nil),        // 50: vance.v1.ListInboxItemsRequest
+	(*ListInboxItemsResponse)(nil),       // 51: vance.v1.ListInboxItemsResponse
+	(*InboxItemRef)(nil),                 // 52: vance.v1.InboxItemRef
+	(*MarkInboxItemRequest)(nil),         // 53: vance.v1.MarkInboxItemRequest
+	(*AnswerInboxItemRequest)(nil),       // 54: vance.v1.AnswerInboxItemRequest
+	(*SettingScope)(nil),                 // 55: vance.v1.SettingScope
+	(*EngineSettingValue)(nil),           // 56: vance.v1.EngineSettingValue
+	(*ResolveEngineSettingsRequest)(nil), // 57: vance.v1.ResolveEngineSettingsRequest
+	(*EngineSettings)(nil),               // 58: vance.v1.EngineSettings
+	(*SetEngineSettingRequest)(nil),      // 59: vance.v1.SetEngineSettingRequest
+	(*NoteEngineStatusRequest)(nil),      // 60: vance.v1.NoteEngineStatusRequest
+	(*NoteEngineStatusResponse)(nil),     // 61: vance.v1.NoteEngineStatusResponse
+	(*ReplicaRequest)(nil),               // 62: vance.v1.ReplicaRequest
+	(*ReplicaResponse)(nil),              // 63: vance.v1.ReplicaResponse
+	(*TakeOverReplicasRequest)(nil),      // 64: vance.v1.TakeOverReplicasRequest
+	(*WatchSettingsRequest)(nil),         // 65: vance.v1.WatchSettingsRequest
+	(*SettingsChange)(nil),               // 66: vance.v1.SettingsChange
+	nil,                                  // 67: vance.v1.UpdateSettingsRequest.SetEntry
+	nil,                                  // 68: vance.v1.Settings.ValuesEntry
+	nil,                                  // 69: vance.v1.Settings.EffectiveEntry
+	nil,                                  // 70: vance.v1.ReplicaRequest.SessionsEntry
+	(ProjectKind)(0),                     // 71: vance.v1.ProjectKind
+	(SessionStatus)(0),                   // 72: vance.v1.SessionStatus
+	(*LifecycleProperties)(nil),          // 73: vance.v1.LifecycleProperties
+	(*LifecycleSources)(nil),             // 74: vance.v1.LifecycleSources
+	(SuspendCause)(0),                    // 75: vance.v1.SuspendCause
+	(CloseReason)(0),                     // 76: vance.v1.CloseReason
+	(ChatRole)(0),                        // 77: vance.v1.ChatRole
 }
 var file_vance_v1_session_proto_depIdxs = []int32{
-	69, // 0: vance.v1.Project.kind:type_name -> vance.v1.ProjectKind
-	69, // 1: vance.v1.CreateProjectRequest.kind:type_name -> vance.v1.ProjectKind
-	70, // 2: vance.v1.Session.status:type_name -> vance.v1.SessionStatus
-	27, // 3: vance.v1.Session.metadata:type_name -> vance.v1.SessionMetadata
-	71, // 4: vance.v1.Session.lifecycle:type_name -> vance.v1.LifecycleProperties
-	72, // 5: vance.v1.Session.lifecycle_sources:type_name -> vance.v1.LifecycleSources
-	73, // 6: vance.v1.Session.suspend_cause:type_name -> vance.v1.SuspendCause
-	74, // 7: vance.v1.Session.close_reason:type_name -> vance.v1.CloseReason
-	71, // 8: vance.v1.CreateSessionRequest.lifecycle:type_name -> vance.v1.LifecycleProperties
-	70, // 9: vance.v1.ListSessionsRequest.statuses:type_name -> vance.v1.SessionStatus
+	71, // 0: vance.v1.Project.kind:type_name -> vance.v1.ProjectKind
+	71, // 1: vance.v1.CreateProjectRequest.kind:type_name -> vance.v1.ProjectKind
+	72, // 2: vance.v1.Session.status:type_name -> vance.v1.SessionStatus
+	29, // 3: vance.v1.Session.metadata:type_name -> vance.v1.SessionMetadata
+	73, // 4: vance.v1.Session.lifecycle:type_name -> vance.v1.LifecycleProperties
+	74, // 5: vance.v1.Session.lifecycle_sources:type_name -> vance.v1.LifecycleSources
+	75, // 6: vance.v1.Session.suspend_cause:type_name -> vance.v1.SuspendCause
+	76, // 7: vance.v1.Session.close_reason:type_name -> vance.v1.CloseReason
+	73, // 8: vance.v1.CreateSessionRequest.lifecycle:type_name -> vance.v1.LifecycleProperties
+	72, // 9: vance.v1.ListSessionsRequest.statuses:type_name -> vance.v1.SessionStatus
 	14, // 10: vance.v1.ListSessionsRequest.caller:type_name -> vance.v1.Caller
 	9,  // 11: vance.v1.ListSessionsResponse.sessions:type_name -> vance.v1.Session
 	14, // 12: vance.v1.BindSessionRequest.caller:type_name -> vance.v1.Caller
 	9,  // 13: vance.v1.BindSessionResponse.session:type_name -> vance.v1.Session
-	14, // 14: vance.v1.SessionOpRequest.caller:type_name -> vance.v1.Caller
-	14, // 15: vance.v1.SuspendSessionRequest.caller:type_name -> vance.v1.Caller
-	73, // 16: vance.v1.SuspendSessionRequest.cause:type_name -> vance.v1.SuspendCause
-	14, // 17: vance.v1.ExtendSessionRequest.caller:type_name -> vance.v1.Caller
-	0,  // 18: vance.v1.SessionMetadata.color:type_name -> vance.v1.AccentColor
-	14, // 19: vance.v1.UpdateMetadataRequest.caller:type_name -> vance.v1.Caller
-	28, // 20: vance.v1.UpdateMetadataRequest.tags:type_name -> vance.v1.TagList
-	14, // 21: vance.v1.SearchSessionsRequest.caller:type_name -> vance.v1.Caller
-	70, // 22: vance.v1.SearchSessionsRequest.statuses:type_name -> vance.v1.SessionStatus
-	75, // 23: vance.v1.MessageSnippet.role:type_name -> vance.v1.ChatRole
-	31, // 24: vance.v1.MessageSnippet.highlights:type_name -> vance.v1.TextRange
-	9,  // 25: vance.v1.SessionHit.session:type_name -> vance.v1.Session
-	32, // 26: vance.v1.SessionHit.snippets:type_name -> vance.v1.MessageSnippet
-	33, // 27: vance.v1.SearchSessionsResponse.hits:type_name -> vance.v1.SessionHit
-	14, // 28: vance.v1.UpdateSettingsRequest.caller:type_name -> vance.v1.Caller
-	65, // 29: vance.v1.UpdateSettingsRequest.set:type_name -> vance.v1.UpdateSettingsRequest.SetEntry
-	66, // 30: vance.v1.Settings.values:type_name -> vance.v1.Settings.ValuesEntry
-	67, // 31: vance.v1.Settings.effective:type_name -> vance.v1.Settings.EffectiveEntry
-	14, // 32: vance.v1.ListProjectsRequest.caller:type_name -> vance.v1.Caller
-	6,  // 33: vance.v1.ListProjectsResponse.projects:type_name -> vance.v1.Project
-	14, // 34: vance.v1.ProjectOpRequest.caller:type_name -> vance.v1.Caller
-	47, // 35: vance.v1.ListInboxItemsResponse.items:type_name -> vance.v1.InboxItem
-	50, // 36: vance.v1.MarkInboxItemRequest.ref:type_name -> vance.v1.InboxItemRef
-	50, // 37: vance.v1.AnswerInboxItemRequest.ref:type_name -> vance.v1.InboxItemRef
-	1,  // 38: vance.v1.EngineSettingValue.level:type_name -> vance.v1.SettingLevel
-	53, // 39: vance.v1.ResolveEngineSettingsRequest.scope:type_name -> vance.v1.SettingScope
-	54, // 40: vance.v1.EngineSettings.values:type_name -> vance.v1.EngineSettingValue
-	53, // 41: vance.v1.SetEngineSettingRequest.scope:type_name -> vance.v1.SettingScope
-	1,  // 42: vance.v1.SetEngineSettingRequest.level:type_name -> vance.v1.SettingLevel
-	68, // 43: vance.v1.ReplicaRequest.sessions:type_name -> vance.v1.ReplicaRequest.SessionsEntry
-	3,  // 44: vance.v1.SessionService.Authenticate:input_type -> vance.v1.AuthenticateRequest
-	4,  // 45: vance.v1.SessionService.GetUser:input_type -> vance.v1.GetUserRequest
-	5,  // 46: vance.v1.SessionService.CreateUser:input_type -> vance.v1.CreateUserRequest
-	7,  // 47: vance.v1.SessionService.GetProject:input_type -> vance.v1.GetProjectRequest
-	8,  // 48: vance.v1.SessionService.CreateProject:input_type -> vance.v1.CreateProjectRequest
-	10, // 49: vance.v1.SessionService.CreateSession:input_type -> vance.v1.CreateSessionRequest
-	11, // 50: vance.v1.SessionService.GetSession:input_type -> vance.v1.GetSessionRequest
-	12, // 51: vance.v1.SessionService.ListSessions:input_type -> vance.v1.ListSessionsRequest
-	29, // 52: vance.v1.SessionService.UpdateMetadata:input_type -> vance.v1.UpdateMetadataRequest
-	30, // 53: vance.v1.SessionService.SearchSessions:input_type -> vance.v1.SearchSessionsRequest
-	15, // 54: vance.v1.SessionService.BindSession:input_type -> vance.v1.BindSessionRequest
-	17, // 55: vance.v1.SessionService.Heartbeat:input_type -> vance.v1.HeartbeatRequest
-	19, // 56: vance.v1.SessionService.ReleaseBind:input_type -> vance.v1.ReleaseBindRequest
-	20, // 57: vance.v1.SessionService.MonitorSession:input_type -> vance.v1.SessionOpRequest
-	21, // 58: vance.v1.SessionService.SuspendSession:input_type -> vance.v1.SuspendSessionRequest
-	20, // 59: vance.v1.SessionService.ResumeSession:input_type -> vance.v1.SessionOpRequest
-	22, // 60: vance.v1.SessionService.ExtendSession:input_type -> vance.v1.ExtendSessionRequest
-	20, // 61: vance.v1.SessionService.ArchiveSession:input_type -> vance.v1.SessionOpRequest
-	20, // 62: vance.v1.SessionService.ReactivateSession:input_type -> vance.v1.SessionOpRequest
-	20, // 63: vance.v1.SessionService.DeleteSession:input_type -> vance.v1.SessionOpRequest
-	35, // 64: vance.v1.SessionService.GetSettings:input_type -> vance.v1.GetSettingsRequest
-	36, // 65: vance.v1.SessionService.UpdateSettings:input_type -> vance.v1.UpdateSettingsRequest
-	24, // 66: vance.v1.SessionService.RunSweeps:input_type -> vance.v1.RunSweepsRequest
-	26, // 67: vance.v1.SessionService.RestartForced:input_type -> vance.v1.RestartForcedRequest
-	55, // 68: vance.v1.SessionService.ResolveEngineSettings:input_type -> vance.v1.ResolveEngineSettingsRequest
-	57, // 69: vance.v1.SessionService.SetEngineSetting:input_type -> vance.v1.SetEngineSettingRequest
-	63, // 70: vance.v1.SessionService.WatchSettings:input_type -> vance.v1.WatchSettingsRequest
-	58, // 71: vance.v1.SessionService.NoteEngineStatus:input_type -> vance.v1.NoteEngineStatusRequest
-	60, // 72: vance.v1.SessionService.RenewReplica:input_type -> vance.v1.ReplicaRequest
-	60, // 73: vance.v1.SessionService.ShutdownReplica:input_type -> vance.v1.ReplicaRequest
-	62, // 74: vance.v1.SessionService.TakeOverReplicas:input_type -> vance.v1.TakeOverReplicasRequest
-	38, // 75: vance.v1.SessionService.EnsureHome:input_type -> vance.v1.EnsureHomeRequest
-	40, // 76: vance.v1.SessionService.OpenHubSession:input_type -> vance.v1.OpenHubSessionRequest
-	41, // 77: vance.v1.SessionService.ListProjects:input_type -> vance.v1.ListProjectsRequest
-	43, // 78: vance.v1.SessionService.DeleteProject:input_type -> vance.v1.ProjectOpRequest
-	43, // 79: vance.v1.SessionService.ArchiveProject:input_type -> vance.v1.ProjectOpRequest
-	45, // 80: vance.v1.SessionService.GetUserSetting:input_type -> vance.v1.GetUserSettingRequest
-	47, // 81: vance.v1.SessionService.AddInboxItem:input_type -> vance.v1.InboxItem
-	48, // 82: vance.v1.SessionService.ListInboxItems:input_type -> vance.v1.ListInboxItemsRequest
-	50, // 83: vance.v1.SessionService.GetInboxItem:input_type -> vance.v1.InboxItemRef
-	51, // 84: vance.v1.SessionService.MarkInboxItem:input_type -> vance.v1.MarkInboxItemRequest
-	52, // 85: vance.v1.SessionService.AnswerInboxItem:input_type -> vance.v1.AnswerInboxItemRequest
-	2,  // 86: vance.v1.SessionService.Authenticate:output_type -> vance.v1.User
-	2,  // 87: vance.v1.SessionService.GetUser:output_type -> vance.v1.User
-	2,  // 88: vance.v1.SessionService.CreateUser:output_type -> vance.v1.User
-	6,  // 89: vance.v1.SessionService.GetProject:output_type -> vance.v1.Project
-	6,  // 90: vance.v1.SessionService.CreateProject:output_type -> vance.v1.Project
-	9,  // 91: vance.v1.SessionService.CreateSession:output_type -> vance.v1.Session
-	9,  // 92: vance.v1.SessionService.GetSession:output_type -> vance.v1.Session
-	13, // 93: vance.v1.SessionService.ListSessions:output_type -> vance.v1.ListSessionsResponse
-	9,  // 94: vance.v1.SessionService.UpdateMetadata:output_type -> vance.v1.Session
-	34, // 95: vance.v1.SessionService.SearchSessions:output_type -> vance.v1.SearchSessionsResponse
-	16, // 96: vance.v1.SessionService.BindSession:output_type -> vance.v1.BindSessionResponse
-	18, // 97: vance.v1.SessionService.Heartbeat:output_type -> vance.v1.HeartbeatResponse
-	9,  // 98: vance.v1.SessionService.ReleaseBind:output_type -> vance.v1.Session
-	9,  // 99: vance.v1.SessionService.MonitorSession:output_type -> vance.v1.Session
-	9,  // 100: vance.v1.SessionService.SuspendSession:output_type -> vance.v1.Session
-	9,  // 101: vance.v1.SessionService.ResumeSession:output_type -> vance.v1.Session
-	9,  // 102: vance.v1.SessionService.ExtendSession:output_type -> vance.v1.Session
-	9,  // 103: vance.v1.SessionService.ArchiveSession:output_type -> vance.v1.Session
-	9,  // 104: vance.v1.SessionService.ReactivateSession:output_type -> vance.v1.Session
-	23, // 105: vance.v1.SessionService.DeleteSession:output_type -> vance.v1.DeleteSessionResponse
-	37, // 106: vance.v1.SessionService.GetSettings:output_type -> vance.v1.Settings
-	37, // 107: vance.v1.SessionService.UpdateSettings:output_type -> vance.v1.Settings
-	25, // 108: vance.v1.SessionService.RunSweeps:output_type -> vance.v1.RunSweepsResponse
-	25, // 109: vance.v1.SessionService.RestartForced:output_type -> vance.v1.RunSweepsResponse
-	56, // 110: vance.v1.SessionService.ResolveEngineSettings:output_type -> vance.v1.EngineSettings
-	56, // 111: vance.v1.SessionService.SetEngineSetting:output_type -> vance.v1.EngineSettings
-	64, // 112: vance.v1.SessionService.WatchSettings:output_type -> vance.v1.SettingsChange
-	59, // 113: vance.v1.SessionService.NoteEngineStatus:output_type -> vance.v1.NoteEngineStatusResponse
-	61, // 114: vance.v1.SessionService.RenewReplica:output_type -> vance.v1.ReplicaResponse
-	61, // 115: vance.v1.SessionService.ShutdownReplica:output_type -> vance.v1.ReplicaResponse
-	61, // 116: vance.v1.SessionService.TakeOverReplicas:output_type -> vance.v1.ReplicaResponse
-	39, // 117: vance.v1.SessionService.EnsureHome:output_type -> vance.v1.HomeInfo
-	16, // 118: vance.v1.SessionService.OpenHubSession:output_type -> vance.v1.BindSessionResponse
-	42, // 119: vance.v1.SessionService.ListProjects:output_type -> vance.v1.ListProjectsResponse
-	44, // 120: vance.v1.SessionService.DeleteProject:output_type -> vance.v1.DeleteProjectResponse
-	6,  // 121: vance.v1.SessionService.ArchiveProject:output_type -> vance.v1.Project
-	46, // 122: vance.v1.SessionService.GetUserSetting:output_type -> vance.v1.UserSetting
-	47, // 123: vance.v1.SessionService.AddInboxItem:output_type -> vance.v1.InboxItem
-	49, // 124: vance.v1.SessionService.ListInboxItems:output_type -> vance.v1.ListInboxItemsResponse
-	47, // 125: vance.v1.SessionService.GetInboxItem:output_type -> vance.v1.InboxItem
-	47, // 126: vance.v1.SessionService.MarkInboxItem:output_type -> vance.v1.InboxItem
-	47, // 127: vance.v1.SessionService.AnswerInboxItem:output_type -> vance.v1.InboxItem
-	86, // [86:128] is the sub-list for method output_type
-	44, // [44:86] is the sub-list for method input_type
-	44, // [44:44] is the sub-list for extension type_name
-	44, // [44:44] is the sub-list for extension extendee
-	0,  // [0:44] is the sub-list for field type_name
+	17, // 14: vance.v1.RenewBindLeasesRequest.beats:type_name -> vance.v1.HeartbeatRequest
+	18, // 15: vance.v1.RenewBindLeasesResponse.beats:type_name -> vance.v1.HeartbeatResponse
+	14, // 16: vance.v1.SessionOpRequest.caller:type_name -> vance.v1.Caller
+	14, // 17: vance.v1.SuspendSessionRequest.caller:type_name -> vance.v1.Caller
+	75, // 18: vance.v1.SuspendSessionRequest.cause:type_name -> vance.v1.SuspendCause
+	14, // 19: vance.v1.ExtendSessionRequest.caller:type_name -> vance.v1.Caller
+	0,  // 20: vance.v1.SessionMetadata.color:type_name -> vance.v1.AccentColor
+	14, // 21: vance.v1.UpdateMetadataRequest.caller:type_name -> vance.v1.Caller
+	30, // 22: vance.v1.UpdateMetadataRequest.tags:type_name -> vance.v1.TagList
+	14, // 23: vance.v1.SearchSessionsRequest.caller:type_name -> vance.v1.Caller
+	72, // 24: vance.v1.SearchSessionsRequest.statuses:type_name -> vance.v1.SessionStatus
+	77, // 25: vance.v1.MessageSnippet.role:type_name -> vance.v1.ChatRole
+	33, // 26: vance.v1.MessageSnippet.highlights:type_name -> vance.v1.TextRange
+	9,  // 27: vance.v1.SessionHit.session:type_name -> vance.v1.Session
+	34, // 28: vance.v1.SessionHit.snippets:type_name -> vance.v1.MessageSnippet
+	35, // 29: vance.v1.SearchSessionsResponse.hits:type_name -> vance.v1.SessionHit
+	14, // 30: vance.v1.UpdateSettingsRequest.caller:type_name -> vance.v1.Caller
+	67, // 31: vance.v1.UpdateSettingsRequest.set:type_name -> vance.v1.UpdateSettingsRequest.SetEntry
+	68, // 32: vance.v1.Settings.values:type_name -> vance.v1.Settings.ValuesEntry
+	69, // 33: vance.v1.Settings.effective:type_name -> vance.v1.Settings.EffectiveEntry
+	14, // 34: vance.v1.ListProjectsRequest.caller:type_name -> vance.v1.Caller
+	6,  // 35: vance.v1.ListProjectsResponse.projects:type_name -> vance.v1.Project
+	14, // 36: vance.v1.ProjectOpRequest.caller:type_name -> vance.v1.Caller
+	49, // 37: vance.v1.ListInboxItemsResponse.items:type_name -> vance.v1.InboxItem
+	52, // 38: vance.v1.MarkInboxItemRequest.ref:type_name -> vance.v1.InboxItemRef
+	52, // 39: vance.v1.AnswerInboxItemRequest.ref:type_name -> vance.v1.InboxItemRef
+	1,  // 40: vance.v1.EngineSettingValue.level:type_name -> vance.v1.SettingLevel
+	55, // 41: vance.v1.ResolveEngineSettingsRequest.scope:type_name -> vance.v1.SettingScope
+	56, // 42: vance.v1.EngineSettings.values:type_name -> vance.v1.EngineSettingValue
+	55, // 43: vance.v1.SetEngineSettingRequest.scope:type_name -> vance.v1.SettingScope
+	1,  // 44: vance.v1.SetEngineSettingRequest.level:type_name -> vance.v1.SettingLevel
+	70, // 45: vance.v1.ReplicaRequest.sessions:type_name -> vance.v1.ReplicaRequest.SessionsEntry
+	3,  // 46: vance.v1.SessionService.Authenticate:input_type -> vance.v1.AuthenticateRequest
+	4,  // 47: vance.v1.SessionService.GetUser:input_type -> vance.v1.GetUserRequest
+	5,  // 48: vance.v1.SessionService.CreateUser:input_type -> vance.v1.CreateUserRequest
+	7,  // 49: vance.v1.SessionService.GetProject:input_type -> vance.v1.GetProjectRequest
+	8,  // 50: vance.v1.SessionService.CreateProject:input_type -> vance.v1.CreateProjectRequest
+	10, // 51: vance.v1.SessionService.CreateSession:input_type -> vance.v1.CreateSessionRequest
+	11, // 52: vance.v1.SessionService.GetSession:input_type -> vance.v1.GetSessionRequest
+	12, // 53: vance.v1.SessionService.ListSessions:input_type -> vance.v1.ListSessionsRequest
+	31, // 54: vance.v1.SessionService.UpdateMetadata:input_type -> vance.v1.UpdateMetadataRequest
+	32, // 55: vance.v1.SessionService.SearchSessions:input_type -> vance.v1.SearchSessionsRequest
+	15, // 56: vance.v1.SessionService.BindSession:input_type -> vance.v1.BindSessionRequest
+	17, // 57: vance.v1.SessionService.Heartbeat:input_type -> vance.v1.HeartbeatRequest
+	19, // 58: vance.v1.SessionService.RenewBindLeases:input_type -> vance.v1.RenewBindLeasesRequest
+	21, // 59: vance.v1.SessionService.ReleaseBind:input_type -> vance.v1.ReleaseBindRequest
+	22, // 60: vance.v1.SessionService.MonitorSession:input_type -> vance.v1.SessionOpRequest
+	23, // 61: vance.v1.SessionService.SuspendSession:input_type -> vance.v1.SuspendSessionRequest
+	22, // 62: vance.v1.SessionService.ResumeSession:input_type -> vance.v1.SessionOpRequest
+	24, // 63: vance.v1.SessionService.ExtendSession:input_type -> vance.v1.ExtendSessionRequest
+	22, // 64: vance.v1.SessionService.ArchiveSession:input_type -> vance.v1.SessionOpRequest
+	22, // 65: vance.v1.SessionService.ReactivateSession:input_type -> vance.v1.SessionOpRequest
+	22, // 66: vance.v1.SessionService.DeleteSession:input_type -> vance.v1.SessionOpRequest
+	37, // 67: vance.v1.SessionService.GetSettings:input_type -> vance.v1.GetSettingsRequest
+	38, // 68: vance.v1.SessionService.UpdateSettings:input_type -> vance.v1.UpdateSettingsRequest
+	26, // 69: vance.v1.SessionService.RunSweeps:input_type -> vance.v1.RunSweepsRequest
+	28, // 70: vance.v1.SessionService.RestartForced:input_type -> vance.v1.RestartForcedRequest
+	57, // 71: vance.v1.SessionService.ResolveEngineSettings:input_type -> vance.v1.ResolveEngineSettingsRequest
+	59, // 72: vance.v1.SessionService.SetEngineSetting:input_type -> vance.v1.SetEngineSettingRequest
+	65, // 73: vance.v1.SessionService.WatchSettings:input_type -> vance.v1.WatchSettingsRequest
+	60, // 74: vance.v1.SessionService.NoteEngineStatus:input_type -> vance.v1.NoteEngineStatusRequest
+	62, // 75: vance.v1.SessionService.RenewReplica:input_type -> vance.v1.ReplicaRequest
+	62, // 76: vance.v1.SessionService.ShutdownReplica:input_type -> vance.v1.ReplicaRequest
+	64, // 77: vance.v1.SessionService.TakeOverReplicas:input_type -> vance.v1.TakeOverReplicasRequest
+	40, // 78: vance.v1.SessionService.EnsureHome:input_type -> vance.v1.EnsureHomeRequest
+	42, // 79: vance.v1.SessionService.OpenHubSession:input_type -> vance.v1.OpenHubSessionRequest
+	43, // 80: vance.v1.SessionService.ListProjects:input_type -> vance.v1.ListProjectsRequest
+	45, // 81: vance.v1.SessionService.DeleteProject:input_type -> vance.v1.ProjectOpRequest
+	45, // 82: vance.v1.SessionService.ArchiveProject:input_type -> vance.v1.ProjectOpRequest
+	47, // 83: vance.v1.SessionService.GetUserSetting:input_type -> vance.v1.GetUserSettingRequest
+	49, // 84: vance.v1.SessionService.AddInboxItem:input_type -> vance.v1.InboxItem
+	50, // 85: vance.v1.SessionService.ListInboxItems:input_type -> vance.v1.ListInboxItemsRequest
+	52, // 86: vance.v1.SessionService.GetInboxItem:input_type -> vance.v1.InboxItemRef
+	53, // 87: vance.v1.SessionService.MarkInboxItem:input_type -> vance.v1.MarkInboxItemRequest
+	54, // 88: vance.v1.SessionService.AnswerInboxItem:input_type -> vance.v1.AnswerInboxItemRequest
+	2,  // 89: vance.v1.SessionService.Authenticate:output_type -> vance.v1.User
+	2,  // 90: vance.v1.SessionService.GetUser:output_type -> vance.v1.User
+	2,  // 91: vance.v1.SessionService.CreateUser:output_type -> vance.v1.User
+	6,  // 92: vance.v1.SessionService.GetProject:output_type -> vance.v1.Project
+	6,  // 93: vance.v1.SessionService.CreateProject:output_type -> vance.v1.Project
+	9,  // 94: vance.v1.SessionService.CreateSession:output_type -> vance.v1.Session
+	9,  // 95: vance.v1.SessionService.GetSession:output_type -> vance.v1.Session
+	13, // 96: vance.v1.SessionService.ListSessions:output_type -> vance.v1.ListSessionsResponse
+	9,  // 97: vance.v1.SessionService.UpdateMetadata:output_type -> vance.v1.Session
+	36, // 98: vance.v1.SessionService.SearchSessions:output_type -> vance.v1.SearchSessionsResponse
+	16, // 99: vance.v1.SessionService.BindSession:output_type -> vance.v1.BindSessionResponse
+	18, // 100: vance.v1.SessionService.Heartbeat:output_type -> vance.v1.HeartbeatResponse
+	20, // 101: vance.v1.SessionService.RenewBindLeases:output_type -> vance.v1.RenewBindLeasesResponse
+	9,  // 102: vance.v1.SessionService.ReleaseBind:output_type -> vance.v1.Session
+	9,  // 103: vance.v1.SessionService.MonitorSession:output_type -> vance.v1.Session
+	9,  // 104: vance.v1.SessionService.SuspendSession:output_type -> vance.v1.Session
+	9,  // 105: vance.v1.SessionService.ResumeSession:output_type -> vance.v1.Session
+	9,  // 106: vance.v1.SessionService.ExtendSession:output_type -> vance.v1.Session
+	9,  // 107: vance.v1.SessionService.ArchiveSession:output_type -> vance.v1.Session
+	9,  // 108: vance.v1.SessionService.ReactivateSession:output_type -> vance.v1.Session
+	25, // 109: vance.v1.SessionService.DeleteSession:output_type -> vance.v1.DeleteSessionResponse
+	39, // 110: vance.v1.SessionService.GetSettings:output_type -> vance.v1.Settings
+	39, // 111: vance.v1.SessionService.UpdateSettings:output_type -> vance.v1.Settings
+	27, // 112: vance.v1.SessionService.RunSweeps:output_type -> vance.v1.RunSweepsResponse
+	27, // 113: vance.v1.SessionService.RestartForced:output_type -> vance.v1.RunSweepsResponse
+	58, // 114: vance.v1.SessionService.ResolveEngineSettings:output_type -> vance.v1.EngineSettings
+	58, // 115: vance.v1.SessionService.SetEngineSetting:output_type -> vance.v1.EngineSettings
+	66, // 116: vance.v1.SessionService.WatchSettings:output_type -> vance.v1.SettingsChange
+	61, // 117: vance.v1.SessionService.NoteEngineStatus:output_type -> vance.v1.NoteEngineStatusResponse
+	63, // 118: vance.v1.SessionService.RenewReplica:output_type -> vance.v1.ReplicaResponse
+	63, // 119: vance.v1.SessionService.ShutdownReplica:output_type -> vance.v1.ReplicaResponse
+	63, // 120: vance.v1.SessionService.TakeOverReplicas:output_type -> vance.v1.ReplicaResponse
+	41, // 121: vance.v1.SessionService.EnsureHome:output_type -> vance.v1.HomeInfo
+	16, // 122: vance.v1.SessionService.OpenHubSession:output_type -> vance.v1.BindSessionResponse
+	44, // 123: vance.v1.SessionService.ListProjects:output_type -> vance.v1.ListProjectsResponse
+	46, // 124: vance.v1.SessionService.DeleteProject:output_type -> vance.v1.DeleteProjectResponse
+	6,  // 125: vance.v1.SessionService.ArchiveProject:output_type -> vance.v1.Project
+	48, // 126: vance.v1.SessionService.GetUserSetting:output_type -> vance.v1.UserSetting
+	49, // 127: vance.v1.SessionService.AddInboxItem:output_type -> vance.v1.InboxItem
+	51, // 128: vance.v1.SessionService.ListInboxItems:output_type -> vance.v1.ListInboxItemsResponse
+	49, // 129: vance.v1.SessionService.GetInboxItem:output_type -> vance.v1.InboxItem
+	49, // 130: vance.v1.SessionService.MarkInboxItem:output_type -> vance.v1.InboxItem
+	49, // 131: vance.v1.SessionService.AnswerInboxItem:output_type -> vance.v1.InboxItem
+	89, // [89:132] is the sub-list for method output_type
+	46, // [46:89] is the sub-list for method input_type
+	46, // [46:46] is the sub-list for extension type_name
+	46, // [46:46] is the sub-list for extension extendee
+	0,  // [0:46] is the sub-list for field type_name
 }
 
 func init() { file_vance_v1_session_proto_init() }
@@ -5110,14 +5209,14 @@ func file_vance_v1_session_proto_init() {
 	}
 	file_vance_v1_common_proto_init()
 	file_vance_v1_recipe_proto_init()
-	file_vance_v1_session_proto_msgTypes[27].OneofWrappers = []any{}
+	file_vance_v1_session_proto_msgTypes[29].OneofWrappers = []any{}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_vance_v1_session_proto_rawDesc), len(file_vance_v1_session_proto_rawDesc)),
 			NumEnums:      2,
-			NumMessages:   67,
+			NumMessages:   69,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

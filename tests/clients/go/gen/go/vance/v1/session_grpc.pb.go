@@ -33,6 +33,7 @@ const (
 	SessionService_SearchSessions_FullMethodName        = "/vance.v1.SessionService/SearchSessions"
 	SessionService_BindSession_FullMethodName           = "/vance.v1.SessionService/BindSession"
 	SessionService_Heartbeat_FullMethodName             = "/vance.v1.SessionService/Heartbeat"
+	SessionService_RenewBindLeases_FullMethodName       = "/vance.v1.SessionService/RenewBindLeases"
 	SessionService_ReleaseBind_FullMethodName           = "/vance.v1.SessionService/ReleaseBind"
 	SessionService_MonitorSession_FullMethodName        = "/vance.v1.SessionService/MonitorSession"
 	SessionService_SuspendSession_FullMethodName        = "/vance.v1.SessionService/SuspendSession"
@@ -93,6 +94,10 @@ type SessionServiceClient interface {
 	// Every inbound frame: refreshes lastActivityAt for the bound (or joined) connection; on a
 	// miss, reclaims a bind that is free or stale (never a fresh foreign one).
 	Heartbeat(ctx context.Context, in *HeartbeatRequest, opts ...grpc.CallOption) (*HeartbeatResponse, error)
+	// Many heartbeats in one call and one store write: a gateway renews the bind leases of all
+	// its busy connections at once, ahead of their frames. `reclaim` is ignored; a beat answered
+	// `ok: false` was not renewed (its connection asks with Heartbeat on its next frame).
+	RenewBindLeases(ctx context.Context, in *RenewBindLeasesRequest, opts ...grpc.CallOption) (*RenewBindLeasesResponse, error)
 	// A connection leaves: a participant just leaves, a bind escalates to a survivor, else it is
 	// released and, on disconnect, onDisconnect applies.
 	ReleaseBind(ctx context.Context, in *ReleaseBindRequest, opts ...grpc.CallOption) (*Session, error)
@@ -274,6 +279,16 @@ func (c *sessionServiceClient) Heartbeat(ctx context.Context, in *HeartbeatReque
 	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
 	out := new(HeartbeatResponse)
 	err := c.cc.Invoke(ctx, SessionService_Heartbeat_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *sessionServiceClient) RenewBindLeases(ctx context.Context, in *RenewBindLeasesRequest, opts ...grpc.CallOption) (*RenewBindLeasesResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(RenewBindLeasesResponse)
+	err := c.cc.Invoke(ctx, SessionService_RenewBindLeases_FullMethodName, in, out, cOpts...)
 	if err != nil {
 		return nil, err
 	}
@@ -617,6 +632,10 @@ type SessionServiceServer interface {
 	// Every inbound frame: refreshes lastActivityAt for the bound (or joined) connection; on a
 	// miss, reclaims a bind that is free or stale (never a fresh foreign one).
 	Heartbeat(context.Context, *HeartbeatRequest) (*HeartbeatResponse, error)
+	// Many heartbeats in one call and one store write: a gateway renews the bind leases of all
+	// its busy connections at once, ahead of their frames. `reclaim` is ignored; a beat answered
+	// `ok: false` was not renewed (its connection asks with Heartbeat on its next frame).
+	RenewBindLeases(context.Context, *RenewBindLeasesRequest) (*RenewBindLeasesResponse, error)
 	// A connection leaves: a participant just leaves, a bind escalates to a survivor, else it is
 	// released and, on disconnect, onDisconnect applies.
 	ReleaseBind(context.Context, *ReleaseBindRequest) (*Session, error)
@@ -719,6 +738,9 @@ func (UnimplementedSessionServiceServer) BindSession(context.Context, *BindSessi
 }
 func (UnimplementedSessionServiceServer) Heartbeat(context.Context, *HeartbeatRequest) (*HeartbeatResponse, error) {
 	return nil, status.Errorf(codes.Unimplemented, "method Heartbeat not implemented")
+}
+func (UnimplementedSessionServiceServer) RenewBindLeases(context.Context, *RenewBindLeasesRequest) (*RenewBindLeasesResponse, error) {
+	return nil, status.Errorf(codes.Unimplemented, "method RenewBindLeases not implemented")
 }
 func (UnimplementedSessionServiceServer) ReleaseBind(context.Context, *ReleaseBindRequest) (*Session, error) {
 	return nil, status.Errorf(codes.Unimplemented, "method ReleaseBind not implemented")
@@ -1043,6 +1065,24 @@ func _SessionService_Heartbeat_Handler(srv interface{}, ctx context.Context, dec
 	}
 	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
 		return srv.(SessionServiceServer).Heartbeat(ctx, req.(*HeartbeatRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _SessionService_RenewBindLeases_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(RenewBindLeasesRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(SessionServiceServer).RenewBindLeases(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: SessionService_RenewBindLeases_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(SessionServiceServer).RenewBindLeases(ctx, req.(*RenewBindLeasesRequest))
 	}
 	return interceptor(ctx, in, info, handler)
 }
@@ -1634,6 +1674,10 @@ var SessionService_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "Heartbeat",
 			Handler:    _SessionService_Heartbeat_Handler,
+		},
+		{
+			MethodName: "RenewBindLeases",
+			Handler:    _SessionService_RenewBindLeases_Handler,
 		},
 		{
 			MethodName: "ReleaseBind",
