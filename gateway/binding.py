@@ -84,6 +84,9 @@ async def renew_leases_forever(
         except grpc.aio.AioRpcError as exc:
             # The leases lapse and each socket's next frame asks on its own.
             logger.warning("renewing bind leases failed: %s", exc.code().name)
+        except Exception:
+            # A bug here must not end the rounds for the replica's life; frames still ask.
+            logger.exception("a bind lease renewal round failed")
 
 
 async def renew_leases(connections: list[Connection], clients: Clients, *, horizon_s: float) -> int:

@@ -203,7 +203,7 @@ class Binding:
             found = {
                 str(d["_id"]): d
                 for d in await self.c.store.sessions.find(
-                    {"_id": {"$in": list({sid for sid, _, _ in beats})}}
+                    {"_id": {"$in": list({sid for sid, _, _ in beats})}}, _HELD_FIELDS
                 ).to_list(None)
             }
             grants = [
@@ -276,6 +276,15 @@ class Binding:
                 return await self.c.close(after, CloseReason.STOPPED)
             case OnDisconnect.KEEP_OPEN:
                 return after
+
+
+_HELD_FIELDS = {
+    "status": 1,
+    "bound_connection_id": 1,
+    "allow_multiple_clients": 1,
+    "participants": 1,
+    bind_leases.FIELD: 1,
+}
 
 
 def _holds(session_id: str, connection_id: str) -> dict[str, Any]:
