@@ -139,14 +139,34 @@ async def test_a_cancelled_or_dropped_request_never_reuses_its_connection() -> N
         await pool.close()
 
 
-async def test_a_refused_connection_is_an_auto_reconnect_error() -> None:
+async def test_a_store_that_refuses_is_tried_until_the_connect_timeout() -> None:
+    """As PyMongo's server selection waits: a store that comes back within the timeout gets
+    the command; one that stays away fails it with AutoReconnect."""
     server = await asyncio.start_server(lambda r, w: None, "127.0.0.1", 0)
     port = server.sockets[0].getsockname()[1]
     server.close()
     await server.wait_closed()
-    pool = WirePool("127.0.0.1", port, "vance")
+    pool = WirePool("127.0.0.1", port, "vance", connect_timeout_s=0.3)
     with pytest.raises(AutoReconnect):
         await pool.command({"find": "x", "filter": {}})
+    # The store comes back while the command is trying: it is sent to it.
+    patient = WirePool("127.0.0.1", port, "vance", connect_timeout_s=10)
+    request = asyncio.create_task(patient.command({"find": "x", "filter": {}}))
+    held: Held = []
+
+    async def accept(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        held.append((reader, writer))
+
+    # Refused meanwhile (a refusal answers at once on loopback), yet still trying.
+    with pytest.raises(TimeoutError):
+        await asyncio.wait_for(asyncio.shield(request), 0.3)
+    back = await asyncio.start_server(accept, "127.0.0.1", port)
+    async with back:
+        await _until(lambda: len(held) == 1)
+        assert not request.done()  # connected and sent; this server never answers
+        request.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await request
 
 
 def test_only_plain_single_host_uris_take_the_wire_path() -> None:

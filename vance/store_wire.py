@@ -52,6 +52,9 @@ _MORE_TO_COME = 2
 # server's limits (the hot path's documents are a few KB).
 _MAX_BODY = 8 * 1024 * 1024
 _request_ids = itertools.count(1)
+# Pauses between attempts to reach a store that refuses connections (see `WirePool._connect`).
+_RECONNECT_FIRST_S = 0.05
+_RECONNECT_MAX_S = 0.5
 
 
 class CommandObserver(Protocol):
@@ -205,14 +208,25 @@ class WirePool:
             conn = self._idle.pop()
             if not conn.closed:
                 return conn
-        try:
-            _, conn = await asyncio.wait_for(
-                asyncio.get_running_loop().create_connection(_Connection, self._host, self._port),
-                self._connect_timeout_s,
-            )
-        except (OSError, TimeoutError) as exc:
-            raise AutoReconnect(f"store at {self._host}:{self._port}: {exc}") from exc
-        return conn
+        return await self._connect()
+
+    async def _connect(self) -> _Connection:
+        """A new connection. A store that refuses is tried again for up to the connect
+        timeout, as PyMongo's server selection waits (a store restarting answers a turn late
+        rather than failing it); nothing has been sent yet, so trying again is safe."""
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + self._connect_timeout_s
+        pause = _RECONNECT_FIRST_S
+        while True:
+            try:
+                async with asyncio.timeout_at(deadline):
+                    _, conn = await loop.create_connection(_Connection, self._host, self._port)
+                return conn
+            except (OSError, TimeoutError) as exc:
+                if loop.time() + pause >= deadline:
+                    raise AutoReconnect(f"store at {self._host}:{self._port}: {exc!r}") from exc
+            await asyncio.sleep(pause)
+            pause = min(2 * pause, _RECONNECT_MAX_S)
 
 
 class HotCollection:
