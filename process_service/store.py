@@ -43,6 +43,7 @@ class ProcessStore:
         self._hot_processes = hot.collection("processes")
         self._hot_chat = hot.collection("chat_messages")
         self._hot_events = hot.collection("session_events")
+        self._hot_streams = hot.collection("session_streams")
         self.processes = db["processes"]
         self.names = db["process_names"]
         self.session_index = db["session_processes"]
@@ -162,7 +163,7 @@ class ProcessStore:
 
     async def all_live(self) -> list[Document]:
         """Every process that is not CLOSED. A full scan: only used by the recovery sweep."""
-        projection = {"pending": 0, "owned": 0, "recipe_snapshot": 0, "drained_keys": 0}
+        projection = {"pending": 0, "owned": 0, "recipe_snapshot": 0}
         return await self.processes.find({"status": {"$in": LIVE}}, projection).to_list(None)
 
     # ---- snapshots ----
@@ -299,7 +300,7 @@ class ProcessStore:
             last = max(int(d["seq"]) for d in found)
 
     async def mark_seq(self, session_id: str, seq: int) -> None:
-        await self.streams.update_one({"_id": session_id}, {"$max": {"seq": seq}}, upsert=True)
+        await self._hot_streams.update_one({"_id": session_id}, {"$max": {"seq": seq}}, upsert=True)
 
     async def insert_events(self, docs: list[Document]) -> int:
         """Inserts in order; returns how many went in before an id that exists already (all

@@ -27,14 +27,13 @@ class CommandCounter(monitoring.CommandListener):
     def started(self, event: monitoring.CommandStartedEvent) -> None:
         name = event.command_name
         target = event.command.get(name)
-        collection = target if isinstance(target, str) else ""
-        self.counts[f"{name} {collection}".strip()] += 1
+        self.observed(name, target if isinstance(target, str) else "", 0.0, False)
 
     def succeeded(self, event: monitoring.CommandSucceededEvent) -> None:
         return None
 
     def observed(self, name: str, collection: str, seconds: float, failed: bool) -> None:
-        """A command sent by vance/store_wire.py."""
+        """A command sent by vance/store_wire.py (or, through `started`, by PyMongo)."""
         self.counts[f"{name} {collection}".strip()] += 1
 
     def failed(self, event: monitoring.CommandFailedEvent) -> None:

@@ -238,6 +238,16 @@ class HotCollection:
         self._name = collection.name
         self._pool = pool
 
+    async def _wire(self, cmd: Document) -> Document | None:
+        """The command's reply over the wire; None when PyMongo must send it (no pool, or a
+        command too large for this module)."""
+        if self._pool is None:
+            return None
+        try:
+            return await self._pool.command(cmd)
+        except TooBig:
+            return None
+
     async def find_one_and_update(
         self,
         filter: Document,
@@ -252,17 +262,15 @@ class HotCollection:
         if upsert:
             cmd["upsert"] = True
         try:
-            if self._pool is None:
-                raise TooBig(0)
-            reply = await self._pool.command(cmd)
-        except TooBig:
-            return await self._collection.find_one_and_update(
-                filter, update, return_document=return_document, upsert=upsert
-            )
+            reply = await self._wire(cmd)
         except OperationFailure as exc:
             if exc.code == 11000:
                 raise DuplicateKeyError(str(exc), exc.code, exc.details) from None
             raise
+        if reply is None:
+            return await self._collection.find_one_and_update(
+                filter, update, return_document=return_document, upsert=upsert
+            )
         value = reply.get("value")
         return value if isinstance(value, dict) else None
 
@@ -273,11 +281,8 @@ class HotCollection:
             if "_id" not in doc:
                 doc["_id"] = ObjectId()
         cmd: Document = {"insert": self._name, "documents": docs, "ordered": ordered}
-        try:
-            if self._pool is None:
-                raise TooBig(0)
-            reply = await self._pool.command(cmd)
-        except TooBig:
+        reply = await self._wire(cmd)
+        if reply is None:
             await self._collection.insert_many(docs, ordered=ordered)
             return
         errors = reply.get("writeErrors")
@@ -290,11 +295,8 @@ class HotCollection:
             "update": self._name,
             "updates": [{"q": filter, "u": update, "upsert": upsert, "multi": False}],
         }
-        try:
-            if self._pool is None:
-                raise TooBig(0)
-            reply = await self._pool.command(cmd)
-        except TooBig:
+        reply = await self._wire(cmd)
+        if reply is None:
             result = await self._collection.update_one(filter, update, upsert=upsert)
             return result.matched_count + (1 if result.upserted_id is not None else 0)
         errors = reply.get("writeErrors")
@@ -310,14 +312,14 @@ class HotCommands:
 
     def __init__(self, db: AsyncDatabase[Document], pool: WirePool | None = None) -> None:
         self._db = db
-        self.pool = pool
+        self._pool = pool
 
     def collection(self, name: str) -> HotCollection:
-        return HotCollection(self._db[name], self.pool)
+        return HotCollection(self._db[name], self._pool)
 
     async def close(self) -> None:
-        if self.pool is not None:
-            await self.pool.close()
+        if self._pool is not None:
+            await self._pool.close()
 
 
 def _bulk_details(reply: Document, errors: list[Document]) -> Document:

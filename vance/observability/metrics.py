@@ -93,14 +93,13 @@ class StoreCommandTimer(monitoring.CommandListener):
         return None
 
     def succeeded(self, event: monitoring.CommandSucceededEvent) -> None:
-        STORE_SECONDS.labels(event.command_name).observe(event.duration_micros / 1e6)
+        self.observed(event.command_name, "", event.duration_micros / 1e6, False)
 
     def failed(self, event: monitoring.CommandFailedEvent) -> None:
-        STORE_SECONDS.labels(event.command_name).observe(event.duration_micros / 1e6)
-        STORE_ERRORS.labels(event.command_name).inc()
+        self.observed(event.command_name, "", event.duration_micros / 1e6, True)
 
     def observed(self, name: str, collection: str, seconds: float, failed: bool) -> None:
-        """A command sent by vance/store_wire.py."""
+        """A command sent by vance/store_wire.py (or, through the events above, by PyMongo)."""
         STORE_SECONDS.labels(name).observe(seconds)
         if failed:
             STORE_ERRORS.labels(name).inc()
