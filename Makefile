@@ -21,7 +21,7 @@ $(STAMP): pyproject.toml
 	$(PY) -m pip install --quiet -e '.[dev]'
 	@touch $(STAMP)
 
-$(FERRETDB): tools/ferretdb/install.sh $(wildcard tools/ferretdb/*.patch)
+$(FERRETDB): tools/ferretdb/install.sh $(wildcard tools/ferretdb/*.patch tools/ferretdb/sqlite/*.patch)
 	@bash tools/ferretdb/install.sh
 
 $(WEB_DEPS): web/package.json web/package-lock.json

@@ -2,7 +2,7 @@
 # Builds FerretDB v1.24.2 (SQLite backend) into .tools/bin from the module source that the Go
 # module proxy serves (checked against the Go checksum database).
 #
-# Six departures from a bare `go install ...@v1.24.2`, each measured (see docs/operations.md):
+# Seven departures from a bare `go install ...@v1.24.2`, each measured (see docs/operations.md):
 #  * that binary panics at start ("Invalid build/version/version.txt"): the module zip carries no
 #    version file, so we write it;
 #  * its SQLite backend never uses the _id index (the query spells the path differently from the
@@ -22,14 +22,19 @@
 #  * every stored document is decoded several times over with encoding/json (a fifth of its CPU
 #    under load); sjson-one-pass.patch reads it once, and falls back to upstream's decoder for
 #    anything it does not expect.
+#  * its SQLite driver (modernc.org/sqlite) parses and plans every statement on every execution;
+#    sqlite/statement-cache.patch keeps prepared statements per connection. The driver is
+#    built from a tree of links to the module's files, with the patched files copied, and
+#    FerretDB's go.mod points at it (a `replace`).
 set -euo pipefail
 VERSION=v1.24.2
+SQLITE_VERSION=v1.32.0 # the modernc.org/sqlite that FerretDB's go.mod requires
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
 tools="$root/.tools"
 bin="$tools/bin/ferretdb"
 stamp="$tools/ferretdb.stamp"
-want="$VERSION $(cat "$here"/*.patch | sha256sum | cut -c1-16)"
+want="$VERSION $(cat "$here"/*.patch "$here"/sqlite/*.patch | sha256sum | cut -c1-16)"
 
 if [[ -x "$bin" && -f "$stamp" && "$(cat "$stamp")" == "$want" ]]; then
   exit 0
@@ -38,7 +43,8 @@ command -v go >/dev/null || { echo "install-ferretdb: Go is needed to build Ferr
 
 echo "building FerretDB $VERSION into $bin (once; later runs reuse it)" >&2
 export GOFLAGS=-buildvcs=false
-dir=$(go mod download -json "github.com/FerretDB/FerretDB@$VERSION" | python3 -c 'import json,sys; print(json.load(sys.stdin)["Dir"])')
+module_dir() { go mod download -json "$1" | python3 -c 'import json,sys; print(json.load(sys.stdin)["Dir"])'; }
+dir=$(module_dir "github.com/FerretDB/FerretDB@$VERSION")
 src="$tools/src/ferretdb-$VERSION"
 rm -rf "$src"
 mkdir -p "$tools/src" "$tools/bin"
@@ -48,6 +54,32 @@ echo "$VERSION" > "$src/build/version/version.txt"
 for p in "$here"/*.patch; do
   (cd "$src" && patch -p1 --quiet < "$p")
 done
+
+sqlite_dir=$(module_dir "modernc.org/sqlite@$SQLITE_VERSION")
+sqlite_src="$tools/src/modernc-sqlite-$SQLITE_VERSION"
+[[ -d "$sqlite_src" ]] && chmod -R u+w "$sqlite_src"
+rm -rf "$sqlite_src"
+mkdir -p "$sqlite_src"
+cp -as "$sqlite_dir/." "$sqlite_src/" # links: the module is 230 MB of generated C-to-Go
+find "$sqlite_src" -type d -exec chmod u+w {} + # cp -a kept the module cache's read-only modes
+for f in embed.db embed2.db; do # its tests embed these, and go:embed takes no links
+  rm -f "$sqlite_src/$f"
+  cp "$sqlite_dir/$f" "$sqlite_src/$f"
+done
+for p in "$here"/sqlite/*.patch; do
+  for f in $(sed -n 's|^+++ b/\([^[:space:]]*\).*|\1|p' "$p"); do
+    rm -f "$sqlite_src/$f"
+    if [[ -f "$sqlite_dir/$f" ]]; then cp "$sqlite_dir/$f" "$sqlite_src/$f"; chmod u+w "$sqlite_src/$f"; fi
+  done
+  (cd "$sqlite_src" && patch -p1 --quiet < "$p")
+done
+(cd "$src" && go mod edit -replace "modernc.org/sqlite=$sqlite_src")
+
+# The patches that bring tests of their own run them before the binary is built. FerretDB's test
+# helpers look for a .git directory above the working directory.
+[[ -e "$src/.git" ]] || mkdir "$src/.git"
+(cd "$src" && go test -count=1 ./internal/handler/sjson/ >&2)
+(cd "$sqlite_src" && go test -count=1 -run 'TestStatementCache' . >&2)
 (cd "$src" && go build -trimpath -o "$bin" ./cmd/ferretdb)
 echo "$want" > "$stamp"
 "$bin" --version | sed -n 1p >&2
