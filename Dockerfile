@@ -20,6 +20,7 @@ ENV PYTHONDONTWRITEBYTECODE=1 \
     PIP_DISABLE_PIP_VERSION_CHECK=1 \
     PIP_ROOT_USER_ACTION=ignore \
     LITELLM_LOCAL_MODEL_COST_MAP=True \
+    GRPC_EXPERIMENTS=-event_engine_client,-event_engine_listener \
     VANCE_DATA_DIR=/var/lib/vance \
     VANCE_WEB_DIST=/opt/vance/web
 
