@@ -128,6 +128,9 @@ class Dispatcher:
             worker.reserved -= 1
             return None
         self.spawn(self._start(ref, worker))
+        # One loop turn lets _start send the RUNNING event's insert before this steer's reply is
+        # built and sent: the insert's round trip overlaps the reply instead of following it.
+        await asyncio.sleep(0)
         return ref
 
     async def _start(self, ref: TurnRef, worker: WorkerConn) -> None:
