@@ -46,8 +46,17 @@ def ferretdb_env() -> dict[str, str]:
     """What FerretDB's process adds to the environment. Its Go heap is small (tens of MiB) and
     every command allocates the documents it decodes, so the default GOGC=100 collects often:
     a profile under `make bench` showed the collector and allocator at a quarter of the store's
-    CPU. GOGC=400 trades a few MiB of heap for about a quarter less store CPU per command."""
-    return {"DO_NOT_TRACK": "1", "GOGC": os.environ.get("VANCE_STORE_GOGC", "400")}
+    CPU. GOGC=400 trades a few MiB of heap for about a quarter less store CPU per command.
+
+    GOMAXPROCS=1: SQLite takes one write at a time (and findAndModify, update and delete hold
+    FerretDB's write lock, tools/ferretdb/atomic-writes.patch), so a second Go processor mostly
+    handed each command's goroutine between threads and spun looking for work; with one, the
+    store spent 20-30% less CPU per turn under `make bench` (docs/operations.md)."""
+    return {
+        "DO_NOT_TRACK": "1",
+        "GOGC": os.environ.get("VANCE_STORE_GOGC", "400"),
+        "GOMAXPROCS": os.environ.get("VANCE_STORE_GOMAXPROCS", "1"),
+    }
 
 
 def wait_for_port(port: int, timeout_s: float = 30.0, host: str = "127.0.0.1") -> None:
