@@ -62,15 +62,15 @@ rm -rf "$sqlite_src"
 mkdir -p "$sqlite_src"
 cp -as "$sqlite_dir/." "$sqlite_src/" # links: the module is 230 MB of generated C-to-Go
 find "$sqlite_src" -type d -exec chmod u+w {} + # cp -a kept the module cache's read-only modes
-for f in embed.db embed2.db; do # its tests embed these, and go:embed takes no links
-  rm -f "$sqlite_src/$f"
-  cp "$sqlite_dir/$f" "$sqlite_src/$f"
-done
+# Replaces the link to a module file with a writable copy (or drops it, for a file that only a
+# patch creates).
+own() {
+  rm -f "$sqlite_src/$1"
+  if [[ -f "$sqlite_dir/$1" ]]; then cp "$sqlite_dir/$1" "$sqlite_src/$1"; chmod u+w "$sqlite_src/$1"; fi
+}
+for f in embed.db embed2.db; do own "$f"; done # its tests embed these; go:embed takes no links
 for p in "$here"/sqlite/*.patch; do
-  for f in $(sed -n 's|^+++ b/\([^[:space:]]*\).*|\1|p' "$p"); do
-    rm -f "$sqlite_src/$f"
-    if [[ -f "$sqlite_dir/$f" ]]; then cp "$sqlite_dir/$f" "$sqlite_src/$f"; chmod u+w "$sqlite_src/$f"; fi
-  done
+  for f in $(sed -n 's|^+++ b/\([^[:space:]]*\).*|\1|p' "$p"); do own "$f"; done
   (cd "$sqlite_src" && patch -p1 --quiet < "$p")
 done
 (cd "$src" && go mod edit -replace "modernc.org/sqlite=$sqlite_src")
