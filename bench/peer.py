@@ -42,7 +42,16 @@ def find_run_sh(repo: Path) -> Path | None:
     return None
 
 
-async def run_peer(repo: Path, *, clients: int, duration_s: float, log: Path) -> PeerResult:
+async def run_peer(
+    repo: Path,
+    *,
+    clients: int,
+    duration_s: float,
+    log: Path,
+    env: dict[str, str] | None = None,
+) -> PeerResult:
+    """`env`: the peer model's pace and the server's run limit (MODEL_TTFT_MS,
+    MODEL_STREAM_MS, N_JOBS_PER_WORKER; see the peer's README)."""
     script = find_run_sh(repo)
     if script is None:
         return PeerResult(skipped=f"no shared/{RUN_SH} beside {repo} or its parents")
@@ -58,6 +67,7 @@ async def run_peer(repo: Path, *, clients: int, duration_s: float, log: Path) ->
             stdin=asyncio.subprocess.DEVNULL,
             stdout=asyncio.subprocess.PIPE,
             stderr=err,
+            env={**os.environ, **(env or {})},
         )
         try:
             out, _ = await asyncio.wait_for(proc.communicate(), INSTALL_AND_RUN_S)

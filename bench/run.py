@@ -20,6 +20,7 @@ from bench.delegate import measure_delegate
 from bench.errors import BenchError
 from bench.peer import run_peer
 from bench.procstat import load_average
+from bench.realpace import STREAM_MS, TTFT_MS, real_pace
 from bench.report import Results, render
 from bench.scenarios import memory, steer_latency, throughput
 from bench.search import run_search_bench
@@ -37,7 +38,14 @@ ROUNDS = (
     "sweeps",
     "delegate",
     "peer",
+    "realpace200",
+    "realpace800",
+    "peer_realpace",
 )
+REAL_PACE_BUDGET_S = 420.0
+# The rounds measured on the one system that _measure starts; the real-pace rounds start their
+# own (the shipped defaults), and the peers run alone.
+MAIN_ROUNDS = set(ROUNDS) - {"peer", "realpace200", "realpace800", "peer_realpace"}
 REPO = Path(__file__).resolve().parent.parent
 RESULTS = Path(__file__).resolve().parent / "results.md"
 _T0 = time.monotonic()
@@ -91,6 +99,38 @@ async def _measure(
         log(f"    +{d['added_p50_ms']} ms at the median")
 
 
+async def _real_pace(results: Results, rounds: set[str], tmp: Path) -> None:
+    """Round (i): each load on a system of its own with the shipped defaults, then the peer at
+    the same pace with its run limit set to the client count."""
+    for clients in (200, 800):
+        if f"realpace{clients}" not in rounds:
+            continue
+        log(f"(i) real pace ({TTFT_MS}+{STREAM_MS} ms model), {clients} clients, shipped defaults")
+        try:
+            async with asyncio.timeout(REAL_PACE_BUDGET_S):
+                r = await real_pace(tmp / f"realpace{clients}", clients=clients)
+        except (BenchError, TimeoutError) as exc:
+            results.failure = f"real pace, {clients} clients: {exc!r}"
+            return
+        results.realpace[clients] = r
+        log(f"    {r.turns_per_s:.1f} turns/s of {r.ceiling:.0f}")
+    if "peer_realpace" in rounds:
+        for clients in (200,):
+            log(f"(i) the LangGraph peer at real pace, {clients} clients, run limit {clients}")
+            results.peer_realpace[clients] = peer = await run_peer(
+                REPO,
+                clients=clients,
+                duration_s=30,
+                log=tmp / "logs" / f"peer-realpace{clients}.log",
+                env={
+                    "MODEL_TTFT_MS": str(TTFT_MS),
+                    "MODEL_STREAM_MS": str(STREAM_MS),
+                    "N_JOBS_PER_WORKER": str(clients),
+                },
+            )
+            log(f"    {peer.skipped or peer.figures}")
+
+
 async def bench(rounds: set[str]) -> Results:
     tmp = make_tmp()
     system = BenchSystem(tmp, workers=1)
@@ -108,7 +148,8 @@ async def bench(rounds: set[str]) -> Results:
     budget = asyncio.timeout(TOTAL_BUDGET_S)
     try:
         async with budget:
-            await _measure(system, results, time.monotonic() + TOTAL_BUDGET_S, rounds)
+            if rounds & MAIN_ROUNDS:
+                await _measure(system, results, time.monotonic() + TOTAL_BUDGET_S, rounds)
     except TimeoutError as exc:
         if budget.expired():
             results.failure = f"the benchmark did not finish in {TOTAL_BUDGET_S:.0f}s"
@@ -132,6 +173,8 @@ async def bench(rounds: set[str]) -> Results:
             REPO, clients=32, duration_s=15, log=tmp / "logs" / "peer.log"
         )
         log(f"    {peer.skipped or peer.figures}")
+    if not results.failure:
+        await _real_pace(results, rounds, tmp)
     if results.failure or os.environ.get("BENCH_KEEP"):
         log(f"kept the data and logs in {tmp}")
     else:

@@ -56,6 +56,7 @@ class ScriptedModel:
 
     port: int
     log: Path
+    env: dict[str, str] = field(default_factory=dict)  # its pace: MODEL_TTFT_MS, ...
     proc: asyncio.subprocess.Process | None = None
 
     @property
@@ -74,6 +75,7 @@ class ScriptedModel:
                 stdout=asyncio.subprocess.PIPE,
                 stderr=err,
                 preexec_fn=die_with_parent,
+                env={**os.environ, **self.env},
             )
         assert self.proc.stdout is not None
         try:
@@ -107,6 +109,9 @@ class ScriptedModel:
 class BenchSystem:
     tmp: Path
     workers: int
+    # The real-pace round measures the system as `make run` ships it: no slot or lease override.
+    shipped_defaults: bool = False
+    model_env: dict[str, str] = field(default_factory=dict)
     env: dict[str, str] = field(default_factory=dict)
     config: Config | None = None
     sup: Supervisor | None = None
@@ -117,7 +122,7 @@ class BenchSystem:
 
     async def start(self) -> None:
         base = free_port_block(7)
-        self.model = ScriptedModel(base + 6, self.tmp / "scripted_llm.log")
+        self.model = ScriptedModel(base + 6, self.tmp / "scripted_llm.log", self.model_env)
         await self.model.start()
         self.env = {
             "VANCE_DATA_DIR": str(self.tmp / "data"),
@@ -141,6 +146,8 @@ class BenchSystem:
             "VANCE_STALE_BIND_INITIAL_DELAY_MS": "0",
             "LITELLM_LOCAL_MODEL_COST_MAP": "True",
         }
+        if self.shipped_defaults:
+            del self.env["VANCE_WORKER_SLOTS"], self.env["VANCE_LEASE_MS"]
         self.config = load_config(env={**os.environ, **self.env})
         self.sup = Supervisor(self.config, self.env, log_to=self.logs, quiet=True)
         self._next_worker = self.workers + 1

@@ -36,6 +36,7 @@ class Client:
         self.ws = ws
         self.name = name
         self.frames = 0
+        self.chunk_frames = 0  # chat-message-stream-chunk frames read so far
         self._ids = itertools.count(1)
         self._waiters: list[Waiter] = []
         self._reader: asyncio.Task[None] | None = None
@@ -108,6 +109,8 @@ class Client:
                 at = time.perf_counter()
                 frame = json.loads(raw)
                 self.frames += 1
+                if frame.get("type") == "chat-message-stream-chunk":
+                    self.chunk_frames += 1
                 for waiter in list(self._waiters):
                     if not waiter.future.done() and waiter.pred(frame):
                         waiter.future.set_result((frame, at))

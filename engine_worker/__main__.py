@@ -42,6 +42,8 @@ async def serve() -> None:
         reconnect_backoff_s=config.worker.reconnect_backoff_s,
         tools=tool_pb2_grpc.ToolServiceStub(channels.get("tool_service")),
         sessions=session_pb2_grpc.SessionServiceStub(channels.get("session_service")),
+        max_loop_lag_ms=config.worker.max_loop_lag_ms,
+        max_rss_mb=config.worker.max_rss_mb,
     )
     if is_configured(config.llm):
         # Before taking turns: a client's first call would otherwise spend its imports and

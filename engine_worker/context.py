@@ -29,6 +29,14 @@ Send = Callable[[ppb.WorkerMessage], None]
 # process_service stores a short turn's messages, events and commit in one write each.
 CHUNK_WINDOW_S = 0.05
 HOLD_S = 0.25
+# A turn's first chunk waits only this long: a reader sees the answer begin within tens of
+# milliseconds of the model's first token, while a reply that arrives whole within it (a fast
+# model, a short answer) still rides with the commit at no write of its own.
+FIRST_CHUNK_WINDOW_S = 0.015
+# The user's own message, appended as the turn starts, waits for the turn's first chunk (or its
+# commit) up to this long: at a hosted model's pace (a second or more to the first token) it
+# then costs no store write of its own. The client shows what its user sent at once anyway.
+USER_HOLD_S = 3.0
 
 
 @dataclass(frozen=True)
@@ -53,13 +61,18 @@ class EventPublisher:
         # Whether something held must go out by itself (a chat append, a chunk, progress); what
         # only rides along (`ride`) waits for it or for the commit.
         self._due = False
+        self._chunked = False  # whether this turn has streamed a chunk yet
 
     async def chunk(self, text: str, role: ChatRole = ChatRole.ASSISTANT) -> None:
         if role is not self._role:
             self._close_chunk()
             self._role = role
         self._chunks.append(text)
-        self._arm(CHUNK_WINDOW_S)
+        if self._chunked:
+            self._arm(CHUNK_WINDOW_S)
+        else:
+            self._chunked = True
+            self._arm(FIRST_CHUNK_WINDOW_S)
 
     async def progress(self, kind: str, payload: dict[str, Any]) -> None:
         self.hold(_progress(self._turn_id, kind, payload))
@@ -71,12 +84,12 @@ class EventPublisher:
         self._close_chunk()
         self._held.append(_progress(self._turn_id, kind, payload))
 
-    def hold(self, event: ppb.TurnEvent) -> None:
-        """Queues a report after everything queued before it."""
+    def hold(self, event: ppb.TurnEvent, window_s: float = HOLD_S) -> None:
+        """Queues a report after everything queued before it, sent within window_s."""
         self._close_chunk()
         self._held.append(event)
         self._due = True
-        self._arm(HOLD_S)
+        self._arm(window_s)
 
     def flush(self, *, riders: bool = False) -> None:
         """Sends what is held now (before something that must follow it); when only riders are
@@ -175,7 +188,8 @@ class ChatApi:
                     content=content,
                     meta=dict_to_struct(meta),
                 ),
-            )
+            ),
+            USER_HOLD_S if role is ChatRole.USER else HOLD_S,
         )
         return message_id
 

@@ -15,6 +15,7 @@ from collections.abc import AsyncIterable, AsyncIterator
 
 import grpc
 
+from engine_worker.admission import Admission
 from engine_worker.chat_held import RECENT, ChatHeld
 from engine_worker.context import EventPublisher, ThinkEngineContext
 from engine_worker.engine import EngineRegistry, TurnOutcome, compatible
@@ -51,6 +52,8 @@ class Worker:
         reconnect_backoff_s: float = 0.5,
         tools: tool_pb2_grpc.ToolServiceAsyncStub | None = None,
         sessions: session_pb2_grpc.SessionServiceAsyncStub | None = None,
+        max_loop_lag_ms: float = 0.0,
+        max_rss_mb: float = 0.0,
     ) -> None:
         self.worker_id = worker_id or f"{socket.gethostname()}-{os.getpid()}"
         self._stub = process_pb2_grpc.ProcessServiceStub(channel)
@@ -70,6 +73,13 @@ class Worker:
         self._chat = ChatHeld()
         self._heartbeat_s = 3.0
         self.connected = asyncio.Event()
+        self.admission = Admission(
+            slots=slots,
+            max_loop_lag_ms=max_loop_lag_ms,
+            max_rss_mb=max_rss_mb,
+            running=lambda: len(self._turns),
+            announce=self._announce_capacity,
+        )
 
     async def run(self) -> None:
         while not self._stopping.is_set():
@@ -123,6 +133,9 @@ class Worker:
     def _send(self, msg: ppb.WorkerMessage) -> None:
         self._outbox.put_nowait(msg)
 
+    def _announce_capacity(self, slots: int, reason: str) -> None:
+        self._send(ppb.WorkerMessage(capacity=ppb.WorkerCapacity(slots=slots, reason=reason)))
+
     async def _session(self) -> None:
         outbox: asyncio.Queue[object] = asyncio.Queue()
         self._outbox = outbox
@@ -131,6 +144,8 @@ class Worker:
         try:
             async with asyncio.TaskGroup() as tg:
                 heartbeat = tg.create_task(self._heartbeats())
+                self.admission.reset()
+                admission = tg.create_task(self.admission.run())
                 watches = self._watch(tg)
                 try:
                     async for msg in call:
@@ -141,6 +156,7 @@ class Worker:
                     # The stream is gone: what still runs belongs to it (process_service redoes
                     # those turns), so the group's tasks end here.
                     heartbeat.cancel()
+                    admission.cancel()
                     for watch in watches:
                         watch.cancel()
                     for task in self._turns.values():

@@ -14,6 +14,7 @@ from process_service.worker_messages import (
     Ack,
     Assign,
     Cancel,
+    Capacity,
     ChatAppend,
     Chunk,
     Commit,
@@ -167,6 +168,8 @@ def worker_message_from_proto(msg: ppb.WorkerMessage) -> list[FromWorker]:
             return [Heartbeat(list(msg.heartbeat.turn_ids))]
         case "draining":
             return [Draining()]
+        case "capacity":
+            return [Capacity(max(0, msg.capacity.slots), msg.capacity.reason)]
         case "event":
             return [_report_from_proto(msg.event)]
         case "commit":

@@ -6,11 +6,12 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections import OrderedDict, deque
+from collections import OrderedDict
 from collections.abc import Coroutine
 from dataclasses import dataclass, field
 from typing import Any
 
+from process_service.fair_queue import FairQueue
 from process_service.lanes import Lanes
 from process_service.memory import MemoryStore
 from process_service.models import TurnRef
@@ -28,7 +29,7 @@ logger = logging.getLogger(__name__)
 class WorkerConn:
     worker_id: str
     engines: dict[str, str]  # name -> version
-    slots: int
+    slots: int  # the turns it takes at once now (WorkerCapacity), at most hello_slots
     connected_at_ms: int
     # What the stream sends the worker next; None ends the stream.
     outbox: asyncio.Queue[ToWorker | None] = field(default_factory=asyncio.Queue)
@@ -40,6 +41,10 @@ class WorkerConn:
     # the assignments and commit acks sent on this stream), so an assignment to the same
     # worker carries no chat it already has. Most recent last; bounded.
     chat_held: OrderedDict[str, int] = field(default_factory=OrderedDict)
+    hello_slots: int = 0  # the slots its hello announced
+
+    def __post_init__(self) -> None:
+        self.hello_slots = self.hello_slots or self.slots
 
     @property
     def free_slots(self) -> int:
@@ -66,7 +71,7 @@ class Dispatcher:
         self._clock = clock
         self._config = config
         self.workers: dict[str, WorkerConn] = {}
-        self._ready: dict[str, deque[str]] = {}
+        self._ready: dict[str, FairQueue] = {}  # by engine
         self._queued: set[str] = set()
         self._turns: dict[str, TurnRef] = {}
         self._wakeup = asyncio.Event()
@@ -75,12 +80,15 @@ class Dispatcher:
         self._timers: set[asyncio.TimerHandle] = set()
         self._traces: dict[str, dict[str, str]] = {}  # kicked process -> the kicker's trace
         metrics.STATE.queue_depth = lambda: [(e, len(q)) for e, q in self._ready.items()]
+        metrics.STATE.worker_slots = self._slot_counts
         metrics.STATE.leases_held = lambda: len(self._turns)
 
     # ---- entry points ----
 
-    def kick(self, process_id: str, engine: str) -> None:
-        """Asks for a turn of this process as soon as a worker for its engine has a slot."""
+    def kick(self, process_id: str, engine: str, tenant: str = "", session: str = "") -> None:
+        """Asks for a turn of this process as soon as a worker for its engine has a slot; while
+        none has, it waits its turn among the tenant's and session's (process_service/
+        fair_queue.py)."""
         if process_id in self._queued:
             return
         self._queued.add(process_id)
@@ -89,20 +97,36 @@ class Dispatcher:
             if len(self._traces) > 10_000:
                 self._traces.clear()  # kicks that never reached a worker (stopped processes)
             self._traces[process_id] = tracing.carrier()
-        self._ready.setdefault(engine, deque()).append(process_id)
+        self._ready.setdefault(engine, FairQueue()).push(process_id, tenant, session)
         self._wakeup.set()
 
-    def kick_later(self, process_id: str, engine: str, delay_ms: int) -> None:
+    def kick_ref(self, ref: TurnRef) -> None:
+        self.kick(ref.process_id, ref.engine, str(ref.process.get("tenant_id", "")), ref.session_id)
+
+    def kick_doc(self, doc: dict[str, Any]) -> None:
+        self.kick(
+            str(doc["_id"]),
+            str(doc["engine"]),
+            str(doc.get("tenant_id", "")),
+            str(doc.get("session_id", "")),
+        )
+
+    def can_start(self, engine: str, process_id: str = "") -> bool:
+        """Whether a turn of this engine would start now: a worker has a free slot and nobody
+        waits before it (a steer's outcome is STARTED then, else QUEUED)."""
+        return not self._ready.get(engine) and self._pick(engine, process_id) is not None
+
+    def kick_later(self, ref: TurnRef, delay_ms: int) -> None:
         """`kick` once delay_ms have passed (a failed turn's backoff)."""
         if delay_ms <= 0:
-            self.kick(process_id, engine)
+            self.kick_ref(ref)
             return
         loop = asyncio.get_running_loop()
 
         def fire() -> None:
             self._timers.discard(handle)
             if not self._stopping:
-                self.kick(process_id, engine)
+                self.kick_ref(ref)
 
         handle = loop.call_later(delay_ms / 1000, fire)
         self._timers.add(handle)
@@ -179,6 +203,13 @@ class Dispatcher:
 
     # ---- workers ----
 
+    def _slot_counts(self) -> list[tuple[str, int, int]]:
+        return [
+            (w.worker_id, len(w.turns), max(0, w.free_slots))
+            for w in self.workers.values()
+            if not w.closed
+        ]
+
     def register(self, worker_id: str, engines: dict[str, str], slots: int) -> WorkerConn:
         old = self.workers.get(worker_id)
         if old is not None:
@@ -188,6 +219,23 @@ class Dispatcher:
         logger.info("worker %s connected: engines=%s slots=%d", worker_id, engines, slots)
         self._wakeup.set()
         return conn
+
+    def set_capacity(self, conn: WorkerConn, slots: int, reason: str) -> None:
+        """The worker takes this many turns at once from now on (engine_worker/admission.py);
+        what it runs already goes on. More room wakes the queue."""
+        if slots == conn.slots:
+            return
+        logger.info(
+            "worker %s takes %d turns at once (was %d): %s",
+            conn.worker_id,
+            slots,
+            conn.slots,
+            reason,
+        )
+        grew = slots > conn.slots
+        conn.slots = max(0, min(slots, conn.hello_slots))
+        if grew:
+            self._wakeup.set()
 
     def unregister(self, conn: WorkerConn) -> None:
         if self.workers.get(conn.worker_id) is conn:
@@ -209,7 +257,7 @@ class Dispatcher:
         metrics.REDOS.inc()
         doc = await self._lanes.fail(ref, why, backoff=False)
         if doc is not None and doc.get("status") == ProcessStatus.RUNNING.value:
-            self.kick(ref.process_id, ref.engine)
+            self.kick_ref(ref)
 
     def finished(self, ref: TurnRef, ack: Ack | None) -> None:
         """The turn ended here; its worker's slot is free once it has the ack (if any)."""
@@ -291,10 +339,10 @@ class Dispatcher:
     def _pump(self, tg: asyncio.TaskGroup) -> None:
         for engine, queue in self._ready.items():
             while queue:
-                worker = self._pick(engine, queue[0])
+                worker = self._pick(engine, queue.peek() or "")
                 if worker is None:
                     break
-                pid = queue.popleft()
+                pid = queue.pop()
                 self._queued.discard(pid)
                 worker.reserved += 1
                 tg.create_task(self._assign(pid, worker))
@@ -386,7 +434,7 @@ class Dispatcher:
             # process is not in this scan: it is dropped then).
             wants = wants or bool(doc.get("hook"))
             if (wants and not lane) or (expired and str(lane.get("turn_id")) not in self._turns):
-                self.kick(str(doc["_id"]), str(doc["engine"]))
+                self.kick_doc(doc)
 
 
 _HELD_MAX = 512  # per worker, as many as the worker keeps (engine_worker/chat_held.py)

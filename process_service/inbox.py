@@ -17,7 +17,9 @@ logger = logging.getLogger(__name__)
 
 
 class Dispatch(Protocol):
-    def kick(self, process_id: str, engine: str) -> None: ...
+    def kick_doc(self, doc: dict[str, Any]) -> None: ...
+
+    def can_start(self, engine: str, process_id: str = "") -> bool: ...
 
     async def steer_and_start(
         self, process_id: str, session_id: str, engine: str, msg: dict[str, Any], key: str
@@ -108,13 +110,16 @@ class Inbox:
         if status in HOLDING:
             outcome = DeliveryOutcome.DEFERRED
         elif status in WAKING and not doc.get("lane"):
-            outcome = DeliveryOutcome.STARTED
-            self._dispatch.kick(pid, str(doc["engine"]))
+            # Started when a worker slot is free now; else it waits its turn in the queue.
+            engine = str(doc["engine"])
+            started = self._dispatch.can_start(engine, pid)
+            outcome = DeliveryOutcome.STARTED if started else DeliveryOutcome.QUEUED
+            self._dispatch.kick_doc(doc)
         else:
             # A turn runs (or the start turn is due): this message is handled next.
             outcome = DeliveryOutcome.QUEUED
             if status is ProcessStatus.INIT and not doc.get("lane"):
-                self._dispatch.kick(pid, str(doc["engine"]))
+                self._dispatch.kick_doc(doc)
         return SteerResult(outcome, message_id=message.id, process=doc)
 
     def _remember_engine(self, process_id: str, engine: str) -> None:

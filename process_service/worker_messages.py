@@ -33,6 +33,12 @@ class Draining:
 
 
 @dataclass(frozen=True)
+class Capacity:
+    slots: int
+    reason: str
+
+
+@dataclass(frozen=True)
 class ChatAppend:
     """The turn's `ordinal`-th chat message (vance/chat_ids.py)."""
 
@@ -76,7 +82,7 @@ class Failure:
 
 
 Report = ChatAppend | Chunk | Progress | Commit | Failure
-FromWorker = Heartbeat | Draining | Report
+FromWorker = Heartbeat | Draining | Capacity | Report
 
 # ---- process_service -> worker ----
 

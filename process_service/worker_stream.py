@@ -30,6 +30,7 @@ from process_service.turns import Turns
 from process_service.worker_messages import (
     Ack,
     Assign,
+    Capacity,
     ChatAppend,
     Chunk,
     Commit,
@@ -126,6 +127,8 @@ class WorkerStreams:
                     elif isinstance(msg, Draining):
                         conn.draining = True
                         logger.info("worker %s is draining", conn.worker_id)
+                    elif isinstance(msg, Capacity):
+                        self._dispatcher.set_capacity(conn, msg.slots, msg.reason)
                     else:
                         queue = queues.get(msg.turn_id)
                         if queue is not None:
@@ -227,7 +230,7 @@ class WorkerStreams:
         self._dispatcher.finished(ref, ack)
         if doc is not None and doc.get("wake") and doc["status"] in ("IDLE", "BLOCKED"):
             # Messages arrived during the turn: the next one starts at once.
-            self._dispatcher.kick(ref.process_id, ref.engine)
+            self._dispatcher.kick_ref(ref)
 
     async def _failure(self, ref: TurnRef, failure: Failure) -> None:
         logger.warning("turn %s of %s failed: %s", ref.turn_id, ref.process_id, failure.error)
@@ -236,7 +239,7 @@ class WorkerStreams:
         if doc is not None and doc.get("status") == ProcessStatus.RUNNING.value:
             # Redone once the backoff written into its lease has passed.
             delay = int(doc["lane"]["lease_until_ms"]) - self._lanes.clock.now_ms() + 1
-            self._dispatcher.kick_later(ref.process_id, ref.engine, delay)
+            self._dispatcher.kick_later(ref, delay)
 
 
 def _is_event(report: Report | None) -> bool:

@@ -24,6 +24,7 @@ from vance.llm import (
     uses_litellm,
     uses_openai_sdk,
 )
+from vance.llm_limits import LimitedClient
 from vance.testing.scripted_llm import Rule, ThreadedScriptedLlm
 
 TOOL: dict[str, Any] = {
@@ -131,7 +132,9 @@ async def test_an_unreachable_endpoint_is_the_same_error_from_both() -> None:
 
 def test_the_client_setting_picks_the_path_per_model() -> None:
     auto = load_config(env={"VANCE_LLM_MODEL": "openai/gpt-4o-mini"}).llm
-    routed = make_model_client(auto)
+    limited = make_model_client(auto)
+    assert isinstance(limited, LimitedClient)  # the provider's limits in front of every path
+    routed = limited.inner
     assert isinstance(routed, RoutingClient)
     assert isinstance(routed.client_for("default:chat"), OpenAIClient)
     assert uses_openai_sdk(auto) and not uses_litellm(auto)
@@ -145,5 +148,7 @@ def test_the_client_setting_picks_the_path_per_model() -> None:
     forced = load_config(
         env={"VANCE_LLM_MODEL": "openai/gpt-4o-mini", "VANCE_LLM_CLIENT": "litellm"}
     ).llm
-    assert isinstance(make_model_client(forced), LiteLLMClient)
+    forced_client = make_model_client(forced)
+    assert isinstance(forced_client, LimitedClient)
+    assert isinstance(forced_client.inner, LiteLLMClient)
     assert uses_litellm(forced) and not uses_openai_sdk(forced)

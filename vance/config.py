@@ -33,6 +33,8 @@ ENV_KEYS: dict[str, str] = {
     "VANCE_TOKEN_TTL_S": "gateway.token_ttl_s",
     "VANCE_ENGINE_WORKERS": "worker.count",
     "VANCE_WORKER_SLOTS": "worker.slots",
+    "VANCE_WORKER_MAX_LOOP_LAG_MS": "worker.max_loop_lag_ms",
+    "VANCE_WORKER_MAX_RSS_MB": "worker.max_rss_mb",
     "VANCE_WORKER_ID": "worker.worker_id",
     "VANCE_LEASE_MS": "lanes.lease_ms",
     "VANCE_MAX_TURN_ATTEMPTS": "lanes.max_attempts",
@@ -109,7 +111,11 @@ class ObservabilityConfig(_Frozen):
 
 class WorkerConfig(_Frozen):
     count: int = 2
-    slots: int = 8
+    # Turns one worker runs at once. A turn mostly waits on its model (a socket, a few KB), so
+    # this is high; what bounds a worker is its event loop and memory (engine_worker/admission.py).
+    slots: int = 256
+    max_loop_lag_ms: float = 100.0  # above it (smoothed) the worker takes no more turns
+    max_rss_mb: float = 2048.0  # likewise for memory; 0: not watched
     worker_id: str = ""
     drain_timeout_s: float = 30.0
     reconnect_backoff_s: float = 0.5
@@ -153,6 +159,13 @@ class LifecycleConfig(_Frozen):
     auto_restart_forced: AutoRestartConfig = AutoRestartConfig()
 
 
+class ModelLimits(_Frozen):
+    """A provider's limits for one model, kept by each worker (vance/llm_limits.py)."""
+
+    concurrency: int = 0  # calls in flight at once; 0: no limit
+    tokens_per_minute: int = 0  # prompt + completion tokens (estimated up front); 0: no limit
+
+
 class LlmConfig(_Frozen):
     model: str = ""  # one model for every tier, e.g. openai/gpt-4o-mini
     api_base: str = ""
@@ -161,6 +174,16 @@ class LlmConfig(_Frozen):
     # for the rest; "litellm": litellm for every call (vance/llm.py).
     client: Literal["auto", "openai-sdk", "litellm"] = "auto"
     timeout_s: float = 120.0
+    # Connections the direct client keeps to the provider: as many as turns may be waiting on
+    # it (aiohttp's default of 100 would queue the rest of a worker's turns inside the client).
+    max_connections: int = 1024
+    # A call the provider refuses as overloaded (429, 502, 503, 504) before anything streamed is
+    # tried again this often, after its Retry-After or an exponential backoff with jitter.
+    retries: int = 4
+    retry_base_ms: int = 500
+    retry_max_ms: int = 30_000
+    # By provider model ("openai/gpt-4o-mini"): a burst above these waits instead of failing.
+    limits: dict[str, ModelLimits] = Field(default_factory=dict)
     tiers: dict[str, str] = Field(
         default_factory=lambda: {"default:fast": "", "default:analyze": "", "default:chat": ""}
     )

@@ -30,12 +30,15 @@ from vance.llm_core import (
     ModelNotConfiguredError,
     ModelReply,
     ReplyBuilder,
+    StreamedArgs,
     ToolCall,
     Usage,
     is_configured,
     resolve_model,
+    retry_after,
 )
 from vance.llm_http import OpenAIClient
+from vance.llm_limits import LimitedClient
 from vance.observability.metrics import timed_model_call
 from vance.observability.tracing import model_span
 
@@ -50,6 +53,7 @@ __all__ = [
     "OpenAIClient",
     "OpenAISdkClient",
     "RoutingClient",
+    "StreamedArgs",
     "ToolCall",
     "Usage",
     "is_configured",
@@ -74,7 +78,13 @@ def _call_error(exc: Exception) -> ModelCallError:
         # litellm reports an unreachable endpoint as a 500 of its own making.
         return ModelCallError(0, "the model endpoint could not be reached or timed out")
     if isinstance(exc, openai.APIStatusError):
-        return ModelCallError(exc.status_code, _error_message(exc))
+        response = getattr(exc, "response", None)
+        headers = getattr(response, "headers", None)
+        return ModelCallError(
+            exc.status_code,
+            _error_message(exc),
+            retry_after_s=retry_after(headers) if headers is not None else None,
+        )
     if isinstance(exc, openai.APIError):
         return ModelCallError(0, _error_message(exc))
     return ModelCallError(0, f"{type(exc).__name__}: {exc}")
@@ -126,10 +136,11 @@ class LiteLLMClient:
         tools: list[dict[str, Any]] | None = None,
         on_chunk: ChunkSink | None = None,
         temperature: float | None = None,
+        stream_args: StreamedArgs | None = None,
     ) -> ModelReply:
         model = resolve_model(self._config, tier)
         with model_span(model, tier), timed_model_call(model):
-            return await self._complete(model, messages, tools, on_chunk, temperature)
+            return await self._complete(model, messages, tools, on_chunk, temperature, stream_args)
 
     async def aclose(self) -> None:
         return None  # litellm keeps its own clients
@@ -141,6 +152,7 @@ class LiteLLMClient:
         tools: list[dict[str, Any]] | None,
         on_chunk: ChunkSink | None,
         temperature: float | None,
+        stream_args: StreamedArgs | None,
     ) -> ModelReply:
         kwargs: dict[str, Any] = {
             "model": model,
@@ -163,7 +175,7 @@ class LiteLLMClient:
             kwargs["extra_headers"] = self._headers
         try:
             stream = await self._litellm.acompletion(**kwargs)
-            return await _Assembler().read(stream, on_chunk)
+            return await _Assembler().read(stream, on_chunk, stream_args)
         except ModelNotConfiguredError:
             raise
         except Exception as exc:
@@ -198,6 +210,7 @@ class OpenAISdkClient:
         tools: list[dict[str, Any]] | None = None,
         on_chunk: ChunkSink | None = None,
         temperature: float | None = None,
+        stream_args: StreamedArgs | None = None,
     ) -> ModelReply:
         model = resolve_model(self._config, tier)
         # The messages and tools are plain JSON already: sent as extra body fields, the SDK
@@ -219,7 +232,7 @@ class OpenAISdkClient:
         with model_span(model, tier), timed_model_call(model):
             try:
                 stream = await self._client.chat.completions.create(**kwargs)
-                return await _Assembler().read(stream, on_chunk)
+                return await _Assembler().read(stream, on_chunk, stream_args)
             except Exception as exc:
                 raise _call_error(exc) from exc
 
@@ -255,9 +268,15 @@ class RoutingClient:
         tools: list[dict[str, Any]] | None = None,
         on_chunk: ChunkSink | None = None,
         temperature: float | None = None,
+        stream_args: StreamedArgs | None = None,
     ) -> ModelReply:
         return await self.client_for(tier).complete(
-            tier=tier, messages=messages, tools=tools, on_chunk=on_chunk, temperature=temperature
+            tier=tier,
+            messages=messages,
+            tools=tools,
+            on_chunk=on_chunk,
+            temperature=temperature,
+            stream_args=stream_args,
         )
 
     async def aclose(self) -> None:
@@ -269,17 +288,23 @@ class RoutingClient:
 def make_model_client(config: LlmConfig, *, purpose: str = "") -> ModelClient:
     """`llm.client`: "auto" (the aiohttp path where it serves the model, litellm elsewhere),
     "openai-sdk" (the same with the openai SDK) or "litellm" (litellm for every call)."""
-    if config.client == "litellm":
-        return LiteLLMClient(config, purpose=purpose)
-    return RoutingClient(config, purpose=purpose)
+    inner: ModelClient = (
+        LiteLLMClient(config, purpose=purpose)
+        if config.client == "litellm"
+        else RoutingClient(config, purpose=purpose)
+    )
+    # The provider's limits and its overload answers (vance/llm_limits.py).
+    return LimitedClient(inner, config)
 
 
 class _Assembler:
     """Reads a stream of chat-completion chunk objects (the openai SDK's, or litellm's of the
     same shape) into a ReplyBuilder."""
 
-    async def read(self, stream: Any, on_chunk: ChunkSink | None) -> ModelReply:
-        out = ReplyBuilder(on_chunk)
+    async def read(
+        self, stream: Any, on_chunk: ChunkSink | None, stream_args: StreamedArgs | None = None
+    ) -> ModelReply:
+        out = ReplyBuilder(on_chunk, stream_args)
         async for chunk in stream:
             usage = getattr(chunk, "usage", None)
             if usage is not None:
@@ -297,7 +322,7 @@ class _Assembler:
                 await out.text(content)
             for tc in getattr(delta, "tool_calls", None) or []:
                 fn = tc.function
-                out.tool_delta(
+                await out.tool_delta(
                     tc.index or 0,
                     tc.id or "",
                     (fn.name if fn is not None else "") or "",

@@ -20,7 +20,9 @@ from vance.llm_core import (
     ModelCallError,
     ModelReply,
     ReplyBuilder,
+    StreamedArgs,
     resolve_model,
+    retry_after,
 )
 from vance.observability.metrics import timed_model_call
 from vance.observability.tracing import model_span
@@ -50,6 +52,11 @@ class OpenAIClient:
             self._session = aiohttp.ClientSession(
                 timeout=aiohttp.ClientTimeout(total=self._config.timeout_s),
                 headers=self._headers,
+                # As many connections as turns may wait on the provider (LlmConfig).
+                connector=aiohttp.TCPConnector(
+                    limit=self._config.max_connections,
+                    limit_per_host=self._config.max_connections,
+                ),
             )
         return self._session
 
@@ -66,6 +73,7 @@ class OpenAIClient:
         tools: list[dict[str, Any]] | None = None,
         on_chunk: ChunkSink | None = None,
         temperature: float | None = None,
+        stream_args: StreamedArgs | None = None,
     ) -> ModelReply:
         model = resolve_model(self._config, tier)
         body: dict[str, Any] = {
@@ -82,8 +90,12 @@ class OpenAIClient:
             try:
                 async with self._client().post(self._url, data=json.dumps(body)) as response:
                     if response.status >= 400:
-                        raise ModelCallError(response.status, await _error_text(response))
-                    return await _read(response, ReplyBuilder(on_chunk))
+                        raise ModelCallError(
+                            response.status,
+                            await _error_text(response),
+                            retry_after_s=retry_after(response.headers),
+                        )
+                    return await _read(response, ReplyBuilder(on_chunk, stream_args))
             except (aiohttp.ClientError, TimeoutError) as exc:
                 raise ModelCallError(0, UNREACHABLE) from exc
 
@@ -134,7 +146,7 @@ async def _event(payload: bytes, out: ReplyBuilder) -> bool:
         await out.text(str(content))
     for tc in delta.get("tool_calls") or []:
         fn = tc.get("function") or {}
-        out.tool_delta(
+        await out.tool_delta(
             int(tc.get("index") or 0),
             str(tc.get("id") or ""),
             str(fn.get("name") or ""),

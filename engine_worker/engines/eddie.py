@@ -144,6 +144,7 @@ class Eddie(EngineDefaults):
                 max_iterations=int(_setting(ctx, "maxIterations")),
                 action_tools=a.ACTION_TOOLS,
                 parsers=a.PARSERS,
+                streamed=a.STREAMED,
             )
         except ModelNotConfiguredError as exc:
             await ctx.chat.append(ChatRole.SYSTEM, exc.message, {"error": exc.reason})

@@ -79,6 +79,10 @@ ACTION_TOOLS: list[dict[str, Any]] = [
 ]
 
 
+# What the user hears streams as the model writes it (engine_worker/engines/loop.py).
+STREAMED = {ANSWER: "message", ASK_USER: "message", RELAY: "message", RELAY_INBOX: "spoken"}
+
+
 @dataclass
 class Action:
     name: str

@@ -10,6 +10,7 @@ from typing import Any
 
 from engine_worker.context import ThinkEngineContext
 from engine_worker.tools import ToolSpec
+from vance.llm import StreamedArgs
 
 logger = logging.getLogger(__name__)
 
@@ -50,6 +51,8 @@ RESPOND_TOOL: dict[str, Any] = {
         },
     },
 }
+# `respond`'s message streams to the client as the model writes it (vance/llm_core.py).
+RESPOND_STREAMED: StreamedArgs = {RESPOND: "message"}
 ALONE_ERROR = (
     "respond must stand alone in its step. The other tools ran; read their results, then call "
     "respond again on its own."
@@ -121,6 +124,7 @@ async def run_tool_loop(
         max_iterations=max_iterations,
         action_tools=[RESPOND_TOOL],
         parsers={RESPOND: _respond_args},
+        streamed=RESPOND_STREAMED,
     )
     if name:
         answer: Answer = result
@@ -137,14 +141,21 @@ async def run_action_loop(
     max_iterations: int,
     action_tools: list[dict[str, Any]],
     parsers: Mapping[str, ActionParser],
+    streamed: StreamedArgs | None = None,
 ) -> tuple[str, Any]:
     """The loop behind `respond` and Eddie's actions: the model gets the pool plus the action
     tools; tools run and their results go back; one action standing alone in its step ends the
-    turn as `(action name, parsed arguments)`. A plain-text reply ends it as `("", text)`."""
+    turn as `(action name, parsed arguments)`. A plain-text reply ends it as `("", text)`.
+    `streamed` names the action arguments that go to the client as chunks while the model
+    writes them; the final chat message is the parsed action's, as without streaming."""
     tools = [t.for_model() for t in pool] + action_tools
     for _ in range(max(1, max_iterations)):
         reply = await ctx.llm.complete(
-            tier=tier, messages=messages, tools=tools, on_chunk=ctx.events.chunk
+            tier=tier,
+            messages=messages,
+            tools=tools,
+            on_chunk=ctx.events.chunk,
+            stream_args=streamed,
         )
         if not reply.tool_calls:
             return "", reply.text.strip()

@@ -24,6 +24,7 @@ from vance.llm import (
     ChunkSink,
     ModelClient,
     ModelReply,
+    StreamedArgs,
     is_configured,
     make_model_client,
     warm_up_clients,
@@ -63,11 +64,17 @@ class LazyModel:
         tools: list[dict[str, Any]] | None = None,
         on_chunk: ChunkSink | None = None,
         temperature: float | None = None,
+        stream_args: StreamedArgs | None = None,
     ) -> ModelReply:
         await self.warm()
         assert self._client is not None
         return await self._client.complete(
-            tier=tier, messages=messages, tools=tools, on_chunk=on_chunk, temperature=temperature
+            tier=tier,
+            messages=messages,
+            tools=tools,
+            on_chunk=on_chunk,
+            temperature=temperature,
+            stream_args=stream_args,
         )
 
     async def aclose(self) -> None:

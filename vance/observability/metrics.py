@@ -53,6 +53,8 @@ class _StateCollector(Collector):
     def __init__(self) -> None:
         self.queue_depth: Callable[[], Iterable[tuple[str, int]]] | None = None
         self.leases_held: Callable[[], int] | None = None
+        # (worker id, busy slots, free slots) of every connected worker (process_service).
+        self.worker_slots: Callable[[], Iterable[tuple[str, int, int]]] | None = None
 
     def collect(self) -> Iterator[Metric]:
         if self.queue_depth is not None:
@@ -70,6 +72,17 @@ class _StateCollector(Collector):
                 "Running turns holding a lane lease",
                 value=self.leases_held(),
             )
+        if self.worker_slots is not None:
+            slots = GaugeMetricFamily(
+                "vance_worker_slots",
+                "Turn slots of the connected engine workers: busy, and free to take a turn "
+                "(free shrinks when a worker reports its event loop or memory saturated)",
+                labels=["worker", "state"],
+            )
+            for worker, busy, free in self.worker_slots():
+                slots.add_metric([worker, "busy"], busy)
+                slots.add_metric([worker, "free"], free)
+            yield slots
 
 
 STATE = _StateCollector()

@@ -4,6 +4,14 @@ Tests and benchmarks point litellm at it (VANCE_LLM_API_BASE), so the real HTTP,
 tool-call parsing paths run. Replies come from rules, matched in order against the request's
 messages; unmatched requests get an echo of the last user message. Rules can be added from
 another process over HTTP (POST /_script), so workers in other processes see the same script.
+
+Pace: `MODEL_TTFT_MS` (time to the first chunk) and `MODEL_STREAM_MS` (spread over the other
+chunks) make the echo answer at a hosted model's pace, as the LangGraph peer's model reads them
+(../shared/peers/langgraph/model.py); `MODEL_ANSWER_TOOL=respond` makes the echo answer through
+that tool, its `message` argument streamed in `MODEL_CHUNKS` pieces, as real models answer our
+engines. GET /_stamps returns (and forgets) when each streamed answer's first chunk went out
+(time.monotonic(), the clock time.perf_counter() reads in another process on this machine),
+keyed by the echoed user message.
 """
 
 from __future__ import annotations
@@ -11,6 +19,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import os
 import threading
 import time
 from dataclasses import dataclass, field
@@ -27,6 +36,7 @@ class Rule:
     chunks: int = 3
     repeat: bool = False
     fail_status: int = 0  # answer with this HTTP status instead
+    retry_after_s: float = -1.0  # with fail_status: send this Retry-After (seconds); <0: none
     # Requests sent with an X-Vance-Purpose header (side calls such as the session-metadata
     # suggestion) only match rules of that purpose, and engine turns never match these rules.
     purpose: str = ""
@@ -34,6 +44,11 @@ class Rule:
     # release(hold), so a test can act while a turn is visibly mid-stream.
     hold: str = ""
     hold_after: int = 1
+    # Pace: the wait before the first chunk, and the time spread over the chunks after it.
+    ttft_ms: int = 0
+    stream_ms: int = 0
+    # Tool-call arguments in this many pieces (1: whole in one chunk, as most tests want).
+    arg_chunks: int = 1
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> Rule:
@@ -46,6 +61,8 @@ class Script:
         self._lock = threading.Lock()
         self.requests: list[dict[str, Any]] = []
         self.side_requests: dict[str, list[dict[str, Any]]] = {}  # by purpose
+        self.in_flight = 0  # completions being answered now
+        self.max_in_flight = 0  # the most at once since the last reset
 
     def add(self, *rules: Rule) -> None:
         with self._lock:
@@ -56,6 +73,7 @@ class Script:
             self._rules.clear()
             self.requests.clear()
             self.side_requests.clear()
+            self.max_in_flight = self.in_flight
 
     def pick(self, body: dict[str, Any], purpose: str = "") -> Rule:
         text = json.dumps(body.get("messages", []))
@@ -74,7 +92,47 @@ class Script:
                     if not rule.repeat:
                         del self._rules[i]
                     return rule
-        return Rule(text=f"You said: {_last_user(body)}")
+        return _echo(_last_user(body))
+
+
+@dataclass(frozen=True)
+class Pace:
+    """The echo answer's pace and form, from the environment (see the module's doc)."""
+
+    ttft_ms: int = 0
+    stream_ms: int = 0
+    answer_tool: str = ""
+    chunks: int = 3
+
+    @classmethod
+    def from_env(cls, env: dict[str, str] | None = None) -> Pace:
+        e = os.environ if env is None else env
+        return cls(
+            int(e.get("MODEL_TTFT_MS") or 0),
+            int(e.get("MODEL_STREAM_MS") or 0),
+            e.get("MODEL_ANSWER_TOOL", ""),
+            int(e.get("MODEL_CHUNKS") or 3),
+        )
+
+
+PACE = Pace.from_env()
+
+
+def _echo(said: str) -> Rule:
+    text = f"You said: {said}"
+    if not PACE.answer_tool:
+        return Rule(text=text, ttft_ms=PACE.ttft_ms, stream_ms=PACE.stream_ms, chunks=PACE.chunks)
+    return Rule(
+        tool_calls=[
+            {
+                "name": PACE.answer_tool,
+                "arguments": {"message": text, "awaiting_user_input": False},
+            }
+        ],
+        ttft_ms=PACE.ttft_ms,
+        stream_ms=PACE.stream_ms,
+        arg_chunks=PACE.chunks,
+    )
 
 
 def _last_user(body: dict[str, Any]) -> str:
@@ -101,6 +159,7 @@ class ScriptedLlmServer:
         self._server: asyncio.AbstractServer | None = None
         self._conns: set[asyncio.Task[None]] = set()
         self._gates: dict[str, asyncio.Event] = {}
+        self.stamps: dict[str, float] = {}  # echoed user message -> first chunk sent
 
     @property
     def base_url(self) -> str:
@@ -151,7 +210,13 @@ class ScriptedLlmServer:
         self, method: str, path: str, body: bytes, writer: asyncio.StreamWriter, purpose: str
     ) -> None:
         if path.endswith("/chat/completions") and method == "POST":
-            await self._complete(json.loads(body), writer, purpose)
+            script = self.script
+            script.in_flight += 1
+            script.max_in_flight = max(script.max_in_flight, script.in_flight)
+            try:
+                await self._complete(json.loads(body), writer, purpose)
+            finally:
+                script.in_flight -= 1
         elif path == "/_script" and method == "POST":
             self.script.add(*[Rule.from_dict(r) for r in json.loads(body)["rules"]])
             _json(writer, 200, {"ok": True})
@@ -159,7 +224,14 @@ class ScriptedLlmServer:
             self.script.reset()
             _json(writer, 200, {"ok": True})
         elif path == "/_requests":
-            _json(writer, 200, {"count": len(self.script.requests)})
+            _json(
+                writer,
+                200,
+                {"count": len(self.script.requests), "max_in_flight": self.script.max_in_flight},
+            )
+        elif path == "/_stamps":
+            stamps, self.stamps = self.stamps, {}
+            _json(writer, 200, {"stamps": stamps})
         else:
             _json(writer, 404, {"error": {"message": f"no route {method} {path}"}})
         await writer.drain()
@@ -171,11 +243,12 @@ class ScriptedLlmServer:
         if rule.delay_ms:
             await asyncio.sleep(rule.delay_ms / 1000)
         if rule.fail_status:
-            _json(writer, rule.fail_status, {"error": {"message": "scripted failure"}})
+            headers = {"Retry-After": f"{rule.retry_after_s:g}"} if rule.retry_after_s >= 0 else {}
+            _json(writer, rule.fail_status, {"error": {"message": "scripted failure"}}, headers)
             return
         model = body.get("model", "scripted")
         cid = f"chatcmpl-{time.monotonic_ns()}"
-        calls = [
+        calls: list[dict[str, Any]] = [
             {
                 "id": c.get("id") or f"call_{i}",
                 "type": "function",
@@ -217,13 +290,29 @@ class ScriptedLlmServer:
             _chunk(writer, f"data: {json.dumps(payload)}\n\n".encode())
 
         event({"role": "assistant", "content": ""})
-        for i, part in enumerate(_split(rule.text, rule.chunks), 1):
-            event({"content": part})
-            if rule.hold and i == rule.hold_after:
+        pieces: list[dict[str, Any]] = [{"content": p} for p in _split(rule.text, rule.chunks)]
+        for i, call in enumerate(calls):
+            fn: dict[str, str] = call["function"]
+            args = _split(fn["arguments"], rule.arg_chunks) or [""]
+            head = {**call, "function": {**fn, "arguments": args[0]}}
+            pieces.append({"tool_calls": [{"index": i, **head}]})
+            pieces += [
+                {"tool_calls": [{"index": i, "function": {"arguments": a}}]} for a in args[1:]
+            ]
+        await writer.drain()
+        if rule.ttft_ms:
+            await asyncio.sleep(rule.ttft_ms / 1000)
+        gap_s = rule.stream_ms / 1000 / max(1, len(pieces) - 1)
+        for i, piece in enumerate(pieces):
+            if i and gap_s:
+                await writer.drain()
+                await asyncio.sleep(gap_s)
+            event(piece)
+            if i == 0 and (rule.ttft_ms or rule.stream_ms):
+                self.stamps[_last_user(body)] = time.monotonic()
+            if rule.hold and "content" in piece and i + 1 == rule.hold_after:
                 await writer.drain()
                 await self.gate(rule.hold).wait()
-        for i, call in enumerate(calls):
-            event({"tool_calls": [{"index": i, **call}]})
         event({}, finish)
         if (body.get("stream_options") or {}).get("include_usage"):
             # As OpenAI does when asked: a last chunk without choices, carrying the usage.
@@ -251,10 +340,16 @@ def _chunk(writer: asyncio.StreamWriter, data: bytes) -> None:
     writer.write(f"{len(data):x}\r\n".encode() + data + b"\r\n")
 
 
-def _json(writer: asyncio.StreamWriter, status: int, payload: dict[str, Any]) -> None:
+def _json(
+    writer: asyncio.StreamWriter,
+    status: int,
+    payload: dict[str, Any],
+    headers: dict[str, str] | None = None,
+) -> None:
     data = json.dumps(payload).encode()
+    extra = "".join(f"{k}: {v}\r\n" for k, v in (headers or {}).items())
     writer.write(
-        f"HTTP/1.1 {status} X\r\nContent-Type: application/json\r\n"
+        f"HTTP/1.1 {status} X\r\nContent-Type: application/json\r\n{extra}"
         f"Content-Length: {len(data)}\r\n\r\n".encode()
         + data
     )

@@ -299,6 +299,14 @@ class WorkerDraining(_message.Message):
     __slots__ = ()
     def __init__(self) -> None: ...
 
+class WorkerCapacity(_message.Message):
+    __slots__ = ("slots", "reason")
+    SLOTS_FIELD_NUMBER: _ClassVar[int]
+    REASON_FIELD_NUMBER: _ClassVar[int]
+    slots: int
+    reason: str
+    def __init__(self, slots: _Optional[int] = ..., reason: _Optional[str] = ...) -> None: ...
+
 class ChatAppend(_message.Message):
     __slots__ = ("message_id", "role", "content", "meta")
     MESSAGE_ID_FIELD_NUMBER: _ClassVar[int]
@@ -366,20 +374,22 @@ class TurnFailure(_message.Message):
     def __init__(self, turn_id: _Optional[str] = ..., error: _Optional[str] = ..., retryable: _Optional[bool] = ...) -> None: ...
 
 class WorkerMessage(_message.Message):
-    __slots__ = ("hello", "heartbeat", "event", "commit", "failure", "draining")
+    __slots__ = ("hello", "heartbeat", "event", "commit", "failure", "draining", "capacity")
     HELLO_FIELD_NUMBER: _ClassVar[int]
     HEARTBEAT_FIELD_NUMBER: _ClassVar[int]
     EVENT_FIELD_NUMBER: _ClassVar[int]
     COMMIT_FIELD_NUMBER: _ClassVar[int]
     FAILURE_FIELD_NUMBER: _ClassVar[int]
     DRAINING_FIELD_NUMBER: _ClassVar[int]
+    CAPACITY_FIELD_NUMBER: _ClassVar[int]
     hello: WorkerHello
     heartbeat: WorkerHeartbeat
     event: TurnEvent
     commit: TurnCommit
     failure: TurnFailure
     draining: WorkerDraining
-    def __init__(self, hello: _Optional[_Union[WorkerHello, _Mapping]] = ..., heartbeat: _Optional[_Union[WorkerHeartbeat, _Mapping]] = ..., event: _Optional[_Union[TurnEvent, _Mapping]] = ..., commit: _Optional[_Union[TurnCommit, _Mapping]] = ..., failure: _Optional[_Union[TurnFailure, _Mapping]] = ..., draining: _Optional[_Union[WorkerDraining, _Mapping]] = ...) -> None: ...
+    capacity: WorkerCapacity
+    def __init__(self, hello: _Optional[_Union[WorkerHello, _Mapping]] = ..., heartbeat: _Optional[_Union[WorkerHeartbeat, _Mapping]] = ..., event: _Optional[_Union[TurnEvent, _Mapping]] = ..., commit: _Optional[_Union[TurnCommit, _Mapping]] = ..., failure: _Optional[_Union[TurnFailure, _Mapping]] = ..., draining: _Optional[_Union[WorkerDraining, _Mapping]] = ..., capacity: _Optional[_Union[WorkerCapacity, _Mapping]] = ...) -> None: ...
 
 class TurnAssignment(_message.Message):
     __slots__ = ("turn_id", "attempt", "call", "process", "pending", "lease_deadline_ms", "chat_count", "recent_chat", "project_memory_included", "project_memory", "recent_chat_held", "trace_context")

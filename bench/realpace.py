@@ -1,0 +1,233 @@
+"""Round (i): the system at a hosted model's pace, as `make run` ships it.
+
+The scripted model waits `MODEL_TTFT_MS` before its first chunk and spreads `MODEL_STREAM_MS`
+over the rest, and answers through `respond` with its message streamed in pieces (as real models
+answer our engines). Many clients chat at once, each in a session of its own, one turn after the
+other. What a user meets: turns/s against the ceiling (clients / the model's own time), the turn
+time above the model's own, how soon the streamed answer's first chunk follows the model's first
+chunk, how many chunk frames an answer arrives in; what it costs: CPU per turn and the servers'
+RSS per turn in flight. The LangGraph peer runs the same pace afterwards with its run limit set
+to the client count (`shared/peers/langgraph/README.md`)."""
+
+from __future__ import annotations
+
+import asyncio
+import math
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import httpx
+
+from bench.errors import BenchError
+from bench.procstat import rss_bytes
+from bench.scenarios import (
+    BENCH_CLIENT,
+    MACHINE,
+    SCRIPTED_MODEL,
+    _until_idle,
+    cpu_delta,
+    cpu_snapshot,
+    open_sessions,
+    run_all,
+    steer,
+    store_delta,
+    store_snapshot,
+)
+from bench.system import BenchSystem
+from bench.wsclient import Client
+
+TTFT_MS = 1200
+STREAM_MS = 300
+CHUNKS = 8
+
+
+@dataclass
+class RealPaceResult:
+    clients: int
+    ttft_ms: int
+    stream_ms: int
+    duration_s: float
+    answers: int = 0
+    latencies: list[float] = field(default_factory=list)  # steer -> answer, s
+    chunk_lags: list[float] = field(default_factory=list)  # model's first chunk -> client's, s
+    chunk_frames: list[int] = field(default_factory=list)  # per answered turn
+    outcomes: dict[str, int] = field(default_factory=dict)
+    cpu: dict[str, float] = field(default_factory=dict)  # CPU s in the window, by process
+    drain_cpu: dict[str, float] = field(default_factory=dict)
+    drain_turns: int = 0
+    # Store commands from the window's start until the system is idle again, by process.
+    store_calls: dict[str, dict[str, int]] = field(default_factory=dict)
+    rss_idle: dict[str, int] = field(default_factory=dict)  # before the load, by process
+    rss_busy: dict[str, int] = field(default_factory=dict)  # peak in the window, by process
+    in_flight: float = 0.0  # turns in flight, averaged over the window's samples
+    slots: int = 0  # the workers' slots, as shipped
+
+    @property
+    def model_s(self) -> float:
+        return (self.ttft_ms + self.stream_ms) / 1000
+
+    @property
+    def turns_per_s(self) -> float:
+        return self.answers / self.duration_s
+
+    @property
+    def ceiling(self) -> float:
+        """Turns/s if every client's turn took exactly the model's own time."""
+        return self.clients / self.model_s
+
+    def server_cpu_ms_per_turn(self) -> float:
+        spent = {k: v + self.drain_cpu.get(k, 0.0) for k, v in self.cpu.items()}
+        server = sum(
+            v for k, v in spent.items() if k not in (SCRIPTED_MODEL, BENCH_CLIENT, MACHINE)
+        )
+        return 1000 * server / max(1, self.answers + self.drain_turns)
+
+    def cpu_ms_per_turn_by_process(self) -> dict[str, float]:
+        turns = max(1, self.answers + self.drain_turns)
+        return {
+            k: 1000 * (v + self.drain_cpu.get(k, 0.0)) / turns
+            for k, v in sorted(self.cpu.items())
+            if k not in (SCRIPTED_MODEL, BENCH_CLIENT, MACHINE)
+        }
+
+    def store_calls_per_turn(self) -> dict[str, float]:
+        """Store commands per turn, by "process command collection"."""
+        turns = max(1, self.answers + self.drain_turns)
+        out: dict[str, float] = {}
+        for name, calls in self.store_calls.items():
+            for key, n in calls.items():
+                if n:
+                    out[f"{name} {key}"] = n / turns
+        return dict(sorted(out.items(), key=lambda kv: -kv[1]))
+
+    def rss_per_in_flight(self) -> float:
+        """Bytes of server RSS per turn in flight: the busy peak over the idle system."""
+        grown = sum(self.rss_busy.values()) - sum(self.rss_idle.values())
+        return grown / max(1.0, self.in_flight)
+
+
+def _server_rss(system: BenchSystem) -> dict[str, int]:
+    return {name: rss_bytes(pid) or 0 for name, pid in system.pids().items()}
+
+
+async def _stamps(system: BenchSystem) -> dict[str, float]:
+    assert system.model is not None
+    async with httpx.AsyncClient(timeout=10) as http:
+        r = await http.get(f"http://127.0.0.1:{system.model.port}/_stamps")
+    r.raise_for_status()
+    return {str(k): float(v) for k, v in r.json()["stamps"].items()}
+
+
+async def real_pace(
+    tmp: Path,
+    *,
+    clients: int,
+    warmup_s: float = 6.0,
+    duration_s: float = 20.0,
+    turn_timeout_s: float = 60.0,
+    log: object = print,
+) -> RealPaceResult:
+    """Starts a system of its own with the shipped defaults and measures one load."""
+    tmp.mkdir(parents=True, exist_ok=True)
+    system = BenchSystem(
+        tmp,
+        workers=2,
+        shipped_defaults=True,
+        model_env={
+            "MODEL_TTFT_MS": str(TTFT_MS),
+            "MODEL_STREAM_MS": str(STREAM_MS),
+            "MODEL_ANSWER_TOOL": "respond",
+            "MODEL_CHUNKS": str(CHUNKS),
+        },
+    )
+    result = RealPaceResult(clients, TTFT_MS, STREAM_MS, duration_s)
+    try:
+        await system.start()
+        result.slots = sum(w.slots for w in await system.list_workers())
+        result.rss_idle = _server_rss(system)
+        sessions = await open_sessions(system, clients, f"rp{clients}", concurrency=16)
+        await _stamps(system)  # the session starts' calls, if any, are not measured
+        await _drive(system, sessions, result, warmup_s, turn_timeout_s)
+    finally:
+        await system.stop()
+    return result
+
+
+async def _drive(
+    system: BenchSystem,
+    sessions: list[tuple[Client, str]],
+    result: RealPaceResult,
+    warmup_s: float,
+    turn_timeout_s: float,
+) -> None:
+    start = time.perf_counter()
+    window = (start + warmup_s, start + warmup_s + result.duration_s)
+    first_chunks: dict[str, tuple[float, int]] = {}  # content -> (client's first chunk, frames)
+    answered: list[tuple[float, float, str]] = []  # (answer time, latency, content)
+    snapshots: list[dict[str, float]] = []
+    stores: list[dict[str, dict[str, int]]] = []
+    in_flight = 0
+    samples: list[int] = []
+
+    async def chat(client: Client, pid: str) -> None:
+        nonlocal in_flight
+        n = 0
+        while time.perf_counter() < window[1]:
+            n += 1
+            content = f"{client.name} turn {n}"
+            frames_before = client.chunk_frames
+            in_flight += 1
+            try:
+                times = await steer(client, pid, content, turn_timeout_s, wait_idle=False)
+            finally:
+                in_flight -= 1
+            outcome = str(times["outcome"])
+            result.outcomes[outcome] = result.outcomes.get(outcome, 0) + 1
+            t0, answer = float(times["t0"]), float(times["answer"])
+            answered.append((t0 + answer, answer, content))
+            # NaN when no chunk came before the answer.
+            first_chunks[content] = (
+                t0 + float(times["chunk"]),
+                client.chunk_frames - frames_before,
+            )
+
+    async def sample() -> None:
+        for edge in window:
+            await asyncio.sleep(max(0.0, edge - time.perf_counter()))
+            system.check_alive()
+            snapshots.append(cpu_snapshot(system))
+            stores.append(store_snapshot(system))
+
+    async def watch_memory() -> None:
+        while time.perf_counter() < window[1]:
+            if time.perf_counter() >= window[0]:
+                samples.append(in_flight)
+                for name, rss in _server_rss(system).items():
+                    result.rss_busy[name] = max(result.rss_busy.get(name, 0), rss)
+            await asyncio.sleep(0.5)
+
+    try:
+        await run_all([*(chat(c, pid) for c, pid in sessions), sample(), watch_memory()])
+    finally:
+        await asyncio.gather(*(c.close() for c, _ in sessions), return_exceptions=True)
+    await system.wait_quiet(timeout_s=120)
+    await _until_idle(system)
+    result.cpu = cpu_delta(snapshots[0], snapshots[1])
+    result.drain_cpu = cpu_delta(snapshots[1], cpu_snapshot(system))
+    result.store_calls = store_delta(stores[0], store_snapshot(system))
+    result.in_flight = sum(samples) / max(1, len(samples))
+    stamps = await _stamps(system)
+    for at, latency, content in answered:
+        if window[0] <= at < window[1]:
+            result.answers += 1
+            result.latencies.append(latency)
+            seen, frames = first_chunks.get(content, (math.nan, 0))
+            result.chunk_frames.append(frames)
+            model_first = stamps.get(content)
+            if model_first is not None and not math.isnan(seen):
+                result.chunk_lags.append(seen - model_first)
+        elif at >= window[1]:
+            result.drain_turns += 1
+    if not result.answers:
+        raise BenchError(f"real pace, {result.clients} clients: no turn answered in the window")

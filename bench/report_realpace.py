@@ -1,0 +1,99 @@
+"""Round (i)'s section: the system at a hosted model's pace beside the LangGraph peer."""
+
+from __future__ import annotations
+
+from bench.markdown import table
+from bench.peer import PeerResult
+from bench.realpace import RealPaceResult
+from bench.stats import Summary
+
+
+def _pct(part: float, whole: float) -> str:
+    return f"{100 * part / whole:.0f}%" if whole else "n/a"
+
+
+def realpace_section(runs: dict[int, RealPaceResult], peers: dict[int, PeerResult]) -> list[str]:
+    first = next(iter(runs.values()))
+    lines = [
+        "## (i) Real pace: a hosted model's latency, the shipped defaults",
+        "",
+        f"The scripted model answers each call after {first.ttft_ms} ms to the first chunk and "
+        f"{first.stream_ms} ms of streaming, through `respond` with its message in pieces; "
+        "every client chats in its own session, one turn after the other. The system runs as "
+        "`make run` ships it (2 engine workers, default slots and leases). Ceiling: clients / "
+        "the model's own time. Chunk lag: from the model sending its first chunk to the client "
+        "reading its first chunk frame. RSS per turn in flight: the servers' peak RSS under "
+        "load over their idle RSS, divided by the turns in flight.",
+        "",
+    ]
+    rows = []
+    for clients, r in sorted(runs.items()):
+        lat = Summary.of(r.latencies)
+        lag = Summary.of(r.chunk_lags)
+        frames = sorted(r.chunk_frames)
+        rows.append(
+            [
+                f"ours, {clients} clients ({r.slots} slots)",
+                f"{r.turns_per_s:.1f}",
+                f"{r.ceiling:.0f}",
+                _pct(r.turns_per_s, r.ceiling),
+                f"{lat.p50_ms:.0f} / {lat.p99_ms:.0f}",
+                f"{lat.p50_ms - 1000 * r.model_s:.0f}",
+                f"{lag.p50_ms:.1f} / {lag.p99_ms:.1f}",
+                f"{frames[len(frames) // 2] if frames else 0} (min {frames[0] if frames else 0})",
+                f"{r.server_cpu_ms_per_turn():.1f}",
+                f"{r.rss_per_in_flight() / 1024:.0f} KiB",
+            ]
+        )
+    for clients, ran in sorted(peers.items()):
+        if ran.skipped:
+            rows.append([f"LangGraph, {clients} clients", ran.skipped, *[""] * 8])
+            continue
+        f = ran.figures
+        model_s = first.model_s
+        rows.append(
+            [
+                f"LangGraph, {clients} clients (run limit {clients})",
+                f"{ran.turns_per_s:.1f}",
+                f"{clients / model_s:.0f}",
+                _pct(ran.turns_per_s, clients / model_s),
+                f"{float(f.get('p50_ms') or 0):.0f} / {float(f.get('p99_ms') or 0):.0f}",
+                f"{float(f.get('p50_ms') or 0) - 1000 * model_s:.0f}",
+                "n/a",
+                "n/a",
+                f"{ran.cpu_ms_per_turn:.1f}",
+                "n/a",
+            ]
+        )
+    lines += table(
+        [
+            "run",
+            "turns/s",
+            "ceiling",
+            "of ceiling",
+            "turn p50 / p99 ms",
+            "p50 above the model ms",
+            "chunk lag p50 / p99 ms",
+            "chunk frames per answer (median)",
+            "server CPU ms per turn",
+            "RSS per turn in flight",
+        ],
+        rows,
+    )
+    for clients, r in sorted(runs.items()):
+        peer = peers.get(clients)
+        if peer is not None and peer.turns_per_s:
+            lines.append(
+                f"- {clients} clients: **{r.turns_per_s / peer.turns_per_s:.2f}x** LangGraph's "
+                f"turns/s, at {r.server_cpu_ms_per_turn() / peer.cpu_ms_per_turn:.2f}x its CPU "
+                "per turn."
+            )
+        lines.append(f"- {clients} clients: outcomes {dict(sorted(r.outcomes.items()))}.")
+        by_process = ", ".join(f"{k} {v:.2f}" for k, v in r.cpu_ms_per_turn_by_process().items())
+        lines.append(f"- {clients} clients: server CPU ms per turn by process: {by_process}.")
+        calls = r.store_calls_per_turn()
+        top = ", ".join(f"{k} {v:.2f}" for k, v in list(calls.items())[:12])
+        lines.append(
+            f"- {clients} clients: store commands per turn {sum(calls.values()):.2f}; most: {top}."
+        )
+    return [*lines, ""]

@@ -1,0 +1,102 @@
+"""The pieces behind hundreds of turns in flight, without a system: the fair queue of waiting
+turns, a worker's admission by event-loop lag and memory, and the partial reading of streamed
+tool-call arguments."""
+
+from __future__ import annotations
+
+import json
+
+from engine_worker.admission import Admission
+from process_service.fair_queue import FairQueue
+from vance.llm_core import ArgumentStream
+
+
+def drain(queue: FairQueue) -> list[str]:
+    out = []
+    while queue:
+        out.append(queue.pop())
+    return out
+
+
+def test_one_tenants_burst_does_not_starve_another_tenants_chat() -> None:
+    queue = FairQueue()
+    for i in range(100):
+        queue.push(f"burst-{i}", tenant="big", session=f"s{i}")
+    queue.push("chat", tenant="small", session="mine")
+    order = drain(queue)
+    assert order.index("chat") <= 1  # served within the first round of tenants
+    assert len(order) == 101
+
+
+def test_sessions_of_a_tenant_take_turns_and_keep_their_own_order() -> None:
+    queue = FairQueue()
+    for p in ("a1", "a2", "a3"):
+        queue.push(p, tenant="t", session="a")
+    queue.push("b1", tenant="t", session="b")
+    assert queue.peek() == "a1"
+    assert drain(queue) == ["a1", "b1", "a2", "a3"]
+
+
+class Loop:
+    """Admission's announcements, and a worker's running-turn count."""
+
+    def __init__(self) -> None:
+        self.running = 0
+        self.said: list[tuple[int, str]] = []
+        self.rss = 100.0
+
+
+def admission(loop: Loop, *, max_rss_mb: float = 0) -> Admission:
+    return Admission(
+        slots=256,
+        max_loop_lag_ms=100,
+        max_rss_mb=max_rss_mb,
+        running=lambda: loop.running,
+        announce=lambda n, why: loop.said.append((n, why)),
+        measure_rss=lambda: loop.rss,
+    )
+
+
+def test_a_lagging_event_loop_stops_new_turns_until_it_recovers() -> None:
+    loop = Loop()
+    a = admission(loop)
+    loop.running = 40
+    for _ in range(3):
+        a.observe(0.01)  # keeping up: nothing said
+    assert loop.said == []
+    for _ in range(10):
+        a.observe(0.4)  # far behind
+    assert loop.said[0][0] == 40 and "lag" in loop.said[0][1]
+    assert a.capacity == 40
+    for _ in range(40):
+        a.observe(0.0)
+    assert loop.said[-1] == (256, "recovered")
+
+
+def test_memory_above_the_bound_stops_new_turns() -> None:
+    loop = Loop()
+    a = admission(loop, max_rss_mb=500)
+    loop.running = 7
+    loop.rss = 900
+    for _ in range(10):
+        a.observe(0.0)
+    assert loop.said == [(7, "memory above 500 MB")]
+    loop.rss = 200
+    a.observe(0.0)
+    assert loop.said[-1] == (256, "recovered")
+
+
+def test_a_streamed_argument_yields_exactly_what_the_model_added() -> None:
+    message = 'Line one,\nthen "quoted" and unicode \u00e9\u4e2d and a tab\t.'
+    raw = json.dumps({"message": message, "awaiting_user_input": False})
+    stream = ArgumentStream("message")
+    # One character at a time: half escapes and half \u sequences included.
+    parts = [stream.feed(ch) for ch in raw]
+    assert "".join(parts) == message
+    assert sum(1 for p in parts if p) > 10
+
+
+def test_an_argument_before_the_streamed_one_is_not_streamed() -> None:
+    stream = ArgumentStream("message")
+    raw = json.dumps({"source": "worker-1", "message": "hello"})
+    assert "".join(stream.feed(raw[i : i + 3]) for i in range(0, len(raw), 3)) == "hello"
