@@ -35,6 +35,7 @@ from vance.llm_core import (
     StreamedArgs,
     resolve_model,
 )
+from vance.observability import metrics
 
 RETRIED = frozenset({429, 502, 503, 504})
 _COMPLETION_ESTIMATE = 256  # tokens a call is assumed to write until its usage says
@@ -113,7 +114,8 @@ class LimitedClient:
         temperature: float | None = None,
         stream_args: StreamedArgs | None = None,
     ) -> ModelReply:
-        state = self._state(resolve_model(self._config, tier))
+        model = resolve_model(self._config, tier)
+        state = self._state(model)
         streamed = False
 
         async def sink(text: str) -> None:
@@ -157,6 +159,7 @@ class LimitedClient:
                             retry_after_s=exc.retry_after_s,
                         ) from exc
                     raise
+                metrics.MODEL_RETRIES.labels(model, str(exc.status_code)).inc()
                 state.not_before = max(
                     state.not_before, time.monotonic() + self._delay(exc, attempt)
                 )

@@ -38,6 +38,11 @@ MODEL_SECONDS = Histogram(
     ["model"],
     buckets=_SLOW,
 )
+MODEL_RETRIES = Counter(
+    "vance_model_call_retries",
+    "Model calls tried again after the provider refused them as overloaded (vance/llm_limits.py)",
+    ["model", "status"],
+)
 MODEL_ERRORS = Counter("vance_model_call_errors", "Model calls that failed", ["model", "error"])
 STORE_SECONDS = Histogram(
     "vance_store_command_duration_seconds", "Store commands", ["command"], buckets=_FAST
