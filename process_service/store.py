@@ -11,6 +11,7 @@ from pymongo.asynchronous.database import AsyncDatabase
 from pymongo.errors import BulkWriteError
 
 from process_service.chat_cache import ChatCache
+from process_service.insert_combiner import InsertCombiner
 from vance.chat_ids import chat_message_id, parse_chat_message_id
 from vance.domain import ProcessStatus
 from vance.store import Document, is_duplicate_key
@@ -55,6 +56,9 @@ class ProcessStore:
         self._snapshots: OrderedDict[str, dict[str, Any]] = OrderedDict()
         self._names: OrderedDict[str, str] = OrderedDict()  # `<session>:<name>` -> process id
         self.chat_cache = ChatCache()
+        # Turns' chat and sessions' events written together while a write is in flight.
+        self._chat_inserts = InsertCombiner(self._insert_chats_now)
+        self._event_inserts = InsertCombiner(self._insert_events_now)
 
     # ---- processes ----
 
@@ -231,10 +235,18 @@ class ProcessStore:
     # ---- chat ----
 
     async def insert_chats(self, docs: list[Document]) -> int:
-        """Inserts chat messages in order, in one command; returns how many went in before one
-        whose id exists (a redone turn), all of them when none did."""
+        """Inserts chat messages in order, in one command with other turns' (insert_combiner.py);
+        returns how many went in before one whose id exists (a redone turn), all of them when
+        none did."""
         if not docs:
             return 0
+        inserted = await self._chat_inserts.insert(docs)
+        for doc in docs[:inserted]:
+            pid, n = parse_chat_message_id(str(doc["_id"]))
+            self.chat_cache.put(pid, n, doc)
+        return inserted
+
+    async def _insert_chats_now(self, docs: list[Document]) -> int:
         try:
             await self._hot_chat.insert_many(docs, ordered=True)
             inserted = len(docs)
@@ -243,9 +255,6 @@ class ProcessStore:
             if not errors or any(e.get("code") != 11000 for e in errors):
                 raise
             inserted = int(exc.details.get("nInserted", 0))
-        for doc in docs[:inserted]:
-            pid, n = parse_chat_message_id(str(doc["_id"]))
-            self.chat_cache.put(pid, n, doc)
         return inserted
 
     async def get_chat(self, message_id: str) -> Document | None:
@@ -303,8 +312,12 @@ class ProcessStore:
         await self._hot_streams.update_one({"_id": session_id}, {"$max": {"seq": seq}}, upsert=True)
 
     async def insert_events(self, docs: list[Document]) -> int:
-        """Inserts in order; returns how many went in before an id that exists already (all
-        of them when none did). Other errors raise."""
+        """Inserts in order, in one command with other sessions' (insert_combiner.py); returns
+        how many went in before an id that exists already (all of them when none did). Other
+        errors raise."""
+        return await self._event_inserts.insert(docs)
+
+    async def _insert_events_now(self, docs: list[Document]) -> int:
         try:
             await self._hot_events.insert_many(docs, ordered=True)
         except BulkWriteError as exc:
