@@ -6,7 +6,9 @@ from __future__ import annotations
 import uuid
 from typing import Any
 
+from tests.eddie_support import act, eddie_says, hub
 from tests.harness import System, WsClient
+from tests.sessions_support import new_user
 from vance.testing.scripted_llm import Rule
 
 
@@ -79,4 +81,23 @@ async def test_a_plain_text_answer_streams_too(system: System) -> None:
     )
     chunks, _ = _chunks_and_answer(client, pid, text)
     assert "".join(f["data"]["chunk"] for f in chunks if client.frames.index(f) >= mark) == text
+    await client.close()
+
+
+async def test_eddies_spoken_answer_streams_but_not_its_info(system: System) -> None:
+    """Eddie's `answer` streams its spoken `message`; the Markdown `info` beside it never does."""
+    m = uuid.uuid4().hex[:8]
+    spoken = f"The build for {m} is green and the release notes are ready for you to read"
+    rule = act("answer", f"how is {m}", message=spoken, info=f"**notes** {m}-info")
+    rule.arg_chunks, rule.stream_ms = 8, 700
+    system.script(rule)
+    _, token = await new_user(system)
+    client, opened = await hub(system, token)
+    mark = len(client.frames)
+    await client.ok("process-steer", {"processName": "chat", "content": f"how is {m}"})
+    said = await eddie_says(client, spoken)
+    chunks, _ = _chunks_and_answer(client, opened["chatProcessId"], said["content"])
+    streamed = "".join(f["data"]["chunk"] for f in chunks if client.frames.index(f) >= mark)
+    assert streamed == spoken
+    assert len([f for f in chunks if client.frames.index(f) >= mark]) >= 2
     await client.close()
