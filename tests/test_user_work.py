@@ -7,6 +7,9 @@ from __future__ import annotations
 
 import uuid
 
+import grpc
+import pytest
+
 from tests.eddie_support import call, eddie_says
 from tests.harness import System
 from tests.user_work_support import (
@@ -18,6 +21,8 @@ from tests.user_work_support import (
     tool_results,
     tools_then_answer,
 )
+from vance.v1 import work_pb2 as wpb
+from vance.v1 import work_pb2_grpc
 
 
 async def test_a_document_written_in_one_hub_session_is_read_in_a_new_one(
@@ -205,3 +210,31 @@ async def test_facts_and_the_scratchpad_are_kept_queried_and_removed(system: Sys
     prompt = str(system.model_requests(f"{m} recall")[-1]["messages"][0]["content"])
     assert "relations_query" in prompt and "scratchpad" in prompt
     await client.close()
+
+
+async def test_a_user_token_reads_only_its_own_documents_over_grpc(system: System) -> None:
+    tenant = new_tenant()
+    owner, owner_token = await tenant_user(system, tenant)
+    _, admin_token = await tenant_user(system, tenant, admin=True)
+    request = wpb.ListDocumentsRequest(owner=wpb.DocumentOwner(tenant_id=tenant, user_id=owner))
+    async with grpc.aio.insecure_channel(system.config.address("process_service")) as channel:
+        stub = work_pb2_grpc.UserWorkServiceStub(channel)
+        own = await stub.ListDocuments(request, metadata=_bearer(owner_token))
+        assert list(own.documents) == []
+        for token in (admin_token, ""):
+            with pytest.raises(grpc.aio.AioRpcError) as refused:
+                await stub.ListDocuments(request, metadata=_bearer(token))
+            expected = (
+                grpc.StatusCode.PERMISSION_DENIED if token else grpc.StatusCode.UNAUTHENTICATED
+            )
+            assert refused.value.code() == expected
+        with pytest.raises(grpc.aio.AioRpcError) as missing:
+            await stub.ReadDocument(
+                wpb.ReadDocumentRequest(owner=request.owner, path="none.md"),
+                metadata=_bearer(owner_token),
+            )
+        assert missing.value.code() == grpc.StatusCode.NOT_FOUND
+
+
+def _bearer(token: str) -> tuple[tuple[str, str], ...]:
+    return (("authorization", f"Bearer {token}"),) if token else ()
