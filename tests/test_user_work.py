@@ -21,8 +21,11 @@ from tests.user_work_support import (
     tool_results,
     tools_then_answer,
 )
+from vance.protoutil import dict_to_struct, struct_to_dict
+from vance.v1 import tool_pb2 as tpb
 from vance.v1 import work_pb2 as wpb
 from vance.v1 import work_pb2_grpc
+from vance.v1.tool_pb2_grpc import ToolServiceStub
 
 
 async def test_a_document_written_in_one_hub_session_is_read_in_a_new_one(
@@ -82,6 +85,17 @@ async def test_a_document_written_in_one_hub_session_is_read_in_a_new_one(
     assert [(d["path"], d["title"], d["source"]) for d in docs] == [(path, "Shopping", "documents")]
     shown = await rest_in(system, tenant, "GET", f"/documents/{path}", token)
     assert shown.status_code == 200 and shown.json()["body"] == "# Shopping\n- oat milk\n- eggs\n"
+    # doc_purge is hosted, but not in Eddie's pool: through tool_service as Eddie's process.
+    purged = await ToolServiceStub(system.channel("tool_service")).InvokeTool(
+        tpb.InvokeToolRequest(
+            tool_name="doc_purge",
+            arguments=dict_to_struct({"prefix": "notes"}),
+            process_id=a["chatProcessId"],
+            tool_call_id=f"purge-{m}",
+        )
+    )
+    assert struct_to_dict(purged.result.struct_value) == {"deleted": [path]}, purged
+    assert (await rest_in(system, tenant, "GET", "/documents", token)).json() == {"documents": []}
     missing = await rest_in(system, tenant, "GET", "/documents/notes/none.md", token)
     assert missing.status_code == 404 and missing.json()["detail"]["reason"] == "document_not_found"
     bad = await rest_in(system, tenant, "GET", "/documents/a/../b", token)
@@ -191,13 +205,14 @@ async def test_facts_and_the_scratchpad_are_kept_queried_and_removed(system: Sys
                 call("relations_query"),
                 call("scratchpad_clear"),
                 call("scratchpad_read"),
+                call("how_do_i", question="work.exec.enabled sandbox"),
             ],
             "Your sister is Anna.",
         )
     )
     await client.ok("process-steer", {"content": f"{m} recall"})
     await eddie_says(client, "Your sister is Anna.")
-    anna, prefers, pad, removed, left, _, cleared = tool_results(system, f"{m} recall")
+    anna, prefers, pad, removed, left, _, cleared, howto = tool_results(system, f"{m} recall")
     assert [(f["subject"], f["relation"], f["object"], f["source"]) for f in anna["facts"]] == [
         ("anna", "Sister  of", "USER", "chat")
     ]
@@ -206,6 +221,8 @@ async def test_facts_and_the_scratchpad_are_kept_queried_and_removed(system: Sys
     assert removed["ok"] is True
     assert [f["relation"] for f in left["facts"]] == ["Sister  of"]
     assert cleared["text"] == ""
+    # how_do_i, Eddie's DISCOVER, finds the operations page on the sandbox setting.
+    assert "docs/operations.md" in [x["source"] for x in howto["sections"]], howto
     # Eddie is told to read the facts and the scratchpad when the user refers to them.
     prompt = str(system.model_requests(f"{m} recall")[-1]["messages"][0]["content"])
     assert "relations_query" in prompt and "scratchpad" in prompt

@@ -117,6 +117,45 @@ async def test_scripts_run_sandboxed_with_limits(system: System) -> None:
     assert slow["status"] == "timeout" and slow["stdout"] == "started\n", slow
     assert 1500 <= slow["durationMs"] < 10_000
     assert "20000" in too_long["error"]
+
+    # A job that goes on past the answer: its status, a kill, and the status after it.
+    system.script(
+        *tools_then_answer(
+            f"{m} start",
+            [
+                call(
+                    "work_exec_run",
+                    language="bash",
+                    code="echo going; sleep 30",
+                    timeoutMs=20000,
+                    waitMs=300,
+                )
+            ],
+            "Started.",
+        )
+    )
+    await client.ok("process-steer", {"content": f"{m} start"})
+    await eddie_says(client, "Started.")
+    (started,) = tool_results(system, f"{m} start")
+    assert started["status"] == "running", started
+    job = started["jobId"]
+    system.script(
+        *tools_then_answer(
+            f"{m} stop",
+            [
+                call("work_exec_status", jobId=job),
+                call("work_exec_kill", jobId=job),
+                call("work_exec_status", jobId=job),
+            ],
+            "Stopped.",
+        )
+    )
+    await client.ok("process-steer", {"content": f"{m} stop"})
+    await eddie_says(client, "Stopped.")
+    before, killed, after = tool_results(system, f"{m} stop")
+    assert before["status"] == "running" and before["stdout"] in ("", "going\n")
+    assert killed["status"] == "killed" and after["status"] == "killed", killed
+    assert killed["durationMs"] < 20_000
     await client.close()
 
     # Another user of the tenant: no such file in their workspace, no such job.

@@ -5,6 +5,7 @@ calling process's owner's things only (owner.py) and reads the tenant's settings
 
 from __future__ import annotations
 
+import asyncio
 from pathlib import Path
 from typing import Any
 
@@ -119,7 +120,8 @@ class UserWork:
                 f"setting {EXEC_ENABLED}=true"
             )
         result = await self.sandbox.run(owner, settings, args, key)
-        result["files"] = [f.path for f in self.workspaces.files(owner)][:50]
+        files = await asyncio.to_thread(self.workspaces.files, owner)
+        result["files"] = [f.path for f in files][:50]
         result["readFilesWith"] = f"doc_read {PREFIX}<file>"
         return result
 

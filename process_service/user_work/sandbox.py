@@ -167,6 +167,8 @@ class Sandbox:
         # The upper bound is the tenant's work.exec.timeoutMs.
         limit = settings.exec_timeout_ms
         timeout_ms = whole(args.get("timeoutMs"), "timeoutMs", 100, limit, limit)
+        most = int(MAX_WAIT_S * 1000)
+        wait_ms = whole(args.get("waitMs"), "waitMs", 0, most, min(timeout_ms + 1000, most))
         running = [j for j in self._jobs.values() if j.owner == owner and j.status == "running"]
         if len(running) >= MAX_RUNNING_PER_USER:
             raise ToolError(
@@ -184,7 +186,7 @@ class Sandbox:
         )
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
-        return await self._wait(job, min(timeout_ms / 1000 + 1, MAX_WAIT_S))
+        return await self._wait(job, min(wait_ms / 1000, MAX_WAIT_S))
 
     def _remember(self, job: Job, key: str) -> None:
         self._jobs[job.id] = job

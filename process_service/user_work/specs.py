@@ -137,6 +137,11 @@ USER_WORK_TOOLS: list[dict[str, Any]] = [
                 "language": {"type": "string", "enum": ["python", "bash"]},
                 "code": _S,
                 "timeoutMs": {**_I, "description": "the run's time limit; killed after it"},
+                "waitMs": {
+                    **_I,
+                    "description": "how long to wait for the result before answering running "
+                    "(default: the time limit, at most 60000)",
+                },
             },
             ["language", "code"],
         ),
