@@ -55,7 +55,7 @@ def summary(doc: Document) -> dict[str, Any]:
     return {
         "path": doc["path"],
         "title": doc.get("title") or doc["path"].rsplit("/", 1)[-1],
-        "size": len(doc.get("body") or ""),
+        "size": doc.get("size", len(doc.get("body") or "")),
         "updatedAt": doc.get("updated_at_ms", 0),
         "source": "documents",
     }
@@ -91,6 +91,7 @@ class Documents:
             "path": clean,
             "title": str(title or "").strip()[:200] or None,
             "body": _body(body),
+            "size": len(body),
             "created_at_ms": now,
             "updated_at_ms": now,
             "v": 1,
@@ -130,10 +131,17 @@ class Documents:
             _body(body)
             done = await self._c.update_one(
                 {"_id": doc["_id"], "v": doc.get("v", 1)},
-                {"$set": {"body": body, "updated_at_ms": self._clock.now_ms()}, "$inc": {"v": 1}},
+                {
+                    "$set": {
+                        "body": body,
+                        "size": len(body),
+                        "updated_at_ms": self._clock.now_ms(),
+                    },
+                    "$inc": {"v": 1},
+                },
             )
             if done.modified_count:
-                doc["body"] = body
+                doc["body"], doc["size"] = body, len(body)
                 return doc
         raise ToolError(f"{clean!r} is being changed by someone else right now; try again")
 
@@ -142,7 +150,7 @@ class Documents:
         start = str(prefix or "").strip().strip("/")
         query: dict[str, Any] = {"tenant_id": owner.tenant_id, "user_id": owner.user_id}
         docs = await self._c.find(
-            query, {"body": 1, "path": 1, "title": 1, "updated_at_ms": 1}
+            query, {"size": 1, "path": 1, "title": 1, "updated_at_ms": 1}
         ).to_list(None)
         found = [summary(d) for d in docs]
         files = await asyncio.to_thread(self._workspaces.files, owner)
