@@ -12,8 +12,9 @@ WEB_DEPS := web/node_modules/.installed
 WEB_BUILD := web/dist/index.html
 WEB_SRC := $(shell find web/src -type f 2>/dev/null) web/index.html web/vite.config.ts web/tsconfig.json
 CHROMIUM := /usr/bin/chromium
+BWRAP := /usr/bin/bwrap
 
-.PHONY: setup run test lint fmt protos protos-check bench clean web browser
+.PHONY: setup run test lint fmt protos protos-check bench clean web browser sandbox
 
 $(STAMP): pyproject.toml
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -37,6 +38,10 @@ web: $(WEB_BUILD)
 browser:
 	@test -x $(CHROMIUM) || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium; }
 
+# work_exec_run's sandbox (process_service/user_work/sandbox.py): Debian's bubblewrap.
+sandbox:
+	@test -x $(BWRAP) || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq bubblewrap; }
+
 setup: $(STAMP) $(FERRETDB)
 	@test -f vance/v1/common_pb2.py || $(MAKE) protos
 
@@ -47,7 +52,7 @@ run: setup web
 # most tests wait on the system, so two halves in parallel finish in about 3/4 of the time on
 # two cores. PYTEST_ARGS= (empty) runs them in one process.
 PYTEST_ARGS ?= -n 2 --dist loadfile
-test: setup web browser
+test: setup web browser sandbox
 	$(PY) -m pytest -q $(PYTEST_ARGS)
 
 protos: $(STAMP)

@@ -28,6 +28,7 @@ from gateway import (
     rest,
     rest_access,
     rest_catalog,
+    rest_documents,
     rest_hub,
     rest_sessions,
     rest_settings,
@@ -99,6 +100,7 @@ def create_app(config: Config) -> FastAPI:
     app.include_router(rest_settings.router)
     app.include_router(rest_hub.router)
     app.include_router(rest_catalog.router)
+    app.include_router(rest_documents.router)
     instrument_app(app)
 
     @app.get("/metrics", include_in_schema=False)

@@ -25,6 +25,7 @@ from process_service.store import ProcessStore
 from process_service.toolhost import ProcessToolHost, register_forever
 from process_service.tools import ProcessTools
 from process_service.turns import Turns
+from process_service.user_work.wiring import WORK_SERVICE_NAME, serve_user_work, user_work
 from process_service.worker_stream import WorkerStreams
 from vance.channels import Channels
 from vance.clock import Clock, SystemClock
@@ -178,19 +179,22 @@ async def create_server(
             await events.flush(session_id)
 
     tools.hub = HubTools(db, processes, inbox, observations, sessions, publish)
+    tools.work = work = user_work(db, sessions, clock, config)
     owners = CachedOwners(
         _session_owner(store, session_pb2_grpc.SessionServiceStub(channels.get("session_service"))),
         _process_session(store),
     )
-    host = GrpcHost([SERVICE_NAME, TOOL_HOST_NAME], config, owners=owners)
+    host = GrpcHost([SERVICE_NAME, TOOL_HOST_NAME, WORK_SERVICE_NAME], config, owners=owners)
     process_pb2_grpc.add_ProcessServiceServicer_to_server(servicer, host.server)
     tool_pb2_grpc.add_ToolHostServicer_to_server(ProcessToolHost(tools), host.server)
+    serve_user_work(work, host.server)
     bound = host.bind(config.grpc_host, config.port("process_service") if port is None else port)
     background = Background(dispatcher, streams, events, chat_feed, rollup, channels)
 
     async def close() -> None:
         # After the server stopped (no stream left): the background work, then its clients.
         await background.stop()
+        await work.close()  # the sandboxed jobs still running
         await channels.close()
         await hot.close()
         await client.close()

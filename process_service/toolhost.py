@@ -13,6 +13,7 @@ from process_service.hub_tool_specs import HUB_TOOLS
 from process_service.tool_args import ToolError
 from process_service.tool_specs import PROCESS_TOOLS
 from process_service.tools import ProcessTools
+from process_service.user_work.specs import USER_WORK_TOOLS
 from vance.protoutil import dict_to_struct, struct_to_dict, to_value
 from vance.v1 import common_pb2 as pb
 from vance.v1 import tool_pb2 as tpb
@@ -63,7 +64,7 @@ async def register_forever(channel: grpc.aio.Channel, address: str) -> None:
                 owner=OWNER,
                 timeout_ms=int(t.get("timeoutMs", 0)),
             )
-            for t in PROCESS_TOOLS + HUB_TOOLS
+            for t in PROCESS_TOOLS + HUB_TOOLS + USER_WORK_TOOLS
         ],
     )
     delay = 0.2

@@ -19,6 +19,7 @@ from process_service.slart_tools import GeneratedRecipes
 from process_service.store import public_fields
 from process_service.tool_args import ToolError, arg_str, rpc_details, spawn_result
 from process_service.tool_specs import PROCESS_TOOLS
+from process_service.user_work.specs import USER_WORK_TOOL_NAMES, USER_WORK_TOOLS
 from vance.domain import DeliveryOutcome, ProcessStatus, ThinkProcess, UserChatInput
 from vance.errors import VanceError
 from vance.protoutil import dict_to_struct, struct_to_dict
@@ -27,6 +28,7 @@ from vance.v1 import recipe_pb2_grpc
 
 if TYPE_CHECKING:
     from process_service.hub_tools import HubTools
+    from process_service.user_work.host import UserWork
 
 logger = logging.getLogger(__name__)
 
@@ -53,7 +55,9 @@ def _summary(p: ThinkProcess) -> dict[str, Any]:
 # message in another session or in the user's inbox). A successful call is a side effect that
 # keeps the session from counting as abandoned (session_service/abandoned.py).
 PERSISTENT_TOOL_NAMES = frozenset(
-    str(t["name"]) for t in PROCESS_TOOLS + HUB_TOOLS if "@persistent" in t.get("labels", [])
+    str(t["name"])
+    for t in PROCESS_TOOLS + HUB_TOOLS + USER_WORK_TOOLS
+    if "@persistent" in t.get("labels", [])
 )
 
 
@@ -70,6 +74,7 @@ class ProcessTools:
         self._recipes = recipes
         self._engines_available = engines_available
         self.hub: HubTools | None = None  # the hub tools (hub_tools.py), set at wiring
+        self.work: UserWork | None = None  # the user's own tools (user_work/), set at wiring
         # process_create_delegate spawns through self.spawn, the path process_create takes.
         self._delegation = Delegation(self.spawn, processes, recipes, engines_available)
         self._generated = GeneratedRecipes(recipes, engines_available)
@@ -92,6 +97,8 @@ class ProcessTools:
     ) -> Any:
         if self.hub is not None and tool in HUB_TOOL_NAMES:
             return await self.hub.invoke(tool, caller, args, key)
+        if self.work is not None and tool in USER_WORK_TOOL_NAMES:
+            return await self.work.invoke(tool, caller, args, key)
         handler = getattr(self, f"_{tool}", None)
         if handler is None:
             raise ToolError(f"process_service does not host {tool!r}")

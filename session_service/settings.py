@@ -25,6 +25,7 @@ from vance.errors import (
     PermissionDeniedError,
 )
 from vance.store import Document
+from vance.work_settings import WORK_KEYS
 
 logger = logging.getLogger(__name__)
 
@@ -85,6 +86,8 @@ KNOWN: dict[str, Callable[[str], str]] = {
     # The engine keys (session_service/engine_settings.py) can be set per tenant and project too.
     **ENGINE_KEYS,
     "chat.language": _language,  # Eddie's spoken language (process_service/hub_tools.py)
+    # The user's own work: search, fetch, sandboxed exec (process_service/user_work/).
+    **WORK_KEYS,
 }
 # The FORCED floor is a safety bound for the whole tenant: no project may lower it.
 TENANT_ONLY = frozenset({SETTING_FORCED_FLOOR})

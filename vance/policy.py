@@ -33,6 +33,7 @@ _SESSION = "vance.v1.SessionService/"
 _PROCESS = "vance.v1.ProcessService/"
 _RECIPE = "vance.v1.RecipeService/"
 _TOKENS = "vance.v1.TokenService/"
+_WORK = "vance.v1.UserWorkService/"
 
 
 def _deny(message: str, reason: str) -> PermissionDeniedError:
@@ -179,6 +180,15 @@ async def own_inbox(request: Any, who: Identity, owners: Owners | None) -> None:
         raise _deny("an inbox is its user's alone", "inbox_foreign")
 
 
+async def own_documents(request: Any, who: Identity, owners: Owners | None) -> None:
+    """The user's documents (process_service/user_work/): the token's own user only, tenant
+    admins included (seed 001: a hub's content is its user's alone)."""
+    if request.owner.tenant_id != who.tenant_id:
+        raise _deny("the token is for another tenant", "tenant_mismatch")
+    if request.owner.user_id != who.name:
+        raise _deny("documents are their user's alone", "documents_foreign")
+
+
 RULES: dict[str, Rule] = {
     f"/{_SESSION}{name}": rule
     for name, rule in {
@@ -233,6 +243,7 @@ RULES.update(
         }.items()
     }
 )
+RULES.update({f"/{_WORK}{name}": own_documents for name in ("ListDocuments", "ReadDocument")})
 RULES.update(
     {
         f"/{_TOKENS}{name}": rule

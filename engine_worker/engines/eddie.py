@@ -15,6 +15,7 @@ from engine_worker.engines import eddie_actions as a
 from engine_worker.engines.common import history_to_llm, inbox_to_llm, process_event_text
 from engine_worker.engines.context_budget import fit_history
 from engine_worker.engines.eddie_voice import BUNDLED_RULES, system_prompt
+from engine_worker.engines.eddie_work import WORK_TOOLS
 from engine_worker.engines.loop import run_action_loop
 from vance.domain import (
     ChatMessage,
@@ -42,6 +43,7 @@ BUNDLED: dict[str, Any] = {
         "process_stop",
         "recipe_list",
         "@organizational",
+        *WORK_TOOLS,  # the user's own work (engines/eddie_work.py)
     ],
 }
 # Hub tools the engine calls itself; the model never sees them.

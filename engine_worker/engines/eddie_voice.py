@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from engine_worker.engines.eddie_work import WORK_PROMPT
 from vance.domain import ThinkProcess
 
 PERSONA = """You are Eddie, the user's personal hub in Vancetope: a calm, concise, Jarvis-like \
@@ -46,7 +47,7 @@ def voice_rules(hub: dict[str, Any]) -> tuple[str, str]:
 def system_prompt(process: ThinkProcess, hub: dict[str, Any]) -> str:
     lang = str(hub.get("language") or "en")
     rules, _ = voice_rules(hub)
-    parts = [PERSONA]
+    parts = [PERSONA, WORK_PROMPT]
     extra = process.recipe_snapshot.get("prompt")
     if isinstance(extra, str) and extra.strip():
         parts.append(extra.strip())  # a tenant's or project's addition (promptMode APPEND)

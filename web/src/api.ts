@@ -1,6 +1,6 @@
 // REST calls to the gateway (docs/protocol.md "REST endpoints"). The token goes in the
 // Authorization header, never in a URL.
-import type { Auth, InboxItem, SearchHit, SessionView } from "./types";
+import type { Auth, DocumentSummary, InboxItem, SearchHit, SessionView, UserDocument } from "./types";
 
 export class ApiError extends Error {
   constructor(
@@ -146,4 +146,15 @@ export async function markInbox(auth: Auth, id: string, read: boolean): Promise<
 
 export async function answerInbox(auth: Auth, id: string, answer: string): Promise<unknown> {
   return call(auth, "POST", `/brain/${enc(auth.tenant)}/inbox/${enc(id)}/answer`, { answer });
+}
+
+export async function listDocuments(auth: Auth): Promise<DocumentSummary[]> {
+  const r = await call<{ documents: DocumentSummary[] }>(auth, "GET", `/brain/${enc(auth.tenant)}/documents`);
+  return r.documents;
+}
+
+export async function readDocument(auth: Auth, path: string): Promise<UserDocument> {
+  // Each segment encoded on its own: the route takes the path with its slashes.
+  const p = path.split("/").map(enc).join("/");
+  return call<UserDocument>(auth, "GET", `/brain/${enc(auth.tenant)}/documents/${p}`);
 }

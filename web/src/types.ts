@@ -119,3 +119,20 @@ export interface Auth {
   issuedAt: number;
   expiresAt: number;
 }
+
+// The user's documents and workspace files (docs/protocol.md "Documents").
+export interface DocumentSummary {
+  path: string;
+  title: string;
+  size: number;
+  updatedAt: number | null;
+  source: "documents" | "workspace";
+}
+
+export interface UserDocument {
+  path: string;
+  title: string;
+  body: string;
+  updatedAt: number | null;
+  source: "documents" | "workspace";
+}
