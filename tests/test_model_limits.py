@@ -109,3 +109,29 @@ async def test_a_burst_above_tokens_per_minute_waits_instead_of_failing(
     assert answers == ["ok"] * 6
     assert time.monotonic() - started >= 0.8
     await llm.aclose()
+
+
+async def test_a_stream_that_is_not_json_is_a_clear_model_error() -> None:
+    """A provider whose stream cannot be read fails the call as a ModelCallError naming why,
+    never as a bare ValueError out of the client."""
+
+    async def garbage(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        while (await reader.readline()) not in (b"\r\n", b""):
+            pass
+        writer.write(
+            b"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nConnection: close\r\n\r\n"
+            b"data: {not json\n\n"
+        )
+        await writer.drain()
+        writer.close()
+
+    bad = await asyncio.start_server(garbage, "127.0.0.1", 0)
+    port = bad.sockets[0].getsockname()[1]
+    config = LlmConfig(model="openai/x", api_base=f"http://127.0.0.1:{port}/v1", retries=0)
+    llm = make_model_client(config)
+    with pytest.raises(ModelCallError) as failed:
+        await ask(llm, "anything")
+    assert "could not be read" in str(failed.value)
+    await llm.aclose()
+    bad.close()
+    await bad.wait_closed()

@@ -98,6 +98,10 @@ class OpenAIClient:
                     return await _read(response, ReplyBuilder(on_chunk, stream_args))
             except (aiohttp.ClientError, TimeoutError) as exc:
                 raise ModelCallError(0, UNREACHABLE) from exc
+            except ValueError as exc:
+                # A line over aiohttp's buffer ("Chunk too big") or an event that is not JSON:
+                # the provider's answer cannot be read, which the lane treats as any failed call.
+                raise ModelCallError(0, f"the model's stream could not be read: {exc}") from exc
 
 
 async def _read(response: aiohttp.ClientResponse, out: ReplyBuilder) -> ModelReply:
