@@ -182,6 +182,7 @@ class Lanes:
             "pending": {"$exists": False},
             "pending_keys": {"$ne": key},
             "owned_keys": {"$ne": key},
+            "drained_keys": {"$ne": key},
         }
         if session_id:
             cond["session_id"] = session_id
@@ -324,6 +325,11 @@ class Lanes:
             "updated_at_ms": now,
             "chat_count": max(ref.highest_chat, ref.chat_base),
             "started": True,
+            # The client-chosen keys this turn drained stay on the document until the next
+            # commit: a steer with the same key that checked the archive just before it was
+            # written (above) and pushes just after the lane is released is still refused
+            # (ProcessStore.push_pending), so a concurrent resend is never handled twice.
+            "drained_keys": [m["idempotency_key"] for m in ref.owned if m.get("keyed")],
             **ref.commit_fields,
         }
         if (

@@ -209,6 +209,7 @@ class ProcessStore:
             "status": {"$ne": ProcessStatus.CLOSED.value},
             "pending_keys": {"$ne": key},
             "owned_keys": {"$ne": key},
+            "drained_keys": {"$ne": key},  # drained by the last turn (Lanes.commit)
         }
         if session_id:
             match["session_id"] = session_id
