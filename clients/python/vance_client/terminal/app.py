@@ -1,0 +1,317 @@
+"""`vance chat`: the terminal client on top of `VanceClient`.
+
+prompt_toolkit owns the terminal (the input line with history, the ESC key binding, the status
+line under it, and printing above the prompt while the user types); rich renders Markdown into
+ANSI text that prompt_toolkit prints. Everything shown in the scrollback comes from the session's
+event stream (the user's own lines too, as the server stores them), so a replay after a
+reconnect or a switch shows the same conversation, and the SDK's seq tracking shows it once."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import shutil
+from typing import Any
+
+from prompt_toolkit import PromptSession
+from prompt_toolkit.formatted_text import ANSI
+from prompt_toolkit.key_binding import KeyBindings, KeyPressEvent
+from prompt_toolkit.patch_stdout import patch_stdout
+from prompt_toolkit.shortcuts import print_formatted_text
+from prompt_toolkit.styles import Style
+from rich.markdown import Markdown
+from rich.markup import escape
+from rich.panel import Panel
+from rich.text import Text
+
+from vance_client.client import Link, VanceClient
+from vance_client.credentials import config_dir
+from vance_client.errors import VanceError
+from vance_client.frames import (
+    ChatMessageAppended,
+    ChatMessageStreamChunk,
+    ErrorFrame,
+    Frame,
+    InboxItemAdded,
+    ProcessProgress,
+    ProcessSpawned,
+    SwitchTo,
+    ToolCallCompleted,
+    ToolCallStarted,
+    UnknownFrame,
+)
+from vance_client.models import ChatMessage
+from vance_client.terminal import commands
+from vance_client.terminal.view import View, render_ansi
+
+PROFILE = "foot"  # the terminal profile: can follow Eddie's switch-to (vance/profiles.py)
+STYLE = Style.from_dict({"bottom-toolbar": "noreverse"})
+
+
+def run_chat(*, url: str, tenant: str, token: str, project: str | None, session: str | None) -> int:
+    return asyncio.run(_main(url, tenant, token, project, session))
+
+
+async def _main(url: str, tenant: str, token: str, project: str | None, session: str | None) -> int:
+    try:
+        async with VanceClient(url, tenant, token, profile=PROFILE) as client:
+            return await Chat(client).run(project=project, session=session)
+    except VanceError as exc:
+        print(f"vance: {exc.reason}: {exc.message}")
+        return 1
+
+
+class Chat:
+    def __init__(self, client: VanceClient) -> None:
+        self.client = client
+        self.view = View(width=shutil.get_terminal_size((100, 40)).columns)
+        self.hub_session: str | None = None
+        self.engine = ""  # the bound session's chat engine (eddie, arthur)
+        self.options: list[str] = []  # labels of the open question, answered by number
+        self.listed: list[str] = []  # session ids of the last /sessions or /search, by number
+        self.actions: asyncio.Queue[str] = asyncio.Queue()  # key presses for the action task
+        self.followed = _Followed()
+        self.prompt: PromptSession[str] | None = None
+
+    # --- output ---
+
+    def show(self, renderable: object) -> None:
+        print_formatted_text(ANSI(render_ansi(renderable, self.view.width)), end="")
+
+    def note(self, text: str, style: str = "dim") -> None:
+        self.show(Text(text, style=style))
+
+    def refresh(self) -> None:
+        if self.prompt is not None and self.prompt.app.is_running:
+            self.prompt.app.invalidate()
+
+    # --- main loop ---
+
+    async def run(self, *, project: str | None, session: str | None) -> int:
+        keys = KeyBindings()
+
+        @keys.add("escape", eager=True)
+        def _pause(event: KeyPressEvent) -> None:
+            self.actions.put_nowait("pause")
+
+        self.prompt = PromptSession(
+            bottom_toolbar=lambda: ANSI(self.view.toolbar()),
+            key_bindings=keys,
+            style=STYLE,
+            erase_when_done=True,  # the line comes back from the server as the user's message
+        )
+        with patch_stdout(raw=True):
+            async with asyncio.TaskGroup() as tg:
+                events = tg.create_task(self._events())
+                actions = tg.create_task(self._actions())
+                try:
+                    await self._open(project, session)
+                    await self._input()
+                finally:
+                    events.cancel()
+                    actions.cancel()
+        return 0
+
+    async def _open(self, project: str | None, session: str | None) -> None:
+        if session:
+            await self.switch(session)
+        elif project:
+            opened = await self.client.create_session(project)
+            await self._bound(
+                f"project {opened.project_id} · {opened.session_id}", opened.chat_engine
+            )
+        else:
+            await self.open_hub()
+
+    async def _input(self) -> None:
+        assert self.prompt is not None
+        while True:
+            try:
+                line = await self.prompt.prompt_async("> ")
+            except KeyboardInterrupt:
+                continue
+            except EOFError:
+                return
+            line = line.strip()
+            if not line:
+                continue
+            try:
+                if line.startswith("/"):
+                    if await commands.run(self, line) == "quit":
+                        return
+                else:
+                    await self.say(line)
+            except VanceError as exc:
+                self.note(f"! {exc.reason}: {exc.message}", "red")
+
+    async def _actions(self) -> None:
+        while True:
+            action = await self.actions.get()
+            if action == "pause":
+                await self.pause()
+
+    # --- what the user does ---
+
+    async def say(self, line: str) -> None:
+        if self.options and line.isdigit() and 1 <= int(line) <= len(self.options):
+            line = self.options[int(line) - 1]  # a numbered choice answers with its label
+        self.options = []
+        reply = await self.client.steer(line)
+        if reply.outcome == "REJECTED":
+            self.note(f"! not sent: {reply.reason}", "red")
+        elif reply.outcome == "DEFERRED":
+            # Paused by ESC (or suspended): the message waits; resuming lets it run now.
+            await self.client.resume()
+            self.note("(resumed the paused chat)")
+        elif reply.outcome == "QUEUED":
+            self.note("(queued: it runs after the current turn)")
+
+    async def pause(self) -> None:
+        """ESC: the session-wide pause (seed 002 §12.1): running turns stop at their end."""
+        try:
+            paused = await self.client.pause_session()
+        except VanceError as exc:
+            self.note(f"! pause: {exc.reason}", "red")
+            return
+        names = ", ".join(p.process_name for p in paused)
+        self.note(f"⏸ paused: {names}" if names else "⏸ nothing was running", "yellow")
+
+    async def open_hub(self) -> None:
+        if self.hub_session is not None:
+            await self.switch(self.hub_session)
+            return
+        opened = await self.client.open_hub()
+        self.hub_session = opened.session_id
+        await self._bound(f"hub · {opened.session_id}", opened.chat_engine)
+
+    async def switch(self, session_id: str) -> None:
+        opened = await self.client.resume_session(session_id)
+        where = (
+            f"hub · {session_id}"
+            if session_id == self.hub_session
+            else f"project {opened.project_id} · {session_id}"
+        )
+        await self._bound(where, opened.chat_engine)
+
+    async def _bound(self, where: str, engine: str | None) -> None:
+        self.engine = engine or ""
+        self.options = []
+        processes = await self.client.processes()
+        self.view.reset(where, processes)
+        self.show(Text(f"── {where} ({self.engine or 'no chat'}) ──", style="bold cyan"))
+        self.refresh()
+
+    # --- what the server says ---
+
+    async def _events(self) -> None:
+        async for event in self.client.events():
+            if isinstance(event, Link):
+                self._link(event)
+            else:
+                await self._frame(event)
+            self.refresh()
+
+    def _link(self, link: Link) -> None:
+        before = self.view.link
+        self.view.link = link.state
+        if link.state == "reconnecting" and before != "reconnecting":
+            self.note(f"connection lost ({link.reason}); reconnecting…", "yellow")
+        elif link.state == "connected" and before == "reconnecting":
+            self.note("reconnected", "green")
+        elif link.state == "unbound":
+            self.note(f"! the session could not be bound again: {link.reason}", "red")
+        elif link.state == "closed":
+            self.note(f"connection closed: {link.reason}", "red")
+
+    async def _frame(self, frame: Frame) -> None:
+        if isinstance(frame, ChatMessageAppended):
+            self._message(frame.data)
+        elif isinstance(frame, ChatMessageStreamChunk):
+            d = frame.data
+            self.view.streams[d.think_process_id] = (
+                self.view.streams.get(d.think_process_id, "") + d.chunk
+            )
+        elif isinstance(frame, ProcessProgress):
+            self.view.progress(frame)
+            if (
+                frame.is_status_change
+                and frame.forwarded_by is None
+                and frame.data.status == "PAUSED"
+            ):
+                self.note(
+                    f"⏸ {frame.data.process_name} is paused; your next message resumes it", "yellow"
+                )
+        elif isinstance(frame, ProcessSpawned):
+            self.view.spawned(frame)
+            sp = frame.data
+            self.note(f"+ {sp.child_process_name} ({sp.engine}/{sp.recipe}): {sp.goal}")
+        elif isinstance(frame, ToolCallStarted):
+            self.note(f"· {frame.data.process_name}: {frame.data.tool_name}")
+        elif isinstance(frame, ToolCallCompleted):
+            if frame.data.status != "SUCCESS":
+                self.note(
+                    f"· {frame.data.tool_name} {frame.data.status}: {frame.data.error}", "red"
+                )
+        elif isinstance(frame, InboxItemAdded):
+            self.view.unread += 1
+            self.note(f"📥 inbox: {frame.data.title}  (/inbox)", "magenta")
+        elif isinstance(frame, SwitchTo):
+            await self._switch_to(frame)
+        elif isinstance(frame, ErrorFrame):
+            self.note(f"! {frame.data.reason}: {frame.data.error_message}", "red")
+        elif isinstance(frame, UnknownFrame):
+            self.note(f"[{frame.type}] {json.dumps(frame.data)[:200]}")
+
+    def _message(self, m: ChatMessage) -> None:
+        self.view.streams.pop(m.think_process_id, None)
+        if m.role == "user":
+            self.show(Text.from_markup(f"[bold green]you >[/] {escape(m.content)}"))
+            return
+        if m.role != "assistant":
+            self.note(m.content)
+            return
+        who = self.engine if m.process_name == "chat" else m.process_name
+        self.show(Text(f"{who or 'assistant'} >", style="bold blue"))
+        self.show(Markdown(m.content))
+        info = m.meta.get("info")
+        if isinstance(info, str) and info.strip():
+            self.show(Panel(Markdown(info), border_style="dim"))
+        if m.options and m.process_name == "chat":
+            self.options = [o.label for o in m.options]
+            self.note(f"(answer with a number, 1-{len(self.options)})", "cyan")
+
+    async def _switch_to(self, frame: SwitchTo) -> None:
+        """Eddie hands the user to a worker's session; `/hub` comes back. A stored switch-to
+        replays with its session, so each is followed once (remembered across runs)."""
+        origin, seq = frame.session_id or "", frame.seq or 0
+        if not self.followed.first_time(origin, seq):
+            return
+        d = frame.data
+        if d.voice_announcement:
+            self.note(d.voice_announcement, "bold")
+        self.note(f"→ switching to {d.target_project_id} (/hub to come back)", "cyan")
+        await self.switch(d.target_session_id)
+
+
+class _Followed:
+    """The highest switch-to seq followed per hub session, in the config directory (as the
+    web client keeps it in its storage)."""
+
+    def __init__(self) -> None:
+        self.path = config_dir() / "followed.json"
+        try:
+            raw: Any = json.loads(self.path.read_text())
+            self.seqs: dict[str, int] = {str(k): int(v) for k, v in dict(raw).items()}
+        except (OSError, ValueError, TypeError):
+            self.seqs = {}
+
+    def first_time(self, session_id: str, seq: int) -> bool:
+        if seq <= self.seqs.get(session_id, 0):
+            return False
+        self.seqs[session_id] = seq
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            self.path.write_text(json.dumps(self.seqs))
+        except OSError:
+            pass  # still followed once in this run
+        return True
