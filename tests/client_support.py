@@ -86,7 +86,7 @@ class Terminal:
     def start(self, command: str) -> None:
         env = " ".join(f"{k}={shlex.quote(v)}" for k, v in self.env.items())
         # `; sleep` keeps the pane after the command ends, so its last words can be read.
-        shell = f"env {env} {command}; echo '[exited]'; sleep 600"
+        shell = f"export {env}; {command}; echo '[exited]'; sleep 600"
         self._tmux("new-session", "-d", "-s", self.name, "-x", "120", "-y", "40", shell)
 
     def keys(self, *keys: str) -> None:

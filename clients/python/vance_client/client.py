@@ -36,7 +36,9 @@ _ids = itertools.count(1)
 class Link:
     """A change of the connection itself (not a server frame), yielded by `events()` in order
     with the frames: `connected` (with the session bound again, if one was), `reconnecting`
-    (the socket dropped; `reason` says why), `closed` (for good: logout, a refused token)."""
+    (the socket dropped; `reason` says why), `binding` (a session is being bound: the frames
+    after it are that session's; `reason` is its id when known), `unbound` (it could not be
+    bound again after a reconnect), `closed` (for good: logout, a refused token)."""
 
     state: str
     reason: str = ""
@@ -268,6 +270,9 @@ class VanceClient:
         name = getattr(req, "session_id", None)
         self.session_id = name if isinstance(name, str) else ""
         self._seqs.pop("", None)
+        # In the event stream before any frame of the new binding, so a reader can mark
+        # where one session's events end and the next one's begin.
+        await self._emit(Link("binding", reason=self.session_id))
         return await self._request(req, on_reply=bound)
 
     async def _request(

@@ -66,12 +66,13 @@ class Chat:
         self.client = client
         self.view = View(width=shutil.get_terminal_size((100, 40)).columns)
         self.hub_session: str | None = None
-        self.engine = ""  # the bound session's chat engine (eddie, arthur)
+        self.engines: dict[str, str] = {}  # process id -> engine, to name who speaks
         self.options: list[str] = []  # labels of the open question, answered by number
         self.listed: list[str] = []  # session ids of the last /sessions or /search, by number
         self.actions: asyncio.Queue[str] = asyncio.Queue()  # key presses for the action task
         self.followed = _Followed()
         self.prompt: PromptSession[str] | None = None
+        self.heading = ""  # printed when the SDK says the new binding's events begin
 
     # --- output ---
 
@@ -116,10 +117,7 @@ class Chat:
         if session:
             await self.switch(session)
         elif project:
-            opened = await self.client.create_session(project)
-            await self._bound(
-                f"project {opened.project_id} · {opened.session_id}", opened.chat_engine
-            )
+            await self.open_project(project)
         else:
             await self.open_hub()
 
@@ -180,25 +178,28 @@ class Chat:
         if self.hub_session is not None:
             await self.switch(self.hub_session)
             return
+        self.heading = "hub (eddie)"
         opened = await self.client.open_hub()
         self.hub_session = opened.session_id
-        await self._bound(f"hub · {opened.session_id}", opened.chat_engine)
+        await self._bound(f"hub · {opened.session_id}")
+
+    async def open_project(self, project: str) -> None:
+        self.heading = f"project {project}"
+        opened = await self.client.create_session(project)
+        await self._bound(f"{project} · {opened.session_id}")
 
     async def switch(self, session_id: str) -> None:
+        hub = session_id == self.hub_session
+        self.heading = "hub (eddie)" if hub else f"session {session_id}"
         opened = await self.client.resume_session(session_id)
-        where = (
-            f"hub · {session_id}"
-            if session_id == self.hub_session
-            else f"project {opened.project_id} · {session_id}"
-        )
-        await self._bound(where, opened.chat_engine)
+        where = "hub" if hub else opened.project_id
+        await self._bound(f"{where} · {session_id}")
 
-    async def _bound(self, where: str, engine: str | None) -> None:
-        self.engine = engine or ""
+    async def _bound(self, where: str) -> None:
         self.options = []
         processes = await self.client.processes()
+        self.engines.update({p.think_process_id: p.engine for p in processes})
         self.view.reset(where, processes)
-        self.show(Text(f"── {where} ({self.engine or 'no chat'}) ──", style="bold cyan"))
         self.refresh()
 
     # --- what the server says ---
@@ -213,11 +214,14 @@ class Chat:
 
     def _link(self, link: Link) -> None:
         before = self.view.link
-        self.view.link = link.state
+        if link.state in ("connected", "reconnecting", "closed"):
+            self.view.link = link.state
         if link.state == "reconnecting" and before != "reconnecting":
             self.note(f"connection lost ({link.reason}); reconnecting…", "yellow")
         elif link.state == "connected" and before == "reconnecting":
             self.note("reconnected", "green")
+        elif link.state == "binding":
+            self.show(Text(f"── {self.heading} ──", style="bold cyan"))
         elif link.state == "unbound":
             self.note(f"! the session could not be bound again: {link.reason}", "red")
         elif link.state == "closed":
@@ -232,6 +236,8 @@ class Chat:
                 self.view.streams.get(d.think_process_id, "") + d.chunk
             )
         elif isinstance(frame, ProcessProgress):
+            if frame.forwarded_by is None and frame.data.engine:
+                self.engines[frame.data.process_id] = frame.data.engine
             self.view.progress(frame)
             if (
                 frame.is_status_change
@@ -243,6 +249,7 @@ class Chat:
                 )
         elif isinstance(frame, ProcessSpawned):
             self.view.spawned(frame)
+            self.engines[frame.data.child_process_id] = frame.data.engine
             sp = frame.data
             self.note(f"+ {sp.child_process_name} ({sp.engine}/{sp.recipe}): {sp.goal}")
         elif isinstance(frame, ToolCallStarted):
@@ -270,8 +277,10 @@ class Chat:
         if m.role != "assistant":
             self.note(m.content)
             return
-        who = self.engine if m.process_name == "chat" else m.process_name
-        self.show(Text(f"{who or 'assistant'} >", style="bold blue"))
+        who = self.engines.get(m.think_process_id) or m.process_name
+        if m.process_name != "chat":
+            who = f"{m.process_name} ({who})" if who != m.process_name else who
+        self.show(Text(f"{who} >", style="bold blue"))
         self.show(Markdown(m.content))
         info = m.meta.get("info")
         if isinstance(info, str) and info.strip():
