@@ -4,7 +4,10 @@ and a reconnect after the gateway restarts that replays from the last seq withou
 
 from __future__ import annotations
 
+import asyncio
+import sys
 import uuid
+from pathlib import Path
 
 import pytest
 from vance_client import (
@@ -12,9 +15,12 @@ from vance_client import (
     ChatMessageStreamChunk,
     InboxItemAdded,
     Link,
+    PlanProposed,
+    ProcessModeChanged,
     ProcessProgress,
     ProcessSpawned,
     SwitchTo,
+    TodosUpdated,
     ToolCallCompleted,
     ToolCallStarted,
     UnknownFrame,
@@ -235,6 +241,21 @@ def test_unknown_and_malformed_frames_are_kept_not_fatal() -> None:
         {"type": "chat-message-stream-chunk", "seq": 3, "data": {"chunk": "Hi", "extra": 1}}
     )
     assert isinstance(chunk, ChatMessageStreamChunk) and chunk.data.chunk == "Hi"
+    # Frames the reference names but no engine sends yet still parse, their data kept whole.
+    for cls in (PlanProposed, TodosUpdated, ProcessModeChanged):
+        frame = parse_frame({"type": cls.TYPE, "seq": 9, "data": {"processId": "p", "x": [1]}})
+        assert isinstance(frame, cls) and frame.data.process_id == "p"
+        assert frame.data.model_dump(by_alias=True)["x"] == [1]
+    forwarded = parse_frame(
+        {
+            "type": "process-progress",
+            "seq": 5,
+            "forwardedBy": {"engine": "eddie", "processId": "e", "viaSession": "s"},
+            "data": {"processId": "w", "kind": "STATUS", "payload": {"phase": "DONE"}},
+        }
+    )
+    assert isinstance(forwarded, ProcessProgress) and forwarded.forwarded_by is not None
+    assert forwarded.forwarded_by.via_session == "s" and not forwarded.is_status_change
     # Client frames go out in the protocol's camelCase, unset fields left out.
     assert rq.SessionResume(session_id="s", since_seq=7).wire() == {
         "sessionId": "s",
@@ -262,3 +283,16 @@ async def test_a_refused_token_fails_the_client_with_the_reason(system: System) 
         async with VanceClient(f"http://{system.gateway}", "default", token):
             pass
     assert revoked.value.reason == "token_revoked"
+
+
+async def test_the_readme_script_runs(system: System) -> None:
+    readme = Path(__file__).resolve().parents[1] / "clients" / "python" / "README.md"
+    script = readme.read_text().split("```python\n", 1)[1].split("```", 1)[0]
+    script = script.replace("http://localhost:8080", f"http://{system.gateway}")
+    proc = await asyncio.create_subprocess_exec(
+        sys.executable, "-c", script, stdout=asyncio.subprocess.PIPE
+    )
+    out, _ = await asyncio.wait_for(proc.communicate(), 60)
+    lines = out.decode().splitlines()
+    assert proc.returncode == 0, lines
+    assert lines[-2:] == ["user: Hello, Arthur", "assistant: You said: Hello, Arthur"], lines
