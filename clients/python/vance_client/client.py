@@ -269,11 +269,17 @@ class VanceClient:
         # reply names the session (a resumed one is named in the request).
         name = getattr(req, "session_id", None)
         self.session_id = name if isinstance(name, str) else ""
+        self.opened = None
         self._seqs.pop("", None)
         # In the event stream before any frame of the new binding, so a reader can mark
         # where one session's events end and the next one's begin.
         await self._emit(Link("binding", reason=self.session_id))
-        return await self._request(req, on_reply=bound)
+        try:
+            return await self._request(req, on_reply=bound)
+        except BaseException:
+            if self.opened is None:  # refused (or cut off): nothing is bound
+                self.session_id = None
+            raise
 
     async def _request(
         self,

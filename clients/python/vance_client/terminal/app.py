@@ -211,6 +211,9 @@ class Chat:
             else:
                 await self._frame(event)
             self.refresh()
+        # The link closed for good (logout elsewhere, a revoked token): leave the prompt.
+        if self.prompt is not None and self.prompt.app.is_running:
+            self.prompt.app.exit(exception=EOFError())
 
     def _link(self, link: Link) -> None:
         before = self.view.link
