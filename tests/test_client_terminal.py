@@ -13,8 +13,9 @@ from pathlib import Path
 
 from tests.client_support import Terminal, terminal, vance_bin
 from tests.eddie_support import act
-from tests.harness import System
+from tests.harness import System, eventually
 from tests.sessions_support import new_user
+from tests.test_arthur_flow import child_asks
 from vance.testing.scripted_llm import Rule
 
 
@@ -141,3 +142,26 @@ async def test_hub_switch_to_and_back_and_a_numbered_answer(system: System, tmp_
         # The hub resumed from its last seq: the switch-to was not replayed and followed again.
         assert screen.count(f"→ switching to {project}") == 1, screen
         assert screen.count(f"Beta it is, {m}.") == 1, screen
+
+
+async def test_approve_sends_the_verdict_to_the_waiting_process(
+    system: System, tmp_path: Path
+) -> None:
+    m = uuid.uuid4().hex[:8]
+    user, _ = await new_user(system)
+    system.script(*child_asks(m, f"{m} go", f"Count {m}", "counter", f"Shall I count? {m}"))
+    with terminal(tmp_path) as term:
+        await _login(system, term, user)
+        term.start(f"{vance_bin()} chat --project demo")
+        await term.shows("● connected")
+        term.type(f"{m} go")
+        await term.shows("+ counter (")  # the spawned child, shown as it starts
+        await term.shows(f"counter asks ({m})")
+        await term.shows("counter BLOCKED")  # in the status line's process tree
+        term.type(f"/approve counter fine {m}")
+        await term.shows("approve sent to counter")
+
+        # Arthur steers the verdict into counter without a model call of its own.
+        await eventually(
+            lambda: system.model_requests(f"approved: fine {m}"), what="counter to get it"
+        )

@@ -33,6 +33,7 @@ from vance_client.frames import (
     ErrorFrame,
     Frame,
     InboxItemAdded,
+    PlanProposed,
     ProcessProgress,
     ProcessSpawned,
     SwitchTo,
@@ -73,6 +74,7 @@ class Chat:
         self.followed = _Followed()
         self.prompt: PromptSession[str] | None = None
         self.heading = ""  # printed when the SDK says the new binding's events begin
+        self.plan_from: str | None = None  # the process whose plan waits for /approve
 
     # --- output ---
 
@@ -269,6 +271,8 @@ class Chat:
             await self._switch_to(frame)
         elif isinstance(frame, ErrorFrame):
             self.note(f"! {frame.data.reason}: {frame.data.error_message}", "red")
+        elif isinstance(frame, PlanProposed):
+            self._plan(frame)
         elif isinstance(frame, UnknownFrame):
             self.note(f"[{frame.type}] {json.dumps(frame.data)[:200]}")
 
@@ -291,6 +295,20 @@ class Chat:
         if m.options and m.process_name == "chat":
             self.options = [o.label for o in m.options]
             self.note(f"(answer with a number, 1-{len(self.options)})", "cyan")
+
+    def _plan(self, frame: PlanProposed) -> None:
+        """A plan for the user to approve (the reference's `plan-proposed`; no engine here
+        sends one yet): shown whole, answered with /approve or /reject."""
+        d = frame.data
+        self.plan_from = d.process_name or "chat"
+        extra = d.model_extra or {}
+        text = next(
+            (extra[k] for k in ("plan", "markdown", "content") if isinstance(extra.get(k), str)),
+            None,
+        )
+        self.show(Text(f"plan from {self.plan_from}:", style="bold yellow"))
+        self.show(Markdown(text) if text else Text(json.dumps(extra, indent=2)))
+        self.note("(/approve or /reject, with a note if you like)", "cyan")
 
     async def _switch_to(self, frame: SwitchTo) -> None:
         """Eddie hands the user to a worker's session; `/hub` comes back. A stored switch-to

@@ -21,6 +21,8 @@ HELP = """\
 /archive           archive this session (then the hub)
 /search <words>    search your sessions
 /inbox [n]         your inbox; with a number: read that item
+/approve [note]    approve the proposed plan (or: /approve <process> [note])
+/reject [note]     reject it, saying why
 /quit              leave (the session follows its lifecycle)
 ESC                pause what runs in this session; your next message resumes it
 a number           answers an open question with that option"""
@@ -148,6 +150,28 @@ async def _inbox(chat: Chat, arg: str) -> str:
     return ""
 
 
+def _verdict(command: str) -> Callable[[Chat, str], Awaitable[str]]:
+    async def handler(chat: Chat, arg: str) -> str:
+        """`process-command` to the chat: Arthur steers the verdict into the target process
+        without a model call (docs/protocol.md "process-command")."""
+        first, _, rest = arg.partition(" ")
+        names = {p.name for p in chat.view.procs.values()}
+        target, note = (first, rest) if first in names else (chat.plan_from, arg)
+        if not target:
+            chat.note(f"no plan waits; /{command} <process> [note]", "red")
+            return ""
+        said = {"approve": "approved", "reject": "rejected"}[command]
+        content = f"{said}: {note}" if note else said
+        reply = await chat.client.command(
+            command, {"target": target, "content": content}, process_name="chat"
+        )
+        chat.plan_from = None
+        chat.note(f"{command} sent to {target} ({reply.outcome.lower()})", "green")
+        return ""
+
+    return handler
+
+
 COMMANDS: dict[str, Callable[[Chat, str], Awaitable[str]]] = {
     "help": _help,
     "quit": _quit,
@@ -159,4 +183,6 @@ COMMANDS: dict[str, Callable[[Chat, str], Awaitable[str]]] = {
     "archive": _archive,
     "search": _search,
     "inbox": _inbox,
+    "approve": _verdict("approve"),
+    "reject": _verdict("reject"),
 }
