@@ -5,6 +5,7 @@ from vance_client.errors import ConnectionLost, VanceError
 from vance_client.frames import (
     ChatMessageAppended,
     ChatMessageStreamChunk,
+    ClientToolInvoke,
     ErrorFrame,
     Frame,
     InboxItemAdded,
@@ -27,6 +28,7 @@ __all__ = [
     "ChatMessage",
     "ChatMessageAppended",
     "ChatMessageStreamChunk",
+    "ClientToolInvoke",
     "ConnectionLost",
     "ErrorFrame",
     "Event",

@@ -54,6 +54,14 @@ def _parser() -> argparse.ArgumentParser:
     chat.add_argument("--tenant", default=None, help="override the saved tenant")
     chat.add_argument("--user", default=None, help="sign in as this user first")
     chat.add_argument("--password", default=None, help="with --user: the password")
+    chat.add_argument(
+        "--workspace",
+        default=None,
+        help="host client tools (files, commands) confined to this folder",
+    )
+    chat.add_argument(
+        "--allow", action="store_true", help="with --workspace: writes and commands without asking"
+    )
     return parser
 
 
@@ -138,6 +146,8 @@ def _chat(ns: argparse.Namespace) -> int:
         token=saved.token,
         project=ns.project,
         session=ns.session,
+        workspace=ns.workspace,
+        allow=ns.allow,
     )
 
 

@@ -85,6 +85,7 @@ class VanceClient:
         self._seqs: dict[str, int] = {}  # session id -> highest seq delivered
         self._ws: ClientConnection | None = None
         self._pending: dict[str, _Pending] = {}
+        self._unawaited: set[str] = set()  # ids of frames sent with send(): replies dropped
         self._events: asyncio.Queue[Event] = asyncio.Queue()
         self._ready = asyncio.Event()  # a socket is open and its session bound again
         self._closed = False
@@ -239,6 +240,20 @@ class VanceClient:
     ) -> list[ChatMessage]:
         req = rq.ProcessMessages(process_name=process_name, process_id=process_id, limit=limit)
         return (await self._request(req)).messages
+
+    async def send(self, req: rq.Out) -> None:
+        """Sends a frame without waiting for a reply (a reply that comes is dropped; an error
+        comes through `events()` as an `ErrorFrame`)."""
+        async with asyncio.timeout(self.request_timeout):
+            await self._ready.wait()
+        if self._ws is None or self._closed:
+            raise VanceError(499, "closed", "the client is closed")
+        fid = f"c{next(_ids)}"
+        self._unawaited.add(fid)
+        try:
+            await self._ws.send(json.dumps({"id": fid, "type": req.TYPE, "data": req.wire()}))
+        except websockets.ConnectionClosed as exc:
+            raise ConnectionLost() from exc
 
     async def ping(self) -> rq.Pong:
         return await self._request(rq.Ping())
@@ -411,6 +426,10 @@ class VanceClient:
             if not pending.future.done():
                 pending.future.set_result(obj)
             return
+        if isinstance(reply_to, str) and reply_to in self._unawaited:
+            self._unawaited.discard(reply_to)
+            if obj.get("type") != "error":
+                return
         frame = parse_frame(obj)
         if isinstance(frame, Welcome):
             self.welcome = frame

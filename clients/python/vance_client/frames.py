@@ -180,6 +180,20 @@ class ProcessModeChanged(Frame):
     data: ProcessScoped
 
 
+class ClientToolInvokeData(Model):
+    call_id: str
+    name: str
+    params: dict[str, Any] = Field(default_factory=dict)
+
+
+class ClientToolInvoke(Frame):
+    """The server asks this client to run a tool it registered (issue 23 part 3; the server's
+    half is another change: until it is in, no gateway sends this)."""
+
+    TYPE = "client-tool-invoke"
+    data: ClientToolInvokeData
+
+
 class ErrorData(Model):
     error_code: int = 500
     error_message: str = ""
@@ -213,6 +227,7 @@ PUSHED: dict[str, type[Frame]] = {
         PlanProposed,
         TodosUpdated,
         ProcessModeChanged,
+        ClientToolInvoke,
         ErrorFrame,
     )
 }

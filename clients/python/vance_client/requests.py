@@ -230,3 +230,28 @@ class ProcessMessages(Target):
 
     def reply(self, data: dict[str, Any]) -> Messages:
         return Messages.model_validate(data)
+
+
+# --- client tools (issue 23 part 3: the gateway's half is another change) ---------------------
+
+
+class ClientToolRegister(Out):
+    """The tools this connection hosts, sent after each bind."""
+
+    TYPE = "client-tool-register"
+    tools: list[dict[str, JsonValue]] = Field(default_factory=list)
+    workspace: str | None = None
+
+    def reply(self, data: dict[str, Any]) -> Empty:
+        return Empty.model_validate(data)
+
+
+class ClientToolResult(Out):
+    """The answer to a `client-tool-invoke`: `status` SUCCESS with `result`, or ERROR with
+    `error`."""
+
+    TYPE = "client-tool-result"
+    call_id: str
+    status: str
+    result: dict[str, JsonValue] | None = None
+    error: str | None = None

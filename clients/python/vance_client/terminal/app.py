@@ -30,6 +30,7 @@ from vance_client.errors import VanceError
 from vance_client.frames import (
     ChatMessageAppended,
     ChatMessageStreamChunk,
+    ClientToolInvoke,
     ErrorFrame,
     Frame,
     InboxItemAdded,
@@ -42,29 +43,62 @@ from vance_client.frames import (
     UnknownFrame,
 )
 from vance_client.models import ChatMessage
+from vance_client.requests import ClientToolRegister, ClientToolResult
 from vance_client.terminal import commands
 from vance_client.terminal.view import View, render_ansi
+from vance_client.tools.host import ToolHost
+from vance_client.tools.workspace import ToolRefused
 
 PROFILE = "foot"  # the terminal profile: can follow Eddie's switch-to (vance/profiles.py)
 STYLE = Style.from_dict({"bottom-toolbar": "noreverse"})
 
 
-def run_chat(*, url: str, tenant: str, token: str, project: str | None, session: str | None) -> int:
-    return asyncio.run(_main(url, tenant, token, project, session))
+def run_chat(
+    *,
+    url: str,
+    tenant: str,
+    token: str,
+    project: str | None,
+    session: str | None,
+    workspace: str | None = None,
+    allow: bool = False,
+) -> int:
+    try:
+        tools = ToolHost(workspace, allow=allow) if workspace else None
+    except (ToolRefused, OSError) as exc:
+        print(f"vance: --workspace {workspace}: {exc}")
+        return 2
+    return asyncio.run(_main(url, tenant, token, project, session, tools))
 
 
-async def _main(url: str, tenant: str, token: str, project: str | None, session: str | None) -> int:
+async def _main(
+    url: str,
+    tenant: str,
+    token: str,
+    project: str | None,
+    session: str | None,
+    tools: ToolHost | None,
+) -> int:
     try:
         async with VanceClient(url, tenant, token, profile=PROFILE) as client:
-            return await Chat(client).run(project=project, session=session)
+            return await Chat(client, tools).run(project=project, session=session)
     except VanceError as exc:
         print(f"vance: {exc.reason}: {exc.message}")
         return 1
+    finally:
+        if tools is not None:
+            await tools.close()  # commands still running are killed with the client
 
 
 class Chat:
-    def __init__(self, client: VanceClient) -> None:
+    def __init__(self, client: VanceClient, tools: ToolHost | None = None) -> None:
         self.client = client
+        self.tools = tools  # client tools: only with --workspace (docs/clients.md)
+        if tools is not None:
+            tools.confirm = self.confirm
+        self.confirming: asyncio.Future[bool] | None = None
+        self.confirm_lock = asyncio.Lock()
+        self.calls: asyncio.TaskGroup | None = None  # tool calls run here, beside the events
         self.view = View(width=shutil.get_terminal_size((100, 40)).columns)
         self.hub_session: str | None = None
         self.engines: dict[str, str] = {}  # process id -> engine, to name who speaks
@@ -105,6 +139,7 @@ class Chat:
         )
         with patch_stdout(raw=True):
             async with asyncio.TaskGroup() as tg:
+                self.calls = tg
                 events = tg.create_task(self._events())
                 actions = tg.create_task(self._actions())
                 try:
@@ -133,6 +168,9 @@ class Chat:
             except EOFError:
                 return
             line = line.strip()
+            if self.confirming is not None and not self.confirming.done():
+                self.confirming.set_result(line.lower() in ("y", "yes"))
+                continue
             if not line:
                 continue
             try:
@@ -149,6 +187,8 @@ class Chat:
             action = await self.actions.get()
             if action == "pause":
                 await self.pause()
+            elif action == "register":
+                await self.register_tools()
 
     # --- what the user does ---
 
@@ -203,6 +243,44 @@ class Chat:
         self.engines.update({p.think_process_id: p.engine for p in processes})
         self.view.reset(where, processes)
         self.refresh()
+        await self.register_tools()
+
+    # --- client tools (with --workspace) ---
+
+    async def register_tools(self) -> None:
+        """After every bind: the tools this client hosts (`client-tool-register`)."""
+        if self.tools is None or not self.client.session_id:
+            return
+        try:
+            await self.client.request(ClientToolRegister(**self.tools.register_data()))
+        except VanceError as exc:
+            self.note(f"! client tools not registered: {exc.reason}: {exc.message}", "red")
+            return
+        self.note(f"client tools ready in {self.tools.workspace.root}", "green")
+
+    async def confirm(self, what: str) -> bool:
+        """Asks the user; the next line typed answers (y/yes allows)."""
+        async with self.confirm_lock:
+            self.confirming = asyncio.get_running_loop().create_future()
+            self.note(f"? the agent wants to {what}. Allow? [y/N]", "bold yellow")
+            self.refresh()
+            try:
+                return await self.confirming
+            finally:
+                self.confirming = None
+
+    async def _invoke(self, frame: ClientToolInvoke) -> None:
+        assert self.tools is not None
+        d = frame.data
+        self.note(f"⚙ {d.name} {json.dumps(d.params)[:120]}")
+        out = await self.tools.invoke(d.name, d.params)
+        result = ClientToolResult(call_id=d.call_id, **out)
+        if result.status != "SUCCESS":
+            self.note(f"⚙ {d.name}: {result.error}", "red")
+        try:
+            await self.client.send(result)
+        except VanceError as exc:  # the server ends the call (TIMEOUT/UNAVAILABLE) on its side
+            self.note(f"! the result of {d.name} was not delivered: {exc.reason}", "red")
 
     # --- what the server says ---
 
@@ -225,6 +303,7 @@ class Chat:
             self.note(f"connection lost ({link.reason}); reconnecting…", "yellow")
         elif link.state == "connected" and before == "reconnecting":
             self.note("reconnected", "green")
+            self.actions.put_nowait("register")  # a new socket: the server forgot the tools
         elif link.state == "binding":
             self.show(Text(f"── {self.heading} ──", style="bold cyan"))
         elif link.state == "unbound":
@@ -271,6 +350,17 @@ class Chat:
             await self._switch_to(frame)
         elif isinstance(frame, ErrorFrame):
             self.note(f"! {frame.data.reason}: {frame.data.error_message}", "red")
+        elif isinstance(frame, ClientToolInvoke):
+            if self.tools is None:  # not registered, so not expected: answer rather than hang
+                await self.client.send(
+                    ClientToolResult(
+                        call_id=frame.data.call_id,
+                        status="ERROR",
+                        error="this client hosts no tools (start it with --workspace)",
+                    )
+                )
+            elif self.calls is not None:
+                self.calls.create_task(self._invoke(frame))
         elif isinstance(frame, PlanProposed):
             self._plan(frame)
         elif isinstance(frame, UnknownFrame):
