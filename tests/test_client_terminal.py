@@ -165,3 +165,13 @@ async def test_approve_sends_the_verdict_to_the_waiting_process(
         await eventually(
             lambda: system.model_requests(f"approved: fine {m}"), what="counter to get it"
         )
+
+
+async def test_an_unknown_project_is_a_clear_error(system: System, tmp_path: Path) -> None:
+    user, _ = await new_user(system)
+    with terminal(tmp_path) as term:
+        await _login(system, term, user)
+        term.start(f"{vance_bin()} chat --project nope_{uuid.uuid4().hex[:8]}")
+        await term.shows("vance: project_not_found")
+        screen = await term.shows("[exited]")
+        assert "Traceback" not in screen

@@ -113,6 +113,8 @@ class Chat:
     # --- output ---
 
     def show(self, renderable: object) -> None:
+        # Measured each time: the user may resize the terminal while chatting.
+        self.view.width = shutil.get_terminal_size((100, 40)).columns
         print_formatted_text(ANSI(render_ansi(renderable, self.view.width)), end="")
 
     def note(self, text: str, style: str = "dim") -> None:
@@ -137,6 +139,7 @@ class Chat:
             style=STYLE,
             erase_when_done=True,  # the line comes back from the server as the user's message
         )
+        code = 0
         with patch_stdout(raw=True):
             async with asyncio.TaskGroup() as tg:
                 self.calls = tg
@@ -145,10 +148,15 @@ class Chat:
                 try:
                     await self._open(project, session)
                     await self._input()
+                except VanceError as exc:  # the session could not be opened
+                    self.note(f"vance: {exc.reason}: {exc.message}", "red")
+                    code = 1
                 finally:
                     events.cancel()
                     actions.cancel()
-        return 0
+                    if self.confirming is not None and not self.confirming.done():
+                        self.confirming.set_result(False)  # a waiting tool call is declined
+        return code
 
     async def _open(self, project: str | None, session: str | None) -> None:
         if session:
