@@ -11,7 +11,6 @@ from __future__ import annotations
 import asyncio
 import json
 import shutil
-from typing import Any
 
 from prompt_toolkit import PromptSession
 from prompt_toolkit.formatted_text import ANSI
@@ -25,7 +24,6 @@ from rich.panel import Panel
 from rich.text import Text
 
 from vance_client.client import Link, VanceClient
-from vance_client.credentials import config_dir
 from vance_client.errors import VanceError
 from vance_client.frames import (
     ChatMessageAppended,
@@ -43,8 +41,9 @@ from vance_client.frames import (
     UnknownFrame,
 )
 from vance_client.models import ChatMessage
-from vance_client.requests import ClientToolRegister, ClientToolResult
 from vance_client.terminal import commands
+from vance_client.terminal.followed import Followed
+from vance_client.terminal.toolcalls import ToolCalls
 from vance_client.terminal.view import View, render_ansi
 from vance_client.tools.host import ToolHost
 from vance_client.tools.workspace import ToolRefused
@@ -93,19 +92,14 @@ async def _main(
 class Chat:
     def __init__(self, client: VanceClient, tools: ToolHost | None = None) -> None:
         self.client = client
-        self.tools = tools  # client tools: only with --workspace (docs/clients.md)
-        if tools is not None:
-            tools.confirm = self.confirm
-        self.confirming: asyncio.Future[bool] | None = None
-        self.confirm_lock = asyncio.Lock()
-        self.calls: asyncio.TaskGroup | None = None  # tool calls run here, beside the events
+        self.tools = ToolCalls(self, tools)  # client tools: only with --workspace
         self.view = View(width=shutil.get_terminal_size((100, 40)).columns)
         self.hub_session: str | None = None
         self.engines: dict[str, str] = {}  # process id -> engine, to name who speaks
         self.options: list[str] = []  # labels of the open question, answered by number
         self.listed: list[str] = []  # session ids of the last /sessions or /search, by number
         self.actions: asyncio.Queue[str] = asyncio.Queue()  # key presses for the action task
-        self.followed = _Followed()
+        self.followed = Followed()
         self.prompt: PromptSession[str] | None = None
         self.heading = ""  # printed when the SDK says the new binding's events begin
         self.plan_from: str | None = None  # the process whose plan waits for /approve
@@ -142,7 +136,7 @@ class Chat:
         code = 0
         with patch_stdout(raw=True):
             async with asyncio.TaskGroup() as tg:
-                self.calls = tg
+                self.tools.calls = tg
                 events = tg.create_task(self._events())
                 actions = tg.create_task(self._actions())
                 try:
@@ -154,8 +148,7 @@ class Chat:
                 finally:
                     events.cancel()
                     actions.cancel()
-                    if self.confirming is not None and not self.confirming.done():
-                        self.confirming.set_result(False)  # a waiting tool call is declined
+                    self.tools.answer("no")  # a tool call waiting for a yes is declined
         return code
 
     async def _open(self, project: str | None, session: str | None) -> None:
@@ -176,9 +169,8 @@ class Chat:
             except EOFError:
                 return
             line = line.strip()
-            if self.confirming is not None and not self.confirming.done():
-                self.confirming.set_result(line.lower() in ("y", "yes"))
-                continue
+            if self.tools.answer(line):
+                continue  # it answered a tool call's question
             if not line:
                 continue
             try:
@@ -196,7 +188,7 @@ class Chat:
             if action == "pause":
                 await self.pause()
             elif action == "register":
-                await self.register_tools()
+                await self.tools.register()
 
     # --- what the user does ---
 
@@ -251,44 +243,7 @@ class Chat:
         self.engines.update({p.think_process_id: p.engine for p in processes})
         self.view.reset(where, processes)
         self.refresh()
-        await self.register_tools()
-
-    # --- client tools (with --workspace) ---
-
-    async def register_tools(self) -> None:
-        """After every bind: the tools this client hosts (`client-tool-register`)."""
-        if self.tools is None or not self.client.session_id:
-            return
-        try:
-            await self.client.request(ClientToolRegister(**self.tools.register_data()))
-        except VanceError as exc:
-            self.note(f"! client tools not registered: {exc.reason}: {exc.message}", "red")
-            return
-        self.note(f"client tools ready in {self.tools.workspace.root}", "green")
-
-    async def confirm(self, what: str) -> bool:
-        """Asks the user; the next line typed answers (y/yes allows)."""
-        async with self.confirm_lock:
-            self.confirming = asyncio.get_running_loop().create_future()
-            self.note(f"? the agent wants to {what}. Allow? [y/N]", "bold yellow")
-            self.refresh()
-            try:
-                return await self.confirming
-            finally:
-                self.confirming = None
-
-    async def _invoke(self, frame: ClientToolInvoke) -> None:
-        assert self.tools is not None
-        d = frame.data
-        self.note(f"⚙ {d.name} {json.dumps(d.params)[:120]}")
-        out = await self.tools.invoke(d.name, d.params)
-        result = ClientToolResult(call_id=d.call_id, **out)
-        if result.status != "SUCCESS":
-            self.note(f"⚙ {d.name}: {result.error}", "red")
-        try:
-            await self.client.send(result)
-        except VanceError as exc:  # the server ends the call (TIMEOUT/UNAVAILABLE) on its side
-            self.note(f"! the result of {d.name} was not delivered: {exc.reason}", "red")
+        await self.tools.register()
 
     # --- what the server says ---
 
@@ -359,16 +314,7 @@ class Chat:
         elif isinstance(frame, ErrorFrame):
             self.note(f"! {frame.data.reason}: {frame.data.error_message}", "red")
         elif isinstance(frame, ClientToolInvoke):
-            if self.tools is None:  # not registered, so not expected: answer rather than hang
-                await self.client.send(
-                    ClientToolResult(
-                        call_id=frame.data.call_id,
-                        status="ERROR",
-                        error="this client hosts no tools (start it with --workspace)",
-                    )
-                )
-            elif self.calls is not None:
-                self.calls.create_task(self._invoke(frame))
+            await self.tools.invoked(frame)
         elif isinstance(frame, PlanProposed):
             self._plan(frame)
         elif isinstance(frame, UnknownFrame):
@@ -419,27 +365,3 @@ class Chat:
             self.note(d.voice_announcement, "bold")
         self.note(f"→ switching to {d.target_project_id} (/hub to come back)", "cyan")
         await self.switch(d.target_session_id)
-
-
-class _Followed:
-    """The highest switch-to seq followed per hub session, in the config directory (as the
-    web client keeps it in its storage)."""
-
-    def __init__(self) -> None:
-        self.path = config_dir() / "followed.json"
-        try:
-            raw: Any = json.loads(self.path.read_text())
-            self.seqs: dict[str, int] = {str(k): int(v) for k, v in dict(raw).items()}
-        except (OSError, ValueError, TypeError):
-            self.seqs = {}
-
-    def first_time(self, session_id: str, seq: int) -> bool:
-        if seq <= self.seqs.get(session_id, 0):
-            return False
-        self.seqs[session_id] = seq
-        try:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-            self.path.write_text(json.dumps(self.seqs))
-        except OSError:
-            pass  # still followed once in this run
-        return True
