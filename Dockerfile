@@ -41,7 +41,9 @@ COPY tool_service ./tool_service
 COPY recipe_service ./recipe_service
 COPY gateway ./gateway
 COPY engine_worker ./engine_worker
-RUN pip install . \
+# The client package owns the `vance` command (`vance service-token`, docs/clients.md).
+COPY clients/python ./clients/python
+RUN pip install . ./clients/python \
     && rm -rf /src
 WORKDIR /
 COPY --from=web /web/dist /opt/vance/web

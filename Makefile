@@ -16,10 +16,13 @@ BWRAP := /usr/bin/bwrap
 
 .PHONY: setup run test lint fmt protos protos-check bench clean web browser sandbox
 
-$(STAMP): pyproject.toml
+# The client SDK and terminal client (clients/python, docs/clients.md) go in after the server: its
+# package owns the `vance` command and hands `vance run` to vance.cli.
+$(STAMP): pyproject.toml clients/python/pyproject.toml
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
 	$(PY) -m pip install --quiet -e '.[dev]'
+	$(PY) -m pip install --quiet -e './clients/python[terminal]'
 	@touch $(STAMP)
 
 $(FERRETDB): tools/ferretdb/install.sh $(wildcard tools/ferretdb/*.patch tools/ferretdb/sqlite/*.patch)

@@ -162,8 +162,9 @@ class Supervisor:
                 sys.stdout.flush()
 
     async def restart_service(self, name: str) -> None:
-        """Kills a gRPC service as a crash would (SIGKILL) and starts it again, waiting until
-        it serves: for tests of recovery, and for an operator's `vance`-run system."""
+        """Kills a service (a gRPC one or the gateway) as a crash would (SIGKILL) and starts it
+        again, waiting until it serves: for tests of recovery, and for an operator's `vance`-run
+        system."""
         child = self.children[name]
         if child.proc is not None and child.proc.returncode is None:
             child.proc.kill()
@@ -171,7 +172,13 @@ class Supervisor:
         if child.pump is not None:
             await asyncio.gather(child.pump, return_exceptions=True)
         fresh = await self._spawn(Child(name, child.argv, restarts=child.restarts + 1))
-        await self._until_ready(fresh, partial(_grpc_serving, self.config.address(name)))
+        gw = self.config.gateway
+        probe = (  # the gateway answers HTTP, the services gRPC health
+            partial(_http_healthy, gw.host, gw.port)
+            if name == "gateway"
+            else partial(_grpc_serving, self.config.address(name))
+        )
+        await self._until_ready(fresh, probe)
 
     def kill(self, name: str, sig: int = signal.SIGKILL) -> None:
         child = self.children[name]
