@@ -17,6 +17,12 @@ from process_service.inbox import Inbox
 from process_service.processes import Processes
 from process_service.slart_tools import GeneratedRecipes
 from process_service.store import public_fields
+from process_service.talk_tool_specs import (
+    PLAN_TOOL_NAMES,
+    PLAN_TOOLS,
+    TALK_TOOL_NAMES,
+    TALK_TOOLS,
+)
 from process_service.tool_args import ToolError, arg_str, rpc_details, spawn_result
 from process_service.tool_specs import PROCESS_TOOLS
 from vance.domain import DeliveryOutcome, ProcessStatus, ThinkProcess, UserChatInput
@@ -26,7 +32,9 @@ from vance.v1 import recipe_pb2 as rpb
 from vance.v1 import recipe_pb2_grpc
 
 if TYPE_CHECKING:
+    from process_service.hub_talk import HubTalk
     from process_service.hub_tools import HubTools
+    from process_service.plans import Plans
 
 logger = logging.getLogger(__name__)
 
@@ -53,7 +61,9 @@ def _summary(p: ThinkProcess) -> dict[str, Any]:
 # message in another session or in the user's inbox). A successful call is a side effect that
 # keeps the session from counting as abandoned (session_service/abandoned.py).
 PERSISTENT_TOOL_NAMES = frozenset(
-    str(t["name"]) for t in PROCESS_TOOLS + HUB_TOOLS if "@persistent" in t.get("labels", [])
+    str(t["name"])
+    for t in PROCESS_TOOLS + HUB_TOOLS + TALK_TOOLS + PLAN_TOOLS
+    if "@persistent" in t.get("labels", [])
 )
 
 
@@ -70,6 +80,8 @@ class ProcessTools:
         self._recipes = recipes
         self._engines_available = engines_available
         self.hub: HubTools | None = None  # the hub tools (hub_tools.py), set at wiring
+        self.talk: HubTalk | None = None  # talking to projects (hub_talk.py), set at wiring
+        self.plans: Plans | None = None  # plan mode (plans.py), set at wiring
         # process_create_delegate spawns through self.spawn, the path process_create takes.
         self._delegation = Delegation(self.spawn, processes, recipes, engines_available)
         self._generated = GeneratedRecipes(recipes, engines_available)
@@ -91,7 +103,14 @@ class ProcessTools:
         self, tool: str, caller: dict[str, Any], args: dict[str, Any], key: str, profile: str
     ) -> Any:
         if self.hub is not None and tool in HUB_TOOL_NAMES:
-            return await self.hub.invoke(tool, caller, args, key)
+            return await self.hub.invoke(tool, caller, args, key, profile)
+        if self.talk is not None and tool in TALK_TOOL_NAMES:
+            return await self.talk.invoke(tool, caller, args, key)
+        if self.plans is not None and tool in PLAN_TOOL_NAMES:
+            try:
+                return await self.plans.invoke(tool, caller, args, key)
+            except VanceError as exc:
+                raise ToolError(exc.message) from exc
         handler = getattr(self, f"_{tool}", None)
         if handler is None:
             raise ToolError(f"process_service does not host {tool!r}")
