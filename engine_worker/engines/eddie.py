@@ -138,8 +138,8 @@ class Eddie(EngineDefaults):
                 turn_input.append({"role": "user", "content": read})
             else:
                 turn_input.append(inbox_to_llm(message))
-        if asks:
-            turn_input.append({"role": "user", "content": eddie_asks.open_questions_note(asks)})
+        if asks:  # before the user's words, which stay the turn's last message
+            turn_input.insert(0, {"role": "user", "content": eddie_asks.open_questions_note(asks)})
         hub = await self._hub_context(ctx)
         messages = fit_history(
             {"role": "system", "content": system_prompt(process, hub)},

@@ -1,9 +1,10 @@
 """Where the user's answer goes (seed 001 §5.6, §5.8): every question a worker asks the hub is
 an *ask* with its own id (process_service/hub_talk.py). A user message goes to the ask it
 answers, without a model call, when that is clear: the client named the ask (an option
-clicked), the text is an option of exactly one open ask, or only one ask is open. With several
-open asks and nothing that tells them apart, Eddie's model chooses (`answer_question`) or asks
-back. Never "whatever came last"."""
+clicked), or the text is (or starts with) an option of exactly one open ask. Otherwise Eddie's
+model sees the open questions with their ids before the user's words and chooses
+(`answer_question`), asks back, or treats the words as a new request. Never "whatever came
+last"."""
 
 from __future__ import annotations
 
@@ -59,11 +60,9 @@ def _target(message: UserChatInput, asks: list[dict[str, Any]]) -> dict[str, Any
     if message.ask_id:
         return next((x for x in asks if x["askId"] == message.ask_id), None)
     by_option = [x for x in asks if _matches(message.content, x)]
-    if len(by_option) == 1:
-        return by_option[0]
-    if len(asks) == 1 and not by_option:
-        return asks[0]
-    return None
+    # Anything else may be an answer or a new request ("make another project" while a worker
+    # waits): the model tells them apart, with the open questions in front of it.
+    return by_option[0] if len(by_option) == 1 else None
 
 
 async def route(
