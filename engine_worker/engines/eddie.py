@@ -207,7 +207,9 @@ class Eddie(EngineDefaults):
             await ctx.chat.append(ChatRole.ASSISTANT, text, {"action": a.ANSWER, "info": view})
             return TurnOutcome(ProcessStatus.IDLE, summary=text)
         steps = len(view.get("steps") or [])
-        spoken = f"I have a plan in {steps} steps. Shall I go ahead?"
+        spoken = (
+            f"I have a plan with {steps} {'step' if steps == 1 else 'steps'}. Shall I go ahead?"
+        )
         meta = {**plan_mode.plan_meta(view), "info": plan_mode.render(view)}
         await ctx.chat.append(ChatRole.ASSISTANT, spoken, meta)
         return TurnOutcome.blocked(spoken)
