@@ -265,7 +265,7 @@ async def test_a_user_in_a_project_eddie_made_gets_their_own_client_tools(
     await foot.close()
 
     async def reset() -> bool:
-        return (await system.process(worker.chat_process_id)).connection_profile == ""
+        return str((await system.process(worker.chat_process_id)).connection_profile) == ""
 
     await eventually(reset, what="the session's own profile back")
     await client.close()
