@@ -23,7 +23,6 @@ from vance.domain import (
     ProcessEvent,
     ProcessEventType,
     ProcessStatus,
-    SteerMessage,
     ThinkProcess,
     UserChatInput,
 )
@@ -60,6 +59,7 @@ BOOTSTRAP_PROMPT = (
     "What speech conventions should a voice chat agent observe in the language with the code "
     "{lang}? List 5-8 specific rules, each with a short example. Output format: Markdown."
 )
+STARTED = ProcessEventType.STARTED
 CANNOT_MEDIATE = "I can't hand you over on this device, so I'll keep passing things on for you."
 
 
@@ -79,10 +79,6 @@ def _event_text(m: ProcessEvent) -> str:
     if options:
         text += "\nOptions: " + "; ".join(o["label"] for o in options)
     return text
-
-
-def _started_only(inbox: list[SteerMessage]) -> bool:
-    return all(isinstance(m, ProcessEvent) and m.type is ProcessEventType.STARTED for m in inbox)
 
 
 class Eddie(EngineDefaults):
@@ -113,10 +109,10 @@ class Eddie(EngineDefaults):
         inbox, asks = await eddie_asks.route(ctx, inbox)
         if not inbox:
             return TurnOutcome.idle()
-        if _started_only(inbox):
+        started = [m for m in inbox if isinstance(m, ProcessEvent) and m.type is STARTED]
+        if len(started) == len(inbox):
             # A milestone worth a line in the chat, not a model turn or a spoken sentence.
-            for m in inbox:
-                assert isinstance(m, ProcessEvent)
+            for m in started:
                 note = f"{m.payload.get('project') or m.source_process_name} started."
                 await ctx.chat.append(ChatRole.SYSTEM, note, {"milestone": "started"})
             return TurnOutcome.idle()
