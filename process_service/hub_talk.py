@@ -13,9 +13,10 @@ from __future__ import annotations
 import time
 from typing import TYPE_CHECKING, Any
 
+import grpc
 from pymongo.asynchronous.database import AsyncDatabase
 
-from process_service.tool_args import ToolError
+from process_service.tool_args import ToolError, rpc_details
 from process_service.tool_args import arg_str as _str
 from vance.domain import ProcessStatus
 from vance.store import Document
@@ -46,7 +47,10 @@ class HubTalk:
         self, tool: str, caller: dict[str, Any], args: dict[str, Any], key: str
     ) -> Any:
         handler = getattr(self, f"_{tool}")
-        return await handler(caller, args, key)
+        try:
+            return await handler(caller, args, key)
+        except grpc.aio.AioRpcError as exc:  # session_service, read by project_open
+            raise ToolError(rpc_details(exc)) from exc
 
     async def _chat_of(self, caller: dict[str, Any], project: str) -> dict[str, Any]:
         """The process Eddie talks to in a project: the one of it Eddie observes (connected by
