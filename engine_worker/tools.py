@@ -100,7 +100,13 @@ class ToolDispatcher:
 
     @property
     def profile(self) -> str:
-        return str(self._process.recipe_snapshot.get("profile") or "default")
+        # The connection bound to the session now, else the session's own (profiles apply per
+        # connection: gateway/connection_profile.py).
+        return str(
+            self._process.connection_profile
+            or self._process.recipe_snapshot.get("profile")
+            or "default"
+        )
 
     async def pool(self, engine_tools: list[str]) -> list[ToolSpec]:
         """The engine's tools changed by the recipe snapshot, pruned by the profile."""

@@ -18,6 +18,7 @@ import grpc
 
 from gateway.clients import Clients
 from gateway.connection import Connection
+from gateway.connection_profile import reset_profile
 from vance.v1 import session_pb2 as spb
 
 logger = logging.getLogger(__name__)
@@ -139,6 +140,7 @@ async def release(conn: Connection, *, disconnect: bool) -> None:
     `disconnect`, session_service applies the session's onDisconnect."""
     if not conn.session_id or conn.monitor:
         return
+    await reset_profile(conn)
     try:
         await conn.clients.sessions.ReleaseBind(
             spb.ReleaseBindRequest(

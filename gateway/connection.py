@@ -60,6 +60,9 @@ class Connection:
         # The editor id of seed 002 §8: what the session's bind holds.
         self.connection_id = new_id("conn")
         self.monitor = False  # watches without binding (session-monitor)
+        # The session whose processes are pruned by this socket's profile instead of the
+        # session's own (gateway/connection_profile.py); reset when the bind is released.
+        self.profile_override = ""
         self.close_after_reply: tuple[int, str] | None = None
         self.closed = False
         self._send_lock = asyncio.Lock()

@@ -12,7 +12,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from gateway import process_frames, session_frames, socket_frames
+from gateway import plan_frames, process_frames, session_frames, socket_frames
 from gateway.connection import Connection
 from gateway.errors import describe
 from gateway.frames import error_frame, frame
@@ -25,6 +25,7 @@ from gateway.inputs import (
     MonitorData,
     NoData,
     PingData,
+    PlanDecisionData,
     ResumeData,
     SteerData,
     Targeted,
@@ -52,6 +53,8 @@ ROUTES: dict[str, Route] = {
     "process-stop": Route(Targeted, process_frames.process_stop),
     "process-list": Route(ListData, process_frames.process_list),
     "process-messages": Route(MessagesData, process_frames.process_messages),
+    "plan-decision": Route(PlanDecisionData, plan_frames.plan_decision),
+    "plan-get": Route(Targeted, plan_frames.plan_get),
 }
 
 

@@ -124,6 +124,13 @@ def event_frame(e: pb.SessionEvent) -> dict[str, Any]:
                 out["forwardedBy"] = forwarded
             return out
         case "notice":
-            return frame(e.notice.type, struct_to_dict(e.notice.data), seq=e.seq)
+            data = struct_to_dict(e.notice.data)
+            # A worker's plan frame a hub forwards (process_service/plans.py): the hop goes
+            # into the envelope, as for process-progress.
+            hop = data.pop("forwardedBy", None)
+            notice = frame(e.notice.type, data, seq=e.seq)
+            if hop:
+                notice["forwardedBy"] = hop
+            return notice
         case _:
             raise ValueError(f"unknown session event {kind!r}")

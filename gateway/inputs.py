@@ -62,6 +62,23 @@ class Targeted(FrameData):
 class SteerData(Targeted):
     content: Text | None = None
     idempotency_key: Id | None = Field(default=None, alias="idempotencyKey")
+    # The hub question this message answers (an option clicked under a relayed question).
+    ask_id: Id | None = Field(default=None, alias="askId")
+
+
+class PlanStepData(FrameData):
+    text: Annotated[StrictStr, Field(max_length=500)]
+    project: Id | None = None
+
+
+class PlanDecisionData(Targeted):
+    """plan-decision: the user's answer to a proposed plan (docs/protocol.md "Plan mode")."""
+
+    plan_id: Id | None = Field(default=None, alias="planId")
+    decision: Id | None = None
+    steps: Annotated[list[PlanStepData], Field(max_length=20)] | None = None
+    comment: Annotated[StrictStr, Field(max_length=4000)] | None = None
+    idempotency_key: Id | None = Field(default=None, alias="idempotencyKey")
 
 
 class CommandData(Targeted):

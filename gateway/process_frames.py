@@ -47,7 +47,7 @@ async def process_steer(conn: Connection, data: SteerData) -> dict[str, Any]:
             message=pb.SteerMessage(
                 idempotency_key=data.idempotency_key or "",
                 user_chat_input=pb.UserChatInput(
-                    from_user=conn.principal.username, content=content
+                    from_user=conn.principal.username, content=content, ask_id=data.ask_id or ""
                 ),
             ),
         )

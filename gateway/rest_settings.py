@@ -1,7 +1,9 @@
 """REST routes for tenant and project settings (seed 002: the `vance.session.*` keys). Any
 user of the tenant may read them (they decide how that user's sessions behave); only tenant
-admins write. session_service validates keys and values (400 unknown_setting /
-invalid_setting) and checks the admin role again."""
+admins write, except a user's own hub project, where its owner sets the user-level keys
+(`chat.language`; `/me/settings`). Another user's hub project is 404 for everyone, admins
+included. session_service validates keys and values (400 unknown_setting / invalid_setting)
+and checks who may write (session_service/settings_access.py)."""
 
 from __future__ import annotations
 
@@ -46,10 +48,10 @@ def _view(s: spb.Settings) -> SettingsView:
 
 
 async def _get(request: Request, tenant: PathId, project: PathId) -> SettingsView:
-    await principal(request, tenant)
+    p = await principal(request, tenant)
     return _view(
         await clients(request).sessions.GetSettings(
-            spb.GetSettingsRequest(tenant_id=tenant, project_id=project)
+            spb.GetSettingsRequest(tenant_id=tenant, project_id=project, caller=caller(p))
         )
     )
 
@@ -57,7 +59,7 @@ async def _get(request: Request, tenant: PathId, project: PathId) -> SettingsVie
 async def _patch(
     request: Request, tenant: PathId, project: PathId, body: SettingsPatch
 ) -> SettingsView:
-    p = await admin(request, tenant)
+    p = await (principal(request, tenant) if project else admin(request, tenant))
     return _view(
         await clients(request).sessions.UpdateSettings(
             spb.UpdateSettingsRequest(
@@ -96,3 +98,17 @@ async def patch_project_settings(
     """Tenant admins only; a project value wins over the tenant's for that project's sessions
     (not vance.session.forced-floor-ms, which is tenant-wide)."""
     return await _patch(request, tenant, project, body)
+
+
+@router.get("/brain/{tenant}/me/settings", response_model=SettingsView)
+async def get_my_settings(request: Request, tenant: PathId) -> SettingsView:
+    """The caller's user level: the settings of their hub project `_user_<username>`."""
+    p = await principal(request, tenant)
+    return await _get(request, tenant, f"_user_{p.username}")
+
+
+@router.patch("/brain/{tenant}/me/settings", response_model=SettingsView)
+async def patch_my_settings(request: Request, tenant: PathId, body: SettingsPatch) -> SettingsView:
+    """The user's own user-level keys (`chat.language`); no admin role needed."""
+    p = await principal(request, tenant)
+    return await _patch(request, tenant, f"_user_{p.username}", body)

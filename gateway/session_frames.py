@@ -7,6 +7,7 @@ from typing import Any
 
 from gateway.binding import caller, release
 from gateway.connection import Connection
+from gateway.connection_profile import apply_profile
 from gateway.errors import GatewayError
 from gateway.inputs import CreateData, LifecycleData, MonitorData, NoData, ResumeData, required
 from vance.domain import PROFILE_PATTERN
@@ -119,6 +120,8 @@ async def session_resume(conn: Connection, data: ResumeData) -> dict[str, Any]:
         await release(conn, disconnect=False)
     s = bound.session
     await conn.bind(s.session_id, s.chat_process_id, data.since_seq)
+    if bound.bound:
+        await apply_profile(conn, s)
     return {
         **_reply(s),
         "sinceSeq": data.since_seq,

@@ -76,12 +76,6 @@ HUB_TOOLS: list[dict[str, Any]] = [
         "labels": [*_ORG, "@write", "@persistent"],
     },
     {
-        "name": "project_steer",
-        "description": "Say something to a worker process on the user's behalf.",
-        "parameters": _obj({"processId": _S, "content": _S}, ["processId", "content"]),
-        "labels": ["@hub", "@write", "@persistent"],
-    },
-    {
         "name": "hub_switch_to",
         "description": "Send the user's client a switch-to towards a worker session.",
         "parameters": _obj(

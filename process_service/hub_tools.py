@@ -20,6 +20,7 @@ from process_service.tool_args import arg_str as _str
 from process_service.tool_args import rpc_details as _details
 from vance.domain import DeliveryOutcome, UserChatInput
 from vance.errors import VanceError
+from vance.profiles import capabilities
 from vance.store import Document
 from vance.v1 import common_pb2 as pb
 from vance.v1 import session_pb2 as spb
@@ -35,6 +36,13 @@ TENANT_LEVEL = "_tenant"
 
 def _caller(doc: dict[str, Any]) -> spb.Caller:
     return spb.Caller(user_id=str(doc.get("owner_user_id", "")))
+
+
+def _mode(args: dict[str, Any], default: str = DEFAULT_MODE) -> str:
+    mode = _str(args, "channelMode", required=False) or default
+    if mode not in MODES:
+        raise ToolError(f"channelMode must be one of {', '.join(MODES)}")
+    return mode
 
 
 def _kind(p: spb.Project) -> str:
@@ -60,15 +68,19 @@ class HubTools:
         self._publish = publish  # (session ids, notice type, data) -> None
 
     async def invoke(
-        self, tool: str, caller: dict[str, Any], args: dict[str, Any], key: str
+        self, tool: str, caller: dict[str, Any], args: dict[str, Any], key: str, profile: str = ""
     ) -> Any:
+        if tool == "hub_switch_to" and not capabilities(profile).can_mediate:
+            # The engine checks this before it calls; a call that got here another way is
+            # refused the same (seed 001 §8.5.5).
+            raise ToolError(f"profile {profile or 'default'!r} cannot mediate")
         handler = getattr(self, f"_{tool}")
         try:
             return await handler(caller, args, key)
         except grpc.aio.AioRpcError as exc:
             raise ToolError(_details(exc)) from exc
 
-    async def _owned(self, caller: dict[str, Any], process_id: str) -> dict[str, Any]:
+    async def owned(self, caller: dict[str, Any], process_id: str) -> dict[str, Any]:
         try:
             doc = await self._processes.get(process_id)
         except VanceError as exc:
@@ -96,7 +108,7 @@ class HubTools:
         if done is not None:
             return done["result"]  # a redone turn: created once
         name, tenant = _str(args, "name"), str(caller["tenant_id"])
-        user = str(caller.get("owner_user_id", ""))
+        user, mode = str(caller.get("owner_user_id", "")), _mode(args)
         try:
             await self._sessions.CreateProject(
                 spb.CreateProjectRequest(
@@ -124,26 +136,34 @@ class HubTools:
             )
         )
         chat = await self._processes.get(session.chat_process_id)
-        await self._observations.observe(chat, caller, DEFAULT_MODE, name)
+        await self._observations.observe(chat, caller, mode, name, started=True)
         steer = _str(args, "steerContent", required=False)
         if steer:
-            await self._say(caller, chat, steer, f"{key}:steer")
+            await self.say(caller, chat, steer, f"{key}:steer")
         result = {
             "project": name,
             "kind": "NORMAL",
             "sessionId": session.session_id,
             "chatProcessId": session.chat_process_id,
             "chatEngine": session.chat_engine,
-            "channelMode": DEFAULT_MODE,
+            "channelMode": mode,
             "steered": bool(steer),
         }
         await self._created.insert_one({"_id": key, "result": result})
         return result
 
-    async def _say(
-        self, caller: dict[str, Any], target: dict[str, Any], text: str, key: str
+    async def say(
+        self,
+        caller: dict[str, Any],
+        target: dict[str, Any],
+        text: str,
+        key: str,
+        *,
+        forwarded: dict[str, str] | None = None,
+        ask_id: str = "",
     ) -> str:
-        """The user's words, sent by Eddie: USER_CHAT_INPUT from the user, Eddie as sender."""
+        """The user's words, sent by Eddie: USER_CHAT_INPUT from the user, Eddie as sender
+        (and, for project_steer and answers, `forwardedBy` and the question answered)."""
         result = await self._inbox.steer(
             str(target["_id"]),
             "",
@@ -153,6 +173,8 @@ class HubTools:
                 idempotency_key=key,
                 sender_process_id=str(caller["_id"]),
                 from_user=str(caller.get("owner_user_id", "")),
+                forwarded_by=forwarded or {},
+                ask_id=ask_id,
             ),
         )
         if result.outcome is DeliveryOutcome.REJECTED:
@@ -175,6 +197,9 @@ class HubTools:
         }
 
     async def _project_open(self, caller: dict[str, Any], args: dict[str, Any], key: str) -> Any:
+        return await self.project_open(caller, args, key)
+
+    async def project_open(self, caller: dict[str, Any], args: dict[str, Any], key: str) -> Any:
         project = await self._project(caller, _str(args, "name"))
         listed = await self._sessions.ListSessions(
             spb.ListSessionsRequest(
@@ -196,12 +221,14 @@ class HubTools:
                     ],
                 }
             )
-        connected = None
+        connected, mode = None, ""
         if sessions and sessions[0]["chatProcessId"]:
-            chat = await self._owned(caller, str(sessions[0]["chatProcessId"]))
+            chat = await self.owned(caller, str(sessions[0]["chatProcessId"]))
             observers = await self._observations.observers(str(chat["_id"]))
-            if str(caller["_id"]) not in observers:
-                await self._observations.observe(chat, caller, DEFAULT_MODE, project.project_id)
+            mine = observers.get(str(caller["_id"]))
+            mode = _mode(args, str((mine or {}).get("mode") or DEFAULT_MODE))
+            if mine is None or mine.get("mode") != mode:
+                await self._observations.observe(chat, caller, mode, project.project_id)
             connected = str(chat["_id"])
         return {
             "project": project.project_id,
@@ -210,6 +237,7 @@ class HubTools:
             "archived": project.archived,
             "sessions": sessions,
             "connectedTo": connected,
+            "channelMode": mode or None,
         }
 
     async def _project_archive(self, caller: dict[str, Any], args: dict[str, Any], key: str) -> Any:
@@ -226,13 +254,13 @@ class HubTools:
         mode = _str(args, "channelMode")
         if mode not in MODES:
             raise ToolError(f"channelMode must be one of {', '.join(MODES)}")
-        target = await self._owned(caller, _str(args, "processId"))
+        target = await self.owned(caller, _str(args, "processId"))
         await self._observations.observe(target, caller, mode, str(target.get("project_id", "")))
         return {"processId": str(target["_id"]), "channelMode": mode}
 
     async def _process_command(self, caller: dict[str, Any], args: dict[str, Any], key: str) -> Any:
         command = _str(args, "command").lower()
-        target = await self._owned(caller, _str(args, "processId"))
+        target = await self.owned(caller, _str(args, "processId"))
         try:
             if command == "stop":
                 doc = await self._processes.stop(target, stopped_by=str(caller["_id"]))
@@ -262,21 +290,16 @@ class HubTools:
         )
         return {"id": item.id, "title": item.title}
 
-    async def _project_steer(self, caller: dict[str, Any], args: dict[str, Any], key: str) -> Any:
-        target = await self._owned(caller, _str(args, "processId"))
-        outcome = await self._say(caller, target, _str(args, "content"), key)
-        return {"processId": str(target["_id"]), "outcome": outcome}
-
     async def _hub_switch_to(self, caller: dict[str, Any], args: dict[str, Any], key: str) -> Any:
         target = _str(args, "target")
         try:
-            doc = await self._owned(caller, target)
+            doc = await self.owned(caller, target)
         except ToolError:
-            opened = await self._project_open(caller, {"name": target}, key)
+            opened = await self.project_open(caller, {"name": target}, key)
             chat = next((s["chatProcessId"] for s in opened["sessions"] if s["chatProcessId"]), "")
             if not chat:
                 raise ToolError(f"project {target!r} has no open session to switch to") from None
-            doc = await self._owned(caller, str(chat))
+            doc = await self.owned(caller, str(chat))
         data = {
             "targetSessionId": str(doc["session_id"]),
             "targetProjectId": str(doc.get("project_id", "")),

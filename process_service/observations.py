@@ -8,13 +8,18 @@ the observed turn and the observer, so a redelivery is stored once. Modes:
 - `milestones` (default): status transitions only (BLOCKED, a finished answer as DONE, closed);
 - `summary`: milestones; Eddie condenses DONE/BLOCKED with a fast model call in its own lane;
 - `inbox`: the original goes to the user's inbox, Eddie gets an acknowledgement.
-Side-channel frames (progress) of an observed process are copied into the observer's session
+Every mode hears STARTED once per (process, observer): when the observed process's start turn
+commits, or at once when Eddie connects to a process (project_create) that has started already;
+both paths use one idempotency key, so it is stored once whichever wins. A BLOCKED event
+carries an `askId` (the question of that turn), by which the user's answer finds its way back.
+Side-channel frames (progress, and the plan frames of process_service/plans.py) of an observed process are copied into the observer's session
 whatever the mode, tagged `forwardedBy`. The observer is not the worker's parent: nothing of the
 observer's lifecycle reaches the worker.
 """
 
 from __future__ import annotations
 
+import hashlib
 import logging
 import time
 from typing import Any
@@ -22,13 +27,14 @@ from typing import Any
 import grpc
 from pymongo.asynchronous.database import AsyncDatabase
 
-from process_service.events import PROGRESS, EventLog
+from process_service.events import NOTICE, PROGRESS, EventLog
 from process_service.inbox import Inbox
 from process_service.models import TurnRef
 from vance.chat_ids import chat_message_id
 from vance.domain import (
     PARENT_EVENT_FOR_CLOSE,
     CloseReason,
+    LifecycleCall,
     ProcessEvent,
     ProcessEventType,
     ProcessStatus,
@@ -62,8 +68,16 @@ class Observations:
         self._cache: dict[str, tuple[float, dict[str, Any]]] = {}
 
     async def observe(
-        self, observed: dict[str, Any], observer: dict[str, Any], mode: str, project: str
+        self,
+        observed: dict[str, Any],
+        observer: dict[str, Any],
+        mode: str,
+        project: str,
+        *,
+        started: bool = False,
     ) -> None:
+        """`started`: Eddie connects to a process it just had created; if its start turn
+        committed before this observation existed, STARTED is sent from here."""
         await self._col.update_one(
             {"_id": str(observed["_id"])},
             {
@@ -81,6 +95,37 @@ class Observations:
         # Marks the process, so the commits of the many processes nobody observes never look.
         await self._processes.update_one({"_id": str(observed["_id"])}, {"$set": {OBSERVED: True}})
         self._cache.pop(str(observed["_id"]), None)
+        if started:
+            now = await self._processes.find_one({"_id": str(observed["_id"])}, {"status": 1})
+            if now is not None and now.get("status") not in ("INIT", "RUNNING"):
+                await self._started(
+                    str(observed["_id"]),
+                    str(observed.get("name", "")),
+                    str(observer["_id"]),
+                    {
+                        "channelMode": mode,
+                        "project": project,
+                        "sessionId": str(observed.get("session_id", "")),
+                    },
+                )
+
+    async def _started(
+        self, process_id: str, name: str, observer_id: str, extra: dict[str, Any]
+    ) -> None:
+        await self._inbox.steer(
+            observer_id,
+            "",
+            "",
+            ProcessEvent(
+                idempotency_key=f"{process_id}:started:obs:{observer_id}",
+                sender_process_id=process_id,
+                source_process_id=process_id,
+                source_process_name=name,
+                type=ProcessEventType.STARTED,
+                human_summary=f"{name} started",
+                payload=extra,
+            ),
+        )
 
     async def mark_observed(self) -> None:
         """At start: the OBSERVED mark on every observed process, also on those observed
@@ -128,6 +173,21 @@ class Observations:
             )
             await self._events.flush(session)
 
+    async def forward_notice(self, process_id: str, type_: str, data: dict[str, Any]) -> None:
+        """A plan frame of an observed process, copied into each observer's session with the
+        hop in `forwardedBy` (the gateway lifts it into the envelope)."""
+        for observer_id, obs in (await self.observers(process_id)).items():
+            session = str(obs["session_id"])
+            hop = {
+                "engine": obs.get("engine") or "eddie",
+                "processId": observer_id,
+                "viaSession": session,
+            }
+            self._events.submit(
+                session, NOTICE, {"type": type_, "data": {**data, "forwardedBy": hop}}
+            )
+            await self._events.flush(session)
+
     async def on_commit(
         self, ref: TurnRef, doc: dict[str, Any], summary: str, payload: dict[str, Any]
     ) -> None:
@@ -138,6 +198,13 @@ class Observations:
         event_type = _milestone(final, doc, summary)
         for observer_id, obs in observers.items():
             mode = str(obs.get("mode") or DEFAULT_MODE)
+            if ref.call is LifecycleCall.START:
+                base = {
+                    "channelMode": mode,
+                    "project": obs.get("project", ""),
+                    "sessionId": ref.session_id,
+                }
+                await self._started(ref.process_id, ref.process_name, observer_id, base)
             if mode == "verbatim":
                 text = await self._turn_chat(ref) or summary
                 kind = event_type or ProcessEventType.SUMMARY
@@ -151,6 +218,8 @@ class Observations:
                 "sessionId": ref.session_id,
                 "status": final.value,
             }
+            if kind is ProcessEventType.BLOCKED:
+                extra["askId"] = ask_id(ref.process_id, ref.turn_id)
             if mode == "inbox":
                 item = await self._to_user_inbox(ref, doc, kind, text, observer_id)
                 extra["inboxItemId"] = item
@@ -204,6 +273,11 @@ class Observations:
             logger.warning("inbox item for %s failed: %s", observer_id, exc.code().name)
             return ""
         return str(item.id)
+
+
+def ask_id(process_id: str, turn_id: str) -> str:
+    """The id of the question a worker asked in one turn: the same for every observer."""
+    return "ask_" + hashlib.sha1(f"{process_id}:{turn_id}".encode()).hexdigest()[:12]
 
 
 def _milestone(final: ProcessStatus, doc: dict[str, Any], summary: str) -> ProcessEventType | None:

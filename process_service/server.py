@@ -12,12 +12,15 @@ from process_service.cascade import SessionCascade
 from process_service.dispatcher import Dispatcher
 from process_service.event_feed import ChatFeed
 from process_service.events import NOTICE, EventLog
+from process_service.hub_talk import HubTalk
 from process_service.hub_tools import HubTools
 from process_service.inbox import Inbox
 from process_service.lanes import Lanes
 from process_service.memory import MemoryStore
 from process_service.observations import Observations
 from process_service.parent_notify import ParentNotify
+from process_service.plan_rpcs import ConnectionProfiles
+from process_service.plans import Plans
 from process_service.processes import Processes
 from process_service.rollup_notify import RollupNotifier
 from process_service.service import ProcessServicer
@@ -180,6 +183,9 @@ async def create_server(
 
     tools.hub = HubTools(db, processes, inbox, observations, sessions, publish)
     tools.work = work = user_work(db, sessions, clock, config)
+    tools.talk = HubTalk(db, tools.hub)
+    tools.plans = servicer.plans = Plans(db, inbox, observations, publish)
+    servicer.connection_profiles = ConnectionProfiles(db)
     owners = CachedOwners(
         _session_owner(store, session_pb2_grpc.SessionServiceStub(channels.get("session_service"))),
         _process_session(store),

@@ -16,6 +16,7 @@ from process_service.events import NOTICE, EventLog, SubscriberOverflow
 from process_service.inbox import Inbox
 from process_service.memory import MemoryStore
 from process_service.memory_rpc import MemoryRpcs
+from process_service.plan_rpcs import PlanRpcs
 from process_service.processes import Processes
 from process_service.store import ProcessStore
 from process_service.worker_stream import WorkerStreams
@@ -34,7 +35,7 @@ logger = logging.getLogger(__name__)
 _OUTCOME_LABELS = {v: k.removeprefix("DELIVERY_OUTCOME_") for k, v in pb.DeliveryOutcome.items()}
 
 
-class ProcessServicer(MemoryRpcs, process_pb2_grpc.ProcessServiceServicer):
+class ProcessServicer(MemoryRpcs, PlanRpcs, process_pb2_grpc.ProcessServiceServicer):
     def __init__(
         self,
         *,

@@ -17,6 +17,12 @@ from process_service.inbox import Inbox
 from process_service.processes import Processes
 from process_service.slart_tools import GeneratedRecipes
 from process_service.store import public_fields
+from process_service.talk_tool_specs import (
+    PLAN_TOOL_NAMES,
+    PLAN_TOOLS,
+    TALK_TOOL_NAMES,
+    TALK_TOOLS,
+)
 from process_service.tool_args import ToolError, arg_str, rpc_details, spawn_result
 from process_service.tool_specs import PROCESS_TOOLS
 from process_service.user_work.specs import USER_WORK_TOOL_NAMES, USER_WORK_TOOLS
@@ -27,7 +33,9 @@ from vance.v1 import recipe_pb2 as rpb
 from vance.v1 import recipe_pb2_grpc
 
 if TYPE_CHECKING:
+    from process_service.hub_talk import HubTalk
     from process_service.hub_tools import HubTools
+    from process_service.plans import Plans
     from process_service.user_work.host import UserWork
 
 logger = logging.getLogger(__name__)
@@ -56,7 +64,7 @@ def _summary(p: ThinkProcess) -> dict[str, Any]:
 # keeps the session from counting as abandoned (session_service/abandoned.py).
 PERSISTENT_TOOL_NAMES = frozenset(
     str(t["name"])
-    for t in PROCESS_TOOLS + HUB_TOOLS + USER_WORK_TOOLS
+    for t in PROCESS_TOOLS + HUB_TOOLS + USER_WORK_TOOLS + TALK_TOOLS + PLAN_TOOLS
     if "@persistent" in t.get("labels", [])
 )
 
@@ -75,6 +83,8 @@ class ProcessTools:
         self._engines_available = engines_available
         self.hub: HubTools | None = None  # the hub tools (hub_tools.py), set at wiring
         self.work: UserWork | None = None  # the user's own tools (user_work/), set at wiring
+        self.talk: HubTalk | None = None  # talking to projects (hub_talk.py), set at wiring
+        self.plans: Plans | None = None  # plan mode (plans.py), set at wiring
         # process_create_delegate spawns through self.spawn, the path process_create takes.
         self._delegation = Delegation(self.spawn, processes, recipes, engines_available)
         self._generated = GeneratedRecipes(recipes, engines_available)
@@ -96,9 +106,16 @@ class ProcessTools:
         self, tool: str, caller: dict[str, Any], args: dict[str, Any], key: str, profile: str
     ) -> Any:
         if self.hub is not None and tool in HUB_TOOL_NAMES:
-            return await self.hub.invoke(tool, caller, args, key)
+            return await self.hub.invoke(tool, caller, args, key, profile)
         if self.work is not None and tool in USER_WORK_TOOL_NAMES:
             return await self.work.invoke(tool, caller, args, key)
+        if self.talk is not None and tool in TALK_TOOL_NAMES:
+            return await self.talk.invoke(tool, caller, args, key)
+        if self.plans is not None and tool in PLAN_TOOL_NAMES:
+            try:
+                return await self.plans.invoke(tool, caller, args, key)
+            except VanceError as exc:
+                raise ToolError(exc.message) from exc
         handler = getattr(self, f"_{tool}", None)
         if handler is None:
             raise ToolError(f"process_service does not host {tool!r}")

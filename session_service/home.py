@@ -131,6 +131,8 @@ class Home:
                 continue
             if not actor.is_system and is_foreign_hub(project, actor.user_id):
                 continue
+            if not actor.sees_all and project.owner_user_id not in ("", actor.user_id):
+                continue  # another user's project: theirs to list (and to share)
             out.append(project)
         out.sort(key=lambda p: p.project_id)
         return out

@@ -14,6 +14,7 @@ from session_service.ownership import OwnershipRpcs
 from session_service.rollup import RollupRpcs
 from session_service.search.wiring import SearchServices
 from session_service.sessions import DEFAULT_CHAT_ENGINE, Sessions
+from session_service.settings_access import check_visible, user_may_write
 from session_service.user_inbox import UserInbox
 from vance.errors import InvalidArgumentError, NotFoundError, PermissionDeniedError, grpc_errors
 from vance.v1 import session_pb2 as spb
@@ -263,7 +264,8 @@ class SessionServicer(
     @grpc_errors
     async def GetSettings(self, request: spb.GetSettingsRequest, context: Any) -> spb.Settings:
         if request.project_id:
-            await self.sessions.project(request.tenant_id, request.project_id)
+            project = await self.sessions.project(request.tenant_id, request.project_id)
+            check_visible(project, sc.caller_from_proto(request.caller))
         return sc.settings_to_proto(
             await self.lifecycle.settings.view(request.tenant_id, request.project_id)
         )
@@ -272,14 +274,17 @@ class SessionServicer(
     async def UpdateSettings(
         self, request: spb.UpdateSettingsRequest, context: Any
     ) -> spb.Settings:
+        actor, project = sc.caller_from_proto(request.caller), None
         if request.project_id:
-            await self.sessions.project(request.tenant_id, request.project_id)
+            project = await self.sessions.project(request.tenant_id, request.project_id)
+            check_visible(project, actor)
         view = await self.lifecycle.settings.update(
             request.tenant_id,
             request.project_id,
-            sc.caller_from_proto(request.caller),
+            actor,
             set_values=dict(request.set),
             unset=list(request.unset),
+            user_write=user_may_write(project, actor, [*request.set, *request.unset]),
         )
         return sc.settings_to_proto(view)
 

@@ -152,9 +152,12 @@ class Settings:
         *,
         set_values: Mapping[str, str],
         unset: Iterable[str] = (),
+        user_write: bool = False,
     ) -> SettingsView:
-        """Sets and removes keys at one level; tenant admins (or the system) only. Idempotent."""
-        if not actor.sees_all:
+        """Sets and removes keys at one level; tenant admins (or the system) only, or the user
+        on their own hub's user-level keys (`user_write`, session_service/settings_access.py).
+        Idempotent."""
+        if not actor.sees_all and not user_write:
             raise PermissionDeniedError("tenant admins only", reason="admin_required")
         clean = {k: validate(k, v, project=bool(project)) for k, v in set_values.items()}
         dropped = set(unset)

@@ -8,7 +8,6 @@ import uuid
 
 from tests.eddie_support import act, eddie_says, hub, rest
 from tests.harness import System, eventually
-from tests.lifecycle_support import put_settings
 from tests.sessions_support import new_user
 from vance.testing.scripted_llm import Rule
 from vance.v1 import session_pb2 as spb
@@ -123,8 +122,7 @@ async def test_language_switches_mid_session_and_unknown_languages_bootstrap(
     system: System,
 ) -> None:
     m = uuid.uuid4().hex[:8]
-    user, token = await new_user(system)
-    home = f"default:_user_{user}"
+    _, token = await new_user(system)
     unknown, failing = f"sw-{m}", f"xh-{m}"
     system.script(
         Rule(match="speech conventions", match_last=unknown, text=f"- Swahili rule {m}"),
@@ -146,19 +144,19 @@ async def test_language_switches_mid_session_and_unknown_languages_bootstrap(
 
     first = await turn(1)
     assert "Speak en" in first and "at most 15 words" in first
-    await put_settings(system, home, {"chat.language": "de"})
+    await _my_language(system, token, "de")
     second = await turn(2)
     assert "Speak de" in second and "Perfekt statt Präteritum" in second
 
     # Unknown: English rules at once, rules bootstrapped for the next turn (tenant level).
-    await put_settings(system, home, {"chat.language": unknown})
+    await _my_language(system, token, unknown)
     third = await turn(3)
     assert f"Speak {unknown}" in third and "at most 15 words" in third
     fourth = await eventually(lambda: turn(4), what="the bootstrapped rules", timeout=60)
     assert f"Swahili rule {m}" in fourth
 
     # A failing bootstrap leaves English in place.
-    await put_settings(system, home, {"chat.language": failing})
+    await _my_language(system, token, failing)
     fifth = await turn(5)
     sixth = await turn(6)
     for prompt in (fifth, sixth):
@@ -169,3 +167,10 @@ async def test_language_switches_mid_session_and_unknown_languages_bootstrap(
         for r in system.llm.script.requests
     )
     await client.close()
+
+
+async def _my_language(system: System, token: str, language: str) -> None:
+    """The user sets their own language, without admin rights (their hub's settings are
+    theirs alone: an admin cannot set them)."""
+    r = await rest(system, "PATCH", "/me/settings", token, {"set": {"chat.language": language}})
+    assert r.status_code == 200, r.text

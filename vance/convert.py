@@ -95,7 +95,14 @@ def steer_to_proto(m: d.SteerMessage) -> pb.SteerMessage:
     )
     match m:
         case d.UserChatInput():
-            out.user_chat_input.CopyFrom(pb.UserChatInput(from_user=m.from_user, content=m.content))
+            out.user_chat_input.CopyFrom(
+                pb.UserChatInput(
+                    from_user=m.from_user,
+                    content=m.content,
+                    ask_id=m.ask_id,
+                    forwarded_by=dict_to_struct(m.forwarded_by) if m.forwarded_by else None,
+                )
+            )
         case d.ProcessEvent():
             out.process_event.CopyFrom(
                 pb.ProcessEvent(
@@ -157,7 +164,13 @@ def steer_from_proto(p: pb.SteerMessage) -> d.SteerMessage:
     match which:
         case "user_chat_input":
             u = p.user_chat_input
-            return d.UserChatInput(**base, from_user=u.from_user, content=u.content)
+            return d.UserChatInput(
+                **base,
+                from_user=u.from_user,
+                content=u.content,
+                ask_id=u.ask_id,
+                forwarded_by=struct_to_dict(u.forwarded_by) if u.HasField("forwarded_by") else {},
+            )
         case "process_event":
             e = p.process_event
             etype = enum_from_proto(
@@ -236,6 +249,7 @@ def process_to_proto(p: d.ThinkProcess) -> pb.ThinkProcess:
         chat_history_summary_through=p.chat_history_summary_through,
         last_suspend_cause=p.last_suspend_cause,
         persistent_tool_calls=p.persistent_tool_calls,
+        connection_profile=p.connection_profile,
     )
 
 
@@ -265,6 +279,7 @@ def process_from_proto(p: pb.ThinkProcess) -> d.ThinkProcess:
         chat_history_summary_through=p.chat_history_summary_through,
         last_suspend_cause=p.last_suspend_cause,
         persistent_tool_calls=p.persistent_tool_calls,
+        connection_profile=p.connection_profile,
     )
 
 

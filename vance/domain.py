@@ -169,6 +169,10 @@ class UserChatInput(_SteerBase):
     kind: Literal["USER_CHAT_INPUT"] = "USER_CHAT_INPUT"
     from_user: str = ""
     content: str
+    # The hub question this answers, when the client knows it (an option clicked).
+    ask_id: str = ""
+    # The hub passed the user's words on: {engine, processId, viaSession} (seed 001 §7.3).
+    forwarded_by: dict[str, Any] = Field(default_factory=dict)
 
 
 class ProcessEvent(_SteerBase):
@@ -261,6 +265,9 @@ class ThinkProcess(_Model):
     # Successful calls of tools labelled `@persistent` (effects that outlive the chat, e.g. a
     # stored recipe): a side effect that keeps the session from counting as abandoned.
     persistent_tool_calls: int = 0
+    # The profile of the connection bound to the session when it differs from the session's
+    # own (a user mediated into a project Eddie created); tools are pruned by it.
+    connection_profile: str = ""
 
 
 class ChatMessage(_Model):

@@ -211,7 +211,7 @@ RULES: dict[str, Rule] = {
         "ArchiveSession": tenant_caller,
         "ReactivateSession": tenant_caller,
         "DeleteSession": tenant_caller,
-        "GetSettings": tenant_only,
+        "GetSettings": tenant_caller,
         "UpdateSettings": tenant_caller,
         # The hub (EnsureHome and AddInboxItem are for services only).
         "OpenHubSession": own_user,
@@ -240,6 +240,10 @@ RULES.update(
             "SubscribeSession": session_only,
             "SubscribeSessionBatches": session_only,
             "ListWorkers": any_admin,
+            # Plan mode and the connection's profile (process_service/plan_rpcs.py).
+            "DecidePlan": process_or_session,
+            "GetPlan": process_ref,
+            "SetConnectionProfile": session_only,
         }.items()
     }
 )

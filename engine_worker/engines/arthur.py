@@ -7,11 +7,10 @@ from typing import Any
 
 from engine_worker.context import ThinkEngineContext
 from engine_worker.engine import EngineDefaults, TurnOutcome
-from engine_worker.engines import arthur_prompt
+from engine_worker.engines import arthur_prompt, plan_mode
 from engine_worker.engines.common import history_to_llm, inbox_to_llm_messages
 from engine_worker.engines.context_budget import fit, history_limit
 from engine_worker.engines.history_summary import Summary, roll
-from engine_worker.engines.loop import run_tool_loop
 from vance.domain import (
     ChatMessage,
     ChatRole,
@@ -76,7 +75,7 @@ class Arthur(EngineDefaults):
         inbox = await ctx.drain_pending()
         if not inbox:
             return TurnOutcome.idle()
-        pool = await ctx.tools.pool(TOOLS)
+        pool = await ctx.tools.pool(TOOLS + plan_mode.PLAN_TOOLS)
         model_inbox: list[SteerMessage] = []
         for message in inbox:
             if isinstance(message, ExternalCommand) and message.command in DIRECT_COMMANDS:
@@ -96,7 +95,12 @@ class Arthur(EngineDefaults):
             turn_input.append({"role": "system", "content": note})
         for message in model_inbox:
             if isinstance(message, UserChatInput):
-                await ctx.chat.append(ChatRole.USER, message.content)
+                await ctx.chat.append(ChatRole.USER, message.content, _user_meta(message))
+            if isinstance(message, ExternalCommand) and plan_mode.is_decision(message):
+                said, read = plan_mode.decision_texts(message)
+                await ctx.chat.append(ChatRole.USER, said, {"planDecision": message.params})
+                turn_input.append({"role": "user", "content": read})
+                continue
             turn_input.extend(inbox_to_llm_messages(message))
         prompt = arthur_prompt.render(
             str(process.recipe_snapshot.get("prompt") or FALLBACK_PROMPT),
@@ -115,16 +119,18 @@ class Arthur(EngineDefaults):
             older_unread=len(history) >= limit,
         )
         try:
-            answer = await run_tool_loop(
+            answer = await plan_mode.run_loop(
                 ctx,
                 messages,
-                pool,
+                [t for t in pool if t.name not in plan_mode.INTERNAL],
                 tier=str(ctx.settings.get("model", "default:chat")),
                 max_iterations=int(ctx.settings.get("maxIterations", 8)),
             )
         except ModelNotConfiguredError as exc:
             await ctx.chat.append(ChatRole.SYSTEM, exc.message, {"error": exc.reason})
             return TurnOutcome.idle()
+        if isinstance(answer, plan_mode.PlanProposal):
+            return await self._propose(ctx, answer)
         text, meta = answer.rendered()
         await ctx.chat.append(ChatRole.ASSISTANT, text, meta)
         if answer.structured and answer.awaiting_user_input:
@@ -144,6 +150,21 @@ class Arthur(EngineDefaults):
             outcome.chat_history_summary_through = summary.through
         return outcome
 
+    async def _propose(
+        self, ctx: ThinkEngineContext, proposal: plan_mode.PlanProposal
+    ) -> TurnOutcome:
+        """Plan mode: the plan is stored and shown; the process waits for the user's decision."""
+        view = await plan_mode.store(ctx, proposal)
+        if isinstance(view, str):
+            text = f"I could not put the plan forward: {view}"
+            await ctx.chat.append(ChatRole.ASSISTANT, text)
+            return TurnOutcome(ProcessStatus.IDLE, summary=text)
+        await ctx.chat.append(ChatRole.ASSISTANT, plan_mode.render(view), plan_mode.plan_meta(view))
+        summary = f"Plan proposed: {view.get('title')}. Approve, edit or reject it."
+        return TurnOutcome(
+            ProcessStatus.BLOCKED, summary=summary, payload={"planId": view.get("planId")}
+        )
+
     async def _dispatch(self, ctx: ThinkEngineContext, command: ExternalCommand) -> None:
         """E.g. an Approve button: forwarded to its target without a model turn."""
         params: dict[str, Any] = command.params
@@ -156,6 +177,16 @@ class Arthur(EngineDefaults):
         if result.error:
             note += f" ({result.error})"
         await ctx.chat.append(ChatRole.SYSTEM, note, {"command": command.command})
+
+
+def _user_meta(message: UserChatInput) -> dict[str, Any]:
+    """Words the hub passed on carry the hop (seed 001 §7.3), and an answer its question."""
+    meta: dict[str, Any] = {}
+    if message.forwarded_by:
+        meta["forwardedBy"] = message.forwarded_by
+    if message.ask_id:
+        meta["askId"] = message.ask_id
+    return meta
 
 
 def fit_with_summary(

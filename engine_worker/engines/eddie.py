@@ -12,18 +12,18 @@ from typing import Any
 from engine_worker.context import ThinkEngineContext
 from engine_worker.engine import EngineDefaults, TurnOutcome
 from engine_worker.engines import eddie_actions as a
+from engine_worker.engines import eddie_asks, eddie_guards, plan_mode
 from engine_worker.engines.common import history_to_llm, inbox_to_llm, process_event_text
 from engine_worker.engines.context_budget import fit_history
 from engine_worker.engines.eddie_voice import BUNDLED_RULES, system_prompt
 from engine_worker.engines.eddie_work import WORK_TOOLS
 from engine_worker.engines.loop import run_action_loop
 from vance.domain import (
-    ChatMessage,
     ChatRole,
+    ExternalCommand,
     ProcessEvent,
     ProcessEventType,
     ProcessStatus,
-    SteerMessage,
     ThinkProcess,
     UserChatInput,
 )
@@ -44,15 +44,24 @@ BUNDLED: dict[str, Any] = {
         "recipe_list",
         "@organizational",
         *WORK_TOOLS,  # the user's own work (engines/eddie_work.py)
+        "todo_update",
     ],
 }
-# Hub tools the engine calls itself; the model never sees them.
-INTERNAL_TOOLS = {"project_steer", "hub_switch_to", "hub_context", "hub_voice_rules_store"}
+# Hub tools the engine calls itself; the model never sees them (nor can it call them:
+# engines/loop.py runs only the tools offered).
+INTERNAL_TOOLS = {
+    "hub_switch_to",
+    "hub_context",
+    "hub_voice_rules_store",
+    "hub_ask_open",
+    "hub_asks",
+    *plan_mode.INTERNAL,
+}
 BOOTSTRAP_PROMPT = (
     "What speech conventions should a voice chat agent observe in the language with the code "
     "{lang}? List 5-8 specific rules, each with a short example. Output format: Markdown."
 )
-FORWARDED = "I passed your answer on."
+STARTED = ProcessEventType.STARTED
 CANNOT_MEDIATE = "I can't hand you over on this device, so I'll keep passing things on for you."
 
 
@@ -66,26 +75,12 @@ def _event_text(m: ProcessEvent) -> str:
     if m.payload.get("project"):
         mode = m.payload.get("channelMode") or "milestones"
         text = f"[project {m.payload['project']}, mode {mode}] {text}"
-    options = _options_of(m)
+    options = eddie_asks.options_of(m)
+    if m.type is ProcessEventType.BLOCKED:
+        text += f'\naskId="{eddie_asks.ask_id_of(m)}"'
     if options:
         text += "\nOptions: " + "; ".join(o["label"] for o in options)
     return text
-
-
-def _options_of(m: ProcessEvent) -> list[dict[str, str]]:
-    relayable = m.payload.get("relayableActionParams") or {}
-    options = relayable.get("options") if isinstance(relayable, dict) else None
-    return [o for o in options if isinstance(o, dict)] if isinstance(options, list) else []
-
-
-def _awaiting(history: list[ChatMessage]) -> str:
-    """The worker whose question Eddie relayed last, if the user has not answered it yet."""
-    for m in reversed(history):
-        if m.role is ChatRole.USER:
-            return ""
-        if m.role is ChatRole.ASSISTANT:
-            return str(m.meta.get("awaitingFor") or "")
-    return ""
 
 
 class Eddie(EngineDefaults):
@@ -112,12 +107,18 @@ class Eddie(EngineDefaults):
         if not inbox:
             return TurnOutcome.idle()
         pool = await ctx.tools.pool(BUNDLED["tools"] + sorted(INTERNAL_TOOLS))
+        # An answer to a worker's question goes to that worker (engines/eddie_asks.py).
+        inbox, asks = await eddie_asks.route(ctx, inbox)
+        if not inbox:
+            return TurnOutcome.idle()
+        started = [m for m in inbox if isinstance(m, ProcessEvent) and m.type is STARTED]
+        if len(started) == len(inbox):
+            # A milestone worth a line in the chat, not a model turn or a spoken sentence.
+            for m in started:
+                note = f"{m.payload.get('project') or m.source_process_name} started."
+                await ctx.chat.append(ChatRole.SYSTEM, note, {"milestone": "started"})
+            return TurnOutcome.idle()
         history = await ctx.chat.history(limit=int(_setting(ctx, "historyLimit")))
-        awaiting = _awaiting(history)
-        if awaiting and any(isinstance(m, UserChatInput) for m in inbox):
-            inbox = await self._forward_answer(ctx, awaiting, inbox)
-            if not inbox:
-                return TurnOutcome.idle()
         events: list[ProcessEvent] = []
         turn_input: list[dict[str, Any]] = []
         for message in inbox:
@@ -126,10 +127,17 @@ class Eddie(EngineDefaults):
                 turn_input.append(inbox_to_llm(message))
             elif isinstance(message, ProcessEvent):
                 await self._summarise(ctx, message)
+                await eddie_asks.open_ask(ctx, message)
                 events.append(message)
                 turn_input.append({"role": "user", "content": _event_text(message)})
+            elif isinstance(message, ExternalCommand) and plan_mode.is_decision(message):
+                said, read = plan_mode.decision_texts(message)
+                await ctx.chat.append(ChatRole.USER, said, {"planDecision": message.params})
+                turn_input.append({"role": "user", "content": read})
             else:
                 turn_input.append(inbox_to_llm(message))
+        if asks:  # before the user's words, which stay the turn's last message
+            turn_input.insert(0, {"role": "user", "content": eddie_asks.open_questions_note(asks)})
         hub = await self._hub_context(ctx)
         messages = fit_history(
             {"role": "system", "content": system_prompt(process, hub)},
@@ -144,8 +152,9 @@ class Eddie(EngineDefaults):
                 [t for t in pool if t.name not in INTERNAL_TOOLS],
                 tier=str(_setting(ctx, "model")),
                 max_iterations=int(_setting(ctx, "maxIterations")),
-                action_tools=a.ACTION_TOOLS,
-                parsers=a.PARSERS,
+                action_tools=[*a.ACTION_TOOLS, plan_mode.PLAN_PROPOSE_TOOL],
+                parsers={**a.PARSERS, plan_mode.PLAN_PROPOSE: plan_mode.parse_plan},
+                refused=eddie_guards.refusals(inbox),
                 streamed=a.STREAMED,
             )
         except ModelNotConfiguredError as exc:
@@ -153,7 +162,10 @@ class Eddie(EngineDefaults):
             return TurnOutcome.idle()
         if not name:  # plain text: an answer
             result = a.Action(a.ANSWER, {"message": str(result)})
-        outcome = await self._act(ctx, result, events)
+        if isinstance(result, plan_mode.PlanProposal):
+            outcome = await self._propose(ctx, result)
+        else:
+            outcome = await self._act(ctx, result, events)
         await self._bootstrap_voice(ctx, hub)
         return outcome
 
@@ -184,31 +196,22 @@ class Eddie(EngineDefaults):
             return {}
         return dict(result.result)
 
-    async def _forward_answer(
-        self, ctx: ThinkEngineContext, worker: str, inbox: list[SteerMessage]
-    ) -> list[SteerMessage]:
-        """The user answered a worker's question Eddie relayed: it goes to that worker as the
-        user's words, without a model call. The rest of the inbox is the turn's input."""
-        rest: list[SteerMessage] = []
-        for message in inbox:
-            if not isinstance(message, UserChatInput):
-                rest.append(message)
-                continue
-            await ctx.chat.append(ChatRole.USER, message.content)
-            result = await ctx.tools.invoke(
-                "project_steer", {"processId": worker, "content": message.content}, "relay-answer"
-            )
-            if result.error:
-                await ctx.chat.append(
-                    ChatRole.ASSISTANT,
-                    "I could not pass your answer on.",
-                    {"action": a.ANSWER, "info": result.error},
-                )
-            else:
-                await ctx.chat.append(
-                    ChatRole.ASSISTANT, FORWARDED, {"action": a.ANSWER, "forwardedTo": worker}
-                )
-        return rest
+    async def _propose(
+        self, ctx: ThinkEngineContext, proposal: plan_mode.PlanProposal
+    ) -> TurnOutcome:
+        """Plan mode, spoken: a short line says there is a plan, the steps are shown beside it."""
+        view = await plan_mode.store(ctx, proposal)
+        if isinstance(view, str):
+            text = "I could not put the plan forward."
+            await ctx.chat.append(ChatRole.ASSISTANT, text, {"action": a.ANSWER, "info": view})
+            return TurnOutcome(ProcessStatus.IDLE, summary=text)
+        steps = len(view.get("steps") or [])
+        spoken = (
+            f"I have a plan with {steps} {'step' if steps == 1 else 'steps'}. Shall I go ahead?"
+        )
+        meta = {**plan_mode.plan_meta(view), "info": plan_mode.render(view)}
+        await ctx.chat.append(ChatRole.ASSISTANT, spoken, meta)
+        return TurnOutcome.blocked(spoken)
 
     async def _summarise(self, ctx: ThinkEngineContext, event: ProcessEvent) -> None:
         """Channel mode `summary`: a milestone's text is condensed by a fast-tier model call in
@@ -217,17 +220,22 @@ class Eddie(EngineDefaults):
             return
         if event.type not in (ProcessEventType.DONE, ProcessEventType.BLOCKED):
             return
-        reply = await ctx.llm.complete(
-            tier="default:fast",
-            messages=[
-                {
-                    "role": "system",
-                    "content": "Summarise this worker output in one or two short spoken "
-                    "sentences. No Markdown.",
-                },
-                {"role": "user", "content": event.human_summary},
-            ],
-        )
+        try:
+            reply = await ctx.llm.complete(
+                tier="default:fast",
+                messages=[
+                    {
+                        "role": "system",
+                        "content": "Summarise this worker output in one or two short spoken "
+                        "sentences. No Markdown.",
+                    },
+                    {"role": "user", "content": event.human_summary},
+                ],
+            )
+        except Exception as exc:  # any failure of the side call: the milestone text stands
+            logger.warning("summary of %s failed: %s", event.source_process_id, exc)
+            event.payload["summaryFailed"] = True
+            return
         if reply.text.strip():
             event.payload["original"] = event.human_summary
             event.human_summary = reply.text.strip()
@@ -273,18 +281,50 @@ class Eddie(EngineDefaults):
         message = args.get("message") or (event.human_summary if event else "")
         if not message:
             message = "There is news from a worker."
+        if eddie_guards.written(message):
+            return await self._unspoken(ctx, source, message, event)
         meta: dict[str, Any] = {"action": a.RELAY, "source": source}
         if event is None or event.type is not ProcessEventType.BLOCKED:
             await ctx.chat.append(ChatRole.ASSISTANT, message, meta)
             return TurnOutcome(ProcessStatus.IDLE, summary=message)
         # A worker's question: the same options, and the user's answer goes back to it.
-        options = _options_of(event)
+        options = eddie_asks.options_of(event)
         meta["source"] = event.source_process_id
         meta["awaitingFor"] = event.source_process_id
+        meta["askId"] = eddie_asks.ask_id_of(event)
         if options:
             meta["options"] = options
         await ctx.chat.append(ChatRole.ASSISTANT, a.render_options(message, options), meta)
         return TurnOutcome.blocked(message)
+
+    async def _unspoken(
+        self, ctx: ThinkEngineContext, source: str, text: str, event: ProcessEvent | None
+    ) -> TurnOutcome:
+        """Worker Markdown, code or long text is never spoken (engines/eddie_guards.py): long
+        text goes to the inbox, the rest is shown beside a short spoken line."""
+        name = (event.payload.get("project") or event.source_process_name) if event else source
+        if eddie_guards.belongs_in_inbox(text):
+            return await self._relay_inbox(
+                ctx,
+                {
+                    "spoken": f"{name} sent a longer text. It is in your inbox.",
+                    "inboxTitle": f"From {name}",
+                    "body": text,
+                },
+            )
+        spoken = f"Here is what {name} says."
+        meta: dict[str, Any] = {"action": a.ANSWER, "info": text, "source": source}
+        if event is not None and event.type is ProcessEventType.BLOCKED:
+            spoken = f"{name} has a question. It is shown beside this."
+            meta["askId"] = eddie_asks.ask_id_of(event)
+            meta["awaitingFor"] = event.source_process_id
+            options = eddie_asks.options_of(event)
+            if options:
+                meta["options"] = options
+            await ctx.chat.append(ChatRole.ASSISTANT, spoken, meta)
+            return TurnOutcome.blocked(spoken)
+        await ctx.chat.append(ChatRole.ASSISTANT, spoken, meta)
+        return TurnOutcome(ProcessStatus.IDLE, summary=spoken)
 
     async def _relay_inbox(self, ctx: ThinkEngineContext, args: dict[str, str]) -> TurnOutcome:
         result = await ctx.tools.invoke(

@@ -142,13 +142,21 @@ async def run_action_loop(
     action_tools: list[dict[str, Any]],
     parsers: Mapping[str, ActionParser],
     streamed: StreamedArgs | None = None,
+    refused: Mapping[str, str] | None = None,
 ) -> tuple[str, Any]:
     """The loop behind `respond` and Eddie's actions: the model gets the pool plus the action
     tools; tools run and their results go back; one action standing alone in its step ends the
     turn as `(action name, parsed arguments)`. A plain-text reply ends it as `("", text)`.
+
+    Only the tools offered can run: a name the model guesses (an engine's internal tool such as
+    `hub_switch_to`, whose checks the engine makes before it calls it) gets an error result and
+    is never invoked. `refused` names offered tools the model may not use on this turn, with the
+    reason it is told (Eddie: no spawn on a turn that carries only events).
     `streamed` names the action arguments that go to the client as chunks while the model
     writes them; the final chat message is the parsed action's, as without streaming."""
     tools = [t.for_model() for t in pool] + action_tools
+    offered = {t.name for t in pool}
+    refused = refused or {}
     for _ in range(max(1, max_iterations)):
         reply = await ctx.llm.complete(
             tier=tier,
@@ -179,6 +187,16 @@ async def run_action_loop(
         actions = [c for c in reply.tool_calls if c.name in parsers]
         others = [c for c in reply.tool_calls if c.name not in parsers]
         for call in others:
+            if call.name not in offered or call.name in refused:
+                reason = refused.get(call.name) or f"unknown tool {call.name!r}; use one of yours"
+                messages.append(
+                    {
+                        "role": "tool",
+                        "tool_call_id": call.id,
+                        "content": json.dumps({"status": "ERROR", "error": reason}),
+                    }
+                )
+                continue
             await ctx.events.progress("STATUS", {"tool": call.name, "state": "started"})
             result = await ctx.tools.invoke(call.name, call.arguments, call.id)
             await ctx.events.progress(

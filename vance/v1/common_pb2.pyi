@@ -152,12 +152,16 @@ DELIVERY_OUTCOME_DEFERRED: DeliveryOutcome
 DELIVERY_OUTCOME_REJECTED: DeliveryOutcome
 
 class UserChatInput(_message.Message):
-    __slots__ = ("from_user", "content")
+    __slots__ = ("from_user", "content", "ask_id", "forwarded_by")
     FROM_USER_FIELD_NUMBER: _ClassVar[int]
     CONTENT_FIELD_NUMBER: _ClassVar[int]
+    ASK_ID_FIELD_NUMBER: _ClassVar[int]
+    FORWARDED_BY_FIELD_NUMBER: _ClassVar[int]
     from_user: str
     content: str
-    def __init__(self, from_user: _Optional[str] = ..., content: _Optional[str] = ...) -> None: ...
+    ask_id: str
+    forwarded_by: _struct_pb2.Struct
+    def __init__(self, from_user: _Optional[str] = ..., content: _Optional[str] = ..., ask_id: _Optional[str] = ..., forwarded_by: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ...) -> None: ...
 
 class ProcessEvent(_message.Message):
     __slots__ = ("source_process_id", "type", "human_summary", "payload", "source_process_name")
@@ -250,7 +254,7 @@ class SteerMessage(_message.Message):
     def __init__(self, id: _Optional[str] = ..., idempotency_key: _Optional[str] = ..., at_ms: _Optional[int] = ..., target_process_id: _Optional[str] = ..., sender_process_id: _Optional[str] = ..., user_chat_input: _Optional[_Union[UserChatInput, _Mapping]] = ..., process_event: _Optional[_Union[ProcessEvent, _Mapping]] = ..., reply: _Optional[_Union[Reply, _Mapping]] = ..., tool_result: _Optional[_Union[ToolResult, _Mapping]] = ..., external_command: _Optional[_Union[ExternalCommand, _Mapping]] = ..., inbox_answer: _Optional[_Union[InboxAnswer, _Mapping]] = ..., peer_event: _Optional[_Union[PeerEvent, _Mapping]] = ...) -> None: ...
 
 class ThinkProcess(_message.Message):
-    __slots__ = ("id", "tenant_id", "project_id", "session_id", "name", "title", "goal", "engine", "engine_version", "recipe_name", "parent_process_id", "status", "close_reason", "close_detail", "recipe_snapshot", "params", "created_at_ms", "updated_at_ms", "owner_user_id", "pending_count", "chat_history_summary", "chat_history_summary_through", "last_suspend_cause", "persistent_tool_calls")
+    __slots__ = ("id", "tenant_id", "project_id", "session_id", "name", "title", "goal", "engine", "engine_version", "recipe_name", "parent_process_id", "status", "close_reason", "close_detail", "recipe_snapshot", "params", "created_at_ms", "updated_at_ms", "owner_user_id", "pending_count", "chat_history_summary", "chat_history_summary_through", "last_suspend_cause", "persistent_tool_calls", "connection_profile")
     ID_FIELD_NUMBER: _ClassVar[int]
     TENANT_ID_FIELD_NUMBER: _ClassVar[int]
     PROJECT_ID_FIELD_NUMBER: _ClassVar[int]
@@ -275,6 +279,7 @@ class ThinkProcess(_message.Message):
     CHAT_HISTORY_SUMMARY_THROUGH_FIELD_NUMBER: _ClassVar[int]
     LAST_SUSPEND_CAUSE_FIELD_NUMBER: _ClassVar[int]
     PERSISTENT_TOOL_CALLS_FIELD_NUMBER: _ClassVar[int]
+    CONNECTION_PROFILE_FIELD_NUMBER: _ClassVar[int]
     id: str
     tenant_id: str
     project_id: str
@@ -299,7 +304,8 @@ class ThinkProcess(_message.Message):
     chat_history_summary_through: int
     last_suspend_cause: str
     persistent_tool_calls: int
-    def __init__(self, id: _Optional[str] = ..., tenant_id: _Optional[str] = ..., project_id: _Optional[str] = ..., session_id: _Optional[str] = ..., name: _Optional[str] = ..., title: _Optional[str] = ..., goal: _Optional[str] = ..., engine: _Optional[str] = ..., engine_version: _Optional[str] = ..., recipe_name: _Optional[str] = ..., parent_process_id: _Optional[str] = ..., status: _Optional[_Union[ProcessStatus, str]] = ..., close_reason: _Optional[_Union[CloseReason, str]] = ..., close_detail: _Optional[str] = ..., recipe_snapshot: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ..., params: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ..., created_at_ms: _Optional[int] = ..., updated_at_ms: _Optional[int] = ..., owner_user_id: _Optional[str] = ..., pending_count: _Optional[int] = ..., chat_history_summary: _Optional[str] = ..., chat_history_summary_through: _Optional[int] = ..., last_suspend_cause: _Optional[str] = ..., persistent_tool_calls: _Optional[int] = ...) -> None: ...
+    connection_profile: str
+    def __init__(self, id: _Optional[str] = ..., tenant_id: _Optional[str] = ..., project_id: _Optional[str] = ..., session_id: _Optional[str] = ..., name: _Optional[str] = ..., title: _Optional[str] = ..., goal: _Optional[str] = ..., engine: _Optional[str] = ..., engine_version: _Optional[str] = ..., recipe_name: _Optional[str] = ..., parent_process_id: _Optional[str] = ..., status: _Optional[_Union[ProcessStatus, str]] = ..., close_reason: _Optional[_Union[CloseReason, str]] = ..., close_detail: _Optional[str] = ..., recipe_snapshot: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ..., params: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ..., created_at_ms: _Optional[int] = ..., updated_at_ms: _Optional[int] = ..., owner_user_id: _Optional[str] = ..., pending_count: _Optional[int] = ..., chat_history_summary: _Optional[str] = ..., chat_history_summary_through: _Optional[int] = ..., last_suspend_cause: _Optional[str] = ..., persistent_tool_calls: _Optional[int] = ..., connection_profile: _Optional[str] = ...) -> None: ...
 
 class ChatMessage(_message.Message):
     __slots__ = ("id", "session_id", "think_process_id", "process_name", "role", "content", "created_at_ms", "meta")

@@ -557,3 +557,65 @@ class SessionEventBatch(_message.Message):
     EVENTS_FIELD_NUMBER: _ClassVar[int]
     events: _containers.RepeatedCompositeFieldContainer[_common_pb2.SessionEvent]
     def __init__(self, events: _Optional[_Iterable[_Union[_common_pb2.SessionEvent, _Mapping]]] = ...) -> None: ...
+
+class PlanStep(_message.Message):
+    __slots__ = ("id", "text", "status", "project")
+    ID_FIELD_NUMBER: _ClassVar[int]
+    TEXT_FIELD_NUMBER: _ClassVar[int]
+    STATUS_FIELD_NUMBER: _ClassVar[int]
+    PROJECT_FIELD_NUMBER: _ClassVar[int]
+    id: str
+    text: str
+    status: str
+    project: str
+    def __init__(self, id: _Optional[str] = ..., text: _Optional[str] = ..., status: _Optional[str] = ..., project: _Optional[str] = ...) -> None: ...
+
+class PlanState(_message.Message):
+    __slots__ = ("process_id", "plan_id", "title", "mode", "status", "steps", "session_id")
+    PROCESS_ID_FIELD_NUMBER: _ClassVar[int]
+    PLAN_ID_FIELD_NUMBER: _ClassVar[int]
+    TITLE_FIELD_NUMBER: _ClassVar[int]
+    MODE_FIELD_NUMBER: _ClassVar[int]
+    STATUS_FIELD_NUMBER: _ClassVar[int]
+    STEPS_FIELD_NUMBER: _ClassVar[int]
+    SESSION_ID_FIELD_NUMBER: _ClassVar[int]
+    process_id: str
+    plan_id: str
+    title: str
+    mode: str
+    status: str
+    steps: _containers.RepeatedCompositeFieldContainer[PlanStep]
+    session_id: str
+    def __init__(self, process_id: _Optional[str] = ..., plan_id: _Optional[str] = ..., title: _Optional[str] = ..., mode: _Optional[str] = ..., status: _Optional[str] = ..., steps: _Optional[_Iterable[_Union[PlanStep, _Mapping]]] = ..., session_id: _Optional[str] = ...) -> None: ...
+
+class DecidePlanRequest(_message.Message):
+    __slots__ = ("process_id", "session_id", "plan_id", "decision", "steps", "comment", "idempotency_key")
+    PROCESS_ID_FIELD_NUMBER: _ClassVar[int]
+    SESSION_ID_FIELD_NUMBER: _ClassVar[int]
+    PLAN_ID_FIELD_NUMBER: _ClassVar[int]
+    DECISION_FIELD_NUMBER: _ClassVar[int]
+    STEPS_FIELD_NUMBER: _ClassVar[int]
+    COMMENT_FIELD_NUMBER: _ClassVar[int]
+    IDEMPOTENCY_KEY_FIELD_NUMBER: _ClassVar[int]
+    process_id: str
+    session_id: str
+    plan_id: str
+    decision: str
+    steps: _containers.RepeatedCompositeFieldContainer[PlanStep]
+    comment: str
+    idempotency_key: str
+    def __init__(self, process_id: _Optional[str] = ..., session_id: _Optional[str] = ..., plan_id: _Optional[str] = ..., decision: _Optional[str] = ..., steps: _Optional[_Iterable[_Union[PlanStep, _Mapping]]] = ..., comment: _Optional[str] = ..., idempotency_key: _Optional[str] = ...) -> None: ...
+
+class SetConnectionProfileRequest(_message.Message):
+    __slots__ = ("session_id", "profile")
+    SESSION_ID_FIELD_NUMBER: _ClassVar[int]
+    PROFILE_FIELD_NUMBER: _ClassVar[int]
+    session_id: str
+    profile: str
+    def __init__(self, session_id: _Optional[str] = ..., profile: _Optional[str] = ...) -> None: ...
+
+class SetConnectionProfileResponse(_message.Message):
+    __slots__ = ("processes",)
+    PROCESSES_FIELD_NUMBER: _ClassVar[int]
+    processes: int
+    def __init__(self, processes: _Optional[int] = ...) -> None: ...

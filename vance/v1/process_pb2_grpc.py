@@ -175,6 +175,21 @@ class ProcessServiceStub:
                 request_serializer=vance_dot_v1_dot_process__pb2.PublishNoticeRequest.SerializeToString,
                 response_deserializer=vance_dot_v1_dot_process__pb2.PublishNoticeResponse.FromString,
                 _registered_method=True)
+        self.DecidePlan = channel.unary_unary(
+                '/vance.v1.ProcessService/DecidePlan',
+                request_serializer=vance_dot_v1_dot_process__pb2.DecidePlanRequest.SerializeToString,
+                response_deserializer=vance_dot_v1_dot_process__pb2.PlanState.FromString,
+                _registered_method=True)
+        self.GetPlan = channel.unary_unary(
+                '/vance.v1.ProcessService/GetPlan',
+                request_serializer=vance_dot_v1_dot_process__pb2.ProcessRef.SerializeToString,
+                response_deserializer=vance_dot_v1_dot_process__pb2.PlanState.FromString,
+                _registered_method=True)
+        self.SetConnectionProfile = channel.unary_unary(
+                '/vance.v1.ProcessService/SetConnectionProfile',
+                request_serializer=vance_dot_v1_dot_process__pb2.SetConnectionProfileRequest.SerializeToString,
+                response_deserializer=vance_dot_v1_dot_process__pb2.SetConnectionProfileResponse.FromString,
+                _registered_method=True)
 
 
 class ProcessServiceServicer:
@@ -376,6 +391,28 @@ class ProcessServiceServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def DecidePlan(self, request, context):
+        """Plan mode (process_service/plans.py): the user's decision on a proposed plan, and a
+        process's plan with its todo list as they stand.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def GetPlan(self, request, context):
+        """Missing associated documentation comment in .proto file."""
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def SetConnectionProfile(self, request, context):
+        """The profile of the connection now bound to a session ("" when none differs): its
+        processes' tool pools are pruned by it instead of the session's own profile.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_ProcessServiceServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -518,6 +555,21 @@ def add_ProcessServiceServicer_to_server(servicer, server):
                     servicer.PublishNotice,
                     request_deserializer=vance_dot_v1_dot_process__pb2.PublishNoticeRequest.FromString,
                     response_serializer=vance_dot_v1_dot_process__pb2.PublishNoticeResponse.SerializeToString,
+            ),
+            'DecidePlan': grpc.unary_unary_rpc_method_handler(
+                    servicer.DecidePlan,
+                    request_deserializer=vance_dot_v1_dot_process__pb2.DecidePlanRequest.FromString,
+                    response_serializer=vance_dot_v1_dot_process__pb2.PlanState.SerializeToString,
+            ),
+            'GetPlan': grpc.unary_unary_rpc_method_handler(
+                    servicer.GetPlan,
+                    request_deserializer=vance_dot_v1_dot_process__pb2.ProcessRef.FromString,
+                    response_serializer=vance_dot_v1_dot_process__pb2.PlanState.SerializeToString,
+            ),
+            'SetConnectionProfile': grpc.unary_unary_rpc_method_handler(
+                    servicer.SetConnectionProfile,
+                    request_deserializer=vance_dot_v1_dot_process__pb2.SetConnectionProfileRequest.FromString,
+                    response_serializer=vance_dot_v1_dot_process__pb2.SetConnectionProfileResponse.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -1276,6 +1328,87 @@ class ProcessService:
             '/vance.v1.ProcessService/PublishNotice',
             vance_dot_v1_dot_process__pb2.PublishNoticeRequest.SerializeToString,
             vance_dot_v1_dot_process__pb2.PublishNoticeResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def DecidePlan(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/vance.v1.ProcessService/DecidePlan',
+            vance_dot_v1_dot_process__pb2.DecidePlanRequest.SerializeToString,
+            vance_dot_v1_dot_process__pb2.PlanState.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def GetPlan(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/vance.v1.ProcessService/GetPlan',
+            vance_dot_v1_dot_process__pb2.ProcessRef.SerializeToString,
+            vance_dot_v1_dot_process__pb2.PlanState.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def SetConnectionProfile(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/vance.v1.ProcessService/SetConnectionProfile',
+            vance_dot_v1_dot_process__pb2.SetConnectionProfileRequest.SerializeToString,
+            vance_dot_v1_dot_process__pb2.SetConnectionProfileResponse.FromString,
             options,
             channel_credentials,
             insecure,

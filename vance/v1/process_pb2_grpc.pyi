@@ -97,6 +97,15 @@ class ProcessServiceStub:
     ListMemory: _grpc.UnaryUnaryMultiCallable[_process_pb2.ListMemoryRequest, _process_pb2.ListMemoryResponse]
     PublishNotice: _grpc.UnaryUnaryMultiCallable[_process_pb2.PublishNoticeRequest, _process_pb2.PublishNoticeResponse]
     """A notice (docs/protocol.md "Hub") pushed into the event streams of the given sessions."""
+    DecidePlan: _grpc.UnaryUnaryMultiCallable[_process_pb2.DecidePlanRequest, _process_pb2.PlanState]
+    """Plan mode (process_service/plans.py): the user's decision on a proposed plan, and a
+    process's plan with its todo list as they stand.
+    """
+    GetPlan: _grpc.UnaryUnaryMultiCallable[_process_pb2.ProcessRef, _process_pb2.PlanState]
+    SetConnectionProfile: _grpc.UnaryUnaryMultiCallable[_process_pb2.SetConnectionProfileRequest, _process_pb2.SetConnectionProfileResponse]
+    """The profile of the connection now bound to a session ("" when none differs): its
+    processes' tool pools are pruned by it instead of the session's own profile.
+    """
 
 @_typing.type_check_only
 class ProcessServiceAsyncStub(ProcessServiceStub):
@@ -164,6 +173,15 @@ class ProcessServiceAsyncStub(ProcessServiceStub):
     ListMemory: _aio.UnaryUnaryMultiCallable[_process_pb2.ListMemoryRequest, _process_pb2.ListMemoryResponse]  # type: ignore[assignment]
     PublishNotice: _aio.UnaryUnaryMultiCallable[_process_pb2.PublishNoticeRequest, _process_pb2.PublishNoticeResponse]  # type: ignore[assignment]
     """A notice (docs/protocol.md "Hub") pushed into the event streams of the given sessions."""
+    DecidePlan: _aio.UnaryUnaryMultiCallable[_process_pb2.DecidePlanRequest, _process_pb2.PlanState]  # type: ignore[assignment]
+    """Plan mode (process_service/plans.py): the user's decision on a proposed plan, and a
+    process's plan with its todo list as they stand.
+    """
+    GetPlan: _aio.UnaryUnaryMultiCallable[_process_pb2.ProcessRef, _process_pb2.PlanState]  # type: ignore[assignment]
+    SetConnectionProfile: _aio.UnaryUnaryMultiCallable[_process_pb2.SetConnectionProfileRequest, _process_pb2.SetConnectionProfileResponse]  # type: ignore[assignment]
+    """The profile of the connection now bound to a session ("" when none differs): its
+    processes' tool pools are pruned by it instead of the session's own profile.
+    """
 
 class ProcessServiceServicer(metaclass=_abc_1.ABCMeta):
     @_abc_1.abstractmethod
@@ -396,5 +414,32 @@ class ProcessServiceServicer(metaclass=_abc_1.ABCMeta):
         context: _ServicerContext,
     ) -> _typing.Union[_process_pb2.PublishNoticeResponse, _abc.Awaitable[_process_pb2.PublishNoticeResponse]]:
         """A notice (docs/protocol.md "Hub") pushed into the event streams of the given sessions."""
+
+    @_abc_1.abstractmethod
+    def DecidePlan(
+        self,
+        request: _process_pb2.DecidePlanRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_process_pb2.PlanState, _abc.Awaitable[_process_pb2.PlanState]]:
+        """Plan mode (process_service/plans.py): the user's decision on a proposed plan, and a
+        process's plan with its todo list as they stand.
+        """
+
+    @_abc_1.abstractmethod
+    def GetPlan(
+        self,
+        request: _process_pb2.ProcessRef,
+        context: _ServicerContext,
+    ) -> _typing.Union[_process_pb2.PlanState, _abc.Awaitable[_process_pb2.PlanState]]: ...
+
+    @_abc_1.abstractmethod
+    def SetConnectionProfile(
+        self,
+        request: _process_pb2.SetConnectionProfileRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_process_pb2.SetConnectionProfileResponse, _abc.Awaitable[_process_pb2.SetConnectionProfileResponse]]:
+        """The profile of the connection now bound to a session ("" when none differs): its
+        processes' tool pools are pruned by it instead of the session's own profile.
+        """
 
 def add_ProcessServiceServicer_to_server(servicer: ProcessServiceServicer, server: _typing.Union[_grpc.Server, _aio.Server]) -> None: ...

@@ -532,12 +532,14 @@ class SearchSessionsResponse(_message.Message):
     def __init__(self, hits: _Optional[_Iterable[_Union[SessionHit, _Mapping]]] = ...) -> None: ...
 
 class GetSettingsRequest(_message.Message):
-    __slots__ = ("tenant_id", "project_id")
+    __slots__ = ("tenant_id", "project_id", "caller")
     TENANT_ID_FIELD_NUMBER: _ClassVar[int]
     PROJECT_ID_FIELD_NUMBER: _ClassVar[int]
+    CALLER_FIELD_NUMBER: _ClassVar[int]
     tenant_id: str
     project_id: str
-    def __init__(self, tenant_id: _Optional[str] = ..., project_id: _Optional[str] = ...) -> None: ...
+    caller: Caller
+    def __init__(self, tenant_id: _Optional[str] = ..., project_id: _Optional[str] = ..., caller: _Optional[_Union[Caller, _Mapping]] = ...) -> None: ...
 
 class UpdateSettingsRequest(_message.Message):
     __slots__ = ("tenant_id", "project_id", "caller", "set", "unset")

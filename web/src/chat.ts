@@ -6,6 +6,7 @@
 // A reload starts from seq 0: the persisted events (messages, statuses) are replayed, and the
 // stream chunks of a turn still running come back from the gateway's replay window.
 import { reactive } from "vue";
+import { applyPlanFrame, PLAN_FRAMES, type PlanState } from "./plans";
 import type {
   ChatMessage,
   ForwardedBy,
@@ -20,6 +21,8 @@ export interface PendingInput {
   processName: string;
   content: string;
   outcome: string;
+  /** The hub question this answers (an option clicked under a relayed question). */
+  askId?: string;
 }
 
 /** A worker's side-channel frame a hub engine forwarded (`forwardedBy`), as one line. */
@@ -51,6 +54,8 @@ export interface ChatState {
   forwarded: ForwardedLine[];
   /** Processes asked to pause while RUNNING: they pause when their turn ends (by id). */
   pausing: Record<string, boolean>;
+  /** The newest plan of each process (plan mode, plans.ts), by process id. */
+  plans: Record<string, PlanState>;
 }
 
 const FORWARDED_KEPT = 30;
@@ -70,6 +75,7 @@ export function newChat(): ChatState {
     inboxAdded: 0,
     forwarded: [],
     pausing: {},
+    plans: {},
   });
 }
 
@@ -77,6 +83,10 @@ export function applyFrame(s: ChatState, f: Frame): void {
   if (typeof f.seq === "number") {
     if (f.seq <= s.lastSeq) return;
     s.lastSeq = f.seq;
+  }
+  if (PLAN_FRAMES.has(f.type)) {
+    applyPlanFrame(s.plans, f);
+    return;
   }
   switch (f.type) {
     case "chat-message-appended":

@@ -1,0 +1,86 @@
+"""The plan-mode RPCs of ProcessService (process_service/plans.py) and the connection profile
+of a session (profiles apply per connection, docs/protocol.md "Profiles"); kept apart from
+service.py."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from pymongo.asynchronous.database import AsyncDatabase
+
+from process_service.plans import Plans
+from vance.domain import PROFILE_PATTERN
+from vance.errors import InvalidArgumentError, grpc_errors
+from vance.store import Document
+from vance.v1 import process_pb2 as ppb
+
+
+def plan_to_proto(view: dict[str, Any]) -> ppb.PlanState:
+    return ppb.PlanState(
+        process_id=view["processId"],
+        session_id=str(view.get("sessionId") or ""),
+        plan_id=view["planId"],
+        title=str(view.get("title") or ""),
+        mode=str(view.get("mode") or "normal"),
+        status=str(view.get("status") or ""),
+        steps=[
+            ppb.PlanStep(
+                id=s["id"], text=s["text"], status=s["status"], project=s.get("project", "")
+            )
+            for s in view.get("steps") or []
+        ],
+    )
+
+
+class ConnectionProfiles:
+    """A user's connection bound to a session whose profile is another (a project Eddie made,
+    profile `eddie`): its processes are pruned by the connection's profile until it leaves."""
+
+    def __init__(self, db: AsyncDatabase[Document]) -> None:
+        self._processes = db["processes"]
+
+    async def set(self, session_id: str, profile: str) -> int:
+        if profile and not re.match(PROFILE_PATTERN, profile):
+            raise InvalidArgumentError(
+                f"profile must match {PROFILE_PATTERN}", reason="bad_profile"
+            )
+        result = await self._processes.update_many(
+            {"session_id": session_id}, {"$set": {"connection_profile": profile}}
+        )
+        return int(result.modified_count)
+
+
+class PlanRpcs:
+    plans: Plans
+    connection_profiles: ConnectionProfiles
+
+    @grpc_errors
+    async def DecidePlan(self, request: ppb.DecidePlanRequest, context: Any) -> ppb.PlanState:
+        if not request.process_id or not request.plan_id:
+            raise InvalidArgumentError("process_id and plan_id are required")
+        steps = [{"text": s.text, "project": s.project} for s in request.steps]
+        view = await self.plans.decide(
+            request.process_id,
+            request.plan_id,
+            request.decision,
+            steps,
+            request.comment,
+            request.idempotency_key,
+        )
+        return plan_to_proto(view)
+
+    @grpc_errors
+    async def GetPlan(self, request: ppb.ProcessRef, context: Any) -> ppb.PlanState:
+        if not request.process_id:
+            raise InvalidArgumentError("process_id is required")
+        return plan_to_proto(await self.plans.get(request.process_id))
+
+    @grpc_errors
+    async def SetConnectionProfile(
+        self, request: ppb.SetConnectionProfileRequest, context: Any
+    ) -> ppb.SetConnectionProfileResponse:
+        if not request.session_id:
+            raise InvalidArgumentError("session_id is required")
+        count = await self.connection_profiles.set(request.session_id, request.profile)
+        return ppb.SetConnectionProfileResponse(processes=count)
