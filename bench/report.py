@@ -7,11 +7,12 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from bench.delegate import delegate_section
+from bench.hubturn import HubTurnResult
 from bench.markdown import table
 from bench.peer import PeerResult
 from bench.realpace import RealPaceResult
 from bench.report_lifecycle import search_section, store_calls_section, sweeps_section
-from bench.report_realpace import realpace_section
+from bench.report_realpace import hubturn_section, realpace_section
 from bench.report_summary import summary_section
 from bench.scenarios import (
     BENCH_CLIENT,
@@ -44,6 +45,7 @@ class Results:
     sweeps: dict[str, Any] | None = None
     delegate: dict[str, Any] | None = None
     peer: PeerResult | None = None
+    hubturn: HubTurnResult | None = None
     realpace: dict[int, RealPaceResult] = field(default_factory=dict)
     peer_realpace: dict[int, PeerResult] = field(default_factory=dict)
     failure: str = ""
@@ -269,6 +271,8 @@ def render(r: Results) -> str:
         lines += sweeps_section(r.sweeps)
     if r.delegate is not None:
         lines += delegate_section(r.delegate)
+    if r.hubturn is not None:
+        lines += hubturn_section(r.hubturn)
     if r.realpace:
         lines += realpace_section(r.realpace, r.peer_realpace)
     return "\n".join(lines).rstrip() + "\n"

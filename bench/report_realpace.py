@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from bench.hubturn import HubTurnResult
 from bench.markdown import table
 from bench.peer import PeerResult
 from bench.realpace import RealPaceResult
@@ -97,3 +98,35 @@ def realpace_section(runs: dict[int, RealPaceResult], peers: dict[int, PeerResul
             f"- {clients} clients: store commands per turn {sum(calls.values()):.2f}; most: {top}."
         )
     return [*lines, ""]
+
+
+def hubturn_section(h: HubTurnResult) -> list[str]:
+    lat = Summary.of(h.latencies)
+    calls = h.store_calls_per_turn()
+    top = ", ".join(f"{k} {v:.2f}" for k, v in list(calls.items())[:10])
+    return [
+        "## (j) A hub turn with one tool call",
+        "",
+        f"{h.clients} clients, each in a hub session of its own (Eddie), one ask after the other "
+        "for 15 s; the scripted model (zero latency) answers each ask in two calls: "
+        "`scratchpad_read` (the user's own work, served by process_service), then `answer`.",
+        "",
+        *table(
+            [
+                "hub turns/s",
+                "turn p50 / p99 ms",
+                "server CPU ms per hub turn",
+                "store commands per hub turn",
+            ],
+            [
+                [
+                    f"{h.turns_per_s:.1f}",
+                    f"{lat.p50_ms:.1f} / {lat.p99_ms:.1f}",
+                    f"{h.server_cpu_ms_per_turn():.1f}",
+                    f"{sum(calls.values()):.2f}",
+                ]
+            ],
+        ),
+        f"- store commands per hub turn, most: {top}.",
+        "",
+    ]

@@ -18,6 +18,7 @@ import uvloop
 
 from bench.delegate import measure_delegate
 from bench.errors import BenchError
+from bench.hubturn import hub_turns
 from bench.peer import run_peer
 from bench.procstat import load_average
 from bench.realpace import STREAM_MS, TTFT_MS, real_pace
@@ -37,6 +38,7 @@ ROUNDS = (
     "search",
     "sweeps",
     "delegate",
+    "hubturn",
     "peer",
     "realpace200",
     "realpace800",
@@ -97,6 +99,10 @@ async def _measure(
         log("(g) process_create_delegate added latency (MATCH)")
         results.delegate = d = await measure_delegate(system)
         log(f"    +{d['added_p50_ms']} ms at the median")
+    if "hubturn" in rounds:
+        log("(j) a hub turn with one tool call (Eddie, scratchpad_read, answer)")
+        results.hubturn = h = await hub_turns(system)
+        log(f"    {h.turns_per_s:.1f} hub turns/s, {h.server_cpu_ms_per_turn():.1f} ms CPU each")
 
 
 async def _real_pace(results: Results, rounds: set[str], tmp: Path) -> None:

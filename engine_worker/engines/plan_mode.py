@@ -15,7 +15,14 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from engine_worker.context import ThinkEngineContext
-from engine_worker.engines.loop import RESPOND, RESPOND_TOOL, Answer, _respond_args, run_action_loop
+from engine_worker.engines.loop import (
+    RESPOND,
+    RESPOND_STREAMED,
+    RESPOND_TOOL,
+    Answer,
+    _respond_args,
+    run_action_loop,
+)
 from engine_worker.tools import ToolSpec
 from vance.domain import ExternalCommand, SteerMessage
 
@@ -110,6 +117,7 @@ async def run_loop(
         max_iterations=max_iterations,
         action_tools=[RESPOND_TOOL, PLAN_PROPOSE_TOOL],
         parsers={RESPOND: _respond_args, PLAN_PROPOSE: parse_plan},
+        streamed=RESPOND_STREAMED,
     )
     if name == PLAN_PROPOSE:
         proposal: PlanProposal = result
