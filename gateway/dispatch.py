@@ -12,7 +12,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from gateway import process_frames, session_frames, socket_frames
+from gateway import client_tools, process_frames, session_frames, socket_frames
 from gateway.connection import Connection
 from gateway.errors import describe
 from gateway.frames import error_frame, frame
@@ -52,6 +52,8 @@ ROUTES: dict[str, Route] = {
     "process-stop": Route(Targeted, process_frames.process_stop),
     "process-list": Route(ListData, process_frames.process_list),
     "process-messages": Route(MessagesData, process_frames.process_messages),
+    "client-tool-register": Route(client_tools.RegisterData, client_tools.client_tool_register),
+    "client-tool-result": Route(client_tools.ResultData, client_tools.client_tool_result),
 }
 
 

@@ -24,6 +24,8 @@ from vance.errors import (
     InvalidArgumentError,
     PermissionDeniedError,
 )
+from vance.mcp_servers import SETTING_MCP_SERVERS
+from vance.mcp_servers import normalise as mcp_servers
 from vance.store import Document
 
 logger = logging.getLogger(__name__)
@@ -85,6 +87,7 @@ KNOWN: dict[str, Callable[[str], str]] = {
     # The engine keys (session_service/engine_settings.py) can be set per tenant and project too.
     **ENGINE_KEYS,
     "chat.language": _language,  # Eddie's spoken language (process_service/hub_tools.py)
+    SETTING_MCP_SERVERS: mcp_servers,  # MCP tool servers (tool_service/mcp_hub.py)
 }
 # The FORCED floor is a safety bound for the whole tenant: no project may lower it.
 TENANT_ONLY = frozenset({SETTING_FORCED_FLOOR})
