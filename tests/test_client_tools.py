@@ -222,11 +222,12 @@ async def test_profiles_without_client_tools_and_bad_frames_get_error_frames(
         for data, reason in cases:
             reply = await foot.request("client-tool-register", data)
             assert reply["type"] == "error" and reply["data"]["reason"] == reason, (data, reply)
-        for data, reason in [
+        results: list[tuple[dict[str, Any], str]] = [
             ({}, "callId_required"),
             ({"callId": "call_nobody", "result": 1}, "unknown_call"),
             ({"callId": "c", "status": "MAYBE"}, "bad_status"),
-        ]:
+        ]
+        for data, reason in results:
             reply = await foot.request("client-tool-result", data)
             assert reply["type"] == "error" and reply["data"]["reason"] == reason, (data, reply)
         assert (await foot.request("ping"))["type"] == "pong"
