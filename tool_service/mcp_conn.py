@@ -23,11 +23,15 @@ from mcp.shared._httpx_utils import create_mcp_http_client
 from vance.mcp_servers import SECRET_REF, McpServer
 
 logger = logging.getLogger(__name__)
+# The HTTP client under the mcp package logs every request at INFO: one line per tool call and
+# per refresh, which would drown tool_service's own log.
+logging.getLogger("httpx2").setLevel(logging.WARNING)
 
 # How often a connected server's tool list is read again: it notices a server that changed its
 # tools, and one that died without a call noticing (a broken list is a broken connection).
 REFRESH_S = 10.0
-BACKOFF_S = (0.25, 0.5, 1.0, 2.0, 4.0)
+# Between attempts to reach a server that is down; a call that needs it skips the wait.
+BACKOFF_S = (0.25, 0.5, 1.0, 2.0, 4.0, 8.0, 15.0, 30.0)
 CONNECT_TIMEOUT_S = 20.0  # a stdio server starts a Python process: seconds on a busy machine
 _NAME_CHARS = re.compile(r"[^A-Za-z0-9_-]")
 MAX_NAME = 64  # what model providers accept for a function name
@@ -77,7 +81,9 @@ class McpConnection:
     def _target(self) -> Any:
         if self.server.command:
             return StdioServerParameters(
-                command=self.server.command, args=list(self.server.args), env=dict(self.server.env)
+                command=self.server.command,
+                args=list(self.server.args),
+                env=dict(self.server.env) or None,  # None: the mcp package's safe default
             )
         http = create_mcp_http_client(headers=resolve_headers(self.server, self._secrets_dir))
         return streamable_http_client(self.server.url, http_client=http)
@@ -94,7 +100,9 @@ class McpConnection:
                 self.reason = str(exc)
             except Exception as exc:  # the mcp package raises exception groups too
                 self.reason = _describe(exc)
-                logger.info("MCP server %s is down: %s", self.server.name, self.reason)
+                # Once per outage at INFO; every further attempt at DEBUG.
+                log = logger.info if failures == 0 else logger.debug
+                log("MCP server %s is down: %s", self.server.name, self.reason)
             self.attempted.set()
             await self._on_change()
             delay = BACKOFF_S[min(failures, len(BACKOFF_S) - 1)]
