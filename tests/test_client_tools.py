@@ -8,16 +8,20 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
+import sys
 import uuid
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
+import httpx
 import websockets
 
 from tests.harness import System, WsClient, eventually
 from tests.test_arthur_flow import assistant_says, call
+from vance.testing.ports import free_port_block
 from vance.testing.scripted_llm import Rule
 
 READ_TOOL = {
@@ -31,10 +35,10 @@ READ_TOOL = {
 }
 
 
-async def connect(system: System, profile: str) -> WsClient:
+async def connect(system: System, profile: str, gateway: str = "") -> WsClient:
     token = await system.login()
     ws = await websockets.connect(
-        f"ws://{system.gateway}/brain/default/ws?profile={profile}",
+        f"ws://{gateway or system.gateway}/brain/default/ws?profile={profile}",
         additional_headers={"Authorization": f"Bearer {token}"},
         max_size=None,
     )
@@ -233,3 +237,53 @@ async def test_profiles_without_client_tools_and_bad_frames_get_error_frames(
         assert (await foot.request("ping"))["type"] == "pong"
     finally:
         await foot.close()
+
+
+@asynccontextmanager
+async def second_gateway(system: System) -> AsyncIterator[str]:
+    """Another gateway replica of the same system, on a port of its own."""
+    port = free_port_block(1)
+    env = {**os.environ, **system.supervisor.env, "VANCE_GATEWAY_PORT": str(port)}
+    proc = await asyncio.create_subprocess_exec(
+        sys.executable,
+        "-m",
+        "gateway",
+        env=env,
+        stdout=asyncio.subprocess.DEVNULL,
+        stderr=asyncio.subprocess.DEVNULL,
+    )
+
+    async def healthy() -> bool:
+        try:
+            async with httpx.AsyncClient() as http:
+                return (await http.get(f"http://127.0.0.1:{port}/healthz")).status_code == 200
+        except httpx.HTTPError:
+            return False
+
+    try:
+        await eventually(healthy, timeout=60, what="the second gateway")
+        yield f"127.0.0.1:{port}"
+    finally:
+        proc.terminate()
+        await proc.wait()
+
+
+async def test_a_call_reaches_the_client_on_whichever_gateway_replica_holds_it(
+    system: System, tmp_path: Path
+) -> None:
+    m = uuid.uuid4().hex[:8]
+    (tmp_path / "far.txt").write_text(f"served by the second replica {m}")
+    system.script(*calls_then_says(m, call("client_file_read", path="far.txt")))
+    async with second_gateway(system) as address:
+        client = await connect(system, "foot", gateway=address)
+        try:
+            await bound(client)
+            await client.ok("client-tool-register", {"tools": [READ_TOOL]})
+            async with hosting(client, tmp_path) as seen:
+                await client.ok("process-steer", {"content": f"{m} go"})
+                await assistant_says(client, f"Done {m}.")
+            assert len(seen) == 1
+            [result] = tool_results(system, f"{m} go")
+            assert json.loads(result)["text"] == f"served by the second replica {m}"
+        finally:
+            await client.close()

@@ -89,8 +89,11 @@ class McpHub:
             raw = view.effective.get(SETTING_MCP_SERVERS, "")
             servers = parse_servers(raw) if raw else []
         except grpc.aio.AioRpcError as exc:
-            logger.warning("MCP settings of %s/%s unreadable: %s", tenant_id, project_id, exc)
-            return held[1] if held is not None else []
+            # Kept for the TTL too: a process of a project session_service does not know (or
+            # an outage) must not cost a call per pool. An outage keeps the last list.
+            if exc.code() != grpc.StatusCode.NOT_FOUND:
+                logger.warning("MCP settings of %s/%s unreadable: %s", tenant_id, project_id, exc)
+            servers = held[1] if held is not None else []
         except ValueError as exc:  # checked on write; one stored before the check is skipped
             logger.warning("MCP settings of %s/%s ignored: %s", tenant_id, project_id, exc)
             servers = []
