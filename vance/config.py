@@ -47,6 +47,8 @@ ENV_KEYS: dict[str, str] = {
     "VANCE_SWEEP_INTERVAL_MS": "lifecycle.sweep_interval_ms",
     "VANCE_BIND_STALE_AFTER_MS": "lifecycle.bind_stale_after_ms",
     "VANCE_BIND_LEASE_MS": "gateway.bind_lease_ms",
+    "VANCE_GATEWAY_TOOL_HOST_PORT": "gateway.tool_host_port",
+    "VANCE_GATEWAY_TOOL_HOST_ADDRESS": "gateway.tool_host_address",
     "VANCE_STALE_BIND_INITIAL_DELAY_MS": "lifecycle.stale_bind_initial_delay_ms",
     "VANCE_AUTO_RESTART_FORCED": "lifecycle.auto_restart_forced.enabled",
     "VANCE_ENGINE_CATALOG": "recipes.catalog_path",
