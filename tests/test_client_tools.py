@@ -16,13 +16,17 @@ from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
+import grpc
 import httpx
+import pytest
 import websockets
 
 from tests.harness import System, WsClient, eventually
 from tests.test_arthur_flow import assistant_says, call
 from vance.testing.ports import free_port_block
 from vance.testing.scripted_llm import Rule
+from vance.v1 import tool_pb2 as tpb
+from vance.v1 import tool_pb2_grpc
 
 READ_TOOL = {
     "name": "client_file_read",
@@ -287,3 +291,22 @@ async def test_a_call_reaches_the_client_on_whichever_gateway_replica_holds_it(
             assert json.loads(result)["text"] == f"served by the second replica {m}"
         finally:
             await client.close()
+
+
+async def test_a_user_token_cannot_register_client_tools_directly(system: System) -> None:
+    """The registration names the address tool_service calls with its service token: only a
+    service (the gateway) may make it, never a user talking gRPC."""
+    token = await system.login()
+    async with grpc.aio.insecure_channel(system.config.address("tool_service")) as channel:
+        stub = tool_pb2_grpc.ToolServiceStub(channel)
+        request = tpb.RegisterClientToolsRequest(
+            session_id="sess_x",
+            connection_id="conn_x",
+            address="127.0.0.1:9",
+            tools=[tpb.ToolSpec(name="client_x")],
+        )
+        with pytest.raises(grpc.aio.AioRpcError) as refused:
+            await stub.RegisterClientTools(
+                request, metadata=(("authorization", f"Bearer {token}"),)
+            )
+        assert refused.value.code() == grpc.StatusCode.PERMISSION_DENIED

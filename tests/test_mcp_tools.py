@@ -180,7 +180,28 @@ async def invoke(system: System, project: str, tool: str, **args: Any) -> tpb.In
     return resp
 
 
+async def servers_up(system: System, project: str) -> None:
+    """Until tool_service offers the test servers' tools as available: a stdio server is a
+    Python process that takes seconds to start on a busy machine, longer than a first pool
+    waits for it (it would show as `notes-stdio__unavailable`, still connecting)."""
+    stub = tool_pb2_grpc.ToolServiceStub(system.channel("tool_service"))
+    request = tpb.ResolvePoolRequest(
+        engine_tools=["notes-stdio__*", "@mcp:notes-http"],
+        tenant_id=TENANT,
+        project_id=project,
+        profile="default",
+    )
+
+    async def up() -> bool:
+        pool = await stub.ResolvePool(request)
+        names = {t.name for t in pool.tools if not t.description.startswith("UNAVAILABLE")}
+        return {"notes-stdio__shout", "notes-http__shout"} <= names
+
+    await eventually(up, timeout=60, what="the MCP servers to be up")
+
+
 async def session(system: System, project: str) -> WsClient:
+    await servers_up(system, project)
     client = await system.connect()
     await client.ok("session-create", {"projectId": project})
     await assistant_says(client, "Hi, I'm Arthur")

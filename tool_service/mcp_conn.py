@@ -71,7 +71,7 @@ class McpConnection:
         self._on_change = on_change
         self.client: Client | None = None
         self.tools: list[Any] = []  # the last listing (kept while down, shown as unavailable)
-        self.reason = "not connected yet"
+        self.reason = "still connecting; try again shortly"
         self.attempted = asyncio.Event()  # the first connection attempt has ended
         self.up = asyncio.Event()
         self._broken = asyncio.Event()  # a call found the connection broken

@@ -10,6 +10,7 @@ unused for IDLE_S."""
 from __future__ import annotations
 
 import asyncio
+import fnmatch
 import json
 import logging
 import time
@@ -111,8 +112,14 @@ class McpHub:
         conn.last_used = time.monotonic()
         return conn
 
-    async def specs(self, tenant_id: str, project_id: str) -> list[Document]:
-        servers = await self.servers(tenant_id, project_id)
+    async def specs(self, tenant_id: str, project_id: str, wanted: list[str]) -> list[Document]:
+        """The tools of the servers that `wanted` (a pool's names, globs and @labels) may
+        select: a server no pattern can reach is not connected for it."""
+        servers = [
+            s
+            for s in await self.servers(tenant_id, project_id)
+            if any(_may_select(p, s.name) for p in wanted)
+        ]
         conns = [self._connection(tenant_id, s) for s in servers]
         # A server seen for the first time gets a moment to connect, so the first turn that
         # names it sees its tools rather than "not connected yet".
@@ -154,6 +161,13 @@ class McpHub:
             conn.broke(reason)
             return error(f"UNAVAILABLE: MCP server {server.name!r} failed: {reason}")
         return _response(server.name, result)
+
+
+def _may_select(pattern: str, server: str) -> bool:
+    if pattern.startswith("@"):
+        return pattern in (LABEL, f"{LABEL}:{server}")
+    prefix = f"{server}__"
+    return pattern.startswith(prefix) or fnmatch.fnmatchcase(f"{prefix}x", pattern)
 
 
 def _specs(conn: McpConnection) -> list[Document]:

@@ -20,7 +20,7 @@ CLIENT_SLACK_S = 2.0
 
 
 class McpTools(Protocol):
-    async def specs(self, tenant_id: str, project_id: str) -> list[Document]: ...
+    async def specs(self, tenant_id: str, project_id: str, wanted: list[str]) -> list[Document]: ...
 
     async def invoke(self, request: tpb.InvokeToolRequest) -> tpb.InvokeToolResponse: ...
 
@@ -41,7 +41,8 @@ class ToolRouter:
         if request.session_id and capabilities(profile).client_tools_enabled:
             docs += as_registry_specs(await self.client_tools.of_session(request.session_id))
         if request.tenant_id and self.mcp is not None:
-            docs += await self.mcp.specs(request.tenant_id, request.project_id)
+            wanted = [*request.engine_tools, *request.add]
+            docs += await self.mcp.specs(request.tenant_id, request.project_id, wanted)
         return docs
 
     async def invoke(self, request: tpb.InvokeToolRequest) -> tpb.InvokeToolResponse:
