@@ -18,6 +18,10 @@ from typing import Any
 from mcp import Client
 from mcp.client.stdio import StdioServerParameters
 from mcp.client.streamable_http import streamable_http_client
+
+# The SDK's own factory (its streamable-HTTP client uses it when given none): the MCP timeouts
+# (a response stream may stay open for minutes) with our headers. Private in mcp 2.x, hence
+# the pin below 3 in pyproject.toml.
 from mcp.shared._httpx_utils import create_mcp_http_client
 
 from vance.mcp_servers import SECRET_REF, McpServer
