@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 from engine_worker.watched import WatchedCache
 from vance.domain import ThinkProcess, ToolCallStatus
+from vance.profiles import capabilities
 from vance.protoutil import dict_to_struct, from_value, struct_to_dict
 from vance.v1 import common_pb2 as pb
 from vance.v1 import tool_pb2 as tpb
@@ -62,7 +63,10 @@ _STATUS = {
 }
 
 
-PoolKey = tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...], str]
+# engine tools, add, remove, profile, then where the process runs: the session (its client
+# tools; "" for a profile without them, so those pools stay shared) and the tenant and project
+# (their MCP servers).
+PoolKey = tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...], str, str, str, str]
 
 
 # Resolved pools of this worker (engine_worker/watched.py): a pool only changes when a service
@@ -115,19 +119,38 @@ class ToolDispatcher:
         snap = self._process.recipe_snapshot
         add = tuple(str(x) for x in snap.get("allowedToolsAdd") or [])
         remove = tuple(str(x) for x in snap.get("allowedToolsRemove") or [])
-        key: PoolKey = (tuple(engine_tools), add, remove, self.profile)
-        specs = self._cache.get(key) if self._cache is not None else None
+        p = self._process
+        session = p.session_id if capabilities(self.profile).client_tools_enabled else ""
+        key: PoolKey = (
+            tuple(engine_tools),
+            add,
+            remove,
+            self.profile,
+            session,
+            p.tenant_id,
+            p.project_id,
+        )
+        # A pool with client tools is asked for every turn: a client registers them right
+        # before its first message, sooner than the registry's change notice may reach us.
+        cache = self._cache if not session else None
+        specs = cache.get(key) if cache is not None else None
         if specs is None:
             resp = await self._stub.ResolvePool(
                 tpb.ResolvePoolRequest(
-                    engine_tools=engine_tools, add=add, remove=remove, profile=self.profile
+                    engine_tools=engine_tools,
+                    add=add,
+                    remove=remove,
+                    profile=self.profile,
+                    session_id=session,
+                    tenant_id=p.tenant_id,
+                    project_id=p.project_id,
                 )
             )
             specs = [
                 ToolSpec(t.name, t.description, struct_to_dict(t.parameters)) for t in resp.tools
             ]
-            if self._cache is not None:
-                self._cache.put(key, specs)
+            if cache is not None:
+                cache.put(key, specs)
         self._pool = {s.name: s for s in specs}
         return specs
 
@@ -153,6 +176,8 @@ class ToolDispatcher:
                 tool_call_id=call_id,
                 idempotency_key=f"{self._turn_id}:t{self._calls}",
                 profile=self.profile,
+                tenant_id=self._process.tenant_id,
+                project_id=self._process.project_id,
             )
         )
         result = ToolCallResult(

@@ -36,6 +36,7 @@ from gateway import (
 )
 from gateway.auth import Principal, Tokens, load_secret
 from gateway.body_guard import BodyGuard
+from gateway.client_tools import ClientToolHub, GatewayToolHost
 from gateway.clients import Clients
 from gateway.limits import MAX_REQUEST_HEAD_BYTES, WS_MAX_BYTES
 from gateway.replica import Replica
@@ -47,7 +48,8 @@ from vance.logsetup import setup_logging
 from vance.observability import metrics
 from vance.observability.setup import start_observability
 from vance.observability.tracing import instrument_app
-from vance.v1 import tokens_pb2_grpc
+from vance.server import GrpcHost
+from vance.v1 import tokens_pb2_grpc, tool_pb2, tool_pb2_grpc
 
 logger = logging.getLogger(__name__)
 
@@ -69,9 +71,11 @@ def create_app(config: Config) -> FastAPI:
     authenticator = Authenticator(tokens, token_stub)
 
     replica = Replica()
+    client_tools = ClientToolHub(channels)
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        tool_host = await _start_tool_host(config, client_tools)
         background = [
             asyncio.ensure_future(replica.renew_forever(clients())),
             asyncio.ensure_future(
@@ -85,6 +89,7 @@ def create_app(config: Config) -> FastAPI:
             task.cancel()
         await asyncio.gather(*background, return_exceptions=True)
         await replica.shutdown(clients())
+        await tool_host.stop(grace=1.0)
         await channels.close()
 
     app = FastAPI(title="Vancetope gateway", version="0.1.0", lifespan=lifespan)
@@ -136,6 +141,7 @@ def create_app(config: Config) -> FastAPI:
         config.gateway.ping_interval_s,
         config.gateway.bind_lease_ms,
         replica,
+        client_tools,
     )
 
     @app.websocket("/brain/{tenant}/ws")
@@ -146,6 +152,19 @@ def create_app(config: Config) -> FastAPI:
     # Last, so the API routes above win over the app's catch-all.
     mount_webui(app)
     return app
+
+
+async def _start_tool_host(config: Config, hub: ClientToolHub) -> GrpcHost:
+    """The ToolHost tool_service calls for a client tool of one of this replica's sockets; its
+    address goes with every registration, so whichever replica holds the socket is asked."""
+    name = tool_pb2.DESCRIPTOR.services_by_name["ToolHost"].full_name
+    host = GrpcHost([name], config)
+    tool_pb2_grpc.add_ToolHostServicer_to_server(GatewayToolHost(hub), host.server)
+    port = host.bind(config.grpc_host, config.gateway.tool_host_port)
+    await host.start()
+    hub.address = config.gateway.tool_host_address or f"{config.grpc_host}:{port}"
+    logger.info("client tool host listening on %s", hub.address)
+    return host
 
 
 def _return_freed_memory_to_the_os() -> None:

@@ -9,7 +9,7 @@ import asyncio
 import json
 import logging
 from collections.abc import Awaitable, Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import grpc
 from fastapi import WebSocket, WebSocketDisconnect
@@ -21,6 +21,9 @@ from vance import PROTOCOL_VERSION, __version__
 from vance.ids import new_id
 from vance.v1 import common_pb2 as pb
 from vance.v1 import process_pb2 as ppb
+
+if TYPE_CHECKING:
+    from gateway.client_tools import ClientToolHub
 
 logger = logging.getLogger(__name__)
 
@@ -67,6 +70,9 @@ class Connection:
         self.closed = False
         self._send_lock = asyncio.Lock()
         self._pump: asyncio.Task[None] | None = None
+        # The tools this socket's client hosts (gateway/client_tools.py); they belong to the
+        # bound session, so leaving it drops them.
+        self.client_tools: ClientToolHub | None = None
 
     async def send(self, data: dict[str, Any]) -> None:
         async with self._send_lock:
@@ -90,6 +96,8 @@ class Connection:
         self._pump = self.tasks.create_task(self._pump_events(session_id))
 
     async def unbind(self) -> None:
+        if self.client_tools is not None:
+            await self.client_tools.drop(self)
         pump, self._pump = self._pump, None
         if pump is not None:
             pump.cancel()

@@ -12,7 +12,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from gateway import plan_frames, process_frames, session_frames, socket_frames
+from gateway import client_tools, plan_frames, process_frames, session_frames, socket_frames
 from gateway.connection import Connection
 from gateway.errors import describe
 from gateway.frames import error_frame, frame
@@ -55,6 +55,8 @@ ROUTES: dict[str, Route] = {
     "process-messages": Route(MessagesData, process_frames.process_messages),
     "plan-decision": Route(PlanDecisionData, plan_frames.plan_decision),
     "plan-get": Route(Targeted, plan_frames.plan_get),
+    "client-tool-register": Route(client_tools.RegisterData, client_tools.client_tool_register),
+    "client-tool-result": Route(client_tools.ResultData, client_tools.client_tool_result),
 }
 
 

@@ -16,6 +16,7 @@ from pydantic import ValidationError
 
 from gateway import binding
 from gateway.auth import Principal
+from gateway.client_tools import ClientToolHub
 from gateway.clients import Clients
 from gateway.connection import Connection
 from gateway.dispatch import dispatch, error_frame_for
@@ -47,6 +48,7 @@ class SocketDeps:
     ping_interval_s: int
     bind_lease_ms: int
     replica: Replica | None = None  # this replica's sessions (gateway/replica.py)
+    client_tools: ClientToolHub | None = None  # tools clients host (gateway/client_tools.py)
 
 
 def _offered_token(ws: WebSocket) -> str:
@@ -115,6 +117,7 @@ async def serve(ws: WebSocket, tenant: str, deps: SocketDeps) -> None:
             bind_lease_ms=deps.bind_lease_ms,
             revoke=deps.revoke,
         )
+        conn.client_tools = deps.client_tools
         going_away = False
         if deps.replica is not None:
             deps.replica.add(conn)

@@ -24,6 +24,8 @@ from vance.errors import (
     InvalidArgumentError,
     PermissionDeniedError,
 )
+from vance.mcp_servers import SETTING_MCP_SERVERS
+from vance.mcp_servers import normalise as mcp_servers
 from vance.store import Document
 from vance.work_settings import WORK_KEYS
 
@@ -88,6 +90,7 @@ KNOWN: dict[str, Callable[[str], str]] = {
     "chat.language": _language,  # Eddie's spoken language (process_service/hub_tools.py)
     # The user's own work: search, fetch, sandboxed exec (process_service/user_work/).
     **WORK_KEYS,
+    SETTING_MCP_SERVERS: mcp_servers,  # MCP tool servers (tool_service/mcp_hub.py)
 }
 # The FORCED floor is a safety bound for the whole tenant: no project may lower it.
 TENANT_ONLY = frozenset({SETTING_FORCED_FLOOR})

@@ -1,143 +1,312 @@
-"""The tools the terminal client hosts (clients/python/vance_client/tools), on their own: paths
-confined to the workspace root (`..`, absolute paths and symlinks out of it refused), writes,
-edits and commands asking the user unless allowed, commands that outlive their wait."""
+"""Client tools over a real WebSocket (docs/client-tools-and-mcp.md): a `foot` client hosts
+`client_file_read` on a temporary folder, a scripted Arthur calls it and the answer reaches the
+model; a client that leaves mid-call, or does not answer in time, gives the model an
+UNAVAILABLE or TIMEOUT result; a profile without client tools, and bad frames, get error
+frames on a socket that stays open."""
 
 from __future__ import annotations
 
-import re
+import asyncio
+import json
+import os
+import sys
 import uuid
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from pathlib import Path
+from typing import Any
 
-from vance_client.tools.host import ToolHost
+import grpc
+import httpx
+import pytest
+import websockets
 
-from tests.client_support import terminal, vance_bin
-from tests.harness import System, eventually
-from tests.sessions_support import new_user
-from tests.test_client_terminal import _login
-from vance.v1 import common_pb2 as pb
-from vance.v1 import process_pb2 as ppb
+from tests.harness import System, WsClient, eventually
+from tests.test_arthur_flow import assistant_says, call
+from vance.testing.ports import free_port_block
+from vance.testing.scripted_llm import Rule
+from vance.v1 import tool_pb2 as tpb
+from vance.v1 import tool_pb2_grpc
 
-
-async def test_files_stay_inside_the_workspace(tmp_path: Path) -> None:
-    root = tmp_path / "ws"
-    (root / "src").mkdir(parents=True)
-    outside = tmp_path / "outside"
-    outside.mkdir()
-    (outside / "secret.txt").write_text("secret")
-    (root / "out").symlink_to(outside)  # a link that leads out of the root
-    (root / "secret-link.txt").symlink_to(outside / "secret.txt")
-    host = ToolHost(str(root), allow=True)
-
-    wrote = await host.invoke("client_file_write", {"path": "src/a.txt", "content": "one two"})
-    assert wrote == {"status": "SUCCESS", "result": {"path": "src/a.txt", "written": 7}}
-    assert (root / "src" / "a.txt").read_text() == "one two"
-    read = await host.invoke("client_file_read", {"path": str(root / "src" / "a.txt")})
-    assert read["result"]["content"] == "one two"
-    listed = await host.invoke("client_file_list", {"path": "src"})
-    assert listed["result"]["entries"] == [{"name": "a.txt", "type": "file", "size": 7}]
-
-    for name, params in [
-        ("client_file_read", {"path": "../outside/secret.txt"}),
-        ("client_file_read", {"path": str(outside / "secret.txt")}),
-        ("client_file_read", {"path": "secret-link.txt"}),
-        ("client_file_read", {"path": "out/secret.txt"}),
-        ("client_file_write", {"path": "out/new.txt", "content": "x"}),
-        ("client_file_list", {"path": "out"}),
-        ("client_file_write", {"path": "/etc/vance-test", "content": "x"}),
-    ]:
-        refused = await host.invoke(name, params)
-        assert refused["status"] == "ERROR", (name, params, refused)
-        assert "outside the workspace" in refused["error"]
-    assert not (outside / "new.txt").exists()
-    assert (outside / "secret.txt").read_text() == "secret"
-
-    edited = await host.invoke("client_file_edit", {"path": "src/a.txt", "old": "two", "new": "2"})
-    assert edited["status"] == "SUCCESS" and (root / "src" / "a.txt").read_text() == "one 2"
-    (root / "src" / "b.txt").write_text("x x")
-    twice = await host.invoke("client_file_edit", {"path": "src/b.txt", "old": "x", "new": "y"})
-    assert twice["status"] == "ERROR" and "occurs 2 times" in twice["error"]
-    unknown = await host.invoke("client_nothing", {})
-    assert unknown["status"] == "ERROR" and "no tool" in unknown["error"]
-    bad = await host.invoke("client_file_write", {"path": "c.txt", "content": 3})
-    assert bad == {"status": "ERROR", "error": "'content' must be a string"}
+READ_TOOL = {
+    "name": "client_file_read",
+    "description": "Reads a text file in the user's workspace folder.",
+    "parameters": {
+        "type": "object",
+        "properties": {"path": {"type": "string", "description": "relative to the workspace"}},
+        "required": ["path"],
+    },
+}
 
 
-async def test_writes_and_commands_ask_unless_allowed(tmp_path: Path) -> None:
-    asked: list[str] = []
-    answer = False
-
-    async def confirm(what: str) -> bool:
-        asked.append(what)
-        return answer
-
-    host = ToolHost(str(tmp_path), confirm=confirm)
-    declined = await host.invoke("client_file_write", {"path": "a.txt", "content": "hi"})
-    assert declined == {"status": "ERROR", "error": "the user declined"}
-    assert asked == ["write 'a.txt' (2 characters)"] and not (tmp_path / "a.txt").exists()
-    assert (await host.invoke("client_file_list", {}))["status"] == "SUCCESS"  # reads never ask
-    assert len(asked) == 1
-    answer = True
-    assert (await host.invoke("client_file_write", {"path": "a.txt", "content": "hi"}))[
-        "status"
-    ] == "SUCCESS"
-    ran = await host.invoke("client_exec_run", {"command": "cat a.txt; echo; pwd"})
-    assert asked[-1] == "run `cat a.txt; echo; pwd`"
-    result = ran["result"]
-    assert result["exitCode"] == 0 and not result["running"]
-    assert result["output"] == f"hi\n{tmp_path}\n"
-    await host.close()
-
-
-async def test_a_long_command_goes_on_and_can_be_killed(tmp_path: Path) -> None:
-    host = ToolHost(str(tmp_path), allow=True)
-    started = await host.invoke(
-        "client_exec_run", {"command": "echo begun; sleep 60", "waitMs": 300}
+async def connect(system: System, profile: str, gateway: str = "") -> WsClient:
+    token = await system.login()
+    ws = await websockets.connect(
+        f"ws://{gateway or system.gateway}/brain/default/ws?profile={profile}",
+        additional_headers={"Authorization": f"Bearer {token}"},
+        max_size=None,
     )
-    run = started["result"]
-    assert run["running"] and run["exitCode"] is None and run["output"] == "begun\n"
-    status = await host.invoke("client_exec_status", {"id": run["id"]})
-    assert status["result"]["running"]
-    killed = await host.invoke("client_exec_kill", {"id": run["id"]})
-    assert not killed["result"]["running"] and killed["result"]["exitCode"] != 0
-    missing = await host.invoke("client_exec_status", {"id": "run-99"})
-    assert missing == {"status": "ERROR", "error": "no run 'run-99'"}
-    await host.close()
+    return await WsClient(ws).start()
 
 
-async def test_vance_chat_runs_an_invoked_tool_in_its_workspace(
+def read_in(root: Path, params: dict[str, Any]) -> dict[str, Any]:
+    """What a terminal client would do: read inside the workspace only."""
+    path = (root / str(params.get("path", ""))).resolve()
+    if not path.is_relative_to(root.resolve()):
+        return {"callId": "", "status": "ERROR", "error": "outside the workspace"}
+    return {"status": "SUCCESS", "result": {"path": params["path"], "text": path.read_text()}}
+
+
+@asynccontextmanager
+async def hosting(client: WsClient, root: Path) -> AsyncIterator[list[dict[str, Any]]]:
+    """Answers every `client-tool-invoke` the client gets while the block runs; yields the
+    invocations seen."""
+    seen: list[dict[str, Any]] = []
+
+    async def serve() -> None:
+        while True:
+            for f in client.of_type("client-tool-invoke")[len(seen) :]:
+                seen.append(f["data"])
+                answer = read_in(root, f["data"]["params"])
+                await client.send("client-tool-result", {**answer, "callId": f["data"]["callId"]})
+            await asyncio.sleep(0.01)
+
+    task = asyncio.ensure_future(serve())
+    try:
+        yield seen
+    finally:
+        task.cancel()
+        await asyncio.gather(task, return_exceptions=True)
+
+
+def tool_results(system: System, marker: str) -> list[str]:
+    return [
+        str(msg["content"])
+        for body in system.model_requests(marker)
+        for msg in body["messages"]
+        if msg.get("role") == "tool"
+    ]
+
+
+def offered(system: System, marker: str) -> set[str]:
+    return {
+        t["function"]["name"]
+        for body in system.model_requests(marker)
+        for t in body.get("tools", [])
+    }
+
+
+def calls_then_says(m: str, tool_call: dict[str, Any]) -> list[Rule]:
+    return [
+        Rule(match_last=f"{m} go", tool_calls=[tool_call]),
+        Rule(
+            match=f"{m} go",
+            match_last="tool_call_id",
+            tool_calls=[call("respond", message=f"Done {m}.", awaiting_user_input=False)],
+        ),
+    ]
+
+
+async def bound(client: WsClient) -> dict[str, Any]:
+    created = await client.ok("session-create", {"projectId": "demo"})
+    await assistant_says(client, "Hi, I'm Arthur")
+    return created
+
+
+async def test_a_client_tool_answer_reaches_the_model(system: System, tmp_path: Path) -> None:
+    m = uuid.uuid4().hex[:8]
+    (tmp_path / "note.txt").write_text(f"the key is under the mat {m}")
+    system.script(*calls_then_says(m, call("client_file_read", path="note.txt")))
+    client = await connect(system, "foot")
+    try:
+        await bound(client)
+        registered = await client.ok("client-tool-register", {"tools": [READ_TOOL]})
+        assert registered == {"registered": 1, "clientToolsEnabled": True}
+        async with hosting(client, tmp_path) as seen:
+            await client.ok("process-steer", {"content": f"{m} go"})
+            await assistant_says(client, f"Done {m}.")
+        assert [s["name"] for s in seen] == ["client_file_read"]
+        assert seen[0]["params"] == {"path": "note.txt"} and seen[0]["callId"]
+        assert "client_file_read" in offered(system, f"{m} go")
+        [result] = tool_results(system, f"{m} go")
+        assert json.loads(result) == {"path": "note.txt", "text": f"the key is under the mat {m}"}
+        completed = await client.wait_for(
+            lambda f: (
+                f["type"] == "tool-call-completed" and f["data"]["toolName"] == "client_file_read"
+            )
+        )
+        assert completed["data"]["status"] == "SUCCESS"
+    finally:
+        await client.close()
+
+
+async def test_a_client_that_leaves_mid_call_gives_the_model_unavailable(
+    system: System,
+) -> None:
+    m = uuid.uuid4().hex[:8]
+    system.script(*calls_then_says(m, call("client_file_read", path="a.txt")))
+    client = await connect(system, "foot")
+    created = await bound(client)
+    await client.ok("client-tool-register", {"tools": [READ_TOOL]})
+    await client.ok("process-steer", {"content": f"{m} go"})
+    await client.wait_for(lambda f: f["type"] == "client-tool-invoke", what="the invocation")
+    await client.close()  # gone before answering
+
+    [result] = await eventually(lambda: tool_results(system, f"{m} go"), what="the tool result")
+    assert json.loads(result)["status"] == "ERROR"
+    assert json.loads(result)["error"].startswith("UNAVAILABLE: the client disconnected"), result
+
+    # The turn went on without the client: its answer is in the chat for the next connection.
+    again = await connect(system, "foot")
+    try:
+        await again.ok("session-resume", {"sessionId": created["sessionId"], "takeover": True})
+        await assistant_says(again, f"Done {m}.")
+        # The tools left with their socket: the next turn is not offered them.
+        n = uuid.uuid4().hex[:8]
+        system.script(Rule(match_last=f"{n} hello", text=f"hello back {n}"))
+        await again.ok("process-steer", {"content": f"{n} hello"})
+        await assistant_says(again, f"hello back {n}")
+        assert "client_file_read" not in offered(system, f"{n} hello")
+    finally:
+        await again.close()
+
+
+async def test_a_client_that_does_not_answer_in_time_gives_the_model_timeout(
+    system: System,
+) -> None:
+    m = uuid.uuid4().hex[:8]
+    system.script(*calls_then_says(m, call("client_slow", x=1)))
+    client = await connect(system, "foot")
+    try:
+        await bound(client)
+        slow = {"name": "client_slow", "description": "never answers", "timeoutMs": 1000}
+        await client.ok("client-tool-register", {"tools": [slow]})
+        await client.ok("process-steer", {"content": f"{m} go"})
+        invoke = await client.wait_for(lambda f: f["type"] == "client-tool-invoke")
+        await assistant_says(client, f"Done {m}.")
+        [result] = tool_results(system, f"{m} go")
+        assert json.loads(result) == {
+            "status": "TIMEOUT",
+            "error": "the client did not answer client_slow within 1s",
+        }
+        # A late answer is refused: nobody waits for it any more.
+        late = await client.request(
+            "client-tool-result", {"callId": invoke["data"]["callId"], "result": 1}
+        )
+        assert late["type"] == "error" and late["data"]["reason"] == "unknown_call", late
+    finally:
+        await client.close()
+
+
+async def test_profiles_without_client_tools_and_bad_frames_get_error_frames(
+    system: System,
+) -> None:
+    web = await connect(system, "web")
+    try:
+        early = await web.request("client-tool-register", {"tools": []})
+        assert early["data"]["reason"] == "no_session", early
+        await web.ok("session-create", {"projectId": "demo"})
+        refused = await web.request("client-tool-register", {"tools": [READ_TOOL]})
+        assert refused["type"] == "error", refused
+        assert refused["data"]["errorCode"] == 403
+        assert refused["data"]["reason"] == "client_tools_not_allowed"
+        # What the web client sends: it hosts none.
+        none = await web.ok("client-tool-register", {"tools": []})
+        assert none == {"registered": 0, "clientToolsEnabled": False}
+        assert (await web.request("ping"))["type"] == "pong"
+    finally:
+        await web.close()
+
+    foot = await connect(system, "foot")
+    try:
+        await foot.ok("session-create", {"projectId": "demo"})
+        cases: list[tuple[dict[str, Any], str]] = [
+            ({}, "tools_required"),
+            ({"tools": [{"name": "file_read"}]}, "bad_tools"),  # not client_*
+            ({"tools": [READ_TOOL, READ_TOOL]}, "bad_tools"),
+            ({"tools": [{"name": "client_x", "parameters": "no"}]}, "bad_tools"),
+            ({"tools": [{"name": "client_x", "timeoutMs": 5}]}, "bad_tools"),
+        ]
+        for data, reason in cases:
+            reply = await foot.request("client-tool-register", data)
+            assert reply["type"] == "error" and reply["data"]["reason"] == reason, (data, reply)
+        results: list[tuple[dict[str, Any], str]] = [
+            ({}, "callId_required"),
+            ({"callId": "call_nobody", "result": 1}, "unknown_call"),
+            ({"callId": "c", "status": "MAYBE"}, "bad_status"),
+        ]
+        for data, reason in results:
+            reply = await foot.request("client-tool-result", data)
+            assert reply["type"] == "error" and reply["data"]["reason"] == reason, (data, reply)
+        assert (await foot.request("ping"))["type"] == "pong"
+    finally:
+        await foot.close()
+
+
+@asynccontextmanager
+async def second_gateway(system: System) -> AsyncIterator[str]:
+    """Another gateway replica of the same system, on a port of its own."""
+    port = free_port_block(1)
+    env = {**os.environ, **system.supervisor.env, "VANCE_GATEWAY_PORT": str(port)}
+    proc = await asyncio.create_subprocess_exec(
+        sys.executable,
+        "-m",
+        "gateway",
+        env=env,
+        stdout=asyncio.subprocess.DEVNULL,
+        stderr=asyncio.subprocess.DEVNULL,
+    )
+
+    async def healthy() -> bool:
+        try:
+            async with httpx.AsyncClient() as http:
+                return (await http.get(f"http://127.0.0.1:{port}/healthz")).status_code == 200
+        except httpx.HTTPError:
+            return False
+
+    try:
+        await eventually(healthy, timeout=60, what="the second gateway")
+        yield f"127.0.0.1:{port}"
+    finally:
+        proc.terminate()
+        await proc.wait()
+
+
+async def test_a_call_reaches_the_client_on_whichever_gateway_replica_holds_it(
     system: System, tmp_path: Path
 ) -> None:
-    """The terminal's half of a client tool call: a `client-tool-invoke` frame reaches the bound
-    session (published here as a session notice, the gateway's routing being another change),
-    the user allows the write, the file appears in the workspace; a path outside is refused
-    without asking."""
     m = uuid.uuid4().hex[:8]
-    user, _ = await new_user(system)
-    root = tmp_path / "ws"
-    root.mkdir()
-    with terminal(tmp_path) as term:
-        await _login(system, term, user)
-        term.start(f"{vance_bin()} chat --project demo --workspace {root}")
-        screen = await term.shows("● connected · demo · sess_")
-        found = re.search(r"· demo · (sess_\w+)", screen)
-        assert found is not None
-        sid = found.group(1)
+    (tmp_path / "far.txt").write_text(f"served by the second replica {m}")
+    system.script(*calls_then_says(m, call("client_file_read", path="far.txt")))
+    async with second_gateway(system) as address:
+        client = await connect(system, "foot", gateway=address)
+        try:
+            await bound(client)
+            await client.ok("client-tool-register", {"tools": [READ_TOOL]})
+            async with hosting(client, tmp_path) as seen:
+                await client.ok("process-steer", {"content": f"{m} go"})
+                await assistant_says(client, f"Done {m}.")
+            assert len(seen) == 1
+            [result] = tool_results(system, f"{m} go")
+            assert json.loads(result)["text"] == f"served by the second replica {m}"
+        finally:
+            await client.close()
 
-        async def invoke(call_id: str, name: str, **params: str) -> None:
-            notice = pb.Notice(type="client-tool-invoke")
-            notice.data.update({"callId": call_id, "name": name, "params": params})
-            await system.processes.PublishNotice(
-                ppb.PublishNoticeRequest(session_ids=[sid], notice=notice)
+
+async def test_a_user_token_cannot_register_client_tools_directly(system: System) -> None:
+    """The registration names the address tool_service calls with its service token: only a
+    service (the gateway) may make it, never a user talking gRPC."""
+    token = await system.login()
+    async with grpc.aio.insecure_channel(system.config.address("tool_service")) as channel:
+        stub = tool_pb2_grpc.ToolServiceStub(channel)
+        request = tpb.RegisterClientToolsRequest(
+            session_id="sess_x",
+            connection_id="conn_x",
+            address="127.0.0.1:9",
+            tools=[tpb.ToolSpec(name="client_x")],
+        )
+        with pytest.raises(grpc.aio.AioRpcError) as refused:
+            await stub.RegisterClientTools(
+                request, metadata=(("authorization", f"Bearer {token}"),)
             )
-
-        await invoke(f"w-{m}", "client_file_write", path="notes/a.txt", content=f"hello {m}")
-        await term.shows("? the agent wants to write 'notes/a.txt'")
-        assert not (root / "notes" / "a.txt").exists()  # not before the user says yes
-        term.type("y")
-        await eventually(lambda: (root / "notes" / "a.txt").exists(), what="the file written")
-        assert (root / "notes" / "a.txt").read_text() == f"hello {m}"
-
-        await invoke(f"x-{m}", "client_file_write", path="../escape.txt", content="x")
-        await term.shows("client_file_write: '../escape.txt' is outside the workspace")
-        assert not (tmp_path / "escape.txt").exists()
-        assert term.screen().count("? the agent wants to") == 1  # the refusal asked nothing
+        assert refused.value.code() == grpc.StatusCode.PERMISSION_DENIED

@@ -42,10 +42,15 @@ class ToolRegistry:
                 upsert=True,
             )
         self._cache = None
+        await self.changed()
+        return len(specs)
+
+    async def changed(self) -> None:
+        """Tells the watchers (engine workers holding pools) that a pool may have changed: a
+        registration, a client's tools, an MCP server that came or went."""
         self._generation += 1
         async with self._changed:
             self._changed.notify_all()
-        return len(specs)
 
     async def changes(self) -> AsyncIterator[int]:
         """The generation now, then after each registration (several may fold into one)."""
@@ -73,17 +78,25 @@ class ToolRegistry:
             if not profile or not d.get("allowed_profiles") or profile in d["allowed_profiles"]
         ]
 
-    async def invoke(self, request: tpb.InvokeToolRequest) -> tpb.InvokeToolResponse:
-        doc = await self._tools.find_one({"_id": request.tool_name})
-        if doc is None:
-            return _error(f"unknown tool {request.tool_name!r}")
-        address = str(doc.get("address") or "")
-        channel = self._channels.get(address)
-        if channel is None:
-            channel = self._channels[address] = authed_channel(address, self._credential)
+    async def find(self, name: str) -> Document | None:
+        found: Document | None = await self._tools.find_one({"_id": name})
+        return found
+
+    async def invoke(self, doc: Document, request: tpb.InvokeToolRequest) -> tpb.InvokeToolResponse:
         # A tool that waits for other work (process_create_delegate's fallback) registers
         # a longer bound than the default.
         timeout_s = int(doc.get("timeout_ms") or 0) / 1000 or INVOKE_TIMEOUT_S
+        return await self.call_host(str(doc.get("address") or ""), request, timeout_s)
+
+    async def call_host(
+        self, address: str, request: tpb.InvokeToolRequest, timeout_s: float, *, what: str = ""
+    ) -> tpb.InvokeToolResponse:
+        """Asks the ToolHost at `address`; every failure comes back as a result. `what` names
+        the host in errors (default: the tool)."""
+        channel = self._channels.get(address)
+        if channel is None:
+            channel = self._channels[address] = authed_channel(address, self._credential)
+        what = what or request.tool_name
         try:
             response: tpb.InvokeToolResponse = await tool_pb2_grpc.ToolHostStub(channel).Invoke(
                 request, timeout=timeout_s
@@ -93,16 +106,18 @@ class ToolRegistry:
             if exc.code() == grpc.StatusCode.DEADLINE_EXCEEDED:
                 return tpb.InvokeToolResponse(
                     status=pb.TOOL_CALL_STATUS_TIMEOUT,
-                    error=f"{request.tool_name} did not answer within {timeout_s:.0f}s",
+                    error=f"{what} did not answer within {timeout_s:.0f}s",
                 )
-            return _error(f"{request.tool_name} failed: {exc.details()}")
+            if exc.code() == grpc.StatusCode.UNAVAILABLE:
+                return error(f"UNAVAILABLE: {what} is unreachable ({exc.details()})")
+            return error(f"{request.tool_name} failed: {exc.details()}")
         except (TimeoutError, OSError) as exc:
-            return _error(f"{request.tool_name} is unreachable: {exc}")
+            return error(f"UNAVAILABLE: {what} is unreachable: {exc}")
 
     async def close(self) -> None:
         for channel in self._channels.values():
             await channel.close()
 
 
-def _error(message: str) -> tpb.InvokeToolResponse:
+def error(message: str) -> tpb.InvokeToolResponse:
     return tpb.InvokeToolResponse(status=pb.TOOL_CALL_STATUS_ERROR, error=message)

@@ -5,8 +5,10 @@ from __future__ import annotations
 from collections.abc import AsyncIterator
 from typing import Any
 
+from tool_service.client_tools import CLIENT_PREFIX
 from tool_service.pool import resolve_pool
 from tool_service.registry import ToolRegistry
+from tool_service.routing import ToolRouter
 from vance.errors import InvalidArgumentError, grpc_errors
 from vance.protoutil import dict_to_struct, struct_to_dict
 from vance.v1 import tool_pb2 as tpb
@@ -14,8 +16,9 @@ from vance.v1 import tool_pb2_grpc
 
 
 class ToolServicer(tool_pb2_grpc.ToolServiceServicer):
-    def __init__(self, registry: ToolRegistry) -> None:
+    def __init__(self, registry: ToolRegistry, router: ToolRouter) -> None:
         self.registry = registry
+        self.router = router
 
     @grpc_errors
     async def RegisterTools(
@@ -49,7 +52,7 @@ class ToolServicer(tool_pb2_grpc.ToolServiceServicer):
         self, request: tpb.ResolvePoolRequest, context: Any
     ) -> tpb.ListToolsResponse:
         pool = resolve_pool(
-            await self.registry.list(),
+            await self.router.candidates(request),
             engine_tools=list(request.engine_tools),
             add=list(request.add),
             remove=list(request.remove),
@@ -67,7 +70,41 @@ class ToolServicer(tool_pb2_grpc.ToolServiceServicer):
     async def InvokeTool(
         self, request: tpb.InvokeToolRequest, context: Any
     ) -> tpb.InvokeToolResponse:
-        return await self.registry.invoke(request)
+        return await self.router.invoke(request)
+
+    @grpc_errors
+    async def RegisterClientTools(
+        self, request: tpb.RegisterClientToolsRequest, context: Any
+    ) -> tpb.RegisterToolsResponse:
+        if not request.session_id or not request.connection_id or not request.address:
+            raise InvalidArgumentError("session_id, connection_id and address are required")
+        specs: list[dict[str, Any]] = [
+            {
+                "name": t.name,
+                "description": t.description,
+                "parameters": struct_to_dict(t.parameters),
+                "timeout_ms": int(t.timeout_ms),
+            }
+            for t in request.tools
+        ]
+        if any(not t.name.startswith(CLIENT_PREFIX) for t in request.tools):
+            raise InvalidArgumentError(f"client tool names start with {CLIENT_PREFIX!r}")
+        count = await self.router.client_tools.register(
+            request.session_id, request.connection_id, request.address, specs
+        )
+        await self.registry.changed()
+        return tpb.RegisterToolsResponse(registered=count)
+
+    @grpc_errors
+    async def UnregisterClientTools(
+        self, request: tpb.UnregisterClientToolsRequest, context: Any
+    ) -> tpb.UnregisterClientToolsResponse:
+        removed = await self.router.client_tools.unregister(
+            request.session_id, request.connection_id
+        )
+        if removed:
+            await self.registry.changed()
+        return tpb.UnregisterClientToolsResponse(removed=removed)
 
 
 def _spec(d: dict[str, Any]) -> tpb.ToolSpec:

@@ -49,9 +49,12 @@ ENV_KEYS: dict[str, str] = {
     "VANCE_SWEEP_INTERVAL_MS": "lifecycle.sweep_interval_ms",
     "VANCE_BIND_STALE_AFTER_MS": "lifecycle.bind_stale_after_ms",
     "VANCE_BIND_LEASE_MS": "gateway.bind_lease_ms",
+    "VANCE_GATEWAY_TOOL_HOST_PORT": "gateway.tool_host_port",
+    "VANCE_GATEWAY_TOOL_HOST_ADDRESS": "gateway.tool_host_address",
     "VANCE_STALE_BIND_INITIAL_DELAY_MS": "lifecycle.stale_bind_initial_delay_ms",
     "VANCE_AUTO_RESTART_FORCED": "lifecycle.auto_restart_forced.enabled",
     "VANCE_ENGINE_CATALOG": "recipes.catalog_path",
+    "VANCE_MCP_SECRETS_DIR": "mcp.secrets_dir",
 }
 
 
@@ -86,6 +89,20 @@ class GatewayConfig(_Frozen):
     # session_service again (gateway/binding.py); 0 asks before every frame. A takeover, close
     # or archive of a session waits out this lease of a live connection before it answers.
     bind_lease_ms: int = Field(default=1_000, ge=0, le=5_000)
+    # The gRPC ToolHost through which tool_service reaches the client tools of this replica's
+    # sockets (gateway/client_tools.py): its port on `grpc_host` (0: any free port), and the
+    # address tool_service should use (empty: `grpc_host:<port>`; set it behind NAT or in
+    # containers).
+    tool_host_port: int = Field(default=0, ge=0, le=65_535)
+    tool_host_address: str = ""
+
+
+class McpConfig(_Frozen):
+    """MCP tool servers (tool_service/mcp_hub.py, docs/client-tools-and-mcp.md)."""
+
+    # Where tool_service reads the secrets that `${secret:NAME}` in a server's headers names:
+    # one file per secret, named NAME. Empty: `<data_dir>/secrets`.
+    secrets_dir: str = ""
 
 
 class AuthConfig(_Frozen):
@@ -217,6 +234,7 @@ class Config(_Frozen):
     llm: LlmConfig = LlmConfig()
     recipes: RecipesConfig = RecipesConfig()
     logging: LoggingConfig = LoggingConfig()
+    mcp: McpConfig = McpConfig()
 
     def address(self, service: str) -> str:
         explicit = getattr(self.addresses, service)

@@ -26,7 +26,17 @@ logger = logging.getLogger(__name__)
 
 WELCOME = "Hi, I'm Arthur. How can I help?"
 FALLBACK_PROMPT = "You are Arthur, the session chat assistant of Vancetope."
-TOOLS = ["process_*", "recipe_list", "recipe_describe", "manual_list", "manual_read", "how_do_i"]
+# `@client`: the tools the user's client hosts (client_file_read, ...), for profiles that allow
+# them (seed 001 §8.4: a user talking to Arthur directly lends it their machine).
+TOOLS = [
+    "process_*",
+    "recipe_list",
+    "recipe_describe",
+    "manual_list",
+    "manual_read",
+    "how_do_i",
+    "@client",
+]
 # Settings (session_service/engine_settings.py) Arthur reads each turn.
 MAX_CONTEXT_TOKENS = "arthur.maxContextTokens"
 DEFAULT_MAX_CONTEXT_TOKENS = 64_000

@@ -26,7 +26,7 @@ from google.protobuf import struct_pb2 as google_dot_protobuf_dot_struct__pb2
 from vance.v1 import common_pb2 as vance_dot_v1_dot_common__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x13vance/v1/tool.proto\x12\x08vance.v1\x1a\x1cgoogle/protobuf/struct.proto\x1a\x15vance/v1/common.proto\"\x16\n\x14WatchRegistryRequest\"$\n\x0eRegistryChange\x12\x12\n\ngeneration\x18\x01 \x01(\x03\"\xa7\x01\n\x08ToolSpec\x12\x0c\n\x04name\x18\x01 \x01(\t\x12\x13\n\x0b\x64\x65scription\x18\x02 \x01(\t\x12+\n\nparameters\x18\x03 \x01(\x0b\x32\x17.google.protobuf.Struct\x12\x0e\n\x06labels\x18\x04 \x03(\t\x12\x18\n\x10\x61llowed_profiles\x18\x05 \x03(\t\x12\r\n\x05owner\x18\x06 \x01(\t\x12\x12\n\ntimeout_ms\x18\x07 \x01(\x03\"Y\n\x14RegisterToolsRequest\x12\r\n\x05owner\x18\x01 \x01(\t\x12\x0f\n\x07\x61\x64\x64ress\x18\x02 \x01(\t\x12!\n\x05tools\x18\x03 \x03(\x0b\x32\x12.vance.v1.ToolSpec\"+\n\x15RegisterToolsResponse\x12\x12\n\nregistered\x18\x01 \x01(\x05\"#\n\x10ListToolsRequest\x12\x0f\n\x07profile\x18\x01 \x01(\t\"6\n\x11ListToolsResponse\x12!\n\x05tools\x18\x01 \x03(\x0b\x32\x12.vance.v1.ToolSpec\"\xba\x01\n\x11InvokeToolRequest\x12\x11\n\ttool_name\x18\x01 \x01(\t\x12*\n\targuments\x18\x02 \x01(\x0b\x32\x17.google.protobuf.Struct\x12\x12\n\nprocess_id\x18\x03 \x01(\t\x12\x12\n\nsession_id\x18\x04 \x01(\t\x12\x14\n\x0ctool_call_id\x18\x05 \x01(\t\x12\x17\n\x0fidempotency_key\x18\x06 \x01(\t\x12\x0f\n\x07profile\x18\x07 \x01(\t\"X\n\x12ResolvePoolRequest\x12\x14\n\x0c\x65ngine_tools\x18\x01 \x03(\t\x12\x0b\n\x03\x61\x64\x64\x18\x02 \x03(\t\x12\x0e\n\x06remove\x18\x03 \x03(\t\x12\x0f\n\x07profile\x18\x04 \x01(\t\"u\n\x12InvokeToolResponse\x12(\n\x06status\x18\x01 \x01(\x0e\x32\x18.vance.v1.ToolCallStatus\x12&\n\x06result\x18\x02 \x01(\x0b\x32\x16.google.protobuf.Value\x12\r\n\x05\x65rror\x18\x03 \x01(\t2\x85\x03\n\x0bToolService\x12P\n\rRegisterTools\x12\x1e.vance.v1.RegisterToolsRequest\x1a\x1f.vance.v1.RegisterToolsResponse\x12\x44\n\tListTools\x12\x1a.vance.v1.ListToolsRequest\x1a\x1b.vance.v1.ListToolsResponse\x12G\n\nInvokeTool\x12\x1b.vance.v1.InvokeToolRequest\x1a\x1c.vance.v1.InvokeToolResponse\x12H\n\x0bResolvePool\x12\x1c.vance.v1.ResolvePoolRequest\x1a\x1b.vance.v1.ListToolsResponse\x12K\n\rWatchRegistry\x12\x1e.vance.v1.WatchRegistryRequest\x1a\x18.vance.v1.RegistryChange0\x01\x32O\n\x08ToolHost\x12\x43\n\x06Invoke\x12\x1b.vance.v1.InvokeToolRequest\x1a\x1c.vance.v1.InvokeToolResponseBM\n\x15io.vancetope.vance.v1P\x01Z2github.com/vancetope/vance/gen/go/vance/v1;vancev1b\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x13vance/v1/tool.proto\x12\x08vance.v1\x1a\x1cgoogle/protobuf/struct.proto\x1a\x15vance/v1/common.proto\"{\n\x1aRegisterClientToolsRequest\x12\x12\n\nsession_id\x18\x01 \x01(\t\x12\x15\n\rconnection_id\x18\x02 \x01(\t\x12\x0f\n\x07\x61\x64\x64ress\x18\x03 \x01(\t\x12!\n\x05tools\x18\x04 \x03(\x0b\x32\x12.vance.v1.ToolSpec\"I\n\x1cUnregisterClientToolsRequest\x12\x12\n\nsession_id\x18\x01 \x01(\t\x12\x15\n\rconnection_id\x18\x02 \x01(\t\"0\n\x1dUnregisterClientToolsResponse\x12\x0f\n\x07removed\x18\x01 \x01(\x08\"\x16\n\x14WatchRegistryRequest\"$\n\x0eRegistryChange\x12\x12\n\ngeneration\x18\x01 \x01(\x03\"\xa7\x01\n\x08ToolSpec\x12\x0c\n\x04name\x18\x01 \x01(\t\x12\x13\n\x0b\x64\x65scription\x18\x02 \x01(\t\x12+\n\nparameters\x18\x03 \x01(\x0b\x32\x17.google.protobuf.Struct\x12\x0e\n\x06labels\x18\x04 \x03(\t\x12\x18\n\x10\x61llowed_profiles\x18\x05 \x03(\t\x12\r\n\x05owner\x18\x06 \x01(\t\x12\x12\n\ntimeout_ms\x18\x07 \x01(\x03\"Y\n\x14RegisterToolsRequest\x12\r\n\x05owner\x18\x01 \x01(\t\x12\x0f\n\x07\x61\x64\x64ress\x18\x02 \x01(\t\x12!\n\x05tools\x18\x03 \x03(\x0b\x32\x12.vance.v1.ToolSpec\"+\n\x15RegisterToolsResponse\x12\x12\n\nregistered\x18\x01 \x01(\x05\"#\n\x10ListToolsRequest\x12\x0f\n\x07profile\x18\x01 \x01(\t\"6\n\x11ListToolsResponse\x12!\n\x05tools\x18\x01 \x03(\x0b\x32\x12.vance.v1.ToolSpec\"\xe1\x01\n\x11InvokeToolRequest\x12\x11\n\ttool_name\x18\x01 \x01(\t\x12*\n\targuments\x18\x02 \x01(\x0b\x32\x17.google.protobuf.Struct\x12\x12\n\nprocess_id\x18\x03 \x01(\t\x12\x12\n\nsession_id\x18\x04 \x01(\t\x12\x14\n\x0ctool_call_id\x18\x05 \x01(\t\x12\x17\n\x0fidempotency_key\x18\x06 \x01(\t\x12\x0f\n\x07profile\x18\x07 \x01(\t\x12\x11\n\ttenant_id\x18\x08 \x01(\t\x12\x12\n\nproject_id\x18\t \x01(\t\"\x93\x01\n\x12ResolvePoolRequest\x12\x14\n\x0c\x65ngine_tools\x18\x01 \x03(\t\x12\x0b\n\x03\x61\x64\x64\x18\x02 \x03(\t\x12\x0e\n\x06remove\x18\x03 \x03(\t\x12\x0f\n\x07profile\x18\x04 \x01(\t\x12\x12\n\nsession_id\x18\x05 \x01(\t\x12\x11\n\ttenant_id\x18\x06 \x01(\t\x12\x12\n\nproject_id\x18\x07 \x01(\t\"u\n\x12InvokeToolResponse\x12(\n\x06status\x18\x01 \x01(\x0e\x32\x18.vance.v1.ToolCallStatus\x12&\n\x06result\x18\x02 \x01(\x0b\x32\x16.google.protobuf.Value\x12\r\n\x05\x65rror\x18\x03 \x01(\t2\xcd\x04\n\x0bToolService\x12P\n\rRegisterTools\x12\x1e.vance.v1.RegisterToolsRequest\x1a\x1f.vance.v1.RegisterToolsResponse\x12\x44\n\tListTools\x12\x1a.vance.v1.ListToolsRequest\x1a\x1b.vance.v1.ListToolsResponse\x12G\n\nInvokeTool\x12\x1b.vance.v1.InvokeToolRequest\x1a\x1c.vance.v1.InvokeToolResponse\x12H\n\x0bResolvePool\x12\x1c.vance.v1.ResolvePoolRequest\x1a\x1b.vance.v1.ListToolsResponse\x12K\n\rWatchRegistry\x12\x1e.vance.v1.WatchRegistryRequest\x1a\x18.vance.v1.RegistryChange0\x01\x12\\\n\x13RegisterClientTools\x12$.vance.v1.RegisterClientToolsRequest\x1a\x1f.vance.v1.RegisterToolsResponse\x12h\n\x15UnregisterClientTools\x12&.vance.v1.UnregisterClientToolsRequest\x1a\'.vance.v1.UnregisterClientToolsResponse2O\n\x08ToolHost\x12\x43\n\x06Invoke\x12\x1b.vance.v1.InvokeToolRequest\x1a\x1c.vance.v1.InvokeToolResponseBM\n\x15io.vancetope.vance.v1P\x01Z2github.com/vancetope/vance/gen/go/vance/v1;vancev1b\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
@@ -34,28 +34,34 @@ _builder.BuildTopDescriptorsAndMessages(DESCRIPTOR, 'vance.v1.tool_pb2', _global
 if not _descriptor._USE_C_DESCRIPTORS:
   _globals['DESCRIPTOR']._loaded_options = None
   _globals['DESCRIPTOR']._serialized_options = b'\n\025io.vancetope.vance.v1P\001Z2github.com/vancetope/vance/gen/go/vance/v1;vancev1'
-  _globals['_WATCHREGISTRYREQUEST']._serialized_start=86
-  _globals['_WATCHREGISTRYREQUEST']._serialized_end=108
-  _globals['_REGISTRYCHANGE']._serialized_start=110
-  _globals['_REGISTRYCHANGE']._serialized_end=146
-  _globals['_TOOLSPEC']._serialized_start=149
-  _globals['_TOOLSPEC']._serialized_end=316
-  _globals['_REGISTERTOOLSREQUEST']._serialized_start=318
-  _globals['_REGISTERTOOLSREQUEST']._serialized_end=407
-  _globals['_REGISTERTOOLSRESPONSE']._serialized_start=409
-  _globals['_REGISTERTOOLSRESPONSE']._serialized_end=452
-  _globals['_LISTTOOLSREQUEST']._serialized_start=454
-  _globals['_LISTTOOLSREQUEST']._serialized_end=489
-  _globals['_LISTTOOLSRESPONSE']._serialized_start=491
-  _globals['_LISTTOOLSRESPONSE']._serialized_end=545
-  _globals['_INVOKETOOLREQUEST']._serialized_start=548
-  _globals['_INVOKETOOLREQUEST']._serialized_end=734
-  _globals['_RESOLVEPOOLREQUEST']._serialized_start=736
-  _globals['_RESOLVEPOOLREQUEST']._serialized_end=824
-  _globals['_INVOKETOOLRESPONSE']._serialized_start=826
-  _globals['_INVOKETOOLRESPONSE']._serialized_end=943
-  _globals['_TOOLSERVICE']._serialized_start=946
-  _globals['_TOOLSERVICE']._serialized_end=1335
-  _globals['_TOOLHOST']._serialized_start=1337
-  _globals['_TOOLHOST']._serialized_end=1416
+  _globals['_REGISTERCLIENTTOOLSREQUEST']._serialized_start=86
+  _globals['_REGISTERCLIENTTOOLSREQUEST']._serialized_end=209
+  _globals['_UNREGISTERCLIENTTOOLSREQUEST']._serialized_start=211
+  _globals['_UNREGISTERCLIENTTOOLSREQUEST']._serialized_end=284
+  _globals['_UNREGISTERCLIENTTOOLSRESPONSE']._serialized_start=286
+  _globals['_UNREGISTERCLIENTTOOLSRESPONSE']._serialized_end=334
+  _globals['_WATCHREGISTRYREQUEST']._serialized_start=336
+  _globals['_WATCHREGISTRYREQUEST']._serialized_end=358
+  _globals['_REGISTRYCHANGE']._serialized_start=360
+  _globals['_REGISTRYCHANGE']._serialized_end=396
+  _globals['_TOOLSPEC']._serialized_start=399
+  _globals['_TOOLSPEC']._serialized_end=566
+  _globals['_REGISTERTOOLSREQUEST']._serialized_start=568
+  _globals['_REGISTERTOOLSREQUEST']._serialized_end=657
+  _globals['_REGISTERTOOLSRESPONSE']._serialized_start=659
+  _globals['_REGISTERTOOLSRESPONSE']._serialized_end=702
+  _globals['_LISTTOOLSREQUEST']._serialized_start=704
+  _globals['_LISTTOOLSREQUEST']._serialized_end=739
+  _globals['_LISTTOOLSRESPONSE']._serialized_start=741
+  _globals['_LISTTOOLSRESPONSE']._serialized_end=795
+  _globals['_INVOKETOOLREQUEST']._serialized_start=798
+  _globals['_INVOKETOOLREQUEST']._serialized_end=1023
+  _globals['_RESOLVEPOOLREQUEST']._serialized_start=1026
+  _globals['_RESOLVEPOOLREQUEST']._serialized_end=1173
+  _globals['_INVOKETOOLRESPONSE']._serialized_start=1175
+  _globals['_INVOKETOOLRESPONSE']._serialized_end=1292
+  _globals['_TOOLSERVICE']._serialized_start=1295
+  _globals['_TOOLSERVICE']._serialized_end=1884
+  _globals['_TOOLHOST']._serialized_start=1886
+  _globals['_TOOLHOST']._serialized_end=1965
 # @@protoc_insertion_point(module_scope)

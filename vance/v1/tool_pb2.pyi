@@ -8,6 +8,32 @@ from typing import ClassVar as _ClassVar, Optional as _Optional, Union as _Union
 
 DESCRIPTOR: _descriptor.FileDescriptor
 
+class RegisterClientToolsRequest(_message.Message):
+    __slots__ = ("session_id", "connection_id", "address", "tools")
+    SESSION_ID_FIELD_NUMBER: _ClassVar[int]
+    CONNECTION_ID_FIELD_NUMBER: _ClassVar[int]
+    ADDRESS_FIELD_NUMBER: _ClassVar[int]
+    TOOLS_FIELD_NUMBER: _ClassVar[int]
+    session_id: str
+    connection_id: str
+    address: str
+    tools: _containers.RepeatedCompositeFieldContainer[ToolSpec]
+    def __init__(self, session_id: _Optional[str] = ..., connection_id: _Optional[str] = ..., address: _Optional[str] = ..., tools: _Optional[_Iterable[_Union[ToolSpec, _Mapping]]] = ...) -> None: ...
+
+class UnregisterClientToolsRequest(_message.Message):
+    __slots__ = ("session_id", "connection_id")
+    SESSION_ID_FIELD_NUMBER: _ClassVar[int]
+    CONNECTION_ID_FIELD_NUMBER: _ClassVar[int]
+    session_id: str
+    connection_id: str
+    def __init__(self, session_id: _Optional[str] = ..., connection_id: _Optional[str] = ...) -> None: ...
+
+class UnregisterClientToolsResponse(_message.Message):
+    __slots__ = ("removed",)
+    REMOVED_FIELD_NUMBER: _ClassVar[int]
+    removed: bool
+    def __init__(self, removed: _Optional[bool] = ...) -> None: ...
+
 class WatchRegistryRequest(_message.Message):
     __slots__ = ()
     def __init__(self) -> None: ...
@@ -65,7 +91,7 @@ class ListToolsResponse(_message.Message):
     def __init__(self, tools: _Optional[_Iterable[_Union[ToolSpec, _Mapping]]] = ...) -> None: ...
 
 class InvokeToolRequest(_message.Message):
-    __slots__ = ("tool_name", "arguments", "process_id", "session_id", "tool_call_id", "idempotency_key", "profile")
+    __slots__ = ("tool_name", "arguments", "process_id", "session_id", "tool_call_id", "idempotency_key", "profile", "tenant_id", "project_id")
     TOOL_NAME_FIELD_NUMBER: _ClassVar[int]
     ARGUMENTS_FIELD_NUMBER: _ClassVar[int]
     PROCESS_ID_FIELD_NUMBER: _ClassVar[int]
@@ -73,6 +99,8 @@ class InvokeToolRequest(_message.Message):
     TOOL_CALL_ID_FIELD_NUMBER: _ClassVar[int]
     IDEMPOTENCY_KEY_FIELD_NUMBER: _ClassVar[int]
     PROFILE_FIELD_NUMBER: _ClassVar[int]
+    TENANT_ID_FIELD_NUMBER: _ClassVar[int]
+    PROJECT_ID_FIELD_NUMBER: _ClassVar[int]
     tool_name: str
     arguments: _struct_pb2.Struct
     process_id: str
@@ -80,19 +108,27 @@ class InvokeToolRequest(_message.Message):
     tool_call_id: str
     idempotency_key: str
     profile: str
-    def __init__(self, tool_name: _Optional[str] = ..., arguments: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ..., process_id: _Optional[str] = ..., session_id: _Optional[str] = ..., tool_call_id: _Optional[str] = ..., idempotency_key: _Optional[str] = ..., profile: _Optional[str] = ...) -> None: ...
+    tenant_id: str
+    project_id: str
+    def __init__(self, tool_name: _Optional[str] = ..., arguments: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ..., process_id: _Optional[str] = ..., session_id: _Optional[str] = ..., tool_call_id: _Optional[str] = ..., idempotency_key: _Optional[str] = ..., profile: _Optional[str] = ..., tenant_id: _Optional[str] = ..., project_id: _Optional[str] = ...) -> None: ...
 
 class ResolvePoolRequest(_message.Message):
-    __slots__ = ("engine_tools", "add", "remove", "profile")
+    __slots__ = ("engine_tools", "add", "remove", "profile", "session_id", "tenant_id", "project_id")
     ENGINE_TOOLS_FIELD_NUMBER: _ClassVar[int]
     ADD_FIELD_NUMBER: _ClassVar[int]
     REMOVE_FIELD_NUMBER: _ClassVar[int]
     PROFILE_FIELD_NUMBER: _ClassVar[int]
+    SESSION_ID_FIELD_NUMBER: _ClassVar[int]
+    TENANT_ID_FIELD_NUMBER: _ClassVar[int]
+    PROJECT_ID_FIELD_NUMBER: _ClassVar[int]
     engine_tools: _containers.RepeatedScalarFieldContainer[str]
     add: _containers.RepeatedScalarFieldContainer[str]
     remove: _containers.RepeatedScalarFieldContainer[str]
     profile: str
-    def __init__(self, engine_tools: _Optional[_Iterable[str]] = ..., add: _Optional[_Iterable[str]] = ..., remove: _Optional[_Iterable[str]] = ..., profile: _Optional[str] = ...) -> None: ...
+    session_id: str
+    tenant_id: str
+    project_id: str
+    def __init__(self, engine_tools: _Optional[_Iterable[str]] = ..., add: _Optional[_Iterable[str]] = ..., remove: _Optional[_Iterable[str]] = ..., profile: _Optional[str] = ..., session_id: _Optional[str] = ..., tenant_id: _Optional[str] = ..., project_id: _Optional[str] = ...) -> None: ...
 
 class InvokeToolResponse(_message.Message):
     __slots__ = ("status", "result", "error")

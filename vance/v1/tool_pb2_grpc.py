@@ -59,6 +59,16 @@ class ToolServiceStub:
                 request_serializer=vance_dot_v1_dot_tool__pb2.WatchRegistryRequest.SerializeToString,
                 response_deserializer=vance_dot_v1_dot_tool__pb2.RegistryChange.FromString,
                 _registered_method=True)
+        self.RegisterClientTools = channel.unary_unary(
+                '/vance.v1.ToolService/RegisterClientTools',
+                request_serializer=vance_dot_v1_dot_tool__pb2.RegisterClientToolsRequest.SerializeToString,
+                response_deserializer=vance_dot_v1_dot_tool__pb2.RegisterToolsResponse.FromString,
+                _registered_method=True)
+        self.UnregisterClientTools = channel.unary_unary(
+                '/vance.v1.ToolService/UnregisterClientTools',
+                request_serializer=vance_dot_v1_dot_tool__pb2.UnregisterClientToolsRequest.SerializeToString,
+                response_deserializer=vance_dot_v1_dot_tool__pb2.UnregisterClientToolsResponse.FromString,
+                _registered_method=True)
 
 
 class ToolServiceServicer:
@@ -99,6 +109,22 @@ class ToolServiceServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def RegisterClientTools(self, request, context):
+        """The tools a client hosts for the session its socket is bound to (`client-tool-register`,
+        docs/protocol.md), registered by the gateway replica that holds the socket: invocations go
+        to that replica's ToolHost. A new registration of the session replaces the old one.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def UnregisterClientTools(self, request, context):
+        """Drops a session's client tools, only while `connection_id` still holds them.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_ToolServiceServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -126,6 +152,16 @@ def add_ToolServiceServicer_to_server(servicer, server):
                     servicer.WatchRegistry,
                     request_deserializer=vance_dot_v1_dot_tool__pb2.WatchRegistryRequest.FromString,
                     response_serializer=vance_dot_v1_dot_tool__pb2.RegistryChange.SerializeToString,
+            ),
+            'RegisterClientTools': grpc.unary_unary_rpc_method_handler(
+                    servicer.RegisterClientTools,
+                    request_deserializer=vance_dot_v1_dot_tool__pb2.RegisterClientToolsRequest.FromString,
+                    response_serializer=vance_dot_v1_dot_tool__pb2.RegisterToolsResponse.SerializeToString,
+            ),
+            'UnregisterClientTools': grpc.unary_unary_rpc_method_handler(
+                    servicer.UnregisterClientTools,
+                    request_deserializer=vance_dot_v1_dot_tool__pb2.UnregisterClientToolsRequest.FromString,
+                    response_serializer=vance_dot_v1_dot_tool__pb2.UnregisterClientToolsResponse.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -263,6 +299,60 @@ class ToolService:
             '/vance.v1.ToolService/WatchRegistry',
             vance_dot_v1_dot_tool__pb2.WatchRegistryRequest.SerializeToString,
             vance_dot_v1_dot_tool__pb2.RegistryChange.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def RegisterClientTools(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/vance.v1.ToolService/RegisterClientTools',
+            vance_dot_v1_dot_tool__pb2.RegisterClientToolsRequest.SerializeToString,
+            vance_dot_v1_dot_tool__pb2.RegisterToolsResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def UnregisterClientTools(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/vance.v1.ToolService/UnregisterClientTools',
+            vance_dot_v1_dot_tool__pb2.UnregisterClientToolsRequest.SerializeToString,
+            vance_dot_v1_dot_tool__pb2.UnregisterClientToolsResponse.FromString,
             options,
             channel_credentials,
             insecure,

@@ -43,6 +43,13 @@ class ToolServiceStub:
     """One message at once and one after every registration on this replica: a caller that
     keeps resolved pools (engine workers) drops them on each.
     """
+    RegisterClientTools: _grpc.UnaryUnaryMultiCallable[_tool_pb2.RegisterClientToolsRequest, _tool_pb2.RegisterToolsResponse]
+    """The tools a client hosts for the session its socket is bound to (`client-tool-register`,
+    docs/protocol.md), registered by the gateway replica that holds the socket: invocations go
+    to that replica's ToolHost. A new registration of the session replaces the old one.
+    """
+    UnregisterClientTools: _grpc.UnaryUnaryMultiCallable[_tool_pb2.UnregisterClientToolsRequest, _tool_pb2.UnregisterClientToolsResponse]
+    """Drops a session's client tools, only while `connection_id` still holds them."""
 
 @_typing.type_check_only
 class ToolServiceAsyncStub(ToolServiceStub):
@@ -59,6 +66,13 @@ class ToolServiceAsyncStub(ToolServiceStub):
     """One message at once and one after every registration on this replica: a caller that
     keeps resolved pools (engine workers) drops them on each.
     """
+    RegisterClientTools: _aio.UnaryUnaryMultiCallable[_tool_pb2.RegisterClientToolsRequest, _tool_pb2.RegisterToolsResponse]  # type: ignore[assignment]
+    """The tools a client hosts for the session its socket is bound to (`client-tool-register`,
+    docs/protocol.md), registered by the gateway replica that holds the socket: invocations go
+    to that replica's ToolHost. A new registration of the session replaces the old one.
+    """
+    UnregisterClientTools: _aio.UnaryUnaryMultiCallable[_tool_pb2.UnregisterClientToolsRequest, _tool_pb2.UnregisterClientToolsResponse]  # type: ignore[assignment]
+    """Drops a session's client tools, only while `connection_id` still holds them."""
 
 class ToolServiceServicer(metaclass=_abc_1.ABCMeta):
     @_abc_1.abstractmethod
@@ -102,6 +116,25 @@ class ToolServiceServicer(metaclass=_abc_1.ABCMeta):
         """One message at once and one after every registration on this replica: a caller that
         keeps resolved pools (engine workers) drops them on each.
         """
+
+    @_abc_1.abstractmethod
+    def RegisterClientTools(
+        self,
+        request: _tool_pb2.RegisterClientToolsRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_tool_pb2.RegisterToolsResponse, _abc.Awaitable[_tool_pb2.RegisterToolsResponse]]:
+        """The tools a client hosts for the session its socket is bound to (`client-tool-register`,
+        docs/protocol.md), registered by the gateway replica that holds the socket: invocations go
+        to that replica's ToolHost. A new registration of the session replaces the old one.
+        """
+
+    @_abc_1.abstractmethod
+    def UnregisterClientTools(
+        self,
+        request: _tool_pb2.UnregisterClientToolsRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_tool_pb2.UnregisterClientToolsResponse, _abc.Awaitable[_tool_pb2.UnregisterClientToolsResponse]]:
+        """Drops a session's client tools, only while `connection_id` still holds them."""
 
 def add_ToolServiceServicer_to_server(servicer: ToolServiceServicer, server: _typing.Union[_grpc.Server, _aio.Server]) -> None: ...
 

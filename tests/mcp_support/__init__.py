@@ -1,0 +1,1 @@
+"""MCP test servers written with the `mcp` package (tests/test_mcp_tools.py)."""
