@@ -9,14 +9,20 @@ from __future__ import annotations
 
 import asyncio
 import os
+import sys
 import time
 from collections.abc import AsyncIterator
 
+import grpc
 import pytest
+from grpc_health.v1 import health_pb2, health_pb2_grpc
 
+from engine_worker.health import READINESS_SERVICE
 from tests.chat_load import ChatUser, probe
 from tests.harness import System, eventually, running_system
+from vance.supervisor import Child
 from vance.supervisor_status import ChildStatus, read_status
+from vance.testing.ports import free_port_block
 from vance.testing.scripted_llm import ThreadedScriptedLlm
 from vance.v1 import process_pb2 as ppb
 
@@ -126,3 +132,42 @@ async def test_every_child_killed_in_turn_under_load_loses_nothing(
             answers = [s for s in stored if s == f"You said: {content}"]
             assert len(answers) == 1, (content, stored)
     assert all(c.state == "running" for c in read_status(system.supervisor.status_file).children)
+
+
+async def _worker_health(port: int, service: str) -> int:
+    async with grpc.aio.insecure_channel(f"127.0.0.1:{port}") as channel:
+        try:
+            resp = await health_pb2_grpc.HealthStub(channel).Check(
+                health_pb2.HealthCheckRequest(service=service), timeout=2
+            )
+        except grpc.aio.AioRpcError:
+            return -1
+        return int(resp.status)
+
+
+async def test_a_workers_health_follows_its_stream_to_process_service(
+    healing_system: System,
+) -> None:
+    """engine_worker/health.py on a real worker: alive throughout, ready only while connected."""
+    system = healing_system
+    port = free_port_block(1)
+    child = Child(
+        "worker-9",
+        [sys.executable, "-m", "engine_worker"],
+        extra_env={"VANCE_WORKER_ID": "worker-health", "VANCE_WORKER_HEALTH_PORT": str(port)},
+    )
+    await system.supervisor.start(child)
+    serving = health_pb2.HealthCheckResponse.SERVING
+    not_serving = health_pb2.HealthCheckResponse.NOT_SERVING
+
+    async def ready_is(status: int) -> bool:
+        return await _worker_health(port, READINESS_SERVICE) == status
+
+    await eventually(lambda: ready_is(serving), timeout=60, what="the worker to be ready")
+    assert await _worker_health(port, "") == serving
+    system.supervisor.kill("process_service")
+    await eventually(lambda: ready_is(not_serving), timeout=10, what="not ready without its stream")
+    assert await _worker_health(port, "") == serving  # alive all the same
+    await eventually(lambda: ready_is(serving), timeout=30, what="ready again")
+    await system.supervisor.stop_child("worker-9")
+    assert await _worker_health(port, "") == -1  # stopped: nothing answers
