@@ -4,6 +4,7 @@ key until they see their answer (tests/test_self_healing.py)."""
 from __future__ import annotations
 
 import asyncio
+import os
 import time
 import uuid
 from dataclasses import dataclass, field
@@ -163,7 +164,9 @@ async def probe(system: System, timeout_s: float) -> float:
     try:
         await asyncio.wait_for(user.say(content, deadline_s=timeout_s), timeout_s)
     except TimeoutError:
-        raise AssertionError(f"no answer within {timeout_s:.0f}s") from None
+        raise AssertionError(
+            f"no answer within {timeout_s:.0f}s (load {os.getloadavg()[0]:.1f})"
+        ) from None
     finally:
         await user._drop()
     return time.monotonic() - started

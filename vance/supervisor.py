@@ -385,7 +385,14 @@ class Supervisor:
         if stop.is_set():
             return
         child.restarts += 1
-        await self._spawn(child)
+        try:
+            await self._spawn(child)
+        except OSError:
+            # Cannot even start (its binary gone, no file descriptors): no use trying again.
+            logger.exception("!!! cannot restart %s: NOT trying again !!!", child.name)
+            child.state = "crash-loop"
+            self.write_status()
+            return
         if child.probe is not None:
             try:
                 await self._until_ready(child, child.probe, stop=stop)
