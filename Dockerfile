@@ -4,7 +4,8 @@
 # No store in the image: compose runs mongo:7 and sets MONGODB_URI (the embedded FerretDB of
 # `make run` is for a checkout, not for containers).
 # The web client, built from its lockfile; the gateway serves it from $VANCE_WEB_DIST.
-FROM node:20-slim AS web
+# Base images pinned to a patch release: a rebuild gets the same toolchains (raise them on purpose).
+FROM node:20.18.1-bookworm-slim AS web
 WORKDIR /web
 COPY web/package.json web/package-lock.json ./
 RUN npm ci --no-audit --no-fund
@@ -12,7 +13,7 @@ COPY web/index.html web/vite.config.ts web/tsconfig.json ./
 COPY web/src ./src
 RUN npm run build
 
-FROM python:3.11-slim
+FROM python:3.11.11-slim-bookworm
 
 ENV PYTHONDONTWRITEBYTECODE=1 \
     PYTHONUNBUFFERED=1 \
@@ -58,7 +59,8 @@ RUN useradd --system --uid 10001 --user-group --create-home --home-dir /home/van
 USER vance
 WORKDIR /home/vance
 
-# gRPC services use VANCE_GRPC_PORT_BASE+0..3 (50051-50054); the gateway uses 8080.
-EXPOSE 50051 50052 50053 50054 8080
+# gRPC services use VANCE_GRPC_PORT_BASE+0..3 (50051-50054); the gateway uses 8080; an engine
+# worker serves its gRPC health on VANCE_WORKER_HEALTH_PORT (compose and deploy/k8s: 8081).
+EXPOSE 50051 50052 50053 50054 8080 8081
 
 CMD ["python", "-m", "gateway"]

@@ -14,7 +14,14 @@ WEB_SRC := $(shell find web/src -type f 2>/dev/null) web/index.html web/vite.con
 CHROMIUM := /usr/bin/chromium
 BWRAP := /usr/bin/bwrap
 
-.PHONY: setup run test lint fmt protos protos-check bench clean web browser sandbox
+# Deployment checks (`make lint`): Go tools built once into .tools/bin through the Go module
+# proxy, Kubernetes schemas once into .tools/k8s-schemas from PyPI (tools/k8s_schemas.py).
+KUBECONFORM := .tools/bin/kubeconform
+KUSTOMIZE := .tools/bin/kustomize
+K8S_VERSION := 1.31.0
+K8S_SCHEMAS := .tools/k8s-schemas/v$(K8S_VERSION)-standalone-strict/_definitions.json
+
+.PHONY: setup run test lint fmt protos protos-check deploy-check bench clean web browser sandbox
 
 # The client SDK and terminal client (clients/python, docs/clients.md) go in after the server: its
 # package owns the `vance` command and hands `vance run` to vance.cli.
@@ -36,6 +43,15 @@ $(WEB_BUILD): $(WEB_DEPS) $(WEB_SRC)
 	cd web && npm run build --silent
 
 web: $(WEB_BUILD)
+
+$(KUBECONFORM):
+	GOBIN=$(abspath .tools/bin) go install github.com/yannh/kubeconform/cmd/kubeconform@v0.7.0
+
+$(KUSTOMIZE):
+	GOBIN=$(abspath .tools/bin) go install sigs.k8s.io/kustomize/kustomize/v5@v5.8.1
+
+$(K8S_SCHEMAS): tools/k8s_schemas.py | $(STAMP)
+	$(PY) tools/k8s_schemas.py --out .tools/k8s-schemas --k8s $(K8S_VERSION)
 
 # Browser tests use Debian's Chromium through Playwright; Playwright never downloads a browser.
 browser:
@@ -64,10 +80,18 @@ protos: $(STAMP)
 protos-check: $(STAMP)
 	$(PY) -m vance.protogen --check
 
-lint: $(STAMP) protos-check
+lint: $(STAMP) protos-check deploy-check
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
 	$(VENV)/bin/mypy
+
+# The image's build context, compose's promises, and deploy/k8s rendered by kustomize and
+# validated by kubeconform (KEDA's ScaledObject is skipped: its schema is not in the set).
+deploy-check: $(STAMP) $(KUBECONFORM) $(KUSTOMIZE) $(K8S_SCHEMAS)
+	$(PY) tools/check_deploy.py
+	set -o pipefail; $(KUSTOMIZE) build deploy/k8s | $(KUBECONFORM) -strict -summary \
+		-kubernetes-version $(K8S_VERSION) -skip ScaledObject \
+		-schema-location '$(abspath .tools/k8s-schemas)/{{ .NormalizedKubernetesVersion }}-standalone{{ .StrictSuffix }}/{{ .ResourceKind }}{{ .KindSuffix }}.json'
 
 fmt: $(STAMP)
 	$(VENV)/bin/ruff format .

@@ -7,6 +7,7 @@ import logging
 
 from engine_worker.engine import EngineRegistry
 from engine_worker.engines import default_engines
+from engine_worker.health import WorkerHealth
 from engine_worker.worker import Worker
 from vance.channels import Channels
 from vance.config import load_config
@@ -56,8 +57,15 @@ async def serve() -> None:
             )
     async with asyncio.TaskGroup() as tg:
         tg.create_task(worker.run())
+        health = None
+        if config.worker.health_port:
+            health = tg.create_task(
+                WorkerHealth(worker, config.grpc_host, config.worker.health_port).run()
+            )
         logger.info("worker %s runs engines %s", worker.worker_id, registry.names())
         await wait_for_signal()
+        if health is not None:
+            health.cancel()  # NOT_SERVING while it drains: no probe counts it as ready
         # Drains: running turns finish (bounded), then run() returns and the group ends.
         await worker.shutdown()
     await llm.aclose()

@@ -83,7 +83,7 @@ async def create_server(
         default_chat_engine=default_chat_engine(engine_settings),
     )
     if config.seed_defaults:
-        await seed_defaults(sessions)
+        await seed_defaults(sessions, dev_admin=config.seed_dev_admin)
     home = Home(store, sessions, lifecycle.binding, clock)
     await home.ensure_all()  # at boot: every user's hub (session_service/home.py)
     inbox = UserInbox(db, clock, home, processes.stub)

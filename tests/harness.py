@@ -225,8 +225,11 @@ async def running_system(
     *,
     logs: Path | None = None,
     extra_env: dict[str, str] | None = None,
+    self_healing: bool = False,
 ) -> AsyncIterator[System]:
-    """The whole system as real processes on ephemeral ports, until the block ends."""
+    """The whole system as real processes on ephemeral ports, until the block ends. With
+    `self_healing`, the supervisor restarts crashed children as under `vance run` (tests that
+    kill and restart children themselves leave it off)."""
     env = {**system_env(tmp, llm), **(extra_env or {})}
     catalog = catalog_path(tmp)
     catalog.parent.mkdir(parents=True, exist_ok=True)
@@ -234,10 +237,17 @@ async def running_system(
     config = load_config(env={**os.environ, **env})
     sup = Supervisor(config, env, log_to=logs or tmp / "logs", quiet=True)
     system = System(config, sup, llm)
+    stop = asyncio.Event()
+    watch: asyncio.Task[int] | None = None
     try:
         await sup.start_all()
+        if self_healing:
+            watch = asyncio.create_task(sup.watch(stop))  # awaited below, before stop_all
         await eventually(lambda: has_workers(system), what="workers to connect", timeout=60)
         yield system
     finally:
+        stop.set()
+        if watch is not None:
+            await watch
         await system.close()
         await sup.stop_all()

@@ -87,6 +87,18 @@ async def _admit(
         except VanceError as error:
             await _abort(context, error)
             return False
+        except grpc.aio.AioRpcError as exc:
+            # The owner lookup asks session_service, which may be restarting: the caller gets
+            # UNAVAILABLE and retries (the gateway resubscribes), not an unexpected UNKNOWN.
+            from vance.errors import UnavailableError
+
+            await _abort(
+                context,
+                UnavailableError(
+                    f"cannot check the owner now: {exc.code().name}", reason="owner_lookup"
+                ),
+            )
+            return False
     current_identity.set(identity)
     logcontext.from_request(request)
     tracing.annotate(request)

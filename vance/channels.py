@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 import grpc
 
 from vance.auth import ServiceCredential
@@ -14,6 +16,34 @@ _OPTIONS = [
     ("grpc.keepalive_timeout_ms", 10_000),
     ("grpc.keepalive_permit_without_calls", 1),
     ("grpc.http2.max_pings_without_data", 0),
+    # A peer that restarts (vance/supervisor.py restarts a crashed service at once) is found
+    # again within a second of serving: gRPC's default reconnect backoff grows from 1 s by 1.6x
+    # to 120 s, so a channel that failed through a 4 s restart would wait seconds more.
+    # Connecting to a peer in the same cluster is cheap, so try often.
+    ("grpc.initial_reconnect_backoff_ms", 100),
+    ("grpc.min_reconnect_backoff_ms", 100),
+    ("grpc.max_reconnect_backoff_ms", 1_000),
+    # A turn's tool calls wait for a restarting tool_service instead of failing at once: each
+    # failure costs the turn an attempt (lanes.max_attempts), and three in the second before
+    # tool_service serves again closed the chat process STALE (tests/test_self_healing.py).
+    # Waiting only delays the call until the channel is ready; the worker's heartbeats keep the
+    # turn's lease meanwhile. Other services fail fast as before (their callers retry).
+    (
+        "grpc.service_config",
+        json.dumps(
+            {
+                "methodConfig": [
+                    {
+                        "name": [
+                            {"service": "vance.v1.ToolService", "method": m}
+                            for m in ("ResolvePool", "InvokeTool", "ListTools")
+                        ],
+                        "waitForReady": True,
+                    }
+                ]
+            }
+        ),
+    ),
 ]
 
 

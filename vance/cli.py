@@ -1,4 +1,5 @@
-"""The `vance` command: `vance run` starts the whole system on the embedded default."""
+"""The `vance` command: `vance run` starts the whole system on the embedded default and keeps it
+running (crashed children are restarted); `vance status` shows each child of a running one."""
 
 from __future__ import annotations
 
@@ -30,7 +31,7 @@ async def _run() -> int:
         await sup.start_all()
         _banner(config)
         code = await sup.watch(stop)
-    except TimeoutError as exc:
+    except (TimeoutError, RuntimeError) as exc:
         logger.error("start-up failed: %s", exc)
         code = 1
     finally:
@@ -55,7 +56,7 @@ def _banner(config: object) -> None:
         f"  gateway     http://{gw}   (GET /healthz)",
         f"  websocket   ws://{gw}/brain/default/ws",
         f'  login       POST http://{gw}/brain/default/access/dev  {{"password": "dev"}}',
-        "  seeded      tenant 'default', user 'dev' (password 'dev', tenant admin), project 'demo'",
+        _seeded(config),
         f"  store       {store}",
         f"  workers     {config.worker.count} x {config.worker.slots} slots",
     ]
@@ -63,14 +64,35 @@ def _banner(config: object) -> None:
         lines.append(f"  model       NOT CONFIGURED: {NOT_CONFIGURED}")
     else:
         lines.append(f"  model       {config.llm.model or 'per-tier configuration'}")
+    lines.append(
+        f"  status      vance status   (children, restarts, last exits: {config.data_dir})"
+    )
     lines.append("Press Ctrl-C to stop.")
     print("\n".join(lines), flush=True)
+
+
+def _seeded(config: object) -> str:
+    from vance.config import Config
+
+    assert isinstance(config, Config)
+    if not config.seed_defaults:
+        return "  seeded      nothing (VANCE_SEED_DEFAULTS=false)"
+    if not config.seed_dev_admin:
+        return "  seeded      tenant 'default', project 'demo' (no dev admin: VANCE_SEED_DEV_ADMIN)"
+    return (
+        "  seeded      tenant 'default', user 'dev' (password 'dev', tenant admin), project 'demo'"
+    )
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="vance", description=__doc__)
     sub = parser.add_subparsers(dest="command", required=True)
     sub.add_parser("run", help="start the store, the services and the workers")
+    status = sub.add_parser(
+        "status",
+        help="each child of `vance run`: state, pid, restarts, last exit (exit code 0: all run)",
+    )
+    status.add_argument("--json", action="store_true", help="the status file as JSON")
     token = sub.add_parser(
         "service-token",
         help="print a service token for a trusted client of the gRPC API (docs/operations.md)",
@@ -83,6 +105,10 @@ def main(argv: list[str] | None = None) -> int:
             import uvloop
 
             return uvloop.run(_run())
+        if ns.command == "status":
+            from vance.supervisor_status import show
+
+            return show(load_config().data_dir, as_json=ns.json)
         if ns.command == "service-token":
             from vance.auth import mint_service_token, service_secret
 

@@ -55,6 +55,11 @@ ENV_KEYS: dict[str, str] = {
     "VANCE_AUTO_RESTART_FORCED": "lifecycle.auto_restart_forced.enabled",
     "VANCE_ENGINE_CATALOG": "recipes.catalog_path",
     "VANCE_MCP_SECRETS_DIR": "mcp.secrets_dir",
+    "VANCE_SEED_DEV_ADMIN": "seed_dev_admin",
+    "VANCE_WORKER_HEALTH_PORT": "worker.health_port",
+    "VANCE_RESTART_BACKOFF_MS": "supervisor.restart_backoff_ms",
+    "VANCE_CRASH_LOOP_LIMIT": "supervisor.crash_loop_limit",
+    "VANCE_CRASH_LOOP_WINDOW_S": "supervisor.crash_loop_window_s",
 }
 
 
@@ -136,6 +141,8 @@ class WorkerConfig(_Frozen):
     worker_id: str = ""
     drain_timeout_s: float = 30.0
     reconnect_backoff_s: float = 0.5
+    # gRPC health of this worker (engine_worker/health.py) on this port; 0: off (`make run`).
+    health_port: int = 0
 
 
 class LanesConfig(_Frozen):
@@ -212,6 +219,15 @@ class RecipesConfig(_Frozen):
     catalog_path: str = ""
 
 
+class SupervisorConfig(_Frozen):
+    """`vance run`'s restart policy (vance/supervisor.py, docs/operations.md)."""
+
+    restart_backoff_ms: int = 100  # the first restart's delay; doubled per recent crash
+    restart_backoff_max_ms: int = 10_000
+    crash_loop_limit: int = 5  # this many exits within the window: no more restarts
+    crash_loop_window_s: float = 60.0
+
+
 class LoggingConfig(_Frozen):
     level: str = "INFO"
     json_format: bool = False
@@ -222,6 +238,8 @@ class Config(_Frozen):
     grpc_host: str = "127.0.0.1"
     grpc_port_base: int = 50051
     seed_defaults: bool = True
+    # The `dev`/`dev` tenant admin (session_service/seed.py), seeded only with seed_defaults.
+    seed_dev_admin: bool = True
     store: StoreConfig = StoreConfig()
     addresses: Addresses = Addresses()
     gateway: GatewayConfig = GatewayConfig()
@@ -235,6 +253,7 @@ class Config(_Frozen):
     recipes: RecipesConfig = RecipesConfig()
     logging: LoggingConfig = LoggingConfig()
     mcp: McpConfig = McpConfig()
+    supervisor: SupervisorConfig = SupervisorConfig()
 
     def address(self, service: str) -> str:
         explicit = getattr(self.addresses, service)
