@@ -54,10 +54,7 @@ _RING = 256
 _IN_BATCH = 500
 _RETRY_S = 1.0
 _RENUMBER_ATTEMPTS = 8
-# At a hosted model's pace a busy system commits fewer turns a second than at zero latency: a
-# second's gathering keeps pages large (the indexer's cost is mostly per page) while search still
-# finds a message within about a second and a half.
-GATHER_S = 1.0
+GATHER_S = 0.25
 
 
 def page_id(n: int) -> str:
