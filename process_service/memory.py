@@ -10,6 +10,7 @@ key claims `memory_keys/<scope key>:<key>` first, so a redone turn records once.
 
 from __future__ import annotations
 
+import asyncio
 import time
 from dataclasses import dataclass
 from typing import Any
@@ -59,6 +60,9 @@ class MemoryStore:
         self._keys = db["memory_keys"]
         self._clock = clock
         self._project: dict[str, tuple[float, list[MemoryRecord]]] = {}
+        # One read per project at a time: with hundreds of turns in flight, an expired entry
+        # would otherwise be read again by every hand-over until the first read came back.
+        self._reading: dict[str, asyncio.Future[list[MemoryRecord]]] = {}
         self._writes = 0  # project records written here: a read that saw some begin is not kept
 
     async def record(
@@ -126,8 +130,31 @@ class MemoryStore:
         hit = self._project.get(key)
         if hit is not None and hit[0] > now:
             return hit[1]
+        pending = self._reading.get(key)
+        if pending is not None:
+            try:
+                return await asyncio.shield(pending)
+            except asyncio.CancelledError:
+                if not pending.cancelled():
+                    raise  # this hand-over was cancelled, not the read it waited for
+            except Exception:
+                pass  # the shared read failed: this one reads for itself
+            return await self.newest(process, PROJECT, DEFAULT_LIMIT)
+        shared: asyncio.Future[list[MemoryRecord]] = asyncio.get_running_loop().create_future()
+        self._reading[key] = shared
         writes = self._writes
-        records = await self.newest(process, PROJECT, DEFAULT_LIMIT)
+        try:
+            records = await self.newest(process, PROJECT, DEFAULT_LIMIT)
+        except asyncio.CancelledError:
+            shared.cancel()
+            raise
+        except Exception as exc:
+            shared.set_exception(exc)
+            shared.exception()  # retrieved here, whether or not anyone waits on it
+            raise
+        finally:
+            del self._reading[key]
+        shared.set_result(records)
         # A record written here while this read ran may be missing from it: don't keep it.
         if writes == self._writes:
             if len(self._project) >= _PROJECT_CACHE_MAX:
