@@ -1,5 +1,6 @@
-"""The `vance` command: `login`, `logout` and `chat` talk to a gateway (this package); `run` and
-`service-token` belong to the server and are handed to `vance.cli` when it is installed."""
+"""The `vance` command: `login`, `logout` and `chat` talk to a gateway (this package); `run`,
+`status` and `service-token` belong to the server and are handed to `vance.cli` when it is
+installed."""
 
 from __future__ import annotations
 
@@ -15,7 +16,7 @@ from vance_client.errors import VanceError
 from vance_client.rest import Rest, http_base, login
 
 DEFAULT_URL = "http://localhost:8080"
-SERVER_COMMANDS = {"run", "service-token"}
+SERVER_COMMANDS = {"run", "status", "service-token"}
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -40,6 +41,7 @@ def _parser() -> argparse.ArgumentParser:
     )
     sub = parser.add_subparsers(dest="command", required=True)
     sub.add_parser("run", help="start the whole system (needs the server package)")
+    sub.add_parser("status", help="the supervisor's children, restarts, last exits (server)")
     sub.add_parser("service-token", help="print a service token (needs the server package)")
     li = sub.add_parser("login", help="sign in and keep the token in the config directory")
     li.add_argument("--url", default=None, help=f"the gateway (default {DEFAULT_URL})")
