@@ -22,8 +22,9 @@ def realpace_section(runs: dict[int, RealPaceResult], peers: dict[int, PeerResul
         f"{first.stream_ms} ms of streaming, through `respond` with its message in pieces; "
         "every client chats in its own session, one turn after the other. The system runs as "
         "`make run` ships it (2 engine workers, default slots and leases). Ceiling: clients / "
-        "the model's own time. Chunk lag: from the model sending its first chunk to the client "
-        "reading its first chunk frame. RSS per turn in flight: the servers' peak RSS under "
+        "the model's own time. Chunk lag: from the model sending the first piece of text a user "
+        "reads (the first piece reaching into `respond`'s message) to the client reading its "
+        "first chunk frame. RSS per turn in flight: the servers' peak RSS under "
         "load over their idle RSS, divided by the turns in flight.",
         "",
     ]

@@ -9,9 +9,10 @@ Pace: `MODEL_TTFT_MS` (time to the first chunk) and `MODEL_STREAM_MS` (spread ov
 chunks) make the echo answer at a hosted model's pace, as the LangGraph peer's model reads them
 (../shared/peers/langgraph/model.py); `MODEL_ANSWER_TOOL=respond` makes the echo answer through
 that tool, its `message` argument streamed in `MODEL_CHUNKS` pieces, as real models answer our
-engines. GET /_stamps returns (and forgets) when each streamed answer's first chunk went out
-(time.monotonic(), the clock time.perf_counter() reads in another process on this machine),
-keyed by the echoed user message.
+engines. GET /_stamps returns (and forgets) when each streamed answer's first readable chunk went out
+(the first text, or the first piece of a tool call's `message` value; time.monotonic(), the
+clock time.perf_counter() reads in another process on this machine), keyed by the echoed user
+message.
 """
 
 from __future__ import annotations
@@ -291,9 +292,20 @@ class ScriptedLlmServer:
 
         event({"role": "assistant", "content": ""})
         pieces: list[dict[str, Any]] = [{"content": p} for p in _split(rule.text, rule.chunks)]
+        # The piece that carries the first character a user reads (`/_stamps`): the first text
+        # piece, else the first one that reaches into a tool call's `message` value.
+        first_read = 0 if pieces else -1
         for i, call in enumerate(calls):
             fn: dict[str, str] = call["function"]
             args = _split(fn["arguments"], rule.arg_chunks) or [""]
+            at = fn["arguments"].find('"message": "')
+            if first_read < 0 and at >= 0:
+                reach, value = 0, at + len('"message": "')
+                for k, a in enumerate(args):
+                    reach += len(a)
+                    if reach > value:
+                        first_read = len(pieces) + k
+                        break
             head = {**call, "function": {**fn, "arguments": args[0]}}
             pieces.append({"tool_calls": [{"index": i, **head}]})
             pieces += [
@@ -308,7 +320,7 @@ class ScriptedLlmServer:
                 await writer.drain()
                 await asyncio.sleep(gap_s)
             event(piece)
-            if i == 0 and (rule.ttft_ms or rule.stream_ms):
+            if i == max(0, first_read) and (rule.ttft_ms or rule.stream_ms):
                 self.stamps[_last_user(body)] = time.monotonic()
             if rule.hold and "content" in piece and i + 1 == rule.hold_after:
                 await writer.drain()
