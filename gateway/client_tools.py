@@ -1,4 +1,4 @@
-"""Client tools, the gateway's part (docs/client-tools-and-mcp.md): a bound socket whose profile
+"""Client tools, the gateway's part (docs/clients.md "Client tools"): a bound socket whose profile
 allows them registers the tools its client hosts (`client-tool-register`); tool_service routes a
 call of one to the ToolHost of the gateway replica that holds the socket (this module's
 `invoke`), which sends `client-tool-invoke` to the socket and waits for its

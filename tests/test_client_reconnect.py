@@ -1,10 +1,11 @@
 """Reconnects after the gateway restarts (a crash: SIGKILL, then a new process), on a system of
 this module's own so the restart disturbs no other test: the SDK replays from the last seq it
-saw and delivers every event once; `vance chat` says it lost and regained the link and shows
-nothing twice."""
+saw and delivers every event once; `vance chat` says it lost and regained the link, shows
+nothing twice, and registers its client tools with the new gateway process."""
 
 from __future__ import annotations
 
+import json
 import uuid
 from collections.abc import AsyncIterator, Callable
 from pathlib import Path
@@ -15,6 +16,7 @@ from vance_client import ChatMessageAppended, Link
 from tests.client_support import sdk_client, terminal, vance_bin
 from tests.harness import System, eventually, running_system
 from tests.sessions_support import new_user
+from tests.test_arthur_flow import call
 from tests.test_client_terminal import _login
 from vance.testing.scripted_llm import Rule, ThreadedScriptedLlm
 
@@ -88,3 +90,41 @@ async def test_reconnect_after_a_gateway_restart_shows_nothing_twice(
         screen = term.screen()
         for line in (f"you > {m} one", f"First answer {m}", f"you > {m} two", "Hi, I'm Arthur"):
             assert screen.count(line) == 1, f"{line!r} shown {screen.count(line)} times:\n{screen}"
+
+
+async def test_vance_chat_registers_its_tools_again_after_a_reconnect(
+    own_system: System, tmp_path: Path
+) -> None:
+    """The new gateway process knows nothing of the old socket's client tools: `vance chat
+    --workspace` registers them again once it is back, and the next turn's call reaches it."""
+    system = own_system
+    m = uuid.uuid4().hex[:8]
+    user, _ = await new_user(system)
+    root = tmp_path / "ws"
+    root.mkdir()
+    (root / "note.txt").write_text(f"kept on the user's machine {m}")
+    system.script(
+        Rule(match_last=f"{m} read", tool_calls=[call("client_file_read", path="note.txt")]),
+        Rule(
+            match=f"{m} read",
+            match_last="tool_call_id",
+            tool_calls=[call("respond", message=f"Read it {m}.", awaiting_user_input=False)],
+        ),
+    )
+    with terminal(tmp_path) as term:
+        await _login(system, term, user)
+        term.start(f"{vance_bin()} chat --project demo --workspace {root} --allow")
+        await term.shows("client tools ready in")
+        await system.supervisor.restart_service("gateway")
+        await term.shows("reconnected")
+        await eventually(
+            lambda: term.screen().count("client tools ready in") >= 2,
+            what="the tools registered again",
+        )
+        term.type(f"{m} read")
+        await term.shows(f"Read it {m}.")
+        [body] = [
+            r for r in system.model_requests(f"{m} read") if "tool_call_id" in str(r["messages"])
+        ]
+        [result] = [msg["content"] for msg in body["messages"] if msg.get("role") == "tool"]
+        assert json.loads(result)["content"] == f"kept on the user's machine {m}"

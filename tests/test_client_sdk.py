@@ -14,6 +14,7 @@ import pytest
 from vance_client import (
     ChatMessageAppended,
     ChatMessageStreamChunk,
+    ClientToolInvoke,
     InboxItemAdded,
     Link,
     PlanProposed,
@@ -243,6 +244,29 @@ def test_unknown_and_malformed_frames_are_kept_not_fatal() -> None:
         "content": "x",
         "processName": "chat",
     }
+    # The client-tool frames as the gateway reads them (gateway/client_tools.py).
+    invoke = parse_frame(
+        {
+            "type": "client-tool-invoke",
+            "data": {"callId": "c1", "name": "client_x", "params": {"a": 1}, "timeoutMs": 5000},
+        }
+    )
+    assert isinstance(invoke, ClientToolInvoke) and invoke.data.timeout_ms == 5000
+    assert invoke.data.params == {"a": 1} and invoke.seq is None
+    assert rq.ClientToolResult(call_id="c1", status="SUCCESS", result=[1, "two"]).wire() == {
+        "callId": "c1",
+        "status": "SUCCESS",
+        "result": [1, "two"],
+    }
+    assert rq.ClientToolResult(call_id="c1", status="ERROR", error="no").wire() == {
+        "callId": "c1",
+        "status": "ERROR",
+        "error": "no",
+    }
+    assert rq.ClientToolRegister(tools=[]).wire() == {"tools": []}
+    assert rq.ClientToolRegister(tools=[]).reply(
+        {"registered": 0, "clientToolsEnabled": True}
+    ) == rq.ClientToolsRegistered(registered=0, client_tools_enabled=True)
 
 
 async def test_a_refused_token_fails_the_client_with_the_reason(system: System) -> None:

@@ -1,21 +1,30 @@
-"""The tools the terminal client hosts (clients/python/vance_client/tools), on their own: paths
+"""The tools the terminal client hosts (clients/python/vance_client/tools): on their own, paths
 confined to the workspace root (`..`, absolute paths and symlinks out of it refused), writes,
-edits and commands asking the user unless allowed, commands that outlive their wait."""
+edits and commands asking the user unless allowed, commands that outlive their wait; and over the
+real path (docs/clients.md "Client tools"): `vance chat --workspace` in tmux registers them with
+the gateway, a scripted Arthur calls them through tool_service and the gateway, the user answers
+the question with keys, and the model reads what happened."""
 
 from __future__ import annotations
 
+import json
 import re
 import uuid
 from pathlib import Path
+from typing import Any
 
-from vance_client.tools.host import ToolHost
+from vance_client.tools.host import SPECS, ToolHost
 
-from tests.client_support import terminal, vance_bin
+from gateway.client_tools import ClientToolSpec, RegisterData
+from tests.client_support import Terminal, terminal, vance_bin
 from tests.harness import System, eventually
 from tests.sessions_support import new_user
+from tests.test_arthur_flow import call
 from tests.test_client_terminal import _login
-from vance.v1 import common_pb2 as pb
-from vance.v1 import process_pb2 as ppb
+from tests.test_client_tools import offered
+from vance.testing.scripted_llm import Rule
+
+HOSTED = {s.name for s in SPECS}
 
 
 async def test_files_stay_inside_the_workspace(tmp_path: Path) -> None:
@@ -104,40 +113,121 @@ async def test_a_long_command_goes_on_and_can_be_killed(tmp_path: Path) -> None:
     await host.close()
 
 
-async def test_vance_chat_runs_an_invoked_tool_in_its_workspace(
+def test_the_register_frame_is_what_the_gateway_reads(tmp_path: Path) -> None:
+    """The declarations parse as the gateway's own model of `client-tool-register` with no
+    field it would ignore, and a tool that asks first may take the user's time to answer."""
+    known = {f.alias or name for name, f in ClientToolSpec.model_fields.items()}
+    for allow in (False, True):
+        tools = ToolHost(str(tmp_path), allow=allow).declarations()
+        parsed = RegisterData.model_validate({"tools": tools})
+        assert [t.name for t in parsed.tools or []] == [s.name for s in SPECS]
+        assert all(set(t) <= known for t in tools), tools
+        timeouts = {t.name: t.timeout_ms for t in parsed.tools or []}
+        assert timeouts["client_file_read"] == 30_000
+        assert timeouts["client_file_write"] == (30_000 if allow else 330_000)
+
+
+def _tool_results(system: System, marker: str, last: str) -> list[Any]:
+    """What the model read from each tool call, in the request whose last message has `last`."""
+    body = next(
+        r for r in reversed(system.model_requests(marker)) if last in json.dumps(r["messages"][-1])
+    )
+    return [json.loads(msg["content"]) for msg in body["messages"] if msg.get("role") == "tool"]
+
+
+def _session_of(screen: str) -> str:
+    found = re.search(r"· demo · (sess_\w+)", screen)
+    assert found is not None, screen
+    return found.group(1)
+
+
+async def _asked(term: Terminal, what: str) -> None:
+    await term.shows(f"? the agent wants to {what}. Allow? [y/N]")
+
+
+async def test_vance_chat_hosts_file_tools_for_arthur_inside_its_workspace_only(
     system: System, tmp_path: Path
 ) -> None:
-    """The terminal's half of a client tool call: a `client-tool-invoke` frame reaches the bound
-    session (published here as a session notice, the gateway's routing being another change),
-    the user allows the write, the file appears in the workspace; a path outside is refused
-    without asking."""
+    """A scripted Arthur calls `client_file_write` five times in one turn: inside the workspace
+    (the user allows it by typing y), `../outside.txt`, a file symlink and a folder symlink
+    leading out (refused before anything is asked), and once more (the user types n). The model
+    reads SUCCESS for the first and ERROR with the reason for the others; only the first file
+    exists. After leaving the session and coming back, the client registers its tools again:
+    the next turn reads the file back."""
     m = uuid.uuid4().hex[:8]
     user, _ = await new_user(system)
     root = tmp_path / "ws"
     root.mkdir()
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    (elsewhere / "target.txt").write_text("original")
+    (root / "link.txt").symlink_to(elsewhere / "target.txt")
+    (root / "out").symlink_to(elsewhere)
+    said = f"{m} files"
+
+    def then(after: str, tool: str, **params: Any) -> Rule:
+        return Rule(match=said, match_last=after, tool_calls=[call(tool, **params)])
+
+    system.script(
+        Rule(
+            match_last=said,
+            tool_calls=[call("client_file_write", path="notes/a.txt", content=f"hello {m}")],
+        ),
+        then("written", "client_file_write", path="../outside.txt", content="x"),
+        then("../outside.txt", "client_file_write", path="link.txt", content="x"),
+        then("link.txt", "client_file_write", path="out/new.txt", content="x"),
+        then("out/new.txt", "client_file_write", path="b.txt", content="x"),
+        then("the user declined", "respond", message=f"Done {m}.", awaiting_user_input=False),
+        Rule(match_last=f"{m} read", tool_calls=[call("client_file_read", path="notes/a.txt")]),
+        Rule(
+            match=f"{m} read",
+            match_last="tool_call_id",
+            tool_calls=[call("respond", message=f"Read {m}.", awaiting_user_input=False)],
+        ),
+    )
     with terminal(tmp_path) as term:
         await _login(system, term, user)
         term.start(f"{vance_bin()} chat --project demo --workspace {root}")
-        screen = await term.shows("● connected · demo · sess_")
-        found = re.search(r"· demo · (sess_\w+)", screen)
-        assert found is not None
-        sid = found.group(1)
+        await term.shows("client tools ready in")
+        sid = _session_of(await term.shows("● connected · demo · sess_"))
 
-        async def invoke(call_id: str, name: str, **params: str) -> None:
-            notice = pb.Notice(type="client-tool-invoke")
-            notice.data.update({"callId": call_id, "name": name, "params": params})
-            await system.processes.PublishNotice(
-                ppb.PublishNoticeRequest(session_ids=[sid], notice=notice)
-            )
-
-        await invoke(f"w-{m}", "client_file_write", path="notes/a.txt", content=f"hello {m}")
-        await term.shows("? the agent wants to write 'notes/a.txt'")
-        assert not (root / "notes" / "a.txt").exists()  # not before the user says yes
+        term.type(said)
+        await _asked(term, f"write 'notes/a.txt' ({len(f'hello {m}')} characters)")
+        assert not (root / "notes").exists()  # nothing before the user says yes
         term.type("y")
-        await eventually(lambda: (root / "notes" / "a.txt").exists(), what="the file written")
-        assert (root / "notes" / "a.txt").read_text() == f"hello {m}"
+        await _asked(term, "write 'b.txt' (1 characters)")
+        term.type("n")
+        await term.shows(f"Done {m}.")
 
-        await invoke(f"x-{m}", "client_file_write", path="../escape.txt", content="x")
-        await term.shows("client_file_write: '../escape.txt' is outside the workspace")
-        assert not (tmp_path / "escape.txt").exists()
-        assert term.screen().count("? the agent wants to") == 1  # the refusal asked nothing
+        assert (root / "notes" / "a.txt").read_text() == f"hello {m}"
+        assert not (tmp_path / "outside.txt").exists()
+        assert (elsewhere / "target.txt").read_text() == "original"
+        assert sorted(p.name for p in elsewhere.iterdir()) == ["target.txt"]
+        assert not (root / "b.txt").exists()
+        assert HOSTED <= offered(system, said)
+
+        first, *refused, declined = _tool_results(system, said, "the user declined")
+        assert first == {"path": "notes/a.txt", "written": len(f"hello {m}")}
+        assert [r["status"] for r in refused] == ["ERROR"] * 3
+        for r, path in zip(refused, ["../outside.txt", "link.txt", "out/new.txt"], strict=True):
+            assert r["error"].startswith(f"'{path}' is outside the workspace"), r
+        assert declined == {"status": "ERROR", "error": "the user declined"}
+
+        screen = term.screen()
+        assert screen.count("? the agent wants to") == 2, screen  # the refusals asked nothing
+        assert "⚙ client_file_write: '../outside.txt' is outside the workspace" in screen
+
+        # Leaving the session drops its tools on the server; binding it again registers them
+        # again, so the next turn can call one.
+        term.type("/hub")
+        await term.shows("● connected · hub · ")
+        term.type(f"/resume {sid}")
+        await term.shows(f"● connected · demo · {sid}")
+        await eventually(
+            lambda: term.screen().count("client tools ready in") >= 3,
+            what="the tools registered again at each bind",
+        )
+        term.type(f"{m} read")
+        await term.shows(f"Read {m}.")
+        read = _tool_results(system, f"{m} read", "tool_call_id")[-1]
+        assert read["content"] == f"hello {m}", read

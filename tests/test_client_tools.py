@@ -1,4 +1,4 @@
-"""Client tools over a real WebSocket (docs/client-tools-and-mcp.md): a `foot` client hosts
+"""Client tools over a real WebSocket (docs/clients.md "Client tools"): a `foot` client hosts
 `client_file_read` on a temporary folder, a scripted Arthur calls it and the answer reaches the
 model; a client that leaves mid-call, or does not answer in time, gives the model an
 UNAVAILABLE or TIMEOUT result; a profile without client tools, and bad frames, get error

@@ -1,4 +1,4 @@
-"""MCP tool servers (docs/client-tools-and-mcp.md): a project setting names a stdio server and a
+"""MCP tool servers (docs/clients.md): a project setting names a stdio server and a
 streamable-HTTP server (tests/mcp_support/notes_server.py, written with the `mcp` package); a
 scripted Arthur, whose project recipe adds `@mcp` tools and cuts one, calls them; a killed
 server gives a clear UNAVAILABLE result and works again once it is back; a server that cannot

@@ -1,4 +1,4 @@
-"""Tools a client hosts for its session (docs/client-tools-and-mcp.md): one document per session
+"""Tools a client hosts for its session (docs/clients.md "Client tools"): one document per session
 in `client_tools`, naming the gateway replica that holds the client's socket. The gateway
 registers them when the client sends `client-tool-register` and drops them when the socket
 leaves the session; invocations go to that gateway's ToolHost, which asks the client."""

@@ -103,7 +103,7 @@ class GatewayConfig(_Frozen):
 
 
 class McpConfig(_Frozen):
-    """MCP tool servers (tool_service/mcp_hub.py, docs/client-tools-and-mcp.md)."""
+    """MCP tool servers (tool_service/mcp_hub.py, docs/clients.md "MCP tool servers")."""
 
     # Where tool_service reads the secrets that `${secret:NAME}` in a server's headers names:
     # one file per secret, named NAME. Empty: `<data_dir>/secrets`.

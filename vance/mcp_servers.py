@@ -1,5 +1,5 @@
 """The `tools.mcp.servers` setting: which MCP tool servers a tenant's or project's processes
-reach (docs/client-tools-and-mcp.md). session_service checks it on write (settings.py),
+reach (docs/clients.md "MCP tool servers"). session_service checks it on write (settings.py),
 tool_service reads it to connect (tool_service/mcp_hub.py).
 
 The value is a JSON list of servers, each either a stdio command or a streamable-HTTP URL:

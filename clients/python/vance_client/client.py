@@ -121,6 +121,15 @@ class VanceClient(Connection):
     async def ping(self) -> rq.Pong:
         return await self._request(rq.Ping())
 
+    async def register_tools(self, tools: list[dict[str, Any]]) -> rq.ClientToolsRegistered:
+        """`client-tool-register` for the bound session: the server forgets them when the
+        socket leaves the session, so send it again after every bind and reconnect."""
+        return await self._request(rq.ClientToolRegister(tools=tools))
+
+    async def tool_result(self, result: rq.ClientToolResult) -> rq.ClientToolAccepted:
+        """Answers a `client-tool-invoke`; `404 unknown_call` once the server stopped waiting."""
+        return await self._request(result)
+
     async def logout(self) -> None:
         """Revokes the token and ends the connection for good (`Link("closed")` follows)."""
         self._closed = True

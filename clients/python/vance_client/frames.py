@@ -184,11 +184,14 @@ class ClientToolInvokeData(Model):
     call_id: str
     name: str
     params: dict[str, Any] = Field(default_factory=dict)
+    # How long the server waits for the `client-tool-result` (the tool's registered timeoutMs,
+    # default 30 s); after that the model has a TIMEOUT and a late answer is `unknown_call`.
+    timeout_ms: int | None = None
 
 
 class ClientToolInvoke(Frame):
-    """The server asks this client to run a tool it registered (issue 23 part 3; the server's
-    half is another change: until it is in, no gateway sends this)."""
+    """The server asks this client to run a tool it registered (`client-tool-register`); pushed
+    without `seq` (never replayed), answered with `ClientToolResult`."""
 
     TYPE = "client-tool-invoke"
     data: ClientToolInvokeData

@@ -232,26 +232,40 @@ class ProcessMessages(Target):
         return Messages.model_validate(data)
 
 
-# --- client tools (issue 23 part 3: the gateway's half is another change) ---------------------
+# --- client tools (docs/clients.md "Client tools"; the server's models: gateway/client_tools.py) --
+
+
+class ClientToolsRegistered(Model):
+    registered: int = 0
+    client_tools_enabled: bool = False
 
 
 class ClientToolRegister(Out):
-    """The tools this connection hosts, sent after each bind."""
+    """The tools this connection hosts, sent after each bind: each `{name, description,
+    parameters, timeoutMs?}` (names `client_...`, at most 64). An empty list withdraws them (the
+    web client's frame: it hosts none)."""
 
     TYPE = "client-tool-register"
     tools: list[dict[str, JsonValue]] = Field(default_factory=list)
-    workspace: str | None = None
 
-    def reply(self, data: dict[str, Any]) -> Empty:
-        return Empty.model_validate(data)
+    def reply(self, data: dict[str, Any]) -> ClientToolsRegistered:
+        return ClientToolsRegistered.model_validate(data)
+
+
+class ClientToolAccepted(Model):
+    call_id: str = ""
+    accepted: bool = False
 
 
 class ClientToolResult(Out):
-    """The answer to a `client-tool-invoke`: `status` SUCCESS with `result`, or ERROR with
-    `error`."""
+    """The answer to a `client-tool-invoke`: `status` SUCCESS with `result` (any JSON value,
+    what the model reads), or ERROR with `error`."""
 
     TYPE = "client-tool-result"
     call_id: str
-    status: str
-    result: dict[str, JsonValue] | None = None
+    status: Literal["SUCCESS", "ERROR"]
+    result: JsonValue = None
     error: str | None = None
+
+    def reply(self, data: dict[str, Any]) -> ClientToolAccepted:
+        return ClientToolAccepted.model_validate(data)

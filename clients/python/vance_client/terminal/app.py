@@ -264,6 +264,7 @@ class Chat:
             self.view.link = link.state
         if link.state == "reconnecting" and before != "reconnecting":
             self.note(f"connection lost ({link.reason}); reconnecting…", "yellow")
+            self.tools.dropped()
         elif link.state == "connected" and before == "reconnecting":
             self.note("reconnected", "green")
             self.actions.put_nowait("register")  # a new socket: the server forgot the tools

@@ -13,12 +13,18 @@ from dataclasses import dataclass
 from typing import Any
 
 from vance_client.tools import files
-from vance_client.tools.execs import Execs
+from vance_client.tools.execs import MAX_WAIT_MS, Execs
 from vance_client.tools.workspace import ToolRefused, Workspace
 
 Confirm = Callable[[str], Awaitable[bool]]
 
 _PATH = {"type": "string", "description": "relative to the workspace root"}
+
+# How long the server waits for an answer (`timeoutMs` in the register frame; the gateway allows
+# 1 s to 10 min, default 30 s): a file call takes milliseconds, a command up to its waitMs, and a
+# call that asks the user first adds the time a person takes to read the question and answer.
+RUN_MS = 30_000
+QUESTION_MS = 300_000
 
 
 @dataclass(frozen=True)
@@ -27,9 +33,18 @@ class ToolSpec:
     description: str
     parameters: dict[str, Any]
     asks: bool  # needs the user's yes unless --allow
+    run_ms: int = RUN_MS
 
-    def wire(self) -> dict[str, Any]:
-        return {"name": self.name, "description": self.description, "parameters": self.parameters}
+    def wire(self, *, allow: bool) -> dict[str, Any]:
+        """The tool as `client-tool-register` carries it (gateway/client_tools.py
+        ClientToolSpec)."""
+        timeout = self.run_ms + (QUESTION_MS if self.asks and not allow else 0)
+        return {
+            "name": self.name,
+            "description": self.description,
+            "parameters": self.parameters,
+            "timeoutMs": timeout,
+        }
 
 
 def _schema(required: list[str], **props: dict[str, Any]) -> dict[str, Any]:
@@ -63,6 +78,7 @@ SPECS = [
         "Run a shell command in the workspace; waits up to waitMs, then answers with the output so far and an id.",
         _schema(["command"], command={"type": "string"}, waitMs={"type": "integer"}),
         True,
+        MAX_WAIT_MS + RUN_MS,
     ),
     ToolSpec(
         "client_exec_status",
@@ -90,8 +106,10 @@ class ToolHost:
     async def close(self) -> None:
         await self.execs.close()
 
-    def register_data(self) -> dict[str, Any]:
-        return {"tools": [s.wire() for s in SPECS], "workspace": str(self.workspace.root)}
+    def declarations(self) -> list[dict[str, Any]]:
+        """The tools for `client-tool-register`. The workspace root is not sent: paths are
+        relative to it, and the server has no use for where it is on this machine."""
+        return [s.wire(allow=self.allow) for s in SPECS]
 
     async def invoke(self, name: str, params: dict[str, Any]) -> dict[str, Any]:
         """`{"status": "SUCCESS", "result": {...}}` or `{"status": "ERROR", "error": "..."}`."""
