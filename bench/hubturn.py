@@ -16,13 +16,12 @@ import httpx
 
 from bench.errors import BenchError
 from bench.scenarios import (
-    BENCH_CLIENT,
-    MACHINE,
-    SCRIPTED_MODEL,
     _until_idle,
     cpu_delta,
     cpu_snapshot,
     run_all,
+    server_cpu,
+    store_calls_per_turn,
     store_delta,
     store_snapshot,
 )
@@ -48,18 +47,10 @@ class HubTurnResult:
         return self.answers / self.duration_s
 
     def server_cpu_ms_per_turn(self) -> float:
-        server = sum(
-            v for k, v in self.cpu.items() if k not in (SCRIPTED_MODEL, BENCH_CLIENT, MACHINE)
-        )
-        return 1000 * server / max(1, self.turns_in_costs)
+        return 1000 * server_cpu(self.cpu) / max(1, self.turns_in_costs)
 
     def store_calls_per_turn(self) -> dict[str, float]:
-        out: dict[str, float] = {}
-        for name, calls in self.store_calls.items():
-            for key, n in calls.items():
-                if n:
-                    out[f"{name} {key}"] = n / max(1, self.turns_in_costs)
-        return dict(sorted(out.items(), key=lambda kv: -kv[1]))
+        return store_calls_per_turn(self.store_calls, self.turns_in_costs)
 
 
 async def _script(system: BenchSystem) -> None:

@@ -22,15 +22,15 @@ import httpx
 from bench.errors import BenchError
 from bench.procstat import rss_bytes
 from bench.scenarios import (
-    BENCH_CLIENT,
-    MACHINE,
-    SCRIPTED_MODEL,
+    NOT_SERVER,
     _until_idle,
     cpu_delta,
     cpu_snapshot,
     open_sessions,
     run_all,
+    server_cpu,
     steer,
+    store_calls_per_turn,
     store_delta,
     store_snapshot,
 )
@@ -78,28 +78,18 @@ class RealPaceResult:
 
     def server_cpu_ms_per_turn(self) -> float:
         spent = {k: v + self.drain_cpu.get(k, 0.0) for k, v in self.cpu.items()}
-        server = sum(
-            v for k, v in spent.items() if k not in (SCRIPTED_MODEL, BENCH_CLIENT, MACHINE)
-        )
-        return 1000 * server / max(1, self.answers + self.drain_turns)
+        return 1000 * server_cpu(spent) / max(1, self.answers + self.drain_turns)
 
     def cpu_ms_per_turn_by_process(self) -> dict[str, float]:
         turns = max(1, self.answers + self.drain_turns)
         return {
             k: 1000 * (v + self.drain_cpu.get(k, 0.0)) / turns
             for k, v in sorted(self.cpu.items())
-            if k not in (SCRIPTED_MODEL, BENCH_CLIENT, MACHINE)
+            if k not in NOT_SERVER
         }
 
     def store_calls_per_turn(self) -> dict[str, float]:
-        """Store commands per turn, by "process command collection"."""
-        turns = max(1, self.answers + self.drain_turns)
-        out: dict[str, float] = {}
-        for name, calls in self.store_calls.items():
-            for key, n in calls.items():
-                if n:
-                    out[f"{name} {key}"] = n / turns
-        return dict(sorted(out.items(), key=lambda kv: -kv[1]))
+        return store_calls_per_turn(self.store_calls, self.answers + self.drain_turns)
 
     def rss_per_in_flight(self) -> float:
         """Bytes of server RSS per turn in flight: the busy peak over the idle system."""

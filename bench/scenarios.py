@@ -23,6 +23,23 @@ from vance.v1 import process_pb2 as ppb
 SCRIPTED_MODEL = "scripted model (not server)"
 BENCH_CLIENT = "bench client (not server)"
 MACHINE = "machine (all processes)"
+NOT_SERVER = (SCRIPTED_MODEL, BENCH_CLIENT, MACHINE)
+
+
+def server_cpu(cpu: dict[str, float]) -> float:
+    """CPU seconds of the server's processes: everything but the model, the client, the machine."""
+    return sum(v for k, v in cpu.items() if k not in NOT_SERVER)
+
+
+def store_calls_per_turn(calls: dict[str, dict[str, int]], turns: int) -> dict[str, float]:
+    """Store commands per turn by "process command collection", most first."""
+    out = {
+        f"{name} {key}": n / max(1, turns)
+        for name, counts in calls.items()
+        for key, n in counts.items()
+        if n
+    }
+    return dict(sorted(out.items(), key=lambda kv: -kv[1]))
 
 
 async def run_all(coros: list[Coroutine[Any, Any, None]]) -> None:
@@ -308,9 +325,7 @@ async def _until_idle(system: BenchSystem, timeout_s: float = 30.0) -> float:
         before = cpu_snapshot(system)
         await asyncio.sleep(0.5)
         spent = cpu_delta(before, cpu_snapshot(system))
-        server = sum(
-            v for k, v in spent.items() if k not in (SCRIPTED_MODEL, BENCH_CLIENT, MACHINE)
-        )
+        server = server_cpu(spent)
         if server < 0.05:
             break
     await asyncio.sleep(1.2)

@@ -10,11 +10,11 @@ import asyncio
 import re
 from typing import Any
 
-from pymongo import ASCENDING
 from pymongo.asynchronous.database import AsyncDatabase
 
 from process_service.tool_args import ToolError
 from process_service.user_work.args import whole
+from process_service.user_work.lazy_index import LazyIndex
 from process_service.user_work.owner import Owner
 from process_service.user_work.workspace import PREFIX, Workspaces
 from vance.clock import Clock
@@ -66,22 +66,10 @@ class Documents:
         self._c = db["user_documents"]
         self._workspaces = workspaces
         self._clock = clock
-        self._indexed = False
-        self._lock = asyncio.Lock()
-
-    async def _ready(self) -> None:
-        if self._indexed:
-            return
-        async with self._lock:
-            if not self._indexed:
-                await self._c.create_index(
-                    [("tenant_id", ASCENDING), ("user_id", ASCENDING), ("path", ASCENDING)],
-                    name="owner_path",
-                )
-                self._indexed = True
+        self._index = LazyIndex(self._c, "path", "owner_path")
 
     async def create(self, owner: Owner, path: Any, body: Any, title: Any = None) -> Document:
-        await self._ready()
+        await self._index.ready()
         clean = clean_path(path, allow_workspace=False)
         now = self._clock.now_ms()
         doc: Document = {
@@ -146,7 +134,7 @@ class Documents:
         raise ToolError(f"{clean!r} is being changed by someone else right now; try again")
 
     async def listing(self, owner: Owner, prefix: Any = None) -> list[dict[str, Any]]:
-        await self._ready()
+        await self._index.ready()
         start = str(prefix or "").strip().strip("/")
         query: dict[str, Any] = {"tenant_id": owner.tenant_id, "user_id": owner.user_id}
         docs = await self._c.find(
@@ -169,7 +157,7 @@ class Documents:
         return sorted(found, key=lambda d: str(d["path"]))[:MAX_LISTED]
 
     async def purge(self, owner: Owner, path: Any, prefix: Any) -> list[str]:
-        await self._ready()
+        await self._index.ready()
         if path:
             clean = clean_path(path, allow_workspace=False)
             done = await self._c.delete_one({"_id": owner.doc_id(clean)})

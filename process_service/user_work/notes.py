@@ -4,15 +4,15 @@
 
 from __future__ import annotations
 
-import asyncio
 import re
 from typing import Any
 
-from pymongo import ASCENDING, DESCENDING, ReturnDocument
+from pymongo import DESCENDING, ReturnDocument
 from pymongo.asynchronous.database import AsyncDatabase
 
 from process_service.tool_args import ToolError
 from process_service.user_work.args import whole
+from process_service.user_work.lazy_index import LazyIndex
 from process_service.user_work.owner import Owner
 from vance.clock import Clock
 from vance.store import Document
@@ -92,22 +92,10 @@ class Relations:
     def __init__(self, db: AsyncDatabase[Document], clock: Clock) -> None:
         self._c = db["user_relations"]
         self._clock = clock
-        self._indexed = False
-        self._lock = asyncio.Lock()
-
-    async def _ready(self) -> None:
-        if self._indexed:
-            return
-        async with self._lock:
-            if not self._indexed:
-                await self._c.create_index(
-                    [("tenant_id", ASCENDING), ("user_id", ASCENDING), ("s", ASCENDING)],
-                    name="owner_subject",
-                )
-                self._indexed = True
+        self._index = LazyIndex(self._c, "s", "owner_subject")
 
     async def add(self, owner: Owner, args: dict[str, Any]) -> dict[str, Any]:
-        await self._ready()
+        await self._index.ready()
         parts = {
             k: _text(args, k, limit=MAX_PART_CHARS).strip()
             for k in ("subject", "relation", "object")
@@ -137,7 +125,7 @@ class Relations:
         return fact_view(doc)
 
     async def query(self, owner: Owner, args: dict[str, Any]) -> dict[str, Any]:
-        await self._ready()
+        await self._index.ready()
         query: dict[str, Any] = {"tenant_id": owner.tenant_id, "user_id": owner.user_id}
         for name, key in (("subject", "s"), ("relation", "r"), ("object", "o")):
             value = _text(args, name, required=False, limit=MAX_PART_CHARS)
