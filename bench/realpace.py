@@ -56,6 +56,9 @@ class RealPaceResult:
     cpu: dict[str, float] = field(default_factory=dict)  # CPU s in the window, by process
     drain_cpu: dict[str, float] = field(default_factory=dict)
     drain_turns: int = 0
+    # The sockets' close after the drain (onDisconnect, bind release): session work, not turn
+    # work, so it is reported beside the per-turn figures rather than inside them.
+    close_cpu: dict[str, float] = field(default_factory=dict)
     # Store commands from the window's start until the system is idle again, by process.
     store_calls: dict[str, dict[str, int]] = field(default_factory=dict)
     rss_idle: dict[str, int] = field(default_factory=dict)  # before the load, by process
@@ -197,15 +200,24 @@ async def _drive(
                     result.rss_busy[name] = max(result.rss_busy.get(name, 0), rss)
             await asyncio.sleep(0.5)
 
+    closed = False
     try:
         await run_all([*(chat(c, pid) for c, pid in sessions), sample(), watch_memory()])
-    finally:
+        # Every client has its last answer; the sockets stay open until the work the turns
+        # left behind is done, so the drain holds turn work only.
+        await system.wait_quiet(timeout_s=120)
+        await _until_idle(system)
+        drained = cpu_snapshot(system)
+        result.cpu = cpu_delta(snapshots[0], snapshots[1])
+        result.drain_cpu = cpu_delta(snapshots[1], drained)
+        result.store_calls = store_delta(stores[0], store_snapshot(system))
         await asyncio.gather(*(c.close() for c, _ in sessions), return_exceptions=True)
-    await system.wait_quiet(timeout_s=120)
-    await _until_idle(system)
-    result.cpu = cpu_delta(snapshots[0], snapshots[1])
-    result.drain_cpu = cpu_delta(snapshots[1], cpu_snapshot(system))
-    result.store_calls = store_delta(stores[0], store_snapshot(system))
+        closed = True
+        await _until_idle(system)
+        result.close_cpu = cpu_delta(drained, cpu_snapshot(system))
+    finally:
+        if not closed:
+            await asyncio.gather(*(c.close() for c, _ in sessions), return_exceptions=True)
     result.in_flight = sum(samples) / max(1, len(samples))
     stamps = await _stamps(system)
     for at, latency, content in answered:

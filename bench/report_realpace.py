@@ -6,6 +6,7 @@ from bench.hubturn import HubTurnResult
 from bench.markdown import table
 from bench.peer import PeerResult
 from bench.realpace import RealPaceResult
+from bench.scenarios import server_cpu
 from bench.stats import Summary
 
 
@@ -25,7 +26,9 @@ def realpace_section(runs: dict[int, RealPaceResult], peers: dict[int, PeerResul
         "the model's own time. Chunk lag: from the model sending the first piece of text a user "
         "reads (the first piece reaching into `respond`'s message) to the client reading its "
         "first chunk frame. RSS per turn in flight: the servers' peak RSS under "
-        "load over their idle RSS, divided by the turns in flight.",
+        "load over their idle RSS, divided by the turns in flight. Server CPU per turn: the "
+        "window and the drain until the servers are idle, with the sockets still open (their "
+        "close afterwards is session work and listed under the table).",
         "",
     ]
     rows = []
@@ -93,6 +96,11 @@ def realpace_section(runs: dict[int, RealPaceResult], peers: dict[int, PeerResul
         lines.append(f"- {clients} clients: outcomes {dict(sorted(r.outcomes.items()))}.")
         by_process = ", ".join(f"{k} {v:.2f}" for k, v in r.cpu_ms_per_turn_by_process().items())
         lines.append(f"- {clients} clients: server CPU ms per turn by process: {by_process}.")
+        if r.close_cpu:
+            lines.append(
+                f"- {clients} clients: closing the {clients} sockets afterwards (not in the "
+                f"per-turn figures): {1000 * server_cpu(r.close_cpu):.0f} ms server CPU in all."
+            )
         calls = r.store_calls_per_turn()
         top = ", ".join(f"{k} {v:.2f}" for k, v in list(calls.items())[:12])
         lines.append(

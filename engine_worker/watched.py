@@ -21,11 +21,12 @@ logger = logging.getLogger(__name__)
 # tool_service keeps what it reads for 2 s (tool_service/registry.py): a registration through
 # another replica is seen within that. Settings are kept longer (SETTINGS_TTL_S).
 TTL_S = 2.0
-# Every process has its own settings entry, so a short bound would send each chat's turns to
-# session_service every few seconds; session_service keeps its documents as long
-# (session_service/settings_cache.py). A write through another session_service replica than
-# the one a worker watches is seen within this; one through the same replica at once.
-SETTINGS_TTL_S = 10.0
+# Every process has its own settings entry, and session_service reports every settings write
+# on the watch stream, another replica's within about a second, and drops everything when it
+# cannot tell (session_service/settings_cache.py): so an entry is kept until a change, and this
+# bound only limits how long one lives without any (issue 28: a short bound made each chat ask
+# session_service again every few seconds of its turns).
+SETTINGS_TTL_S = 600.0
 _MAX_ENTRIES = 4_096
 
 

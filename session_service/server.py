@@ -59,7 +59,7 @@ async def create_server(
     store = SessionStore(db)
     processes = ProcessClient(channels.get("process_service"))
     recipes = RecipeClient(channels.get("recipe_service"))
-    settings_docs = SettingsDocs(db["settings"])
+    settings_docs = SettingsDocs(db["settings"], generation=db["settings_generation"])
     engine_settings = EngineSettings(db, settings_docs)
     search = build_search(db, store, clock, processes, config.llm)
     hooks = hooks or Hooks()
@@ -105,6 +105,7 @@ async def create_server(
     tokens_pb2_grpc.add_TokenServiceServicer_to_server(TokenServicer(revocations), host.server)
     bound = host.bind(config.grpc_host, config.port("session_service") if port is None else port)
     background = start_lifecycle_tasks(lifecycle, clock)
+    background.append(asyncio.ensure_future(settings_docs.follow_store()))
     background.append(
         asyncio.ensure_future(
             take_over_forever(servicer.ownership, config.lifecycle.sweep_interval_ms / 1000)
