@@ -77,7 +77,7 @@ class RealPaceResult:
     @property
     def ceiling(self) -> float:
         """Turns/s if every client's turn took exactly the model's own time."""
-        return self.clients / self.model_s
+        return self.clients / self.model_s if self.model_s else float("inf")
 
     def server_cpu_ms_per_turn(self) -> float:
         spent = {k: v + self.drain_cpu.get(k, 0.0) for k, v in self.cpu.items()}
@@ -116,6 +116,8 @@ async def real_pace(
     tmp: Path,
     *,
     clients: int,
+    ttft_ms: int = TTFT_MS,
+    stream_ms: int = STREAM_MS,
     warmup_s: float = 6.0,
     duration_s: float = 20.0,
     turn_timeout_s: float = 60.0,
@@ -128,13 +130,13 @@ async def real_pace(
         workers=2,
         shipped_defaults=True,
         model_env={
-            "MODEL_TTFT_MS": str(TTFT_MS),
-            "MODEL_STREAM_MS": str(STREAM_MS),
+            "MODEL_TTFT_MS": str(ttft_ms),
+            "MODEL_STREAM_MS": str(stream_ms),
             "MODEL_ANSWER_TOOL": "respond",
             "MODEL_CHUNKS": str(CHUNKS),
         },
     )
-    result = RealPaceResult(clients, TTFT_MS, STREAM_MS, duration_s)
+    result = RealPaceResult(clients, ttft_ms, stream_ms, duration_s)
     try:
         await system.start()
         result.slots = sum(w.slots for w in await system.list_workers())

@@ -47,6 +47,8 @@ class Results:
     peer: PeerResult | None = None
     hubturn: HubTurnResult | None = None
     realpace: dict[int, RealPaceResult] = field(default_factory=dict)
+    # The real-pace load with a zero-latency model (same clients, same script).
+    zeropace: dict[int, RealPaceResult] = field(default_factory=dict)
     peer_realpace: dict[int, PeerResult] = field(default_factory=dict)
     failure: str = ""
     elapsed_s: float = 0.0
@@ -274,5 +276,5 @@ def render(r: Results) -> str:
     if r.hubturn is not None:
         lines += hubturn_section(r.hubturn)
     if r.realpace:
-        lines += realpace_section(r.realpace, r.peer_realpace)
+        lines += realpace_section(r.realpace, r.peer_realpace, r.zeropace)
     return "\n".join(lines).rstrip() + "\n"

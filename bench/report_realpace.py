@@ -14,7 +14,11 @@ def _pct(part: float, whole: float) -> str:
     return f"{100 * part / whole:.0f}%" if whole else "n/a"
 
 
-def realpace_section(runs: dict[int, RealPaceResult], peers: dict[int, PeerResult]) -> list[str]:
+def realpace_section(
+    runs: dict[int, RealPaceResult],
+    peers: dict[int, PeerResult],
+    zero: dict[int, RealPaceResult] | None = None,
+) -> list[str]:
     first = next(iter(runs.values()))
     lines = [
         "## (i) Real pace: a hosted model's latency, the shipped defaults",
@@ -93,9 +97,21 @@ def realpace_section(runs: dict[int, RealPaceResult], peers: dict[int, PeerResul
                 f"turns/s, at {r.server_cpu_ms_per_turn() / peer.cpu_ms_per_turn:.2f}x its CPU "
                 "per turn."
             )
+        same = (zero or {}).get(clients)
+        if same is not None:
+            lines.append(
+                f"- {clients} clients: the same load and script with a zero-latency model: "
+                f"{same.turns_per_s:.1f} turns/s, {same.server_cpu_ms_per_turn():.1f} ms server "
+                f"CPU per turn; at real pace **{r.server_cpu_ms_per_turn() / max(1e-9, same.server_cpu_ms_per_turn()):.2f}x** that."
+            )
         lines.append(f"- {clients} clients: outcomes {dict(sorted(r.outcomes.items()))}.")
         by_process = ", ".join(f"{k} {v:.2f}" for k, v in r.cpu_ms_per_turn_by_process().items())
         lines.append(f"- {clients} clients: server CPU ms per turn by process: {by_process}.")
+        grown = ", ".join(
+            f"{k} {(r.rss_busy.get(k, 0) - r.rss_idle.get(k, 0)) / 2**20:+.1f}"
+            for k in sorted(r.rss_busy)
+        )
+        lines.append(f"- {clients} clients: RSS peak over idle by process, MiB: {grown}.")
         if r.close_cpu:
             lines.append(
                 f"- {clients} clients: closing the {clients} sockets afterwards (not in the "

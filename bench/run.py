@@ -43,12 +43,20 @@ ROUNDS = (
     "realpace20",
     "realpace200",
     "realpace800",
+    "zeropace200",
     "peer_realpace",
 )
 REAL_PACE_BUDGET_S = 420.0
 # The rounds measured on the one system that _measure starts; the real-pace rounds start their
 # own (the shipped defaults), and the peers run alone.
-MAIN_ROUNDS = set(ROUNDS) - {"peer", "realpace20", "realpace200", "realpace800", "peer_realpace"}
+MAIN_ROUNDS = set(ROUNDS) - {
+    "peer",
+    "realpace20",
+    "realpace200",
+    "realpace800",
+    "zeropace200",
+    "peer_realpace",
+}
 REPO = Path(__file__).resolve().parent.parent
 RESULTS = Path(__file__).resolve().parent / "results.md"
 _T0 = time.monotonic()
@@ -122,6 +130,18 @@ async def _real_pace(results: Results, rounds: set[str], tmp: Path) -> None:
             return
         results.realpace[clients] = r
         log(f"    {r.turns_per_s:.1f} turns/s of {r.ceiling:.0f}")
+    if "zeropace200" in rounds:
+        # The same load and script with a zero-latency model: the denominator of "CPU per turn
+        # at real pace / at zero latency" (issue 28), so the two differ only in the pace.
+        log("(i) the same 200 clients with a zero-latency model")
+        try:
+            async with asyncio.timeout(REAL_PACE_BUDGET_S):
+                results.zeropace[200] = await real_pace(
+                    tmp / "zeropace200", clients=200, ttft_ms=0, stream_ms=0
+                )
+        except (BenchError, TimeoutError) as exc:
+            results.failure = f"zero pace, 200 clients: {exc!r}"
+            return
     if "peer_realpace" in rounds:
         for clients in (200,):
             log(f"(i) the LangGraph peer at real pace, {clients} clients, run limit {clients}")
