@@ -161,7 +161,8 @@ class HubPeers:
         payload = args.get("payload") or {}
         if not isinstance(payload, dict):
             raise ToolError("'payload' must be an object")
-        entry = await self.activity.record(caller, Fact(ActivityKind.PEER_NOTIFIED, summary), key)
+        fact = Fact(ActivityKind.PEER_NOTIFIED, f"noted: {summary}")
+        entry = await self.activity.record(caller, fact, key)
         sent = await self.notify(caller, ptype, summary, payload, key, entry)
         return {"type": ptype.value, "peers": sent}
 

@@ -249,3 +249,33 @@ async def test_peer_events_come_from_hubs_only(system: System) -> None:
             )
         )
     assert refused.value.code() == grpc.StatusCode.INVALID_ARGUMENT
+
+
+async def test_a_worker_waiting_for_the_user_is_news_for_the_other_hub(system: System) -> None:
+    m = uuid.uuid4().hex[:8]
+    project, task, question = f"q_{m}", f"Task colour {m}", f"Which colour {m}?"
+    _, token = await new_user(system)
+    a, _, b, opened_b = await two_hubs(system, token)
+    system.script(
+        act("project_create", f"{m} make", name=project, steerContent=task),
+        act("answer", project, match=f"{m} make", message="Made it."),
+        act("respond", task, message=question, awaiting_user_input=True),
+        act("relay", question, source=project),
+    )
+    await a.ok("process-steer", {"content": f"{m} make"})
+    await eddie_says(a, question, timeout=60)
+
+    async def told() -> str:
+        text = "\n".join(
+            str(x["content"]) for x in await peer_lines(system, opened_b["chatProcessId"])
+        )
+        return text if f"{project} waits for an answer: {question}" in text else ""
+
+    await eventually(told, timeout=45, what="B told of the waiting worker")
+    assert not [
+        x
+        for x in await chat(system, opened_b["chatProcessId"])
+        if x["role"] == "ASSISTANT" and question in str(x["content"])
+    ]  # B records it; A is the hub that asks the user
+    await a.close()
+    await b.close()

@@ -152,6 +152,7 @@ class Eddie(EngineDefaults):
             elif isinstance(message, ProcessEvent):
                 await self._summarise(ctx, message)
                 await eddie_asks.open_ask(ctx, message)
+                await eddie_peers.tell_blocked(ctx, message)
                 events.append(message)
                 turn_input.append({"role": "user", "content": _event_text(message)})
             elif isinstance(message, ExternalCommand) and plan_mode.is_decision(message):

@@ -13,7 +13,15 @@ import time
 from typing import Any
 
 from engine_worker.context import ThinkEngineContext
-from vance.domain import ChatMessage, ChatRole, PeerEvent, SteerMessage, UserChatInput
+from vance.domain import (
+    ChatMessage,
+    ChatRole,
+    PeerEvent,
+    ProcessEvent,
+    ProcessEventType,
+    SteerMessage,
+    UserChatInput,
+)
 
 logger = logging.getLogger(__name__)
 
@@ -131,6 +139,22 @@ async def recap(
         return False
     await ctx.chat.append(ChatRole.ASSISTANT, line, {"action": "answer", "recap": True})
     return True
+
+
+async def tell_blocked(ctx: ThinkEngineContext, event: ProcessEvent) -> None:
+    """A worker waiting for the user is news for the other hubs at once (seed 001 §6.3): they
+    may be where the user is now."""
+    if event.type is not ProcessEventType.BLOCKED:
+        return
+    name = str(event.payload.get("project") or event.source_process_name or "a worker")
+    args = {
+        "type": "PROCESS_BLOCKED",
+        "summary": f"{name} waits for an answer: {_cut(event.human_summary)}",
+        "payload": {"processId": event.source_process_id, "project": name},
+    }
+    result = await ctx.tools.invoke("peer_notify", args, f"blocked-{event.idempotency_key}")
+    if result.error:
+        logger.warning("the other hubs were not told of %s: %s", name, result.error)
 
 
 async def record_turn(ctx: ThinkEngineContext, inbox: list[SteerMessage], said: str) -> None:
