@@ -114,9 +114,11 @@ def describe(tool: str, args: dict[str, Any], result: Any) -> Fact | None:
             text = f"listens to the process {pid} in mode {r.get('channelMode', '')}"
             return Fact(ActivityKind.PROCESS_OBSERVED, text, [{"type": "process", "id": pid}])
         case "process_create" | "process_create_delegate":
-            name = str(r.get("name") or args.get("name") or "")
+            nested = r.get("process")
+            spawned: dict[str, Any] = nested if isinstance(nested, dict) else r
+            name = str(spawned.get("name") or args.get("name") or "")
             text = f"started the worker {name}: {_cut(args.get('goal') or args.get('task'))}"
-            refs = [{"type": "process", "id": str(r.get("id") or name)}]
+            refs = [{"type": "process_name", "id": name}]  # a name in the hub's session
             return Fact(ActivityKind.PROCESS_SPAWNED, text, refs, PeerEventType.PROCESS_SPAWNED)
         case "answer_question":
             text = f"passed the user's answer on to {r.get('project') or r.get('processId')}"
