@@ -4,7 +4,9 @@ Each client opens a hub session (Eddie) and asks, one turn after the other; the 
 answers each ask in two calls, as a real one would: first a `scratchpad_read` (the user's own
 work, served by process_service), then Eddie's `answer`. Reported: hub turns/s, the turn's
 latency, server CPU per hub turn and the store commands per hub turn, so the cost of Eddie's
-turn beside Arthur's plain one (round (b)) is on record."""
+turn beside Arthur's plain one (round (b)) is on record; among them, the store work of the
+user's hubs knowing what each other did (docs/architecture.md "Hubs that know what each other
+did"): the turn's activity entry and the peers' activity read with its hub context."""
 
 from __future__ import annotations
 
@@ -29,6 +31,12 @@ from bench.system import BenchSystem
 from bench.wsclient import Client, Frame, Pred, reply_data
 
 ASK = "hubbench"
+# Store commands ("<command> <collection>", vance/store_trace.py) of the hubs' shared activity.
+PEER_WORK = {
+    "activity write": "insert eddie_activity",
+    "peer read": "find eddie_activity",
+    "hub registry": "update hub_peers",
+}
 ANSWER = "Your scratchpad is read."
 
 
@@ -51,6 +59,14 @@ class HubTurnResult:
 
     def store_calls_per_turn(self) -> dict[str, float]:
         return store_calls_per_turn(self.store_calls, self.turns_in_costs)
+
+    def peer_work_per_turn(self) -> dict[str, float]:
+        """The activity write, the peer read and the hub registry per hub turn."""
+        turns = max(1, self.turns_in_costs)
+        return {
+            label: sum(c.get(key, 0) for c in self.store_calls.values()) / turns
+            for label, key in PEER_WORK.items()
+        }
 
 
 async def _script(system: BenchSystem) -> None:

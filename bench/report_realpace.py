@@ -153,5 +153,9 @@ def hubturn_section(h: HubTurnResult) -> list[str]:
             ],
         ),
         f"- store commands per hub turn, most: {top}.",
+        "- of them, what the user's hubs knowing each other adds (activity log, peer read, "
+        "hub registry): "
+        + ", ".join(f"{k} {v:.2f}" for k, v in h.peer_work_per_turn().items())
+        + ".",
         "",
     ]

@@ -112,6 +112,8 @@ async def _measure(
         log("(j) a hub turn with one tool call (Eddie, scratchpad_read, answer)")
         results.hubturn = h = await hub_turns(system)
         log(f"    {h.turns_per_s:.1f} hub turns/s, {h.server_cpu_ms_per_turn():.1f} ms CPU each")
+        peer = ", ".join(f"{k} {v:.2f}" for k, v in h.peer_work_per_turn().items())
+        log(f"    store commands per hub turn for the hubs' shared activity: {peer}")
 
 
 async def _real_pace(results: Results, rounds: set[str], tmp: Path) -> None:

@@ -39,7 +39,7 @@ class TurnOutcome:
         return cls(ProcessStatus.CLOSED, CloseReason.DONE, summary=summary, payload=payload or {})
 
 
-SUSPEND_HOOK, STOP_HOOK = "SUSPEND", "STOP"
+SUSPEND_HOOK, STOP_HOOK, PEER_HOOK = "SUSPEND", "STOP", "PEER"
 
 
 class ThinkEngine(Protocol):
@@ -50,7 +50,9 @@ class ThinkEngine(Protocol):
     (stopped, or its session closed), in a short lane task of their own: they may record
     memory or settings; the status is not theirs to change, and they are not redone when they
     fail. They run only for an engine that names them in `hooks`, so an engine with nothing to
-    do on those transitions costs no task. `default_settings` are the engine's values of
+    do on those transitions costs no task. `peer` is a hook of a suspended hub that a peer
+    event woke: it reads the pending peer events (`drain_pending`) without draining them.
+    `default_settings` are the engine's values of
     typed settings keys, the lowest level of `ctx.settings_api()` (below the tenant)."""
 
     name: str
@@ -71,6 +73,8 @@ class ThinkEngine(Protocol):
 
     async def stop(self, process: ThinkProcess, ctx: ThinkEngineContext) -> None: ...
 
+    async def peer(self, process: ThinkProcess, ctx: ThinkEngineContext) -> None: ...
+
     def summarize_for_parent(self, process: ThinkProcess, outcome: TurnOutcome) -> str: ...
 
 
@@ -86,6 +90,9 @@ class EngineDefaults:
         return None
 
     async def stop(self, process: ThinkProcess, ctx: ThinkEngineContext) -> None:
+        return None
+
+    async def peer(self, process: ThinkProcess, ctx: ThinkEngineContext) -> None:
         return None
 
 

@@ -340,6 +340,8 @@ class Worker:
             # A hook (engine_worker/engine.py): the status stays what the transition made it.
             if call is LifecycleCall.SUSPEND:
                 await engine.suspend(process, ctx)
+            elif call is LifecycleCall.PEER:
+                await engine.peer(process, ctx)
             else:
                 await engine.stop(process, ctx)
             return TurnOutcome(process.status)

@@ -12,6 +12,7 @@ from typing import Any
 import grpc
 from pymongo.asynchronous.database import AsyncDatabase
 
+from process_service.hub_names import ProjectNames
 from process_service.inbox import Inbox
 from process_service.observations import DEFAULT_MODE, MODES, Observations
 from process_service.processes import Processes
@@ -66,6 +67,7 @@ class HubTools:
         self._observations = observations
         self._sessions = sessions
         self._publish = publish  # (session ids, notice type, data) -> None
+        self.names: ProjectNames | None = None  # conflict protection, set at wiring
 
     async def invoke(
         self, tool: str, caller: dict[str, Any], args: dict[str, Any], key: str, profile: str = ""
@@ -109,6 +111,8 @@ class HubTools:
             return done["result"]  # a redone turn: created once
         name, tenant = _str(args, "name"), str(caller["tenant_id"])
         user, mode = str(caller.get("owner_user_id", "")), _mode(args)
+        if self.names is not None:  # one hub of the user wins a name (hub_names.py)
+            await self.names.claim(caller, name, key)
         try:
             await self._sessions.CreateProject(
                 spb.CreateProjectRequest(
@@ -120,6 +124,8 @@ class HubTools:
                 )
             )
         except grpc.aio.AioRpcError as exc:
+            if self.names is not None:
+                await self.names.release(caller, name, key)
             if exc.code() == grpc.StatusCode.ALREADY_EXISTS:
                 raise ToolError(
                     f"a project named {name!r} exists already; open it with project_open or "
@@ -150,6 +156,8 @@ class HubTools:
             "steered": bool(steer),
         }
         await self._created.insert_one({"_id": key, "result": result})
+        if self.names is not None:
+            await self.names.created(caller, name, result)
         return result
 
     async def say(

@@ -103,13 +103,17 @@ class Lanes:
         )
         if after is None:
             return None
+        call = LifecycleCall(kind)
+        # A PEER hook is handed the pending peer events to read; they stay pending (the hook
+        # drains nothing), so the resume turn still sees them (engines/eddie_peers.py).
+        peers = [m for m in after.get("pending") or [] if m.get("kind") == "PEER_EVENT"]
         ref = self._ref(
             after,
             turn_id,
             1,
             worker_id,
-            LifecycleCall(kind),
-            [],
+            call,
+            peers if call is LifecycleCall.PEER else [],
             int(after.get("chat_count", 0)),
             lease_until,
         )

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from collections.abc import Callable, Coroutine
 from typing import Any
 
 import grpc
@@ -12,6 +13,9 @@ from process_service.cascade import SessionCascade
 from process_service.dispatcher import Dispatcher
 from process_service.event_feed import ChatFeed
 from process_service.events import NOTICE, EventLog
+from process_service.hub_activity import ActivityLog
+from process_service.hub_names import ProjectNames
+from process_service.hub_peers import HubPeers
 from process_service.hub_talk import HubTalk
 from process_service.hub_tools import HubTools
 from process_service.inbox import Inbox
@@ -78,6 +82,8 @@ class Background:
         self.chat_feed = chat_feed
         self.rollup = rollup
         self.channels = channels
+        # Further loops of the group, added at wiring (hub_peers.py: trailing peer events).
+        self.loops: list[Callable[[], Coroutine[Any, Any, None]]] = []
         self._stop = asyncio.Event()
         self._done = asyncio.Event()
         self._running = False
@@ -92,6 +98,8 @@ class Background:
                 # Cancelled with the rest at stop: it writes a last page of what it gathered.
                 tg.create_task(self.chat_feed.run())
                 tg.create_task(self.rollup.run())
+                for loop in self.loops:
+                    tg.create_task(loop())
                 tg.create_task(
                     register_forever(self.channels.get("tool_service"), tool_host_address)
                 )
@@ -185,6 +193,9 @@ async def create_server(
     tools.work = work = user_work(db, sessions, clock, config)
     tools.talk = HubTalk(db, tools.hub)
     tools.plans = servicer.plans = Plans(db, inbox, observations, publish)
+    # The user's hubs know what each other did (hub_activity.py, hub_peers.py, hub_names.py).
+    tools.hub.names = ProjectNames(db, clock)
+    tools.peers = peers = HubPeers(db, store, inbox, lanes, dispatcher.kick, ActivityLog(db, clock))
     servicer.connection_profiles = ConnectionProfiles(db)
     owners = CachedOwners(
         _session_owner(store, session_pb2_grpc.SessionServiceStub(channels.get("session_service"))),
@@ -196,6 +207,7 @@ async def create_server(
     serve_user_work(work, host.server)
     bound = host.bind(config.grpc_host, config.port("process_service") if port is None else port)
     background = Background(dispatcher, streams, events, chat_feed, rollup, channels)
+    background.loops.append(peers.run)
 
     async def close() -> None:
         # After the server stopped (no stream left): the background work, then its clients.

@@ -118,6 +118,12 @@ class ProcessServicer(MemoryRpcs, PlanRpcs, process_pb2_grpc.ProcessServiceServi
             message = c.steer_from_proto(request.message)
         except ValueError as exc:
             raise InvalidArgumentError(str(exc), reason="bad_message") from exc
+        if isinstance(message, d.PeerEvent):
+            # Hub to hub only, sent by process_service itself (hub_peers.py): no engine but a
+            # hub reads one, so nobody steers one in from outside.
+            raise InvalidArgumentError(
+                "peer events are sent between hubs only (peer_notify)", reason="peer_event"
+            )
         t = request.target
         result = await self.inbox.steer(t.process_id, t.session_id, t.process_name, message)
         reply = pc.steer_result_to_proto(result)

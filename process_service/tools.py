@@ -12,6 +12,7 @@ import grpc
 
 from process_service.delegate import Delegation
 from process_service.how_do_i import DEFAULT_RESULTS, MAX_RESULTS, HowDoI
+from process_service.hub_peer_specs import PEER_TOOL_NAMES, PEER_TOOLS
 from process_service.hub_tool_specs import HUB_TOOL_NAMES, HUB_TOOLS
 from process_service.inbox import Inbox
 from process_service.processes import Processes
@@ -33,6 +34,7 @@ from vance.v1 import recipe_pb2 as rpb
 from vance.v1 import recipe_pb2_grpc
 
 if TYPE_CHECKING:
+    from process_service.hub_peers import HubPeers
     from process_service.hub_talk import HubTalk
     from process_service.hub_tools import HubTools
     from process_service.plans import Plans
@@ -64,7 +66,7 @@ def _summary(p: ThinkProcess) -> dict[str, Any]:
 # keeps the session from counting as abandoned (session_service/abandoned.py).
 PERSISTENT_TOOL_NAMES = frozenset(
     str(t["name"])
-    for t in PROCESS_TOOLS + HUB_TOOLS + USER_WORK_TOOLS + TALK_TOOLS + PLAN_TOOLS
+    for t in PROCESS_TOOLS + HUB_TOOLS + USER_WORK_TOOLS + TALK_TOOLS + PLAN_TOOLS + PEER_TOOLS
     if "@persistent" in t.get("labels", [])
 )
 
@@ -85,6 +87,7 @@ class ProcessTools:
         self.work: UserWork | None = None  # the user's own tools (user_work/), set at wiring
         self.talk: HubTalk | None = None  # talking to projects (hub_talk.py), set at wiring
         self.plans: Plans | None = None  # plan mode (plans.py), set at wiring
+        self.peers: HubPeers | None = None  # the hubs' activity and peer events, set at wiring
         # process_create_delegate spawns through self.spawn, the path process_create takes.
         self._delegation = Delegation(self.spawn, processes, recipes, engines_available)
         self._generated = GeneratedRecipes(recipes, engines_available)
@@ -100,11 +103,15 @@ class ProcessTools:
         result = await self._dispatch(tool, caller, args, key, profile)
         if tool in PERSISTENT_TOOL_NAMES:
             await self._processes.count_persistent_call(caller_id)
+        if self.peers is not None:  # a hub's activity (hub_peers.py)
+            result = await self.peers.after_tool(tool, caller, args, result, key)
         return result
 
     async def _dispatch(
         self, tool: str, caller: dict[str, Any], args: dict[str, Any], key: str, profile: str
     ) -> Any:
+        if self.peers is not None and tool in PEER_TOOL_NAMES:
+            return await self.peers.invoke(tool, caller, args, key)
         if self.hub is not None and tool in HUB_TOOL_NAMES:
             return await self.hub.invoke(tool, caller, args, key, profile)
         if self.work is not None and tool in USER_WORK_TOOL_NAMES:

@@ -231,6 +231,9 @@ class WorkerStreams:
         if doc is not None and doc.get("wake") and doc["status"] in ("IDLE", "BLOCKED"):
             # Messages arrived during the turn: the next one starts at once.
             self._dispatcher.kick_ref(ref)
+        elif doc is not None and doc.get("hook"):
+            # A hook asked for while this lane was held (a second peer event): it runs now.
+            self._dispatcher.kick_ref(ref)
 
     async def _failure(self, ref: TurnRef, failure: Failure) -> None:
         logger.warning("turn %s of %s failed: %s", ref.turn_id, ref.process_id, failure.error)

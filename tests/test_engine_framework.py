@@ -46,7 +46,13 @@ def test_versions_are_compatible_within_a_major() -> None:
         ),
         d.ExternalCommand(command="approve", params={"target": "w"}),
         d.InboxAnswer(inbox_item_id="i1", answer="B"),
-        d.PeerEvent(source_session_id="s2", peer_kind="recap", payload={"n": 1}),
+        d.PeerEvent(
+            source_session_id="s2",
+            user_id="u1",
+            type=d.PeerEventType.PROJECT_CREATED,
+            human_summary="created the project x",
+            payload={"n": 1},
+        ),
     ],
 )
 def test_every_steer_variant_survives_the_wire(message: d.SteerMessage) -> None:

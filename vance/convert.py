@@ -143,7 +143,12 @@ def steer_to_proto(m: d.SteerMessage) -> pb.SteerMessage:
             out.peer_event.CopyFrom(
                 pb.PeerEvent(
                     source_session_id=m.source_session_id,
-                    kind=m.peer_kind,
+                    user_id=m.user_id,
+                    type=cast(
+                        pb.PeerEventType,
+                        enum_to_proto(m.type, pb.PeerEventType, "PEER_EVENT_TYPE"),
+                    ),
+                    human_summary=m.human_summary,
                     payload=dict_to_struct(m.payload),
                 )
             )
@@ -213,10 +218,13 @@ def steer_from_proto(p: pb.SteerMessage) -> d.SteerMessage:
             )
         case "peer_event":
             e2 = p.peer_event
+            ptype = enum_from_proto(e2.type, pb.PeerEventType, "PEER_EVENT_TYPE", d.PeerEventType)
             return d.PeerEvent(
                 **base,
                 source_session_id=e2.source_session_id,
-                peer_kind=e2.kind,
+                user_id=e2.user_id,
+                type=ptype or d.PeerEventType.STATUS,
+                human_summary=e2.human_summary,
                 payload=struct_to_dict(e2.payload),
             )
         case _:

@@ -38,6 +38,18 @@ class ProcessEventType(StrEnum):
     SUMMARY = "SUMMARY"
 
 
+class PeerEventType(StrEnum):
+    """What a hub tells its peers (seed 001 §6.3)."""
+
+    PROJECT_CREATED = "PROJECT_CREATED"
+    PROJECT_ARCHIVED = "PROJECT_ARCHIVED"
+    PROCESS_SPAWNED = "PROCESS_SPAWNED"
+    PROCESS_BLOCKED = "PROCESS_BLOCKED"
+    PROCESS_CHANGED = "PROCESS_CHANGED"
+    USER_STATEMENT = "USER_STATEMENT"
+    STATUS = "STATUS"
+
+
 class ToolCallStatus(StrEnum):
     SUCCESS = "SUCCESS"
     ERROR = "ERROR"
@@ -57,9 +69,11 @@ class LifecycleCall(StrEnum):
     # Hooks (engine_worker/engine.py): run after the transition, the status stays.
     SUSPEND = "SUSPEND"
     STOP = "STOP"
+    # A suspended hub takes in its pending peer events (engines/eddie_peers.py).
+    PEER = "PEER"
 
 
-HOOK_CALLS = frozenset({LifecycleCall.SUSPEND, LifecycleCall.STOP})
+HOOK_CALLS = frozenset({LifecycleCall.SUSPEND, LifecycleCall.STOP, LifecycleCall.PEER})
 
 
 class DeliveryOutcome(StrEnum):
@@ -212,9 +226,14 @@ class InboxAnswer(_SteerBase):
 
 
 class PeerEvent(_SteerBase):
+    """A hub telling another hub of the same user what happened; the sending Eddie is
+    `sender_process_id`. Only Eddie reads it (engines/eddie_peers.py)."""
+
     kind: Literal["PEER_EVENT"] = "PEER_EVENT"
     source_session_id: str = ""
-    peer_kind: str = ""
+    user_id: str = ""
+    type: PeerEventType = PeerEventType.STATUS
+    human_summary: str = ""
     payload: dict[str, Any] = Field(default_factory=dict)
 
 

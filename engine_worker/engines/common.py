@@ -122,10 +122,11 @@ def inbox_to_llm(m: SteerMessage) -> dict[str, Any]:
                 f"{json.dumps(m.answer, default=str)}</inbox-answer>",
             }
         case PeerEvent():
+            # Only hubs get peer events (Eddie takes them in itself: engines/eddie_peers.py).
             return {
                 "role": "user",
-                "content": f'<peer-event session="{m.source_session_id}" kind="{m.peer_kind}">'
-                f"{json.dumps(m.payload)}</peer-event>",
+                "content": f'<peer-event session="{m.source_session_id}" type="{m.type.value}">'
+                f"{m.human_summary}</peer-event>",
             }
         case _:
             raise ValueError(f"unknown inbox message {type(m).__name__}")

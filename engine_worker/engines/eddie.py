@@ -10,15 +10,16 @@ import logging
 from typing import Any
 
 from engine_worker.context import ThinkEngineContext
-from engine_worker.engine import EngineDefaults, TurnOutcome
+from engine_worker.engine import PEER_HOOK, EngineDefaults, TurnOutcome
 from engine_worker.engines import eddie_actions as a
-from engine_worker.engines import eddie_asks, eddie_guards, plan_mode
+from engine_worker.engines import eddie_asks, eddie_guards, eddie_peers, plan_mode
 from engine_worker.engines.common import history_to_llm, inbox_to_llm, process_event_text
 from engine_worker.engines.context_budget import fit_history
 from engine_worker.engines.eddie_voice import BUNDLED_RULES, system_prompt
 from engine_worker.engines.eddie_work import WORK_TOOLS
 from engine_worker.engines.loop import run_action_loop
 from vance.domain import (
+    ChatMessage,
     ChatRole,
     ExternalCommand,
     ProcessEvent,
@@ -55,6 +56,7 @@ INTERNAL_TOOLS = {
     "hub_voice_rules_store",
     "hub_ask_open",
     "hub_asks",
+    eddie_peers.RECORD_TOOL,
     *plan_mode.INTERNAL,
 }
 BOOTSTRAP_PROMPT = (
@@ -88,13 +90,23 @@ class Eddie(EngineDefaults):
     title = "Eddie Hub"
     description = "The user's personal hub: talks briefly, creates and watches projects."
     version = "1.0.0"
+    # A suspended hub woken by a peer event takes it into its chat (engines/eddie_peers.py).
+    hooks = frozenset({PEER_HOOK})
 
     async def start(self, process: ThinkProcess, ctx: ThinkEngineContext) -> TurnOutcome:
         await ctx.chat.append(ChatRole.ASSISTANT, WELCOME, {"action": a.ANSWER})
-        return await self._turn(process, ctx)
+        return await self._turn(process, ctx, opening="new")
 
     async def resume(self, process: ThinkProcess, ctx: ThinkEngineContext) -> TurnOutcome:
-        return await self._turn(process, ctx)
+        return await self._turn(process, ctx, opening="resumed")
+
+    async def peer(self, process: ThinkProcess, ctx: ThinkEngineContext) -> None:
+        """Suspended, woken by peer events: they go into the chat as system lines, nobody is
+        spoken to, and the status stays SUSPENDED (a PEER hook)."""
+        peers, _ = eddie_peers.split(await ctx.drain_pending())
+        if peers:
+            history = await ctx.chat.history(limit=int(_setting(ctx, "historyLimit")))
+            await eddie_peers.record(ctx, peers, history)
 
     async def steer(self, process: ThinkProcess, ctx: ThinkEngineContext) -> TurnOutcome:
         return await self._turn(process, ctx)
@@ -102,11 +114,22 @@ class Eddie(EngineDefaults):
     def summarize_for_parent(self, process: ThinkProcess, outcome: TurnOutcome) -> str:
         return f"hub {process.name} is {outcome.status.value.lower()}"
 
-    async def _turn(self, process: ThinkProcess, ctx: ThinkEngineContext) -> TurnOutcome:
+    async def _turn(
+        self, process: ThinkProcess, ctx: ThinkEngineContext, opening: str = ""
+    ) -> TurnOutcome:
         inbox = await ctx.drain_pending()
-        if not inbox:
+        if not inbox and not opening:
             return TurnOutcome.idle()
         pool = await ctx.tools.pool(BUNDLED["tools"] + sorted(INTERNAL_TOOLS))
+        history: list[ChatMessage] | None = None
+        hub: dict[str, Any] | None = None
+        peers, inbox = eddie_peers.split(inbox)
+        if peers or opening:
+            history = await ctx.chat.history(limit=int(_setting(ctx, "historyLimit")))
+            await eddie_peers.record(ctx, peers, history)
+        if opening and history is not None:
+            hub = await self._hub_context(ctx)
+            await eddie_peers.recap(ctx, hub, history, new=opening == "new")
         # An answer to a worker's question goes to that worker (engines/eddie_asks.py).
         inbox, asks = await eddie_asks.route(ctx, inbox)
         if not inbox:
@@ -118,7 +141,8 @@ class Eddie(EngineDefaults):
                 note = f"{m.payload.get('project') or m.source_process_name} started."
                 await ctx.chat.append(ChatRole.SYSTEM, note, {"milestone": "started"})
             return TurnOutcome.idle()
-        history = await ctx.chat.history(limit=int(_setting(ctx, "historyLimit")))
+        if history is None or peers or opening:  # what this turn appended so far, too
+            history = await ctx.chat.history(limit=int(_setting(ctx, "historyLimit")))
         events: list[ProcessEvent] = []
         turn_input: list[dict[str, Any]] = []
         for message in inbox:
@@ -128,6 +152,7 @@ class Eddie(EngineDefaults):
             elif isinstance(message, ProcessEvent):
                 await self._summarise(ctx, message)
                 await eddie_asks.open_ask(ctx, message)
+                await eddie_peers.tell_blocked(ctx, message)
                 events.append(message)
                 turn_input.append({"role": "user", "content": _event_text(message)})
             elif isinstance(message, ExternalCommand) and plan_mode.is_decision(message):
@@ -138,9 +163,9 @@ class Eddie(EngineDefaults):
                 turn_input.append(inbox_to_llm(message))
         if asks:  # before the user's words, which stay the turn's last message
             turn_input.insert(0, {"role": "user", "content": eddie_asks.open_questions_note(asks)})
-        hub = await self._hub_context(ctx)
+        hub = hub if hub is not None else await self._hub_context(ctx)
         messages = fit_history(
-            {"role": "system", "content": system_prompt(process, hub)},
+            {"role": "system", "content": system_prompt(process, hub) + eddie_peers.block(hub)},
             history_to_llm(history),
             turn_input,
             int(ctx.settings.get("maxContextTokens", 64_000)),
@@ -166,6 +191,7 @@ class Eddie(EngineDefaults):
             outcome = await self._propose(ctx, result)
         else:
             outcome = await self._act(ctx, result, events)
+        await eddie_peers.record_turn(ctx, inbox, outcome.summary)
         await self._bootstrap_voice(ctx, hub)
         return outcome
 

@@ -85,6 +85,7 @@ class LifecycleCall(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     LIFECYCLE_CALL_RESUME: _ClassVar[LifecycleCall]
     LIFECYCLE_CALL_SUSPEND: _ClassVar[LifecycleCall]
     LIFECYCLE_CALL_STOP: _ClassVar[LifecycleCall]
+    LIFECYCLE_CALL_PEER: _ClassVar[LifecycleCall]
 
 class DeliveryOutcome(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     __slots__ = ()
@@ -93,6 +94,17 @@ class DeliveryOutcome(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     DELIVERY_OUTCOME_QUEUED: _ClassVar[DeliveryOutcome]
     DELIVERY_OUTCOME_DEFERRED: _ClassVar[DeliveryOutcome]
     DELIVERY_OUTCOME_REJECTED: _ClassVar[DeliveryOutcome]
+
+class PeerEventType(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
+    __slots__ = ()
+    PEER_EVENT_TYPE_UNSPECIFIED: _ClassVar[PeerEventType]
+    PEER_EVENT_TYPE_PROJECT_CREATED: _ClassVar[PeerEventType]
+    PEER_EVENT_TYPE_PROJECT_ARCHIVED: _ClassVar[PeerEventType]
+    PEER_EVENT_TYPE_PROCESS_SPAWNED: _ClassVar[PeerEventType]
+    PEER_EVENT_TYPE_PROCESS_BLOCKED: _ClassVar[PeerEventType]
+    PEER_EVENT_TYPE_PROCESS_CHANGED: _ClassVar[PeerEventType]
+    PEER_EVENT_TYPE_USER_STATEMENT: _ClassVar[PeerEventType]
+    PEER_EVENT_TYPE_STATUS: _ClassVar[PeerEventType]
 PROCESS_STATUS_UNSPECIFIED: ProcessStatus
 PROCESS_STATUS_INIT: ProcessStatus
 PROCESS_STATUS_RUNNING: ProcessStatus
@@ -145,11 +157,20 @@ LIFECYCLE_CALL_STEER: LifecycleCall
 LIFECYCLE_CALL_RESUME: LifecycleCall
 LIFECYCLE_CALL_SUSPEND: LifecycleCall
 LIFECYCLE_CALL_STOP: LifecycleCall
+LIFECYCLE_CALL_PEER: LifecycleCall
 DELIVERY_OUTCOME_UNSPECIFIED: DeliveryOutcome
 DELIVERY_OUTCOME_STARTED: DeliveryOutcome
 DELIVERY_OUTCOME_QUEUED: DeliveryOutcome
 DELIVERY_OUTCOME_DEFERRED: DeliveryOutcome
 DELIVERY_OUTCOME_REJECTED: DeliveryOutcome
+PEER_EVENT_TYPE_UNSPECIFIED: PeerEventType
+PEER_EVENT_TYPE_PROJECT_CREATED: PeerEventType
+PEER_EVENT_TYPE_PROJECT_ARCHIVED: PeerEventType
+PEER_EVENT_TYPE_PROCESS_SPAWNED: PeerEventType
+PEER_EVENT_TYPE_PROCESS_BLOCKED: PeerEventType
+PEER_EVENT_TYPE_PROCESS_CHANGED: PeerEventType
+PEER_EVENT_TYPE_USER_STATEMENT: PeerEventType
+PEER_EVENT_TYPE_STATUS: PeerEventType
 
 class UserChatInput(_message.Message):
     __slots__ = ("from_user", "content", "ask_id", "forwarded_by")
@@ -216,14 +237,18 @@ class InboxAnswer(_message.Message):
     def __init__(self, inbox_item_id: _Optional[str] = ..., answer: _Optional[_Union[_struct_pb2.Value, _Mapping]] = ...) -> None: ...
 
 class PeerEvent(_message.Message):
-    __slots__ = ("source_session_id", "kind", "payload")
+    __slots__ = ("source_session_id", "payload", "user_id", "type", "human_summary")
     SOURCE_SESSION_ID_FIELD_NUMBER: _ClassVar[int]
-    KIND_FIELD_NUMBER: _ClassVar[int]
     PAYLOAD_FIELD_NUMBER: _ClassVar[int]
+    USER_ID_FIELD_NUMBER: _ClassVar[int]
+    TYPE_FIELD_NUMBER: _ClassVar[int]
+    HUMAN_SUMMARY_FIELD_NUMBER: _ClassVar[int]
     source_session_id: str
-    kind: str
     payload: _struct_pb2.Struct
-    def __init__(self, source_session_id: _Optional[str] = ..., kind: _Optional[str] = ..., payload: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ...) -> None: ...
+    user_id: str
+    type: PeerEventType
+    human_summary: str
+    def __init__(self, source_session_id: _Optional[str] = ..., payload: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ..., user_id: _Optional[str] = ..., type: _Optional[_Union[PeerEventType, str]] = ..., human_summary: _Optional[str] = ...) -> None: ...
 
 class SteerMessage(_message.Message):
     __slots__ = ("id", "idempotency_key", "at_ms", "target_process_id", "sender_process_id", "user_chat_input", "process_event", "reply", "tool_result", "external_command", "inbox_answer", "peer_event")

@@ -1,0 +1,117 @@
+"""Conflict protection between a user's hubs (seed 001 §6.4): two hubs never create the same
+project. Each `project_create` first claims (tenant, user, name) in `hub_project_names`; the
+claim's `_id` is the JSON of the three, so the store's unique `_id` index is the unique index
+on (tenant, user, project name) and decides between concurrent calls on any replica. The
+loser's tool result names the other hub and says to join the project with `project_open`; it
+is given once the winner's project exists (or after CREATED_WAIT_S), so that call works.
+
+A claim stays after its project is made: it records which hub made it. A claim whose
+creation failed (the name is another user's project in the tenant) is released."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+from typing import Any
+
+from pymongo.asynchronous.database import AsyncDatabase
+
+from process_service.tool_args import ToolError
+from vance.clock import Clock
+from vance.store import Document, is_duplicate_key
+
+logger = logging.getLogger(__name__)
+
+CREATED_WAIT_S = 10.0  # how long the loser waits for the winner's project to exist
+_POLL_S = 0.1
+
+
+def _id(caller: dict[str, Any], name: str) -> str:
+    return json.dumps([str(caller["tenant_id"]), str(caller.get("owner_user_id", "")), name])
+
+
+def _ago(ms: int) -> str:
+    s = max(0, ms // 1000)
+    if s < 90:
+        return f"{s} seconds ago"
+    if s < 5400:
+        return f"{s // 60} minutes ago"
+    return f"{s // 3600} hours ago"
+
+
+class ProjectNames:
+    def __init__(self, db: AsyncDatabase[Document], clock: Clock) -> None:
+        self._col = db["hub_project_names"]
+        self._clock = clock
+
+    async def claim(self, caller: dict[str, Any], name: str, key: str) -> None:
+        """Holds the name for this call, or raises the conflict the model turns into "your
+        other hub just created that"."""
+        for _ in range(3):
+            held = await self._try(caller, name, key)
+            if held is None:
+                return
+            if held.get("eddie_process_id") == caller["_id"]:
+                raise ToolError(
+                    f"a project named {name!r} exists already; open it with project_open or "
+                    "pick another name"
+                )
+            done = await self._created(held)
+            if done is None:
+                continue  # the other hub's creation failed and let the name go: claim again
+            raise ToolError(_conflict(name, done, self._clock.now_ms()))
+        raise ToolError(f"the project {name!r} is being created elsewhere; try project_open")
+
+    async def _try(self, caller: dict[str, Any], name: str, key: str) -> Document | None:
+        doc: Document = {
+            "_id": _id(caller, name),
+            "tenant_id": str(caller["tenant_id"]),
+            "user_id": str(caller.get("owner_user_id", "")),
+            "name": name,
+            "eddie_process_id": str(caller["_id"]),
+            "session_id": str(caller.get("session_id", "")),
+            "key": key,
+            "at_ms": self._clock.now_ms(),
+            "created": False,
+        }
+        try:
+            await self._col.insert_one(doc)
+            return None
+        except Exception as exc:
+            if not is_duplicate_key(exc):
+                raise
+        held = await self._col.find_one({"_id": doc["_id"]})
+        if held is None or held.get("key") == key:
+            return None  # released meanwhile (claimed again next round), or a redo of this call
+        return held
+
+    async def _created(self, held: Document) -> Document | None:
+        """The winner's claim once its project exists; None when it was released."""
+        deadline = asyncio.get_running_loop().time() + CREATED_WAIT_S
+        doc: Document | None = held
+        while doc is not None and not doc.get("created"):
+            if asyncio.get_running_loop().time() >= deadline:
+                return doc  # still in the making: the model may try project_open later
+            await asyncio.sleep(_POLL_S)
+            doc = await self._col.find_one({"_id": held["_id"]})
+        return doc
+
+    async def created(self, caller: dict[str, Any], name: str, result: dict[str, Any]) -> None:
+        await self._col.update_one(
+            {"_id": _id(caller, name)}, {"$set": {"created": True, "result": result}}
+        )
+
+    async def release(self, caller: dict[str, Any], name: str, key: str) -> None:
+        await self._col.delete_one({"_id": _id(caller, name), "key": key})
+
+
+def _conflict(name: str, held: Document, now_ms: int) -> str:
+    when = _ago(now_ms - int(held.get("at_ms", now_ms)))
+    state = "exists now" if held.get("created") else "is being made"
+    return (
+        f"conflict: your other hub (hub session {held.get('session_id', '')}) created the "
+        f"project {name!r} {when}, and it {state}. It is the same project: do not create it "
+        f"again. Join it with project_open{{name: {name!r}}} and tell the user their other hub "
+        "already made it."
+    )

@@ -1,0 +1,260 @@
+"""Peer events between a user's hubs (seed 001 §6.3, docs/architecture.md "Hubs that know what
+each other did"): what one Eddie did that the user's other Eddie processes should know at once.
+
+A PEER_EVENT goes into the inbox of every other active (not closed) Eddie process of the same
+tenant and user, hub to hub only: the hubs of a user are kept in one `hub_peers` document
+(`<tenant>:<user>`), registered by each hub's first `hub_context` call on this replica. A
+suspended hub is woken by a PEER hook (process_service/lanes.py): a lane task that hands it
+the pending peer events to take into its chat while its status stays SUSPENDED; the events
+stay pending, so the turn that resumes the session with the user sees them too.
+
+Debounce: one window of DEBOUNCE_S per (sending hub, receiving hub). The first fact in a
+window is sent at once; the facts that follow in it are held and sent as one event when it
+ends (each with its own type in `payload.facts`), which opens the next window. So a burst
+wakes a peer at most twice per window whatever its kinds, and the last fact always goes out.
+A fact held when process_service stops is not sent, but it is in the activity log, which the
+peer reads on its next turn."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from pymongo.asynchronous.database import AsyncDatabase
+
+from process_service.hub_activity import ActivityKind, ActivityLog, Fact, describe
+from process_service.inbox import Inbox
+from process_service.lanes import Lanes
+from process_service.store import ProcessStore
+from process_service.tool_args import ToolError
+from process_service.tool_args import arg_str as _str
+from vance.domain import (
+    HUB_ONLY_ENGINES,
+    DeliveryOutcome,
+    LifecycleCall,
+    PeerEvent,
+    PeerEventType,
+    ProcessStatus,
+)
+from vance.store import Document
+
+logger = logging.getLogger(__name__)
+
+DEBOUNCE_S = 5.0
+_MAX_REGISTERED = 100_000
+
+
+def is_hub(caller: dict[str, Any]) -> bool:
+    return str(caller.get("engine", "")) in HUB_ONLY_ENGINES
+
+
+@dataclass
+class _Window:
+    until: float  # event-loop time the window ends
+    caller: dict[str, Any]
+    held: list[dict[str, Any]] = field(default_factory=list)  # facts for the trailing event
+    key: str = ""  # idempotency key of the newest held fact
+
+
+class HubPeers:
+    def __init__(
+        self,
+        db: AsyncDatabase[Document],
+        store: ProcessStore,
+        inbox: Inbox,
+        lanes: Lanes,
+        kick: Callable[[str, str], None],
+        activity: ActivityLog,
+    ) -> None:
+        self._registry = db["hub_peers"]
+        self._store = store
+        self._inbox = inbox
+        self._lanes = lanes
+        self._kick = kick
+        self.activity = activity
+        self._registered: set[str] = set()
+        self._windows: dict[tuple[str, str], _Window] = {}
+        self._changed = asyncio.Event()
+
+    # ---- who the peers are ----
+
+    async def register(self, caller: dict[str, Any]) -> None:
+        """Makes this hub one of its user's hubs (once per process and replica)."""
+        pid = str(caller["_id"])
+        if pid in self._registered:
+            return
+        await self._registry.update_one(
+            {"_id": _owner_key(caller)},
+            {"$set": {f"hubs.{pid}": str(caller.get("session_id", ""))}},
+            upsert=True,
+        )
+        if len(self._registered) >= _MAX_REGISTERED:
+            self._registered.clear()  # costs each hub one more idempotent write
+        self._registered.add(pid)
+
+    async def peers_of(self, caller: dict[str, Any]) -> list[Document]:
+        """The user's other hub processes that are not closed."""
+        doc = await self._registry.find_one({"_id": _owner_key(caller)})
+        ids = [pid for pid in (doc or {}).get("hubs", {}) if pid != str(caller["_id"])]
+        found = await self._store.get_many(ids) if ids else []
+        closed = [str(d["_id"]) for d in found if d["status"] == ProcessStatus.CLOSED.value]
+        gone = set(ids) - {str(d["_id"]) for d in found}
+        if closed or gone:
+            await self._registry.update_one(
+                {"_id": _owner_key(caller)},
+                {"$unset": {f"hubs.{pid}": "" for pid in [*closed, *gone]}},
+            )
+        return [
+            d
+            for d in found
+            if d["status"] != ProcessStatus.CLOSED.value
+            and d.get("owner_user_id") == caller.get("owner_user_id")
+            and d.get("tenant_id") == caller.get("tenant_id")
+        ]
+
+    # ---- the tools, and after a tool call ----
+
+    async def invoke(
+        self, tool: str, caller: dict[str, Any], args: dict[str, Any], key: str
+    ) -> Any:
+        if not is_hub(caller):
+            raise ToolError(f"{tool} is for hubs only")
+        if tool == "peer_notify":
+            return await self.invoke_notify(caller, args, key)
+        return await self.activity.invoke_record(caller, args, key)
+
+    async def after_tool(
+        self, tool: str, caller: dict[str, Any], args: dict[str, Any], result: Any, key: str
+    ) -> Any:
+        """What follows a hub's successful call. `hub_context` (called every turn) gains the
+        peers' activity, and registers the hub as one of its user's hubs. An organizational
+        call gets an activity entry now and, for what the other hubs should know at once, a
+        peer event; that never fails the call it follows."""
+        if not is_hub(caller):
+            return result
+        if tool == "hub_context" and isinstance(result, dict):
+            await self.register(caller)
+            return {**result, "peerActivity": await self.activity.peers(caller)}
+        fact = describe(tool, args, result)
+        if fact is None:
+            return result
+        try:
+            entry = await self.activity.record(caller, fact, key)
+            if fact.peer is not None:
+                await self.notify(caller, fact.peer, fact.summary, {"refs": fact.refs}, key, entry)
+        except Exception:
+            logger.exception("activity of %s after %s not recorded", caller.get("_id"), tool)
+        return result
+
+    async def invoke_notify(self, caller: dict[str, Any], args: dict[str, Any], key: str) -> Any:
+        """`peer_notify{type, summary, payload}`: the model tells the user's other hubs."""
+        raw = _str(args, "type").upper()
+        try:
+            ptype = PeerEventType(raw)
+        except ValueError:
+            allowed = ", ".join(t.value for t in PeerEventType)
+            raise ToolError(f"type must be one of {allowed}") from None
+        summary = _str(args, "summary")
+        payload = args.get("payload") or {}
+        if not isinstance(payload, dict):
+            raise ToolError("'payload' must be an object")
+        fact = Fact(ActivityKind.PEER_NOTIFIED, f"noted: {summary}")
+        entry = await self.activity.record(caller, fact, key)
+        sent = await self.notify(caller, ptype, summary, payload, key, entry)
+        return {"type": ptype.value, "peers": sent}
+
+    async def notify(
+        self,
+        caller: dict[str, Any],
+        ptype: PeerEventType,
+        summary: str,
+        payload: dict[str, Any],
+        key: str,
+        entry: dict[str, Any],
+    ) -> int:
+        """Sends the fact to every peer, or holds it for the window's trailing event."""
+        fact = {
+            "type": ptype.value,
+            "summary": summary,
+            "atMs": int(entry["ts"]),
+            "payload": payload,
+        }
+        now = asyncio.get_running_loop().time()
+        peers = await self.peers_of(caller)
+        for target in peers:
+            slot = (str(caller["_id"]), str(target["_id"]))
+            window = self._windows.get(slot)
+            if window is None or now >= window.until:
+                self._windows[slot] = _Window(now + DEBOUNCE_S, caller)
+                await self._deliver(caller, str(target["_id"]), [fact], key)
+            else:
+                window.held.append(fact)
+                window.key = key
+                self._changed.set()
+        return len(peers)
+
+    # ---- delivery ----
+
+    async def _deliver(
+        self, caller: dict[str, Any], target: str, facts: list[dict[str, Any]], key: str
+    ) -> None:
+        last = facts[-1]
+        summary = "; ".join(str(f["summary"]) for f in facts)
+        event = PeerEvent(
+            idempotency_key=f"peer:{key}:{target}",
+            sender_process_id=str(caller["_id"]),
+            source_session_id=str(caller.get("session_id", "")),
+            user_id=str(caller.get("owner_user_id", "")),
+            type=PeerEventType(str(last["type"])),
+            human_summary=summary,
+            payload={"facts": facts},
+        )
+        result = await self._inbox.steer(target, "", "", event)
+        if result.outcome is DeliveryOutcome.DEFERRED and result.process is not None:
+            await self._wake(result.process)
+
+    async def _wake(self, doc: dict[str, Any]) -> None:
+        """A suspended hub takes its peer events in a PEER hook; a paused one waits."""
+        if doc.get("status") != ProcessStatus.SUSPENDED.value:
+            return
+        hook = self._lanes.hook_fields(doc, LifecycleCall.PEER)
+        if not hook:
+            return
+        pid = str(doc["_id"])
+        after = await self._store.update(
+            pid,
+            {"status": ProcessStatus.SUSPENDED.value, "hook": {"$exists": False}},
+            {"$set": hook},
+        )
+        if after is not None:
+            self._kick(pid, str(after["engine"]))
+
+    async def run(self) -> None:
+        """Sends each window's held facts when the window ends (owned by server.Background)."""
+        loop = asyncio.get_running_loop()
+        while True:
+            now = loop.time()
+            due = [(slot, w) for slot, w in self._windows.items() if w.held and w.until <= now]
+            for slot, window in due:
+                facts, window.held = window.held, []
+                window.until = now + DEBOUNCE_S
+                try:
+                    await self._deliver(window.caller, slot[1], facts, window.key)
+                except Exception:
+                    logger.exception("peer event to %s not delivered", slot[1])
+            for slot in [s for s, w in self._windows.items() if not w.held and w.until <= now]:
+                del self._windows[slot]
+            waiting = [w.until for w in self._windows.values() if w.held]
+            timeout = max(0.0, min(waiting) - loop.time()) if waiting else None
+            self._changed.clear()
+            try:
+                await asyncio.wait_for(self._changed.wait(), timeout)
+            except TimeoutError:
+                pass
+
+
+def _owner_key(caller: dict[str, Any]) -> str:
+    return f"{caller['tenant_id']}:{caller.get('owner_user_id', '')}"
