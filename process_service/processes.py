@@ -270,10 +270,15 @@ class Processes:
             self._kick(pid, str(resumed["engine"]))
         return resumed
 
-    async def stop(self, doc: dict[str, Any], *, stopped_by: str = "") -> dict[str, Any]:
+    async def stop(
+        self, doc: dict[str, Any], *, stopped_by: str = "", allow_init: bool = False
+    ) -> dict[str, Any]:
+        """Closes the process STOPPED. A user's stop of an INIT process is refused (nothing
+        runs yet); `allow_init` is the parent's cutoff (process_service/delegate.py), which
+        must keep a child that no lane took yet from starting later."""
         status = ProcessStatus(doc["status"])
         pid = str(doc["_id"])
-        if status is ProcessStatus.INIT:
+        if status is ProcessStatus.INIT and not allow_init:
             raise FailedPreconditionError("the process has not started yet", reason="process_init")
         if status is ProcessStatus.CLOSED:
             return doc
