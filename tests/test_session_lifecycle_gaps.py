@@ -28,6 +28,7 @@ from tests.lifecycle_support import (
 )
 from vance.clock import ManualClock
 from vance.testing.ports import free_port_block
+from vance.testing.scripted_llm import Rule
 from vance.v1 import common_pb2 as pb
 from vance.v1 import process_pb2 as ppb
 from vance.v1 import session_pb2 as spb
@@ -143,3 +144,43 @@ async def test_a_session_whose_chat_cannot_be_created_does_not_stay_init(system:
     async with store(system) as db:
         made = await db["sessions"].find({"owner_user_id": owner}).to_list(None)
     assert [(d["status"], d.get("close_reason")) for d in made] == [("CLOSED", "INCOMPLETE")]
+
+
+async def test_esc_tells_every_client_which_engine_will_pause_before_it_does(
+    system: System,
+) -> None:
+    m = marker()
+    hold = f"halt-{m}"
+    system.script(Rule(match_last=f"{m} long answer", text=f"a long answer {m}", hold=hold))
+    token = await system.login()
+    client = await system.connect(token)
+    created = await create(client)
+    sid, chat = created["sessionId"], created["chatProcessId"]
+    await wait_engine(system, chat, "IDLE")
+    watcher = await system.connect(token)
+    await watcher.ok("session-monitor", {"sessionId": sid})
+    await client.ok("process-steer", {"content": f"{m} long answer"})
+    await wait_engine(system, chat, "RUNNING")
+    try:
+        paused = await client.ok("process-pause", {})
+        assert [p["processName"] for p in paused["processes"]] == ["chat"]
+        for c in (client, watcher):
+            halt = await c.wait_for(lambda f: f["type"] == "engine-halt-requested")
+            assert halt["data"] == {"processId": chat, "processName": "chat", "engine": "arthur"}
+            assert "seq" in halt
+        # Before the engine is PAUSED: its turn is still held.
+        assert not [
+            f
+            for f in watcher.of_type("process-progress")
+            if f["data"].get("status") == "PAUSED" and f["data"]["processId"] == chat
+        ]
+    finally:
+        system.llm.release(hold)
+    await wait_engine(system, chat, "PAUSED")
+    # An Esc on a resting session stays silent.
+    before = len(watcher.of_type("engine-halt-requested"))
+    assert (await client.ok("process-pause", {}))["processes"] == []
+    await client.request("ping", {})
+    assert len(watcher.of_type("engine-halt-requested")) == before
+    await watcher.close()
+    await client.close()

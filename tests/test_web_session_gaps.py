@@ -140,3 +140,54 @@ async def test_the_session_list_cards_titles_archive_and_tag_filters(
     await expect(row(page, tagged)).to_have_count(1)
     await expect(row(page, untitled)).to_have_count(0)
     await expect(page.get_by_role("group", name="Filter by owner")).to_have_count(0)  # not admin
+
+
+def call(tool: str, **arguments: Any) -> dict[str, Any]:
+    return {"name": tool, "arguments": arguments}
+
+
+def respond(message: str, awaiting: bool = False) -> list[dict[str, Any]]:
+    return [call("respond", message=message, awaiting_user_input=awaiting)]
+
+
+async def test_a_worker_opened_in_focus_shows_its_transcript_and_is_steered_directly(
+    system: System, page: Page
+) -> None:
+    m = uuid.uuid4().hex[:8]
+    goal = f"Collect notes {m}"
+    system.script(
+        Rule(
+            match_last=f"{m} delegate",
+            tool_calls=[call("process_create", recipe="analyze", goal=goal, name="notes")],
+        ),
+        Rule(match=m, match_last="notes", tool_calls=respond(f"Started the notes {m}.")),
+        Rule(match_last=goal, tool_calls=respond(f"Which topic? ({m})", awaiting=True)),
+        Rule(match_last="Which topic", tool_calls=respond(f"notes asks for a topic ({m})")),
+        Rule(match_last=f"birds {m}", tool_calls=respond(f"Notes on birds {m}")),
+        Rule(match_last=f"Notes on birds {m}", tool_calls=respond(f"notes finished ({m})")),
+    )
+    await sign_in(page)
+    await page.get_by_label("Project", exact=True).fill("demo")
+    await page.get_by_role("button", name="New session").click()
+    log = page.get_by_test_id("log")
+    await expect(log).to_contain_text("Hi, I'm Arthur")
+    composer = page.get_by_label("Message")
+    await composer.fill(f"{m} delegate")
+    await composer.press("Enter")
+    worker = page.locator("li.proc[data-process='notes']")
+    await expect(worker.locator("[data-role=status]")).to_have_text("BLOCKED", timeout=45_000)
+    await worker.get_by_role("button", name="Focus notes").click()
+    # The worker's own transcript in the main column, not Arthur's conversation.
+    await expect(page.get_by_test_id("focus")).to_contain_text("Working directly with notes")
+    await expect(log).to_contain_text(f"Which topic? ({m})")
+    await expect(log).not_to_contain_text(f"Started the notes {m}.")
+    # The composer talks to the worker.
+    await composer.fill(f"birds {m}")
+    await composer.press("Enter")
+    await expect(log).to_contain_text(f"Notes on birds {m}", timeout=45_000)
+    await page.get_by_role("button", name="Back to chat").click()
+    await expect(page.get_by_test_id("focus")).to_have_count(0)
+    await expect(log).to_contain_text(f"Started the notes {m}.")
+    # The message went to the worker, not to Arthur's chat.
+    await expect(log).not_to_contain_text(f"Which topic? ({m})")
+    await expect(log).not_to_contain_text(f"birds {m}")

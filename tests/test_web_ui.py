@@ -299,11 +299,18 @@ async def test_search_groups_rename_archive_reactivate_and_delete(
         )
     ).to_be_visible()
     await page.get_by_label("Search sessions").fill("")
-    # Archive: greyed with Reactivate; reactivate brings it back.
+    # Archive: the row leaves the list; the `archived` chip shows it, greyed with Reactivate;
+    # reactivate brings it back.
     await row.locator("summary").click()
     await row.get_by_role("button", name="Archive").click()
+    await expect(row).to_have_count(0)
+    archived_chip = page.get_by_role("group", name="Filter by status").get_by_role(
+        "button", name="archived"
+    )
+    await archived_chip.click()
     await expect(row).to_have_class(re.compile("archived"))
     await row.get_by_role("button", name="Reactivate").click()
+    await archived_chip.click()
     await expect(row.locator("[data-role=status]")).to_have_text(re.compile("IDLE|RUNNING"))
     await expect(row).not_to_have_class(re.compile("archived"))
     # Delete only after the confirmation.
