@@ -310,6 +310,7 @@ async def test_search_groups_rename_archive_reactivate_and_delete(
     await archived_chip.click()
     await expect(row).to_have_class(re.compile("archived"))
     await row.get_by_role("button", name="Reactivate").click()
+    await expect(row).to_have_count(0)  # no longer archived: gone from the archived list
     await archived_chip.click()
     await expect(row.locator("[data-role=status]")).to_have_text(re.compile("IDLE|RUNNING"))
     await expect(row).not_to_have_class(re.compile("archived"))
