@@ -14,6 +14,7 @@ from pydantic import BaseModel, ConfigDict, Field, JsonValue, StrictBool, Strict
 
 from gateway.errors import GatewayError
 from gateway.limits import INT32_MAX, INT64_MAX, MAX_FRAME_BYTES, MAX_ID_CHARS
+from gateway.ranges import DurationMs
 
 Id = Annotated[StrictStr, Field(max_length=MAX_ID_CHARS)]
 Text = Annotated[StrictStr, Field(max_length=MAX_FRAME_BYTES)]
@@ -103,8 +104,8 @@ class LifecycleData(FrameData):
     on_disconnect: Id | None = Field(default=None, alias="onDisconnect")
     on_idle: Id | None = Field(default=None, alias="onIdle")
     on_suspend: Id | None = Field(default=None, alias="onSuspend")
-    idle_timeout_ms: Seq | None = Field(default=None, alias="idleTimeoutMs")
-    suspend_keep_duration_ms: Seq | None = Field(default=None, alias="suspendKeepDurationMs")
+    idle_timeout_ms: DurationMs | None = Field(default=None, alias="idleTimeoutMs")
+    suspend_keep_duration_ms: DurationMs | None = Field(default=None, alias="suspendKeepDurationMs")
 
 
 class CreateData(FrameData):

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from gateway.binding import caller
 from gateway.connection import Connection
 from gateway.errors import GatewayError
 from gateway.frames import chat_message_data, process_data, status_name
@@ -12,6 +13,7 @@ from gateway.inputs import CommandData, ListData, MessagesData, SteerData, Targe
 from vance.protoutil import dict_to_struct
 from vance.v1 import common_pb2 as pb
 from vance.v1 import process_pb2 as ppb
+from vance.v1 import session_pb2 as spb
 
 
 def bound_session(conn: Connection) -> str:
@@ -97,7 +99,19 @@ async def process_pause(conn: Connection, data: Targeted) -> dict[str, Any]:
 
 
 async def process_resume(conn: Connection, data: Targeted) -> dict[str, Any]:
-    return process_data(await conn.clients.processes.Resume(target(conn, data)))
+    """Resumes the engine; in a SUSPENDED session the session first (seed 002 §5: its engines
+    resume with it), else the sweeper would later archive or close a session whose engines
+    run again."""
+    ref = target(conn, data)
+    op = spb.SessionOpRequest(
+        tenant_id=conn.principal.tenant_id, session_id=ref.session_id, caller=caller(conn)
+    )
+    session = await conn.clients.sessions.GetSession(
+        spb.GetSessionRequest(tenant_id=op.tenant_id, session_id=op.session_id)
+    )
+    if session.status == pb.SESSION_STATUS_SUSPENDED:
+        await conn.clients.sessions.ResumeSession(op)
+    return process_data(await conn.clients.processes.Resume(ref))
 
 
 async def process_stop(conn: Connection, data: Targeted) -> dict[str, Any]:

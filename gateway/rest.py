@@ -15,7 +15,7 @@ from fastapi import APIRouter, Request
 from pydantic import BaseModel, ConfigDict, Field
 
 from gateway.errors import GatewayError
-from gateway.limits import INT64_MAX
+from gateway.ranges import MAX_DURATION_MS, MAX_EPOCH_MS
 from gateway.rest_deps import PathId, caller, clients, principal
 from vance.domain import PROFILE_PATTERN
 from vance.v1 import common_pb2 as pb
@@ -34,9 +34,10 @@ class ReactivateBody(BaseModel):
 class ExtendBody(BaseModel):
     model_config = ConfigDict(populate_by_name=True, strict=True)  # true is not 1
 
-    # The proto fields are int64: larger values are refused here (422), not by protobuf.
-    transition_at: int = Field(default=0, alias="transitionAt", ge=0, le=INT64_MAX)
-    extend_by_ms: int = Field(default=0, alias="extendByMs", ge=0, le=INT64_MAX)
+    # Refused here (422) past a date or a duration that session_service can add to (and
+    # store): gateway/ranges.py.
+    transition_at: int = Field(default=0, alias="transitionAt", ge=0, le=MAX_EPOCH_MS)
+    extend_by_ms: int = Field(default=0, alias="extendByMs", ge=0, le=MAX_DURATION_MS)
 
 
 async def _op(

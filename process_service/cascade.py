@@ -14,6 +14,7 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 
 from process_service.lanes import Lanes
+from process_service.memory_purge import delete_session_memory
 from process_service.processes import Processes
 from process_service.store import ProcessStore, event_id
 from vance.chat_ids import chat_message_id
@@ -287,7 +288,13 @@ class SessionCascade:
         # Recipe snapshots live in their own collection, keyed by process id.
         await _delete_ids(self._store.processes.database["process_snapshots"], pids)
         await self._store.session_index.delete_one({"_id": session_id})
-        logger.info("deleted the process data of session %s: %s", session_id, counts)
+        memory = await delete_session_memory(self._store.processes.database, session_id, pids)
+        logger.info(
+            "deleted the process data of session %s: %s, memory records %d",
+            session_id,
+            counts,
+            memory,
+        )
         return counts
 
     # ---- reactivate ----

@@ -143,9 +143,12 @@ class Delegation:
         if closed is None:
             doc = await self._processes.get(slart.id)
             try:
-                # Stopped by its parent: no STOPPED event goes back to the caller.
-                doc = await self._processes.stop(doc, stopped_by=str(caller["_id"]))
-            except VanceError as exc:  # still INIT: no worker took it, nothing to interrupt
+                # Stopped by its parent: no STOPPED event goes back to the caller. Still INIT
+                # (no slot took it yet) is stopped too: it would design a recipe nobody spawns.
+                doc = await self._processes.stop(
+                    doc, stopped_by=str(caller["_id"]), allow_init=True
+                )
+            except VanceError as exc:
                 logger.info("slartibartfast %s not stopped: %s", slart.id, exc.message)
             if doc.get("close_reason") == CloseReason.DONE.value:  # done just in time
                 closed = doc

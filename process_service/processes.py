@@ -231,6 +231,11 @@ class Processes:
         running = await self._store.update(
             pid, {"status": ProcessStatus.RUNNING.value}, {"$set": {"pause_requested": True}}
         )
+        if running is not None:
+            # Every client of the session shows the pause on its way (docs/protocol.md).
+            await self._lanes.events.publish(
+                str(running["session_id"]), NOTICE, _halt_requested(running)
+            )
         return running or await self.get(pid)
 
     async def resume(self, doc: dict[str, Any]) -> dict[str, Any]:
@@ -270,10 +275,15 @@ class Processes:
             self._kick(pid, str(resumed["engine"]))
         return resumed
 
-    async def stop(self, doc: dict[str, Any], *, stopped_by: str = "") -> dict[str, Any]:
+    async def stop(
+        self, doc: dict[str, Any], *, stopped_by: str = "", allow_init: bool = False
+    ) -> dict[str, Any]:
+        """Closes the process STOPPED. A user's stop of an INIT process is refused (nothing
+        runs yet); `allow_init` is the parent's cutoff (process_service/delegate.py), which
+        must keep a child that no lane took yet from starting later."""
         status = ProcessStatus(doc["status"])
         pid = str(doc["_id"])
-        if status is ProcessStatus.INIT:
+        if status is ProcessStatus.INIT and not allow_init:
             raise FailedPreconditionError("the process has not started yet", reason="process_init")
         if status is ProcessStatus.CLOSED:
             return doc
@@ -320,6 +330,18 @@ class Processes:
             if doc["status"] in (ProcessStatus.RUNNING.value, ProcessStatus.INIT.value):
                 paused.append(await self.pause(doc, allow_init=True))
         return paused
+
+
+def _halt_requested(doc: dict[str, Any]) -> dict[str, Any]:
+    """The `engine-halt-requested` frame: a RUNNING engine pauses when its turn ends."""
+    return {
+        "type": "engine-halt-requested",
+        "data": {
+            "processId": str(doc["_id"]),
+            "processName": str(doc.get("name", "")),
+            "engine": str(doc.get("engine", "")),
+        },
+    }
 
 
 def _spawned(parent: dict[str, Any], child: dict[str, Any]) -> dict[str, Any]:

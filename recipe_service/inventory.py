@@ -13,6 +13,10 @@ RECIPE_LIST_LIMIT = 50
 # The architect is reached through the fallback, never as a match: a MATCH on it would start
 # a recipe design and spawn nothing that does the task.
 ARCHITECT_ENGINE = "slartibartfast"
+# Engines that never read a process's `goal`: they answer a session's user (arthur) or hub
+# (eddie). A MATCH on a recipe of theirs (e.g. Arthur's `discuss`) would start a child that
+# waits for a user message no one sends, and never reports to its parent (seed 003 §3).
+CONVERSATION_ENGINES = frozenset({"arthur", "eddie"})
 _LEVEL_ORDER = {RecipeSource.PROJECT: 0, RecipeSource.TENANT: 1, RecipeSource.BUNDLED: 2}
 
 
@@ -48,12 +52,14 @@ class Inventory:
 
 
 def user_pickable(recipe: Recipe) -> bool:
-    """Listed, not internal, no system name (a leading `_`, which covers `_slart/*`)."""
+    """Listed, not internal, no system name (a leading `_`, which covers `_slart/*`), on an
+    engine that works a goal (not the architect, not a conversation engine)."""
     return (
         recipe.spec.listed
         and not recipe.spec.internal
         and not recipe.name.startswith("_")
         and recipe.engine != ARCHITECT_ENGINE
+        and recipe.engine not in CONVERSATION_ENGINES
     )
 
 

@@ -56,6 +56,8 @@ class RecipeSelector:
         catalog: EngineCatalog,
         selector_recipe: Recipe,
         llm: Callable[[], ModelClient],
+        *,
+        timeout_s: float = 5.0,
     ) -> None:
         self._recipes = recipes
         self._catalog = catalog
@@ -68,6 +70,7 @@ class RecipeSelector:
         # recipe_service starts.
         self._llm_factory = llm
         self._llm: ModelClient | None = None
+        self._timeout_s = timeout_s
 
     async def warm_up(self) -> None:
         """Imports the model client's modules in a thread, then builds the client."""
@@ -112,9 +115,13 @@ class RecipeSelector:
         try:
             if self._llm is None:
                 self._llm = self._llm_factory()
-            reply = await self._llm.complete(
-                tier=model, messages=messages, temperature=self._temperature
-            )
+            async with asyncio.timeout(self._timeout_s):
+                reply = await self._llm.complete(
+                    tier=model, messages=messages, temperature=self._temperature
+                )
+        except TimeoutError:
+            logger.info("selector model call timed out after %.1f s", self._timeout_s)
+            return none(f"LLM call timed out after {self._timeout_s:g} s", called=True, model=model)
         except Exception as exc:
             logger.info("selector model call failed: %s", exc)
             return none(f"LLM call failed: {exc}", called=True, model=model)

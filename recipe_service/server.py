@@ -39,7 +39,13 @@ async def create_server(
     def selector_llm() -> ModelClient:
         return LiteLLMClient(config.llm, purpose=PURPOSE)
 
-    selector = RecipeSelector(recipes, catalog, bundled[SELECTOR_RECIPE], selector_llm)
+    selector = RecipeSelector(
+        recipes,
+        catalog,
+        bundled[SELECTOR_RECIPE],
+        selector_llm,
+        timeout_s=config.recipes.selector_timeout_ms / 1000,
+    )
     host = GrpcHost([SERVICE_NAME], config)
     recipe_pb2_grpc.add_RecipeServiceServicer_to_server(
         RecipeServicer(recipes, manuals, catalog, selector), host.server

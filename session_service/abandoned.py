@@ -58,11 +58,14 @@ class AbandonedEvaluator:
         """The abandoned ones of many sessions: their engines in one process_service call,
         then the chats of those that are still candidates."""
         candidates: list[tuple[Session, int]] = []
-        by_tenant: dict[str, dict[str, str]] = {}  # one settings read per tenant of the batch
+        # One settings read per project of the batch: project values over tenant values
+        # (docs/operations.md, "Session lifecycle settings").
+        by_project: dict[tuple[str, str], dict[str, str]] = {}
         for session in sessions:
-            if session.tenant_id not in by_tenant:
-                by_tenant[session.tenant_id] = await self._settings.effective(session.tenant_id)
-            values = by_tenant[session.tenant_id]
+            where = (session.tenant_id, session.project_id)
+            if where not in by_project:
+                by_project[where] = await self._settings.effective(*where)
+            values = by_project[where]
             enabled = values.get(SETTING_ABANDONED_ENABLED, "").strip().lower()
             if (enabled or str(self._config.abandoned_detection).lower()) != "true":
                 continue

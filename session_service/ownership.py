@@ -163,7 +163,9 @@ class Ownership:
             if session is None or session.bound_connection_id != connection_id:
                 continue
             if session.status.value in OPEN or session.status is SessionStatus.INIT:
-                suspended = await self._cascades.suspend(session, SuspendCause.FORCED)
+                suspended = await self._cascades.suspend(
+                    session, SuspendCause.FORCED, auto_restart=True
+                )
                 if suspended.status is SessionStatus.SUSPENDED:
                     report.suspended += 1
             if clear_bind:

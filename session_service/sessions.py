@@ -10,8 +10,9 @@ from session_service.models import Project, ProjectKind, Session, SessionStatus,
 from session_service.passwords import hash_password, verify_password
 from session_service.store import SessionStore
 from vance.clients.process import Processes, ProcessSpec
-from vance.clients.recipe import Recipes
+from vance.clients.recipe import AppliedRecipe, Recipes
 from vance.clock import Clock
+from vance.domain import CloseReason, ThinkProcess
 from vance.errors import (
     AlreadyExistsError,
     InvalidArgumentError,
@@ -147,7 +148,27 @@ class Sessions:
             profile=session.profile,
         )
         await self._store.insert_session(session)
-        process = await self._processes.create(
+        try:
+            process = await self._create_chat(session, applied, engine)
+        except Exception:
+            await self._chat_failed(session)
+            raise
+        logger.info(
+            "session %s created with chat %s (%s)", session.session_id, process.id, process.engine
+        )
+        return await self._set(
+            session,
+            status=SessionStatus.IDLE,
+            chat_process_id=process.id,
+            chat_process_name=process.name,
+            chat_engine=process.engine,
+        )
+
+    async def _create_chat(
+        self, session: Session, applied: AppliedRecipe, engine: str
+    ) -> ThinkProcess:
+        tenant, project_id = session.tenant_id, session.project_id
+        return await self._processes.create(
             ProcessSpec(
                 tenant_id=tenant,
                 project_id=project_id,
@@ -159,21 +180,27 @@ class Sessions:
                 # The process keeps the connection profile: its tool pool is pruned by it.
                 recipe_snapshot={**applied.snapshot, "profile": session.profile},
                 params=applied.params,
-                owner_user_id=owner,
+                owner_user_id=session.owner_user_id,
                 idempotency_key=f"{session.session_id}:chat",
                 start=True,
             )
         )
-        logger.info(
-            "session %s created with chat %s (%s)", session.session_id, process.id, process.engine
-        )
-        return await self._set(
-            session,
-            status=SessionStatus.IDLE,
-            chat_process_id=process.id,
-            chat_process_name=process.name,
-            chat_engine=process.engine,
-        )
+
+    async def _chat_failed(self, session: Session) -> None:
+        """The chat process was not created: the session is closed INCOMPLETE, not left INIT
+        for ever (no sweep moves an INIT session), and a chat that was created after all (a
+        reply lost in transit) is closed with it. The caller still gets the error."""
+        logger.warning("session %s: creating its chat failed; closing it", session.session_id)
+        try:
+            await self._set(
+                session,
+                status=SessionStatus.CLOSED,
+                close_reason=CloseReason.INCOMPLETE.value,
+                closed_at_ms=self._clock.now_ms(),
+            )
+            await self._processes.close_session(session.session_id, CloseReason.INCOMPLETE)
+        except Exception:
+            logger.exception("closing session %s after its chat failed", session.session_id)
 
     async def _set(self, session: Session, **fields: object) -> Session:
         values = {k: (v.value if isinstance(v, SessionStatus) else v) for k, v in fields.items()}

@@ -166,17 +166,25 @@ class Transitions:
     # ---- suspend and resume ----
 
     async def suspend(
-        self, session: Session, cause: SuspendCause, *, now: int | None = None
+        self,
+        session: Session,
+        cause: SuspendCause,
+        *,
+        now: int | None = None,
+        auto_restart: bool = False,
     ) -> Session:
         """RUNNING/IDLE -> SUSPENDED, engines cascaded; a no-op in any other status. A sweep
-        passes its own now, so the stamps agree with the time the sweep decided at."""
+        passes its own now, so the stamps agree with the time the sweep decided at.
+        `auto_restart`: a FORCED suspend that cut work off (a gateway replica's shutdown or
+        takeover, session_service/ownership.py) joins the auto-restart set; an admin's
+        deliberate suspend does not, so no boot pass undoes it."""
         if session.status.value not in SUSPENDABLE:
             return session
         now = self.clock.now_ms() if now is None else now
         floor = forced_floor(self.config, await self.settings.effective(session.tenant_id))
         due = transition_at(cause, session.lifecycle, now, floor)
         await self.sets.put(SUSPENDED, session.session_id, due)
-        if cause is SuspendCause.FORCED:
+        if cause is SuspendCause.FORCED and auto_restart:
             await self.sets.put(FORCED, session.session_id, now)
         # Any suspendable status, not the one read: the RUNNING/IDLE roll-up moves with every
         # engine status change (session_service/rollup.py), and a suspend that lost that race

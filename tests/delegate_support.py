@@ -19,7 +19,8 @@ from vance.v1 import tool_pb2 as tpb
 
 TENANT = "default"
 SELECTOR = "recipe-selector"  # the purpose selector calls are sent with
-LISTED_BUNDLED = ["analyze", "default", "discuss", "ford", "quick-lookup", "web-research"]
+# Pickable for delegation: `discuss` is listed too, but its engine (arthur) never reads a goal.
+LISTED_BUNDLED = ["analyze", "default", "ford", "quick-lookup", "web-research"]
 
 
 def recipes(system: System) -> recipe_pb2_grpc.RecipeServiceAsyncStub:

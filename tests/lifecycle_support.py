@@ -175,3 +175,16 @@ async def replica(
 
 def recipes(system: System) -> recipe_pb2_grpc.RecipeServiceAsyncStub:
     return recipe_pb2_grpc.RecipeServiceStub(system.channel("recipe_service"))
+
+
+async def cut_off(system: System, sid: str) -> None:
+    """A FORCED suspend as a gateway replica's shutdown makes it: the session was bound
+    through the replica and its work was cut off (session_service/ownership.py)."""
+    m = uuid.uuid4().hex[:8]
+    conn = f"conn_{m}"
+    await system.sessions.BindSession(
+        spb.BindSessionRequest(tenant_id="default", session_id=sid, connection_id=conn)
+    )
+    await system.sessions.ShutdownReplica(
+        spb.ReplicaRequest(replica_id=f"gw_{m}", sessions={sid: conn})
+    )

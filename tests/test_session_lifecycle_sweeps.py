@@ -15,6 +15,7 @@ from tests.lifecycle_support import (
     DAY,
     HOUR,
     MIN,
+    cut_off,
     engines,
     get,
     marker,
@@ -428,12 +429,15 @@ async def test_forced_suspend_resume_for_every_cause_extend_and_auto_restart(
         r = await rest(system, "POST", f"/brain/default/session/{s.session_id}/resume", token)
         assert r.status_code == 200 and r.json()["status"] == "IDLE"
         assert await engines(system, s.session_id) == {"chat": "IDLE"}
-    # Auto-restart resumes FORCED suspends only, on request and on boot.
+    # Auto-restart resumes FORCED suspends only, on request and on boot; and only those a
+    # replica's loss cut off, not an admin's deliberate suspend (seed 002 §10.1).
     f1 = await new_session(system)
     f2 = await new_session(system)
     idle2 = await new_session(system)
+    on_purpose = await new_session(system)
     for s in (f1, f2):
-        await system.sessions.SuspendSession(spb.SuspendSessionRequest(**_op(s.session_id)))
+        await cut_off(system, s.session_id)
+    await system.sessions.SuspendSession(spb.SuspendSessionRequest(**_op(on_purpose.session_id)))
     await sweep(
         system, (await get(system, idle2.session_id)).last_activity_at_ms + HOUR, idle2.session_id
     )
@@ -441,17 +445,23 @@ async def test_forced_suspend_resume_for_every_cause_extend_and_auto_restart(
         spb.RestartForcedRequest(
             max_concurrent=2,
             delay_between_ms=0,
-            only_session_ids=[f1.session_id, f2.session_id, idle2.session_id],
+            only_session_ids=[
+                f1.session_id,
+                f2.session_id,
+                idle2.session_id,
+                on_purpose.session_id,
+            ],
         )
     )
     assert restarted.resumed == 2
-    assert [await status(system, s.session_id) for s in (f1, f2, idle2)] == [
+    assert [await status(system, s.session_id) for s in (f1, f2, idle2, on_purpose)] == [
         "IDLE",
         "IDLE",
         "SUSPENDED",
+        "SUSPENDED",
     ]
     f3 = await new_session(system)
-    await system.sessions.SuspendSession(spb.SuspendSessionRequest(**_op(f3.session_id)))
+    await cut_off(system, f3.session_id)
     boot = AutoRestartConfig(enabled=True, max_concurrent=2, delay_between_ms=0)
     async with replica(system, ManualClock(now_ms()), auto_restart_forced=boot):
 
@@ -460,6 +470,7 @@ async def test_forced_suspend_resume_for_every_cause_extend_and_auto_restart(
 
         await eventually(restarted_on_boot, what="the boot pass resuming a FORCED session")
     assert await status(system, idle2.session_id) == "SUSPENDED"
+    assert await status(system, on_purpose.session_id) == "SUSPENDED"
 
 
 async def test_auto_restart_respects_max_concurrent_and_survives_failures() -> None:

@@ -54,6 +54,7 @@ ENV_KEYS: dict[str, str] = {
     "VANCE_STALE_BIND_INITIAL_DELAY_MS": "lifecycle.stale_bind_initial_delay_ms",
     "VANCE_AUTO_RESTART_FORCED": "lifecycle.auto_restart_forced.enabled",
     "VANCE_ENGINE_CATALOG": "recipes.catalog_path",
+    "VANCE_SELECTOR_TIMEOUT_MS": "recipes.selector_timeout_ms",
     "VANCE_MCP_SECRETS_DIR": "mcp.secrets_dir",
     "VANCE_SEED_DEV_ADMIN": "seed_dev_admin",
     "VANCE_WORKER_HEALTH_PORT": "worker.health_port",
@@ -217,6 +218,9 @@ class RecipesConfig(_Frozen):
     # The engine catalog file the reload endpoint re-reads; empty: the bundled
     # recipe_service/catalog/engines.yaml.
     catalog_path: str = ""
+    # The recipe selector's one model call is cut off after this (seed 003: ~5 s for an
+    # existing recipe), not after the general `llm.timeout_s`: a NONE then says so.
+    selector_timeout_ms: int = Field(default=5_000, ge=100, le=600_000)
 
 
 class SupervisorConfig(_Frozen):

@@ -9,6 +9,7 @@ Each phase goes out as a `process-progress` STATUS event.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import logging
 import re
@@ -19,12 +20,19 @@ import yaml
 from engine_worker.context import ThinkEngineContext
 from engine_worker.engine import EngineDefaults, TurnOutcome
 from vance.domain import ChatRole, CloseReason, ProcessStatus, ThinkProcess, ToolCallStatus
+from vance.llm_core import ModelCallError, ModelReply
 
 logger = logging.getLogger(__name__)
 
 TOOLS = ["slart_context", "slart_store_recipe"]
 NAME_PATTERN = r"^[a-z][a-z0-9-]{0,63}$"
 DEFAULT_ATTEMPTS = 3
+# A model call that failed in a way the next call may not (no answer or a timeout (0), 408,
+# 500) is tried again after a doubling delay before the design fails. Overload answers (429,
+# 502-504) are already retried by the model client (vance/llm_limits.py).
+TRANSIENT = frozenset({0, 408, 500})
+DEFAULT_MODEL_RETRIES = 2
+DEFAULT_RETRY_BASE_MS = 1_000
 FALLBACK_PROMPT = "You are Slartibartfast, the recipe architect. Design one recipe for the task."
 FORMAT = """\
 Answer with one YAML document (you may wrap it in ```yaml fences) and nothing else:
@@ -89,7 +97,7 @@ class Slartibartfast(EngineDefaults):
             phase = "PROPOSING" if attempt == 1 else "REPAIRING"
             await ctx.events.progress("STATUS", {"phase": phase, "attempt": attempt})
             try:
-                reply = await ctx.llm.complete(tier=tier, messages=messages)
+                reply = await _complete(ctx, tier, messages, attempt)
             except Exception as exc:
                 return _failed(f"model call failed: {exc}")
             await ctx.chat.append(ChatRole.ASSISTANT, reply.text)
@@ -109,6 +117,28 @@ class Slartibartfast(EngineDefaults):
             messages.append({"role": "user", "content": REPAIR.format(problems=_bullets(problems))})
         await ctx.events.progress("STATUS", {"phase": "FAILED", "problems": problems})
         return _failed(f"no valid recipe after {attempts} attempts: {'; '.join(problems)}")
+
+
+async def _complete(
+    ctx: ThinkEngineContext, tier: str, messages: list[dict[str, Any]], attempt: int
+) -> ModelReply:
+    """One design call; a transient failure is tried again (`modelRetries` times, after
+    `modelRetryBaseMs` doubling), each retry visible as a RETRYING status event."""
+    retries = max(0, int(ctx.settings.get("modelRetries", DEFAULT_MODEL_RETRIES)))
+    delay = max(0, int(ctx.settings.get("modelRetryBaseMs", DEFAULT_RETRY_BASE_MS))) / 1000
+    for retry in range(retries + 1):
+        try:
+            return await ctx.llm.complete(tier=tier, messages=messages)
+        except ModelCallError as exc:
+            if exc.status_code not in TRANSIENT or retry == retries:
+                raise
+            logger.info("slartibartfast model call failed (%s), retrying", exc.status_code)
+            await ctx.events.progress(
+                "STATUS",
+                {"phase": "RETRYING", "attempt": attempt, "retry": retry + 1, "error": str(exc)},
+            )
+            await asyncio.sleep(delay * 2**retry)
+    raise AssertionError("unreachable: the last try returns or raises")
 
 
 def parse_proposal(text: str) -> tuple[str, str, list[str]]:

@@ -1,6 +1,14 @@
 // REST calls to the gateway (docs/protocol.md "REST endpoints"). The token goes in the
 // Authorization header, never in a URL.
-import type { Auth, DocumentSummary, InboxItem, SearchHit, SessionView, UserDocument } from "./types";
+import type {
+  Auth,
+  DocumentSummary,
+  InboxItem,
+  SearchHit,
+  SessionOverview,
+  SessionView,
+  UserDocument,
+} from "./types";
 
 export class ApiError extends Error {
   constructor(
@@ -75,11 +83,16 @@ export interface ListFilter {
   statuses: string[];
   projectId: string;
   includeArchived: boolean;
+  tags?: string[];
+  /** Tenant admins only: another user's sessions. */
+  ownerUserId?: string;
 }
 
 function query(f: ListFilter, extra: Record<string, string> = {}): string {
   const q = new URLSearchParams(extra);
   for (const s of f.statuses) q.append("status", s);
+  for (const t of f.tags ?? []) q.append("tag", t);
+  if (f.ownerUserId) q.set("ownerUserId", f.ownerUserId);
   if (f.projectId) q.set("projectId", f.projectId);
   if (f.includeArchived) q.set("includeArchived", "true");
   return q.toString();
@@ -105,6 +118,21 @@ export async function searchSessions(auth: Auth, q: string, f: ListFilter): Prom
 
 export async function getSession(auth: Auth, id: string): Promise<SessionView> {
   return call<SessionView>(auth, "GET", `/brain/${enc(auth.tenant)}/session/${enc(id)}`);
+}
+
+export async function getOverview(auth: Auth, id: string): Promise<SessionOverview> {
+  return call<SessionOverview>(auth, "GET", `/brain/${enc(auth.tenant)}/session/${enc(id)}/overview`);
+}
+
+/** Whether the token carries the tenant admin role (its claims are readable, not secret). */
+export function isAdmin(auth: Auth): boolean {
+  try {
+    const part = auth.token.split(".")[1].replace(/-/g, "+").replace(/_/g, "/");
+    const claims = JSON.parse(atob(part)) as { roles?: string[] };
+    return (claims.roles ?? []).includes("admin");
+  } catch {
+    return false;
+  }
 }
 
 export async function patchMetadata(

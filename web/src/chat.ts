@@ -114,6 +114,13 @@ export function applyFrame(s: ChatState, f: Frame): void {
     case "inbox-item-added":
       s.inboxAdded++;
       break;
+    case "engine-halt-requested": {
+      // Every client of the session learns which engine will pause at its turn's end (seed
+      // 002 §5, ENGINE_HALT_REQUESTED), not only the one that pressed Esc.
+      const d = f.data as { processId: string };
+      if (s.processes[d.processId]?.status === "RUNNING") s.pausing[d.processId] = true;
+      break;
+    }
   }
 }
 

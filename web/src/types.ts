@@ -67,6 +67,13 @@ export interface SessionView {
   metadata: SessionMetadata;
 }
 
+/** `GET .../session/{id}/overview`: a row's engines and the title fallback. */
+export interface SessionOverview {
+  sessionId: string;
+  engines: { processId: string; processName: string; engine: string; status: string }[];
+  firstUserMessage: string | null;
+}
+
 export interface Snippet {
   messageId: string;
   processName: string;
