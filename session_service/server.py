@@ -103,7 +103,9 @@ async def create_server(
     hooks.register(servicer.ownership)
     session_pb2_grpc.add_SessionServiceServicer_to_server(servicer, host.server)
     tokens_pb2_grpc.add_TokenServiceServicer_to_server(TokenServicer(revocations), host.server)
-    bound = host.bind(config.grpc_host, config.port("session_service") if port is None else port)
+    bound = host.bind(
+        config.grpc_host, config.listen_port("session_service") if port is None else port
+    )
     background = start_lifecycle_tasks(lifecycle, clock)
     background.append(
         asyncio.ensure_future(
