@@ -32,7 +32,7 @@ if TYPE_CHECKING:
 
 logger = logging.getLogger(__name__)
 
-LEASE_MS = 30_000  # session_service/ownership.py DEFAULT_LEASE_MS
+LEASE_MS = 30_000  # lifecycle.replica_lease_ms; session_service/ownership.py uses the same
 GOING_AWAY = 1012  # the close code a stopping server gives its sockets
 
 

@@ -98,7 +98,12 @@ async def create_server(
     servicer.engine_settings = engine_settings
     servicer.rollup = Rollup(lifecycle.transitions, store, clock)
     servicer.ownership = Ownership(
-        db, lifecycle.transitions, lifecycle.sweepers, clock, config.lifecycle
+        db,
+        lifecycle.transitions,
+        lifecycle.sweepers,
+        clock,
+        config.lifecycle,
+        lease_ms=config.lifecycle.replica_lease_ms,
     )
     hooks.register(servicer.ownership)
     session_pb2_grpc.add_SessionServiceServicer_to_server(servicer, host.server)

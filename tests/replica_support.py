@@ -19,19 +19,24 @@ from tests.harness import System, WsClient, eventually
 from tests.lifecycle_support import store
 from vance.testing.scripted_llm import Rule
 
+CONNECT_S = 15.0  # a socket's connect and welcome on a loaded machine
+
 
 def gateways(system: System) -> list[str]:
     gw = system.config.gateway
     return [f"{gw.host}:{gw.port + i}" for i in range(system.config.replica_count("gateway"))]
 
 
-async def _connect(address: str) -> WsClient:
+async def _login(address: str) -> str:
     async with httpx.AsyncClient() as http:
         r = await http.post(
-            f"http://{address}/brain/default/access/dev", json={"password": "dev"}, timeout=5
+            f"http://{address}/brain/default/access/dev", json={"password": "dev"}, timeout=15
         )
         r.raise_for_status()
-        token = str(r.json()["token"])
+        return str(r.json()["token"])
+
+
+async def _connect(address: str, token: str) -> WsClient:
     ws = await websockets.connect(
         f"ws://{address}/brain/default/ws",
         additional_headers={"Authorization": f"Bearer {token}"},
@@ -52,6 +57,9 @@ class StreamUser:
     sockets: int = 0
     sent: int = 0
     answered: list[str] = field(default_factory=list)
+    errors: list[str] = field(default_factory=list)  # what made an attempt fail
+    answered_at: list[float] = field(default_factory=list)  # monotonic, as `answered`
+    token: str = ""
     _client: WsClient | None = None
     _read: int = 0  # frames of the current socket taken into `seen`
     _bound: bool = False
@@ -83,8 +91,12 @@ class StreamUser:
         for i in range(len(addresses)):
             address = addresses[(self.home + self.sockets + i) % len(addresses)]
             try:
-                self._client = await asyncio.wait_for(_connect(address), STEP_TIMEOUT_S)
-            except GONE:
+                # One login per user (a password check costs CPU; every gateway replica takes
+                # the token), then sockets with it.
+                self.token = self.token or await _login(address)
+                self._client = await asyncio.wait_for(_connect(address, self.token), CONNECT_S)
+            except GONE as exc:
+                self.errors.append(f"{address}: {type(exc).__name__}: {exc}")
                 continue
             self.sockets += 1
             self._bound = False
@@ -160,11 +172,14 @@ class StreamUser:
                 await eventually(done, timeout=30, what=f"the answer to {content}")
                 if self.answer_of(content):
                     self.answered.append(content)
+                    self.answered_at.append(time.monotonic())
                     return
-            except GONE:
-                pass
+            except GONE as exc:
+                self.errors.append(f"{type(exc).__name__}: {exc}")
             await asyncio.sleep(RETRY_PAUSE_S)  # the pace of retries, not a wait for a condition
-        raise AssertionError(f"{content} was not answered within {deadline_s:.0f}s")
+        raise AssertionError(
+            f"{content} was not answered within {deadline_s:.0f}s; last errors: {self.errors[-3:]}"
+        )
 
     async def chat(self, messages: int) -> None:
         for n in range(messages):

@@ -67,6 +67,7 @@ ENV_KEYS: dict[str, str] = {
     "VANCE_REPLICA_INDEX": "replicas.index",
     "VANCE_EVENT_GAP_FILL_MS": "events.gap_fill_ms",
     "VANCE_RECONNECT_GRACE_MS": "lifecycle.reconnect_grace_ms",
+    "VANCE_REPLICA_LEASE_MS": "lifecycle.replica_lease_ms",
 }
 
 
@@ -200,6 +201,8 @@ class LifecycleConfig(_Frozen):
     # FORCED only when no client has bound them again this long after its lease ended
     # (session_service/ownership.py).
     reconnect_grace_ms: int = Field(default=30_000, ge=0)
+    # A gateway replica's lease on its sessions, renewed every third of it (gateway/replica.py).
+    replica_lease_ms: int = Field(default=30_000, ge=1_000)
     # A replica clears no stale binds during its first this-many ms: clients of a restarted
     # cluster get that long to reconnect and reclaim their binds (docs/architecture.md).
     stale_bind_initial_delay_ms: int = 120_000
