@@ -17,6 +17,7 @@ WORKERS = 2
 async def replica_throughput(
     tmp: Path, replicas: int, *, clients: int = 32, duration_s: float = 15.0
 ) -> ThroughputResult:
+    tmp.mkdir(parents=True, exist_ok=True)
     system = BenchSystem(
         tmp, workers=WORKERS, extra_env={"VANCE_PROCESS_SERVICE_REPLICAS": str(replicas)}
     )

@@ -11,6 +11,7 @@ import json
 import os
 import time
 from collections.abc import AsyncIterator
+from typing import Any
 
 import pytest
 
@@ -45,6 +46,9 @@ async def replicated(
         "VANCE_ENGINE_WORKERS": "3",
         "VANCE_WORKER_SLOTS": "16",
         "VANCE_RECONNECT_GRACE_MS": str(GRACE_MS),
+        # The shipped lease: at a load of 30-40 on 2 cores (other developers' systems) the
+        # harness's 6 s lost turns to missed heartbeats, three times over for a few.
+        "VANCE_LEASE_MS": "15000",
     }
     async with running_system(tmp_path_factory.mktemp("replicas"), llm, extra_env=env) as system:
         # Every worker serves both process_service replicas (one stream each).
@@ -81,7 +85,8 @@ async def _settled(system: System, users: list[StreamUser]) -> bool:
     the last of them once its deadline passes)."""
     problems = await _all_seen(system, users)
     if problems:
-        raise AssertionError(f"{len(problems)} differences, the first: {problems[:8]}")
+        kinds = sorted({p.split(": ", 1)[1].split(" ", 2)[-1] for p in problems})
+        raise AssertionError(f"{len(problems)} differences ({kinds}), the first: {problems[:8]}")
     return True
 
 
@@ -189,7 +194,7 @@ async def test_every_event_and_chunk_reaches_its_client_before_and_after_replica
             stored = await _answers_stored(system, user.session_id, content)
             assert stored == 1, (content, stored)
     # The killed process_service's cut turns went on on the other within about a lease
-    # (6 s here) plus a half-lease scan; generous on a shared machine.
+    # plus a half-lease scan; generous on a shared machine.
     lease_s = system.config.lanes.lease_ms / 1000
     assert took < 4 * lease_s + 30, (took, os.getloadavg())
 
@@ -225,9 +230,15 @@ async def test_a_gateway_that_lost_its_lease_stops_acting_and_rejoins(
     await user.say(f"[{user.tag}-1]")
     client = user._client
     assert client is not None
-    async with store(system) as db:
-        before = await db["replica_leases"].find_one({"sessions.s": user.session_id})
-    assert before is not None
+
+    async def lease_of_session() -> dict[str, Any] | None:
+        async with store(system) as db:
+            doc: dict[str, Any] | None = await db["replica_leases"].find_one(
+                {"sessions.s": user.session_id}
+            )
+        return doc
+
+    before = await eventually(lease_of_session, what="the replica's lease lists the session")
     # Cut off from session_service for longer than its lease (5 s): the replica cannot renew.
     system.supervisor.kill("session_service")
     await eventually(lambda: client.closed.is_set(), what="the socket closed", timeout=30)
