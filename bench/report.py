@@ -11,6 +11,7 @@ from bench.hubturn import HubTurnResult
 from bench.markdown import table
 from bench.peer import PeerResult
 from bench.realpace import RealPaceResult
+from bench.replicas import replicas_section
 from bench.report_lifecycle import search_section, store_calls_section, sweeps_section
 from bench.report_realpace import hubturn_section, realpace_section
 from bench.report_summary import summary_section
@@ -50,6 +51,7 @@ class Results:
     # The real-pace load with a zero-latency model (same clients, same script).
     zeropace: dict[int, RealPaceResult] = field(default_factory=dict)
     peer_realpace: dict[int, PeerResult] = field(default_factory=dict)
+    replicas: dict[int, ThroughputResult] = field(default_factory=dict)
     failure: str = ""
     elapsed_s: float = 0.0
 
@@ -277,4 +279,6 @@ def render(r: Results) -> str:
         lines += hubturn_section(r.hubturn)
     if r.realpace:
         lines += realpace_section(r.realpace, r.peer_realpace, r.zeropace)
+    if r.replicas:
+        lines += replicas_section(r.replicas)
     return "\n".join(lines).rstrip() + "\n"

@@ -22,6 +22,7 @@ from bench.hubturn import hub_turns
 from bench.peer import run_peer
 from bench.procstat import load_average
 from bench.realpace import STREAM_MS, TTFT_MS, real_pace
+from bench.replicas import replica_throughput
 from bench.report import Results, render
 from bench.scenarios import memory, steer_latency, throughput
 from bench.search import run_search_bench
@@ -45,8 +46,10 @@ ROUNDS = (
     "realpace800",
     "zeropace200",
     "peer_realpace",
+    "replicas",
 )
 REAL_PACE_BUDGET_S = 420.0
+REPLICAS_BUDGET_S = 420.0  # per replica count: start, 19 s of load, drain, stop (loaded machine)
 # The rounds measured on the one system that _measure starts; the real-pace rounds start their
 # own (the shipped defaults), and the peers run alone.
 MAIN_ROUNDS = set(ROUNDS) - {
@@ -56,6 +59,7 @@ MAIN_ROUNDS = set(ROUNDS) - {
     "realpace800",
     "zeropace200",
     "peer_realpace",
+    "replicas",
 }
 REPO = Path(__file__).resolve().parent.parent
 RESULTS = Path(__file__).resolve().parent / "results.md"
@@ -161,6 +165,25 @@ async def _real_pace(results: Results, rounds: set[str], tmp: Path) -> None:
             log(f"    {peer.skipped or peer.figures}")
 
 
+async def _replicas(results: Results, tmp: Path) -> None:
+    """Round (k): turns/s with 1 and 2 process_service replicas, a system of its own each."""
+    for n in (1, 2):
+        log(f"(k) throughput with {n} process_service replica(s), 2 workers")
+        try:
+            async with asyncio.timeout(REPLICAS_BUDGET_S):
+                r = await replica_throughput(
+                    tmp / f"replicas{n}",
+                    n,
+                    clients=int(os.environ.get("BENCH_REPLICA_CLIENTS", "32")),
+                    duration_s=float(os.environ.get("BENCH_REPLICA_SECONDS", "15")),
+                )
+        except (BenchError, TimeoutError) as exc:
+            results.failure = f"replicas, {n}: {exc!r}"
+            return
+        results.replicas[n] = r
+        log(f"    {r.turns_per_s:.1f} turns/s")
+
+
 async def bench(rounds: set[str]) -> Results:
     tmp = make_tmp()
     system = BenchSystem(tmp, workers=1)
@@ -205,6 +228,8 @@ async def bench(rounds: set[str]) -> Results:
         log(f"    {peer.skipped or peer.figures}")
     if not results.failure:
         await _real_pace(results, rounds, tmp)
+    if "replicas" in rounds and not results.failure:
+        await _replicas(results, tmp)
     if results.failure or os.environ.get("BENCH_KEEP"):
         log(f"kept the data and logs in {tmp}")
     else:

@@ -113,6 +113,7 @@ class BenchSystem:
     shipped_defaults: bool = False
     model_env: dict[str, str] = field(default_factory=dict)
     env: dict[str, str] = field(default_factory=dict)
+    extra_env: dict[str, str] = field(default_factory=dict)  # on top of the bench's settings
     config: Config | None = None
     sup: Supervisor | None = None
     model: ScriptedModel | None = None
@@ -121,7 +122,8 @@ class BenchSystem:
     _next_worker: int = 1
 
     async def start(self) -> None:
-        base = free_port_block(7)
+        # base+8.. for the second replicas of the gRPC services (round (k)).
+        base = free_port_block(12)
         self.model = ScriptedModel(base + 6, self.tmp / "scripted_llm.log", self.model_env)
         await self.model.start()
         self.env = {
@@ -145,6 +147,8 @@ class BenchSystem:
             # ...and the stale-bind round is measured within a minute of the start.
             "VANCE_STALE_BIND_INITIAL_DELAY_MS": "0",
             "LITELLM_LOCAL_MODEL_COST_MAP": "True",
+            "VANCE_REPLICA_PORT_STRIDE": "8",
+            **self.extra_env,
         }
         if self.shipped_defaults:
             del self.env["VANCE_WORKER_SLOTS"], self.env["VANCE_LEASE_MS"]

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import os
+import socket
 
 from engine_worker.engine import EngineRegistry
 from engine_worker.engines import default_engines
@@ -33,19 +35,25 @@ async def serve() -> None:
         logger.warning("no model provider configured: chats will answer with setup instructions")
     channels = Channels(config)
     llm = make_model_client(config.llm)
-    worker = Worker(
-        channel=channels.get("process_service"),
-        registry=registry,
-        llm=llm,
-        slots=config.worker.slots,
-        worker_id=config.worker.worker_id,
-        drain_timeout_s=config.worker.drain_timeout_s,
-        reconnect_backoff_s=config.worker.reconnect_backoff_s,
-        tools=tool_pb2_grpc.ToolServiceStub(channels.get("tool_service")),
-        sessions=session_pb2_grpc.SessionServiceStub(channels.get("session_service")),
-        max_loop_lag_ms=config.worker.max_loop_lag_ms,
-        max_rss_mb=config.worker.max_rss_mb,
-    )
+    # One stream per process_service replica: every replica can hand its turns to every
+    # worker, so no turn waits for another replica's sweep (docs/operations.md "Replicas").
+    workers = [
+        Worker(
+            channel=channel,
+            registry=registry,
+            llm=llm,
+            slots=config.worker.slots,
+            worker_id=replica_worker_id(config.worker.worker_id, i),
+            drain_timeout_s=config.worker.drain_timeout_s,
+            reconnect_backoff_s=config.worker.reconnect_backoff_s,
+            tools=tool_pb2_grpc.ToolServiceStub(channels.get("tool_service")),
+            sessions=session_pb2_grpc.SessionServiceStub(channels.get("session_service")),
+            max_loop_lag_ms=config.worker.max_loop_lag_ms,
+            max_rss_mb=config.worker.max_rss_mb,
+        )
+        for i, channel in enumerate(channels.replicas("process_service"))
+    ]
+    worker = workers[0]
     if is_configured(config.llm):
         # Before taking turns: a client's first call would otherwise spend its imports and
         # schema building (litellm: ~0.7 s of CPU) inside the first user's turn (vance/llm.py).
@@ -56,7 +64,8 @@ async def serve() -> None:
                 "warming up the model client failed; the first turn pays for it", exc_info=True
             )
     async with asyncio.TaskGroup() as tg:
-        tg.create_task(worker.run())
+        for w in workers:
+            tg.create_task(w.run())
         health = None
         if config.worker.health_port:
             health = tg.create_task(
@@ -67,9 +76,19 @@ async def serve() -> None:
         if health is not None:
             health.cancel()  # NOT_SERVING while it drains: no probe counts it as ready
         # Drains: running turns finish (bounded), then run() returns and the group ends.
-        await worker.shutdown()
+        await asyncio.gather(*(w.shutdown() for w in workers))
     await llm.aclose()
     await channels.close()
+
+
+def replica_worker_id(worker_id: str, replica: int) -> str:
+    """The id this worker declares to process_service replica `replica` (0-based): its own
+    id (generated when empty) to the first, marked ones to the others, so lanes and logs tell
+    which stream ran a turn."""
+    if replica == 0:
+        return worker_id
+    base = worker_id or f"{socket.gethostname()}-{os.getpid()}"
+    return f"{base}@r{replica + 1}"
 
 
 def main() -> None:

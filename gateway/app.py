@@ -71,7 +71,7 @@ def create_app(config: Config) -> FastAPI:
 
     authenticator = Authenticator(tokens, token_stub)
 
-    replica = Replica()
+    replica = Replica(config.lifecycle.replica_lease_ms)
     client_tools = ClientToolHub(channels)
 
     @asynccontextmanager

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from vance.channels import Channels
 from vance.v1 import process_pb2_grpc, recipe_pb2_grpc, session_pb2_grpc, work_pb2_grpc
@@ -14,12 +14,23 @@ class Clients:
     processes: process_pb2_grpc.ProcessServiceAsyncStub
     recipes: recipe_pb2_grpc.RecipeServiceAsyncStub
     work: work_pb2_grpc.UserWorkServiceAsyncStub  # hosted by process_service
+    # One stub per process_service replica when there are several: a socket follows its
+    # session's events on each (gateway/session_events.py). Empty with one replica.
+    process_replicas: list[process_pb2_grpc.ProcessServiceAsyncStub] = field(default_factory=list)
+    event_gap_fill_s: float = 0.1
 
     @classmethod
     def from_channels(cls, channels: Channels) -> Clients:
+        replicas = channels.replicas("process_service")
         return cls(
             sessions=session_pb2_grpc.SessionServiceStub(channels.get("session_service")),
             processes=process_pb2_grpc.ProcessServiceStub(channels.get("process_service")),
             recipes=recipe_pb2_grpc.RecipeServiceStub(channels.get("recipe_service")),
             work=work_pb2_grpc.UserWorkServiceStub(channels.get("process_service")),
+            process_replicas=(
+                [process_pb2_grpc.ProcessServiceStub(c) for c in replicas]
+                if len(replicas) > 1
+                else []
+            ),
+            event_gap_fill_s=channels.config.events.gap_fill_ms / 1000,
         )

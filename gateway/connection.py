@@ -17,6 +17,7 @@ from fastapi import WebSocket, WebSocketDisconnect
 from gateway.auth import Principal
 from gateway.clients import Clients
 from gateway.frames import event_frame, frame
+from gateway.session_events import MergedEvents
 from vance import PROTOCOL_VERSION, __version__
 from vance.ids import new_id
 from vance.v1 import common_pb2 as pb
@@ -110,8 +111,12 @@ class Connection:
 
     async def _pump_events(self, session_id: str) -> None:
         """Follows the session's event stream; after a broken stream (process_service restart)
-        it resubscribes from the last seq it delivered, so the client misses nothing."""
+        it resubscribes from the last seq it delivered, so the client misses nothing. With
+        several process_service replicas it follows each and merges them (session_events.py)."""
         try:
+            if self.clients.process_replicas:
+                await self._follow_replicas(session_id)  # until cancelled or the client left
+                return
             while True:
                 try:
                     call = self.clients.processes.SubscribeSessionBatches(
@@ -133,6 +138,19 @@ class Connection:
             # A bug here must not take the socket's TaskGroup (and so the socket) down with it:
             # the client keeps its socket and can resume from its last seq.
             logger.exception("event pump of %s failed", session_id)
+
+    async def _follow_replicas(self, session_id: str) -> None:
+        async def relay(event: pb.SessionEvent) -> None:
+            await self._relay(session_id, event)
+
+        merged = MergedEvents(
+            self.clients.process_replicas,
+            session_id,
+            delivered=lambda: self.last_seq,
+            relay=relay,
+            gap_fill_s=self.clients.event_gap_fill_s,
+        )
+        await merged.run()
 
     async def _relay(self, session_id: str, event: pb.SessionEvent) -> None:
         if event.seq <= self.last_seq:

@@ -128,12 +128,12 @@ async def serve(ws: WebSocket, tenant: str, deps: SocketDeps) -> None:
             # The client left: the normal end of a socket; the bind is released below.
             going_away = exc.code == GOING_AWAY
         finally:
-            going_away = going_away and deps.replica is not None
+            keep_bind = False
             if deps.replica is not None:
-                deps.replica.remove(conn, going_away=going_away)
-            if not going_away:
-                # onDisconnect applies. A stopping replica instead keeps the bind and suspends
-                # the session FORCED (gateway/replica.py).
+                keep_bind = deps.replica.remove(conn, going_away=going_away)
+            if not keep_bind:
+                # onDisconnect applies. A stopping replica (or one that lost its lease) instead
+                # keeps the bind for the client to resume (gateway/replica.py).
                 await binding.release(conn, disconnect=True)
             await conn.unbind()
 

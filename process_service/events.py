@@ -75,9 +75,13 @@ class EventLog:
         chunk_window_s: int,
         poll_ms: int = 0,
         on_durable: Callable[[str, Event], None] | None = None,
+        keep_chunk_text: bool = False,
     ) -> None:
         """`on_durable` sees every stored (not ephemeral) event once written: the chat feed
-        (event_feed.py) takes the chat messages from it."""
+        (event_feed.py) takes the chat messages from it. `keep_chunk_text` (several replicas)
+        stores the text of stream chunks in their placeholders, so any replica can replay
+        them within the window (a gateway filling a gap, gateway/session_events.py)."""
+        self._keep_chunk_text = keep_chunk_text
         self._store = store
         self._on_durable = on_durable
         self._clock = clock
@@ -170,7 +174,9 @@ class EventLog:
             first = w.last_seq + 1
             for offset, event in enumerate(todo):
                 event["seq"] = first + offset
-            inserted = await self._store.insert_events([_stored(session_id, e) for e in todo])
+            inserted = await self._store.insert_events(
+                [_stored(session_id, e, self._keep_chunk_text) for e in todo]
+            )
             done, todo = todo[:inserted], todo[inserted:]
             for event in done:
                 if event["ephemeral"]:
@@ -199,17 +205,21 @@ class EventLog:
         """Persisted events in (since, until] from the store, plus chunks still in the window."""
         if until <= since:
             return []
-        persisted = [
-            e
-            for e in await self._store.events_range(session_id, since + 1, until)
-            if not e.get("ephemeral")
-        ]
         horizon = self._clock.now_ms() - self._window_ms
         w = self._writers.get(session_id)
         chunks = [
             c
             for c in (w.chunks if w else ())
             if since < c["seq"] <= until and c["at_ms"] >= horizon
+        ]
+        held = {int(c["seq"]) for c in chunks}
+        # A chunk placeholder is replayed only when it kept its text (`keep_chunk_text`, of
+        # any replica), is within the window and not held here already.
+        persisted = [
+            e
+            for e in await self._store.events_range(session_id, since + 1, until)
+            if not e.get("ephemeral")
+            or (e.get("data") and e["at_ms"] >= horizon and int(e["seq"]) not in held)
         ]
         events = [{k: v for k, v in e.items() if k != "_id"} for e in persisted] + chunks
         events.sort(key=lambda e: int(e["seq"]))
@@ -270,6 +280,13 @@ class EventLog:
                 if not subs:
                     del self._subscribers[session_id]
 
+    async def read_stored(self, session_id: str, since: int, until: int) -> list[Event]:
+        """The events in (since, until] as the store has them now (until 0: its last seq):
+        a gateway's gap fill or catch-up after a replica's stream broke."""
+        if until <= 0:
+            until = await self._store.last_seq(session_id)
+        return await self.replay(session_id, since, until)
+
     def forget(self, session_id: str) -> None:
         """A suspended, closed or deleted session: its writer (last seq, chunk ring) goes,
         unless a write is in flight or someone still follows the stream. The last seq is read
@@ -291,9 +308,10 @@ class EventLog:
         return len(quiet)
 
 
-def _stored(session_id: str, event: Event) -> dict[str, Any]:
-    """The store document of an event; a stream chunk's is a placeholder claiming its seq."""
+def _stored(session_id: str, event: Event, keep_chunk_text: bool = False) -> dict[str, Any]:
+    """The store document of an event; a stream chunk's is a placeholder claiming its seq
+    (with its text when `keep_chunk_text`)."""
     doc = {"_id": event_id(session_id, event["seq"]), **event}
-    if event["ephemeral"]:
+    if event["ephemeral"] and not keep_chunk_text:
         doc["data"] = {}
     return doc

@@ -36,7 +36,7 @@ from process_service.user_work.wiring import WORK_SERVICE_NAME, serve_user_work,
 from process_service.worker_stream import WorkerStreams
 from vance.channels import Channels
 from vance.clock import Clock, SystemClock
-from vance.config import Config, load_config
+from vance.config import Config, LanesConfig, load_config
 from vance.domain import HUB_ONLY_ENGINES
 from vance.logsetup import setup_logging
 from vance.observability.setup import start_observability
@@ -141,10 +141,12 @@ async def create_server(
         chunk_window_s=config.events.chunk_replay_window_s,
         poll_ms=config.events.poll_ms,
         on_durable=chat_feed.note,
+        # Another replica's gateway subscriber may have to read a chunk from the store.
+        keep_chunk_text=replicated(config),
     )
     lanes = Lanes(store, events, clock, config.lanes)
     memory = MemoryStore(db, clock)
-    dispatcher = Dispatcher(store, lanes, clock, config.lanes, memory=memory)
+    dispatcher = Dispatcher(store, lanes, clock, sweep_config(config), memory=memory)
     inbox = Inbox(store, clock, dispatcher)
     processes = Processes(store, lanes, dispatcher.kick, dispatcher.cancel_turn)
     turns = Turns(store, events, lanes, inbox)
@@ -205,7 +207,9 @@ async def create_server(
     process_pb2_grpc.add_ProcessServiceServicer_to_server(servicer, host.server)
     tool_pb2_grpc.add_ToolHostServicer_to_server(ProcessToolHost(tools), host.server)
     serve_user_work(work, host.server)
-    bound = host.bind(config.grpc_host, config.port("process_service") if port is None else port)
+    bound = host.bind(
+        config.grpc_host, config.listen_port("process_service") if port is None else port
+    )
     background = Background(dispatcher, streams, events, chat_feed, rollup, channels)
     background.loops.append(peers.run)
 
@@ -219,6 +223,21 @@ async def create_server(
 
     host.on_stop(close)
     return host, bound, background
+
+
+def replicated(config: Config) -> bool:
+    return config.replica_count("process_service") > 1
+
+
+def sweep_config(config: Config) -> LanesConfig:
+    """With several replicas a replica that dies is not restarted by the others: each scans
+    for its orphaned turns at least every half lease, so they go on within 1.5 leases of its
+    death (docs/operations.md "Replicas")."""
+    lanes = config.lanes
+    if not replicated(config):
+        return lanes
+    interval = min(lanes.scan_interval_ms, max(lanes.heartbeat_ms, lanes.lease_ms // 2))
+    return lanes.model_copy(update={"scan_interval_ms": interval})
 
 
 def _session_owner(
@@ -265,7 +284,8 @@ async def serve() -> None:
     start_observability(config, "process_service")
     host, _, background = await create_server(config)
     async with asyncio.TaskGroup() as tg:
-        tg.create_task(background.run(config.address("process_service")))
+        # Every replica's address: tool_service's channel fails over between them.
+        tg.create_task(background.run(config.grpc_target("process_service")))
         try:
             await serve_until_signal(host, "process_service")
         finally:

@@ -33,6 +33,7 @@ logger = logging.getLogger(__name__)
 
 
 _OUTCOME_LABELS = {v: k.removeprefix("DELIVERY_OUTCOME_") for k, v in pb.DeliveryOutcome.items()}
+_REPLAY_BATCH = 200  # events per batch of a replay-only read: well under the message limit
 
 
 class ProcessServicer(MemoryRpcs, PlanRpcs, process_pb2_grpc.ProcessServiceServicer):
@@ -262,6 +263,15 @@ class ProcessServicer(MemoryRpcs, PlanRpcs, process_pb2_grpc.ProcessServiceServi
     ) -> AsyncIterator[ppb.SessionEventBatch]:
         if not request.session_id:
             raise InvalidArgumentError("session_id is required")
+        if request.replay_only:
+            stored = await self.events.read_stored(
+                request.session_id, request.since_seq, request.until_seq
+            )
+            for i in range(0, len(stored), _REPLAY_BATCH):
+                yield ppb.SessionEventBatch(
+                    events=[pc.event_to_proto(e) for e in stored[i : i + _REPLAY_BATCH]]
+                )
+            return
         try:
             async for batch in self.events.subscribe_batches(request.session_id, request.since_seq):
                 yield ppb.SessionEventBatch(events=[pc.event_to_proto(e) for e in batch])

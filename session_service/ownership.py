@@ -6,13 +6,17 @@ bound connection id); session_service keeps both in `replica_leases/<replica id>
 (`lease_until_ms`, `sessions`). A session bound less than one renewal before a crash is not
 in the list yet; the stale-bind sweep still frees it. Then:
 
-- a replica shutting down (ShutdownReplica) suspends its sessions with cause FORCED: work was
-  cut off, so the FORCED floor and the auto-restart rules apply, not the session's onDisconnect
-  (a daemon session is kept, not closed);
-- a replica whose lease ran out (it died without shutting down) is taken over by the sweep of
-  another replica (TakeOverReplicas, one winner by a compare-and-set delete of the lease
-  document): its sessions are suspended FORCED, their dead binds cleared, and, when
-  `lifecycle.auto_restart_forced.enabled`, the auto-restart pass runs for exactly those sessions.
+- a replica shutting down (ShutdownReplica) ends its lease now and records the sessions it
+  held: their turns go on (the workers do not depend on the gateway) and their clients
+  reconnect through another replica and resume, which moves the bind;
+- once a replica's lease has ended (shut down, or it died and stopped renewing) and
+  `lifecycle.reconnect_grace_ms` has passed, the sweep of any session_service replica takes
+  it over (TakeOverReplicas, one winner by a compare-and-set delete of the lease document):
+  the sessions still bound to the recorded connections (no client came back) are suspended
+  FORCED, work having been cut off, so the FORCED floor and the auto-restart rules apply, not
+  the session's onDisconnect (a daemon session is kept, not closed); their dead binds are
+  cleared and, when `lifecycle.auto_restart_forced.enabled`, the auto-restart pass runs for
+  exactly those sessions. A grace of 0 suspends a stopping replica's sessions at once.
 
 Only sessions still bound to the connection recorded at bind time are touched: a session that
 moved to another connection (or replica) meanwhile is not this replica's any more. The lease
@@ -111,21 +115,39 @@ class Ownership:
         await self.forget(session.session_id)
 
     async def shutdown(self, replica_id: str, sessions: dict[str, str]) -> ReplicaReport:
-        """The sessions the replica holds as it stops (as it says, else as last renewed)."""
+        """The sessions the replica holds as it stops (as it says, else as last renewed):
+        its lease ends now, and they wait out the reconnect grace (`take_over`)."""
         _check(replica_id)
-        doc = await self._c.find_one_and_delete({"_id": replica_id})
+        if self._config.reconnect_grace_ms <= 0:
+            doc = await self._c.find_one_and_delete({"_id": replica_id})
+            if sessions:
+                doc = {"sessions": [{"s": k, "c": v} for k, v in sessions.items()]}
+            report = await self._suspend_held(doc, clear_bind=True)
+            logger.info(
+                "replica %s shut down: %d sessions suspended FORCED", replica_id, report.suspended
+            )
+            return report
+        update: dict[str, Any] = {"lease_until_ms": self._clock.now_ms(), "stopped": True}
         if sessions:
-            doc = {"sessions": [{"s": k, "c": v} for k, v in sessions.items()]}
-        report = await self._suspend_held(doc, clear_bind=True)
-        logger.info(
-            "replica %s shut down: %d sessions suspended FORCED", replica_id, report.suspended
+            update["sessions"] = [{"s": k, "c": v} for k, v in sorted(sessions.items())]
+        doc = await self._c.find_one_and_update(
+            {"_id": replica_id}, {"$set": update}, upsert=True, return_document=True
         )
-        return report
+        held = len(_held(doc))
+        logger.info(
+            "replica %s shut down: %d sessions wait %d ms for a client to resume them",
+            replica_id,
+            held,
+            self._config.reconnect_grace_ms,
+        )
+        return ReplicaReport(sessions=held)
 
     async def take_over(self, now_ms: int = 0) -> ReplicaReport:
+        """The replicas whose lease ended more than the reconnect grace ago."""
         now = now_ms or self._clock.now_ms()
         total = ReplicaReport()
-        expired = await self._c.find({"lease_until_ms": {"$lt": now}}).to_list(None)
+        ended_before = now - self._config.reconnect_grace_ms
+        expired = await self._c.find({"lease_until_ms": {"$lt": ended_before}}).to_list(None)
         for doc in expired:
             won = await self._c.find_one_and_delete(
                 {"_id": doc["_id"], "lease_until_ms": doc.get("lease_until_ms")}

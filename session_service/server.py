@@ -98,12 +98,19 @@ async def create_server(
     servicer.engine_settings = engine_settings
     servicer.rollup = Rollup(lifecycle.transitions, store, clock)
     servicer.ownership = Ownership(
-        db, lifecycle.transitions, lifecycle.sweepers, clock, config.lifecycle
+        db,
+        lifecycle.transitions,
+        lifecycle.sweepers,
+        clock,
+        config.lifecycle,
+        lease_ms=config.lifecycle.replica_lease_ms,
     )
     hooks.register(servicer.ownership)
     session_pb2_grpc.add_SessionServiceServicer_to_server(servicer, host.server)
     tokens_pb2_grpc.add_TokenServiceServicer_to_server(TokenServicer(revocations), host.server)
-    bound = host.bind(config.grpc_host, config.port("session_service") if port is None else port)
+    bound = host.bind(
+        config.grpc_host, config.listen_port("session_service") if port is None else port
+    )
     background = start_lifecycle_tasks(lifecycle, clock)
     background.append(asyncio.ensure_future(settings_docs.follow_store()))
     background.append(

@@ -1,7 +1,9 @@
-"""Replica loss is a FORCED suspend (seed 002 §9, §10.1, §13): a gateway replica that stops
-suspends the sessions its sockets held with cause FORCED (not their onDisconnect: a daemon
-session is kept, not closed); the sessions of a replica whose lease ran out are taken over,
-suspended FORCED and, when auto-restart is on, resumed."""
+"""Replica loss is a FORCED suspend (seed 002 §9, §10.1, §13), once the reconnect grace has
+passed with no client back: a gateway replica that stops leaves the sessions its sockets held
+running, and only those no client has bound again within `lifecycle.reconnect_grace_ms` are
+suspended FORCED (not their onDisconnect: a daemon session is kept, not closed); the sessions
+of a replica whose lease ran out are taken over the same way and, when auto-restart is on,
+resumed."""
 
 from __future__ import annotations
 
@@ -47,7 +49,8 @@ async def _dead_replica(system: System, sid: str) -> str:
         await db["replica_leases"].insert_one(
             {
                 "_id": replica_id,
-                "lease_until_ms": now_ms() - 1_000,
+                # Ended longer than the reconnect grace ago.
+                "lease_until_ms": now_ms() - 1_000 - system.config.lifecycle.reconnect_grace_ms,
                 "sessions": [{"s": sid, "c": conn}],
             }
         )
@@ -100,7 +103,9 @@ async def _connect(system: System, profile: str) -> WsClient:
     return await WsClient(ws).start()
 
 
-async def test_a_stopping_gateway_suspends_its_sessions_forced(own_system: System) -> None:
+async def test_a_stopped_gateways_sessions_are_suspended_forced_after_the_grace(
+    own_system: System,
+) -> None:
     system = own_system
     daemon = await _connect(system, "daemon")
     web = await _connect(system, "web")
@@ -110,6 +115,21 @@ async def test_a_stopping_gateway_suspends_its_sessions_forced(own_system: Syste
         await assistant_says(client, "Hi, I'm Arthur")
         made[label] = str(created["sessionId"])
     await system.supervisor.stop_child("gateway")
+    # Nothing is cut off while the clients may come back through another replica.
+    for label, sid in made.items():
+        session = await get(system, sid)
+        assert session.status != pb.SESSION_STATUS_SUSPENDED, label
+        assert session.bound_connection_id, label
+    grace = system.config.lifecycle.reconnect_grace_ms
+    early = await system.sessions.TakeOverReplicas(
+        spb.TakeOverReplicasRequest(now_ms=now_ms() + grace // 2)
+    )
+    assert early.suspended == 0
+    # No client came back within the grace: suspended FORCED.
+    report = await system.sessions.TakeOverReplicas(
+        spb.TakeOverReplicasRequest(now_ms=now_ms() + grace + 1_000)
+    )
+    assert report.suspended == 2
     for label, sid in made.items():
         session = await get(system, sid)
         assert session.status == pb.SESSION_STATUS_SUSPENDED, (label, json.dumps(str(session)))

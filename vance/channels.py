@@ -57,16 +57,42 @@ class Channels:
         self._channels: dict[str, grpc.aio.Channel] = {}
         self.credential = ServiceCredential.from_config(config, name or service_name())
 
+    @property
+    def config(self) -> Config:
+        return self._config
+
     def get(self, service: str) -> grpc.aio.Channel:
+        """The service's channel: with several replicas, calls are spread over those that
+        serve (round_robin; a replica that is down is skipped)."""
         channel = self._channels.get(service)
         if channel is None:
-            channel = grpc.aio.insecure_channel(
-                self._config.address(service),
-                options=_OPTIONS,
-                interceptors=credential_interceptors(self.credential),
-            )
+            target = self._config.grpc_target(service)
+            options = list(_OPTIONS)
+            if target.startswith("ipv4:"):
+                options.append(("grpc.lb_policy_name", "round_robin"))
+            channel = self._open(target, options)
             self._channels[service] = channel
         return channel
+
+    def replicas(self, service: str) -> list[grpc.aio.Channel]:
+        """One channel per replica of the service (the gateway follows a session's events on
+        each process_service replica; a worker serves each). One replica: `get`'s channel."""
+        addresses = self._config.replica_addresses(service)
+        if len(addresses) == 1:
+            return [self.get(service)]
+        out = []
+        for i, address in enumerate(addresses):
+            key = f"{service}#{i}"
+            channel = self._channels.get(key)
+            if channel is None:
+                channel = self._channels[key] = self._open(address, list(_OPTIONS))
+            out.append(channel)
+        return out
+
+    def _open(self, target: str, options: list[tuple[str, object]]) -> grpc.aio.Channel:
+        return grpc.aio.insecure_channel(
+            target, options=options, interceptors=credential_interceptors(self.credential)
+        )
 
     async def close(self) -> None:
         for channel in self._channels.values():

@@ -61,6 +61,14 @@ ENV_KEYS: dict[str, str] = {
     "VANCE_RESTART_BACKOFF_MS": "supervisor.restart_backoff_ms",
     "VANCE_CRASH_LOOP_LIMIT": "supervisor.crash_loop_limit",
     "VANCE_CRASH_LOOP_WINDOW_S": "supervisor.crash_loop_window_s",
+    "VANCE_PROCESS_SERVICE_REPLICAS": "replicas.process_service",
+    "VANCE_SESSION_SERVICE_REPLICAS": "replicas.session_service",
+    "VANCE_GATEWAY_REPLICAS": "replicas.gateway",
+    "VANCE_REPLICA_PORT_STRIDE": "replicas.port_stride",
+    "VANCE_REPLICA_INDEX": "replicas.index",
+    "VANCE_EVENT_GAP_FILL_MS": "events.gap_fill_ms",
+    "VANCE_RECONNECT_GRACE_MS": "lifecycle.reconnect_grace_ms",
+    "VANCE_REPLICA_LEASE_MS": "lifecycle.replica_lease_ms",
 }
 
 
@@ -157,7 +165,23 @@ class LanesConfig(_Frozen):
 
 class EventsConfig(_Frozen):
     chunk_replay_window_s: int = 600
-    poll_ms: int = 0  # >0 when several process_service replicas serve one session's clients
+    poll_ms: int = 0  # >0: an idle subscriber also reads the store (not needed with replicas)
+    # With several process_service replicas the gateway follows a session on each of them and
+    # merges by seq (gateway/session_events.py): a seq missing for this long is read from the
+    # store (it is durable by then: a later seq is only taken after every earlier one).
+    gap_fill_ms: int = Field(default=100, ge=0, le=10_000)
+
+
+class ReplicasConfig(_Frozen):
+    """How many replicas `vance run` starts of the services that can have several
+    (docs/operations.md "Replicas"). Replica i (0-based) of a gRPC service listens on the
+    service's port + i * port_stride; gateway replicas on consecutive ports from gateway.port."""
+
+    process_service: int = Field(default=1, ge=1, le=9)
+    session_service: int = Field(default=1, ge=1, le=9)
+    gateway: int = Field(default=1, ge=1, le=9)
+    port_stride: int = Field(default=100, ge=4)
+    index: int = Field(default=0, ge=0)  # which replica this process is (set by the supervisor)
 
 
 class AutoRestartConfig(_Frozen):
@@ -174,6 +198,12 @@ class LifecycleConfig(_Frozen):
 
     sweep_interval_ms: int = 60_000
     bind_stale_after_ms: int = 120_000
+    # A gateway replica that stops or dies leaves its sessions running: they are suspended
+    # FORCED only when no client has bound them again this long after its lease ended
+    # (session_service/ownership.py).
+    reconnect_grace_ms: int = Field(default=30_000, ge=0)
+    # A gateway replica's lease on its sessions, renewed every third of it (gateway/replica.py).
+    replica_lease_ms: int = Field(default=30_000, ge=1_000)
     # A replica clears no stale binds during its first this-many ms: clients of a restarted
     # cluster get that long to reconnect and reclaim their binds (docs/architecture.md).
     stale_bind_initial_delay_ms: int = 120_000
@@ -258,12 +288,38 @@ class Config(_Frozen):
     logging: LoggingConfig = LoggingConfig()
     mcp: McpConfig = McpConfig()
     supervisor: SupervisorConfig = SupervisorConfig()
+    replicas: ReplicasConfig = ReplicasConfig()
 
     def address(self, service: str) -> str:
-        explicit = getattr(self.addresses, service)
+        """The address of the service's first replica (health probes, tests)."""
+        return self.replica_addresses(service)[0]
+
+    def replica_count(self, service: str) -> int:
+        return int(getattr(self.replicas, service, 1))
+
+    def replica_addresses(self, service: str) -> list[str]:
+        """Every replica's address: the explicit list (comma-separated), else the ports."""
+        explicit = str(getattr(self.addresses, service))
         if explicit:
-            return str(explicit)
-        return f"{self.grpc_host}:{self.port(service)}"
+            return [a.strip() for a in explicit.split(",") if a.strip()]
+        stride = self.replicas.port_stride
+        return [
+            f"{self.grpc_host}:{self.port(service) + i * stride}"
+            for i in range(self.replica_count(service))
+        ]
+
+    def grpc_target(self, service: str) -> str:
+        """The channel target for all replicas: one address, or an `ipv4:` list that gRPC's
+        round_robin spreads calls over (skipping a replica that is down). Host names are
+        resolved by DNS instead (one name for all replicas: compose, Kubernetes)."""
+        addresses = self.replica_addresses(service)
+        if len(addresses) > 1 and all(_ipv4_host(a) for a in addresses):
+            return "ipv4:" + ",".join(addresses)
+        return addresses[0]
+
+    def listen_port(self, service: str) -> int:
+        """The port this replica of a gRPC service listens on."""
+        return self.port(service) + self.replicas.index * self.replicas.port_stride
 
     def port(self, service: str) -> int:
         return self.grpc_port_base + SERVICE_PORT_OFFSETS[service]
@@ -283,6 +339,11 @@ SERVICE_PORT_OFFSETS = {
     "tool_service": 2,
     "recipe_service": 3,
 }
+
+
+def _ipv4_host(address: str) -> bool:
+    parts = address.rsplit(":", 1)[0].split(".")
+    return len(parts) == 4 and all(p.isdigit() for p in parts)
 
 
 class ConfigError(ValueError):

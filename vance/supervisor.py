@@ -155,11 +155,27 @@ class Supervisor:
 
     async def start_services(self) -> None:
         for name in GRPC_SERVICES:
-            probe = partial(_grpc_serving, self.config.address(name))
-            await self.start(Child(name, [sys.executable, "-m", name], probe=probe))
+            addresses = self.config.replica_addresses(name)
+            for i, address in enumerate(addresses):
+                # Replica i listens on its own port (Config.listen_port).
+                env = {"VANCE_REPLICA_INDEX": str(i)} if len(addresses) > 1 else {}
+                child = Child(
+                    replica_name(name, i),
+                    [sys.executable, "-m", name],
+                    extra_env=env,
+                    probe=partial(_grpc_serving, address),
+                )
+                await self.start(child)
         gw = self.config.gateway
-        probe = partial(_http_healthy, gw.host, gw.port)
-        await self.start(Child("gateway", [sys.executable, "-m", "gateway"], probe=probe))
+        for i in range(self.config.replica_count("gateway")):
+            # Gateway replicas on consecutive ports; a load balancer in front spreads clients.
+            child = Child(
+                replica_name("gateway", i),
+                [sys.executable, "-m", "gateway"],
+                extra_env={"VANCE_GATEWAY_PORT": str(gw.port + i)} if i else {},
+                probe=partial(_http_healthy, gw.host, gw.port + i),
+            )
+            await self.start(child)
 
     async def start(self, child: Child) -> None:
         """Starts a child and waits until its probe holds (if it has one)."""
@@ -221,9 +237,12 @@ class Supervisor:
 
     async def _spawn(self, child: Child) -> Child:
         env = {**os.environ, **self.env, **child.extra_env}
-        # One /metrics port per child (vance/observability/setup.py).
+        # One /metrics port per child (vance/observability/setup.py); a service's further
+        # replicas have none (their ports would collide with the next service's).
         env["VANCE_METRICS_PORT"] = str(
-            metrics_port_for(self.config.observability.metrics_port, child.name)
+            0
+            if replica_base(child.name) != child.name
+            else metrics_port_for(self.config.observability.metrics_port, child.name)
         )
         if self.log_to is not None:
             self.log_to.mkdir(parents=True, exist_ok=True)
@@ -279,13 +298,8 @@ class Supervisor:
             await asyncio.gather(child.pump, return_exceptions=True)
         child.restarts += 1
         await self._spawn(child)
-        gw = self.config.gateway
-        probe = (  # the gateway answers HTTP, the services gRPC health
-            partial(_http_healthy, gw.host, gw.port)
-            if name == "gateway"
-            else partial(_grpc_serving, self.config.address(name))
-        )
-        await self._until_ready(child, probe)
+        assert child.probe is not None  # the gateway answers HTTP, the services gRPC health
+        await self._until_ready(child, child.probe)
         self._mark_running(child)
 
     def kill(self, name: str, sig: int = signal.SIGKILL) -> None:
@@ -321,8 +335,9 @@ class Supervisor:
         """Workers first (they drain, in parallel), then the front, the services, the store."""
         workers = [n for n in self.children if n.startswith("worker-")]
         await asyncio.gather(*[self.stop_child(n) for n in workers])
-        for name in ["gateway", *reversed(GRPC_SERVICES), "store"]:
-            await self.stop_child(name)
+        for base in ["gateway", *reversed(GRPC_SERVICES), "store"]:
+            for name in [n for n in list(self.children) if replica_base(n) == base]:
+                await self.stop_child(name)
         for name in list(self.children):
             await self.stop_child(name)
         self.running = False
@@ -419,6 +434,16 @@ class Supervisor:
             child.restarts,
         )
         self._mark_running(child)
+
+
+def replica_name(service: str, index: int) -> str:
+    """The child name of a service's replica: the service's own for the first, then `-2`..."""
+    return service if index == 0 else f"{service}-{index + 1}"
+
+
+def replica_base(child: str) -> str:
+    base, _, number = child.rpartition("-")
+    return base if base and number.isdigit() and not child.startswith("worker-") else child
 
 
 async def _tcp_listens(port: int) -> bool:

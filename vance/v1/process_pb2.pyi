@@ -234,12 +234,16 @@ class DrainPendingResponse(_message.Message):
     def __init__(self, messages: _Optional[_Iterable[_Union[_common_pb2.SteerMessage, _Mapping]]] = ...) -> None: ...
 
 class SubscribeSessionRequest(_message.Message):
-    __slots__ = ("session_id", "since_seq")
+    __slots__ = ("session_id", "since_seq", "replay_only", "until_seq")
     SESSION_ID_FIELD_NUMBER: _ClassVar[int]
     SINCE_SEQ_FIELD_NUMBER: _ClassVar[int]
+    REPLAY_ONLY_FIELD_NUMBER: _ClassVar[int]
+    UNTIL_SEQ_FIELD_NUMBER: _ClassVar[int]
     session_id: str
     since_seq: int
-    def __init__(self, session_id: _Optional[str] = ..., since_seq: _Optional[int] = ...) -> None: ...
+    replay_only: bool
+    until_seq: int
+    def __init__(self, session_id: _Optional[str] = ..., since_seq: _Optional[int] = ..., replay_only: _Optional[bool] = ..., until_seq: _Optional[int] = ...) -> None: ...
 
 class ListWorkersRequest(_message.Message):
     __slots__ = ()
