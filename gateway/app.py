@@ -30,6 +30,7 @@ from gateway import (
     rest_catalog,
     rest_documents,
     rest_hub,
+    rest_knowledge,
     rest_sessions,
     rest_settings,
     ws,
@@ -106,6 +107,7 @@ def create_app(config: Config) -> FastAPI:
     app.include_router(rest_hub.router)
     app.include_router(rest_catalog.router)
     app.include_router(rest_documents.router)
+    app.include_router(rest_knowledge.router)
     instrument_app(app)
 
     @app.get("/metrics", include_in_schema=False)

@@ -10,6 +10,7 @@ from typing import Any
 import grpc
 
 from process_service.hub_tool_specs import HUB_TOOLS
+from process_service.knowledge.tools import KNOWLEDGE_TOOLS
 from process_service.talk_tool_specs import PLAN_TOOLS, TALK_TOOLS
 from process_service.tool_args import ToolError
 from process_service.tool_specs import PROCESS_TOOLS
@@ -65,7 +66,12 @@ async def register_forever(channel: grpc.aio.Channel, address: str) -> None:
                 owner=OWNER,
                 timeout_ms=int(t.get("timeoutMs", 0)),
             )
-            for t in PROCESS_TOOLS + HUB_TOOLS + USER_WORK_TOOLS + TALK_TOOLS + PLAN_TOOLS
+            for t in PROCESS_TOOLS
+            + HUB_TOOLS
+            + USER_WORK_TOOLS
+            + TALK_TOOLS
+            + PLAN_TOOLS
+            + KNOWLEDGE_TOOLS
         ],
     )
     delay = 0.2

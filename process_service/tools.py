@@ -14,6 +14,7 @@ from process_service.delegate import Delegation
 from process_service.how_do_i import DEFAULT_RESULTS, MAX_RESULTS, HowDoI
 from process_service.hub_tool_specs import HUB_TOOL_NAMES, HUB_TOOLS
 from process_service.inbox import Inbox
+from process_service.knowledge.tools import KNOWLEDGE_TOOL_NAMES, KNOWLEDGE_TOOLS
 from process_service.processes import Processes
 from process_service.slart_tools import GeneratedRecipes
 from process_service.store import public_fields
@@ -35,6 +36,7 @@ from vance.v1 import recipe_pb2_grpc
 if TYPE_CHECKING:
     from process_service.hub_talk import HubTalk
     from process_service.hub_tools import HubTools
+    from process_service.knowledge.tools import KnowledgeTools
     from process_service.plans import Plans
     from process_service.user_work.host import UserWork
 
@@ -64,7 +66,7 @@ def _summary(p: ThinkProcess) -> dict[str, Any]:
 # keeps the session from counting as abandoned (session_service/abandoned.py).
 PERSISTENT_TOOL_NAMES = frozenset(
     str(t["name"])
-    for t in PROCESS_TOOLS + HUB_TOOLS + USER_WORK_TOOLS + TALK_TOOLS + PLAN_TOOLS
+    for t in PROCESS_TOOLS + HUB_TOOLS + USER_WORK_TOOLS + TALK_TOOLS + PLAN_TOOLS + KNOWLEDGE_TOOLS
     if "@persistent" in t.get("labels", [])
 )
 
@@ -85,6 +87,7 @@ class ProcessTools:
         self.work: UserWork | None = None  # the user's own tools (user_work/), set at wiring
         self.talk: HubTalk | None = None  # talking to projects (hub_talk.py), set at wiring
         self.plans: Plans | None = None  # plan mode (plans.py), set at wiring
+        self.knowledge: KnowledgeTools | None = None  # memory and RAG (knowledge/), at wiring
         # process_create_delegate spawns through self.spawn, the path process_create takes.
         self._delegation = Delegation(self.spawn, processes, recipes, engines_available)
         self._generated = GeneratedRecipes(recipes, engines_available)
@@ -109,6 +112,8 @@ class ProcessTools:
             return await self.hub.invoke(tool, caller, args, key, profile)
         if self.work is not None and tool in USER_WORK_TOOL_NAMES:
             return await self.work.invoke(tool, caller, args, key)
+        if self.knowledge is not None and tool in KNOWLEDGE_TOOL_NAMES:
+            return await self.knowledge.invoke(tool, caller, args, key)
         if self.talk is not None and tool in TALK_TOOL_NAMES:
             return await self.talk.invoke(tool, caller, args, key)
         if self.plans is not None and tool in PLAN_TOOL_NAMES:

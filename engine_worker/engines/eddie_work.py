@@ -5,7 +5,8 @@ DISCOVER: a term it does not know is looked up mid-turn, as Arthur does."""
 from __future__ import annotations
 
 # `@userwork`: documents, scratchpad, facts, web, sandboxed exec; `doc_purge` is not in it.
-WORK_TOOLS = ["@userwork", "how_do_i"]
+# `@memory` and rag_query: notes kept across sessions, and the user's documents searched.
+WORK_TOOLS = ["@userwork", "how_do_i", "@memory", "rag_query"]
 
 WORK_PROMPT = """The user's own small things you do yourself, in their hub, with your tools:
 - Documents (doc_create, doc_read, doc_edit, doc_list): notes, lists, drafts in Markdown at \
