@@ -1,13 +1,15 @@
 """The RAG index: documents of a corpus cut into chunks (rag_text.py), found by keyword with
 BM25 over posting lists built like session search's (session_service/search/: the same tokens,
-token-keyed documents read by `_id`), and, when the tenant has an embedding model
+token-keyed documents read by `_id`), its term parts capped at 1 so a score is the weighed share
+of the query's words a chunk holds (0..1), and, when the tenant has an embedding model
 (embeddings.py), by cosine similarity too (hybrid: the mean of both scores).
 
 A corpus is a project's uploaded files (`project_corpus`) or a user's own documents
 (`user_corpus`, fed by the doc tools). Collections:
 - `rag_docs`: one per document (`_id` corpus + source), with its number in the corpus, its
   chunk count and its words (so a replace or delete knows which posting lists to clean);
-- `rag_chunks`: the chunk texts (`<corpus>#<doc number>.<ordinal>`), with the vector if any;
+- `rag_chunks`: the chunk texts (`<corpus>#<doc number>.<ordinal>`) with their document's
+  source and title, and the vector if any;
 - `rag_postings`: per corpus and token the chunks holding it, `{d: doc number, i: ordinal,
   f: term count, l: chunk length}`; `<corpus>#` holds the corpus's counts (chunks, tokens,
   documents numbered, a version for the vector cache).
@@ -240,14 +242,19 @@ class RagIndex:
                 continue
             avg = max(1.0, int(stats.get("tl", 0)) / n)
             lists = {t: (found.get(f"{corpus}#{t}") or {}).get("c") or [] for t in terms}
+            # A word no chunk holds weighs as a rare one: it lowers every score alike, without
+            # outweighing the words that match.
             idf = {
-                t: math.log(1 + (n - len(es) + 0.5) / (len(es) + 0.5)) for t, es in lists.items()
+                t: math.log(1 + (n - max(1, len(es)) + 0.5) / (max(1, len(es)) + 0.5))
+                for t, es in lists.items()
             }
-            full = sum(idf.values()) * (K1 + 1)
+            full = sum(idf.values()) or 1.0
             for t, es in lists.items():
                 for e in es:
                     f, length = int(e.get("f", 0)), int(e.get("l", 0))
-                    part = f * (K1 + 1) / (f + K1 * (1 - B + B * length / avg))
+                    # BM25's term part, 1 for one occurrence in a chunk of average length, and
+                    # at most 1: a score is the weighed share of the query's words a chunk holds.
+                    part = min(1.0, f * (K1 + 1) / (f + K1 * (1 - B + B * length / avg)))
                     cid = f"{corpus}#{e.get('d')}.{e.get('i')}"
                     keyword[cid] = keyword.get(cid, 0.0) + idf[t] * part / full
         vector = await self._similar(corpora, versions, query, tenant, top_k)
