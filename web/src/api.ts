@@ -1,6 +1,14 @@
 // REST calls to the gateway (docs/protocol.md "REST endpoints"). The token goes in the
 // Authorization header, never in a URL.
-import type { Auth, DocumentSummary, InboxItem, SearchHit, SessionView, UserDocument } from "./types";
+import type {
+  Auth,
+  DocumentSummary,
+  InboxItem,
+  MemoryRecord,
+  SearchHit,
+  SessionView,
+  UserDocument,
+} from "./types";
 
 export class ApiError extends Error {
   constructor(
@@ -157,4 +165,14 @@ export async function readDocument(auth: Auth, path: string): Promise<UserDocume
   // Each segment encoded on its own: the route takes the path with its slashes.
   const p = path.split("/").map(enc).join("/");
   return call<UserDocument>(auth, "GET", `/brain/${enc(auth.tenant)}/documents/${p}`);
+}
+
+export async function listProjectMemory(auth: Auth, project: string): Promise<MemoryRecord[]> {
+  const path = `/brain/${enc(auth.tenant)}/projects/${enc(project)}/memory`;
+  return (await call<{ records: MemoryRecord[] }>(auth, "GET", path)).records;
+}
+
+export async function deleteProjectMemory(auth: Auth, project: string, id: string): Promise<void> {
+  const path = `/brain/${enc(auth.tenant)}/projects/${enc(project)}/memory/${enc(id)}`;
+  await call<unknown>(auth, "DELETE", path);
 }
