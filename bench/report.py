@@ -8,6 +8,7 @@ from typing import Any
 
 from bench.delegate import delegate_section
 from bench.hubturn import HubTurnResult
+from bench.knowledge import knowledge_section
 from bench.markdown import table
 from bench.peer import PeerResult
 from bench.realpace import RealPaceResult
@@ -46,6 +47,7 @@ class Results:
     delegate: dict[str, Any] | None = None
     peer: PeerResult | None = None
     hubturn: HubTurnResult | None = None
+    knowledge: dict[str, Any] | None = None
     realpace: dict[int, RealPaceResult] = field(default_factory=dict)
     peer_realpace: dict[int, PeerResult] = field(default_factory=dict)
     failure: str = ""
@@ -273,6 +275,8 @@ def render(r: Results) -> str:
         lines += delegate_section(r.delegate)
     if r.hubturn is not None:
         lines += hubturn_section(r.hubturn)
+    if r.knowledge is not None:
+        lines += knowledge_section(r.knowledge)
     if r.realpace:
         lines += realpace_section(r.realpace, r.peer_realpace)
     return "\n".join(lines).rstrip() + "\n"
