@@ -21,7 +21,9 @@ _TEMPLATE = SandboxedEnvironment(autoescape=False, undefined=StrictUndefined).fr
 
 <session-context>
 Tenant: {{ tenant }}
-Group: {{ group or "(none)" }}
+{%- if group %}
+Group: {{ group }}
+{%- endif %}
 Project: {{ project or "(none)" }}
 User: {{ user or "(unknown)" }}
 Date: {{ date }} (UTC)
