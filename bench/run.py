@@ -108,7 +108,7 @@ async def _measure(
         log(f"    {h.turns_per_s:.1f} hub turns/s, {h.server_cpu_ms_per_turn():.1f} ms CPU each")
     if "knowledge" in rounds:
         log("(k) memory recall and RAG auto-inject per turn; RAG query over 10,000 chunks")
-        results.knowledge = k = await measure_knowledge(system)
+        results.knowledge = k = await measure_knowledge(system, log)
         log(
             f"    memory {k['added_memory']:+} and RAG {k['added_rag']:+} store commands per "
             f"turn; RAG query p99 {k['query']['p99_ms']} ms"
