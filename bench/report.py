@@ -8,6 +8,7 @@ from typing import Any
 
 from bench.delegate import delegate_section
 from bench.hubturn import HubTurnResult
+from bench.knowledge import knowledge_section
 from bench.markdown import table
 from bench.peer import PeerResult
 from bench.realpace import RealPaceResult
@@ -47,6 +48,7 @@ class Results:
     delegate: dict[str, Any] | None = None
     peer: PeerResult | None = None
     hubturn: HubTurnResult | None = None
+    knowledge: dict[str, Any] | None = None
     realpace: dict[int, RealPaceResult] = field(default_factory=dict)
     # The real-pace load with a zero-latency model (same clients, same script).
     zeropace: dict[int, RealPaceResult] = field(default_factory=dict)
@@ -277,6 +279,8 @@ def render(r: Results) -> str:
         lines += delegate_section(r.delegate)
     if r.hubturn is not None:
         lines += hubturn_section(r.hubturn)
+    if r.knowledge is not None:
+        lines += knowledge_section(r.knowledge)
     if r.realpace:
         lines += realpace_section(r.realpace, r.peer_realpace, r.zeropace)
     if r.replicas:

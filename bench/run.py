@@ -19,6 +19,7 @@ import uvloop
 from bench.delegate import measure_delegate
 from bench.errors import BenchError
 from bench.hubturn import hub_turns
+from bench.knowledge import measure_knowledge
 from bench.peer import run_peer
 from bench.procstat import load_average
 from bench.realpace import STREAM_MS, TTFT_MS, real_pace
@@ -40,6 +41,7 @@ ROUNDS = (
     "sweeps",
     "delegate",
     "hubturn",
+    "knowledge",
     "peer",
     "realpace20",
     "realpace200",
@@ -118,6 +120,13 @@ async def _measure(
         log(f"    {h.turns_per_s:.1f} hub turns/s, {h.server_cpu_ms_per_turn():.1f} ms CPU each")
         peer = ", ".join(f"{k} {v:.2f}" for k, v in h.peer_work_per_turn().items())
         log(f"    store commands per hub turn for the hubs' shared activity: {peer}")
+    if "knowledge" in rounds:
+        log("(k) memory recall and RAG auto-inject per turn; RAG query over 10,000 chunks")
+        results.knowledge = k = await measure_knowledge(system, log)
+        log(
+            f"    memory {k['added_memory']:+} and RAG {k['added_rag']:+} store commands per "
+            f"turn; RAG query p99 {k['query']['p99_ms']} ms"
+        )
 
 
 async def _real_pace(results: Results, rounds: set[str], tmp: Path) -> None:

@@ -17,8 +17,8 @@ from vance.domain import ChatMessage, ChatRole, SteerMessage, ThinkProcess
 from vance.llm import ModelClient
 from vance.protoutil import dict_to_struct
 from vance.v1 import common_pb2 as pb
+from vance.v1 import knowledge_pb2_grpc, process_pb2_grpc, session_pb2_grpc
 from vance.v1 import process_pb2 as ppb
-from vance.v1 import process_pb2_grpc, session_pb2_grpc
 
 Send = Callable[[ppb.WorkerMessage], None]
 
@@ -41,10 +41,13 @@ USER_HOLD_S = 3.0
 
 @dataclass(frozen=True)
 class Scope:
+    """Tenant -> group -> project -> session -> process (seed 000 §2.2)."""
+
     tenant_id: str
     project_id: str
     session_id: str
     process_id: str
+    group: str = ""  # the project's group, "" for none (engine_worker/project_groups.py)
 
 
 class EventPublisher:
@@ -240,9 +243,13 @@ class ThinkEngineContext:
         project_memory: list[MemoryEntry] | None = None,
         settings_cache: SettingsCache | None = None,
         default_settings: dict[str, str] | None = None,
+        knowledge: knowledge_pb2_grpc.KnowledgeServiceAsyncStub | None = None,
+        group: str = "",
     ) -> None:
         self.turn_id = turn_id
-        self.scope = Scope(process.tenant_id, process.project_id, process.session_id, process.id)
+        self.scope = Scope(
+            process.tenant_id, process.project_id, process.session_id, process.id, group
+        )
         self.user = process.owner_user_id
         self.llm = llm
         self.events = events
@@ -255,7 +262,7 @@ class ThinkEngineContext:
         self.settings: dict[str, Any] = dict(process.params)
         self._pending = pending
         self._drained = False
-        self._memory = MemoryApi(process, stub, turn_id, project_memory)
+        self._memory = MemoryApi(process, stub, turn_id, project_memory, knowledge)
         self._settings_api = EngineSettingsApi(
             process, sessions, default_settings, cache=settings_cache
         )

@@ -7,8 +7,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from vance.domain import ThinkProcess
+from vance.v1 import knowledge_pb2 as kpb
+from vance.v1 import knowledge_pb2_grpc, process_pb2_grpc
 from vance.v1 import process_pb2 as ppb
-from vance.v1 import process_pb2_grpc
 
 PROCESS = ppb.MEMORY_SCOPE_PROCESS
 PROJECT = ppb.MEMORY_SCOPE_PROJECT
@@ -24,6 +25,15 @@ class MemoryEntry:
     content: str
     process_id: str
     created_at_ms: int
+    score: float = 0.0  # relevance to a recall's query
+
+
+@dataclass(frozen=True)
+class RagPassage:
+    source: str
+    title: str
+    text: str
+    score: float
 
 
 class MemoryApi:
@@ -33,9 +43,11 @@ class MemoryApi:
         stub: process_pb2_grpc.ProcessServiceAsyncStub,
         turn_id: str,
         project: list[MemoryEntry] | None = None,
+        knowledge: knowledge_pb2_grpc.KnowledgeServiceAsyncStub | None = None,
     ) -> None:
         self._process = process
         self._stub = stub
+        self._knowledge = knowledge
         self._turn_id = turn_id
         self._writes = 0
         # The project's newest records as the assignment brought them (newest first); a
@@ -77,18 +89,37 @@ class MemoryApi:
         )
         return [entry_from_proto(r) for r in resp.records]
 
-    async def project_summary(self, max_chars: int = 2_000, limit: int = 20) -> str:
-        """The newest project records, newest first, one line each, within `max_chars`."""
-        lines: list[str] = []
-        used = 0
-        for entry in await self.newest(PROJECT, limit):
-            text = " ".join(entry.content.split())
-            line = f"- {entry.title}: {text}" if entry.title else f"- {text}"
-            if used + len(line) > max_chars:
-                break
-            lines.append(line)
-            used += len(line) + 1
-        return "\n".join(lines)
+    async def recall(
+        self, scope: str, query: str, *, limit: int = 20, max_chars: int = 0
+    ) -> list[MemoryEntry]:
+        """Records of a scope (PROCESS, SESSION, PROJECT) ranked by `query`, best first, as
+        many as fit into `max_chars` (process_service/knowledge/recall.py)."""
+        if self._knowledge is None:
+            return []
+        resp = await self._knowledge.RecallMemory(
+            kpb.RecallMemoryRequest(
+                process_id=self._process.id,
+                scope=scope,
+                query=query,
+                limit=limit,
+                max_chars=max_chars,
+            )
+        )
+        return [
+            MemoryEntry(r.id, r.kind, r.title, r.content, r.process_id, r.created_at_ms, r.score)
+            for r in resp.records
+        ]
+
+    async def rag_query(self, query: str, top_k: int, min_score: float) -> list[RagPassage]:
+        """The best passages of the project's documents and the owner's, at least min_score."""
+        if self._knowledge is None:
+            return []
+        resp = await self._knowledge.QueryRag(
+            kpb.QueryRagRequest(
+                process_id=self._process.id, query=query, top_k=top_k, min_score=min_score
+            )
+        )
+        return [RagPassage(c.source, c.title, c.text, c.score) for c in resp.chunks]
 
 
 def entry_from_proto(r: ppb.MemoryRecord) -> MemoryEntry:

@@ -21,6 +21,7 @@ from engine_worker.context import EventPublisher, ThinkEngineContext
 from engine_worker.engine import EngineRegistry, TurnOutcome, compatible
 from engine_worker.failures import not_configured
 from engine_worker.memory import entry_from_proto
+from engine_worker.project_groups import ProjectGroups
 from engine_worker.settings import SettingsCache
 from engine_worker.tools import PoolCache, ToolDispatcher
 from engine_worker.watched import keep_watching
@@ -29,8 +30,8 @@ from vance.domain import HOOK_CALLS, ChatMessage, CloseReason, LifecycleCall, Pr
 from vance.llm import ModelClient, ModelNotConfiguredError
 from vance.observability import logcontext, metrics, tracing
 from vance.protoutil import dict_to_struct
+from vance.v1 import knowledge_pb2_grpc, process_pb2_grpc, session_pb2_grpc, tool_pb2_grpc
 from vance.v1 import process_pb2 as ppb
-from vance.v1 import process_pb2_grpc, session_pb2_grpc, tool_pb2_grpc
 from vance.v1 import session_pb2 as spb
 from vance.v1 import tool_pb2 as tpb
 
@@ -57,6 +58,7 @@ class Worker:
     ) -> None:
         self.worker_id = worker_id or f"{socket.gethostname()}-{os.getpid()}"
         self._stub = process_pb2_grpc.ProcessServiceStub(channel)
+        self._knowledge = knowledge_pb2_grpc.KnowledgeServiceStub(channel)  # process_service's
         self._registry = registry
         self._llm = llm
         self._slots = slots
@@ -66,6 +68,7 @@ class Worker:
         self._pools = PoolCache()
         self._settings = SettingsCache()
         self._sessions = sessions  # the engines' settings (engine_worker/settings.py)
+        self._groups = ProjectGroups(sessions)
         self._stopping = asyncio.Event()
         self._outbox: asyncio.Queue[object] = asyncio.Queue()
         self._turns: dict[str, asyncio.Task[None]] = {}
@@ -335,6 +338,8 @@ class Worker:
                 if a.project_memory_included
                 else None
             ),
+            knowledge=self._knowledge,
+            group=await self._groups.of(process.tenant_id, process.project_id),
         )
         if call in HOOK_CALLS:
             # A hook (engine_worker/engine.py): the status stays what the transition made it.

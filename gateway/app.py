@@ -30,6 +30,7 @@ from gateway import (
     rest_catalog,
     rest_documents,
     rest_hub,
+    rest_knowledge,
     rest_overview,
     rest_sessions,
     rest_settings,
@@ -108,6 +109,7 @@ def create_app(config: Config) -> FastAPI:
     app.include_router(rest_catalog.router)
     app.include_router(rest_documents.router)
     app.include_router(rest_overview.router)
+    app.include_router(rest_knowledge.router)
     instrument_app(app)
 
     @app.get("/metrics", include_in_schema=False)

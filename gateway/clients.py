@@ -5,7 +5,13 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from vance.channels import Channels
-from vance.v1 import process_pb2_grpc, recipe_pb2_grpc, session_pb2_grpc, work_pb2_grpc
+from vance.v1 import (
+    knowledge_pb2_grpc,
+    process_pb2_grpc,
+    recipe_pb2_grpc,
+    session_pb2_grpc,
+    work_pb2_grpc,
+)
 
 
 @dataclass(frozen=True)
@@ -14,6 +20,7 @@ class Clients:
     processes: process_pb2_grpc.ProcessServiceAsyncStub
     recipes: recipe_pb2_grpc.RecipeServiceAsyncStub
     work: work_pb2_grpc.UserWorkServiceAsyncStub  # hosted by process_service
+    knowledge: knowledge_pb2_grpc.KnowledgeServiceAsyncStub  # hosted by process_service
     # One stub per process_service replica when there are several: a socket follows its
     # session's events on each (gateway/session_events.py). Empty with one replica.
     process_replicas: list[process_pb2_grpc.ProcessServiceAsyncStub] = field(default_factory=list)
@@ -33,4 +40,5 @@ class Clients:
                 else []
             ),
             event_gap_fill_s=channels.config.events.gap_fill_ms / 1000,
+            knowledge=knowledge_pb2_grpc.KnowledgeServiceStub(channels.get("process_service")),
         )

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import time
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -23,6 +24,7 @@ from vance.errors import InvalidArgumentError, NotFoundError
 from vance.store import Document, is_duplicate_key
 
 PROCESS = "PROCESS"
+SESSION = "SESSION"
 PROJECT = "PROJECT"
 DEFAULT_LIMIT = 20
 MAX_LIMIT = 200
@@ -43,11 +45,14 @@ class MemoryRecord:
     content: str
     process_id: str
     created_at_ms: int
+    tags: tuple[str, ...] = ()
 
 
 def scope_key(scope: str, process: Document) -> str:
     if scope == PROCESS:
         return f"p:{process['_id']}"
+    if scope == SESSION:
+        return f"s:{process.get('session_id', '')}"
     if scope == PROJECT:
         return f"j:{process.get('tenant_id', '')}:{process.get('project_id', '')}"
     raise InvalidArgumentError(f"unknown memory scope {scope!r}")
@@ -64,6 +69,9 @@ class MemoryStore:
         # would otherwise be read again by every hand-over until the first read came back.
         self._reading: dict[str, asyncio.Future[list[MemoryRecord]]] = {}
         self._writes = 0  # project records written here: a read that saw some begin is not kept
+        # Told the scope key of every record written here (process_service/knowledge/recall.py
+        # drops its ranked window of that scope).
+        self.on_write: list[Callable[[str], None]] = []
 
     async def record(
         self,
@@ -74,10 +82,13 @@ class MemoryStore:
         title: str,
         content: str,
         idempotency_key: str = "",
+        tags: Sequence[str] = (),
     ) -> MemoryRecord:
         if not content.strip():
             raise InvalidArgumentError("a memory record needs content")
         key = scope_key(scope, process)
+        for listener in self.on_write:
+            listener(key)
         if scope == PROJECT:
             self._writes += 1
             self._project.pop(key, None)
@@ -104,12 +115,21 @@ class MemoryStore:
             "process_id": str(process["_id"]),
             "created_at_ms": self._clock.now_ms(),
         }
+        if tags:
+            doc["tags"] = list(tags)
         await self._records.insert_one(doc)
         if idempotency_key:
             await self._keys.update_one(
                 {"_id": f"{key}:{idempotency_key}"}, {"$set": {"record_id": doc["_id"]}}
             )
         return _record(doc)
+
+    def forgotten(self, key: str) -> None:
+        """A record of scope `key` was deleted: the hand-over reads the project again."""
+        self._writes += 1
+        self._project.pop(key, None)
+        for listener in self.on_write:
+            listener(key)
 
     async def newest(self, process: Document, scope: str, limit: int) -> list[MemoryRecord]:
         key = scope_key(scope, process)
@@ -172,6 +192,7 @@ def _record(doc: Document) -> MemoryRecord:
         content=str(doc.get("content", "")),
         process_id=str(doc.get("process_id", "")),
         created_at_ms=int(doc.get("created_at_ms", 0)),
+        tags=tuple(str(t) for t in doc.get("tags") or ()),
     )
 
 

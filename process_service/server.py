@@ -19,6 +19,8 @@ from process_service.hub_peers import HubPeers
 from process_service.hub_talk import HubTalk
 from process_service.hub_tools import HubTools
 from process_service.inbox import Inbox
+from process_service.knowledge.tools import KnowledgeTools
+from process_service.knowledge.wiring import KNOWLEDGE_SERVICE_NAME, knowledge, serve_knowledge
 from process_service.lanes import Lanes
 from process_service.memory import MemoryStore
 from process_service.observations import Observations
@@ -198,15 +200,23 @@ async def create_server(
     # The user's hubs know what each other did (hub_activity.py, hub_peers.py, hub_names.py).
     tools.hub.names = ProjectNames(db, clock)
     tools.peers = peers = HubPeers(db, store, inbox, lanes, dispatcher.kick, ActivityLog(db, clock))
+    known, embedder = knowledge(db, memory, clock, config, sessions)
+    tools.knowledge = KnowledgeTools(known)
+    work.on_document = known.document_changed  # the user's documents stay indexed for RAG
     servicer.connection_profiles = ConnectionProfiles(db)
     owners = CachedOwners(
         _session_owner(store, session_pb2_grpc.SessionServiceStub(channels.get("session_service"))),
         _process_session(store),
     )
-    host = GrpcHost([SERVICE_NAME, TOOL_HOST_NAME, WORK_SERVICE_NAME], config, owners=owners)
+    host = GrpcHost(
+        [SERVICE_NAME, TOOL_HOST_NAME, WORK_SERVICE_NAME, KNOWLEDGE_SERVICE_NAME],
+        config,
+        owners=owners,
+    )
     process_pb2_grpc.add_ProcessServiceServicer_to_server(servicer, host.server)
     tool_pb2_grpc.add_ToolHostServicer_to_server(ProcessToolHost(tools), host.server)
     serve_user_work(work, host.server)
+    serve_knowledge(known, store, sessions, host.server)
     bound = host.bind(
         config.grpc_host, config.listen_port("process_service") if port is None else port
     )
@@ -217,6 +227,7 @@ async def create_server(
         # After the server stopped (no stream left): the background work, then its clients.
         await background.stop()
         await work.close()  # the sandboxed jobs still running
+        await embedder.close()
         await channels.close()
         await hot.close()
         await client.close()

@@ -11,6 +11,7 @@ import grpc
 
 from process_service.hub_peer_specs import PEER_TOOLS
 from process_service.hub_tool_specs import HUB_TOOLS
+from process_service.knowledge.tools import KNOWLEDGE_TOOLS
 from process_service.talk_tool_specs import PLAN_TOOLS, TALK_TOOLS
 from process_service.tool_args import ToolError
 from process_service.tool_specs import PROCESS_TOOLS
@@ -72,6 +73,7 @@ async def register_forever(channel: grpc.aio.Channel, address: str) -> None:
             + TALK_TOOLS
             + PLAN_TOOLS
             + PEER_TOOLS
+            + KNOWLEDGE_TOOLS
         ],
     )
     delay = 0.2

@@ -15,6 +15,7 @@ from process_service.how_do_i import DEFAULT_RESULTS, MAX_RESULTS, HowDoI
 from process_service.hub_peer_specs import PEER_TOOL_NAMES, PEER_TOOLS
 from process_service.hub_tool_specs import HUB_TOOL_NAMES, HUB_TOOLS
 from process_service.inbox import Inbox
+from process_service.knowledge.tools import KNOWLEDGE_TOOL_NAMES, KNOWLEDGE_TOOLS
 from process_service.processes import Processes
 from process_service.slart_tools import GeneratedRecipes
 from process_service.store import public_fields
@@ -37,6 +38,7 @@ if TYPE_CHECKING:
     from process_service.hub_peers import HubPeers
     from process_service.hub_talk import HubTalk
     from process_service.hub_tools import HubTools
+    from process_service.knowledge.tools import KnowledgeTools
     from process_service.plans import Plans
     from process_service.user_work.host import UserWork
 
@@ -66,7 +68,15 @@ def _summary(p: ThinkProcess) -> dict[str, Any]:
 # keeps the session from counting as abandoned (session_service/abandoned.py).
 PERSISTENT_TOOL_NAMES = frozenset(
     str(t["name"])
-    for t in PROCESS_TOOLS + HUB_TOOLS + USER_WORK_TOOLS + TALK_TOOLS + PLAN_TOOLS + PEER_TOOLS
+    for t in (
+        PROCESS_TOOLS
+        + HUB_TOOLS
+        + USER_WORK_TOOLS
+        + TALK_TOOLS
+        + PLAN_TOOLS
+        + PEER_TOOLS
+        + KNOWLEDGE_TOOLS
+    )
     if "@persistent" in t.get("labels", [])
 )
 
@@ -88,6 +98,7 @@ class ProcessTools:
         self.talk: HubTalk | None = None  # talking to projects (hub_talk.py), set at wiring
         self.plans: Plans | None = None  # plan mode (plans.py), set at wiring
         self.peers: HubPeers | None = None  # the hubs' activity and peer events, set at wiring
+        self.knowledge: KnowledgeTools | None = None  # memory and RAG (knowledge/), at wiring
         # process_create_delegate spawns through self.spawn, the path process_create takes.
         self._delegation = Delegation(self.spawn, processes, recipes, engines_available)
         self._generated = GeneratedRecipes(recipes, engines_available)
@@ -116,6 +127,8 @@ class ProcessTools:
             return await self.hub.invoke(tool, caller, args, key, profile)
         if self.work is not None and tool in USER_WORK_TOOL_NAMES:
             return await self.work.invoke(tool, caller, args, key)
+        if self.knowledge is not None and tool in KNOWLEDGE_TOOL_NAMES:
+            return await self.knowledge.invoke(tool, caller, args, key)
         if self.talk is not None and tool in TALK_TOOL_NAMES:
             return await self.talk.invoke(tool, caller, args, key)
         if self.plans is not None and tool in PLAN_TOOL_NAMES:

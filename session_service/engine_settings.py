@@ -18,6 +18,7 @@ from dataclasses import dataclass, replace
 
 from pymongo.asynchronous.database import AsyncDatabase
 
+from session_service.knowledge_settings import KNOWLEDGE_KEYS
 from session_service.settings_cache import SettingsDocs
 from vance.errors import InvalidArgumentError
 from vance.store import Document
@@ -66,6 +67,7 @@ ENGINE_KEYS: dict[str, Callable[[str], str]] = {
     MAX_CONTEXT_TOKENS: _tokens,
     CHAT_LANGUAGE: _language,
     INCLUDE_MEMORY: _flag,
+    **KNOWLEDGE_KEYS,  # memory, RAG and Arthur's model (knowledge_settings.py)
 }
 
 

@@ -34,6 +34,7 @@ _PROCESS = "vance.v1.ProcessService/"
 _RECIPE = "vance.v1.RecipeService/"
 _TOKENS = "vance.v1.TokenService/"
 _WORK = "vance.v1.UserWorkService/"
+_KNOWLEDGE = "vance.v1.KnowledgeService/"
 
 
 def _deny(message: str, reason: str) -> PermissionDeniedError:
@@ -189,6 +190,16 @@ async def own_documents(request: Any, who: Identity, owners: Owners | None) -> N
         raise _deny("documents are their user's alone", "documents_foreign")
 
 
+async def project_knowledge(request: Any, who: Identity, owners: Owners | None) -> None:
+    """A project's memory and RAG documents: the token's tenant; whether the user sees the
+    project is process_service's check (process_service/knowledge/service.py)."""
+    ref = request if hasattr(request, "project_id") else request.project
+    if ref.tenant_id != who.tenant_id:
+        raise _deny("the token is for another tenant", "tenant_mismatch")
+    if getattr(request, "added_by", who.name) != who.name:
+        raise _deny("added_by must be the token's user", "caller_mismatch")
+
+
 RULES: dict[str, Rule] = {
     f"/{_SESSION}{name}": rule
     for name, rule in {
@@ -248,6 +259,18 @@ RULES.update(
     }
 )
 RULES.update({f"/{_WORK}{name}": own_documents for name in ("ListDocuments", "ReadDocument")})
+RULES.update(
+    {
+        f"/{_KNOWLEDGE}{name}": project_knowledge
+        for name in (
+            "ListProjectMemory",
+            "DeleteProjectMemory",
+            "AddRagDocument",
+            "ListRagDocuments",
+            "DeleteRagDocument",
+        )
+    }
+)
 RULES.update(
     {
         f"/{_TOKENS}{name}": rule

@@ -11,6 +11,7 @@ from engine_worker.engines import arthur_prompt, plan_mode
 from engine_worker.engines.common import history_to_llm, inbox_to_llm_messages
 from engine_worker.engines.context_budget import fit, history_limit
 from engine_worker.engines.history_summary import Summary, roll
+from engine_worker.engines.knowledge_turn import note_finished_children, turn_query, user_text
 from vance.domain import (
     ChatMessage,
     ChatRole,
@@ -35,12 +36,18 @@ TOOLS = [
     "manual_list",
     "manual_read",
     "how_do_i",
+    "@memory",  # memory_remember, memory_recall, memory_forget
+    "rag_query",
     "@client",
 ]
 # Settings (session_service/engine_settings.py) Arthur reads each turn.
 MAX_CONTEXT_TOKENS = "arthur.maxContextTokens"
 DEFAULT_MAX_CONTEXT_TOKENS = 64_000
 INCLUDE_MEMORY = "arthur.includeProjectMemorySummary"
+# The model of Arthur's turns, over the recipe's `model`: `<provider>/<model>`, or the model
+# alone (a provider model or a tier alias) when no provider is set.
+LLM_PROVIDER = "arthur.llmProvider"
+LLM_MODEL = "arthur.llmModel"
 CHAT_LANGUAGE = "chat.language"
 FORCED_RESUME_NOTE = (
     '<resume cause="FORCED">The session was suspended by force while your last turn ran; '
@@ -94,6 +101,7 @@ class Arthur(EngineDefaults):
                 model_inbox.append(message)
         if not model_inbox:
             return TurnOutcome.idle()
+        await note_finished_children(ctx, model_inbox)
         settings = ctx.settings_api()
         # Only the token budget cuts the history; reading more than `history_limit` messages
         # could never add one to the model input.
@@ -118,6 +126,8 @@ class Arthur(EngineDefaults):
                 ctx,
                 include_memory=await settings.get_bool(INCLUDE_MEMORY, True),
                 language=await settings.get_str(CHAT_LANGUAGE),
+                query=turn_query(model_inbox),
+                rag_query=user_text(model_inbox),
             ),
         )
         messages, summary = fit_with_summary(
@@ -133,7 +143,7 @@ class Arthur(EngineDefaults):
                 ctx,
                 messages,
                 [t for t in pool if t.name not in plan_mode.INTERNAL],
-                tier=str(ctx.settings.get("model", "default:chat")),
+                tier=await _model(ctx),
                 max_iterations=int(ctx.settings.get("maxIterations", 8)),
             )
         except ModelNotConfiguredError as exc:
@@ -187,6 +197,17 @@ class Arthur(EngineDefaults):
         if result.error:
             note += f" ({result.error})"
         await ctx.chat.append(ChatRole.SYSTEM, note, {"command": command.command})
+
+
+async def _model(ctx: ThinkEngineContext) -> str:
+    settings = ctx.settings_api()
+    model = (await settings.get_str(LLM_MODEL)).strip()
+    if not model:
+        return str(ctx.settings.get("model", "default:chat"))
+    provider = (await settings.get_str(LLM_PROVIDER)).strip()
+    if provider and not model.startswith(f"{provider}/"):
+        return f"{provider}/{model}"
+    return model
 
 
 def _user_meta(message: UserChatInput) -> dict[str, Any]:

@@ -5,7 +5,8 @@ DISCOVER: a term it does not know is looked up mid-turn, as Arthur does."""
 from __future__ import annotations
 
 # `@userwork`: documents, scratchpad, facts, web, sandboxed exec; `doc_purge` is not in it.
-WORK_TOOLS = ["@userwork", "how_do_i"]
+# `@memory` and rag_query: notes kept across sessions, and the user's documents searched.
+WORK_TOOLS = ["@userwork", "how_do_i", "@memory", "rag_query"]
 
 WORK_PROMPT = """The user's own small things you do yourself, in their hub, with your tools:
 - Documents (doc_create, doc_read, doc_edit, doc_list): notes, lists, drafts in Markdown at \
@@ -19,5 +20,7 @@ scratchpad first; when they tell you such a fact, add it.
 - work_exec_run runs a short python or bash script in the user's sandboxed workspace (no \
 network) for a calculation such as the primes up to 100; files it writes are read with \
 doc_read workspace/<file>.
+- Notes across sessions (memory_remember, memory_recall, memory_forget) and rag_query, which \
+searches the user's documents and the project's files for passages.
 - how_do_i looks up how Vancetope works or a term you do not know; use it before you guess.
 Say results briefly; long output goes to a document or relay_inbox."""

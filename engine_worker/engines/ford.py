@@ -1,14 +1,23 @@
-"""Ford: the generalist worker. A tool loop on its goal; it asks (BLOCKED) or finishes (DONE)."""
+"""Ford: the generalist worker. A tool loop on its goal; it asks (BLOCKED) or finishes (DONE).
+
+Its history is cut by the token budget Arthur's is (`arthur.maxContextTokens`), the oldest
+messages first, with the same note (engines/context_budget.py); it keeps notes with the memory
+tools, searches documents with rag_query, and records what its own children finished in project
+memory (engines/knowledge_turn.py)."""
 
 from __future__ import annotations
 
 from engine_worker.context import ThinkEngineContext
 from engine_worker.engine import STOP_HOOK, SUSPEND_HOOK, EngineDefaults, TurnOutcome
+from engine_worker.engines.arthur import DEFAULT_MAX_CONTEXT_TOKENS, MAX_CONTEXT_TOKENS
 from engine_worker.engines.common import history_to_llm, inbox_to_llm_messages
+from engine_worker.engines.context_budget import fit, history_limit
+from engine_worker.engines.knowledge_turn import note_finished_children
 from engine_worker.engines.loop import run_tool_loop
 from vance.domain import ChatRole, ThinkProcess, UserChatInput
 
 FALLBACK_PROMPT = "You are Ford, a careful worker. Do the task and answer with the result."
+TOOLS = ["@memory", "rag_query"]
 
 
 class Ford(EngineDefaults):
@@ -48,7 +57,10 @@ class Ford(EngineDefaults):
         self, process: ThinkProcess, ctx: ThinkEngineContext, *, starting: bool = False
     ) -> TurnOutcome:
         inbox = await ctx.drain_pending()
-        history = await ctx.chat.history(limit=int(ctx.settings.get("historyLimit", 100)))
+        budget = await ctx.settings_api().get_int(MAX_CONTEXT_TOKENS, DEFAULT_MAX_CONTEXT_TOKENS)
+        limit = history_limit(budget)
+        history = await ctx.chat.history(limit=limit)
+        older_unread = len(history) >= limit
         if starting and process.goal:
             # The goal was appended this turn; the committed history does not hold it yet.
             history = [m for m in history if m.content != process.goal]
@@ -61,12 +73,19 @@ class Ford(EngineDefaults):
             turn_input.extend(inbox_to_llm_messages(message))
         if not turn_input:
             return TurnOutcome.idle()
+        await note_finished_children(ctx, inbox)
         prompt = str(process.recipe_snapshot.get("prompt") or FALLBACK_PROMPT)
-        messages = [{"role": "system", "content": prompt}, *history_to_llm(history), *turn_input]
+        messages, _ = fit(
+            {"role": "system", "content": prompt},
+            history_to_llm(history),
+            turn_input,
+            budget,
+            older_unread=older_unread,
+        )
         answer = await run_tool_loop(
             ctx,
             messages,
-            await ctx.tools.pool([]),
+            await ctx.tools.pool(TOOLS),
             tier=str(ctx.settings.get("model", "default:analyze")),
             max_iterations=int(ctx.settings.get("maxIterations", 12)),
         )

@@ -6,6 +6,7 @@ calling process's owner's things only (owner.py) and reads the tenant's settings
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
@@ -39,6 +40,13 @@ class UserWork:
         self._relations = Relations(db, clock)
         self.sandbox = Sandbox(self.workspaces)
         self._sessions = sessions
+        # Told of every document a doc tool created, changed or deleted (None), so the RAG
+        # index follows (process_service/knowledge/base.py); set at wiring.
+        self.on_document: Callable[[Owner, str, Document | None], Awaitable[None]] | None = None
+
+    async def _changed(self, owner: Owner, path: str, doc: Document | None) -> None:
+        if self.on_document is not None:
+            await self.on_document(owner, path, doc)
 
     async def settings(self, tenant: str) -> WorkSettings:
         found = await self._sessions.GetSettings(spb.GetSettingsRequest(tenant_id=tenant))
@@ -55,6 +63,7 @@ class UserWork:
         doc = await self.documents.create(
             owner, args.get("path"), args.get("body"), args.get("title")
         )
+        await self._changed(owner, doc["path"], doc)
         return {"created": summary(doc)}
 
     async def _doc_read(self, owner: Owner, args: dict[str, Any], key: str) -> Any:
@@ -76,6 +85,7 @@ class UserWork:
         doc = await self.documents.edit(
             owner, args.get("path"), args.get("text"), args.get("fromLine"), args.get("toLine")
         )
+        await self._changed(owner, doc["path"], doc)
         return {"edited": summary(doc), "lines": len(split_lines(str(doc.get("body") or ""))[0])}
 
     async def _doc_list(self, owner: Owner, args: dict[str, Any], key: str) -> Any:
@@ -83,7 +93,10 @@ class UserWork:
         return {"documents": found, **({} if found else {"note": "no documents yet"})}
 
     async def _doc_purge(self, owner: Owner, args: dict[str, Any], key: str) -> Any:
-        return {"deleted": await self.documents.purge(owner, args.get("path"), args.get("prefix"))}
+        deleted = await self.documents.purge(owner, args.get("path"), args.get("prefix"))
+        for path in deleted:
+            await self._changed(owner, path, None)
+        return {"deleted": deleted}
 
     async def _scratchpad_read(self, owner: Owner, args: dict[str, Any], key: str) -> Any:
         return await self._scratchpads.read(owner)

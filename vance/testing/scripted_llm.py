@@ -13,6 +13,11 @@ engines. GET /_stamps returns (and forgets) when each streamed answer's first re
 (the first text, or the first piece of a tool call's `message` value; time.monotonic(), the
 clock time.perf_counter() reads in another process on this machine), keyed by the echoed user
 message.
+
+`POST /embeddings` answers OpenAI-compatible embeddings: a hashed bag of the input's words
+(EMBEDDING_DIM numbers, unit length), so texts sharing words are similar. A rule of purpose
+"embeddings" whose `match` is in an input embeds that input as its `text` instead (a test
+makes "feline" mean "cat"); the requests are kept as side requests of that purpose.
 """
 
 from __future__ import annotations
@@ -20,9 +25,12 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import math
 import os
+import re
 import threading
 import time
+import zlib
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -76,6 +84,17 @@ class Script:
             self.side_requests.clear()
             self.max_in_flight = self.in_flight
 
+    def rules(self, purpose: str) -> list[Rule]:
+        with self._lock:
+            return [r for r in self._rules if r.purpose == purpose]
+
+    def note(self, purpose: str, body: dict[str, Any]) -> None:
+        with self._lock:
+            seen = self.side_requests.setdefault(purpose, [])
+            seen.append(body)
+            if len(seen) > 1000:
+                del seen[:500]
+
     def pick(self, body: dict[str, Any], purpose: str = "") -> Rule:
         text = json.dumps(body.get("messages", []))
         with self._lock:
@@ -94,6 +113,27 @@ class Script:
                         del self._rules[i]
                     return rule
         return _echo(_last_user(body))
+
+
+EMBEDDINGS = "embeddings"
+EMBEDDING_DIM = 64
+_WORDS = re.compile(r"\w+")
+
+
+def embedding(text: str) -> list[float]:
+    vector = [0.0] * EMBEDDING_DIM
+    for word in _WORDS.findall(text.lower()):
+        vector[zlib.crc32(word.encode()) % EMBEDDING_DIM] += 1.0
+    norm = math.sqrt(sum(x * x for x in vector)) or 1.0
+    return [x / norm for x in vector]
+
+
+def _embedding_text(script: Script, text: str) -> str:
+    """The text an input is embedded as: its own, or a matching embeddings rule's."""
+    for rule in script.rules(EMBEDDINGS):
+        if rule.match and rule.match in text:
+            return rule.text
+    return text
 
 
 @dataclass(frozen=True)
@@ -218,6 +258,29 @@ class ScriptedLlmServer:
                 await self._complete(json.loads(body), writer, purpose)
             finally:
                 script.in_flight -= 1
+        elif path.endswith("/embeddings") and method == "POST":
+            request = json.loads(body)
+            self.script.note(EMBEDDINGS, request)
+            inputs = request.get("input")
+            texts = [inputs] if isinstance(inputs, str) else [str(x) for x in inputs or []]
+            data = [
+                {
+                    "object": "embedding",
+                    "index": i,
+                    "embedding": embedding(_embedding_text(self.script, t)),
+                }
+                for i, t in enumerate(texts)
+            ]
+            _json(
+                writer,
+                200,
+                {
+                    "object": "list",
+                    "data": data,
+                    "model": request.get("model", ""),
+                    "usage": {"prompt_tokens": 0, "total_tokens": 0},
+                },
+            )
         elif path == "/_script" and method == "POST":
             self.script.add(*[Rule.from_dict(r) for r in json.loads(body)["rules"]])
             _json(writer, 200, {"ok": True})

@@ -4,6 +4,7 @@ import type {
   Auth,
   DocumentSummary,
   InboxItem,
+  MemoryRecord,
   SearchHit,
   SessionOverview,
   SessionView,
@@ -185,4 +186,14 @@ export async function readDocument(auth: Auth, path: string): Promise<UserDocume
   // Each segment encoded on its own: the route takes the path with its slashes.
   const p = path.split("/").map(enc).join("/");
   return call<UserDocument>(auth, "GET", `/brain/${enc(auth.tenant)}/documents/${p}`);
+}
+
+export async function listProjectMemory(auth: Auth, project: string): Promise<MemoryRecord[]> {
+  const path = `/brain/${enc(auth.tenant)}/projects/${enc(project)}/memory`;
+  return (await call<{ records: MemoryRecord[] }>(auth, "GET", path)).records;
+}
+
+export async function deleteProjectMemory(auth: Auth, project: string, id: string): Promise<void> {
+  const path = `/brain/${enc(auth.tenant)}/projects/${enc(project)}/memory/${enc(id)}`;
+  await call<unknown>(auth, "DELETE", path);
 }

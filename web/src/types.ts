@@ -143,3 +143,15 @@ export interface UserDocument {
   updatedAt: number | null;
   source: "documents" | "workspace";
 }
+
+/** A record of a project's memory (docs/protocol.md "Memory and RAG"). */
+export interface MemoryRecord {
+  id: string;
+  scope: string;
+  kind: string;
+  title: string | null;
+  text: string;
+  tags: string[];
+  processId: string | null;
+  createdAt: number;
+}

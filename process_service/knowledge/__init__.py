@@ -1,0 +1,1 @@
+"""Memory recall and RAG (docs/architecture.md "Memory and RAG")."""
