@@ -62,6 +62,11 @@ class Replica:
                 )
             except grpc.aio.AioRpcError as exc:
                 logger.warning("renewing replica lease failed: %s", exc.code().name)
+            except Exception:
+                # Anything else (a bug in building the request, a closed channel) must not
+                # end the renewals: the lease would lapse and session_service's sweep would
+                # take this live replica's sessions over.
+                logger.exception("renewing replica lease failed")
             await asyncio.sleep(LEASE_MS / 3000)
 
     async def shutdown(self, clients: Clients) -> None:
