@@ -16,7 +16,8 @@ from process_service.events import NOTICE, EventLog, SubscriberOverflow
 from process_service.inbox import Inbox
 from process_service.memory import MemoryStore
 from process_service.memory_rpc import MemoryRpcs
-from process_service.plan_rpcs import PlanRpcs
+from process_service.plan_rpcs import ConnectionProfiles, PlanRpcs
+from process_service.plans import Plans
 from process_service.processes import Processes
 from process_service.store import ProcessStore
 from process_service.worker_stream import WorkerStreams
@@ -48,7 +49,11 @@ class ProcessServicer(MemoryRpcs, PlanRpcs, process_pb2_grpc.ProcessServiceServi
         chat_feed: ChatFeed,
         store: ProcessStore,
         memory: MemoryStore,
+        plans: Plans,
+        connection_profiles: ConnectionProfiles,
     ) -> None:
+        self.plans = plans
+        self.connection_profiles = connection_profiles
         self.store = store
         self.memory = memory
         self.events = events

@@ -76,15 +76,20 @@ class ProcessTools:
         inbox: Inbox,
         recipes: recipe_pb2_grpc.RecipeServiceAsyncStub,
         engines_available: Callable[[], set[str]],
+        *,
+        hub: HubTools | None = None,
+        work: UserWork | None = None,
+        talk: HubTalk | None = None,
+        plans: Plans | None = None,
     ) -> None:
         self._processes = processes
         self._inbox = inbox
         self._recipes = recipes
         self._engines_available = engines_available
-        self.hub: HubTools | None = None  # the hub tools (hub_tools.py), set at wiring
-        self.work: UserWork | None = None  # the user's own tools (user_work/), set at wiring
-        self.talk: HubTalk | None = None  # talking to projects (hub_talk.py), set at wiring
-        self.plans: Plans | None = None  # plan mode (plans.py), set at wiring
+        self.hub = hub  # the hub tools (hub_tools.py)
+        self.work = work  # the user's own tools (user_work/)
+        self.talk = talk  # talking to projects (hub_talk.py)
+        self.plans = plans  # plan mode (plans.py)
         # process_create_delegate spawns through self.spawn, the path process_create takes.
         self._delegation = Delegation(self.spawn, processes, recipes, engines_available)
         self._generated = GeneratedRecipes(recipes, engines_available)
