@@ -84,6 +84,7 @@ lint: $(STAMP) protos-check deploy-check
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
 	$(VENV)/bin/mypy
+	$(PY) tools/import_cycles.py
 
 # The image's build context, compose's promises, and deploy/k8s rendered by kustomize and
 # validated by kubeconform (KEDA's ScaledObject is skipped: its schema is not in the set).

@@ -395,14 +395,11 @@ async def warm_up_call(config: LlmConfig, *, direct: bool = False) -> None:
     provider is called, so nothing is billed."""
     if not direct:
         await asyncio.to_thread(warm_up)
-    from vance.testing.scripted_llm import Rule, ScriptedLlmServer
+    from vance.llm_stand_in import WarmUpServer
 
-    server = ScriptedLlmServer()
+    server = WarmUpServer()
     await server.start()
     try:
-        server.script.add(
-            Rule(text="ok", tool_calls=[{"name": "warm_up", "arguments": {"ok": True}}])
-        )
         model = config.model if config.model.startswith("openai/") else "openai/gpt-4o-mini"
         local = LlmConfig(model=model, api_base=server.base_url, api_key="warm-up", timeout_s=30)
         if direct:
