@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 import grpc
 
 from process_service.delegate import Delegation
-from process_service.how_do_i import DEFAULT_RESULTS, MAX_RESULTS, HowDoI
+from process_service.how_do_i import DEFAULT_RESULTS, MAX_RESULTS, HowDoI, bundled_manuals
 from process_service.hub_tool_specs import HUB_TOOL_NAMES, HUB_TOOLS
 from process_service.inbox import Inbox
 from process_service.processes import Processes
@@ -93,7 +93,7 @@ class ProcessTools:
         # process_create_delegate spawns through self.spawn, the path process_create takes.
         self._delegation = Delegation(self.spawn, processes, recipes, engines_available)
         self._generated = GeneratedRecipes(recipes, engines_available)
-        self._howdoi = HowDoI()
+        self._howdoi = HowDoI(manuals=bundled_manuals(recipes))
 
     async def invoke(
         self, tool: str, args: dict[str, Any], caller_id: str, key: str, profile: str
@@ -374,7 +374,10 @@ async def _how_do_i(howdoi: HowDoI, args: dict[str, Any]) -> dict[str, Any]:
     limit = args.get("limit", DEFAULT_RESULTS)
     if not isinstance(limit, int) or isinstance(limit, bool) or not 1 <= limit <= MAX_RESULTS:
         raise ToolError(f"'limit' must be a whole number from 1 to {MAX_RESULTS}")
-    hits = howdoi.search(question, limit)
+    try:
+        hits = await howdoi.search(question, limit)
+    except grpc.aio.AioRpcError as exc:
+        raise ToolError(f"the manuals cannot be read now ({exc.code().name}); try again") from exc
     return {
         "question": question,
         "sections": [{"source": h.source, "title": h.title, "text": h.excerpt} for h in hits],

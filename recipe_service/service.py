@@ -161,6 +161,7 @@ class RecipeServicer(recipe_pb2_grpc.RecipeServiceServicer):
             engine=request.engine,
             profile=request.profile,
             paths=list(request.paths),
+            bundled=request.bundled,
         )
         return convert.listing_to_proto(listing)
 
