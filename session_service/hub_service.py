@@ -3,7 +3,9 @@ SessionServicer so service.py stays a thin list of the lifecycle and search RPCs
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, cast
+
+import grpc
 
 from session_service import convert as sc
 from session_service.home import HUB_ENGINE, HUB_RECIPE, Home
@@ -51,7 +53,8 @@ class HubRpcs:
                 recipe=HUB_RECIPE,
                 connection_id=request.connection_id,
             ),
-            context,
+            # The hub's open reuses CreateSession's whole path; its context serves both.
+            cast("grpc.aio.ServicerContext[spb.CreateSessionRequest, spb.Session]", context),
         )
         return spb.BindSessionResponse(session=created, bound=True)
 
