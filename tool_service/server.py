@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 from pathlib import Path
 
 from tool_service.client_tools import ClientTools
@@ -36,9 +38,12 @@ async def create_server(config: Config, *, port: int | None = None) -> tuple[Grp
     bound = host.bind(config.grpc_host, config.port("tool_service") if port is None else port)
     # The MCP connections live as long as the server; stopping it cancels and awaits them
     # (their stdio servers are stopped by the mcp package on the way out).
-    host.background.start("mcp-hub", mcp.run())
+    mcp_task = asyncio.get_running_loop().create_task(mcp.run())
 
     async def close() -> None:
+        mcp_task.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await mcp_task
         await registry.close()
         await channels.close()
         await client.close()
