@@ -27,11 +27,13 @@ ENV PYTHONDONTWRITEBYTECODE=1 \
 
 WORKDIR /src
 
-# Dependencies first, from pyproject.toml alone, so a code change does not reinstall them.
-COPY pyproject.toml ./
+# Dependencies first, from pyproject.toml and the pins of requirements.lock (tools/lock.py) as
+# constraints (the lock also pins the dev tools, which the image leaves out), so a code change
+# does not reinstall them.
+COPY pyproject.toml requirements.lock ./
 RUN python -c "import tomllib; print('\n'.join(tomllib.load(open('pyproject.toml', 'rb'))['project']['dependencies']))" \
         > /tmp/requirements.txt \
-    && pip install -r /tmp/requirements.txt \
+    && pip install -c requirements.lock -r /tmp/requirements.txt \
     && rm /tmp/requirements.txt
 
 # The package itself (the generated vance/v1 stubs are checked in; protoc is not needed).
@@ -44,7 +46,7 @@ COPY gateway ./gateway
 COPY engine_worker ./engine_worker
 # The client package owns the `vance` command (`vance service-token`, docs/clients.md).
 COPY clients/python ./clients/python
-RUN pip install . ./clients/python \
+RUN pip install -c requirements.lock . ./clients/python \
     && rm -rf /src
 WORKDIR /
 COPY --from=web /web/dist /opt/vance/web

@@ -4,6 +4,10 @@ PYTHON ?= $(shell command -v python3.11 || command -v python3)
 VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
+# Every Python package pinned (tools/lock.py): recompiled by uv when a pyproject.toml changes,
+# else left as committed, so a setup installs the same versions everywhere and needs no
+# resolver (nor, with pip's cache, the network).
+LOCK := requirements.lock
 FERRETDB := .tools/bin/ferretdb
 PROTO_SRC := $(wildcard protos/vance/v1/*.proto)
 # The web client (web/, docs/operations.md): npm ci when the lockfile changes, a build when a
@@ -21,16 +25,25 @@ KUSTOMIZE := .tools/bin/kustomize
 K8S_VERSION := 1.31.0
 K8S_SCHEMAS := .tools/k8s-schemas/v$(K8S_VERSION)-standalone-strict/_definitions.json
 
-.PHONY: setup run test lint fmt protos protos-check deploy-check bench clean web browser sandbox
+.PHONY: setup run test lint fmt protos protos-check deploy-check bench clean web browser sandbox lock
 
-# The client SDK and terminal client (clients/python, docs/clients.md) go in after the server: its
-# package owns the `vance` command and hands `vance run` to vance.cli.
-$(STAMP): pyproject.toml clients/python/pyproject.toml
+$(LOCK): pyproject.toml clients/python/pyproject.toml tools/lock.py
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
-	$(PY) -m pip install --quiet --upgrade pip
-	$(PY) -m pip install --quiet -e '.[dev]'
-	$(PY) -m pip install --quiet -e './clients/python[terminal]'
+	$(PY) tools/lock.py
+
+# The pinned packages, then the server and the client SDK and terminal client
+# (clients/python, docs/clients.md) as editable installs without further dependencies: the
+# client's package owns the `vance` command and hands `vance run` to vance.cli.
+$(STAMP): $(LOCK)
+	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet -r $(LOCK)
+	$(PY) -m pip install --quiet --no-deps -e . -e ./clients/python
 	@touch $(STAMP)
+
+# Every pin to the newest version the pyproject ranges allow (needs PyPI), then installed.
+lock: $(STAMP)
+	$(PY) tools/lock.py --upgrade
+	$(MAKE) setup
 
 $(FERRETDB): tools/ferretdb/install.sh $(wildcard tools/ferretdb/*.patch tools/ferretdb/sqlite/*.patch)
 	@bash tools/ferretdb/install.sh
@@ -84,6 +97,8 @@ lint: $(STAMP) protos-check deploy-check
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
 	$(VENV)/bin/mypy
+	$(PY) tools/import_cycles.py
+	$(PY) tools/lock.py --check
 
 # The image's build context, compose's promises, and deploy/k8s rendered by kustomize and
 # validated by kubeconform (KEDA's ScaledObject is skipped: its schema is not in the set).

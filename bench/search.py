@@ -1,6 +1,7 @@
-"""Session search latency at 100,000 chat messages: the index is bulk-loaded straight into the
-store in the shape the feed writes, then queries go through the real path (SessionService
-SearchSessions over gRPC, or the same domain code in-process without a running service).
+"""Session search latency at 100,000 chat messages: the index is written by session_service's
+own indexer (the chat feed's pages, as in the service), then queries go through the real path
+(SessionService SearchSessions over gRPC, or the same domain code in-process without a running
+service).
 
 `python -m bench.search [messages] [--grpc]` runs it against the configured store;
 `python -m bench.search [messages] --system` starts a system of its own (as `make bench`)."""
@@ -21,12 +22,10 @@ from bench.system import BenchSystem, make_tmp
 from session_service.access import Actor
 from session_service.metadata import Metadata
 from session_service.models import Session, SessionMetadata, SessionStatus
-from session_service.search.cards import Card
 from session_service.search.indexer import SearchIndexer
-from session_service.search.packed import text_fields
 from session_service.search.query import SessionFilter, SessionSearch
 from session_service.search.store import SearchStore
-from session_service.search.tokens import STOPWORDS, tokens
+from session_service.search.tokens import STOPWORDS
 from session_service.store import SessionStore
 from vance.auth import ServiceCredential
 from vance.authclient import authed_channel
@@ -75,11 +74,34 @@ def _accumulate(values: list[float]) -> list[float]:
     return out
 
 
+def _indexer(store: SessionStore, index: SearchStore, clock: SystemClock) -> SearchIndexer:
+    """session_service's indexer as session_service builds it (session_service/search/
+    wiring.py), without the model's suggestions: the processes client is never called."""
+    return SearchIndexer(
+        sessions=store,
+        index=index,
+        metadata=Metadata(store, index, clock),
+        processes=ProcessClient(grpc.aio.insecure_channel("unused:1")),
+        suggester=None,
+        clock=clock,
+    )
+
+
+# Sessions whose messages share a chat feed page while seeding, and messages per page: pages
+# as a busy feed gathers them (the indexer's writes are per page).
+_SEED_GROUP = 25
+_SEED_PAGE = 500
+
+
 async def seed(config: Config, tenant: str, corpus: Corpus) -> dict[str, Any]:
-    """Writes sessions, scopes and the search index with bulk inserts; returns what a query
-    mix needs (owners, title words)."""
+    """Writes sessions through session_service's store, their titles and tags through its
+    metadata index, and their chat messages through its search indexer (pages of the chat feed,
+    as process_service serves them), so the index searched is the one the service writes;
+    returns what a query mix needs (owners, title words)."""
     client, db = connect(config)
-    store, index = SessionStore(db), SearchStore(db)
+    store, index, clock = SessionStore(db), SearchStore(db), SystemClock()
+    indexer = _indexer(store, index, clock)
+    metadata = Metadata(store, index, clock)
     t0 = time.monotonic()
     project = "bench"
     await db["projects"].update_one(
@@ -87,21 +109,16 @@ async def seed(config: Config, tenant: str, corpus: Corpus) -> dict[str, Any]:
         {"$set": {"tenant_id": tenant, "project_id": project, "title": "Bench", "kind": "NORMAL"}},
         upsert=True,
     )
-    sessions: list[Document] = []
-    postings: dict[str, dict[str, set[str]]] = {}
-    terms: list[Document] = []
-    messages: list[Document] = []
     owners: dict[str, list[str]] = {}
-    cards: dict[str, str] = {}
     titles: list[str] = []
     now = int(time.time() * 1000)
+    sessions: list[Session] = []
     for i in range(corpus.sessions):
         sid = f"sess_bench{i:06d}"
         owner = f"user{i % corpus.owners}"
         owners.setdefault(owner, []).append(sid)
         title = corpus.text(4).rstrip(".")
         titles.append(title)
-        meta = SessionMetadata(title=title, pinned=i % 97 == 0, tags=[f"t{i % 13}"])
         s = Session(
             session_id=sid,
             tenant_id=tenant,
@@ -111,76 +128,41 @@ async def seed(config: Config, tenant: str, corpus: Corpus) -> dict[str, Any]:
             chat_process_id=f"proc_bench{i:06d}",
             created_at_ms=now - i * 60_000,
             last_activity_at_ms=now - corpus.rng.randint(0, 10**8),
-            metadata=meta,
+            metadata=SessionMetadata(title=title, pinned=i % 97 == 0, tags=[f"t{i % 13}"]),
         )
-        sessions.append({"_id": sid, **s.model_dump(mode="json")})
-        cards[owner] = cards.get(owner, "") + Card.of(s, now).line() + "\n"
-        for w in tokens(title):
-            postings.setdefault(w, {}).setdefault("t", set()).add(sid)
-        for tag in meta.tags:
-            postings.setdefault(f"#{tag}", {}).setdefault("g", set()).add(sid)
-            for w in tokens(tag):
-                postings.setdefault(w, {}).setdefault("g", set()).add(sid)
-        first: dict[str, str] = {}
-        for n in range(1, corpus.per_session + 1):
-            text = corpus.text(corpus.rng.randint(5, 60))
-            mid = chat_message_id(s.chat_process_id, n)
-            role = "user" if n % 2 else "assistant"
-            messages.append({"_id": mid, "s": sid, "p": "chat", "r": role, "x": text, "at": now})
-            for w in tokens(text):
-                if w not in first:
-                    first[w] = f"{w}\t{mid}\n"
-                    postings.setdefault(w, {}).setdefault("c", set()).add(f"{sid}/{mid}")
-        shards: dict[str, str] = {}
-        for w, line in first.items():
-            key = index.words.shard_id(sid, w)
-            shards[key] = shards.get(key, "") + line
-        terms += [{"_id": k, "p": v, "v": 1} for k, v in shards.items()]
-    vocab: dict[str, set[str]] = {}
-    for w in postings:
-        if not w.startswith("#"):
-            vocab.setdefault(index.vocab_id(tenant, w), set()).add(w)
-    docs = [
-        {
-            "_id": f"{tenant}:{w}",
-            "t": sorted(p.get("t", ())),
-            "g": sorted(p.get("g", ())),
-            **text_fields("c", " ".join(sorted(p.get("c", ())))),
-            "ca": [],
-        }
-        for w, p in postings.items()
-    ]
-    for coll, rows in (
-        (store.sessions, sessions),
-        (index.words.coll, terms),
-        (index.messages, messages),
-        (index.postings, docs),
-        (
-            index.vocab,
-            [
-                {"_id": k, **text_fields("w", " ".join(sorted(v))), "wa": []}
-                for k, v in vocab.items()
-            ],
-        ),
-        (
-            store.cards.cards,
-            [{"_id": f"{tenant}:{o}", **text_fields("c", c), "ca": []} for o, c in cards.items()],
-        ),
-        (store.cards.owners, [{"_id": tenant, "o": sorted(owners)}]),
-        (
-            db["project_sessions"],
-            [{"_id": f"{tenant}:{project}", "ids": [s["_id"] for s in sessions]}],
-        ),
-    ):
-        for i in range(0, len(rows), 2000):
-            await coll.insert_many(rows[i : i + 2000], ordered=False)
+        await store.insert_session(s)
+        await metadata.reindex(SessionMetadata(), s)
+        sessions.append(s)
+    position = messages = 0
+    for g in range(0, len(sessions), _SEED_GROUP):
+        group: list[ChatMessage] = []
+        for s in sessions[g : g + _SEED_GROUP]:
+            for n in range(1, corpus.per_session + 1):
+                group.append(
+                    ChatMessage(
+                        id=chat_message_id(s.chat_process_id, n),
+                        session_id=s.session_id,
+                        think_process_id=s.chat_process_id,
+                        process_name="chat",
+                        role=ChatRole.USER if n % 2 else ChatRole.ASSISTANT,
+                        content=corpus.text(corpus.rng.randint(5, 60)),
+                        created_at_ms=now,
+                    )
+                )
+        for k in range(0, len(group), _SEED_PAGE):
+            position += 1
+            await indexer.index_page(
+                ChatFeedPage(position=position, messages=group[k : k + _SEED_PAGE])
+            )
+        messages += len(group)
+    postings = await index.postings.count_documents({"_id": {"$regex": f"^{tenant}:"}})
     await client.close()
     return {
         "owners": sorted(owners),
         "titles": titles,
         "seed_s": time.monotonic() - t0,
-        "messages": len(messages),
-        "postings": len(docs),
+        "messages": messages,
+        "postings": postings,
     }
 
 
@@ -321,14 +303,7 @@ async def _time_indexing(
     )
     db = client[config.store.db_name]
     store, index, clock = SessionStore(db), SearchStore(db), SystemClock()
-    indexer = SearchIndexer(
-        sessions=store,
-        index=index,
-        metadata=Metadata(store, index, clock),
-        processes=ProcessClient(grpc.aio.insecure_channel("unused:1")),
-        suggester=None,
-        clock=clock,
-    )
+    indexer = _indexer(store, index, clock)
     out: dict[str, float] = {}
     try:
         for name, sessions, per_page in (("single", 1, 1), ("batched", 8, 32)):

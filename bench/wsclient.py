@@ -56,7 +56,7 @@ class Client:
             raise BenchError(f"{name}: cannot open the WebSocket {url}: {exc!r}") from exc
         client = cls(ws, name)
         welcome = client.expect(lambda f: f.get("type") == "welcome", "welcome")
-        client._reader = asyncio.ensure_future(client._read())
+        client._reader = asyncio.create_task(client._read())
         await client.wait(welcome, timeout_s)
         return client
 

@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+from vance.grpc_env import apply_grpc_env
+
+apply_grpc_env()  # before gRPC is imported: it reads the variables then
+
 import asyncio
 import logging
 import os

@@ -7,7 +7,6 @@ tokens."""
 
 from __future__ import annotations
 
-import asyncio
 import ctypes
 import ctypes.util
 import logging
@@ -44,6 +43,7 @@ from gateway.limits import MAX_REQUEST_HEAD_BYTES, WS_MAX_BYTES
 from gateway.replica import Replica
 from gateway.revocations import Authenticator
 from gateway.webui import mount_webui
+from vance.background import Background
 from vance.channels import Channels
 from vance.config import Config, load_config
 from vance.logsetup import setup_logging
@@ -74,22 +74,22 @@ def create_app(config: Config) -> FastAPI:
 
     replica = Replica(config.lifecycle.replica_lease_ms)
     client_tools = ClientToolHub(channels)
+    # The lease renewals (vance/background.py); a failed one shows on /healthz.
+    background = Background("gateway")
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         tool_host = await _start_tool_host(config, client_tools)
-        background = [
-            asyncio.ensure_future(replica.renew_forever(clients())),
-            asyncio.ensure_future(
-                binding.renew_leases_forever(
-                    replica.connections, clients(), config.gateway.bind_lease_ms
-                )
+        background.start("replica-lease", replica.renew_forever(clients()))
+        background.start(
+            "bind-leases",
+            binding.renew_leases_forever(
+                replica.connections, clients(), config.gateway.bind_lease_ms
             ),
-        ]
+            forever=config.gateway.bind_lease_ms > 0,
+        )
         yield
-        for task in background:
-            task.cancel()
-        await asyncio.gather(*background, return_exceptions=True)
+        await background.stop()
         await replica.shutdown(clients())
         await tool_host.stop(grace=1.0)
         await channels.close()
@@ -128,9 +128,13 @@ def create_app(config: Config) -> FastAPI:
                 checks[service] = health_pb2.HealthCheckResponse.ServingStatus.Name(resp.status)
             except grpc.aio.AioRpcError as exc:
                 checks[service] = exc.code().name
-        ok = all(v == "SERVING" for v in checks.values())
+        ok = all(v == "SERVING" for v in checks.values()) and background.healthy
         return JSONResponse(
-            {"status": "ok" if ok else "degraded", "services": checks},
+            {
+                "status": "ok" if ok else "degraded",
+                "services": checks,
+                "background": dict(background.failures),
+            },
             status_code=200 if ok else 503,
         )
 

@@ -235,7 +235,11 @@ class GatewayToolHost(tool_pb2_grpc.ToolHostServicer):
     def __init__(self, hub: ClientToolHub) -> None:
         self._hub = hub
 
-    async def Invoke(self, request: tpb.InvokeToolRequest, context: Any) -> tpb.InvokeToolResponse:
+    async def Invoke(
+        self,
+        request: tpb.InvokeToolRequest,
+        context: grpc.aio.ServicerContext[tpb.InvokeToolRequest, tpb.InvokeToolResponse],
+    ) -> tpb.InvokeToolResponse:
         return await self._hub.invoke(request)
 
 

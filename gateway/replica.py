@@ -85,6 +85,11 @@ class Replica:
                 renewed = sent
             except grpc.aio.AioRpcError as exc:
                 logger.warning("renewing replica lease failed: %s", exc.code().name)
+            except Exception:
+                # Anything else (a bug in building the request, a closed channel) must not
+                # end the renewals: the lease would lapse and session_service's sweep would
+                # take this live replica's sessions over.
+                logger.exception("renewing replica lease failed")
             await asyncio.sleep(self.lease_ms / 3000)
 
     async def lease_lost(self) -> None:

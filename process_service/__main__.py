@@ -1,5 +1,9 @@
 """`python -m process_service`."""
 
+from vance.grpc_env import apply_grpc_env
+
+apply_grpc_env()  # before gRPC is imported: it reads the variables then
+
 from process_service.server import main
 
 main()

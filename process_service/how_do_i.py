@@ -1,9 +1,10 @@
 """The `how_do_i` tool: a ranked keyword search over the texts shipped with the system, the
-bundled manuals (recipe_service/manuals) and the repository's docs (docs/*.md), so a model can
-look up a term it does not know in the middle of a turn.
+bundled manuals (asked of recipe_service, which owns them: ListManuals with `bundled`, then
+ReadManual) and the repository's docs (docs/*.md), so a model can look up a term it does not
+know in the middle of a turn.
 
 The texts are split into sections at their Markdown headings and read once, on the first
-search (they do not change while the service runs). A section scores by how many of the
+search that reads them all (they do not change while the services run). A section scores by how many of the
 query's words it holds, rarer words counting more (inverse document frequency), a word in the
 heading counting three times, and the score damped by the section's length (BM25's shape, in
 a few lines: a few hundred sections need no index library). No network, no embeddings.
@@ -15,16 +16,20 @@ import math
 import os
 import re
 from collections import Counter
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+from vance.v1 import recipe_pb2 as rpb
+from vance.v1 import recipe_pb2_grpc
+
 _ROOT = Path(__file__).resolve().parent.parent
-# The manuals ship as package data of recipe_service; the docs are not a package, so an
-# installed system names their folder with VANCE_DOCS_DIR (the Dockerfile copies them there).
-SOURCES = (
-    _ROOT / "recipe_service" / "manuals",
-    Path(os.environ.get("VANCE_DOCS_DIR") or _ROOT / "docs"),
-)
+# The docs are not a package, so an installed system names their folder with VANCE_DOCS_DIR
+# (the Dockerfile copies them there).
+SOURCES = (Path(os.environ.get("VANCE_DOCS_DIR") or _ROOT / "docs"),)
+
+# (name, markdown) of each bundled manual.
+ManualSource = Callable[[], Awaitable[list[tuple[str, str]]]]
 
 MAX_RESULTS = 5
 DEFAULT_RESULTS = 3
@@ -98,23 +103,40 @@ def split_sections(source: str, text: str) -> list[Section]:
     return out
 
 
+def bundled_manuals(recipes: recipe_pb2_grpc.RecipeServiceAsyncStub) -> ManualSource:
+    """The bundled manuals as recipe_service serves them (a failed call raises: the next search
+    asks again)."""
+
+    async def read() -> list[tuple[str, str]]:
+        listing = await recipes.ListManuals(rpb.ListManualsRequest(bundled=True), timeout=10)
+        out = []
+        for m in listing.manuals:
+            manual = await recipes.ReadManual(rpb.ReadManualRequest(name=m.name), timeout=10)
+            out.append((manual.name, manual.content))
+        return out
+
+    return read
+
+
 class HowDoI:
-    def __init__(self, sources: tuple[Path, ...] = SOURCES) -> None:
+    def __init__(
+        self, sources: tuple[Path, ...] = SOURCES, *, manuals: ManualSource | None = None
+    ) -> None:
         self._sources = sources
+        self._manuals = manuals
         self._sections: list[Section] | None = None
         self._df: Counter[str] = Counter()
         self._avg = 1.0
 
-    def _load(self) -> list[Section]:
+    async def _load(self) -> list[Section]:
         if self._sections is None:
             sections: list[Section] = []
+            if self._manuals is not None:
+                for name, text in await self._manuals():
+                    sections += split_sections(f"manual:{name}", text)
             for folder in self._sources:
                 for path in sorted(folder.glob("*.md")) if folder.is_dir() else []:
-                    label = (
-                        f"manual:{path.stem}"
-                        if folder.name == "manuals"
-                        else f"{folder.name}/{path.name}"
-                    )
+                    label = f"{folder.name}/{path.name}"
                     sections += split_sections(label, path.read_text(encoding="utf-8"))
             for s in sections:
                 self._df.update(s.counts.keys())
@@ -122,8 +144,8 @@ class HowDoI:
             self._sections = sections
         return self._sections
 
-    def search(self, query: str, limit: int = DEFAULT_RESULTS) -> list[Hit]:
-        sections = self._load()
+    async def search(self, query: str, limit: int = DEFAULT_RESULTS) -> list[Hit]:
+        sections = await self._load()
         terms = list(dict.fromkeys(words(query)))
         n = len(sections)
         scored: list[tuple[float, Section]] = []

@@ -30,7 +30,14 @@ _MAX_ENGINES = 100_000
 
 
 class Inbox:
-    def __init__(self, store: ProcessStore, clock: Clock, dispatch: Dispatch) -> None:
+    def __init__(
+        self,
+        store: ProcessStore,
+        clock: Clock,
+        dispatch: Dispatch,
+        *,
+        on_pending: Callable[[str], None] | None = None,
+    ) -> None:
         self._store = store
         self._clock = clock
         self._dispatch = dispatch
@@ -40,7 +47,7 @@ class Inbox:
         # Called with the session id when a message is stored as pending: session activity
         # (process_service/rollup_notify.py). A message that starts a turn is a status change,
         # which Lanes reports already.
-        self.on_pending: Callable[[str], None] | None = None
+        self.on_pending = on_pending
 
     async def resolve(self, process_id: str, session_id: str, name: str) -> str | None:
         if process_id:

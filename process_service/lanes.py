@@ -13,10 +13,10 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Awaitable, Callable
 from typing import Any
 
 from process_service.events import STATUS_CHANGED, EventLog
+from process_service.lane_signals import LaneSignals
 from process_service.models import TurnRef
 from process_service.store import ProcessStore
 from vance.clock import Clock
@@ -38,18 +38,20 @@ _CLEAR_TURN = {"lane": "", "owned": "", "owned_keys": "", "pause_requested": "",
 
 class Lanes:
     def __init__(
-        self, store: ProcessStore, events: EventLog, clock: Clock, config: LanesConfig
+        self,
+        store: ProcessStore,
+        events: EventLog,
+        clock: Clock,
+        config: LanesConfig,
+        signals: LaneSignals,
     ) -> None:
         self.store = store
         self.events = events
         self.clock = clock
         self.config = config
-        # Called with the closed document and the turn id when a process closes because its
-        # turn failed for good (process_service/parent_notify.py tells the parent).
-        self.on_closed_failed: Callable[[dict[str, Any], str], Awaitable[None]] | None = None
-        # Called with the session id after every status change (process_service/rollup_notify.py
-        # keeps the session's RUNNING/IDLE roll-up current).
-        self.on_status_change: Callable[[str], None] | None = None
+        # A process closed because its turn failed for good (parent_notify.py tells the
+        # parent); every status change (rollup_notify.py keeps the session's roll-up current).
+        self._signals = signals
         # Processes someone waits to see leave INIT (process_create, process_service/tools.py).
         self._past_init: dict[str, asyncio.Event] = {}
         # engine -> the hooks (SUSPEND, STOP) its workers declared in their hello.
@@ -423,8 +425,7 @@ class Lanes:
         if closed is not None:
             logger.warning("process %s closed after %d failed attempts", doc["_id"], attempts)
             await self._status_event(closed, ProcessStatus.RUNNING, ProcessStatus.CLOSED)
-            if self.on_closed_failed is not None:
-                await self.on_closed_failed(closed, str(lane.get("turn_id") or ""))
+            await self._signals.closed_failed(closed, str(lane.get("turn_id") or ""))
         return closed
 
     async def _status_event(
@@ -438,8 +439,7 @@ class Lanes:
     ) -> asyncio.Future[int]:
         """Queues a status event in the session's seq order without writing it (the caller
         flushes the session's events)."""
-        if self.on_status_change is not None:
-            self.on_status_change(str(doc["session_id"]))
+        self._signals.status_changed(str(doc["session_id"]))
         if new is not ProcessStatus.INIT:
             waiter = self._past_init.get(str(doc["_id"]))
             if waiter is not None:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+import grpc
 
 from process_service.memory import PROCESS, PROJECT, MemoryRecord, MemoryStore, process_or_404
 from process_service.store import ProcessStore
@@ -38,7 +38,9 @@ class MemoryRpcs:
 
     @grpc_errors
     async def RecordMemory(
-        self, request: ppb.RecordMemoryRequest, context: Any
+        self,
+        request: ppb.RecordMemoryRequest,
+        context: grpc.aio.ServicerContext[ppb.RecordMemoryRequest, ppb.MemoryRecord],
     ) -> ppb.MemoryRecord:
         process = await process_or_404(self.store.get, request.process_id)
         record = await self.memory.record(
@@ -53,7 +55,9 @@ class MemoryRpcs:
 
     @grpc_errors
     async def ListMemory(
-        self, request: ppb.ListMemoryRequest, context: Any
+        self,
+        request: ppb.ListMemoryRequest,
+        context: grpc.aio.ServicerContext[ppb.ListMemoryRequest, ppb.ListMemoryResponse],
     ) -> ppb.ListMemoryResponse:
         process = await process_or_404(self.store.get, request.process_id)
         records = await self.memory.newest(process, _scope(request.scope), request.limit)

@@ -7,6 +7,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
+import grpc
 from pymongo.asynchronous.database import AsyncDatabase
 
 from process_service.plans import Plans
@@ -56,7 +57,11 @@ class PlanRpcs:
     connection_profiles: ConnectionProfiles
 
     @grpc_errors
-    async def DecidePlan(self, request: ppb.DecidePlanRequest, context: Any) -> ppb.PlanState:
+    async def DecidePlan(
+        self,
+        request: ppb.DecidePlanRequest,
+        context: grpc.aio.ServicerContext[ppb.DecidePlanRequest, ppb.PlanState],
+    ) -> ppb.PlanState:
         if not request.process_id or not request.plan_id:
             raise InvalidArgumentError("process_id and plan_id are required")
         steps = [{"text": s.text, "project": s.project} for s in request.steps]
@@ -71,14 +76,22 @@ class PlanRpcs:
         return plan_to_proto(view)
 
     @grpc_errors
-    async def GetPlan(self, request: ppb.ProcessRef, context: Any) -> ppb.PlanState:
+    async def GetPlan(
+        self,
+        request: ppb.ProcessRef,
+        context: grpc.aio.ServicerContext[ppb.ProcessRef, ppb.PlanState],
+    ) -> ppb.PlanState:
         if not request.process_id:
             raise InvalidArgumentError("process_id is required")
         return plan_to_proto(await self.plans.get(request.process_id))
 
     @grpc_errors
     async def SetConnectionProfile(
-        self, request: ppb.SetConnectionProfileRequest, context: Any
+        self,
+        request: ppb.SetConnectionProfileRequest,
+        context: grpc.aio.ServicerContext[
+            ppb.SetConnectionProfileRequest, ppb.SetConnectionProfileResponse
+        ],
     ) -> ppb.SetConnectionProfileResponse:
         if not request.session_id:
             raise InvalidArgumentError("session_id is required")

@@ -37,13 +37,19 @@ NotifyStopped = Callable[[dict[str, Any], str], Any]
 
 class Processes:
     def __init__(
-        self, store: ProcessStore, lanes: Lanes, kick: Kick, cancel_turn: CancelTurn
+        self,
+        store: ProcessStore,
+        lanes: Lanes,
+        kick: Kick,
+        cancel_turn: CancelTurn,
+        *,
+        on_stopped: NotifyStopped | None = None,
     ) -> None:
         self._store = store
         self._lanes = lanes
         self._kick = kick
         self._cancel_turn = cancel_turn
-        self.on_stopped: NotifyStopped | None = None
+        self.on_stopped = on_stopped  # the parent's STOPPED event (parent_notify.py)
 
     async def create(
         self,

@@ -21,6 +21,7 @@ from process_service.hub_tools import HubTools
 from process_service.inbox import Inbox
 from process_service.knowledge.tools import KnowledgeTools
 from process_service.knowledge.wiring import KNOWLEDGE_SERVICE_NAME, knowledge, serve_knowledge
+from process_service.lane_signals import LaneSignals
 from process_service.lanes import Lanes
 from process_service.memory import MemoryStore
 from process_service.observations import Observations
@@ -146,20 +147,57 @@ async def create_server(
         # Another replica's gateway subscriber may have to read a chunk from the store.
         keep_chunk_text=replicated(config),
     )
-    lanes = Lanes(store, events, clock, config.lanes)
+    channels = Channels(config)
+    sessions = session_pb2_grpc.SessionServiceStub(channels.get("session_service"))
+    rollup = RollupNotifier(sessions)
+    # Lanes announces failed closes and status changes; their listeners subscribe
+    # (lane_signals.py), which keeps the construction order free of cycles.
+    signals = LaneSignals(on_status_change=rollup.note)
+    lanes = Lanes(store, events, clock, config.lanes, signals)
     memory = MemoryStore(db, clock)
     dispatcher = Dispatcher(store, lanes, clock, sweep_config(config), memory=memory)
-    inbox = Inbox(store, clock, dispatcher)
-    processes = Processes(store, lanes, dispatcher.kick, dispatcher.cancel_turn)
-    turns = Turns(store, events, lanes, inbox)
-    processes.on_stopped = turns.on_stopped
-    lanes.on_closed_failed = ParentNotify(turns).closed_failed
+    # A new pending message is session activity too.
+    inbox = Inbox(store, clock, dispatcher, on_pending=rollup.note)
+    parents = ParentNotify(inbox, signals)
+    # The hub (Eddie): observations of workers in other projects and the hub tools.
+    observations = Observations(db, events, inbox, sessions)
+    await observations.mark_observed()
+    turns = Turns(store, events, lanes, parents, observations)
+    processes = Processes(
+        store, lanes, dispatcher.kick, dispatcher.cancel_turn, on_stopped=parents.on_stopped
+    )
     streams = WorkerStreams(
         dispatcher=dispatcher,
         turns=turns,
         lanes=lanes,
         events=events,
         heartbeat_ms=config.lanes.heartbeat_ms,
+    )
+
+    async def publish(session_ids: list[str], type_: str, data: dict[str, Any]) -> None:
+        for session_id in session_ids:
+            events.submit(session_id, NOTICE, {"type": type_, "data": data})
+            await events.flush(session_id)
+
+    hub = HubTools(db, processes, inbox, observations, sessions, publish)
+    work = user_work(db, sessions, clock, config)
+    plans = Plans(db, inbox, observations, publish)
+    # The user's hubs know what each other did (hub_activity.py, hub_peers.py, hub_names.py).
+    hub.names = ProjectNames(db, clock)
+    peers = HubPeers(db, store, inbox, lanes, dispatcher.kick, ActivityLog(db, clock))
+    known, embedder = knowledge(db, memory, clock, config, sessions)
+    work.on_document = known.document_changed  # the user's documents stay indexed for RAG
+    tools = ProcessTools(
+        processes,
+        inbox,
+        recipe_pb2_grpc.RecipeServiceStub(channels.get("recipe_service")),
+        lambda: dispatcher.engines() - HUB_ONLY_ENGINES,  # what a process may spawn
+        hub=hub,
+        work=work,
+        talk=HubTalk(db, hub),
+        plans=plans,
+        peers=peers,
+        knowledge=KnowledgeTools(known),
     )
     servicer = ProcessServicer(
         events=events,
@@ -171,39 +209,9 @@ async def create_server(
         chat_feed=chat_feed,
         store=store,
         memory=memory,
+        plans=plans,
+        connection_profiles=ConnectionProfiles(db),
     )
-    channels = Channels(config)
-    rollup = RollupNotifier(session_pb2_grpc.SessionServiceStub(channels.get("session_service")))
-    lanes.on_status_change = rollup.note
-    inbox.on_pending = rollup.note  # a new pending message is session activity too
-    tools = ProcessTools(
-        processes,
-        inbox,
-        recipe_pb2_grpc.RecipeServiceStub(channels.get("recipe_service")),
-        lambda: dispatcher.engines() - HUB_ONLY_ENGINES,  # what a process may spawn
-    )
-    # The hub (Eddie): observations of workers in other projects and the hub tools.
-    sessions = session_pb2_grpc.SessionServiceStub(channels.get("session_service"))
-    observations = Observations(db, events, inbox, sessions)
-    await observations.mark_observed()
-    turns.observations = observations
-
-    async def publish(session_ids: list[str], type_: str, data: dict[str, Any]) -> None:
-        for session_id in session_ids:
-            events.submit(session_id, NOTICE, {"type": type_, "data": data})
-            await events.flush(session_id)
-
-    tools.hub = HubTools(db, processes, inbox, observations, sessions, publish)
-    tools.work = work = user_work(db, sessions, clock, config)
-    tools.talk = HubTalk(db, tools.hub)
-    tools.plans = servicer.plans = Plans(db, inbox, observations, publish)
-    # The user's hubs know what each other did (hub_activity.py, hub_peers.py, hub_names.py).
-    tools.hub.names = ProjectNames(db, clock)
-    tools.peers = peers = HubPeers(db, store, inbox, lanes, dispatcher.kick, ActivityLog(db, clock))
-    known, embedder = knowledge(db, memory, clock, config, sessions)
-    tools.knowledge = KnowledgeTools(known)
-    work.on_document = known.document_changed  # the user's documents stay indexed for RAG
-    servicer.connection_profiles = ConnectionProfiles(db)
     owners = CachedOwners(
         _session_owner(store, session_pb2_grpc.SessionServiceStub(channels.get("session_service"))),
         _process_session(store),

@@ -16,7 +16,8 @@ from process_service.events import NOTICE, EventLog, SubscriberOverflow
 from process_service.inbox import Inbox
 from process_service.memory import MemoryStore
 from process_service.memory_rpc import MemoryRpcs
-from process_service.plan_rpcs import PlanRpcs
+from process_service.plan_rpcs import ConnectionProfiles, PlanRpcs
+from process_service.plans import Plans
 from process_service.processes import Processes
 from process_service.store import ProcessStore
 from process_service.worker_stream import WorkerStreams
@@ -49,7 +50,11 @@ class ProcessServicer(MemoryRpcs, PlanRpcs, process_pb2_grpc.ProcessServiceServi
         chat_feed: ChatFeed,
         store: ProcessStore,
         memory: MemoryStore,
+        plans: Plans,
+        connection_profiles: ConnectionProfiles,
     ) -> None:
+        self.plans = plans
+        self.connection_profiles = connection_profiles
         self.store = store
         self.memory = memory
         self.events = events
@@ -64,7 +69,9 @@ class ProcessServicer(MemoryRpcs, PlanRpcs, process_pb2_grpc.ProcessServiceServi
 
     @grpc_errors
     async def CreateProcess(
-        self, request: ppb.CreateProcessRequest, context: Any
+        self,
+        request: ppb.CreateProcessRequest,
+        context: grpc.aio.ServicerContext[ppb.CreateProcessRequest, pb.ThinkProcess],
     ) -> pb.ThinkProcess:
         spec = pc.process_spec_from_proto(request)
         created = await self.processes.create(
@@ -73,12 +80,20 @@ class ProcessServicer(MemoryRpcs, PlanRpcs, process_pb2_grpc.ProcessServiceServi
         return c.process_to_proto(created)
 
     @grpc_errors
-    async def GetProcess(self, request: ppb.GetProcessRequest, context: Any) -> pb.ThinkProcess:
+    async def GetProcess(
+        self,
+        request: ppb.GetProcessRequest,
+        context: grpc.aio.ServicerContext[ppb.GetProcessRequest, pb.ThinkProcess],
+    ) -> pb.ThinkProcess:
         return pc.process_doc_to_proto(await self.processes.get_with_snapshot(request.process_id))
 
     @grpc_errors
     async def ListSessionEngines(
-        self, request: ppb.ListSessionEnginesRequest, context: Any
+        self,
+        request: ppb.ListSessionEnginesRequest,
+        context: grpc.aio.ServicerContext[
+            ppb.ListSessionEnginesRequest, ppb.ListSessionEnginesResponse
+        ],
     ) -> ppb.ListSessionEnginesResponse:
         ids = _session_ids(request.session_ids)
         states = await self.store.engine_states(ids)
@@ -102,7 +117,9 @@ class ProcessServicer(MemoryRpcs, PlanRpcs, process_pb2_grpc.ProcessServiceServi
 
     @grpc_errors
     async def ListProcesses(
-        self, request: ppb.ListProcessesRequest, context: Any
+        self,
+        request: ppb.ListProcessesRequest,
+        context: grpc.aio.ServicerContext[ppb.ListProcessesRequest, ppb.ListProcessesResponse],
     ) -> ppb.ListProcessesResponse:
         if not request.session_id:
             raise InvalidArgumentError("session_id is required")
@@ -114,7 +131,11 @@ class ProcessServicer(MemoryRpcs, PlanRpcs, process_pb2_grpc.ProcessServiceServi
         return ppb.ListProcessesResponse(processes=[c.process_to_proto(p) for p in found])
 
     @grpc_errors
-    async def Steer(self, request: ppb.SteerRequest, context: Any) -> ppb.SteerResponse:
+    async def Steer(
+        self,
+        request: ppb.SteerRequest,
+        context: grpc.aio.ServicerContext[ppb.SteerRequest, ppb.SteerResponse],
+    ) -> ppb.SteerResponse:
         try:
             message = c.steer_from_proto(request.message)
         except ValueError as exc:
@@ -135,27 +156,45 @@ class ProcessServicer(MemoryRpcs, PlanRpcs, process_pb2_grpc.ProcessServiceServi
         return await self.processes.resolve(ref.process_id, ref.session_id, ref.process_name)
 
     @grpc_errors
-    async def Pause(self, request: ppb.ProcessRef, context: Any) -> pb.ThinkProcess:
+    async def Pause(
+        self,
+        request: ppb.ProcessRef,
+        context: grpc.aio.ServicerContext[ppb.ProcessRef, pb.ThinkProcess],
+    ) -> pb.ThinkProcess:
         return pc.process_doc_to_proto(await self.processes.pause(await self._ref(request)))
 
     @grpc_errors
-    async def Resume(self, request: ppb.ProcessRef, context: Any) -> pb.ThinkProcess:
+    async def Resume(
+        self,
+        request: ppb.ProcessRef,
+        context: grpc.aio.ServicerContext[ppb.ProcessRef, pb.ThinkProcess],
+    ) -> pb.ThinkProcess:
         return pc.process_doc_to_proto(await self.processes.resume(await self._ref(request)))
 
     @grpc_errors
-    async def Stop(self, request: ppb.ProcessRef, context: Any) -> pb.ThinkProcess:
+    async def Stop(
+        self,
+        request: ppb.ProcessRef,
+        context: grpc.aio.ServicerContext[ppb.ProcessRef, pb.ThinkProcess],
+    ) -> pb.ThinkProcess:
         return pc.process_doc_to_proto(await self.processes.stop(await self._ref(request)))
 
     @grpc_errors
     async def PauseSession(
-        self, request: ppb.PauseSessionRequest, context: Any
+        self,
+        request: ppb.PauseSessionRequest,
+        context: grpc.aio.ServicerContext[ppb.PauseSessionRequest, ppb.ListProcessesResponse],
     ) -> ppb.ListProcessesResponse:
         paused = await self.processes.pause_session(request.session_id)
         return ppb.ListProcessesResponse(processes=[pc.process_doc_to_proto(p) for p in paused])
 
     @grpc_errors
     async def ListChatMessages(
-        self, request: ppb.ListChatMessagesRequest, context: Any
+        self,
+        request: ppb.ListChatMessagesRequest,
+        context: grpc.aio.ServicerContext[
+            ppb.ListChatMessagesRequest, ppb.ListChatMessagesResponse
+        ],
     ) -> ppb.ListChatMessagesResponse:
         docs = await self.processes.chat(
             request.process_id, request.session_id, limit=request.limit, through=request.through
@@ -164,7 +203,9 @@ class ProcessServicer(MemoryRpcs, PlanRpcs, process_pb2_grpc.ProcessServiceServi
 
     @grpc_errors
     async def DrainPending(
-        self, request: ppb.DrainPendingRequest, context: Any
+        self,
+        request: ppb.DrainPendingRequest,
+        context: grpc.aio.ServicerContext[ppb.DrainPendingRequest, ppb.DrainPendingResponse],
     ) -> ppb.DrainPendingResponse:
         msgs = await self.processes.pending(request.process_id, set(request.exclude_ids))
         return ppb.DrainPendingResponse(messages=[c.steer_to_proto(m) for m in msgs])
@@ -173,7 +214,9 @@ class ProcessServicer(MemoryRpcs, PlanRpcs, process_pb2_grpc.ProcessServiceServi
 
     @grpc_errors
     async def SuspendProcesses(
-        self, request: ppb.SessionCascadeRequest, context: Any
+        self,
+        request: ppb.SessionCascadeRequest,
+        context: grpc.aio.ServicerContext[ppb.SessionCascadeRequest, ppb.ListProcessesResponse],
     ) -> ppb.ListProcessesResponse:
         cause = pc.suspend_cause_from_proto(request.suspend_cause)
         done = await self.cascade.suspend(_session(request), cause, list(request.process_ids))
@@ -181,14 +224,18 @@ class ProcessServicer(MemoryRpcs, PlanRpcs, process_pb2_grpc.ProcessServiceServi
 
     @grpc_errors
     async def ResumeProcesses(
-        self, request: ppb.SessionCascadeRequest, context: Any
+        self,
+        request: ppb.SessionCascadeRequest,
+        context: grpc.aio.ServicerContext[ppb.SessionCascadeRequest, ppb.ListProcessesResponse],
     ) -> ppb.ListProcessesResponse:
         done = await self.cascade.resume(_session(request), list(request.process_ids))
         return ppb.ListProcessesResponse(processes=[pc.process_doc_to_proto(p) for p in done])
 
     @grpc_errors
     async def CloseProcesses(
-        self, request: ppb.SessionCascadeRequest, context: Any
+        self,
+        request: ppb.SessionCascadeRequest,
+        context: grpc.aio.ServicerContext[ppb.SessionCascadeRequest, ppb.ListProcessesResponse],
     ) -> ppb.ListProcessesResponse:
         reason = c.close_reason_from_proto(request.close_reason) or d.CloseReason.STOPPED
         done = await self.cascade.close(_session(request), reason, list(request.process_ids))
@@ -196,7 +243,9 @@ class ProcessServicer(MemoryRpcs, PlanRpcs, process_pb2_grpc.ProcessServiceServi
 
     @grpc_errors
     async def DeleteSessionData(
-        self, request: ppb.SessionCascadeRequest, context: Any
+        self,
+        request: ppb.SessionCascadeRequest,
+        context: grpc.aio.ServicerContext[ppb.SessionCascadeRequest, ppb.DeleteSessionDataResponse],
     ) -> ppb.DeleteSessionDataResponse:
         deleted = await self.cascade.delete(_session(request))
         await self.chat_feed.scrub(request.session_id)
@@ -206,7 +255,11 @@ class ProcessServicer(MemoryRpcs, PlanRpcs, process_pb2_grpc.ProcessServiceServi
 
     @grpc_errors
     async def ListSessionsProcesses(
-        self, request: ppb.ListSessionsProcessesRequest, context: Any
+        self,
+        request: ppb.ListSessionsProcessesRequest,
+        context: grpc.aio.ServicerContext[
+            ppb.ListSessionsProcessesRequest, ppb.ListSessionsProcessesResponse
+        ],
     ) -> ppb.ListSessionsProcessesResponse:
         found = await self.processes.in_sessions(
             _session_ids(request.session_ids), include_terminated=request.include_terminated
@@ -218,7 +271,9 @@ class ProcessServicer(MemoryRpcs, PlanRpcs, process_pb2_grpc.ProcessServiceServi
 
     @grpc_errors
     async def SuspendSessions(
-        self, request: ppb.SessionsCascadeRequest, context: Any
+        self,
+        request: ppb.SessionsCascadeRequest,
+        context: grpc.aio.ServicerContext[ppb.SessionsCascadeRequest, ppb.SessionsCascadeResponse],
     ) -> ppb.SessionsCascadeResponse:
         cause = pc.suspend_cause_from_proto(request.suspend_cause)
         moved, failed = await self.cascade.suspend_sessions(
@@ -228,14 +283,20 @@ class ProcessServicer(MemoryRpcs, PlanRpcs, process_pb2_grpc.ProcessServiceServi
 
     @grpc_errors
     async def CloseSessions(
-        self, request: ppb.SessionsCascadeRequest, context: Any
+        self,
+        request: ppb.SessionsCascadeRequest,
+        context: grpc.aio.ServicerContext[ppb.SessionsCascadeRequest, ppb.SessionsCascadeResponse],
     ) -> ppb.SessionsCascadeResponse:
         reason = c.close_reason_from_proto(request.close_reason) or d.CloseReason.STOPPED
         moved, failed = await self.cascade.close_sessions(_session_ids(request.session_ids), reason)
         return ppb.SessionsCascadeResponse(processes=moved, failed_session_ids=failed)
 
     @grpc_errors
-    async def RespawnChat(self, request: ppb.RespawnChatRequest, context: Any) -> pb.ThinkProcess:
+    async def RespawnChat(
+        self,
+        request: ppb.RespawnChatRequest,
+        context: grpc.aio.ServicerContext[ppb.RespawnChatRequest, pb.ThinkProcess],
+    ) -> pb.ThinkProcess:
         spec = pc.process_spec_from_proto(request.process)
         created = await self.cascade.respawn_chat(
             spec,
@@ -248,7 +309,9 @@ class ProcessServicer(MemoryRpcs, PlanRpcs, process_pb2_grpc.ProcessServiceServi
 
     @grpc_errors
     async def SubscribeSession(
-        self, request: ppb.SubscribeSessionRequest, context: Any
+        self,
+        request: ppb.SubscribeSessionRequest,
+        context: grpc.aio.ServicerContext[ppb.SubscribeSessionRequest, pb.SessionEvent],
     ) -> AsyncIterator[pb.SessionEvent]:
         if not request.session_id:
             raise InvalidArgumentError("session_id is required")
@@ -259,7 +322,9 @@ class ProcessServicer(MemoryRpcs, PlanRpcs, process_pb2_grpc.ProcessServiceServi
             raise AbortedError(str(exc), reason="subscriber_overflow") from exc
 
     async def SubscribeSessionBatches(
-        self, request: ppb.SubscribeSessionRequest, context: Any
+        self,
+        request: ppb.SubscribeSessionRequest,
+        context: grpc.aio.ServicerContext[ppb.SubscribeSessionRequest, ppb.SessionEventBatch],
     ) -> AsyncIterator[ppb.SessionEventBatch]:
         if not request.session_id:
             raise InvalidArgumentError("session_id is required")
@@ -279,14 +344,18 @@ class ProcessServicer(MemoryRpcs, PlanRpcs, process_pb2_grpc.ProcessServiceServi
             raise AbortedError(str(exc), reason="subscriber_overflow") from exc
 
     async def StreamChatFeed(
-        self, request: ppb.ChatFeedRequest, context: Any
+        self,
+        request: ppb.ChatFeedRequest,
+        context: grpc.aio.ServicerContext[ppb.ChatFeedRequest, ppb.ChatFeedPage],
     ) -> AsyncIterator[ppb.ChatFeedPage]:
         async for page in self.chat_feed.follow(request.after):
             yield page_to_proto(page)
 
     @grpc_errors
     async def AckChatFeed(
-        self, request: ppb.ChatFeedRequest, context: Any
+        self,
+        request: ppb.ChatFeedRequest,
+        context: grpc.aio.ServicerContext[ppb.ChatFeedRequest, ppb.AckChatFeedResponse],
     ) -> ppb.AckChatFeedResponse:
         await self.chat_feed.trim(request.after)
         return ppb.AckChatFeedResponse()
@@ -295,7 +364,9 @@ class ProcessServicer(MemoryRpcs, PlanRpcs, process_pb2_grpc.ProcessServiceServi
 
     @grpc_errors
     async def ListWorkers(
-        self, request: ppb.ListWorkersRequest, context: Any
+        self,
+        request: ppb.ListWorkersRequest,
+        context: grpc.aio.ServicerContext[ppb.ListWorkersRequest, ppb.ListWorkersResponse],
     ) -> ppb.ListWorkersResponse:
         return pc.workers_to_proto(self.dispatcher.workers.values())
 
@@ -320,7 +391,9 @@ class ProcessServicer(MemoryRpcs, PlanRpcs, process_pb2_grpc.ProcessServiceServi
 
     @grpc_errors
     async def PublishNotice(
-        self, request: ppb.PublishNoticeRequest, context: Any
+        self,
+        request: ppb.PublishNoticeRequest,
+        context: grpc.aio.ServicerContext[ppb.PublishNoticeRequest, ppb.PublishNoticeResponse],
     ) -> ppb.PublishNoticeResponse:
         data = {"type": request.notice.type, "data": struct_to_dict(request.notice.data)}
         for session_id in request.session_ids:

@@ -5,7 +5,6 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
-from typing import Any
 
 import grpc
 
@@ -31,7 +30,11 @@ class ProcessToolHost(tool_pb2_grpc.ToolHostServicer):
     def __init__(self, tools: ProcessTools) -> None:
         self._tools = tools
 
-    async def Invoke(self, request: tpb.InvokeToolRequest, context: Any) -> tpb.InvokeToolResponse:
+    async def Invoke(
+        self,
+        request: tpb.InvokeToolRequest,
+        context: grpc.aio.ServicerContext[tpb.InvokeToolRequest, tpb.InvokeToolResponse],
+    ) -> tpb.InvokeToolResponse:
         try:
             result = await self._tools.invoke(
                 request.tool_name,

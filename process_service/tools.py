@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 import grpc
 
 from process_service.delegate import Delegation
-from process_service.how_do_i import DEFAULT_RESULTS, MAX_RESULTS, HowDoI
+from process_service.how_do_i import DEFAULT_RESULTS, MAX_RESULTS, HowDoI, bundled_manuals
 from process_service.hub_peer_specs import PEER_TOOL_NAMES, PEER_TOOLS
 from process_service.hub_tool_specs import HUB_TOOL_NAMES, HUB_TOOLS
 from process_service.inbox import Inbox
@@ -88,21 +88,28 @@ class ProcessTools:
         inbox: Inbox,
         recipes: recipe_pb2_grpc.RecipeServiceAsyncStub,
         engines_available: Callable[[], set[str]],
+        *,
+        hub: HubTools | None = None,
+        work: UserWork | None = None,
+        talk: HubTalk | None = None,
+        plans: Plans | None = None,
+        peers: HubPeers | None = None,
+        knowledge: KnowledgeTools | None = None,
     ) -> None:
         self._processes = processes
         self._inbox = inbox
         self._recipes = recipes
         self._engines_available = engines_available
-        self.hub: HubTools | None = None  # the hub tools (hub_tools.py), set at wiring
-        self.work: UserWork | None = None  # the user's own tools (user_work/), set at wiring
-        self.talk: HubTalk | None = None  # talking to projects (hub_talk.py), set at wiring
-        self.plans: Plans | None = None  # plan mode (plans.py), set at wiring
-        self.peers: HubPeers | None = None  # the hubs' activity and peer events, set at wiring
-        self.knowledge: KnowledgeTools | None = None  # memory and RAG (knowledge/), at wiring
+        self.hub = hub  # the hub tools (hub_tools.py)
+        self.work = work  # the user's own tools (user_work/)
+        self.talk = talk  # talking to projects (hub_talk.py)
+        self.plans = plans  # plan mode (plans.py)
+        self.peers = peers  # the hubs' activity and peer events (hub_peers.py)
+        self.knowledge = knowledge  # memory and RAG (knowledge/)
         # process_create_delegate spawns through self.spawn, the path process_create takes.
         self._delegation = Delegation(self.spawn, processes, recipes, engines_available)
         self._generated = GeneratedRecipes(recipes, engines_available)
-        self._howdoi = HowDoI()
+        self._howdoi = HowDoI(manuals=bundled_manuals(recipes))
 
     async def invoke(
         self, tool: str, args: dict[str, Any], caller_id: str, key: str, profile: str
@@ -389,7 +396,10 @@ async def _how_do_i(howdoi: HowDoI, args: dict[str, Any]) -> dict[str, Any]:
     limit = args.get("limit", DEFAULT_RESULTS)
     if not isinstance(limit, int) or isinstance(limit, bool) or not 1 <= limit <= MAX_RESULTS:
         raise ToolError(f"'limit' must be a whole number from 1 to {MAX_RESULTS}")
-    hits = howdoi.search(question, limit)
+    try:
+        hits = await howdoi.search(question, limit)
+    except grpc.aio.AioRpcError as exc:
+        raise ToolError(f"the manuals cannot be read now ({exc.code().name}); try again") from exc
     return {
         "question": question,
         "sections": [{"source": h.source, "title": h.title, "text": h.excerpt} for h in hits],

@@ -4,13 +4,13 @@ and the parent notification that follows a child closing or blocking."""
 from __future__ import annotations
 
 import logging
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from process_service.events import CHAT_APPENDED, NOTICE, PROGRESS, STREAM_CHUNK, EventLog
-from process_service.inbox import Inbox
 from process_service.lanes import Lanes
 from process_service.models import TurnRef
-from process_service.observations import OBSERVED
+from process_service.observations import OBSERVED, Observations
+from process_service.parent_notify import ParentNotify
 from process_service.store import ProcessStore
 from process_service.worker_messages import ChatAppend
 from vance.chat_ids import chat_message_id, turn_message_id
@@ -19,14 +19,10 @@ from vance.domain import (
     PARENT_EVENT_FOR_CLOSE,
     ChatRole,
     CloseReason,
-    ProcessEvent,
     ProcessEventType,
     ProcessStatus,
 )
 from vance.store import Document
-
-if TYPE_CHECKING:
-    from process_service.observations import Observations
 
 logger = logging.getLogger(__name__)
 
@@ -40,12 +36,19 @@ OWN_FRAMES = {
 
 
 class Turns:
-    def __init__(self, store: ProcessStore, events: EventLog, lanes: Lanes, inbox: Inbox) -> None:
+    def __init__(
+        self,
+        store: ProcessStore,
+        events: EventLog,
+        lanes: Lanes,
+        parents: ParentNotify,
+        observations: Observations,
+    ) -> None:
         self._store = store
         self._events = events
         self._lanes = lanes
-        self._inbox = inbox
-        self.observations: Observations | None = None  # the hub's observers (observations.py)
+        self._parents = parents
+        self.observations = observations  # the hub's observers (observations.py)
 
     async def store_chat(self, ref: TurnRef, appends: list[ChatAppend]) -> list[Document | None]:
         """Stores the turn's chat appends once each, in one insert when none was stored before;
@@ -148,52 +151,16 @@ class Turns:
         final = ProcessStatus(doc["status"])
         if final is ProcessStatus.CLOSED:
             reason = CloseReason(doc.get("close_reason") or CloseReason.DONE.value)
-            await self.notify_parent(
+            await self._parents.notify(
                 doc, PARENT_EVENT_FOR_CLOSE[reason], summary, payload, key=f"{ref.turn_id}:close"
             )
         elif final is ProcessStatus.BLOCKED:
-            await self.notify_parent(
+            await self._parents.notify(
                 doc, ProcessEventType.BLOCKED, summary, payload, key=f"{ref.turn_id}:blocked"
             )
         if self.observations is not None and doc.get(OBSERVED):
             await self.observations.on_commit(ref, doc, summary, payload)
         return doc
-
-    async def notify_parent(
-        self,
-        child: dict[str, Any],
-        event_type: ProcessEventType,
-        summary: str,
-        payload: dict[str, Any],
-        *,
-        key: str,
-    ) -> None:
-        parent = child.get("parent_process_id")
-        if not parent:
-            return
-        message = ProcessEvent(
-            idempotency_key=f"{child['_id']}:{key}",
-            sender_process_id=str(child["_id"]),
-            source_process_id=str(child["_id"]),
-            source_process_name=str(child.get("name", "")),
-            type=event_type,
-            human_summary=summary or _default_summary(child, event_type),
-            payload=payload,
-        )
-        result = await self._inbox.steer(str(parent), "", "", message)
-        logger.debug("notified parent %s of %s: %s", parent, event_type, result.outcome)
-
-    async def on_stopped(self, child: dict[str, Any], stopped_by: str) -> None:
-        # A parent that stopped its child needs no STOPPED event back.
-        if stopped_by and stopped_by == child.get("parent_process_id"):
-            return
-        await self.notify_parent(child, ProcessEventType.STOPPED, "", {}, key="stopped")
-
-
-def _default_summary(child: dict[str, Any], event_type: ProcessEventType) -> str:
-    detail = child.get("close_detail") or ""
-    text = f"process {child.get('name', '')!r} {event_type.value.lower()}"
-    return f"{text}: {detail}" if detail else text
 
 
 def _chat_event(doc: dict[str, Any]) -> dict[str, Any]:

@@ -67,7 +67,12 @@ class Manuals:
         engine: str,
         profile: str,
         paths: list[str],
+        bundled: bool = False,
     ) -> ManualListing:
+        if bundled:
+            return ManualListing(
+                manuals=[self._bundled[name] for name in sorted(self._bundled)], missing=[]
+            )
         names = (
             manual_names(paths)
             if paths

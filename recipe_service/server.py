@@ -2,9 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
-
 from recipe_service.bundled import load_bundled_manuals, load_bundled_recipes
 from recipe_service.cascade import Recipes
 from recipe_service.catalog import EngineCatalog
@@ -53,13 +50,12 @@ async def create_server(
     bound = host.bind(config.grpc_host, config.port("recipe_service") if port is None else port)
     # Importing litellm takes seconds of CPU; done in a thread now, the first selection does
     # not block this service's loop with it.
-    warm = asyncio.ensure_future(selector.warm_up()) if is_configured(config.llm) else None
+    if is_configured(config.llm):
+        host.background.start(
+            "selector-warm-up", selector.warm_up(), forever=False, best_effort=True
+        )
 
     async def close() -> None:
-        if warm is not None:
-            warm.cancel()
-            with contextlib.suppress(BaseException):
-                await warm
         await client.close()
 
     host.on_stop(close)

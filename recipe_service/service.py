@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+import grpc
 
 from recipe_service import convert
 from recipe_service.cascade import Recipes
@@ -32,7 +32,9 @@ class RecipeServicer(recipe_pb2_grpc.RecipeServiceServicer):
 
     @grpc_errors
     async def ListRecipes(
-        self, request: rpb.ListRecipesRequest, context: Any
+        self,
+        request: rpb.ListRecipesRequest,
+        context: grpc.aio.ServicerContext[rpb.ListRecipesRequest, rpb.ListRecipesResponse],
     ) -> rpb.ListRecipesResponse:
         found = await self.recipes.list(
             request.tenant_id,
@@ -43,12 +45,20 @@ class RecipeServicer(recipe_pb2_grpc.RecipeServiceServicer):
         return rpb.ListRecipesResponse(recipes=[convert.recipe_to_proto(r) for r in found])
 
     @grpc_errors
-    async def GetRecipe(self, request: rpb.GetRecipeRequest, context: Any) -> rpb.Recipe:
+    async def GetRecipe(
+        self,
+        request: rpb.GetRecipeRequest,
+        context: grpc.aio.ServicerContext[rpb.GetRecipeRequest, rpb.Recipe],
+    ) -> rpb.Recipe:
         found = await self.recipes.get(request.tenant_id, request.project_id, request.name)
         return convert.recipe_to_proto(found)
 
     @grpc_errors
-    async def ApplyRecipe(self, request: rpb.ApplyRecipeRequest, context: Any) -> rpb.AppliedRecipe:
+    async def ApplyRecipe(
+        self,
+        request: rpb.ApplyRecipeRequest,
+        context: grpc.aio.ServicerContext[rpb.ApplyRecipeRequest, rpb.AppliedRecipe],
+    ) -> rpb.AppliedRecipe:
         applied = await self.recipes.apply(
             request.tenant_id,
             request.project_id,
@@ -61,7 +71,11 @@ class RecipeServicer(recipe_pb2_grpc.RecipeServiceServicer):
         return convert.applied_to_proto(applied)
 
     @grpc_errors
-    async def CreateRecipe(self, request: rpb.CreateRecipeRequest, context: Any) -> rpb.Recipe:
+    async def CreateRecipe(
+        self,
+        request: rpb.CreateRecipeRequest,
+        context: grpc.aio.ServicerContext[rpb.CreateRecipeRequest, rpb.Recipe],
+    ) -> rpb.Recipe:
         created = await self.recipes.create(
             request.tenant_id,
             request.project_id,
@@ -71,7 +85,11 @@ class RecipeServicer(recipe_pb2_grpc.RecipeServiceServicer):
         return convert.recipe_to_proto(created)
 
     @grpc_errors
-    async def UpdateRecipe(self, request: rpb.UpdateRecipeRequest, context: Any) -> rpb.Recipe:
+    async def UpdateRecipe(
+        self,
+        request: rpb.UpdateRecipeRequest,
+        context: grpc.aio.ServicerContext[rpb.UpdateRecipeRequest, rpb.Recipe],
+    ) -> rpb.Recipe:
         updated = await self.recipes.update(
             request.tenant_id,
             request.project_id,
@@ -82,14 +100,18 @@ class RecipeServicer(recipe_pb2_grpc.RecipeServiceServicer):
 
     @grpc_errors
     async def DeleteRecipe(
-        self, request: rpb.DeleteRecipeRequest, context: Any
+        self,
+        request: rpb.DeleteRecipeRequest,
+        context: grpc.aio.ServicerContext[rpb.DeleteRecipeRequest, rpb.DeleteRecipeResponse],
     ) -> rpb.DeleteRecipeResponse:
         await self.recipes.delete(request.tenant_id, request.project_id, request.name)
         return rpb.DeleteRecipeResponse()
 
     @grpc_errors
     async def ResolveLifecycle(
-        self, request: rpb.ResolveLifecycleRequest, context: Any
+        self,
+        request: rpb.ResolveLifecycleRequest,
+        context: grpc.aio.ServicerContext[rpb.ResolveLifecycleRequest, rpb.ResolvedLifecycle],
     ) -> rpb.ResolvedLifecycle:
         resolved = await self.recipes.resolve_lifecycle(
             request.tenant_id,
@@ -104,7 +126,9 @@ class RecipeServicer(recipe_pb2_grpc.RecipeServiceServicer):
 
     @grpc_errors
     async def ListEngines(
-        self, request: rpb.ListEnginesRequest, context: Any
+        self,
+        request: rpb.ListEnginesRequest,
+        context: grpc.aio.ServicerContext[rpb.ListEnginesRequest, rpb.ListEnginesResponse],
     ) -> rpb.ListEnginesResponse:
         available = list(request.available_engines)
         return convert.engines_to_proto(
@@ -113,7 +137,9 @@ class RecipeServicer(recipe_pb2_grpc.RecipeServiceServicer):
 
     @grpc_errors
     async def ReloadEngines(
-        self, request: rpb.ListEnginesRequest, context: Any
+        self,
+        request: rpb.ListEnginesRequest,
+        context: grpc.aio.ServicerContext[rpb.ListEnginesRequest, rpb.ListEnginesResponse],
     ) -> rpb.ListEnginesResponse:
         try:
             self.catalog.reload()
@@ -129,7 +155,9 @@ class RecipeServicer(recipe_pb2_grpc.RecipeServiceServicer):
 
     @grpc_errors
     async def SelectRecipe(
-        self, request: rpb.SelectRecipeRequest, context: Any
+        self,
+        request: rpb.SelectRecipeRequest,
+        context: grpc.aio.ServicerContext[rpb.SelectRecipeRequest, rpb.RecipeSelection],
     ) -> rpb.RecipeSelection:
         selection = await self.selector.select(
             request.tenant_id,
@@ -141,7 +169,11 @@ class RecipeServicer(recipe_pb2_grpc.RecipeServiceServicer):
         return convert.selection_to_proto(selection)
 
     @grpc_errors
-    async def ListInventory(self, request: rpb.ListInventoryRequest, context: Any) -> rpb.Inventory:
+    async def ListInventory(
+        self,
+        request: rpb.ListInventoryRequest,
+        context: grpc.aio.ServicerContext[rpb.ListInventoryRequest, rpb.Inventory],
+    ) -> rpb.Inventory:
         inventory = await recipe_inventory(
             self.recipes,
             request.tenant_id,
@@ -152,7 +184,9 @@ class RecipeServicer(recipe_pb2_grpc.RecipeServiceServicer):
 
     @grpc_errors
     async def ListManuals(
-        self, request: rpb.ListManualsRequest, context: Any
+        self,
+        request: rpb.ListManualsRequest,
+        context: grpc.aio.ServicerContext[rpb.ListManualsRequest, rpb.ListManualsResponse],
     ) -> rpb.ListManualsResponse:
         listing = await self.manuals.listing(
             request.tenant_id,
@@ -161,11 +195,16 @@ class RecipeServicer(recipe_pb2_grpc.RecipeServiceServicer):
             engine=request.engine,
             profile=request.profile,
             paths=list(request.paths),
+            bundled=request.bundled,
         )
         return convert.listing_to_proto(listing)
 
     @grpc_errors
-    async def ReadManual(self, request: rpb.ReadManualRequest, context: Any) -> rpb.Manual:
+    async def ReadManual(
+        self,
+        request: rpb.ReadManualRequest,
+        context: grpc.aio.ServicerContext[rpb.ReadManualRequest, rpb.Manual],
+    ) -> rpb.Manual:
         manual = await self.manuals.read(
             request.tenant_id,
             request.project_id,
@@ -177,7 +216,11 @@ class RecipeServicer(recipe_pb2_grpc.RecipeServiceServicer):
         return convert.manual_to_proto(manual)
 
     @grpc_errors
-    async def PutManual(self, request: rpb.PutManualRequest, context: Any) -> rpb.Manual:
+    async def PutManual(
+        self,
+        request: rpb.PutManualRequest,
+        context: grpc.aio.ServicerContext[rpb.PutManualRequest, rpb.Manual],
+    ) -> rpb.Manual:
         manual = await self.manuals.put(
             request.tenant_id, request.project_id, request.name, request.content
         )
@@ -185,7 +228,9 @@ class RecipeServicer(recipe_pb2_grpc.RecipeServiceServicer):
 
     @grpc_errors
     async def DeleteManual(
-        self, request: rpb.DeleteManualRequest, context: Any
+        self,
+        request: rpb.DeleteManualRequest,
+        context: grpc.aio.ServicerContext[rpb.DeleteManualRequest, rpb.DeleteManualResponse],
     ) -> rpb.DeleteManualResponse:
         await self.manuals.delete(request.tenant_id, request.project_id, request.name)
         return rpb.DeleteManualResponse()

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
-from typing import Any
+
+import grpc
 
 from session_service.engine_settings import (
     GROUP,
@@ -46,19 +47,25 @@ class EngineSettingsRpcs:
 
     @grpc_errors
     async def ResolveEngineSettings(
-        self, request: spb.ResolveEngineSettingsRequest, context: Any
+        self,
+        request: spb.ResolveEngineSettingsRequest,
+        context: grpc.aio.ServicerContext[spb.ResolveEngineSettingsRequest, spb.EngineSettings],
     ) -> spb.EngineSettings:
         return _out(await self.engine_settings.resolve(_scope(request.scope), list(request.keys)))
 
     async def WatchSettings(
-        self, request: spb.WatchSettingsRequest, context: Any
+        self,
+        request: spb.WatchSettingsRequest,
+        context: grpc.aio.ServicerContext[spb.WatchSettingsRequest, spb.SettingsChange],
     ) -> AsyncIterator[spb.SettingsChange]:
         async for generation in self.engine_settings.docs.changes():
             yield spb.SettingsChange(generation=generation)
 
     @grpc_errors
     async def SetEngineSetting(
-        self, request: spb.SetEngineSettingRequest, context: Any
+        self,
+        request: spb.SetEngineSettingRequest,
+        context: grpc.aio.ServicerContext[spb.SetEngineSettingRequest, spb.EngineSettings],
     ) -> spb.EngineSettings:
         level = _LEVELS.get(request.level)
         if level is None:

@@ -3,7 +3,9 @@ SessionServicer so service.py stays a thin list of the lifecycle and search RPCs
 
 from __future__ import annotations
 
-from typing import Any
+from typing import cast
+
+import grpc
 
 from session_service import convert as sc
 from session_service.home import HUB_ENGINE, HUB_RECIPE, Home
@@ -16,11 +18,19 @@ class HubRpcs:
     home: Home
     inbox: UserInbox
 
-    async def CreateSession(self, request: spb.CreateSessionRequest, context: Any) -> spb.Session:
+    async def CreateSession(
+        self,
+        request: spb.CreateSessionRequest,
+        context: grpc.aio.ServicerContext[spb.CreateSessionRequest, spb.Session],
+    ) -> spb.Session:
         raise NotImplementedError  # SessionServicer's
 
     @grpc_errors
-    async def EnsureHome(self, request: spb.EnsureHomeRequest, context: Any) -> spb.HomeInfo:
+    async def EnsureHome(
+        self,
+        request: spb.EnsureHomeRequest,
+        context: grpc.aio.ServicerContext[spb.EnsureHomeRequest, spb.HomeInfo],
+    ) -> spb.HomeInfo:
         if not request.tenant_id or not request.username:
             raise InvalidArgumentError("tenant and username are required")
         project_id, created = await self.home.ensure(request.tenant_id, request.username)
@@ -28,7 +38,9 @@ class HubRpcs:
 
     @grpc_errors
     async def OpenHubSession(
-        self, request: spb.OpenHubSessionRequest, context: Any
+        self,
+        request: spb.OpenHubSessionRequest,
+        context: grpc.aio.ServicerContext[spb.OpenHubSessionRequest, spb.BindSessionResponse],
     ) -> spb.BindSessionResponse:
         if not request.connection_id or not request.username:
             raise InvalidArgumentError("username and connection_id are required")
@@ -51,13 +63,16 @@ class HubRpcs:
                 recipe=HUB_RECIPE,
                 connection_id=request.connection_id,
             ),
-            context,
+            # The hub's open reuses CreateSession's whole path; its context serves both.
+            cast("grpc.aio.ServicerContext[spb.CreateSessionRequest, spb.Session]", context),
         )
         return spb.BindSessionResponse(session=created, bound=True)
 
     @grpc_errors
     async def ListProjects(
-        self, request: spb.ListProjectsRequest, context: Any
+        self,
+        request: spb.ListProjectsRequest,
+        context: grpc.aio.ServicerContext[spb.ListProjectsRequest, spb.ListProjectsResponse],
     ) -> spb.ListProjectsResponse:
         found = await self.home.list_projects(
             request.tenant_id,
@@ -69,7 +84,9 @@ class HubRpcs:
 
     @grpc_errors
     async def DeleteProject(
-        self, request: spb.ProjectOpRequest, context: Any
+        self,
+        request: spb.ProjectOpRequest,
+        context: grpc.aio.ServicerContext[spb.ProjectOpRequest, spb.DeleteProjectResponse],
     ) -> spb.DeleteProjectResponse:
         deleted = await self.home.delete_project(
             request.tenant_id, request.project_id, sc.caller_from_proto(request.caller)
@@ -77,7 +94,11 @@ class HubRpcs:
         return spb.DeleteProjectResponse(deleted=deleted)
 
     @grpc_errors
-    async def ArchiveProject(self, request: spb.ProjectOpRequest, context: Any) -> spb.Project:
+    async def ArchiveProject(
+        self,
+        request: spb.ProjectOpRequest,
+        context: grpc.aio.ServicerContext[spb.ProjectOpRequest, spb.Project],
+    ) -> spb.Project:
         project = await self.home.archive_project(
             request.tenant_id, request.project_id, sc.caller_from_proto(request.caller)
         )
@@ -85,18 +106,26 @@ class HubRpcs:
 
     @grpc_errors
     async def GetUserSetting(
-        self, request: spb.GetUserSettingRequest, context: Any
+        self,
+        request: spb.GetUserSettingRequest,
+        context: grpc.aio.ServicerContext[spb.GetUserSettingRequest, spb.UserSetting],
     ) -> spb.UserSetting:
         value = await self.home.user_setting(request.tenant_id, request.username, request.key)
         return spb.UserSetting(key=request.key, value=value)
 
     @grpc_errors
-    async def AddInboxItem(self, request: spb.InboxItem, context: Any) -> spb.InboxItem:
+    async def AddInboxItem(
+        self,
+        request: spb.InboxItem,
+        context: grpc.aio.ServicerContext[spb.InboxItem, spb.InboxItem],
+    ) -> spb.InboxItem:
         return item_to_proto(await self.inbox.add(request))
 
     @grpc_errors
     async def ListInboxItems(
-        self, request: spb.ListInboxItemsRequest, context: Any
+        self,
+        request: spb.ListInboxItemsRequest,
+        context: grpc.aio.ServicerContext[spb.ListInboxItemsRequest, spb.ListInboxItemsResponse],
     ) -> spb.ListInboxItemsResponse:
         docs = await self.inbox.list(
             request.tenant_id, request.user_id, unread_only=request.unread_only
@@ -104,15 +133,25 @@ class HubRpcs:
         return spb.ListInboxItemsResponse(items=[item_to_proto(d) for d in docs])
 
     @grpc_errors
-    async def GetInboxItem(self, request: spb.InboxItemRef, context: Any) -> spb.InboxItem:
+    async def GetInboxItem(
+        self,
+        request: spb.InboxItemRef,
+        context: grpc.aio.ServicerContext[spb.InboxItemRef, spb.InboxItem],
+    ) -> spb.InboxItem:
         return item_to_proto(await self.inbox.get(request))
 
     @grpc_errors
-    async def MarkInboxItem(self, request: spb.MarkInboxItemRequest, context: Any) -> spb.InboxItem:
+    async def MarkInboxItem(
+        self,
+        request: spb.MarkInboxItemRequest,
+        context: grpc.aio.ServicerContext[spb.MarkInboxItemRequest, spb.InboxItem],
+    ) -> spb.InboxItem:
         return item_to_proto(await self.inbox.mark(request.ref, request.read))
 
     @grpc_errors
     async def AnswerInboxItem(
-        self, request: spb.AnswerInboxItemRequest, context: Any
+        self,
+        request: spb.AnswerInboxItemRequest,
+        context: grpc.aio.ServicerContext[spb.AnswerInboxItemRequest, spb.InboxItem],
     ) -> spb.InboxItem:
         return item_to_proto(await self.inbox.answer(request.ref, request.answer))

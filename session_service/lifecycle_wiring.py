@@ -4,7 +4,6 @@ backfill, the boot restart of FORCED-suspended sessions)."""
 
 from __future__ import annotations
 
-import asyncio
 import logging
 from dataclasses import dataclass
 
@@ -21,6 +20,7 @@ from session_service.store import SessionStore
 from session_service.sweep_sets import SweepSets
 from session_service.sweepers import Sweepers
 from session_service.transitions import Transitions
+from vance.background import Background
 from vance.clients.process import Processes
 from vance.clients.recipe import Recipes
 from vance.clock import Clock
@@ -79,16 +79,15 @@ def build_lifecycle(
     )
 
 
-def start_lifecycle_tasks(lifecycle: LifecycleServices, clock: Clock) -> list[asyncio.Task[None]]:
-    """The periodic sweep and, when configured, the boot restart of FORCED-suspended sessions."""
-    tasks = [
-        asyncio.ensure_future(_backfill(lifecycle)),
-        asyncio.ensure_future(lifecycle.sweepers.run_forever(clock)),
-    ]
-    restart = lifecycle.config.auto_restart_forced
-    if restart.enabled:
-        tasks.append(asyncio.ensure_future(_boot_restart(lifecycle)))
-    return tasks
+def start_lifecycle_tasks(
+    lifecycle: LifecycleServices, clock: Clock, background: Background
+) -> None:
+    """The periodic sweep, the one-time sweep-set backfill and, when configured, the boot
+    restart of FORCED-suspended sessions, in the service's background group."""
+    background.start("sweep-set-backfill", _backfill(lifecycle), forever=False)
+    background.start("lifecycle-sweeps", lifecycle.sweepers.run_forever(clock))
+    if lifecycle.config.auto_restart_forced.enabled:
+        background.start("forced-restart", _boot_restart(lifecycle), forever=False)
 
 
 async def _backfill(lifecycle: LifecycleServices) -> None:
@@ -108,16 +107,8 @@ async def _boot_restart(lifecycle: LifecycleServices) -> None:
         logger.exception("auto-restart of FORCED-suspended sessions failed")
 
 
-async def stop_lifecycle_tasks(
-    lifecycle: LifecycleServices, tasks: list[asyncio.Task[None]]
-) -> None:
-    for task in tasks:
-        task.cancel()
-    for task in tasks:
-        try:
-            await task
-        except BaseException:
-            pass
+async def release_lifecycle(lifecycle: LifecycleServices) -> None:
+    """After the background group has stopped: hand the sweep lease to another replica."""
     try:
         await lifecycle.sweepers.release_lease()
     except Exception:

@@ -30,6 +30,7 @@ import logging
 from dataclasses import dataclass
 from typing import Any
 
+import grpc
 from pymongo.asynchronous.database import AsyncDatabase
 
 from session_service.lifecycle import DEAD, OPEN
@@ -230,17 +231,25 @@ class OwnershipRpcs:
     ownership: Ownership
 
     @grpc_errors
-    async def RenewReplica(self, request: spb.ReplicaRequest, context: Any) -> spb.ReplicaResponse:
+    async def RenewReplica(
+        self,
+        request: spb.ReplicaRequest,
+        context: grpc.aio.ServicerContext[spb.ReplicaRequest, spb.ReplicaResponse],
+    ) -> spb.ReplicaResponse:
         return _out(await self.ownership.renew(request.replica_id, dict(request.sessions)))
 
     @grpc_errors
     async def ShutdownReplica(
-        self, request: spb.ReplicaRequest, context: Any
+        self,
+        request: spb.ReplicaRequest,
+        context: grpc.aio.ServicerContext[spb.ReplicaRequest, spb.ReplicaResponse],
     ) -> spb.ReplicaResponse:
         return _out(await self.ownership.shutdown(request.replica_id, dict(request.sessions)))
 
     @grpc_errors
     async def TakeOverReplicas(
-        self, request: spb.TakeOverReplicasRequest, context: Any
+        self,
+        request: spb.TakeOverReplicasRequest,
+        context: grpc.aio.ServicerContext[spb.TakeOverReplicasRequest, spb.ReplicaResponse],
     ) -> spb.ReplicaResponse:
         return _out(await self.ownership.take_over(request.now_ms))

@@ -16,6 +16,7 @@ from __future__ import annotations
 import logging
 from typing import Any
 
+import grpc
 from pymongo import UpdateOne
 
 from session_service.lifecycle import OPEN, rollup
@@ -120,7 +121,11 @@ class RollupRpcs:
 
     @grpc_errors
     async def NoteEngineStatus(
-        self, request: spb.NoteEngineStatusRequest, context: Any
+        self,
+        request: spb.NoteEngineStatusRequest,
+        context: grpc.aio.ServicerContext[
+            spb.NoteEngineStatusRequest, spb.NoteEngineStatusResponse
+        ],
     ) -> spb.NoteEngineStatusResponse:
         return spb.NoteEngineStatusResponse(
             changed=await self.rollup.refresh(list(request.session_ids))

@@ -2,15 +2,13 @@
 
 from __future__ import annotations
 
-import asyncio
-
 from session_service.engine_settings import EngineSettings, default_chat_engine
 from session_service.home import Home
 from session_service.hooks import Hooks
 from session_service.lifecycle_wiring import (
     build_lifecycle,
+    release_lifecycle,
     start_lifecycle_tasks,
-    stop_lifecycle_tasks,
 )
 from session_service.ownership import Ownership, take_over_forever
 from session_service.rollup import Rollup
@@ -111,18 +109,17 @@ async def create_server(
     bound = host.bind(
         config.grpc_host, config.listen_port("session_service") if port is None else port
     )
-    background = start_lifecycle_tasks(lifecycle, clock)
-    background.append(asyncio.ensure_future(settings_docs.follow_store()))
-    background.append(
-        asyncio.ensure_future(
-            take_over_forever(servicer.ownership, config.lifecycle.sweep_interval_ms / 1000)
-        )
+    start_lifecycle_tasks(lifecycle, clock, host.background)
+    host.background.start("settings-follow", settings_docs.follow_store())
+    host.background.start(
+        "replica-takeover",
+        take_over_forever(servicer.ownership, config.lifecycle.sweep_interval_ms / 1000),
     )
-    search.start()
+    search.start(host.background)
 
     async def close() -> None:
-        await stop_lifecycle_tasks(lifecycle, background)
-        await search.stop()
+        # The host stopped its background group before its cleanups run.
+        await release_lifecycle(lifecycle)
         await channels.close()
         await client.close()
 

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
+import grpc
+
 from session_service import convert as sc
 from session_service.engine_settings_rpc import EngineSettingsRpcs
 from session_service.home import Home, is_foreign_hub
@@ -44,7 +46,11 @@ class SessionServicer(
         self.search = search
 
     @grpc_errors
-    async def Authenticate(self, request: spb.AuthenticateRequest, context: Any) -> spb.User:
+    async def Authenticate(
+        self,
+        request: spb.AuthenticateRequest,
+        context: grpc.aio.ServicerContext[spb.AuthenticateRequest, spb.User],
+    ) -> spb.User:
         user = await self.sessions.authenticate(
             request.tenant_id, request.username, request.password
         )
@@ -52,23 +58,39 @@ class SessionServicer(
         return sc.user_to_proto(user)
 
     @grpc_errors
-    async def GetUser(self, request: spb.GetUserRequest, context: Any) -> spb.User:
+    async def GetUser(
+        self,
+        request: spb.GetUserRequest,
+        context: grpc.aio.ServicerContext[spb.GetUserRequest, spb.User],
+    ) -> spb.User:
         return sc.user_to_proto(await self.sessions.user(request.tenant_id, request.username))
 
     @grpc_errors
-    async def CreateUser(self, request: spb.CreateUserRequest, context: Any) -> spb.User:
+    async def CreateUser(
+        self,
+        request: spb.CreateUserRequest,
+        context: grpc.aio.ServicerContext[spb.CreateUserRequest, spb.User],
+    ) -> spb.User:
         user = await self.sessions.create_user(
             request.tenant_id, request.username, request.password, list(request.roles)
         )
         return sc.user_to_proto(user)
 
     @grpc_errors
-    async def GetProject(self, request: spb.GetProjectRequest, context: Any) -> spb.Project:
+    async def GetProject(
+        self,
+        request: spb.GetProjectRequest,
+        context: grpc.aio.ServicerContext[spb.GetProjectRequest, spb.Project],
+    ) -> spb.Project:
         project = await self.sessions.project(request.tenant_id, request.project_id)
         return sc.project_to_proto(project)
 
     @grpc_errors
-    async def CreateProject(self, request: spb.CreateProjectRequest, context: Any) -> spb.Project:
+    async def CreateProject(
+        self,
+        request: spb.CreateProjectRequest,
+        context: grpc.aio.ServicerContext[spb.CreateProjectRequest, spb.Project],
+    ) -> spb.Project:
         project = await self.sessions.create_project(
             request.tenant_id,
             request.project_id,
@@ -80,7 +102,11 @@ class SessionServicer(
         return sc.project_to_proto(project)
 
     @grpc_errors
-    async def CreateSession(self, request: spb.CreateSessionRequest, context: Any) -> spb.Session:
+    async def CreateSession(
+        self,
+        request: spb.CreateSessionRequest,
+        context: grpc.aio.ServicerContext[spb.CreateSessionRequest, spb.Session],
+    ) -> spb.Session:
         if not request.project_id:
             raise InvalidArgumentError("projectId is required", reason="project_required")
         project = await self.sessions.project(request.tenant_id, request.project_id)
@@ -116,7 +142,11 @@ class SessionServicer(
         return sc.session_to_proto(session)
 
     @grpc_errors
-    async def GetSession(self, request: spb.GetSessionRequest, context: Any) -> spb.Session:
+    async def GetSession(
+        self,
+        request: spb.GetSessionRequest,
+        context: grpc.aio.ServicerContext[spb.GetSessionRequest, spb.Session],
+    ) -> spb.Session:
         session = await self.sessions.session(request.tenant_id, request.session_id)
         return sc.session_to_proto(await self.transitions.view(session))
 
@@ -124,7 +154,9 @@ class SessionServicer(
 
     @grpc_errors
     async def BindSession(
-        self, request: spb.BindSessionRequest, context: Any
+        self,
+        request: spb.BindSessionRequest,
+        context: grpc.aio.ServicerContext[spb.BindSessionRequest, spb.BindSessionResponse],
     ) -> spb.BindSessionResponse:
         if not request.connection_id:
             raise InvalidArgumentError("connection_id is required")
@@ -143,7 +175,11 @@ class SessionServicer(
         )
 
     @grpc_errors
-    async def Heartbeat(self, request: spb.HeartbeatRequest, context: Any) -> spb.HeartbeatResponse:
+    async def Heartbeat(
+        self,
+        request: spb.HeartbeatRequest,
+        context: grpc.aio.ServicerContext[spb.HeartbeatRequest, spb.HeartbeatResponse],
+    ) -> spb.HeartbeatResponse:
         beat = await self.lifecycle.binding.heartbeat(
             request.session_id,
             request.connection_id,
@@ -156,7 +192,9 @@ class SessionServicer(
 
     @grpc_errors
     async def RenewBindLeases(
-        self, request: spb.RenewBindLeasesRequest, context: Any
+        self,
+        request: spb.RenewBindLeasesRequest,
+        context: grpc.aio.ServicerContext[spb.RenewBindLeasesRequest, spb.RenewBindLeasesResponse],
     ) -> spb.RenewBindLeasesResponse:
         grants = await self.lifecycle.binding.renew(
             [(b.session_id, b.connection_id, b.lease_ms) for b in request.beats]
@@ -166,14 +204,22 @@ class SessionServicer(
         )
 
     @grpc_errors
-    async def ReleaseBind(self, request: spb.ReleaseBindRequest, context: Any) -> spb.Session:
+    async def ReleaseBind(
+        self,
+        request: spb.ReleaseBindRequest,
+        context: grpc.aio.ServicerContext[spb.ReleaseBindRequest, spb.Session],
+    ) -> spb.Session:
         session = await self.lifecycle.binding.release(
             request.session_id, request.connection_id, disconnect=request.disconnect
         )
         return sc.session_to_proto(session) if session is not None else spb.Session()
 
     @grpc_errors
-    async def MonitorSession(self, request: spb.SessionOpRequest, context: Any) -> spb.Session:
+    async def MonitorSession(
+        self,
+        request: spb.SessionOpRequest,
+        context: grpc.aio.ServicerContext[spb.SessionOpRequest, spb.Session],
+    ) -> spb.Session:
         session = await self.lifecycle.binding.monitor(
             request.tenant_id, request.session_id, sc.caller_from_proto(request.caller)
         )
@@ -185,17 +231,29 @@ class SessionServicer(
         )
 
     @grpc_errors
-    async def SuspendSession(self, request: spb.SuspendSessionRequest, context: Any) -> spb.Session:
+    async def SuspendSession(
+        self,
+        request: spb.SuspendSessionRequest,
+        context: grpc.aio.ServicerContext[spb.SuspendSessionRequest, spb.Session],
+    ) -> spb.Session:
         cause = sc.suspend_cause_from_proto(request.cause)
         session = await self.transitions.suspend(await self._load(request), cause)
         return sc.session_to_proto(session)
 
     @grpc_errors
-    async def ResumeSession(self, request: spb.SessionOpRequest, context: Any) -> spb.Session:
+    async def ResumeSession(
+        self,
+        request: spb.SessionOpRequest,
+        context: grpc.aio.ServicerContext[spb.SessionOpRequest, spb.Session],
+    ) -> spb.Session:
         return sc.session_to_proto(await self.transitions.resume(await self._load(request)))
 
     @grpc_errors
-    async def ExtendSession(self, request: spb.ExtendSessionRequest, context: Any) -> spb.Session:
+    async def ExtendSession(
+        self,
+        request: spb.ExtendSessionRequest,
+        context: grpc.aio.ServicerContext[spb.ExtendSessionRequest, spb.Session],
+    ) -> spb.Session:
         session = await self.transitions.extend(
             await self._load(request),
             transition_at_ms=request.transition_at_ms,
@@ -204,11 +262,19 @@ class SessionServicer(
         return sc.session_to_proto(session)
 
     @grpc_errors
-    async def ArchiveSession(self, request: spb.SessionOpRequest, context: Any) -> spb.Session:
+    async def ArchiveSession(
+        self,
+        request: spb.SessionOpRequest,
+        context: grpc.aio.ServicerContext[spb.SessionOpRequest, spb.Session],
+    ) -> spb.Session:
         return sc.session_to_proto(await self.lifecycle.archive.archive(await self._load(request)))
 
     @grpc_errors
-    async def ReactivateSession(self, request: spb.SessionOpRequest, context: Any) -> spb.Session:
+    async def ReactivateSession(
+        self,
+        request: spb.SessionOpRequest,
+        context: grpc.aio.ServicerContext[spb.SessionOpRequest, spb.Session],
+    ) -> spb.Session:
         session = await self.lifecycle.archive.reactivate(
             await self._load(request), request.profile
         )
@@ -216,7 +282,9 @@ class SessionServicer(
 
     @grpc_errors
     async def DeleteSession(
-        self, request: spb.SessionOpRequest, context: Any
+        self,
+        request: spb.SessionOpRequest,
+        context: grpc.aio.ServicerContext[spb.SessionOpRequest, spb.DeleteSessionResponse],
     ) -> spb.DeleteSessionResponse:
         try:
             session = await self._load(request)
@@ -225,7 +293,11 @@ class SessionServicer(
         return spb.DeleteSessionResponse(deleted=await self.lifecycle.archive.delete(session))
 
     @grpc_errors
-    async def RunSweeps(self, request: spb.RunSweepsRequest, context: Any) -> spb.RunSweepsResponse:
+    async def RunSweeps(
+        self,
+        request: spb.RunSweepsRequest,
+        context: grpc.aio.ServicerContext[spb.RunSweepsRequest, spb.RunSweepsResponse],
+    ) -> spb.RunSweepsResponse:
         only = frozenset(request.only_session_ids) or None
         now = request.now_ms or self.transitions.clock.now_ms()
         report = await self.lifecycle.sweepers.run_all(now, only)
@@ -233,7 +305,9 @@ class SessionServicer(
 
     @grpc_errors
     async def RestartForced(
-        self, request: spb.RestartForcedRequest, context: Any
+        self,
+        request: spb.RestartForcedRequest,
+        context: grpc.aio.ServicerContext[spb.RestartForcedRequest, spb.RunSweepsResponse],
     ) -> spb.RunSweepsResponse:
         configured = self.lifecycle.config.auto_restart_forced
         report = await self.lifecycle.sweepers.restart_forced(
@@ -251,7 +325,9 @@ class SessionServicer(
 
     @grpc_errors
     async def ListSessions(
-        self, request: spb.ListSessionsRequest, context: Any
+        self,
+        request: spb.ListSessionsRequest,
+        context: grpc.aio.ServicerContext[spb.ListSessionsRequest, spb.ListSessionsResponse],
     ) -> spb.ListSessionsResponse:
         found = await self.search.search.list_sessions(
             request.tenant_id,
@@ -262,7 +338,11 @@ class SessionServicer(
         return spb.ListSessionsResponse(sessions=[sc.session_to_proto(s) for s in found])
 
     @grpc_errors
-    async def GetSettings(self, request: spb.GetSettingsRequest, context: Any) -> spb.Settings:
+    async def GetSettings(
+        self,
+        request: spb.GetSettingsRequest,
+        context: grpc.aio.ServicerContext[spb.GetSettingsRequest, spb.Settings],
+    ) -> spb.Settings:
         if request.project_id:
             project = await self.sessions.project(request.tenant_id, request.project_id)
             check_visible(project, sc.caller_from_proto(request.caller))
@@ -272,7 +352,9 @@ class SessionServicer(
 
     @grpc_errors
     async def UpdateSettings(
-        self, request: spb.UpdateSettingsRequest, context: Any
+        self,
+        request: spb.UpdateSettingsRequest,
+        context: grpc.aio.ServicerContext[spb.UpdateSettingsRequest, spb.Settings],
     ) -> spb.Settings:
         actor, project = sc.caller_from_proto(request.caller), None
         if request.project_id:
@@ -289,7 +371,11 @@ class SessionServicer(
         return sc.settings_to_proto(view)
 
     @grpc_errors
-    async def UpdateMetadata(self, request: spb.UpdateMetadataRequest, context: Any) -> spb.Session:
+    async def UpdateMetadata(
+        self,
+        request: spb.UpdateMetadataRequest,
+        context: grpc.aio.ServicerContext[spb.UpdateMetadataRequest, spb.Session],
+    ) -> spb.Session:
         session = await self.search.metadata.update(
             request.tenant_id,
             request.session_id,
@@ -300,7 +386,9 @@ class SessionServicer(
 
     @grpc_errors
     async def SearchSessions(
-        self, request: spb.SearchSessionsRequest, context: Any
+        self,
+        request: spb.SearchSessionsRequest,
+        context: grpc.aio.ServicerContext[spb.SearchSessionsRequest, spb.SearchSessionsResponse],
     ) -> spb.SearchSessionsResponse:
         result = await self.search.search.search(
             request.tenant_id,

@@ -7,8 +7,7 @@ keeps a snapshot of all records, refreshed from `ListTokenRevocationsSince` (van
 
 from __future__ import annotations
 
-from typing import Any
-
+import grpc
 from pymongo.asynchronous.database import AsyncDatabase
 
 from vance.clock import Clock
@@ -94,7 +93,9 @@ class TokenServicer(tokens_pb2_grpc.TokenServiceServicer):
 
     @grpc_errors
     async def RevokeTokens(
-        self, request: tpb.RevokeTokensRequest, context: Any
+        self,
+        request: tpb.RevokeTokensRequest,
+        context: grpc.aio.ServicerContext[tpb.RevokeTokensRequest, tpb.TokenRevocations],
     ) -> tpb.TokenRevocations:
         if not request.tenant_id or not request.username:
             raise InvalidArgumentError("tenant_id and username are required")
@@ -110,12 +111,18 @@ class TokenServicer(tokens_pb2_grpc.TokenServiceServicer):
 
     @grpc_errors
     async def GetTokenRevocations(
-        self, request: tpb.GetTokenRevocationsRequest, context: Any
+        self,
+        request: tpb.GetTokenRevocationsRequest,
+        context: grpc.aio.ServicerContext[tpb.GetTokenRevocationsRequest, tpb.TokenRevocations],
     ) -> tpb.TokenRevocations:
         return await self.store.get(request.tenant_id, request.username)
 
     @grpc_errors
     async def ListTokenRevocationsSince(
-        self, request: tpb.ListTokenRevocationsSinceRequest, context: Any
+        self,
+        request: tpb.ListTokenRevocationsSinceRequest,
+        context: grpc.aio.ServicerContext[
+            tpb.ListTokenRevocationsSinceRequest, tpb.ListTokenRevocationsSinceResponse
+        ],
     ) -> tpb.ListTokenRevocationsSinceResponse:
         return await self.store.changed_since(request.since_ms)

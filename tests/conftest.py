@@ -2,6 +2,12 @@
 
 from __future__ import annotations
 
+from vance.grpc_env import apply_grpc_env
+
+# The tests start the system's processes from here (tests/harness.py); gRPC reads its
+# variables when it is imported (vance/grpc_env.py).
+apply_grpc_env()
+
 import os
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path

@@ -65,7 +65,7 @@ class WsClient:
     closed: asyncio.Event = field(default_factory=asyncio.Event)
 
     async def start(self) -> WsClient:
-        self.reader = asyncio.ensure_future(self._read())
+        self.reader = asyncio.create_task(self._read())
         await self.wait_for(lambda f: f["type"] == "welcome")
         return self
 

@@ -71,7 +71,7 @@ async def hosting(client: WsClient, root: Path) -> AsyncIterator[list[dict[str, 
                 await client.send("client-tool-result", {**answer, "callId": f["data"]["callId"]})
             await asyncio.sleep(0.01)
 
-    task = asyncio.ensure_future(serve())
+    task = asyncio.create_task(serve())
     try:
         yield seen
     finally:

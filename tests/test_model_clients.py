@@ -1,12 +1,16 @@
-"""The three model clients (vance/llm.py, vance/llm_http.py) against the scripted
-OpenAI-compatible server: litellm, the direct aiohttp path and the openai SDK give the same
-replies, tool calls, usage and errors, and `llm.client` decides which one a model goes through.
-The system's engine turns run through the direct aiohttp path (the tests' model is
-`openai/scripted`); session_service's suggestions through litellm."""
+"""The two model clients (vance/llm.py, vance/llm_http.py) against the scripted
+OpenAI-compatible server: litellm and the direct aiohttp path give the same replies, tool
+calls, usage and errors, and `llm.client` decides which one a model goes through. The system's
+engine turns run through the direct aiohttp path (the tests' model is `openai/scripted`);
+session_service's suggestions through litellm. Streams the scripted server would never send
+(too long a line, bad JSON, a chunk of the wrong shape, a cut connection) come from a raw
+loopback server here: each is a ModelCallError, never another exception."""
 
 from __future__ import annotations
 
+import asyncio
 import uuid
+from collections.abc import AsyncIterator
 from typing import Any
 
 import pytest
@@ -18,11 +22,10 @@ from vance.llm import (
     ModelClient,
     ModelReply,
     OpenAIClient,
-    OpenAISdkClient,
     RoutingClient,
     make_model_client,
+    uses_direct_client,
     uses_litellm,
-    uses_openai_sdk,
 )
 from vance.llm_limits import LimitedClient
 from vance.testing.scripted_llm import Rule, ThreadedScriptedLlm
@@ -42,7 +45,7 @@ def _config(llm: ThreadedScriptedLlm) -> LlmConfig:
 
 
 def _clients(config: LlmConfig) -> list[ModelClient]:
-    return [LiteLLMClient(config), OpenAIClient(config), OpenAISdkClient(config)]
+    return [LiteLLMClient(config), OpenAIClient(config)]
 
 
 async def _call(client: ModelClient, content: str) -> tuple[ModelReply, list[str]]:
@@ -80,16 +83,13 @@ async def test_both_clients_give_the_same_reply_tool_calls_and_usage(
     http = OpenAIClient(config)
     direct = await _call(http, m)
     await http.aclose()
-    sdk = OpenAISdkClient(config)
-    via_sdk = await _call(sdk, m)
-    await sdk.aclose()
-    assert direct == via_litellm == via_sdk
+    assert direct == via_litellm
     # The same request reached the server: model, messages, tools, streaming with usage.
-    sent = [r for r in llm.script.requests if m in str(r.get("messages"))][-3:]
+    sent = [r for r in llm.script.requests if m in str(r.get("messages"))][-2:]
     fields = ("model", "messages", "tools", "stream", "stream_options")
     assert [{k: r.get(k) for k in fields} for r in sent] == [
         {k: sent[0].get(k) for k in fields}
-    ] * 3
+    ] * 2
     assert sent[0]["model"] == "scripted" and sent[0]["tools"] == [TOOL]
     reply, chunks = direct
     assert reply.text == "two tools and a few words" == "".join(chunks)
@@ -115,7 +115,7 @@ async def test_both_clients_raise_the_same_error_for_a_failed_call(
             await _call(client, m)
         await client.aclose()
         errors.append((info.value.status_code, info.value.detail))
-    assert [status for status, _ in errors] == [400, 400, 400]
+    assert [status for status, _ in errors] == [400, 400]
     assert all("scripted failure" in detail for _, detail in errors)
 
 
@@ -137,18 +137,88 @@ def test_the_client_setting_picks_the_path_per_model() -> None:
     routed = limited.inner
     assert isinstance(routed, RoutingClient)
     assert isinstance(routed.client_for("default:chat"), OpenAIClient)
-    assert uses_openai_sdk(auto) and not uses_litellm(auto)
+    assert uses_direct_client(auto) and not uses_litellm(auto)
     other = load_config(env={"VANCE_LLM_MODEL": "anthropic/claude-3-5-haiku"}).llm
     assert isinstance(RoutingClient(other).client_for("default:chat"), LiteLLMClient)
-    assert uses_litellm(other) and not uses_openai_sdk(other)
-    sdk = load_config(
-        env={"VANCE_LLM_MODEL": "openai/gpt-4o-mini", "VANCE_LLM_CLIENT": "openai-sdk"}
-    ).llm
-    assert isinstance(RoutingClient(sdk).client_for("default:chat"), OpenAISdkClient)
+    assert uses_litellm(other) and not uses_direct_client(other)
     forced = load_config(
         env={"VANCE_LLM_MODEL": "openai/gpt-4o-mini", "VANCE_LLM_CLIENT": "litellm"}
     ).llm
     forced_client = make_model_client(forced)
     assert isinstance(forced_client, LimitedClient)
     assert isinstance(forced_client.inner, LiteLLMClient)
-    assert uses_litellm(forced) and not uses_openai_sdk(forced)
+    assert uses_litellm(forced) and not uses_direct_client(forced)
+
+
+def _sse(*events: str) -> bytes:
+    return "".join(f"data: {e}\n\n" for e in events).encode()
+
+
+_GOOD = '{"choices": [{"index": 0, "delta": {"content": "fine so far"}}]}'
+# What the raw server sends after its headers, and whether it closes before the stream's end.
+BROKEN_STREAMS: dict[str, tuple[bytes, bool]] = {
+    "a line longer than any buffer": (b"data: " + b"x" * 300_000 + b"\n\n", False),
+    "an event that is not JSON": (_sse(_GOOD, "{not json"), False),
+    "choices of the wrong shape": (_sse(_GOOD, '{"choices": "none"}'), False),
+    "a delta of the wrong shape": (_sse('{"choices": [{"delta": ["x"]}]}'), False),
+    "a tool call of the wrong shape": (
+        _sse('{"choices": [{"delta": {"tool_calls": ["x"]}}]}'),
+        False,
+    ),
+    "a bad tool call index": (
+        _sse('{"choices": [{"delta": {"tool_calls": [{"index": "first"}]}}]}'),
+        False,
+    ),
+    "a connection cut mid-stream": (_sse(_GOOD) + b"data: {", True),
+    "an error event": (_sse('{"error": {"message": "overloaded"}}'), False),
+}
+
+
+@pytest.fixture
+async def raw_server() -> AsyncIterator[tuple[str, dict[str, bytes | bool]]]:
+    """An OpenAI-compatible endpoint on loopback that answers 200 and then `body`."""
+    answer: dict[str, bytes | bool] = {"body": b"", "cut": False}
+
+    async def serve(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        length = 0
+        while (line := await reader.readline()) not in (b"\r\n", b""):
+            name, _, value = line.decode().partition(":")
+            if name.lower() == "content-length":
+                length = int(value)
+        await reader.readexactly(length)
+        body = answer["body"]
+        assert isinstance(body, bytes)
+        head = b"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\n"
+        if answer["cut"]:
+            # A length it never delivers: the client sees the connection end early.
+            head += f"Content-Length: {len(body) + 100}\r\n\r\n".encode()
+        else:
+            head += f"Content-Length: {len(body)}\r\nConnection: close\r\n\r\n".encode()
+        writer.write(head + body)
+        await writer.drain()
+        writer.close()
+
+    server = await asyncio.start_server(serve, "127.0.0.1", 0)
+    port = server.sockets[0].getsockname()[1]
+    try:
+        yield f"http://127.0.0.1:{port}/v1", answer
+    finally:
+        server.close()
+        await server.wait_closed()
+
+
+@pytest.mark.parametrize("case", sorted(BROKEN_STREAMS))
+async def test_every_unreadable_stream_is_a_model_call_error(
+    case: str, raw_server: tuple[str, dict[str, bytes | bool]]
+) -> None:
+    base_url, answer = raw_server
+    answer["body"], answer["cut"] = BROKEN_STREAMS[case]
+    client = OpenAIClient(LlmConfig(model="openai/x", api_base=base_url, timeout_s=30))
+    try:
+        with pytest.raises(ModelCallError) as info:
+            await _call(client, "hello")
+    finally:
+        await client.aclose()
+    assert info.value.status_code == 0
+    if case == "an error event":
+        assert info.value.detail == "overloaded"

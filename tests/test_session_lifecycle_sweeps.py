@@ -493,10 +493,9 @@ async def test_auto_restart_respects_max_concurrent_and_survives_failures() -> N
         finally:
             in_flight -= 1
 
-    run = asyncio.ensure_future(
-        resume_paced(sessions, resume, max_concurrent=3, delay_between_ms=0)
-    )
-    await eventually(lambda: in_flight == 3)
-    release.set()
-    assert await run == 6 and peak == 3
+    async with asyncio.TaskGroup() as tg:
+        run = tg.create_task(resume_paced(sessions, resume, max_concurrent=3, delay_between_ms=0))
+        await eventually(lambda: in_flight == 3)
+        release.set()
+    assert run.result() == 6 and peak == 3
     assert LifecycleConfig().auto_restart_forced.enabled is False  # off by default

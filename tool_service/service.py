@@ -5,6 +5,8 @@ from __future__ import annotations
 from collections.abc import AsyncIterator
 from typing import Any
 
+import grpc
+
 from tool_service.client_tools import CLIENT_PREFIX
 from tool_service.pool import resolve_pool
 from tool_service.registry import ToolRegistry
@@ -22,7 +24,9 @@ class ToolServicer(tool_pb2_grpc.ToolServiceServicer):
 
     @grpc_errors
     async def RegisterTools(
-        self, request: tpb.RegisterToolsRequest, context: Any
+        self,
+        request: tpb.RegisterToolsRequest,
+        context: grpc.aio.ServicerContext[tpb.RegisterToolsRequest, tpb.RegisterToolsResponse],
     ) -> tpb.RegisterToolsResponse:
         if not request.owner or not request.address:
             raise InvalidArgumentError("owner and address are required")
@@ -43,13 +47,19 @@ class ToolServicer(tool_pb2_grpc.ToolServiceServicer):
         return tpb.RegisterToolsResponse(registered=count)
 
     @grpc_errors
-    async def ListTools(self, request: tpb.ListToolsRequest, context: Any) -> tpb.ListToolsResponse:
+    async def ListTools(
+        self,
+        request: tpb.ListToolsRequest,
+        context: grpc.aio.ServicerContext[tpb.ListToolsRequest, tpb.ListToolsResponse],
+    ) -> tpb.ListToolsResponse:
         docs = await self.registry.list(request.profile)
         return tpb.ListToolsResponse(tools=[_spec(d) for d in docs])
 
     @grpc_errors
     async def ResolvePool(
-        self, request: tpb.ResolvePoolRequest, context: Any
+        self,
+        request: tpb.ResolvePoolRequest,
+        context: grpc.aio.ServicerContext[tpb.ResolvePoolRequest, tpb.ListToolsResponse],
     ) -> tpb.ListToolsResponse:
         pool = resolve_pool(
             await self.router.candidates(request),
@@ -61,20 +71,28 @@ class ToolServicer(tool_pb2_grpc.ToolServiceServicer):
         return tpb.ListToolsResponse(tools=[_spec(d) for d in pool])
 
     async def WatchRegistry(
-        self, request: tpb.WatchRegistryRequest, context: Any
+        self,
+        request: tpb.WatchRegistryRequest,
+        context: grpc.aio.ServicerContext[tpb.WatchRegistryRequest, tpb.RegistryChange],
     ) -> AsyncIterator[tpb.RegistryChange]:
         async for generation in self.registry.changes():
             yield tpb.RegistryChange(generation=generation)
 
     @grpc_errors
     async def InvokeTool(
-        self, request: tpb.InvokeToolRequest, context: Any
+        self,
+        request: tpb.InvokeToolRequest,
+        context: grpc.aio.ServicerContext[tpb.InvokeToolRequest, tpb.InvokeToolResponse],
     ) -> tpb.InvokeToolResponse:
         return await self.router.invoke(request)
 
     @grpc_errors
     async def RegisterClientTools(
-        self, request: tpb.RegisterClientToolsRequest, context: Any
+        self,
+        request: tpb.RegisterClientToolsRequest,
+        context: grpc.aio.ServicerContext[
+            tpb.RegisterClientToolsRequest, tpb.RegisterToolsResponse
+        ],
     ) -> tpb.RegisterToolsResponse:
         if not request.session_id or not request.connection_id or not request.address:
             raise InvalidArgumentError("session_id, connection_id and address are required")
@@ -97,7 +115,11 @@ class ToolServicer(tool_pb2_grpc.ToolServiceServicer):
 
     @grpc_errors
     async def UnregisterClientTools(
-        self, request: tpb.UnregisterClientToolsRequest, context: Any
+        self,
+        request: tpb.UnregisterClientToolsRequest,
+        context: grpc.aio.ServicerContext[
+            tpb.UnregisterClientToolsRequest, tpb.UnregisterClientToolsResponse
+        ],
     ) -> tpb.UnregisterClientToolsResponse:
         removed = await self.router.client_tools.unregister(
             request.session_id, request.connection_id

@@ -3,6 +3,12 @@ running (crashed children are restarted); `vance status` shows each child of a r
 
 from __future__ import annotations
 
+from vance.grpc_env import apply_grpc_env
+
+# `vance run` starts every service from here, and its children inherit this environment
+# (vance/supervisor.py passes it on in any case); gRPC reads it when it is imported.
+apply_grpc_env()
+
 import argparse
 import asyncio
 import logging

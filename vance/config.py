@@ -227,7 +227,7 @@ class LlmConfig(_Frozen):
     api_key: str = ""
     # "auto": the openai SDK for openai/... models (OpenAI or any compatible api_base), litellm
     # for the rest; "litellm": litellm for every call (vance/llm.py).
-    client: Literal["auto", "openai-sdk", "litellm"] = "auto"
+    client: Literal["auto", "litellm"] = "auto"
     timeout_s: float = 120.0
     # Connections the direct client keeps to the provider: as many as turns may be waiting on
     # it (aiohttp's default of 100 would queue the rest of a worker's turns inside the client).

@@ -13,15 +13,66 @@ ROOT = Path(__file__).resolve().parent.parent
 FERRETDB_BIN = ROOT / ".tools" / "bin" / "ferretdb"
 
 
+# Our FerretDB patches (tools/ferretdb/*.patch, sqlite/*.patch), which the build names in the
+# binary's package string (tools/ferretdb/install.sh; `ferretdb --version`, "package:"). Without
+# atomic-writes two compare-and-sets on one document both win (two turns of one process);
+# without update-connections a large update command hangs the server; without id-pushdown
+# every update scans its whole collection. So a binary that does not name them all is refused.
+PATCH_MARKER = "vancetope-patches:"
+REQUIRED_PATCHES = frozenset(
+    {
+        "atomic-writes",
+        "resource-tracking",
+        "sjson-one-pass",
+        "sqlite-id-pushdown",
+        "statement-cache",
+        "update-connections",
+    }
+)
+
+
+class UnpatchedFerretDBError(RuntimeError):
+    """The ferretdb found lacks this project's patches."""
+
+
 def ferretdb_binary() -> Path:
     if FERRETDB_BIN.exists():
-        return FERRETDB_BIN
-    found = shutil.which("ferretdb")
-    if found:
-        return Path(found)
-    raise FileNotFoundError(
-        f"FerretDB is not installed at {FERRETDB_BIN}; run `make setup` (it builds it once)"
-    )
+        found = FERRETDB_BIN
+    elif which := shutil.which("ferretdb"):
+        found = Path(which)
+    else:
+        raise FileNotFoundError(
+            f"FerretDB is not installed at {FERRETDB_BIN}; run `make setup` (it builds it once)"
+        )
+    check_patched(found)
+    return found
+
+
+def ferretdb_patches(binary: Path) -> frozenset[str]:
+    """The patches the binary says it carries (none for an upstream build)."""
+    try:
+        done = subprocess.run(
+            [str(binary), "--version"], capture_output=True, text=True, timeout=60, check=False
+        )
+    except (OSError, subprocess.TimeoutExpired):
+        return frozenset()
+    for line in done.stdout.splitlines():
+        key, _, value = line.partition(":")
+        value = value.strip()
+        if key.strip() == "package" and value.startswith(PATCH_MARKER):
+            return frozenset(p for p in value.removeprefix(PATCH_MARKER).split(",") if p)
+    return frozenset()
+
+
+def check_patched(binary: Path) -> None:
+    missing = REQUIRED_PATCHES - ferretdb_patches(binary)
+    if missing:
+        raise UnpatchedFerretDBError(
+            f"{binary} lacks this project's FerretDB patches ({', '.join(sorted(missing))});"
+            f" without them concurrent compare-and-sets can both succeed. Run `make setup`"
+            f" to build the patched one into {FERRETDB_BIN}, or run on MongoDB"
+            f' (docs/operations.md, "FerretDB 1.x end of life").'
+        )
 
 
 def ferretdb_command(data_dir: Path, port: int, *, sync: str = "normal") -> list[str]:

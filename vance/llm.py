@@ -1,13 +1,13 @@
-"""Model calls: one small client protocol (vance/llm_core.py), three implementations over
+"""Model calls: one small client protocol (vance/llm_core.py), two implementations over
 real HTTP.
 
 `LiteLLMClient` reaches every provider litellm knows. Models litellm would send to an
 OpenAI-compatible endpoint (`openai/...`, with or without an `api_base`) skip litellm's per-call
-machinery (logging objects, provider routing, chunk rebuilding): by default through
-`OpenAIClient` (vance/llm_http.py: the same request over aiohttp, the stream read as it comes),
-or with `llm.client` = "openai-sdk" through the `openai` SDK (`OpenAISdkClient`). Per streamed
-call against the scripted server (200 calls, one process): litellm about 20 ms of CPU, the SDK
-3.4 ms, aiohttp 0.3-0.5 ms. All stream, ask for usage, reassemble tool calls the same way
+machinery (logging objects, provider routing, chunk rebuilding) through `OpenAIClient`
+(vance/llm_http.py: the same request over aiohttp, the stream read as it comes). Per streamed
+call against the scripted server (200 calls, one process): litellm about 20 ms of CPU, the
+openai SDK (a third client until it was removed: it gave nothing the direct path lacks) 3.4 ms,
+aiohttp 0.3-0.5 ms. Both stream, ask for usage, reassemble tool calls the same way
 (`ReplyBuilder`) and raise `ModelCallError` for a failed call; `make_model_client` picks per
 call."""
 
@@ -51,7 +51,6 @@ __all__ = [
     "ModelNotConfiguredError",
     "ModelReply",
     "OpenAIClient",
-    "OpenAISdkClient",
     "RoutingClient",
     "StreamedArgs",
     "ToolCall",
@@ -59,8 +58,8 @@ __all__ = [
     "is_configured",
     "make_model_client",
     "resolve_model",
+    "uses_direct_client",
     "uses_litellm",
-    "uses_openai_sdk",
     "warm_up",
     "warm_up_call",
     "warm_up_clients",
@@ -182,64 +181,9 @@ class LiteLLMClient:
             raise _call_error(exc) from exc
 
 
-class OpenAISdkClient:
-    """Streams through the openai SDK's AsyncOpenAI: for `openai/<model>` (the prefix is
-    litellm's provider name and is not sent), at `api_base` when set, else OpenAI's API."""
-
-    def __init__(self, config: LlmConfig, *, purpose: str = "") -> None:
-        from openai import AsyncOpenAI
-
-        self._config = config
-        self._client = AsyncOpenAI(
-            api_key=config.api_key or "not-needed",
-            base_url=config.api_base or None,
-            timeout=config.timeout_s,
-            # A failed turn is retried by its lane (process_service/lanes.py), as with litellm.
-            max_retries=0,
-            default_headers={PURPOSE_HEADER: purpose} if purpose else None,
-        )
-
-    async def aclose(self) -> None:
-        await self._client.close()
-
-    async def complete(
-        self,
-        *,
-        tier: str,
-        messages: list[dict[str, Any]],
-        tools: list[dict[str, Any]] | None = None,
-        on_chunk: ChunkSink | None = None,
-        temperature: float | None = None,
-        stream_args: StreamedArgs | None = None,
-    ) -> ModelReply:
-        model = resolve_model(self._config, tier)
-        # The messages and tools are plain JSON already: sent as extra body fields, the SDK
-        # sends them as they are instead of walking them against its typed schemas (its
-        # `_transform` took a fifth of a worker's event-loop time in a py-spy profile of
-        # `make bench`). The request on the wire is the same.
-        body: dict[str, Any] = {"messages": messages}
-        if tools:
-            body["tools"] = tools
-        kwargs: dict[str, Any] = {
-            "model": model.removeprefix(OPENAI_PREFIX),
-            "messages": [],
-            "stream": True,
-            "stream_options": {"include_usage": True},
-            "extra_body": body,
-        }
-        if temperature is not None:
-            kwargs["temperature"] = temperature
-        with model_span(model, tier), timed_model_call(model):
-            try:
-                stream = await self._client.chat.completions.create(**kwargs)
-                return await _Assembler().read(stream, on_chunk, stream_args)
-            except Exception as exc:
-                raise _call_error(exc) from exc
-
-
 class RoutingClient:
-    """Per call: the direct path for `openai/...` models (aiohttp, or the openai SDK with
-    `llm.client` = "openai-sdk"), litellm for every other provider."""
+    """Per call: the direct path (aiohttp) for `openai/...` models, litellm for every other
+    provider."""
 
     def __init__(self, config: LlmConfig, *, purpose: str = "") -> None:
         self._config = config
@@ -250,11 +194,7 @@ class RoutingClient:
     def client_for(self, tier: str) -> ModelClient:
         if resolve_model(self._config, tier).startswith(OPENAI_PREFIX):
             if self._direct is None:
-                self._direct = (
-                    OpenAISdkClient(self._config, purpose=self._purpose)
-                    if self._config.client == "openai-sdk"
-                    else OpenAIClient(self._config, purpose=self._purpose)
-                )
+                self._direct = OpenAIClient(self._config, purpose=self._purpose)
             return self._direct
         if self._litellm is None:
             self._litellm = LiteLLMClient(self._config, purpose=self._purpose)
@@ -286,8 +226,8 @@ class RoutingClient:
 
 
 def make_model_client(config: LlmConfig, *, purpose: str = "") -> ModelClient:
-    """`llm.client`: "auto" (the aiohttp path where it serves the model, litellm elsewhere),
-    "openai-sdk" (the same with the openai SDK) or "litellm" (litellm for every call)."""
+    """`llm.client`: "auto" (the aiohttp path where it serves the model, litellm elsewhere)
+    or "litellm" (litellm for every call)."""
     inner: ModelClient = (
         LiteLLMClient(config, purpose=purpose)
         if config.client == "litellm"
@@ -298,8 +238,7 @@ def make_model_client(config: LlmConfig, *, purpose: str = "") -> ModelClient:
 
 
 class _Assembler:
-    """Reads a stream of chat-completion chunk objects (the openai SDK's, or litellm's of the
-    same shape) into a ReplyBuilder."""
+    """Reads a stream of litellm's chat-completion chunk objects into a ReplyBuilder."""
 
     async def read(
         self, stream: Any, on_chunk: ChunkSink | None, stream_args: StreamedArgs | None = None
@@ -383,7 +322,8 @@ def uses_litellm(config: LlmConfig) -> bool:
     )
 
 
-def uses_openai_sdk(config: LlmConfig) -> bool:
+def uses_direct_client(config: LlmConfig) -> bool:
+    """Whether make_model_client's client sends some configured model over the direct path."""
     return config.client != "litellm" and any(m.startswith(OPENAI_PREFIX) for m in _models(config))
 
 
@@ -395,14 +335,11 @@ async def warm_up_call(config: LlmConfig, *, direct: bool = False) -> None:
     provider is called, so nothing is billed."""
     if not direct:
         await asyncio.to_thread(warm_up)
-    from vance.testing.scripted_llm import Rule, ScriptedLlmServer
+    from vance.llm_stand_in import WarmUpServer
 
-    server = ScriptedLlmServer()
+    server = WarmUpServer()
     await server.start()
     try:
-        server.script.add(
-            Rule(text="ok", tool_calls=[{"name": "warm_up", "arguments": {"ok": True}}])
-        )
         model = config.model if config.model.startswith("openai/") else "openai/gpt-4o-mini"
         local = LlmConfig(model=model, api_base=server.base_url, api_key="warm-up", timeout_s=30)
         if direct:
@@ -419,10 +356,10 @@ async def warm_up_call(config: LlmConfig, *, direct: bool = False) -> None:
 
 async def warm_up_clients(config: LlmConfig) -> None:
     """`warm_up_call` for each path `make_model_client`'s client takes for the configured
-    models: litellm, and the direct path when the openai SDK serves it."""
+    models: litellm, and the direct path when it serves one."""
     if uses_litellm(config):
         await warm_up_call(config)
-    if uses_openai_sdk(config):
+    if uses_direct_client(config):
         await warm_up_call(config, direct=True)
 
 

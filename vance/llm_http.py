@@ -3,12 +3,14 @@ would send, over one aiohttp session per client, and the server-sent events read
 into a ReplyBuilder (vance/llm_core.py). The SDK builds a typed model per chunk; reading the
 JSON itself is what brings a streamed call from about 3.4 ms of CPU to under 0.5 ms (measured
 against the scripted server, 200 calls in one process). tests/test_model_clients.py holds this
-path to the same replies, tool calls, usage and errors as litellm and the SDK."""
+path to the same replies, tool calls, usage and errors as litellm, and shows every way a stream
+can fail to read (too long a line, bad JSON, a chunk of the wrong shape, a cut connection) as a
+ModelCallError."""
 
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import Any, TypeVar
 
 import aiohttp
 
@@ -30,6 +32,7 @@ from vance.observability.tracing import model_span
 OPENAI_API = "https://api.openai.com/v1"
 UNREACHABLE = "the model endpoint could not be reached or timed out"
 _DONE = b"[DONE]"
+_T = TypeVar("_T")
 
 
 class OpenAIClient:
@@ -99,8 +102,9 @@ class OpenAIClient:
             except (aiohttp.ClientError, TimeoutError) as exc:
                 raise ModelCallError(0, UNREACHABLE) from exc
             except ValueError as exc:
-                # A line over aiohttp's buffer ("Chunk too big") or an event that is not JSON:
-                # the provider's answer cannot be read, which the lane treats as any failed call.
+                # A line over aiohttp's buffer ("Chunk too big"), an event that is not JSON or
+                # not a chunk (_Malformed): the provider's answer cannot be read, which the lane
+                # treats as any failed call.
                 raise ModelCallError(0, f"the model's stream could not be read: {exc}") from exc
 
 
@@ -123,6 +127,16 @@ async def _read(response: aiohttp.ClientResponse, out: ReplyBuilder) -> ModelRep
     return out.build()
 
 
+class _Malformed(ValueError):
+    """A chunk whose JSON is not shaped as a chat-completion chunk."""
+
+
+def _shaped(value: object, kind: type[_T], what: str) -> _T:
+    if not isinstance(value, kind):
+        raise _Malformed(f"{what} is {type(value).__name__}, not {kind.__name__}")
+    return value
+
+
 async def _event(payload: bytes, out: ReplyBuilder) -> bool:
     """Feeds one event; True at the end of the stream."""
     if payload == _DONE:
@@ -140,16 +154,17 @@ async def _event(payload: bytes, out: ReplyBuilder) -> bool:
             int(usage.get("completion_tokens") or 0),
             int(usage.get("total_tokens") or 0),
         )
-    choices = chunk.get("choices") or []
+    choices = _shaped(chunk.get("choices") or [], list, "choices")
     if not choices:
         return False
-    choice = choices[0]
-    delta = choice.get("delta") or {}
+    choice = _shaped(choices[0], dict, "a choice")
+    delta = _shaped(choice.get("delta") or {}, dict, "a delta")
     content = delta.get("content")
     if content:
         await out.text(str(content))
-    for tc in delta.get("tool_calls") or []:
-        fn = tc.get("function") or {}
+    for tc in _shaped(delta.get("tool_calls") or [], list, "tool_calls"):
+        tc = _shaped(tc, dict, "a tool call")
+        fn = _shaped(tc.get("function") or {}, dict, "a function")
         await out.tool_delta(
             int(tc.get("index") or 0),
             str(tc.get("id") or ""),

@@ -14,6 +14,7 @@ from grpc_reflection.v1alpha import reflection
 
 from vance.auth import Verifier
 from vance.authz import AuthInterceptor
+from vance.background import Background
 from vance.channels import Channels
 from vance.config import Config
 from vance.observability import tracing
@@ -71,6 +72,10 @@ class GrpcHost:
         )
         self._full_names = list(full_names)
         self._cleanups: list[Cleanup] = []
+        self._serving = False
+        # The service's long-running tasks (vance/background.py): one that fails turns this
+        # server's health NOT_SERVING, so a balancer or the supervisor sees the loss.
+        self.background = Background(self._full_names[0], on_failure=self._task_failed)
         self.port = 0
 
     def bind(self, host: str, port: int) -> int:
@@ -85,14 +90,29 @@ class GrpcHost:
     async def start(self) -> None:
         await self.server.start()
         self.revocations.start()
+        self._serving = self.background.healthy
+        await self._set_health()
+
+    async def _task_failed(self, name: str, reason: str) -> None:
+        self._serving = False
+        await self._set_health()
+
+    async def _set_health(self) -> None:
+        status = (
+            health_pb2.HealthCheckResponse.SERVING
+            if self._serving
+            else health_pb2.HealthCheckResponse.NOT_SERVING
+        )
         for name in ["", *self._full_names]:
-            await self.health.set(name, health_pb2.HealthCheckResponse.SERVING)
+            await self.health.set(name, status)
 
     async def stop(self, grace: float = 5.0) -> None:
-        """NOT_SERVING first so balancers drain us, then stop with a grace period, then clean up."""
-        for name in ["", *self._full_names]:
-            await self.health.set(name, health_pb2.HealthCheckResponse.NOT_SERVING)
+        """NOT_SERVING first so balancers drain us, then stop with a grace period, then stop the
+        background tasks, then clean up (the cleanups close what those tasks used)."""
+        self._serving = False
+        await self._set_health()
         await self.server.stop(grace)
+        await self.background.stop()
         await self.revocations.stop()
         if self._channels is not None:
             await self._channels.close()

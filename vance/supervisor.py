@@ -23,6 +23,7 @@ from grpc_health.v1 import health_pb2, health_pb2_grpc
 
 from vance.config import Config
 from vance.embedded_store import ferretdb_command, ferretdb_env
+from vance.grpc_env import GRPC_ENV
 from vance.observability.setup import metrics_port_for
 from vance.supervisor_status import (
     ChildState,
@@ -236,7 +237,7 @@ class Supervisor:
             await self.start_worker(i + 1)
 
     async def _spawn(self, child: Child) -> Child:
-        env = {**os.environ, **self.env, **child.extra_env}
+        env = {**GRPC_ENV, **os.environ, **self.env, **child.extra_env}
         # One /metrics port per child (vance/observability/setup.py); a service's further
         # replicas have none (their ports would collide with the next service's).
         env["VANCE_METRICS_PORT"] = str(

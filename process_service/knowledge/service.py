@@ -3,8 +3,6 @@ memory and RAG documents for its users (through the gateway), RAG queries for en
 
 from __future__ import annotations
 
-from typing import Any
-
 import grpc
 
 from process_service.knowledge.base import Knowledge
@@ -96,7 +94,9 @@ class KnowledgeServicer(knowledge_pb2_grpc.KnowledgeServiceServicer):
 
     @grpc_errors
     async def RecallMemory(
-        self, request: kpb.RecallMemoryRequest, context: Any
+        self,
+        request: kpb.RecallMemoryRequest,
+        context: grpc.aio.ServicerContext[kpb.RecallMemoryRequest, kpb.RecallMemoryResponse],
     ) -> kpb.RecallMemoryResponse:
         process = await process_or_404(self._store.get, request.process_id)
         if not 0 <= request.limit <= MAX_RECALL or request.max_chars < 0:
@@ -112,7 +112,9 @@ class KnowledgeServicer(knowledge_pb2_grpc.KnowledgeServiceServicer):
 
     @grpc_errors
     async def ListProjectMemory(
-        self, request: kpb.ProjectRef, context: Any
+        self,
+        request: kpb.ProjectRef,
+        context: grpc.aio.ServicerContext[kpb.ProjectRef, kpb.ProjectMemoryList],
     ) -> kpb.ProjectMemoryList:
         tenant, project = await self._project(request)
         records = await self._k.recall.project_records(tenant, project)
@@ -120,7 +122,11 @@ class KnowledgeServicer(knowledge_pb2_grpc.KnowledgeServiceServicer):
 
     @grpc_errors
     async def DeleteProjectMemory(
-        self, request: kpb.DeleteProjectMemoryRequest, context: Any
+        self,
+        request: kpb.DeleteProjectMemoryRequest,
+        context: grpc.aio.ServicerContext[
+            kpb.DeleteProjectMemoryRequest, kpb.DeleteProjectMemoryResponse
+        ],
     ) -> kpb.DeleteProjectMemoryResponse:
         tenant, project = await self._project(request.project)
         await self._k.recall.delete_project_record(tenant, project, request.id)
@@ -128,7 +134,9 @@ class KnowledgeServicer(knowledge_pb2_grpc.KnowledgeServiceServicer):
 
     @grpc_errors
     async def AddRagDocument(
-        self, request: kpb.AddRagDocumentRequest, context: Any
+        self,
+        request: kpb.AddRagDocumentRequest,
+        context: grpc.aio.ServicerContext[kpb.AddRagDocumentRequest, kpb.RagDocument],
     ) -> kpb.RagDocument:
         tenant, project = await self._project(request.project)
         source = _source(request.source)
@@ -145,14 +153,22 @@ class KnowledgeServicer(knowledge_pb2_grpc.KnowledgeServiceServicer):
         return rag_doc_to_proto(doc)
 
     @grpc_errors
-    async def ListRagDocuments(self, request: kpb.ProjectRef, context: Any) -> kpb.RagDocumentList:
+    async def ListRagDocuments(
+        self,
+        request: kpb.ProjectRef,
+        context: grpc.aio.ServicerContext[kpb.ProjectRef, kpb.RagDocumentList],
+    ) -> kpb.RagDocumentList:
         tenant, project = await self._project(request)
         docs = await self._k.rag.listing(project_corpus(tenant, project))
         return kpb.RagDocumentList(documents=[rag_doc_to_proto(d) for d in docs])
 
     @grpc_errors
     async def DeleteRagDocument(
-        self, request: kpb.DeleteRagDocumentRequest, context: Any
+        self,
+        request: kpb.DeleteRagDocumentRequest,
+        context: grpc.aio.ServicerContext[
+            kpb.DeleteRagDocumentRequest, kpb.DeleteRagDocumentResponse
+        ],
     ) -> kpb.DeleteRagDocumentResponse:
         tenant, project = await self._project(request.project)
         source = _source(request.source)
@@ -161,7 +177,11 @@ class KnowledgeServicer(knowledge_pb2_grpc.KnowledgeServiceServicer):
         return kpb.DeleteRagDocumentResponse(deleted=True)
 
     @grpc_errors
-    async def QueryRag(self, request: kpb.QueryRagRequest, context: Any) -> kpb.QueryRagResponse:
+    async def QueryRag(
+        self,
+        request: kpb.QueryRagRequest,
+        context: grpc.aio.ServicerContext[kpb.QueryRagRequest, kpb.QueryRagResponse],
+    ) -> kpb.QueryRagResponse:
         process = await process_or_404(self._store.get, request.process_id)
         if not 0 <= request.top_k <= 50 or not 0.0 <= request.min_score <= 1.0:
             raise InvalidArgumentError("top_k must be 0..50 and min_score 0..1")

@@ -3,7 +3,7 @@ the gateway names the caller's own tenant and user, and the domain (documents.py
 
 from __future__ import annotations
 
-from typing import Any
+import grpc
 
 from process_service.tool_args import ToolError
 from process_service.user_work.documents import Documents, clean_path
@@ -25,7 +25,9 @@ class UserWorkServicer(work_pb2_grpc.UserWorkServiceServicer):
 
     @grpc_errors
     async def ListDocuments(
-        self, request: wpb.ListDocumentsRequest, context: Any
+        self,
+        request: wpb.ListDocumentsRequest,
+        context: grpc.aio.ServicerContext[wpb.ListDocumentsRequest, wpb.ListDocumentsResponse],
     ) -> wpb.ListDocumentsResponse:
         owner = _owner(request.owner)
         try:
@@ -47,7 +49,9 @@ class UserWorkServicer(work_pb2_grpc.UserWorkServiceServicer):
 
     @grpc_errors
     async def ReadDocument(
-        self, request: wpb.ReadDocumentRequest, context: Any
+        self,
+        request: wpb.ReadDocumentRequest,
+        context: grpc.aio.ServicerContext[wpb.ReadDocumentRequest, wpb.UserDocument],
     ) -> wpb.UserDocument:
         owner = _owner(request.owner)
         try:

@@ -3,9 +3,8 @@
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from pymongo.asynchronous.database import AsyncDatabase
@@ -17,6 +16,7 @@ from session_service.search.query import SessionSearch
 from session_service.search.store import SearchStore
 from session_service.store import SessionStore
 from session_service.suggest import Suggester
+from vance.background import Background
 from vance.clients.process import Processes
 from vance.clock import Clock
 from vance.config import LlmConfig
@@ -115,29 +115,15 @@ class SearchServices:
     indexer: SearchIndexer
     hook: SearchHook
     model: LazyModel | None = None
-    _task: asyncio.Task[None] | None = field(default=None, repr=False)
-    _warming: asyncio.Task[None] | None = field(default=None, repr=False)
 
-    def start(self) -> None:
-        self._task = asyncio.ensure_future(self.indexer.run())
+    def start(self, background: Background) -> None:
+        """The indexer for the server's life; the model warm-up once, best effort (the first
+        suggestion prepares the client anyway)."""
+        background.start("search-indexer", self.indexer.run())
         if self.model is not None:
-            self._warming = asyncio.ensure_future(self._warm(self.model))
-
-    @staticmethod
-    async def _warm(model: LazyModel) -> None:
-        try:
-            await model.warm()
-        except Exception:
-            logger.exception("preparing the model client failed; the first suggestion retries")
-
-    async def stop(self) -> None:
-        if self._warming is not None and not self._warming.done():
-            self._warming.cancel()
-        if self._task is not None:
-            self._task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._task
-            self._task = None
+            background.start(
+                "search-model-warm-up", self.model.warm(), forever=False, best_effort=True
+            )
 
 
 def build_search(

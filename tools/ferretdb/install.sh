@@ -34,7 +34,11 @@ root=$(cd "$here/../.." && pwd)
 tools="$root/.tools"
 bin="$tools/bin/ferretdb"
 stamp="$tools/ferretdb.stamp"
-want="$VERSION $(cat "$here"/*.patch "$here"/sqlite/*.patch | sha256sum | cut -c1-16)"
+want="$VERSION $(cat "$here"/*.patch "$here"/sqlite/*.patch | sha256sum | cut -c1-16) marker-1"
+# The binary reports which of our patches it carries (`ferretdb --version`, "package:"), and
+# vance/embedded_store.py refuses one without them: an unpatched ferretdb on PATH would let two
+# compare-and-sets on one document both win.
+patches=$(cd "$here" && ls *.patch sqlite/*.patch | sed 's|.*/||; s|\.patch$||' | sort | paste -sd, -)
 
 if [[ -x "$bin" && -f "$stamp" && "$(cat "$stamp")" == "$want" ]]; then
   exit 0
@@ -51,6 +55,7 @@ mkdir -p "$tools/src" "$tools/bin"
 cp -r "$dir" "$src"
 chmod -R u+w "$src"
 echo "$VERSION" > "$src/build/version/version.txt"
+echo "vancetope-patches:$patches" > "$src/build/version/package.txt"
 for p in "$here"/*.patch; do
   (cd "$src" && patch -p1 --quiet < "$p")
 done

@@ -418,20 +418,22 @@ class Manual(_message.Message):
     def __init__(self, name: _Optional[str] = ..., title: _Optional[str] = ..., source: _Optional[_Union[RecipeSource, str]] = ..., content: _Optional[str] = ..., size: _Optional[int] = ...) -> None: ...
 
 class ListManualsRequest(_message.Message):
-    __slots__ = ("tenant_id", "project_id", "recipe", "engine", "profile", "paths")
+    __slots__ = ("tenant_id", "project_id", "recipe", "engine", "profile", "paths", "bundled")
     TENANT_ID_FIELD_NUMBER: _ClassVar[int]
     PROJECT_ID_FIELD_NUMBER: _ClassVar[int]
     RECIPE_FIELD_NUMBER: _ClassVar[int]
     ENGINE_FIELD_NUMBER: _ClassVar[int]
     PROFILE_FIELD_NUMBER: _ClassVar[int]
     PATHS_FIELD_NUMBER: _ClassVar[int]
+    BUNDLED_FIELD_NUMBER: _ClassVar[int]
     tenant_id: str
     project_id: str
     recipe: str
     engine: str
     profile: str
     paths: _containers.RepeatedScalarFieldContainer[str]
-    def __init__(self, tenant_id: _Optional[str] = ..., project_id: _Optional[str] = ..., recipe: _Optional[str] = ..., engine: _Optional[str] = ..., profile: _Optional[str] = ..., paths: _Optional[_Iterable[str]] = ...) -> None: ...
+    bundled: bool
+    def __init__(self, tenant_id: _Optional[str] = ..., project_id: _Optional[str] = ..., recipe: _Optional[str] = ..., engine: _Optional[str] = ..., profile: _Optional[str] = ..., paths: _Optional[_Iterable[str]] = ..., bundled: _Optional[bool] = ...) -> None: ...
 
 class ListManualsResponse(_message.Message):
     __slots__ = ("manuals", "missing")
