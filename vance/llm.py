@@ -139,7 +139,7 @@ class LiteLLMClient:
         stream_args: StreamedArgs | None = None,
     ) -> ModelReply:
         model = resolve_model(self._config, tier)
-        with model_span(model, tier), timed_model_call(model):
+        with model_span(model, tier), timed_model_call(model, tier):
             return await self._complete(model, messages, tools, on_chunk, temperature, stream_args)
 
     async def aclose(self) -> None:
@@ -229,7 +229,7 @@ class OpenAISdkClient:
         }
         if temperature is not None:
             kwargs["temperature"] = temperature
-        with model_span(model, tier), timed_model_call(model):
+        with model_span(model, tier), timed_model_call(model, tier):
             try:
                 stream = await self._client.chat.completions.create(**kwargs)
                 return await _Assembler().read(stream, on_chunk, stream_args)

@@ -34,8 +34,8 @@ LEASES_LOST = Counter("vance_lane_leases_lost", "Running turns whose lane lease 
 REDOS = Counter("vance_turn_redos", "Turns handed out again after a loss or failure")
 MODEL_SECONDS = Histogram(
     "vance_model_call_duration_seconds",
-    "Model calls, start to last chunk",
-    ["model"],
+    "Model calls, start to last chunk, by model and tier (vance/llm.py)",
+    ["model", "tier"],
     buckets=_SLOW,
 )
 MODEL_RETRIES = Counter(
@@ -48,6 +48,30 @@ STORE_SECONDS = Histogram(
     "vance_store_command_duration_seconds", "Store commands", ["command"], buckets=_FAST
 )
 STORE_ERRORS = Counter("vance_store_command_errors", "Store commands that failed", ["command"])
+# RED of every gRPC method (vance/rpc_calls.py) and HTTP route (gateway/http_metrics.py). A
+# stream's duration is its whole life, so a long subscription lands in the top buckets.
+GRPC_HANDLED = Counter(
+    "vance_grpc_server_handled",
+    "gRPC calls this server finished, by service, method and status code",
+    ["service", "method", "code"],
+)
+GRPC_SECONDS = Histogram(
+    "vance_grpc_server_handling_seconds",
+    "Time from a call's start to its end on this server (a stream: its whole life)",
+    ["service", "method"],
+    buckets=(*_FAST, 2.5, 5.0, 10.0, 60.0, 600.0),
+)
+HTTP_REQUESTS = Counter(
+    "vance_http_requests",
+    "HTTP requests the gateway answered, by method, route template and status",
+    ["method", "route", "status"],
+)
+HTTP_SECONDS = Histogram(
+    "vance_http_request_duration_seconds",
+    "Time to answer an HTTP request on the gateway, by method and route template",
+    ["method", "route"],
+    buckets=(*_FAST, 2.5, 5.0, 10.0),
+)
 WS_CONNECTIONS = Gauge("vance_ws_connections", "Open client WebSockets on this gateway")
 STEERS = Counter("vance_steers", "Steer requests by delivery outcome", ["outcome"])
 
@@ -95,7 +119,7 @@ REGISTRY.register(STATE)
 
 
 @contextmanager
-def timed_model_call(model: str) -> Iterator[None]:
+def timed_model_call(model: str, tier: str) -> Iterator[None]:
     start = time.perf_counter()
     try:
         yield
@@ -103,7 +127,7 @@ def timed_model_call(model: str) -> Iterator[None]:
         MODEL_ERRORS.labels(model, type(exc).__name__).inc()
         raise
     finally:
-        MODEL_SECONDS.labels(model).observe(time.perf_counter() - start)
+        MODEL_SECONDS.labels(model, tier).observe(time.perf_counter() - start)
 
 
 class StoreCommandTimer(monitoring.CommandListener):
