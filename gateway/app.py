@@ -38,6 +38,7 @@ from gateway.auth import Principal, Tokens, load_secret
 from gateway.body_guard import BodyGuard
 from gateway.client_tools import ClientToolHub, GatewayToolHost
 from gateway.clients import Clients
+from gateway.http_metrics import RouteMetrics
 from gateway.limits import MAX_REQUEST_HEAD_BYTES, WS_MAX_BYTES
 from gateway.replica import Replica
 from gateway.revocations import Authenticator
@@ -99,6 +100,7 @@ def create_app(config: Config) -> FastAPI:
     app.state.clients = clients
     errors.install(app)
     app.add_middleware(BodyGuard)
+    app.add_middleware(RouteMetrics)  # outermost: a refused body is a request too
     app.include_router(rest_access.router)
     app.include_router(rest.router)
     app.include_router(rest_sessions.router)
