@@ -89,6 +89,13 @@ class UnavailableError(VanceError):
     http_status = 503
 
 
+class UnimplementedError(VanceError):
+    """A method this server does not serve (the generated base servicer's NotImplementedError)."""
+
+    code = grpc.StatusCode.UNIMPLEMENTED
+    http_status = 501
+
+
 _HTTP_BY_CODE: dict[grpc.StatusCode, int] = {
     grpc.StatusCode.NOT_FOUND: 404,
     grpc.StatusCode.INVALID_ARGUMENT: 400,
@@ -209,6 +216,8 @@ async def abort(context: grpc.aio.ServicerContext[Any, Any], exc: BaseException)
     else as INTERNAL `internal` (logged with its traceback, never passed over)."""
     if isinstance(exc, VanceError):
         error = exc
+    elif isinstance(exc, NotImplementedError):
+        error = UnimplementedError("method not implemented", reason="unimplemented")
     else:
         logger.exception("unhandled error in servicer", exc_info=exc)
         error = VanceError(f"internal error: {type(exc).__name__}", reason="internal")

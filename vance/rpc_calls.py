@@ -89,7 +89,12 @@ def _outcome(context: grpc.aio.ServicerContext[Any, Any]) -> grpc.StatusCode | N
 
 
 def _code_of(exc: Exception) -> grpc.StatusCode:
-    return exc.code if isinstance(exc, errors.VanceError) else grpc.StatusCode.INTERNAL
+    """The code errors.abort answers `exc` with."""
+    if isinstance(exc, errors.VanceError):
+        return exc.code
+    if isinstance(exc, NotImplementedError):
+        return grpc.StatusCode.UNIMPLEMENTED
+    return grpc.StatusCode.INTERNAL
 
 
 def _wrap(handler: grpc.RpcMethodHandler[Any, Any], m: _Method) -> grpc.RpcMethodHandler[Any, Any]:
