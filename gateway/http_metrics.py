@@ -7,7 +7,6 @@ never become label values. WebSockets pass through untouched (they are counted b
 from __future__ import annotations
 
 import time
-from typing import Any
 
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
@@ -19,7 +18,6 @@ _UNMATCHED = "unmatched"
 class RouteMetrics:
     def __init__(self, app: ASGIApp) -> None:
         self.app = app
-        self._seconds: dict[tuple[str, str], Any] = {}
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
@@ -39,9 +37,4 @@ class RouteMetrics:
         finally:
             route = getattr(scope.get("route"), "path", None) or _UNMATCHED
             method = str(scope.get("method", ""))
-            key = (method, route)
-            seconds = self._seconds.get(key)
-            if seconds is None:
-                seconds = self._seconds[key] = metrics.HTTP_SECONDS.labels(method, route)
-            seconds.observe(time.perf_counter() - start)
-            metrics.HTTP_REQUESTS.labels(method, route, str(status)).inc()
+            metrics.HTTP.series(method, route).observe(time.perf_counter() - start, str(status))

@@ -3,8 +3,8 @@ RED metrics (rate, errors by code, duration) for every method, streaming ones in
 
 It sits after the auth interceptor (vance/authz.py), so the handler it is given is the one the
 servicer registered, the same object for every call of a method: the wrapper is made once per
-method and cached, and a call costs two clock reads, a histogram observation and a counter
-increment. Calls the auth interceptor refuses never reach it; that interceptor counts them
+method and cached, and a call costs two clock reads and a few int updates (no locks,
+vance/observability/red.py). Calls the auth interceptor refuses never reach it; that interceptor counts them
 through `count_refusal`."""
 
 from __future__ import annotations
@@ -26,26 +26,16 @@ Continuation = Callable[
 
 
 class _Method:
-    """The metric children of one method, bound once (labels() is a dict lookup under a lock)."""
+    """The method's series (vance/observability/red.py), and its outcome names, found once."""
+
+    __slots__ = ("series",)
 
     def __init__(self, full_method: str) -> None:
         service, _, method = full_method.lstrip("/").rpartition("/")
-        self.service = service
-        self.method = method
-        self.seconds = metrics.GRPC_SECONDS.labels(service, method)
-        self._handled: dict[grpc.StatusCode | None, Any] = {}
+        self.series = metrics.GRPC.series(service, method)
 
     def done(self, start: float, code: grpc.StatusCode | None) -> None:
-        self.seconds.observe(time.perf_counter() - start)
-        self.count(code)
-
-    def count(self, code: grpc.StatusCode | None) -> None:
-        child = self._handled.get(code)
-        if child is None:
-            name = "OK" if code is None else code.name
-            child = metrics.GRPC_HANDLED.labels(self.service, self.method, name)
-            self._handled[code] = child
-        child.inc()
+        self.series.observe(time.perf_counter() - start, "OK" if code is None else code.name)
 
 
 _methods: dict[str, _Method] = {}
@@ -60,7 +50,7 @@ def _method(full_method: str) -> _Method:
 
 def count_refusal(full_method: str, code: grpc.StatusCode) -> None:
     """A call the auth interceptor refused before it reached the servicer."""
-    _method(full_method).count(code)
+    _method(full_method).series.count(code.name)
 
 
 class ServerCalls(grpc.aio.ServerInterceptor):

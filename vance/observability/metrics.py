@@ -15,6 +15,8 @@ from prometheus_client.core import REGISTRY, GaugeMetricFamily, Metric
 from prometheus_client.registry import Collector
 from pymongo import monitoring
 
+from vance.observability.red import Family
+
 logger = logging.getLogger(__name__)
 
 _FAST = (0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0)
@@ -48,30 +50,29 @@ STORE_SECONDS = Histogram(
     "vance_store_command_duration_seconds", "Store commands", ["command"], buckets=_FAST
 )
 STORE_ERRORS = Counter("vance_store_command_errors", "Store commands that failed", ["command"])
-# RED of every gRPC method (vance/rpc_calls.py) and HTTP route (gateway/http_metrics.py). A
-# stream's duration is its whole life, so a long subscription lands in the top buckets.
-GRPC_HANDLED = Counter(
-    "vance_grpc_server_handled",
-    "gRPC calls this server finished, by service, method and status code",
-    ["service", "method", "code"],
-)
-GRPC_SECONDS = Histogram(
-    "vance_grpc_server_handling_seconds",
-    "Time from a call's start to its end on this server (a stream: its whole life)",
+# RED of every gRPC method (vance/rpc_calls.py) and HTTP route (gateway/http_metrics.py), as
+# cheap series (red.py). A stream's duration is its whole life: long subscriptions land in the
+# top buckets.
+_CALL_BUCKETS = (*_FAST, 2.5, 5.0, 10.0, 60.0, 600.0)
+GRPC = Family(
+    ("vance_grpc_server_handled", "gRPC calls this server finished, by method and status code"),
+    (
+        "vance_grpc_server_handling_seconds",
+        "Time from a call's start to its end on this server (a stream: its whole life)",
+    ),
     ["service", "method"],
-    buckets=(*_FAST, 2.5, 5.0, 10.0, 60.0, 600.0),
+    "code",
+    _CALL_BUCKETS,
 )
-HTTP_REQUESTS = Counter(
-    "vance_http_requests",
-    "HTTP requests the gateway answered, by method, route template and status",
-    ["method", "route", "status"],
-)
-HTTP_SECONDS = Histogram(
-    "vance_http_request_duration_seconds",
-    "Time to answer an HTTP request on the gateway, by method and route template",
+HTTP = Family(
+    ("vance_http_requests", "HTTP requests the gateway answered, by route template and status"),
+    ("vance_http_request_duration_seconds", "Time to answer an HTTP request on the gateway"),
     ["method", "route"],
-    buckets=(*_FAST, 2.5, 5.0, 10.0),
+    "status",
+    _CALL_BUCKETS,
 )
+REGISTRY.register(GRPC)
+REGISTRY.register(HTTP)
 WS_CONNECTIONS = Gauge("vance_ws_connections", "Open client WebSockets on this gateway")
 STEERS = Counter("vance_steers", "Steer requests by delivery outcome", ["outcome"])
 
