@@ -112,7 +112,7 @@ async def test_docs_and_redoc_render_offline(page: Page, system: System) -> None
             await route.abort()
 
     await page.context.route("**/*", only_this_machine)
-    await page.goto("/docs")
+    await page.goto("/docs", wait_until="domcontentloaded")
     await expect(page.get_by_role("button", name=re.compile("Authorize"))).to_be_visible()
     await expect(page.get_by_text("/brain/{tenant}/sessions", exact=True).first).to_be_visible()
     await expect(page.locator(".opblock").first).to_be_visible()
@@ -120,7 +120,7 @@ async def test_docs_and_redoc_render_offline(page: Page, system: System) -> None
     # A protected operation shows its lock; the login does not need one.
     await expect(page.locator(".opblock .authorization__btn").first).to_be_visible()
 
-    await page.goto("/redoc")
+    await page.goto("/redoc", wait_until="domcontentloaded")
     await expect(page.get_by_text("bearerAuth", exact=False).first).to_be_attached()
     await expect(page.locator("h1").first).to_contain_text("Vancetope gateway")
     assert refused == [], refused
