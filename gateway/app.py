@@ -17,6 +17,7 @@ import grpc
 import uvicorn
 from fastapi import FastAPI, WebSocket
 from fastapi.responses import JSONResponse, Response
+from fastapi_offline import FastAPIOffline
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 
@@ -24,6 +25,7 @@ from gateway import (
     binding,
     errors,
     log_redact,
+    openapi,
     rest,
     rest_access,
     rest_catalog,
@@ -39,6 +41,7 @@ from gateway.auth import Principal, Tokens, load_secret
 from gateway.body_guard import BodyGuard
 from gateway.client_tools import ClientToolHub, GatewayToolHost
 from gateway.clients import Clients
+from gateway.http_metrics import RouteMetrics
 from gateway.limits import MAX_REQUEST_HEAD_BYTES, WS_MAX_BYTES
 from gateway.replica import Replica
 from gateway.revocations import Authenticator
@@ -94,13 +97,19 @@ def create_app(config: Config) -> FastAPI:
         await tool_host.stop(grace=1.0)
         await channels.close()
 
-    app = FastAPI(title="Vancetope gateway", version="0.1.0", lifespan=lifespan)
+    # /docs and /redoc load Swagger UI and ReDoc from files the fastapi-offline package ships
+    # (no CDN); gateway/openapi.py makes the schema they show the one the routes honour.
+    app = FastAPIOffline(
+        title="Vancetope gateway", version="0.1.0", lifespan=lifespan, redoc_url=None
+    )
     # What the REST routes reach through `request.app.state` (gateway/rest_deps.py).
     app.state.tokens = tokens
     app.state.authenticator = authenticator
     app.state.clients = clients
     errors.install(app)
+    openapi.install(app)
     app.add_middleware(BodyGuard)
+    app.add_middleware(RouteMetrics)  # outermost: a refused body is a request too
     app.include_router(rest_access.router)
     app.include_router(rest.router)
     app.include_router(rest_sessions.router)

@@ -382,7 +382,7 @@ class ProcessServicer(MemoryRpcs, PlanRpcs, process_pb2_grpc.ProcessServiceServi
         try:
             hello = pc.hello_from_proto(first)
         except ValueError as exc:
-            await context.abort(grpc.StatusCode.INVALID_ARGUMENT, str(exc))
+            raise InvalidArgumentError(str(exc), reason="bad_hello") from exc
         incoming = (pc.worker_message_from_proto(m) async for m in request_iterator)
         async for item in self.streams.serve(hello, incoming):
             yield pc.to_worker_proto(item)

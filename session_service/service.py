@@ -108,7 +108,9 @@ class SessionServicer(
         context: grpc.aio.ServicerContext[spb.CreateSessionRequest, spb.Session],
     ) -> spb.Session:
         if not request.project_id:
-            raise InvalidArgumentError("projectId is required", reason="project_required")
+            raise InvalidArgumentError(
+                "projectId is required", reason="project_required", field="project_id"
+            )
         project = await self.sessions.project(request.tenant_id, request.project_id)
         if request.owner_user_id and is_foreign_hub(project, request.owner_user_id):
             raise PermissionDeniedError("this is another user's hub project", reason="hub_foreign")

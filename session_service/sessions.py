@@ -212,5 +212,9 @@ class Sessions:
     async def session(self, tenant: str, session_id: str) -> Session:
         session = await self._store.session(session_id)
         if session is None or session.tenant_id != tenant:
-            raise NotFoundError(f"no session {session_id!r}", reason="session_not_found")
+            raise NotFoundError(
+                f"no session {session_id!r}",
+                reason="session_not_found",
+                metadata={"sessionId": session_id},
+            )
         return session

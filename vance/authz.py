@@ -17,18 +17,23 @@ from typing import Any
 import grpc
 
 from vance.auth import Identity, Verifier, bearer_token, current_identity
-from vance.errors import REASON_KEY, VanceError
+from vance.errors import VanceError, abort
 from vance.observability import logcontext, tracing
 from vance.policy import RULES, Owners
+from vance.rpc_calls import count_refusal
 
 logger = logging.getLogger(__name__)
 
 _OPEN_PREFIXES = ("/grpc.health.v1.", "/grpc.reflection.")
 
 
-async def _abort(context: grpc.aio.ServicerContext[Any, Any], error: VanceError) -> None:
-    context.set_trailing_metadata(((REASON_KEY, error.reason),))
-    await context.abort(error.code, error.message)
+async def _refuse(
+    method: str, context: grpc.aio.ServicerContext[Any, Any], error: VanceError
+) -> None:
+    """The refusal with the same rich status as any error (vance/errors.py), counted in the
+    method's RED metrics (vance/rpc_calls.py), which the refused call never reaches."""
+    count_refusal(method, error.code)
+    await abort(context, error)
 
 
 def _unauthenticated(token: str) -> VanceError:
@@ -74,7 +79,7 @@ async def _admit(
 ) -> bool:
     """Sets the caller for the servicer, or aborts the call; False when aborted."""
     if identity is None:
-        await _abort(context, _unauthenticated(token))
+        await _refuse(method, context, _unauthenticated(token))
         return False
     if not identity.is_service:
         from vance.errors import PermissionDeniedError
@@ -85,14 +90,15 @@ async def _admit(
                 raise PermissionDeniedError(f"{method} is for services only", reason="service_only")
             await rule(request, identity, owners)
         except VanceError as error:
-            await _abort(context, error)
+            await _refuse(method, context, error)
             return False
         except grpc.aio.AioRpcError as exc:
             # The owner lookup asks session_service, which may be restarting: the caller gets
             # UNAVAILABLE and retries (the gateway resubscribes), not an unexpected UNKNOWN.
             from vance.errors import UnavailableError
 
-            await _abort(
+            await _refuse(
+                method,
                 context,
                 UnavailableError(
                     f"cannot check the owner now: {exc.code().name}", reason="owner_lookup"

@@ -1,18 +1,25 @@
-"""One error hierarchy for every service, mapped to gRPC status codes in exactly one place."""
+"""One error hierarchy for every service, mapped to gRPC status codes in exactly one place:
+`abort`, called by the server interceptor every service installs (vance/rpc_calls.py) and by the
+auth interceptor (vance/authz.py). A refused call carries the standard rich status
+(`google.rpc.Status` in `grpc-status-details-bin`, with `google.rpc.ErrorInfo` and, for invalid
+input, `google.rpc.BadRequest`) and, for older clients, the `vance-reason` trailer
+(docs/protocol.md, "Errors")."""
 
 from __future__ import annotations
 
-import functools
-import inspect
 import logging
-from collections.abc import AsyncIterator, Callable
-from typing import Any, TypeVar, cast
+from collections.abc import Callable, Mapping
+from typing import Any, NoReturn, TypeVar
 
 import grpc
+from google.protobuf import any_pb2
+from google.rpc import error_details_pb2, status_pb2
 
 logger = logging.getLogger(__name__)
 
 REASON_KEY = "vance-reason"
+DETAILS_KEY = "grpc-status-details-bin"
+DOMAIN = "vance.dev"
 
 
 class VanceError(Exception):
@@ -21,10 +28,21 @@ class VanceError(Exception):
     code: grpc.StatusCode = grpc.StatusCode.INTERNAL
     http_status = 500
 
-    def __init__(self, message: str, *, reason: str = "") -> None:
+    def __init__(
+        self,
+        message: str,
+        *,
+        reason: str = "",
+        field: str = "",
+        metadata: Mapping[str, str] | None = None,
+    ) -> None:
         super().__init__(message)
         self.message = message
         self.reason = reason or self.default_reason()
+        # The request field at fault (a BadRequest.FieldViolation for INVALID_ARGUMENT), and
+        # facts a program may act on (ErrorInfo.metadata), e.g. {"sessionId": ...}.
+        self.field = field
+        self.metadata = dict(metadata) if metadata else {}
 
     @classmethod
     def default_reason(cls) -> str:
@@ -71,6 +89,13 @@ class UnavailableError(VanceError):
     http_status = 503
 
 
+class UnimplementedError(VanceError):
+    """A method this server does not serve (the generated base servicer's NotImplementedError)."""
+
+    code = grpc.StatusCode.UNIMPLEMENTED
+    http_status = 501
+
+
 _HTTP_BY_CODE: dict[grpc.StatusCode, int] = {
     grpc.StatusCode.NOT_FOUND: 404,
     grpc.StatusCode.INVALID_ARGUMENT: 400,
@@ -89,7 +114,8 @@ def http_status_for(code: grpc.StatusCode) -> int:
 
 
 def from_rpc_error(err: grpc.aio.AioRpcError) -> VanceError:
-    """A downstream service's error as ours, same status and reason, to pass on unchanged."""
+    """A downstream service's error as ours, same status, reason, field and metadata, to pass
+    on unchanged."""
     classes: list[type[VanceError]] = [
         NotFoundError,
         InvalidArgumentError,
@@ -101,52 +127,114 @@ def from_rpc_error(err: grpc.aio.AioRpcError) -> VanceError:
         UnavailableError,
     ]
     cls = next((c for c in classes if c.code == err.code()), VanceError)
-    return cls(err.details() or err.code().name, reason=reason_of(err))
+    info = error_info(err)
+    violations = field_violations(err)
+    return cls(
+        err.details() or err.code().name,
+        reason=info.reason if info is not None else reason_of(err),
+        field=violations[0].field if violations else "",
+        metadata=dict(info.metadata) if info is not None else None,
+    )
 
 
 def reason_of(err: grpc.aio.AioRpcError) -> str:
     """The `reason` a service attached to a failed call, or a name derived from the code."""
+    info = error_info(err)
+    if info is not None and info.reason:
+        return str(info.reason)
     for key, value in err.trailing_metadata() or ():
         if key == REASON_KEY:
             return str(value)
     return str(err.code().name).lower()
 
 
+def rich_status(err: grpc.aio.AioRpcError) -> status_pb2.Status | None:
+    """The `google.rpc.Status` a failed call carries, if any."""
+    for key, value in err.trailing_metadata() or ():
+        if key == DETAILS_KEY and isinstance(value, bytes):
+            return status_pb2.Status.FromString(value)
+    return None
+
+
+def error_info(err: grpc.aio.AioRpcError) -> error_details_pb2.ErrorInfo | None:
+    status = rich_status(err)
+    for detail in status.details if status is not None else ():
+        info = error_details_pb2.ErrorInfo()
+        if detail.Unpack(info):
+            return info
+    return None
+
+
+def field_violations(
+    err: grpc.aio.AioRpcError,
+) -> list[error_details_pb2.BadRequest.FieldViolation]:
+    status = rich_status(err)
+    for detail in status.details if status is not None else ():
+        bad = error_details_pb2.BadRequest()
+        if detail.Unpack(bad):
+            return list(bad.field_violations)
+    return []
+
+
+_SUBJECT_AFFIXES = (("bad_", ""), ("invalid_", ""), ("", "_required"), ("", "_too_long"))
+
+
+def field_of(error: VanceError) -> str:
+    """The field an invalid-input error names: its own `field`, else the subject of its reason
+    (`project` for `project_required`, `session_id` for `bad_session_id`)."""
+    if error.field:
+        return error.field
+    for prefix, suffix in _SUBJECT_AFFIXES:
+        reason = error.reason
+        if reason.startswith(prefix) and reason.endswith(suffix) and reason != prefix + suffix:
+            return reason[len(prefix) : len(reason) - len(suffix)]
+    return ""
+
+
+def status_details(code: grpc.StatusCode, error: VanceError) -> bytes:
+    """`google.rpc.Status` for a refused call: ErrorInfo always, BadRequest for bad input.
+    Its message is the call's details, as grpcio-status's `from_call` checks."""
+    status = status_pb2.Status(code=code.value[0], message=error.message)
+    info = any_pb2.Any()
+    info.Pack(
+        error_details_pb2.ErrorInfo(reason=error.reason, domain=DOMAIN, metadata=error.metadata)
+    )
+    status.details.append(info)
+    if code == grpc.StatusCode.INVALID_ARGUMENT:
+        violation = error_details_pb2.BadRequest.FieldViolation(
+            field=field_of(error), description=error.message, reason=error.reason
+        )
+        bad = any_pb2.Any()
+        bad.Pack(error_details_pb2.BadRequest(field_violations=[violation]))
+        status.details.append(bad)
+    serialized: bytes = status.SerializeToString()
+    return serialized
+
+
+async def abort(context: grpc.aio.ServicerContext[Any, Any], exc: BaseException) -> NoReturn:
+    """Ends a call with the status of `exc`: a VanceError's code, message and reason, anything
+    else as INTERNAL `internal` (logged with its traceback, never passed over)."""
+    if isinstance(exc, VanceError):
+        error = exc
+    elif isinstance(exc, NotImplementedError):
+        error = UnimplementedError("method not implemented", reason="unimplemented")
+    else:
+        logger.exception("unhandled error in servicer", exc_info=exc)
+        error = VanceError(f"internal error: {type(exc).__name__}", reason="internal")
+    code = error.code
+    await context.abort(
+        code,
+        error.message,
+        ((REASON_KEY, error.reason), (DETAILS_KEY, status_details(code, error))),
+    )
+    raise AssertionError("context.abort returned")  # grpc.aio's abort always raises
+
+
 F = TypeVar("F", bound=Callable[..., Any])
 
 
-async def _abort(context: grpc.aio.ServicerContext[Any, Any], exc: BaseException) -> None:
-    if isinstance(exc, VanceError):
-        context.set_trailing_metadata(((REASON_KEY, exc.reason),))
-        await context.abort(exc.code, exc.message)
-    logger.exception("unhandled error in servicer", exc_info=exc)
-    context.set_trailing_metadata(((REASON_KEY, "internal"),))
-    await context.abort(grpc.StatusCode.INTERNAL, f"internal error: {type(exc).__name__}")
-
-
 def grpc_errors(fn: F) -> F:
-    """Maps VanceError (and anything unexpected) raised by a servicer method to a gRPC status."""
-    if inspect.isasyncgenfunction(fn):
-
-        @functools.wraps(fn)
-        async def stream_wrapper(self: Any, request: Any, context: Any) -> AsyncIterator[Any]:
-            try:
-                async for item in fn(self, request, context):
-                    yield item
-            except (VanceError, Exception) as exc:
-                if isinstance(exc, grpc.aio.AbortError):
-                    raise
-                await _abort(context, exc)
-
-        return cast(F, stream_wrapper)
-
-    @functools.wraps(fn)
-    async def unary_wrapper(self: Any, request: Any, context: Any) -> Any:
-        try:
-            return await fn(self, request, context)
-        except grpc.aio.AbortError:
-            raise
-        except Exception as exc:
-            await _abort(context, exc)
-
-    return cast(F, unary_wrapper)
+    """Marks a servicer method whose errors are mapped to a status. The mapping itself happens
+    once for every method of every server, in its interceptor (vance/rpc_calls.py), so this
+    adds nothing to a call; kept so servicers read as before."""
+    return fn

@@ -138,7 +138,7 @@ class LiteLLMClient:
         stream_args: StreamedArgs | None = None,
     ) -> ModelReply:
         model = resolve_model(self._config, tier)
-        with model_span(model, tier), timed_model_call(model):
+        with model_span(model, tier), timed_model_call(model, tier):
             return await self._complete(model, messages, tools, on_chunk, temperature, stream_args)
 
     async def aclose(self) -> None:

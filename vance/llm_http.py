@@ -89,7 +89,7 @@ class OpenAIClient:
             body["tools"] = tools
         if temperature is not None:
             body["temperature"] = temperature
-        with model_span(model, tier), timed_model_call(model):
+        with model_span(model, tier), timed_model_call(model, tier):
             try:
                 async with self._client().post(self._url, data=json.dumps(body)) as response:
                     if response.status >= 400:

@@ -20,6 +20,7 @@ from vance.config import Config
 from vance.observability import tracing
 from vance.policy import Owners
 from vance.revocations import RevocationSnapshot, RevocationWatch, Source, remote_source
+from vance.rpc_calls import ServerCalls
 
 logger = logging.getLogger(__name__)
 
@@ -58,7 +59,12 @@ class GrpcHost:
         verifier = Verifier.from_config(config, is_revoked=snapshot.is_revoked)
         self.server = grpc.aio.server(
             options=SERVER_OPTIONS,
-            interceptors=[*tracing.server_interceptors(), AuthInterceptor(verifier, owners)],
+            # Auth first; then one error mapping and the RED metrics for every method.
+            interceptors=[
+                *tracing.server_interceptors(),
+                AuthInterceptor(verifier, owners),
+                ServerCalls(),
+            ],
         )
         self.health = health.aio.HealthServicer()
         health_pb2_grpc.add_HealthServicer_to_server(self.health, self.server)

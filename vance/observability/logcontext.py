@@ -1,17 +1,21 @@
 """The ids a log line is about (session, process, turn), kept in contextvars by whoever knows
 them: the gRPC server interceptor from the request (vance/authz.py), the worker per turn, the
-gateway per frame. A logging filter copies them onto every record."""
+gateway per frame. A logging filter copies them onto every record, with the current trace and
+span ids when tracing is on."""
 
 from __future__ import annotations
 
 import contextvars
 import logging
+from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import Any
 
 session_id: contextvars.ContextVar[str] = contextvars.ContextVar("log_session_id", default="")
 process_id: contextvars.ContextVar[str] = contextvars.ContextVar("log_process_id", default="")
 turn_id: contextvars.ContextVar[str] = contextvars.ContextVar("log_turn_id", default="")
+# The current trace and span ids, set by vance/observability/tracing.py when tracing is on.
+span_ids: Callable[[], tuple[str, str] | None] | None = None
 
 
 def from_request(request: Any) -> None:
@@ -53,4 +57,8 @@ class ContextFilter(logging.Filter):
             value = var.get()
             if value:
                 setattr(record, name, value)
+        if span_ids is not None:
+            ids = span_ids()
+            if ids is not None:
+                record.trace_id, record.span_id = ids
         return True

@@ -15,6 +15,8 @@ from prometheus_client.core import REGISTRY, GaugeMetricFamily, Metric
 from prometheus_client.registry import Collector
 from pymongo import monitoring
 
+from vance.observability.red import Family
+
 logger = logging.getLogger(__name__)
 
 _FAST = (0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0)
@@ -34,8 +36,8 @@ LEASES_LOST = Counter("vance_lane_leases_lost", "Running turns whose lane lease 
 REDOS = Counter("vance_turn_redos", "Turns handed out again after a loss or failure")
 MODEL_SECONDS = Histogram(
     "vance_model_call_duration_seconds",
-    "Model calls, start to last chunk",
-    ["model"],
+    "Model calls, start to last chunk, by model and tier (vance/llm.py)",
+    ["model", "tier"],
     buckets=_SLOW,
 )
 MODEL_RETRIES = Counter(
@@ -48,6 +50,29 @@ STORE_SECONDS = Histogram(
     "vance_store_command_duration_seconds", "Store commands", ["command"], buckets=_FAST
 )
 STORE_ERRORS = Counter("vance_store_command_errors", "Store commands that failed", ["command"])
+# RED of every gRPC method (vance/rpc_calls.py) and HTTP route (gateway/http_metrics.py), as
+# cheap series (red.py). A stream's duration is its whole life: long subscriptions land in the
+# top buckets.
+_CALL_BUCKETS = (*_FAST, 2.5, 5.0, 10.0, 60.0, 600.0)
+GRPC = Family(
+    ("vance_grpc_server_handled", "gRPC calls this server finished, by method and status code"),
+    (
+        "vance_grpc_server_handling_seconds",
+        "Time from a call's start to its end on this server (a stream: its whole life)",
+    ),
+    ["service", "method"],
+    "code",
+    _CALL_BUCKETS,
+)
+HTTP = Family(
+    ("vance_http_requests", "HTTP requests the gateway answered, by route template and status"),
+    ("vance_http_request_duration_seconds", "Time to answer an HTTP request on the gateway"),
+    ["method", "route"],
+    "status",
+    _CALL_BUCKETS,
+)
+REGISTRY.register(GRPC)
+REGISTRY.register(HTTP)
 WS_CONNECTIONS = Gauge("vance_ws_connections", "Open client WebSockets on this gateway")
 STEERS = Counter("vance_steers", "Steer requests by delivery outcome", ["outcome"])
 
@@ -95,7 +120,7 @@ REGISTRY.register(STATE)
 
 
 @contextmanager
-def timed_model_call(model: str) -> Iterator[None]:
+def timed_model_call(model: str, tier: str) -> Iterator[None]:
     start = time.perf_counter()
     try:
         yield
@@ -103,7 +128,7 @@ def timed_model_call(model: str) -> Iterator[None]:
         MODEL_ERRORS.labels(model, type(exc).__name__).inc()
         raise
     finally:
-        MODEL_SECONDS.labels(model).observe(time.perf_counter() - start)
+        MODEL_SECONDS.labels(model, tier).observe(time.perf_counter() - start)
 
 
 class StoreCommandTimer(monitoring.CommandListener):

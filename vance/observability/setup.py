@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+
 from vance.config import Config
 from vance.observability.metrics import serve_metrics
 from vance.observability.tracing import setup_tracing
@@ -9,7 +11,8 @@ from vance.observability.tracing import setup_tracing
 
 def start_observability(config: Config, service: str) -> None:
     serve_metrics(config.observability.metrics_port)
-    setup_tracing(config.observability, service)
+    # The standard OTEL_* variables are read here, at the entry point, as the SDK reads them.
+    setup_tracing(config.observability, service, os.environ)
 
 
 # Under `vance run` (vance/supervisor.py), with `observability.metrics_port` = P, each child

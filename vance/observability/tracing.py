@@ -8,7 +8,7 @@ from __future__ import annotations
 import contextlib
 import os
 import re
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -23,8 +23,33 @@ def enabled() -> bool:
     return bool(_state["on"])
 
 
-def setup_tracing(config: ObservabilityConfig, service: str) -> None:
-    if not (config.otlp_endpoint or config.trace_dir):
+def wanted_exporters(config: ObservabilityConfig, environ: Mapping[str, str]) -> list[str]:
+    """Which span exporters to run: `OTEL_TRACES_EXPORTER` (otlp, console, none) when set, else
+    OTLP when an endpoint is configured (`observability.otlp_endpoint` or the standard
+    `OTEL_EXPORTER_OTLP_[TRACES_]ENDPOINT`). Unlike the SDK's default (OTLP to localhost), no
+    endpoint means no export: a laptop without a collector would log failed exports forever.
+    `OTEL_SDK_DISABLED=true` turns tracing off whatever else is set."""
+    if environ.get("OTEL_SDK_DISABLED", "").strip().lower() == "true":
+        return []
+    named = environ.get("OTEL_TRACES_EXPORTER", "").strip().lower()
+    if named:
+        return [n.strip() for n in named.split(",") if n.strip() not in ("", "none")]
+    endpoint = (
+        config.otlp_endpoint
+        or environ.get("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT")
+        or environ.get("OTEL_EXPORTER_OTLP_ENDPOINT")
+    )
+    return ["otlp"] if endpoint else []
+
+
+def setup_tracing(config: ObservabilityConfig, service: str, environ: Mapping[str, str]) -> None:
+    """Tracing as configured and as the standard `OTEL_*` variables say: the SDK itself reads
+    the endpoint, headers, timeout and compression of the OTLP exporter, the sampler
+    (`OTEL_TRACES_SAMPLER[_ARG]`), the batch processor (`OTEL_BSP_*`), the resource
+    (`OTEL_RESOURCE_ATTRIBUTES`, `OTEL_SERVICE_NAME`) and the propagators (`OTEL_PROPAGATORS`);
+    docs/operations.md, "Traces"."""
+    exporters = wanted_exporters(config, environ)
+    if not (exporters or config.trace_dir):
         return
     from opentelemetry import trace
     from opentelemetry.instrumentation.pymongo import PymongoInstrumentor
@@ -36,22 +61,40 @@ def setup_tracing(config: ObservabilityConfig, service: str) -> None:
         SimpleSpanProcessor,
     )
 
-    provider = TracerProvider(resource=Resource.create({"service.name": service}))
-    if config.otlp_endpoint:
+    # OTEL_SERVICE_NAME, when set, names the service (Resource.create reads it); else ours.
+    attributes = {} if environ.get("OTEL_SERVICE_NAME") else {"service.name": service}
+    provider = TracerProvider(resource=Resource.create({**attributes, "vance.service": service}))
+    if "otlp" in exporters:
         from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
 
-        provider.add_span_processor(BatchSpanProcessor(OTLPSpanExporter(config.otlp_endpoint)))
+        exporter = OTLPSpanExporter(config.otlp_endpoint or None)
+        provider.add_span_processor(BatchSpanProcessor(exporter))
+    if "console" in exporters:
+        provider.add_span_processor(BatchSpanProcessor(ConsoleSpanExporter()))
     if config.trace_dir:
         # One JSON span per line, written as each span ends; a file per process, so lines of
         # several processes never interleave.
         path = Path(config.trace_dir) / f"{service}-{os.getpid()}.jsonl"
         path.parent.mkdir(parents=True, exist_ok=True)
         out = open(path, "a", buffering=1)  # lives as long as the process
-        exporter = ConsoleSpanExporter(out=out, formatter=lambda s: s.to_json(indent=None) + "\n")
-        provider.add_span_processor(SimpleSpanProcessor(exporter))
+        file_exporter = ConsoleSpanExporter(
+            out=out, formatter=lambda s: s.to_json(indent=None) + "\n"
+        )
+        provider.add_span_processor(SimpleSpanProcessor(file_exporter))
     trace.set_tracer_provider(provider)
     PymongoInstrumentor().instrument()
+    logcontext.span_ids = _span_ids
     _state["on"] = True
+
+
+def _span_ids() -> tuple[str, str] | None:
+    """The current trace and span ids, hex as in W3C traceparent, for log lines."""
+    from opentelemetry import trace
+
+    ctx = trace.get_current_span().get_span_context()
+    if not ctx.is_valid:
+        return None
+    return format(ctx.trace_id, "032x"), format(ctx.span_id, "016x")
 
 
 def server_interceptors() -> Sequence[Any]:
