@@ -22,6 +22,7 @@ from bench.scenarios import (
     MemoryResult,
     ThroughputResult,
 )
+from bench.soak import SoakResult, soak_section
 from bench.stats import Summary
 
 CPU_WORKERS = 2  # the (b) run whose CPU is broken down per process
@@ -48,6 +49,7 @@ class Results:
     hubturn: HubTurnResult | None = None
     realpace: dict[int, RealPaceResult] = field(default_factory=dict)
     peer_realpace: dict[int, PeerResult] = field(default_factory=dict)
+    soak: SoakResult | None = None
     failure: str = ""
     elapsed_s: float = 0.0
 
@@ -275,4 +277,6 @@ def render(r: Results) -> str:
         lines += hubturn_section(r.hubturn)
     if r.realpace:
         lines += realpace_section(r.realpace, r.peer_realpace)
+    if r.soak is not None:
+        lines += soak_section(r.soak)
     return "\n".join(lines).rstrip() + "\n"

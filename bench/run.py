@@ -25,6 +25,7 @@ from bench.realpace import STREAM_MS, TTFT_MS, real_pace
 from bench.report import Results, render
 from bench.scenarios import memory, steer_latency, throughput
 from bench.search import run_search_bench
+from bench.soak import soak, soak_seconds
 from bench.sweeps import measure_sweeps
 from bench.system import SLOTS, BenchSystem, make_tmp
 
@@ -44,11 +45,19 @@ ROUNDS = (
     "realpace200",
     "realpace800",
     "peer_realpace",
+    "soak",
 )
 REAL_PACE_BUDGET_S = 420.0
 # The rounds measured on the one system that _measure starts; the real-pace rounds start their
 # own (the shipped defaults), and the peers run alone.
-MAIN_ROUNDS = set(ROUNDS) - {"peer", "realpace20", "realpace200", "realpace800", "peer_realpace"}
+MAIN_ROUNDS = set(ROUNDS) - {
+    "peer",
+    "realpace20",
+    "realpace200",
+    "realpace800",
+    "peer_realpace",
+    "soak",
+}
 REPO = Path(__file__).resolve().parent.parent
 RESULTS = Path(__file__).resolve().parent / "results.md"
 _T0 = time.monotonic()
@@ -139,6 +148,22 @@ async def _real_pace(results: Results, rounds: set[str], tmp: Path) -> None:
             log(f"    {peer.skipped or peer.figures}")
 
 
+async def _soak(results: Results, tmp: Path) -> None:
+    """Round (k): on a system of its own, after the rest (it takes BENCH_SOAK_S, 10 minutes)."""
+    duration = soak_seconds()
+    log(f"(k) soak: {duration:.0f} s of chat with sessions coming and going, RSS sampled")
+    try:
+        async with asyncio.timeout(duration + 180):
+            results.soak = r = await soak(tmp / "soak", duration_s=duration)
+    except (BenchError, TimeoutError) as exc:
+        results.failure = f"soak: {exc!r}"
+        return
+    growth = ", ".join(f"{k} {v:+.0%}" for k, v in sorted(r.growth().items()))
+    log(f"    {r.turns} turns; growth after warm-up: {growth}")
+    for failure in r.failures():
+        log(f"    soak check failed: {failure}")
+
+
 async def bench(rounds: set[str]) -> Results:
     tmp = make_tmp()
     system = BenchSystem(tmp, workers=1)
@@ -183,6 +208,8 @@ async def bench(rounds: set[str]) -> Results:
         log(f"    {peer.skipped or peer.figures}")
     if not results.failure:
         await _real_pace(results, rounds, tmp)
+    if "soak" in rounds and not results.failure:
+        await _soak(results, tmp)
     if results.failure or os.environ.get("BENCH_KEEP"):
         log(f"kept the data and logs in {tmp}")
     else:

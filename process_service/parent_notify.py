@@ -1,26 +1,82 @@
-"""Parent notification for the ways a child closes outside a worker's commit.
+"""What a child's close or block owes its parent, as outbox entries (process_service/outbox.py).
 
-A turn that fails its last attempt, or whose lease runs out once too often, closes the process
-STALE in `Lanes.close_failed`, not through a commit. The parent must hear of it like of any other
-close (the mapped event: STALE -> FAILED), or a parent that promised to report back waits
-forever. The idempotency key is the one a commit of the same turn would use, so whichever path
-closes the child, the parent gets one event.
+Every way a child ends that its parent must hear of writes the entry in the same store write
+as the transition itself: a commit CLOSED or BLOCKED (`Lanes.commit`), a turn that failed its
+last attempt or whose lease ran out once too often (`Lanes.close_failed`, STALE -> FAILED), a
+stop (`Processes.stop`). The message is built when the entry is delivered, from the child's
+stored document (its parent and name never change), with an idempotency key derived from the
+child's turn, so whichever path closes the child and however often the entry is delivered, the
+parent's inbox stores one event.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from process_service.turns import Turns
-from vance.domain import PARENT_EVENT_FOR_CLOSE, CloseReason
+from vance.domain import (
+    PARENT_EVENT_FOR_CLOSE,
+    CloseReason,
+    ProcessEvent,
+    ProcessEventType,
+)
+from vance.ids import new_id
+
+PARENT = "parent"  # outbox entry kind
 
 
-class ParentNotify:
-    def __init__(self, turns: Turns) -> None:
-        self._turns = turns
+def parent_entry(
+    event_type: ProcessEventType,
+    *,
+    key: str,
+    summary: str = "",
+    payload: dict[str, Any] | None = None,
+    unless_stopped_by: str = "",
+) -> dict[str, Any]:
+    """An entry that steers the mapped ProcessEvent into the parent's inbox. `key` is unique
+    per child (`<turn>:close`); `unless_stopped_by`: no event when the parent is who stopped
+    the child (REFERENCE.md)."""
+    return {
+        "id": new_id("ob"),
+        "kind": PARENT,
+        "type": event_type.value,
+        "key": key,
+        "summary": summary,
+        "payload": payload or {},
+        "unless_stopped_by": unless_stopped_by,
+    }
 
-    async def closed_failed(self, doc: dict[str, Any], turn_id: str) -> None:
-        reason = CloseReason(doc.get("close_reason") or CloseReason.STALE.value)
-        await self._turns.notify_parent(
-            doc, PARENT_EVENT_FOR_CLOSE[reason], "", {}, key=f"{turn_id}:close"
-        )
+
+def close_entry(close_reason: CloseReason | None, turn_id: str, **kw: Any) -> dict[str, Any]:
+    """The entry of a child closed by its turn `turn_id`: the same key whichever path closed
+    it (a commit or `Lanes.close_failed`)."""
+    event = PARENT_EVENT_FOR_CLOSE[close_reason or CloseReason.DONE]
+    return parent_entry(event, key=f"{turn_id}:close", **kw)
+
+
+def stop_entry(stopped_by: str) -> dict[str, Any]:
+    """What a stopped child owes its parent (`Processes.stop`)."""
+    return parent_entry(ProcessEventType.STOPPED, key="stopped", unless_stopped_by=stopped_by)
+
+
+def parent_message(child: dict[str, Any], entry: dict[str, Any]) -> tuple[str, ProcessEvent] | None:
+    """The parent and the event an entry owes it; None when there is nobody to tell."""
+    parent = str(child.get("parent_process_id") or "")
+    if not parent or parent == entry.get("unless_stopped_by"):
+        return None
+    event_type = ProcessEventType(entry["type"])
+    message = ProcessEvent(
+        idempotency_key=f"{child['_id']}:{entry['key']}",
+        sender_process_id=str(child["_id"]),
+        source_process_id=str(child["_id"]),
+        source_process_name=str(child.get("name", "")),
+        type=event_type,
+        human_summary=entry.get("summary") or _default_summary(child, event_type),
+        payload=dict(entry.get("payload") or {}),
+    )
+    return parent, message
+
+
+def _default_summary(child: dict[str, Any], event_type: ProcessEventType) -> str:
+    detail = child.get("close_detail") or ""
+    text = f"process {child.get('name', '')!r} {event_type.value.lower()}"
+    return f"{text}: {detail}" if detail else text

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import os
 from typing import Any
 
 import grpc
@@ -18,7 +19,7 @@ from process_service.inbox import Inbox
 from process_service.lanes import Lanes
 from process_service.memory import MemoryStore
 from process_service.observations import Observations
-from process_service.parent_notify import ParentNotify
+from process_service.outbox import Outbox
 from process_service.plan_rpcs import ConnectionProfiles
 from process_service.plans import Plans
 from process_service.processes import Processes
@@ -56,6 +57,7 @@ TOOL_HOST_NAME = tool_pb2.DESCRIPTOR.services_by_name["ToolHost"].full_name
 
 
 _PUMP_GRACE_S = 5.0
+_FAULT_ENV = "VANCE_FAULT_EXIT_BEFORE_OUTBOX"
 
 
 class Background:
@@ -71,6 +73,7 @@ class Background:
         chat_feed: ChatFeed,
         rollup: RollupNotifier,
         channels: Channels,
+        outbox: Outbox,
     ) -> None:
         self.dispatcher = dispatcher
         self.streams = streams
@@ -78,6 +81,7 @@ class Background:
         self.chat_feed = chat_feed
         self.rollup = rollup
         self.channels = channels
+        self.outbox = outbox
         self._stop = asyncio.Event()
         self._done = asyncio.Event()
         self._running = False
@@ -92,6 +96,8 @@ class Background:
                 # Cancelled with the rest at stop: it writes a last page of what it gathered.
                 tg.create_task(self.chat_feed.run())
                 tg.create_task(self.rollup.run())
+                # At start and at the lane sweep's cadence: what a crash left undelivered.
+                tg.create_task(self.outbox.run())
                 tg.create_task(
                     register_forever(self.channels.get("tool_service"), tool_host_address)
                 )
@@ -139,9 +145,16 @@ async def create_server(
     dispatcher = Dispatcher(store, lanes, clock, config.lanes, memory=memory)
     inbox = Inbox(store, clock, dispatcher)
     processes = Processes(store, lanes, dispatcher.kick, dispatcher.cancel_turn)
-    turns = Turns(store, events, lanes, inbox)
-    processes.on_stopped = turns.on_stopped
-    lanes.on_closed_failed = ParentNotify(turns).closed_failed
+    # VANCE_FAULT_EXIT_BEFORE_OUTBOX: a test's fault hook (process_service/outbox.py).
+    outbox = Outbox(
+        store,
+        inbox,
+        scan_every_s=config.lanes.scan_interval_ms / 1000,
+        exit_before_delivery=os.environ.get(_FAULT_ENV, ""),
+    )
+    turns = Turns(store, events, lanes, outbox)
+    processes.on_stopped = lanes.on_outbox = outbox.deliver
+    lanes.on_outbox_seen = outbox.note
     streams = WorkerStreams(
         dispatcher=dispatcher,
         turns=turns,
@@ -161,7 +174,10 @@ async def create_server(
         memory=memory,
     )
     channels = Channels(config)
-    rollup = RollupNotifier(session_pb2_grpc.SessionServiceStub(channels.get("session_service")))
+    rollup = RollupNotifier(
+        session_pb2_grpc.SessionServiceStub(channels.get("session_service")),
+        recent_sessions=lambda ms: store.recently_changed_sessions(clock.now_ms() - ms),
+    )
     lanes.on_status_change = rollup.note
     inbox.on_pending = rollup.note  # a new pending message is session activity too
     tools = ProcessTools(
@@ -174,7 +190,7 @@ async def create_server(
     sessions = session_pb2_grpc.SessionServiceStub(channels.get("session_service"))
     observations = Observations(db, events, inbox, sessions)
     await observations.mark_observed()
-    turns.observations = observations
+    turns.observations = outbox.observations = observations
 
     async def publish(session_ids: list[str], type_: str, data: dict[str, Any]) -> None:
         for session_id in session_ids:
@@ -190,12 +206,19 @@ async def create_server(
         _session_owner(store, session_pb2_grpc.SessionServiceStub(channels.get("session_service"))),
         _process_session(store),
     )
+    store.forgetters += [
+        inbox.forget,
+        dispatcher.forget,
+        lambda docs: owners.forget(
+            sorted({str(d.get("session_id", "")) for d in docs}), [str(d["_id"]) for d in docs]
+        ),
+    ]
     host = GrpcHost([SERVICE_NAME, TOOL_HOST_NAME, WORK_SERVICE_NAME], config, owners=owners)
     process_pb2_grpc.add_ProcessServiceServicer_to_server(servicer, host.server)
     tool_pb2_grpc.add_ToolHostServicer_to_server(ProcessToolHost(tools), host.server)
     serve_user_work(work, host.server)
     bound = host.bind(config.grpc_host, config.port("process_service") if port is None else port)
-    background = Background(dispatcher, streams, events, chat_feed, rollup, channels)
+    background = Background(dispatcher, streams, events, chat_feed, rollup, channels, outbox)
 
     async def close() -> None:
         # After the server stopped (no stream left): the background work, then its clients.

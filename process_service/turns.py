@@ -1,5 +1,5 @@
 """What a worker reports about a turn: chat appends, stream chunks, progress, commit, failure;
-and the parent notification that follows a child closing or blocking."""
+and what a commit owes other processes (its parent, its observers) as outbox entries."""
 
 from __future__ import annotations
 
@@ -7,19 +7,18 @@ import logging
 from typing import TYPE_CHECKING, Any
 
 from process_service.events import CHAT_APPENDED, NOTICE, PROGRESS, STREAM_CHUNK, EventLog
-from process_service.inbox import Inbox
 from process_service.lanes import Lanes
-from process_service.models import TurnRef
+from process_service.models import TurnFacts, TurnRef
 from process_service.observations import OBSERVED
+from process_service.outbox import Outbox, observe_entry
+from process_service.parent_notify import close_entry, parent_entry
 from process_service.store import ProcessStore
 from process_service.worker_messages import ChatAppend
 from vance.chat_ids import chat_message_id, turn_message_id
 from vance.domain import (
     HOOK_CALLS,
-    PARENT_EVENT_FOR_CLOSE,
     ChatRole,
     CloseReason,
-    ProcessEvent,
     ProcessEventType,
     ProcessStatus,
 )
@@ -40,11 +39,11 @@ OWN_FRAMES = {
 
 
 class Turns:
-    def __init__(self, store: ProcessStore, events: EventLog, lanes: Lanes, inbox: Inbox) -> None:
+    def __init__(self, store: ProcessStore, events: EventLog, lanes: Lanes, outbox: Outbox) -> None:
         self._store = store
         self._events = events
         self._lanes = lanes
-        self._inbox = inbox
+        self.outbox = outbox
         self.observations: Observations | None = None  # the hub's observers (observations.py)
 
     async def store_chat(self, ref: TurnRef, appends: list[ChatAppend]) -> list[Document | None]:
@@ -142,58 +141,44 @@ class Turns:
         if ref.call in HOOK_CALLS:
             # A hook's end: the lane is released, the status and the parent are left alone.
             return await self._lanes.end_hook(ref)
-        doc = await self._lanes.commit(ref, status, close_reason, close_detail)
-        if doc is None:
-            return None
-        final = ProcessStatus(doc["status"])
-        if final is ProcessStatus.CLOSED:
-            reason = CloseReason(doc.get("close_reason") or CloseReason.DONE.value)
-            await self.notify_parent(
-                doc, PARENT_EVENT_FOR_CLOSE[reason], summary, payload, key=f"{ref.turn_id}:close"
-            )
-        elif final is ProcessStatus.BLOCKED:
-            await self.notify_parent(
-                doc, ProcessEventType.BLOCKED, summary, payload, key=f"{ref.turn_id}:blocked"
-            )
-        if self.observations is not None and doc.get(OBSERVED):
-            await self.observations.on_commit(ref, doc, summary, payload)
+        owed = self._owed(ref, status, close_reason, summary, payload)
+        doc = await self._lanes.commit(ref, status, close_reason, close_detail, outbox=owed)
+        if doc is not None and owed:
+            await self.outbox.deliver(doc)
         return doc
 
-    async def notify_parent(
+    def _owed(
         self,
-        child: dict[str, Any],
-        event_type: ProcessEventType,
+        ref: TurnRef,
+        status: ProcessStatus,
+        close_reason: CloseReason | None,
         summary: str,
         payload: dict[str, Any],
-        *,
-        key: str,
-    ) -> None:
-        parent = child.get("parent_process_id")
-        if not parent:
-            return
-        message = ProcessEvent(
-            idempotency_key=f"{child['_id']}:{key}",
-            sender_process_id=str(child["_id"]),
-            source_process_id=str(child["_id"]),
-            source_process_name=str(child.get("name", "")),
-            type=event_type,
-            human_summary=summary or _default_summary(child, event_type),
-            payload=payload,
-        )
-        result = await self._inbox.steer(str(parent), "", "", message)
-        logger.debug("notified parent %s of %s: %s", parent, event_type, result.outcome)
-
-    async def on_stopped(self, child: dict[str, Any], stopped_by: str) -> None:
-        # A parent that stopped its child needs no STOPPED event back.
-        if stopped_by and stopped_by == child.get("parent_process_id"):
-            return
-        await self.notify_parent(child, ProcessEventType.STOPPED, "", {}, key="stopped")
-
-
-def _default_summary(child: dict[str, Any], event_type: ProcessEventType) -> str:
-    detail = child.get("close_detail") or ""
-    text = f"process {child.get('name', '')!r} {event_type.value.lower()}"
-    return f"{text}: {detail}" if detail else text
+    ) -> list[dict[str, Any]]:
+        """The outbox entries a commit writes with itself (process_service/outbox.py): the
+        parent's event when a child closes or blocks, the observers' when some observe it.
+        An ordinary turn owes nothing, and its commit stays one write."""
+        owed: list[dict[str, Any]] = []
+        if ref.parent_process_id:
+            if status is ProcessStatus.CLOSED:
+                owed.append(
+                    close_entry(close_reason, ref.turn_id, summary=summary, payload=payload)
+                )
+            elif status is ProcessStatus.BLOCKED:
+                owed.append(
+                    parent_entry(
+                        ProcessEventType.BLOCKED,
+                        key=f"{ref.turn_id}:blocked",
+                        summary=summary,
+                        payload=payload,
+                    )
+                )
+        if self.outbox.observations is not None and ref.process.get(OBSERVED):
+            reason = (
+                (close_reason or CloseReason.DONE).value if status is ProcessStatus.CLOSED else ""
+            )
+            owed.append(observe_entry(TurnFacts.of(ref), status.value, reason, summary, payload))
+        return owed
 
 
 def _chat_event(doc: dict[str, Any]) -> dict[str, Any]:

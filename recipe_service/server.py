@@ -14,7 +14,7 @@ from recipe_service.service import RecipeServicer
 from recipe_service.store import RecipeStore
 from vance.clock import Clock, SystemClock
 from vance.config import Config, load_config
-from vance.llm import LiteLLMClient, ModelClient, is_configured
+from vance.llm import ModelClient, is_configured, make_model_client, uses_litellm
 from vance.logsetup import setup_logging
 from vance.observability.setup import start_observability
 from vance.server import GrpcHost, run_main, serve_until_signal
@@ -37,7 +37,9 @@ async def create_server(
     manuals = Manuals(store.manuals, load_bundled_manuals(), recipes, clock)
 
     def selector_llm() -> ModelClient:
-        return LiteLLMClient(config.llm, purpose=PURPOSE)
+        # Routed as the workers' calls are: OpenAI-compatible models over aiohttp, litellm
+        # only for the providers that need it (it costs this service ~170 MB once imported).
+        return make_model_client(config.llm, purpose=PURPOSE)
 
     selector = RecipeSelector(recipes, catalog, bundled[SELECTOR_RECIPE], selector_llm)
     host = GrpcHost([SERVICE_NAME], config)
@@ -46,8 +48,9 @@ async def create_server(
     )
     bound = host.bind(config.grpc_host, config.port("recipe_service") if port is None else port)
     # Importing litellm takes seconds of CPU; done in a thread now, the first selection does
-    # not block this service's loop with it.
-    warm = asyncio.ensure_future(selector.warm_up()) if is_configured(config.llm) else None
+    # not block this service's loop with it. Only when a configured model goes through it.
+    needs_litellm = is_configured(config.llm) and uses_litellm(config.llm)
+    warm = asyncio.ensure_future(selector.warm_up()) if needs_litellm else None
 
     async def close() -> None:
         if warm is not None:
