@@ -106,11 +106,15 @@ async def _drive(system: BenchSystem, result: SoakResult) -> None:
     rest = httpx.AsyncClient(
         base_url=f"http://{system.gateway}/brain/default",
         headers={"Authorization": f"Bearer {system.token}"},
-        timeout=30,
+        # A delete removes the session's chat, events and index entries: under this load it
+        # waits its turn at the store for a while.
+        timeout=120,
     )
 
-    async def chat(client: Client, session: tuple[str, str]) -> None:
-        n = 0
+    async def chat(i: int, client: Client, session: tuple[str, str]) -> None:
+        # Staggered: the clients' first sessions end at different turns, so sessions come and
+        # go all along rather than all 32 at once every 50 turns.
+        n = i * TURNS_PER_SESSION // CLIENTS
         while time.monotonic() < end:
             n += 1
             await steer(client, session[1], f"{client.name} turn {n}", 60.0, wait_idle=False)
@@ -136,7 +140,7 @@ async def _drive(system: BenchSystem, result: SoakResult) -> None:
         result.samples.append((time.monotonic() - start, _sample(system)))
 
     try:
-        await run_all([*(chat(c, ids) for c, ids in sessions), sample()])
+        await run_all([*(chat(i, c, ids) for i, (c, ids) in enumerate(sessions)), sample()])
     finally:
         await asyncio.gather(*(c.close() for c in clients), return_exceptions=True)
         await rest.aclose()

@@ -36,6 +36,7 @@ from vance.clock import Clock, SystemClock
 from vance.config import Config, load_config
 from vance.domain import HUB_ONLY_ENGINES
 from vance.logsetup import setup_logging
+from vance.memdebug import interval_from_env, report_growth
 from vance.observability.setup import start_observability
 from vance.owners import CachedOwners, ProcessLookup, SessionLookup
 from vance.server import GrpcHost, run_main, serve_until_signal
@@ -82,6 +83,7 @@ class Background:
         self.rollup = rollup
         self.channels = channels
         self.outbox = outbox
+        self.memdebug_s = interval_from_env()  # VANCE_DEBUG_TRACEMALLOC (vance/memdebug.py)
         self._stop = asyncio.Event()
         self._done = asyncio.Event()
         self._running = False
@@ -101,6 +103,8 @@ class Background:
                 tg.create_task(
                     register_forever(self.channels.get("tool_service"), tool_host_address)
                 )
+                if self.memdebug_s:
+                    tg.create_task(report_growth(self.memdebug_s))
                 await self._stop.wait()
                 self.dispatcher.stop()
                 self.streams.stop()
