@@ -99,10 +99,8 @@ def _sample(system: BenchSystem) -> dict[str, int]:
 
 
 async def _drive(system: BenchSystem, result: SoakResult) -> None:
-    start = time.monotonic()
-    end = start + result.duration_s
-    clients = [await system.client(f"soak{i}") for i in range(CLIENTS)]
-    sessions = [(c, await _new_session(c)) for c in clients]
+    clients: list[Client] = []
+    sessions: list[tuple[Client, tuple[str, str]]] = []
     rest = httpx.AsyncClient(
         base_url=f"http://{system.gateway}/brain/default",
         headers={"Authorization": f"Bearer {system.token}"},
@@ -110,6 +108,7 @@ async def _drive(system: BenchSystem, result: SoakResult) -> None:
         # waits its turn at the store for a while.
         timeout=120,
     )
+    start = end = 0.0
 
     async def chat(i: int, client: Client, session: tuple[str, str]) -> None:
         # Staggered: the clients' first sessions end at different turns, so sessions come and
@@ -140,6 +139,11 @@ async def _drive(system: BenchSystem, result: SoakResult) -> None:
         result.samples.append((time.monotonic() - start, _sample(system)))
 
     try:
+        for i in range(CLIENTS):
+            clients.append(await system.client(f"soak{i}"))
+            sessions.append((clients[-1], await _new_session(clients[-1])))
+        start = time.monotonic()  # the run, and its warm-up, count from the first turn
+        end = start + result.duration_s
         await run_all([*(chat(i, c, ids) for i, (c, ids) in enumerate(sessions)), sample()])
     finally:
         await asyncio.gather(*(c.close() for c in clients), return_exceptions=True)
