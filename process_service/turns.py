@@ -145,6 +145,12 @@ class Turns:
         doc = await self._lanes.commit(ref, status, close_reason, close_detail, outbox=owed)
         if doc is not None and owed:
             await self.outbox.deliver(doc)
+        observers = self.outbox.observations
+        if doc is not None and observers is not None and doc.get(OBSERVED):
+            if not ref.process.get(OBSERVED):
+                # Observed since this turn started (Eddie's project_create observes a chat
+                # whose start turn runs): no entry was written, so it is told at once.
+                await observers.on_commit(TurnFacts.of(ref), doc, summary, payload)
         return doc
 
     def _owed(
