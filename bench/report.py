@@ -24,6 +24,7 @@ from bench.scenarios import (
     MemoryResult,
     ThroughputResult,
 )
+from bench.soak import SoakResult, soak_section
 from bench.stats import Summary
 
 CPU_WORKERS = 2  # the (b) run whose CPU is broken down per process
@@ -54,6 +55,7 @@ class Results:
     zeropace: dict[int, RealPaceResult] = field(default_factory=dict)
     peer_realpace: dict[int, PeerResult] = field(default_factory=dict)
     replicas: dict[int, ThroughputResult] = field(default_factory=dict)
+    soak: SoakResult | None = None
     failure: str = ""
     elapsed_s: float = 0.0
 
@@ -285,4 +287,6 @@ def render(r: Results) -> str:
         lines += realpace_section(r.realpace, r.peer_realpace, r.zeropace)
     if r.replicas:
         lines += replicas_section(r.replicas)
+    if r.soak is not None:
+        lines += soak_section(r.soak)
     return "\n".join(lines).rstrip() + "\n"

@@ -27,6 +27,7 @@ from bench.replicas import replica_throughput
 from bench.report import Results, render
 from bench.scenarios import memory, steer_latency, throughput
 from bench.search import run_search_bench
+from bench.soak import soak, soak_seconds
 from bench.sweeps import measure_sweeps
 from bench.system import SLOTS, BenchSystem, make_tmp
 
@@ -49,6 +50,7 @@ ROUNDS = (
     "zeropace200",
     "peer_realpace",
     "replicas",
+    "soak",
 )
 REAL_PACE_BUDGET_S = 420.0
 REPLICAS_BUDGET_S = 420.0  # per replica count: start, 19 s of load, drain, stop (loaded machine)
@@ -62,6 +64,7 @@ MAIN_ROUNDS = set(ROUNDS) - {
     "zeropace200",
     "peer_realpace",
     "replicas",
+    "soak",
 }
 REPO = Path(__file__).resolve().parent.parent
 RESULTS = Path(__file__).resolve().parent / "results.md"
@@ -193,6 +196,22 @@ async def _replicas(results: Results, tmp: Path) -> None:
         log(f"    {r.turns_per_s:.1f} turns/s")
 
 
+async def _soak(results: Results, tmp: Path) -> None:
+    """Round (k): on a system of its own, after the rest (it takes BENCH_SOAK_S, 10 minutes)."""
+    duration = soak_seconds()
+    log(f"(k) soak: {duration:.0f} s of chat with sessions coming and going, RSS sampled")
+    try:
+        async with asyncio.timeout(duration + 180):
+            results.soak = r = await soak(tmp / "soak", duration_s=duration)
+    except (BenchError, TimeoutError) as exc:
+        results.failure = f"soak: {exc!r}"
+        return
+    growth = ", ".join(f"{k} {v:+.0%}" for k, v in sorted(r.growth().items()))
+    log(f"    {r.turns} turns; growth after warm-up: {growth}")
+    for failure in r.failures():
+        log(f"    soak check failed: {failure}")
+
+
 async def bench(rounds: set[str]) -> Results:
     tmp = make_tmp()
     system = BenchSystem(tmp, workers=1)
@@ -239,6 +258,8 @@ async def bench(rounds: set[str]) -> Results:
         await _real_pace(results, rounds, tmp)
     if "replicas" in rounds and not results.failure:
         await _replicas(results, tmp)
+    if "soak" in rounds and not results.failure:
+        await _soak(results, tmp)
     if results.failure or os.environ.get("BENCH_KEEP"):
         log(f"kept the data and logs in {tmp}")
     else:

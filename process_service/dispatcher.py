@@ -324,6 +324,15 @@ class Dispatcher:
                 best = w
         return best
 
+    def forget(self, docs: list[dict[str, Any]]) -> None:
+        """Processes of a suspended, closed or deleted session (ProcessStore.forget): no
+        worker is preferred for them any more (the worker lets their chat go itself)."""
+        for d in docs:
+            pid = str(d["_id"])
+            self._traces.pop(pid, None)
+            for w in self.workers.values():
+                w.chat_held.pop(pid, None)
+
     def _hold(self, worker: WorkerConn, process_id: str, through: int) -> None:
         """`worker` holds the process's chat through `through` now. Every other worker's copy
         is older from here on: it is forgotten, so `_pick` never prefers a stale holder (whose

@@ -134,6 +134,11 @@ class Inbox:
             self._engines.clear()  # only costs the next steer of each the slower path
         self._engines[process_id] = engine
 
+    def forget(self, docs: list[dict[str, Any]]) -> None:
+        """Processes of a suspended, closed or deleted session (ProcessStore.forget)."""
+        for d in docs:
+            self._engines.pop(str(d["_id"]), None)
+
     @staticmethod
     def _duplicate(doc: dict[str, Any] | None, message_id: str) -> SteerResult:
         status = ProcessStatus(doc["status"]) if doc else ProcessStatus.CLOSED

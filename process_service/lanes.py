@@ -18,6 +18,8 @@ from typing import Any
 from process_service.events import STATUS_CHANGED, EventLog
 from process_service.lane_signals import LaneSignals
 from process_service.models import TurnRef
+from process_service.outbox import OBSERVE, entry_fields
+from process_service.parent_notify import PARENT, close_entry
 from process_service.store import ProcessStore
 from vance.clock import Clock
 from vance.config import LanesConfig
@@ -49,8 +51,8 @@ class Lanes:
         self.events = events
         self.clock = clock
         self.config = config
-        # A process closed because its turn failed for good (parent_notify.py tells the
-        # parent); every status change (rollup_notify.py keeps the session's roll-up current).
+        # Outbox entries written or found (outbox.py delivers them); every status change
+        # (rollup_notify.py keeps the session's roll-up current).
         self._signals = signals
         # Processes someone waits to see leave INIT (process_create, process_service/tools.py).
         self._past_init: dict[str, asyncio.Event] = {}
@@ -154,6 +156,7 @@ class Lanes:
         )
         if before is None:
             return await self._retake(process_id, worker_id, now)
+        self._seen(before)
         call = _call_for(before)
         # chat_count only changes when this lane commits, so it is the base for the turn's
         # chat message numbers on every attempt.
@@ -203,6 +206,7 @@ class Lanes:
         )
         if before is None:
             return None
+        self._seen(before)
         return self._ref(
             before,
             turn_id,
@@ -258,6 +262,10 @@ class Lanes:
             prev_status=ProcessStatus.IDLE,
         )
 
+    def _seen(self, doc: dict[str, Any]) -> None:
+        if doc.get("outbox"):
+            self._signals.outbox_seen(doc)
+
     def _ref(
         self,
         doc: dict[str, Any],
@@ -273,6 +281,7 @@ class Lanes:
         process = {**doc, "status": ProcessStatus.RUNNING.value}
         process.pop("pending", None)
         process.pop("owned", None)
+        process.pop("outbox", None)
         return TurnRef(
             process=process,
             turn_id=turn_id,
@@ -314,8 +323,10 @@ class Lanes:
         status: ProcessStatus,
         close_reason: CloseReason | None,
         close_detail: str = "",
+        outbox: list[dict[str, Any]] | None = None,
     ) -> dict[str, Any] | None:
-        """Ends a turn: owned messages become drained, the lane is released, the status set.
+        """Ends a turn: owned messages become drained, the lane is released, the status set,
+        and `outbox` entries (process_service/outbox.py) written in the same compare-and-set.
         Returns the document after the commit, or None when the lane is no longer ours."""
         now = self.clock.now_ms()
         # The drained record serves the duplicate check of client-chosen keys and keeps what
@@ -356,20 +367,33 @@ class Lanes:
             doc = await self.store.update(
                 ref.process_id,
                 cond,
-                {"$set": {**base_set, "status": final.value}, "$unset": _CLEAR_TURN},
+                {
+                    "$set": {**base_set, **entry_fields(outbox or []), "status": final.value},
+                    "$unset": _CLEAR_TURN,
+                },
             )
         else:
             doc = await self.store.update(
                 ref.process_id,
                 {**cond, "pause_requested": {"$ne": True}},
-                {"$set": {**base_set, "status": final.value}, "$unset": _CLEAR_TURN},
+                {
+                    "$set": {**base_set, **entry_fields(outbox or []), "status": final.value},
+                    "$unset": _CLEAR_TURN,
+                },
             )
             if doc is None:
                 final = ProcessStatus.PAUSED
                 doc = await self.store.update(
                     ref.process_id,
                     cond,
-                    {"$set": {**base_set, "status": final.value}, "$unset": _CLEAR_TURN},
+                    {
+                        "$set": {
+                            **base_set,
+                            **entry_fields(_paused(outbox or [])),
+                            "status": final.value,
+                        },
+                        "$unset": _CLEAR_TURN,
+                    },
                 )
         ref.done = True
         if doc is None:
@@ -406,8 +430,11 @@ class Lanes:
         )
 
     async def close_failed(self, doc: dict[str, Any], error: str) -> dict[str, Any] | None:
+        """Closes the process STALE; its parent is told like of a commit of that turn (the
+        entry is written with the close)."""
         lane = doc.get("lane") or {}
         attempts = int(lane.get("attempt", 1))
+        owed = [close_entry(CloseReason.STALE, str(lane.get("turn_id") or ""))]
         closed = await self.store.update(
             str(doc["_id"]),
             {"lane.turn_id": lane.get("turn_id")},
@@ -418,6 +445,7 @@ class Lanes:
                     "close_detail": f"turn failed {attempts} times: {error}"[:2000],
                     "wake": False,
                     "updated_at_ms": self.clock.now_ms(),
+                    **entry_fields(owed if doc.get("parent_process_id") else []),
                 },
                 "$unset": _CLEAR_TURN,
             },
@@ -425,7 +453,7 @@ class Lanes:
         if closed is not None:
             logger.warning("process %s closed after %d failed attempts", doc["_id"], attempts)
             await self._status_event(closed, ProcessStatus.RUNNING, ProcessStatus.CLOSED)
-            await self._signals.closed_failed(closed, str(lane.get("turn_id") or ""))
+            await self._signals.outbox_written(closed)
         return closed
 
     async def _status_event(
@@ -467,6 +495,16 @@ class Lanes:
 
     def forget_past_init(self, process_id: str) -> None:
         self._past_init.pop(process_id, None)
+
+
+def _paused(entries: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The entries of a commit that became PAUSED (a pause asked meanwhile): no BLOCKED goes
+    to the parent, observers hear the PAUSED status."""
+    return [
+        {**e, "status": ProcessStatus.PAUSED.value} if e.get("kind") == OBSERVE else e
+        for e in entries
+        if e.get("kind") != PARENT
+    ]
 
 
 def _new_lane(turn_id: str, worker_id: str, lease_until: int, now: int) -> dict[str, Any]:

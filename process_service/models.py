@@ -50,6 +50,39 @@ class TurnRef:
 
 
 @dataclass(frozen=True)
+class TurnFacts:
+    """What a committed turn's observers are told about (process_service/observations.py),
+    kept in the commit's outbox entry so a delivery after a restart tells the same."""
+
+    process_id: str
+    session_id: str
+    process_name: str
+    turn_id: str
+    call: LifecycleCall
+    chat_base: int
+    highest_chat: int
+
+    @classmethod
+    def of(cls, ref: TurnRef) -> TurnFacts:
+        return cls(
+            ref.process_id,
+            ref.session_id,
+            ref.process_name,
+            ref.turn_id,
+            ref.call,
+            ref.chat_base,
+            ref.highest_chat,
+        )
+
+    def to_doc(self) -> dict[str, Any]:
+        return {**self.__dict__, "call": self.call.value}
+
+    @classmethod
+    def from_doc(cls, doc: dict[str, Any]) -> TurnFacts:
+        return cls(**{**doc, "call": LifecycleCall(doc["call"])})
+
+
+@dataclass(frozen=True)
 class SteerResult:
     outcome: DeliveryOutcome
     reason: str = ""

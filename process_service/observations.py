@@ -29,7 +29,7 @@ from pymongo.asynchronous.database import AsyncDatabase
 
 from process_service.events import NOTICE, PROGRESS, EventLog
 from process_service.inbox import Inbox
-from process_service.models import TurnRef
+from process_service.models import TurnFacts, TurnRef
 from vance.chat_ids import chat_message_id
 from vance.domain import (
     PARENT_EVENT_FOR_CLOSE,
@@ -48,6 +48,11 @@ logger = logging.getLogger(__name__)
 MODES = ("verbatim", "milestones", "summary", "inbox")
 DEFAULT_MODE = "milestones"
 OBSERVED = "observed"  # process field: some observer was ever added (`observe`)
+_TRANSIENT = (
+    grpc.StatusCode.UNAVAILABLE,
+    grpc.StatusCode.DEADLINE_EXCEEDED,
+    grpc.StatusCode.RESOURCE_EXHAUSTED,
+)
 _CACHE_S = 2.0  # observations change when Eddie calls a hub tool; a commit may see it 2 s late
 
 
@@ -189,8 +194,11 @@ class Observations:
             await self._events.flush(session)
 
     async def on_commit(
-        self, ref: TurnRef, doc: dict[str, Any], summary: str, payload: dict[str, Any]
+        self, ref: TurnFacts, doc: dict[str, Any], summary: str, payload: dict[str, Any]
     ) -> None:
+        """Tells the observers of a committed turn (the commit's outbox entry, delivered by
+        process_service/outbox.py at least once; every message is keyed by turn and observer).
+        `doc` carries the status the commit set."""
         observers = await self.observers(ref.process_id)
         if not observers:
             return
@@ -239,7 +247,7 @@ class Observations:
             result = await self._inbox.steer(observer_id, "", "", message)
             logger.debug("observer %s told of %s: %s", observer_id, kind, result.outcome)
 
-    async def _turn_chat(self, ref: TurnRef) -> str:
+    async def _turn_chat(self, ref: TurnFacts) -> str:
         """What the worker wrote in this turn (its assistant messages), oldest first."""
         first, last = ref.chat_base + 1, max(ref.highest_chat, ref.chat_base)
         ids = [chat_message_id(ref.process_id, n) for n in range(first, last + 1)]
@@ -251,7 +259,7 @@ class Observations:
 
     async def _to_user_inbox(
         self,
-        ref: TurnRef,
+        ref: TurnFacts,
         doc: dict[str, Any],
         kind: ProcessEventType,
         text: str,
@@ -270,6 +278,8 @@ class Observations:
                 )
             )
         except grpc.aio.AioRpcError as exc:
+            if exc.code() in _TRANSIENT:
+                raise  # the outbox entry stays and is delivered again (keyed: stored once)
             logger.warning("inbox item for %s failed: %s", observer_id, exc.code().name)
             return ""
         return str(item.id)

@@ -1,64 +1,79 @@
-"""Parent notification: the event a parent gets when its child closes, blocks or is stopped.
+"""What a child's close or block owes its parent, as outbox entries (process_service/outbox.py).
 
-A commit that closes or blocks the child notifies here (turns.py); so does a stop
-(processes.py) and a close outside a worker's commit: a turn that fails its last attempt, or
-whose lease runs out once too often, closes the process STALE in `Lanes.close_failed`, which
-signals it (lane_signals.py). The parent must hear of each like of any other close (the mapped
-event: STALE -> FAILED), or a parent that promised to report back waits forever. The
-idempotency key is the one a commit of the same turn would use, so whichever path closes the
-child, the parent gets one event.
+Every way a child ends that its parent must hear of writes the entry in the same store write
+as the transition itself: a commit CLOSED or BLOCKED (`Lanes.commit`), a turn that failed its
+last attempt or whose lease ran out once too often (`Lanes.close_failed`, STALE -> FAILED), a
+stop (`Processes.stop`). The message is built when the entry is delivered, from the child's
+stored document (its parent and name never change), with an idempotency key derived from the
+child's turn, so whichever path closes the child and however often the entry is delivered, the
+parent's inbox stores one event.
 """
 
 from __future__ import annotations
 
-import logging
 from typing import Any
 
-from process_service.inbox import Inbox
-from process_service.lane_signals import LaneSignals
-from vance.domain import PARENT_EVENT_FOR_CLOSE, CloseReason, ProcessEvent, ProcessEventType
+from vance.domain import (
+    PARENT_EVENT_FOR_CLOSE,
+    CloseReason,
+    ProcessEvent,
+    ProcessEventType,
+)
+from vance.ids import new_id
 
-logger = logging.getLogger(__name__)
+PARENT = "parent"  # outbox entry kind
 
 
-class ParentNotify:
-    def __init__(self, inbox: Inbox, signals: LaneSignals) -> None:
-        self._inbox = inbox
-        signals.subscribe_closed_failed(self.closed_failed)
+def parent_entry(
+    event_type: ProcessEventType,
+    *,
+    key: str,
+    summary: str = "",
+    payload: dict[str, Any] | None = None,
+    unless_stopped_by: str = "",
+) -> dict[str, Any]:
+    """An entry that steers the mapped ProcessEvent into the parent's inbox. `key` is unique
+    per child (`<turn>:close`); `unless_stopped_by`: no event when the parent is who stopped
+    the child (REFERENCE.md)."""
+    return {
+        "id": new_id("ob"),
+        "kind": PARENT,
+        "type": event_type.value,
+        "key": key,
+        "summary": summary,
+        "payload": payload or {},
+        "unless_stopped_by": unless_stopped_by,
+    }
 
-    async def closed_failed(self, doc: dict[str, Any], turn_id: str) -> None:
-        reason = CloseReason(doc.get("close_reason") or CloseReason.STALE.value)
-        await self.notify(doc, PARENT_EVENT_FOR_CLOSE[reason], "", {}, key=f"{turn_id}:close")
 
-    async def on_stopped(self, child: dict[str, Any], stopped_by: str) -> None:
-        # A parent that stopped its child needs no STOPPED event back.
-        if stopped_by and stopped_by == child.get("parent_process_id"):
-            return
-        await self.notify(child, ProcessEventType.STOPPED, "", {}, key="stopped")
+def close_entry(close_reason: CloseReason | None, turn_id: str, **kw: Any) -> dict[str, Any]:
+    """The entry of a child closed by its turn `turn_id`: the same key whichever path closed
+    it (a commit or `Lanes.close_failed`)."""
+    event = PARENT_EVENT_FOR_CLOSE[close_reason or CloseReason.DONE]
+    return parent_entry(event, key=f"{turn_id}:close", **kw)
 
-    async def notify(
-        self,
-        child: dict[str, Any],
-        event_type: ProcessEventType,
-        summary: str,
-        payload: dict[str, Any],
-        *,
-        key: str,
-    ) -> None:
-        parent = child.get("parent_process_id")
-        if not parent:
-            return
-        message = ProcessEvent(
-            idempotency_key=f"{child['_id']}:{key}",
-            sender_process_id=str(child["_id"]),
-            source_process_id=str(child["_id"]),
-            source_process_name=str(child.get("name", "")),
-            type=event_type,
-            human_summary=summary or _default_summary(child, event_type),
-            payload=payload,
-        )
-        result = await self._inbox.steer(str(parent), "", "", message)
-        logger.debug("notified parent %s of %s: %s", parent, event_type, result.outcome)
+
+def stop_entry(stopped_by: str) -> dict[str, Any]:
+    """What a stopped child owes its parent (`Processes.stop`)."""
+    return parent_entry(ProcessEventType.STOPPED, key="stopped", unless_stopped_by=stopped_by)
+
+
+def parent_message(child: dict[str, Any], entry: dict[str, Any]) -> tuple[str, ProcessEvent] | None:
+    """The parent and the event an entry owes it; None when there is nobody to tell."""
+    parent = str(child.get("parent_process_id") or "")
+    if not parent or parent == entry.get("unless_stopped_by"):
+        return None
+    event_type = ProcessEventType(entry["type"])
+    message = ProcessEvent(
+        idempotency_key=f"{child['_id']}:{entry['key']}",
+        sender_process_id=str(child["_id"]),
+        source_process_id=str(child["_id"]),
+        source_process_name=str(child.get("name", "")),
+        type=event_type,
+        human_summary=entry.get("summary") or _default_summary(child, event_type),
+        payload=dict(entry.get("payload") or {}),
+    )
+    return parent, message
 
 
 def _default_summary(child: dict[str, Any], event_type: ProcessEventType) -> str:

@@ -5,11 +5,13 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import logging
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 from process_service.events import NOTICE
 from process_service.lanes import Lanes
+from process_service.outbox import entry_fields
+from process_service.parent_notify import stop_entry
 from process_service.store import ProcessStore, public_fields
 from vance.domain import (
     CloseReason,
@@ -32,7 +34,7 @@ logger = logging.getLogger(__name__)
 
 Kick = Callable[[str, str], None]
 CancelTurn = Callable[[str], None]
-NotifyStopped = Callable[[dict[str, Any], str], Any]
+NotifyStopped = Callable[[dict[str, Any] | None], Awaitable[None]]
 
 
 class Processes:
@@ -294,6 +296,10 @@ class Processes:
         if status is ProcessStatus.CLOSED:
             return doc
         hook = self._lanes.hook_fields(doc, LifecycleCall.STOP)
+        parent = str(doc.get("parent_process_id") or "")
+        # The parent hears of the stop (unless it stopped the child itself): the entry is
+        # written with the stop (process_service/outbox.py).
+        owed = [] if parent in ("", stopped_by) else [stop_entry(stopped_by)]
         before = await self._store.update(
             pid,
             {"status": {"$ne": ProcessStatus.CLOSED.value}},
@@ -305,6 +311,7 @@ class Processes:
                     "wake": False,
                     "updated_at_ms": self._lanes.clock.now_ms(),
                     **hook,
+                    **entry_fields(owed),
                 },
                 "$unset": {
                     "lane": "",
@@ -324,8 +331,8 @@ class Processes:
             self._cancel_turn(str(lane["turn_id"]))
         after = await self.get(pid)
         await self._lanes.status_event(after, ProcessStatus(before["status"]), ProcessStatus.CLOSED)
-        if self.on_stopped is not None:
-            await self.on_stopped(after, stopped_by)
+        if owed and self.on_stopped is not None:
+            await self.on_stopped(after)
         return after
 
     async def pause_session(self, session_id: str) -> list[dict[str, Any]]:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import os
 from collections.abc import Callable, Coroutine
 from typing import Any
 
@@ -25,7 +26,7 @@ from process_service.lane_signals import LaneSignals
 from process_service.lanes import Lanes
 from process_service.memory import MemoryStore
 from process_service.observations import Observations
-from process_service.parent_notify import ParentNotify
+from process_service.outbox import Outbox
 from process_service.plan_rpcs import ConnectionProfiles
 from process_service.plans import Plans
 from process_service.processes import Processes
@@ -42,6 +43,7 @@ from vance.clock import Clock, SystemClock
 from vance.config import Config, LanesConfig, load_config
 from vance.domain import HUB_ONLY_ENGINES
 from vance.logsetup import setup_logging
+from vance.memdebug import interval_from_env, report_growth
 from vance.observability.setup import start_observability
 from vance.owners import CachedOwners, ProcessLookup, SessionLookup
 from vance.server import GrpcHost, run_main, serve_until_signal
@@ -63,6 +65,7 @@ TOOL_HOST_NAME = tool_pb2.DESCRIPTOR.services_by_name["ToolHost"].full_name
 
 
 _PUMP_GRACE_S = 5.0
+_FAULT_ENV = "VANCE_FAULT_EXIT_BEFORE_OUTBOX"
 
 
 class Background:
@@ -78,6 +81,7 @@ class Background:
         chat_feed: ChatFeed,
         rollup: RollupNotifier,
         channels: Channels,
+        outbox: Outbox,
     ) -> None:
         self.dispatcher = dispatcher
         self.streams = streams
@@ -87,6 +91,8 @@ class Background:
         self.channels = channels
         # Further loops of the group, added at wiring (hub_peers.py: trailing peer events).
         self.loops: list[Callable[[], Coroutine[Any, Any, None]]] = []
+        self.outbox = outbox
+        self.memdebug_s = interval_from_env()  # VANCE_DEBUG_TRACEMALLOC (vance/memdebug.py)
         self._stop = asyncio.Event()
         self._done = asyncio.Event()
         self._running = False
@@ -103,9 +109,13 @@ class Background:
                 tg.create_task(self.rollup.run())
                 for loop in self.loops:
                     tg.create_task(loop())
+                # At start and at the lane sweep's cadence: what a crash left undelivered.
+                tg.create_task(self.outbox.run())
                 tg.create_task(
                     register_forever(self.channels.get("tool_service"), tool_host_address)
                 )
+                if self.memdebug_s:
+                    tg.create_task(report_growth(self.memdebug_s))
                 await self._stop.wait()
                 self.dispatcher.stop()
                 self.streams.stop()
@@ -149,7 +159,10 @@ async def create_server(
     )
     channels = Channels(config)
     sessions = session_pb2_grpc.SessionServiceStub(channels.get("session_service"))
-    rollup = RollupNotifier(sessions)
+    rollup = RollupNotifier(
+        sessions,
+        recent_sessions=lambda ms: store.recently_changed_sessions(clock.now_ms() - ms),
+    )
     # Lanes announces failed closes and status changes; their listeners subscribe
     # (lane_signals.py), which keeps the construction order free of cycles.
     signals = LaneSignals(on_status_change=rollup.note)
@@ -158,13 +171,22 @@ async def create_server(
     dispatcher = Dispatcher(store, lanes, clock, sweep_config(config), memory=memory)
     # A new pending message is session activity too.
     inbox = Inbox(store, clock, dispatcher, on_pending=rollup.note)
-    parents = ParentNotify(inbox, signals)
     # The hub (Eddie): observations of workers in other projects and the hub tools.
     observations = Observations(db, events, inbox, sessions)
     await observations.mark_observed()
-    turns = Turns(store, events, lanes, parents, observations)
+    # What a commit owes other processes, written with it (outbox.py). VANCE_FAULT_EXIT_BEFORE_
+    # OUTBOX is a test's fault hook there.
+    outbox = Outbox(
+        store,
+        inbox,
+        signals,
+        observations=observations,
+        scan_every_s=config.lanes.scan_interval_ms / 1000,
+        exit_before_delivery=os.environ.get(_FAULT_ENV, ""),
+    )
+    turns = Turns(store, events, lanes, outbox)
     processes = Processes(
-        store, lanes, dispatcher.kick, dispatcher.cancel_turn, on_stopped=parents.on_stopped
+        store, lanes, dispatcher.kick, dispatcher.cancel_turn, on_stopped=outbox.deliver
     )
     streams = WorkerStreams(
         dispatcher=dispatcher,
@@ -216,6 +238,13 @@ async def create_server(
         _session_owner(store, session_pb2_grpc.SessionServiceStub(channels.get("session_service"))),
         _process_session(store),
     )
+    store.forgetters += [
+        inbox.forget,
+        dispatcher.forget,
+        lambda docs: owners.forget(
+            sorted({str(d.get("session_id", "")) for d in docs}), [str(d["_id"]) for d in docs]
+        ),
+    ]
     host = GrpcHost(
         [SERVICE_NAME, TOOL_HOST_NAME, WORK_SERVICE_NAME, KNOWLEDGE_SERVICE_NAME],
         config,
@@ -228,7 +257,7 @@ async def create_server(
     bound = host.bind(
         config.grpc_host, config.listen_port("process_service") if port is None else port
     )
-    background = Background(dispatcher, streams, events, chat_feed, rollup, channels)
+    background = Background(dispatcher, streams, events, chat_feed, rollup, channels, outbox)
     background.loops.append(peers.run)
 
     async def close() -> None:

@@ -4,6 +4,7 @@ embedded store only uses the _id index (see docs/architecture.md, "Store access"
 from __future__ import annotations
 
 from collections import OrderedDict
+from collections.abc import Callable
 from typing import Any
 
 from pymongo import ReturnDocument, UpdateOne
@@ -56,6 +57,9 @@ class ProcessStore:
         self._snapshots: OrderedDict[str, dict[str, Any]] = OrderedDict()
         self._names: OrderedDict[str, str] = OrderedDict()  # `<session>:<name>` -> process id
         self.chat_cache = ChatCache()
+        # What else this replica holds per process, dropped with the rest (`forget`): the
+        # inbox's engine names, the dispatcher's chat holders, the owners cache.
+        self.forgetters: list[Callable[[list[Document]], None]] = []
         # Turns' chat and sessions' events written together while a write is in flight.
         self._chat_inserts = InsertCombiner(self._insert_chats_now)
         self._event_inserts = InsertCombiner(self._insert_events_now)
@@ -164,6 +168,14 @@ class ProcessStore:
             if int((d.get("lane") or {}).get("lease_until_ms", 0)) == until_ms
         }
         return {turn_id for pid, turn_id, _ in lanes if (pid, turn_id) in held}
+
+    async def recently_changed_sessions(self, since_ms: int) -> list[str]:
+        """The sessions of processes written since `since_ms` (a scan: once at start,
+        process_service/rollup_notify.py)."""
+        docs = await self.processes.find(
+            {"updated_at_ms": {"$gte": since_ms}}, {"session_id": 1}
+        ).to_list(None)
+        return sorted({str(d["session_id"]) for d in docs if d.get("session_id")})
 
     async def all_live(self) -> list[Document]:
         """Every process that is not CLOSED. A full scan: only used by the recovery sweep."""
@@ -293,6 +305,8 @@ class ProcessStore:
         for d in docs:
             self._snapshots.pop(str(d["_id"]), None)
             self._names.pop(f"{d.get('session_id', '')}:{d.get('name', '')}", None)
+        for forget in self.forgetters:
+            forget(docs)
 
     # ---- session events ----
 

@@ -1,5 +1,5 @@
 """What a worker reports about a turn: chat appends, stream chunks, progress, commit, failure;
-and the parent notification that follows a child closing or blocking."""
+and what a commit owes other processes (its parent, its observers) as outbox entries."""
 
 from __future__ import annotations
 
@@ -8,15 +8,15 @@ from typing import Any
 
 from process_service.events import CHAT_APPENDED, NOTICE, PROGRESS, STREAM_CHUNK, EventLog
 from process_service.lanes import Lanes
-from process_service.models import TurnRef
-from process_service.observations import OBSERVED, Observations
-from process_service.parent_notify import ParentNotify
+from process_service.models import TurnFacts, TurnRef
+from process_service.observations import OBSERVED
+from process_service.outbox import Outbox, observe_entry
+from process_service.parent_notify import close_entry, parent_entry
 from process_service.store import ProcessStore
 from process_service.worker_messages import ChatAppend
 from vance.chat_ids import chat_message_id, turn_message_id
 from vance.domain import (
     HOOK_CALLS,
-    PARENT_EVENT_FOR_CLOSE,
     ChatRole,
     CloseReason,
     ProcessEventType,
@@ -36,19 +36,11 @@ OWN_FRAMES = {
 
 
 class Turns:
-    def __init__(
-        self,
-        store: ProcessStore,
-        events: EventLog,
-        lanes: Lanes,
-        parents: ParentNotify,
-        observations: Observations,
-    ) -> None:
+    def __init__(self, store: ProcessStore, events: EventLog, lanes: Lanes, outbox: Outbox) -> None:
         self._store = store
         self._events = events
         self._lanes = lanes
-        self._parents = parents
-        self.observations = observations  # the hub's observers (observations.py)
+        self.outbox = outbox
 
     async def store_chat(self, ref: TurnRef, appends: list[ChatAppend]) -> list[Document | None]:
         """Stores the turn's chat appends once each, in one insert when none was stored before;
@@ -130,8 +122,9 @@ class Turns:
                 "payload": payload,
             },
         )
-        if self.observations is not None and ref.process.get(OBSERVED):
-            await self.observations.forward_progress(ref, kind, payload)
+        observers = self.outbox.observations
+        if observers is not None and ref.process.get(OBSERVED):
+            await observers.forward_progress(ref, kind, payload)
 
     async def commit(
         self,
@@ -145,22 +138,50 @@ class Turns:
         if ref.call in HOOK_CALLS:
             # A hook's end: the lane is released, the status and the parent are left alone.
             return await self._lanes.end_hook(ref)
-        doc = await self._lanes.commit(ref, status, close_reason, close_detail)
-        if doc is None:
-            return None
-        final = ProcessStatus(doc["status"])
-        if final is ProcessStatus.CLOSED:
-            reason = CloseReason(doc.get("close_reason") or CloseReason.DONE.value)
-            await self._parents.notify(
-                doc, PARENT_EVENT_FOR_CLOSE[reason], summary, payload, key=f"{ref.turn_id}:close"
-            )
-        elif final is ProcessStatus.BLOCKED:
-            await self._parents.notify(
-                doc, ProcessEventType.BLOCKED, summary, payload, key=f"{ref.turn_id}:blocked"
-            )
-        if self.observations is not None and doc.get(OBSERVED):
-            await self.observations.on_commit(ref, doc, summary, payload)
+        owed = self._owed(ref, status, close_reason, summary, payload)
+        doc = await self._lanes.commit(ref, status, close_reason, close_detail, outbox=owed)
+        if doc is not None and owed:
+            await self.outbox.deliver(doc)
+        observers = self.outbox.observations
+        if doc is not None and observers is not None and doc.get(OBSERVED):
+            if not ref.process.get(OBSERVED):
+                # Observed since this turn started (Eddie's project_create observes a chat
+                # whose start turn runs): no entry was written, so it is told at once.
+                await observers.on_commit(TurnFacts.of(ref), doc, summary, payload)
         return doc
+
+    def _owed(
+        self,
+        ref: TurnRef,
+        status: ProcessStatus,
+        close_reason: CloseReason | None,
+        summary: str,
+        payload: dict[str, Any],
+    ) -> list[dict[str, Any]]:
+        """The outbox entries a commit writes with itself (process_service/outbox.py): the
+        parent's event when a child closes or blocks, the observers' when some observe it.
+        An ordinary turn owes nothing, and its commit stays one write."""
+        owed: list[dict[str, Any]] = []
+        if ref.parent_process_id:
+            if status is ProcessStatus.CLOSED:
+                owed.append(
+                    close_entry(close_reason, ref.turn_id, summary=summary, payload=payload)
+                )
+            elif status is ProcessStatus.BLOCKED:
+                owed.append(
+                    parent_entry(
+                        ProcessEventType.BLOCKED,
+                        key=f"{ref.turn_id}:blocked",
+                        summary=summary,
+                        payload=payload,
+                    )
+                )
+        if self.outbox.observations is not None and ref.process.get(OBSERVED):
+            reason = (
+                (close_reason or CloseReason.DONE).value if status is ProcessStatus.CLOSED else ""
+            )
+            owed.append(observe_entry(TurnFacts.of(ref), status.value, reason, summary, payload))
+        return owed
 
 
 def _chat_event(doc: dict[str, Any]) -> dict[str, Any]:

@@ -11,7 +11,7 @@ from recipe_service.service import RecipeServicer
 from recipe_service.store import RecipeStore
 from vance.clock import Clock, SystemClock
 from vance.config import Config, load_config
-from vance.llm import LiteLLMClient, ModelClient, is_configured
+from vance.llm import ModelClient, is_configured, make_model_client, uses_litellm
 from vance.logsetup import setup_logging
 from vance.observability.setup import start_observability
 from vance.server import GrpcHost, run_main, serve_until_signal
@@ -34,7 +34,9 @@ async def create_server(
     manuals = Manuals(store.manuals, load_bundled_manuals(), recipes, clock)
 
     def selector_llm() -> ModelClient:
-        return LiteLLMClient(config.llm, purpose=PURPOSE)
+        # Routed as the workers' calls are: OpenAI-compatible models over aiohttp, litellm
+        # only for the providers that need it (it costs this service ~170 MB once imported).
+        return make_model_client(config.llm, purpose=PURPOSE)
 
     selector = RecipeSelector(
         recipes,
@@ -49,8 +51,8 @@ async def create_server(
     )
     bound = host.bind(config.grpc_host, config.port("recipe_service") if port is None else port)
     # Importing litellm takes seconds of CPU; done in a thread now, the first selection does
-    # not block this service's loop with it.
-    if is_configured(config.llm):
+    # not block this service's loop with it. Only when a configured model goes through it.
+    if is_configured(config.llm) and uses_litellm(config.llm):
         host.background.start(
             "selector-warm-up", selector.warm_up(), forever=False, best_effort=True
         )

@@ -17,7 +17,9 @@ FERRETDB_BIN = ROOT / ".tools" / "bin" / "ferretdb"
 # binary's package string (tools/ferretdb/install.sh; `ferretdb --version`, "package:"). Without
 # atomic-writes two compare-and-sets on one document both win (two turns of one process);
 # without update-connections a large update command hangs the server; without id-pushdown
-# every update scans its whole collection. So a binary that does not name them all is refused.
+# every update scans its whole collection; without idle-connections a burst's 100 SQLite
+# connections stay open for good (docs/operations.md "Memory"). So a binary that does not name
+# them all is refused.
 PATCH_MARKER = "vancetope-patches:"
 REQUIRED_PATCHES = frozenset(
     {
@@ -25,6 +27,7 @@ REQUIRED_PATCHES = frozenset(
         "resource-tracking",
         "sjson-one-pass",
         "sqlite-id-pushdown",
+        "sqlite-idle-connections",
         "statement-cache",
         "update-connections",
     }
@@ -75,15 +78,34 @@ def check_patched(binary: Path) -> None:
         )
 
 
+# SQLite's page cache per connection, in KiB (its default is 2,000). Each of FerretDB's pooled
+# connections keeps one, so this times the connections open is what the caches can hold; a page
+# the cache lacks comes from the operating system's file cache (docs/operations.md "Memory").
+CACHE_KIB = 1024
+# Idle connections FerretDB keeps (upstream: 100, for good), and how long one may stay idle:
+# the connections a burst opened are closed again, and their caches and prepared statements
+# (tools/ferretdb/sqlite/statement-cache.patch: at most 64 each) go with them
+# (tools/ferretdb/sqlite-idle-connections.patch).
+MAX_IDLE_CONNS = 8
+CONN_IDLE_S = 30
+# The Go runtime's soft memory limit. With GOGC=400 the heap may grow to five times what it
+# holds after a collection (8-19 MB under the soak round's chat, so a 45 MB goal); near this
+# limit the collector runs sooner instead, so a larger live heap no longer grows the process
+# fivefold. SQLite's caches are outside it (the driver allocates them itself).
+GOMEMLIMIT = "64MiB"
+
+
 def ferretdb_command(data_dir: Path, port: int, *, sync: str = "normal") -> list[str]:
     """The FerretDB command line. WAL with synchronous=normal survives a crash of any of our
     processes and of FerretDB itself; only an OS crash or power loss can drop the last commits."""
     sqlite_dir = data_dir / "store"
     sqlite_dir.mkdir(parents=True, exist_ok=True)
+    cache_kib = int(os.environ.get("VANCE_STORE_CACHE_KIB", CACHE_KIB))
+    pragmas = f"_pragma=synchronous({sync})&_pragma=cache_size(-{cache_kib})"
     return [
         str(ferretdb_binary()),
         "--handler=sqlite",
-        f"--sqlite-url=file:{sqlite_dir}/?_pragma=synchronous({sync})",
+        f"--sqlite-url=file:{sqlite_dir}/?{pragmas}",
         f"--listen-addr=127.0.0.1:{port}",
         f"--state-dir={sqlite_dir}",
         "--telemetry=disable",
@@ -102,11 +124,17 @@ def ferretdb_env() -> dict[str, str]:
     GOMAXPROCS=1: SQLite takes one write at a time (and findAndModify, update and delete hold
     FerretDB's write lock, tools/ferretdb/atomic-writes.patch), so a second Go processor mostly
     handed each command's goroutine between threads and spun looking for work; with one, the
-    store spent 20-30% less CPU per turn under `make bench` (docs/operations.md)."""
+    store spent 20-30% less CPU per turn under `make bench` (docs/operations.md).
+
+    GOMEMLIMIT and the idle connections bound its memory (docs/operations.md "Memory")."""
+    env = os.environ.get
     return {
         "DO_NOT_TRACK": "1",
-        "GOGC": os.environ.get("VANCE_STORE_GOGC", "400"),
-        "GOMAXPROCS": os.environ.get("VANCE_STORE_GOMAXPROCS", "1"),
+        "GOGC": env("VANCE_STORE_GOGC", "400"),
+        "GOMAXPROCS": env("VANCE_STORE_GOMAXPROCS", "1"),
+        "GOMEMLIMIT": env("VANCE_STORE_GOMEMLIMIT", GOMEMLIMIT),
+        "FERRETDB_SQLITE_MAX_IDLE_CONNS": env("VANCE_STORE_MAX_IDLE_CONNS", str(MAX_IDLE_CONNS)),
+        "FERRETDB_SQLITE_CONN_IDLE_S": env("VANCE_STORE_CONN_IDLE_S", str(CONN_IDLE_S)),
     }
 
 

@@ -43,6 +43,14 @@ class CachedOwners:
             _put(self._process_cache, process_id, found)
         return found
 
+    def forget(self, session_ids: list[str], process_ids: list[str]) -> None:
+        """Sessions that went (suspended, closed, deleted) need not be held: a later call
+        looks them up again."""
+        for sid in session_ids:
+            self._session_cache.pop(sid, None)
+        for pid in process_ids:
+            self._process_cache.pop(pid, None)
+
 
 def _put(cache: dict[str, Any], key: str, value: Any) -> None:
     if len(cache) >= _MAX:

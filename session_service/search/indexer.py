@@ -212,6 +212,16 @@ class SearchIndexer:
         for s in stale:
             _remember(self._card_activity, s.session_id, s.last_activity_at_ms)
 
+    def forget_session(self, session: Session) -> None:
+        """An archived session's chat is over: what this replica remembers of it goes (its
+        known words, settled mark, card activity, first-pair cursor). Should it be reactivated,
+        each is read again once."""
+        sid = session.session_id
+        self._known.forget(sid)
+        self._settled.pop(sid, None)
+        self._card_activity.pop(sid, None)
+        self._pairs.forget([session.chat_process_id])
+
     async def purge(self, session: Session, message_ids: list[str] | None = None) -> None:
         """Removes everything the index holds of a session: its entries in the posting lists
         and words only it had, the indexed message copies, word lists and chat-process

@@ -93,6 +93,7 @@ class SearchHook:
         self._clock = clock
 
     async def on_session_archived(self, session: Session) -> None:
+        self._indexer.forget_session(session)  # held memory (docs/operations.md "Memory")
         fresh = await self._store.session(session.session_id) or session
         await self._store.cards.put(fresh, self._clock.now_ms())
 

@@ -1,0 +1,188 @@
+"""The outbox: the cross-process messages a commit owes, written in the commit's own store write
+and delivered at least once (docs/architecture.md "The outbox").
+
+An entry lives in the sending process's document under `outbox.<entry id>`, set by the same
+compare-and-set that commits the turn, closes or stops the process, so no crash point separates
+the two. Delivery steers each entry's message into its target's inbox with an idempotency key
+derived from the sender's turn (a redelivery is stored once: `Inbox.steer`), then unsets the
+delivered entries in one write. That write is the outbox's only cost, and only a turn that owes
+something pays it: a child closing or blocking (process_service/parent_notify.py), an observed
+process's commit (process_service/observations.py); an ordinary chat turn writes no entry.
+
+Delivery runs at once after the write; an entry left behind (a crash before its delivery, a
+failed delivery, a replica that died) is delivered by `run`: a scan when this replica starts
+and every `scan_every_s` after (the dispatcher's sweep cadence), at a retry after a failure,
+and whenever a lane of the process is taken (`note`). No turn polls.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+from typing import TYPE_CHECKING, Any
+
+from process_service.inbox import Inbox
+from process_service.lane_signals import LaneSignals
+from process_service.models import TurnFacts
+from process_service.parent_notify import PARENT, parent_message
+from process_service.store import ProcessStore
+from vance.ids import new_id
+
+if TYPE_CHECKING:
+    from process_service.observations import Observations
+
+logger = logging.getLogger(__name__)
+
+OUTBOX = "outbox"
+OBSERVE = "observe"  # entry kind: the observers of a committed turn (observations.py)
+RETRY_S = 2.0
+# The fields of a process document a delivery needs (the scan reads no chat state).
+_PROJECTION = {"pending": 0, "owned": 0, "drained_keys": 0, "recipe_snapshot": 0}
+
+
+def entry_fields(entries: list[dict[str, Any]]) -> dict[str, Any]:
+    """The `$set` fields that add entries to a process document's outbox."""
+    return {f"{OUTBOX}.{e['id']}": e for e in entries}
+
+
+def observe_entry(
+    facts: TurnFacts, status: str, close_reason: str, summary: str, payload: dict[str, Any]
+) -> dict[str, Any]:
+    """The observers of a committed turn are to hear of it (who they are is read at delivery:
+    Eddie may add one meanwhile). `status`/`close_reason`: what the commit set, as a later
+    delivery must tell it whatever the process did since."""
+    return {
+        "id": new_id("ob"),
+        "kind": OBSERVE,
+        "turn": facts.to_doc(),
+        "status": status,
+        "close_reason": close_reason,
+        "summary": summary,
+        "payload": payload,
+    }
+
+
+class Outbox:
+    def __init__(
+        self,
+        store: ProcessStore,
+        inbox: Inbox,
+        signals: LaneSignals,
+        *,
+        observations: Observations | None,
+        scan_every_s: float,
+        exit_before_delivery: str = "",
+    ) -> None:
+        """`exit_before_delivery`: a test's fault hook (VANCE_FAULT_EXIT_BEFORE_OUTBOX): when
+        a file of that name exists, the first delivery removes it and ends the process at once,
+        after the commit and before any message left (tests/test_outbox.py)."""
+        self._store = store
+        self._inbox = inbox
+        self._fault = exit_before_delivery
+        self._scan_every_s = scan_every_s
+        self.observations = observations  # the hub's observers (observations.py)
+        self._retry: set[str] = set()
+        self._wake = asyncio.Event()
+        signals.subscribe_outbox(self.deliver, self.note)
+
+    async def deliver(self, doc: dict[str, Any] | None) -> None:
+        """Delivers what the document's outbox holds; failures stay for a retry."""
+        entries: dict[str, Any] = (doc or {}).get(OUTBOX) or {}
+        if doc is None or not entries:
+            return
+        self._fault_point()
+        pid = str(doc["_id"])
+        done: list[str] = []
+        for entry_id in sorted(entries):  # ids are time-ordered: a BLOCKED before its CLOSED
+            try:
+                await self._send(doc, entries[entry_id])
+            except Exception as exc:
+                logger.warning("outbox entry %s of %s not delivered: %s", entry_id, pid, exc)
+                self._retry.add(pid)
+                self._wake.set()
+                continue
+            done.append(entry_id)
+        if done:
+            try:
+                await self._store.update(pid, {}, {"$unset": {f"{OUTBOX}.{e}": "" for e in done}})
+            except Exception as exc:  # delivered: a later delivery is deduplicated
+                logger.warning("outbox of %s not cleared: %s", pid, exc)
+
+    def note(self, doc: dict[str, Any]) -> None:
+        """A document this replica read anyway (a lane taken) still holds entries: deliver
+        them from `run`."""
+        if doc.get(OUTBOX):
+            self._retry.add(str(doc["_id"]))
+            self._wake.set()
+
+    async def scan(self) -> int:
+        """Delivers every outbox left in the store; returns how many processes had one."""
+        docs = await self._store.processes.find(
+            {OUTBOX: {"$exists": True, "$ne": {}}}, _PROJECTION
+        ).to_list(None)
+        for doc in docs:
+            await self.deliver(doc)
+        return len(docs)
+
+    async def run(self) -> None:
+        """Owned by process_service's background task group: the scan at start and every
+        `scan_every_s` (the lane sweep's cadence), retries and noted documents between."""
+        loop = asyncio.get_running_loop()
+        next_scan = loop.time()
+        while True:
+            if loop.time() >= next_scan:
+                try:
+                    found = await self.scan()
+                    if found:
+                        logger.info("delivered the outboxes of %d processes", found)
+                except Exception:
+                    logger.exception("outbox scan failed")
+                next_scan = loop.time() + self._scan_every_s
+            try:
+                await asyncio.wait_for(self._wake.wait(), timeout=next_scan - loop.time())
+            except TimeoutError:
+                continue
+            self._wake.clear()
+            await asyncio.sleep(RETRY_S if self._retry else 0)
+            ids, self._retry = sorted(self._retry), set()
+            try:
+                docs = await self._store.get_many(ids)
+            except Exception as exc:
+                logger.warning("outbox retry of %d processes failed: %s", len(ids), exc)
+                self._retry.update(ids)
+                self._wake.set()
+                continue
+            for doc in docs:
+                await self.deliver(doc)
+
+    async def _send(self, doc: dict[str, Any], entry: dict[str, Any]) -> None:
+        kind = entry.get("kind")
+        if kind == PARENT:
+            found = parent_message(doc, entry)
+            if found is not None:
+                parent, message = found
+                result = await self._inbox.steer(parent, "", "", message)
+                logger.debug("notified parent %s of %s: %s", parent, message.type, result.outcome)
+        elif kind == OBSERVE:
+            if self.observations is not None:
+                facts = TurnFacts.from_doc(entry["turn"])
+                committed = {
+                    **doc,
+                    "status": entry["status"],
+                    "close_reason": entry.get("close_reason") or "",
+                }
+                await self.observations.on_commit(
+                    facts,
+                    committed,
+                    str(entry.get("summary", "")),
+                    dict(entry.get("payload") or {}),
+                )
+        else:
+            logger.error("outbox entry of unknown kind %r dropped", kind)
+
+    def _fault_point(self) -> None:
+        if self._fault and os.path.exists(self._fault):
+            os.remove(self._fault)
+            logger.error("fault hook: exiting between a commit and its outbox delivery")
+            os._exit(3)
