@@ -16,7 +16,7 @@ import grpc
 
 from gateway.clients import Clients
 from vance.ids import new_id
-from vance.v1 import session_pb2 as spb
+from vance.internal.v1 import session_internal_pb2 as sipb
 
 if TYPE_CHECKING:
     from gateway.connection import Connection
@@ -56,8 +56,8 @@ class Replica:
     async def renew_forever(self, clients: Clients) -> None:
         while True:
             try:
-                await clients.sessions.RenewReplica(
-                    spb.ReplicaRequest(replica_id=self.replica_id, sessions=self.held()),
+                await clients.sessions_internal.RenewReplica(
+                    sipb.ReplicaRequest(replica_id=self.replica_id, sessions=self.held()),
                     timeout=LEASE_MS / 3000,
                 )
             except grpc.aio.AioRpcError as exc:
@@ -66,8 +66,8 @@ class Replica:
 
     async def shutdown(self, clients: Clients) -> None:
         try:
-            done = await clients.sessions.ShutdownReplica(
-                spb.ReplicaRequest(replica_id=self.replica_id, sessions=self.held()), timeout=10
+            done = await clients.sessions_internal.ShutdownReplica(
+                sipb.ReplicaRequest(replica_id=self.replica_id, sessions=self.held()), timeout=10
             )
             logger.info("replica %s: %d sessions suspended FORCED", self.replica_id, done.suspended)
         except grpc.aio.AioRpcError as exc:

@@ -7,9 +7,9 @@ from typing import Any
 from process_service.memory import PROCESS, PROJECT, MemoryRecord, MemoryStore, process_or_404
 from process_service.store import ProcessStore
 from vance.errors import InvalidArgumentError, grpc_errors
-from vance.v1 import process_pb2 as ppb
+from vance.internal.v1 import worker_pb2 as wkpb
 
-_SCOPES: dict[int, str] = {ppb.MEMORY_SCOPE_PROCESS: PROCESS, ppb.MEMORY_SCOPE_PROJECT: PROJECT}
+_SCOPES: dict[int, str] = {wkpb.MEMORY_SCOPE_PROCESS: PROCESS, wkpb.MEMORY_SCOPE_PROJECT: PROJECT}
 _SCOPES_BACK = {v: k for k, v in _SCOPES.items()}
 
 
@@ -20,8 +20,8 @@ def _scope(value: int) -> str:
     return scope
 
 
-def record_to_proto(r: MemoryRecord) -> ppb.MemoryRecord:
-    return ppb.MemoryRecord(
+def record_to_proto(r: MemoryRecord) -> wkpb.MemoryRecord:
+    return wkpb.MemoryRecord(
         id=r.id,
         scope=_SCOPES_BACK[r.scope],  # type: ignore[arg-type]
         kind=r.kind,
@@ -38,8 +38,8 @@ class MemoryRpcs:
 
     @grpc_errors
     async def RecordMemory(
-        self, request: ppb.RecordMemoryRequest, context: Any
-    ) -> ppb.MemoryRecord:
+        self, request: wkpb.RecordMemoryRequest, context: Any
+    ) -> wkpb.MemoryRecord:
         process = await process_or_404(self.store.get, request.process_id)
         record = await self.memory.record(
             process,
@@ -53,8 +53,8 @@ class MemoryRpcs:
 
     @grpc_errors
     async def ListMemory(
-        self, request: ppb.ListMemoryRequest, context: Any
-    ) -> ppb.ListMemoryResponse:
+        self, request: wkpb.ListMemoryRequest, context: Any
+    ) -> wkpb.ListMemoryResponse:
         process = await process_or_404(self.store.get, request.process_id)
         records = await self.memory.newest(process, _scope(request.scope), request.limit)
-        return ppb.ListMemoryResponse(records=[record_to_proto(r) for r in records])
+        return wkpb.ListMemoryResponse(records=[record_to_proto(r) for r in records])

@@ -16,8 +16,8 @@ from __future__ import annotations
 import asyncio
 import logging
 
-from vance.v1 import session_pb2 as spb
-from vance.v1 import session_pb2_grpc
+from vance.internal.v1 import session_internal_pb2 as sipb
+from vance.internal.v1 import session_internal_pb2_grpc
 
 logger = logging.getLogger(__name__)
 
@@ -27,7 +27,7 @@ CALL_TIMEOUT_S = 10.0
 
 
 class RollupNotifier:
-    def __init__(self, stub: session_pb2_grpc.SessionServiceAsyncStub) -> None:
+    def __init__(self, stub: session_internal_pb2_grpc.SessionInternalServiceAsyncStub) -> None:
         self._stub = stub
         self._pending: set[str] = set()
         self._wake = asyncio.Event()
@@ -44,7 +44,7 @@ class RollupNotifier:
             batch, self._pending = sorted(self._pending), set()
             try:
                 await self._stub.NoteEngineStatus(
-                    spb.NoteEngineStatusRequest(session_ids=batch), timeout=CALL_TIMEOUT_S
+                    sipb.NoteEngineStatusRequest(session_ids=batch), timeout=CALL_TIMEOUT_S
                 )
             except Exception as exc:
                 logger.warning("session roll-up of %d sessions not sent: %s", len(batch), exc)

@@ -34,25 +34,31 @@ from vance.channels import Channels
 from vance.clock import Clock, SystemClock
 from vance.config import Config, load_config
 from vance.domain import HUB_ONLY_ENGINES
+from vance.internal.v1 import (
+    process_internal_pb2,
+    process_internal_pb2_grpc,
+    recipe_internal_pb2_grpc,
+    session_internal_pb2_grpc,
+    tool_pb2,
+    tool_pb2_grpc,
+    worker_pb2,
+    worker_pb2_grpc,
+)
 from vance.logsetup import setup_logging
 from vance.observability.setup import start_observability
 from vance.owners import CachedOwners, ProcessLookup, SessionLookup
 from vance.server import GrpcHost, run_main, serve_until_signal
 from vance.store import connect, hot_commands
-from vance.v1 import (
-    process_pb2,
-    process_pb2_grpc,
-    recipe_pb2_grpc,
-    session_pb2,
-    session_pb2_grpc,
-    tool_pb2,
-    tool_pb2_grpc,
-)
+from vance.v1 import process_pb2, process_pb2_grpc, recipe_pb2_grpc, session_pb2, session_pb2_grpc
 
 logger = logging.getLogger(__name__)
 
 SERVICE_NAME = process_pb2.DESCRIPTOR.services_by_name["ProcessService"].full_name
-TOOL_HOST_NAME = tool_pb2.DESCRIPTOR.services_by_name["ToolHost"].full_name
+INTERNAL_SERVICE_NAME = process_internal_pb2.DESCRIPTOR.services_by_name[
+    "ProcessInternalService"
+].full_name
+WORKER_SERVICE_NAME = worker_pb2.DESCRIPTOR.services_by_name["WorkerService"].full_name
+TOOL_HOST_NAME = tool_pb2.DESCRIPTOR.services_by_name["ToolHostService"].full_name
 
 
 _PUMP_GRACE_S = 5.0
@@ -161,18 +167,22 @@ async def create_server(
         memory=memory,
     )
     channels = Channels(config)
-    rollup = RollupNotifier(session_pb2_grpc.SessionServiceStub(channels.get("session_service")))
+    sessions_internal = session_internal_pb2_grpc.SessionInternalServiceStub(
+        channels.get("session_service")
+    )
+    rollup = RollupNotifier(sessions_internal)
     lanes.on_status_change = rollup.note
     inbox.on_pending = rollup.note  # a new pending message is session activity too
     tools = ProcessTools(
         processes,
         inbox,
         recipe_pb2_grpc.RecipeServiceStub(channels.get("recipe_service")),
+        recipe_internal_pb2_grpc.RecipeInternalServiceStub(channels.get("recipe_service")),
         lambda: dispatcher.engines() - HUB_ONLY_ENGINES,  # what a process may spawn
     )
     # The hub (Eddie): observations of workers in other projects and the hub tools.
     sessions = session_pb2_grpc.SessionServiceStub(channels.get("session_service"))
-    observations = Observations(db, events, inbox, sessions)
+    observations = Observations(db, events, inbox, sessions_internal)
     await observations.mark_observed()
     turns.observations = observations
 
@@ -181,7 +191,7 @@ async def create_server(
             events.submit(session_id, NOTICE, {"type": type_, "data": data})
             await events.flush(session_id)
 
-    tools.hub = HubTools(db, processes, inbox, observations, sessions, publish)
+    tools.hub = HubTools(db, processes, inbox, observations, sessions, sessions_internal, publish)
     tools.work = work = user_work(db, sessions, clock, config)
     tools.talk = HubTalk(db, tools.hub)
     tools.plans = servicer.plans = Plans(db, inbox, observations, publish)
@@ -190,9 +200,21 @@ async def create_server(
         _session_owner(store, session_pb2_grpc.SessionServiceStub(channels.get("session_service"))),
         _process_session(store),
     )
-    host = GrpcHost([SERVICE_NAME, TOOL_HOST_NAME, WORK_SERVICE_NAME], config, owners=owners)
+    host = GrpcHost(
+        [
+            SERVICE_NAME,
+            INTERNAL_SERVICE_NAME,
+            WORKER_SERVICE_NAME,
+            TOOL_HOST_NAME,
+            WORK_SERVICE_NAME,
+        ],
+        config,
+        owners=owners,
+    )
     process_pb2_grpc.add_ProcessServiceServicer_to_server(servicer, host.server)
-    tool_pb2_grpc.add_ToolHostServicer_to_server(ProcessToolHost(tools), host.server)
+    process_internal_pb2_grpc.add_ProcessInternalServiceServicer_to_server(servicer, host.server)
+    worker_pb2_grpc.add_WorkerServiceServicer_to_server(servicer, host.server)
+    tool_pb2_grpc.add_ToolHostServiceServicer_to_server(ProcessToolHost(tools), host.server)
     serve_user_work(work, host.server)
     bound = host.bind(config.grpc_host, config.port("process_service") if port is None else port)
     background = Background(dispatcher, streams, events, chat_feed, rollup, channels)

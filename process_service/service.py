@@ -23,6 +23,9 @@ from process_service.worker_stream import WorkerStreams
 from vance import convert as c
 from vance import domain as d
 from vance.errors import AbortedError, InvalidArgumentError, grpc_errors
+from vance.internal.v1 import process_internal_pb2 as pipb
+from vance.internal.v1 import process_internal_pb2_grpc, worker_pb2_grpc
+from vance.internal.v1 import worker_pb2 as wkpb
 from vance.observability import metrics
 from vance.protoutil import struct_to_dict
 from vance.v1 import common_pb2 as pb
@@ -35,7 +38,16 @@ logger = logging.getLogger(__name__)
 _OUTCOME_LABELS = {v: k.removeprefix("DELIVERY_OUTCOME_") for k, v in pb.DeliveryOutcome.items()}
 
 
-class ProcessServicer(MemoryRpcs, PlanRpcs, process_pb2_grpc.ProcessServiceServicer):
+class ProcessServicer(
+    MemoryRpcs,
+    PlanRpcs,
+    process_pb2_grpc.ProcessServiceServicer,
+    process_internal_pb2_grpc.ProcessInternalServiceServicer,
+    worker_pb2_grpc.WorkerServiceServicer,
+):
+    """process_service's public (vance.v1) and service-only (vance.internal.v1) RPCs in one
+    servicer, registered once per service."""
+
     def __init__(
         self,
         *,
@@ -63,7 +75,7 @@ class ProcessServicer(MemoryRpcs, PlanRpcs, process_pb2_grpc.ProcessServiceServi
 
     @grpc_errors
     async def CreateProcess(
-        self, request: ppb.CreateProcessRequest, context: Any
+        self, request: pipb.CreateProcessRequest, context: Any
     ) -> pb.ThinkProcess:
         spec = pc.process_spec_from_proto(request)
         created = await self.processes.create(
@@ -77,16 +89,16 @@ class ProcessServicer(MemoryRpcs, PlanRpcs, process_pb2_grpc.ProcessServiceServi
 
     @grpc_errors
     async def ListSessionEngines(
-        self, request: ppb.ListSessionEnginesRequest, context: Any
-    ) -> ppb.ListSessionEnginesResponse:
+        self, request: pipb.ListSessionEnginesRequest, context: Any
+    ) -> pipb.ListSessionEnginesResponse:
         ids = _session_ids(request.session_ids)
         states = await self.store.engine_states(ids)
-        return ppb.ListSessionEnginesResponse(
+        return pipb.ListSessionEnginesResponse(
             sessions=[
-                ppb.SessionEngines(
+                pipb.SessionEngines(
                     session_id=sid,
                     engines=[
-                        ppb.EngineState(
+                        pipb.EngineState(
                             process_id=str(doc["_id"]),
                             status=c.status_to_proto(d.ProcessStatus(doc["status"])),
                             pending_count=len(doc.get("pending_keys") or [])
@@ -157,16 +169,16 @@ class ProcessServicer(MemoryRpcs, PlanRpcs, process_pb2_grpc.ProcessServiceServi
 
     @grpc_errors
     async def DrainPending(
-        self, request: ppb.DrainPendingRequest, context: Any
-    ) -> ppb.DrainPendingResponse:
+        self, request: wkpb.DrainPendingRequest, context: Any
+    ) -> wkpb.DrainPendingResponse:
         msgs = await self.processes.pending(request.process_id, set(request.exclude_ids))
-        return ppb.DrainPendingResponse(messages=[c.steer_to_proto(m) for m in msgs])
+        return wkpb.DrainPendingResponse(messages=[c.steer_to_proto(m) for m in msgs])
 
     # ---- session lifecycle cascades (process_service/cascade.py) ----
 
     @grpc_errors
     async def SuspendProcesses(
-        self, request: ppb.SessionCascadeRequest, context: Any
+        self, request: pipb.SessionCascadeRequest, context: Any
     ) -> ppb.ListProcessesResponse:
         cause = pc.suspend_cause_from_proto(request.suspend_cause)
         done = await self.cascade.suspend(_session(request), cause, list(request.process_ids))
@@ -174,14 +186,14 @@ class ProcessServicer(MemoryRpcs, PlanRpcs, process_pb2_grpc.ProcessServiceServi
 
     @grpc_errors
     async def ResumeProcesses(
-        self, request: ppb.SessionCascadeRequest, context: Any
+        self, request: pipb.SessionCascadeRequest, context: Any
     ) -> ppb.ListProcessesResponse:
         done = await self.cascade.resume(_session(request), list(request.process_ids))
         return ppb.ListProcessesResponse(processes=[pc.process_doc_to_proto(p) for p in done])
 
     @grpc_errors
     async def CloseProcesses(
-        self, request: ppb.SessionCascadeRequest, context: Any
+        self, request: pipb.SessionCascadeRequest, context: Any
     ) -> ppb.ListProcessesResponse:
         reason = c.close_reason_from_proto(request.close_reason) or d.CloseReason.STOPPED
         done = await self.cascade.close(_session(request), reason, list(request.process_ids))
@@ -189,46 +201,46 @@ class ProcessServicer(MemoryRpcs, PlanRpcs, process_pb2_grpc.ProcessServiceServi
 
     @grpc_errors
     async def DeleteSessionData(
-        self, request: ppb.SessionCascadeRequest, context: Any
-    ) -> ppb.DeleteSessionDataResponse:
+        self, request: pipb.SessionCascadeRequest, context: Any
+    ) -> pipb.DeleteSessionDataResponse:
         deleted = await self.cascade.delete(_session(request))
         await self.chat_feed.scrub(request.session_id)
-        return ppb.DeleteSessionDataResponse(**deleted)
+        return pipb.DeleteSessionDataResponse(**deleted)
 
     # ---- the same for many sessions (the lifecycle sweeps' batches) ----
 
     @grpc_errors
     async def ListSessionsProcesses(
-        self, request: ppb.ListSessionsProcessesRequest, context: Any
-    ) -> ppb.ListSessionsProcessesResponse:
+        self, request: pipb.ListSessionsProcessesRequest, context: Any
+    ) -> pipb.ListSessionsProcessesResponse:
         found = await self.processes.in_sessions(
             _session_ids(request.session_ids), include_terminated=request.include_terminated
         )
-        out = ppb.ListSessionsProcessesResponse()
+        out = pipb.ListSessionsProcessesResponse()
         for sid, processes in found.items():
             out.sessions[sid].processes.extend(c.process_to_proto(p) for p in processes)
         return out
 
     @grpc_errors
     async def SuspendSessions(
-        self, request: ppb.SessionsCascadeRequest, context: Any
-    ) -> ppb.SessionsCascadeResponse:
+        self, request: pipb.SessionsCascadeRequest, context: Any
+    ) -> pipb.SessionsCascadeResponse:
         cause = pc.suspend_cause_from_proto(request.suspend_cause)
         moved, failed = await self.cascade.suspend_sessions(
             _session_ids(request.session_ids), cause
         )
-        return ppb.SessionsCascadeResponse(processes=moved, failed_session_ids=failed)
+        return pipb.SessionsCascadeResponse(processes=moved, failed_session_ids=failed)
 
     @grpc_errors
     async def CloseSessions(
-        self, request: ppb.SessionsCascadeRequest, context: Any
-    ) -> ppb.SessionsCascadeResponse:
+        self, request: pipb.SessionsCascadeRequest, context: Any
+    ) -> pipb.SessionsCascadeResponse:
         reason = c.close_reason_from_proto(request.close_reason) or d.CloseReason.STOPPED
         moved, failed = await self.cascade.close_sessions(_session_ids(request.session_ids), reason)
-        return ppb.SessionsCascadeResponse(processes=moved, failed_session_ids=failed)
+        return pipb.SessionsCascadeResponse(processes=moved, failed_session_ids=failed)
 
     @grpc_errors
-    async def RespawnChat(self, request: ppb.RespawnChatRequest, context: Any) -> pb.ThinkProcess:
+    async def RespawnChat(self, request: pipb.RespawnChatRequest, context: Any) -> pb.ThinkProcess:
         spec = pc.process_spec_from_proto(request.process)
         created = await self.cascade.respawn_chat(
             spec,
@@ -263,17 +275,17 @@ class ProcessServicer(MemoryRpcs, PlanRpcs, process_pb2_grpc.ProcessServiceServi
             raise AbortedError(str(exc), reason="subscriber_overflow") from exc
 
     async def StreamChatFeed(
-        self, request: ppb.ChatFeedRequest, context: Any
-    ) -> AsyncIterator[ppb.ChatFeedPage]:
+        self, request: pipb.ChatFeedRequest, context: Any
+    ) -> AsyncIterator[pipb.ChatFeedPage]:
         async for page in self.chat_feed.follow(request.after):
             yield page_to_proto(page)
 
     @grpc_errors
     async def AckChatFeed(
-        self, request: ppb.ChatFeedRequest, context: Any
-    ) -> ppb.AckChatFeedResponse:
+        self, request: pipb.ChatFeedRequest, context: Any
+    ) -> pipb.AckChatFeedResponse:
         await self.chat_feed.trim(request.after)
-        return ppb.AckChatFeedResponse()
+        return pipb.AckChatFeedResponse()
 
     # ---- workers ----
 
@@ -285,9 +297,9 @@ class ProcessServicer(MemoryRpcs, PlanRpcs, process_pb2_grpc.ProcessServiceServi
 
     async def WorkerConnect(
         self,
-        request_iterator: AsyncIterator[ppb.WorkerMessage],
-        context: grpc.aio.ServicerContext[ppb.WorkerMessage, ppb.DispatchMessage],
-    ) -> AsyncIterator[ppb.DispatchMessage]:
+        request_iterator: AsyncIterator[wkpb.WorkerMessage],
+        context: grpc.aio.ServicerContext[wkpb.WorkerMessage, wkpb.DispatchMessage],
+    ) -> AsyncIterator[wkpb.DispatchMessage]:
         try:
             first = await anext(aiter(request_iterator))
         except StopAsyncIteration:
@@ -304,16 +316,16 @@ class ProcessServicer(MemoryRpcs, PlanRpcs, process_pb2_grpc.ProcessServiceServi
 
     @grpc_errors
     async def PublishNotice(
-        self, request: ppb.PublishNoticeRequest, context: Any
-    ) -> ppb.PublishNoticeResponse:
+        self, request: pipb.PublishNoticeRequest, context: Any
+    ) -> pipb.PublishNoticeResponse:
         data = {"type": request.notice.type, "data": struct_to_dict(request.notice.data)}
         for session_id in request.session_ids:
             self.events.submit(session_id, NOTICE, data)
             await self.events.flush(session_id)
-        return ppb.PublishNoticeResponse()
+        return pipb.PublishNoticeResponse()
 
 
-def _session(request: ppb.SessionCascadeRequest) -> str:
+def _session(request: pipb.SessionCascadeRequest) -> str:
     if not request.session_id:
         raise InvalidArgumentError("session_id is required")
     return request.session_id

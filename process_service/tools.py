@@ -28,6 +28,8 @@ from process_service.tool_specs import PROCESS_TOOLS
 from process_service.user_work.specs import USER_WORK_TOOL_NAMES, USER_WORK_TOOLS
 from vance.domain import DeliveryOutcome, ProcessStatus, ThinkProcess, UserChatInput
 from vance.errors import VanceError
+from vance.internal.v1 import recipe_internal_pb2 as ripb
+from vance.internal.v1 import recipe_internal_pb2_grpc
 from vance.protoutil import dict_to_struct, struct_to_dict
 from vance.v1 import recipe_pb2 as rpb
 from vance.v1 import recipe_pb2_grpc
@@ -75,19 +77,21 @@ class ProcessTools:
         processes: Processes,
         inbox: Inbox,
         recipes: recipe_pb2_grpc.RecipeServiceAsyncStub,
+        recipes_internal: recipe_internal_pb2_grpc.RecipeInternalServiceAsyncStub,
         engines_available: Callable[[], set[str]],
     ) -> None:
         self._processes = processes
         self._inbox = inbox
         self._recipes = recipes
+        self._recipes_internal = recipes_internal  # ApplyRecipe, the catalog, the selector
         self._engines_available = engines_available
         self.hub: HubTools | None = None  # the hub tools (hub_tools.py), set at wiring
         self.work: UserWork | None = None  # the user's own tools (user_work/), set at wiring
         self.talk: HubTalk | None = None  # talking to projects (hub_talk.py), set at wiring
         self.plans: Plans | None = None  # plan mode (plans.py), set at wiring
         # process_create_delegate spawns through self.spawn, the path process_create takes.
-        self._delegation = Delegation(self.spawn, processes, recipes, engines_available)
-        self._generated = GeneratedRecipes(recipes, engines_available)
+        self._delegation = Delegation(self.spawn, processes, recipes_internal, engines_available)
+        self._generated = GeneratedRecipes(recipes, recipes_internal, engines_available)
         self._howdoi = HowDoI()
 
     async def invoke(
@@ -169,8 +173,8 @@ class ProcessTools:
         if not isinstance(params, dict):
             raise ToolError("'params' must be an object")
         try:
-            applied = await self._recipes.ApplyRecipe(
-                rpb.ApplyRecipeRequest(
+            applied = await self._recipes_internal.ApplyRecipe(
+                ripb.ApplyRecipeRequest(
                     tenant_id=str(caller.get("tenant_id", "")),
                     project_id=str(caller.get("project_id", "")),
                     recipe=recipe,

@@ -12,12 +12,16 @@ from recipe_service.manuals import Manuals
 from recipe_service.models import ModelSize, RecipeSource
 from recipe_service.selector import RecipeSelector
 from vance.errors import FailedPreconditionError, grpc_errors
+from vance.internal.v1 import recipe_internal_pb2 as ripb
+from vance.internal.v1 import recipe_internal_pb2_grpc
 from vance.protoutil import struct_to_dict
 from vance.v1 import recipe_pb2 as rpb
 from vance.v1 import recipe_pb2_grpc
 
 
-class RecipeServicer(recipe_pb2_grpc.RecipeServiceServicer):
+class RecipeServicer(
+    recipe_pb2_grpc.RecipeServiceServicer, recipe_internal_pb2_grpc.RecipeInternalServiceServicer
+):
     def __init__(
         self,
         recipes: Recipes,
@@ -48,7 +52,9 @@ class RecipeServicer(recipe_pb2_grpc.RecipeServiceServicer):
         return convert.recipe_to_proto(found)
 
     @grpc_errors
-    async def ApplyRecipe(self, request: rpb.ApplyRecipeRequest, context: Any) -> rpb.AppliedRecipe:
+    async def ApplyRecipe(
+        self, request: ripb.ApplyRecipeRequest, context: Any
+    ) -> ripb.AppliedRecipe:
         applied = await self.recipes.apply(
             request.tenant_id,
             request.project_id,
@@ -89,8 +95,8 @@ class RecipeServicer(recipe_pb2_grpc.RecipeServiceServicer):
 
     @grpc_errors
     async def ResolveLifecycle(
-        self, request: rpb.ResolveLifecycleRequest, context: Any
-    ) -> rpb.ResolvedLifecycle:
+        self, request: ripb.ResolveLifecycleRequest, context: Any
+    ) -> ripb.ResolvedLifecycle:
         resolved = await self.recipes.resolve_lifecycle(
             request.tenant_id,
             request.project_id,
@@ -129,8 +135,8 @@ class RecipeServicer(recipe_pb2_grpc.RecipeServiceServicer):
 
     @grpc_errors
     async def SelectRecipe(
-        self, request: rpb.SelectRecipeRequest, context: Any
-    ) -> rpb.RecipeSelection:
+        self, request: ripb.SelectRecipeRequest, context: Any
+    ) -> ripb.RecipeSelection:
         selection = await self.selector.select(
             request.tenant_id,
             request.project_id,
@@ -141,7 +147,9 @@ class RecipeServicer(recipe_pb2_grpc.RecipeServiceServicer):
         return convert.selection_to_proto(selection)
 
     @grpc_errors
-    async def ListInventory(self, request: rpb.ListInventoryRequest, context: Any) -> rpb.Inventory:
+    async def ListInventory(
+        self, request: ripb.ListInventoryRequest, context: Any
+    ) -> ripb.Inventory:
         inventory = await recipe_inventory(
             self.recipes,
             request.tenant_id,

@@ -9,6 +9,7 @@ from session_service import convert as sc
 from session_service.home import HUB_ENGINE, HUB_RECIPE, Home
 from session_service.user_inbox import UserInbox, item_to_proto
 from vance.errors import InvalidArgumentError, grpc_errors
+from vance.internal.v1 import session_internal_pb2 as sipb
 from vance.v1 import session_pb2 as spb
 
 
@@ -20,11 +21,11 @@ class HubRpcs:
         raise NotImplementedError  # SessionServicer's
 
     @grpc_errors
-    async def EnsureHome(self, request: spb.EnsureHomeRequest, context: Any) -> spb.HomeInfo:
+    async def EnsureHome(self, request: sipb.EnsureHomeRequest, context: Any) -> sipb.HomeInfo:
         if not request.tenant_id or not request.username:
             raise InvalidArgumentError("tenant and username are required")
         project_id, created = await self.home.ensure(request.tenant_id, request.username)
-        return spb.HomeInfo(project_id=project_id, group="Home", created=created)
+        return sipb.HomeInfo(project_id=project_id, group="Home", created=created)
 
     @grpc_errors
     async def OpenHubSession(

@@ -17,6 +17,8 @@ from session_service.sessions import DEFAULT_CHAT_ENGINE, Sessions
 from session_service.settings_access import check_visible, user_may_write
 from session_service.user_inbox import UserInbox
 from vance.errors import InvalidArgumentError, NotFoundError, PermissionDeniedError, grpc_errors
+from vance.internal.v1 import session_internal_pb2 as sipb
+from vance.internal.v1 import session_internal_pb2_grpc
 from vance.v1 import session_pb2 as spb
 from vance.v1 import session_pb2_grpc
 
@@ -27,6 +29,7 @@ class SessionServicer(
     OwnershipRpcs,
     HubRpcs,
     session_pb2_grpc.SessionServiceServicer,
+    session_internal_pb2_grpc.SessionInternalServiceServicer,
 ):
     def __init__(
         self,
@@ -44,7 +47,7 @@ class SessionServicer(
         self.search = search
 
     @grpc_errors
-    async def Authenticate(self, request: spb.AuthenticateRequest, context: Any) -> spb.User:
+    async def Authenticate(self, request: sipb.AuthenticateRequest, context: Any) -> spb.User:
         user = await self.sessions.authenticate(
             request.tenant_id, request.username, request.password
         )
@@ -156,12 +159,12 @@ class SessionServicer(
 
     @grpc_errors
     async def RenewBindLeases(
-        self, request: spb.RenewBindLeasesRequest, context: Any
-    ) -> spb.RenewBindLeasesResponse:
+        self, request: sipb.RenewBindLeasesRequest, context: Any
+    ) -> sipb.RenewBindLeasesResponse:
         grants = await self.lifecycle.binding.renew(
             [(b.session_id, b.connection_id, b.lease_ms) for b in request.beats]
         )
-        return spb.RenewBindLeasesResponse(
+        return sipb.RenewBindLeasesResponse(
             beats=[spb.HeartbeatResponse(ok=g > 0, lease_ms=g) for g in grants]
         )
 
@@ -225,7 +228,9 @@ class SessionServicer(
         return spb.DeleteSessionResponse(deleted=await self.lifecycle.archive.delete(session))
 
     @grpc_errors
-    async def RunSweeps(self, request: spb.RunSweepsRequest, context: Any) -> spb.RunSweepsResponse:
+    async def RunSweeps(
+        self, request: sipb.RunSweepsRequest, context: Any
+    ) -> sipb.RunSweepsResponse:
         only = frozenset(request.only_session_ids) or None
         now = request.now_ms or self.transitions.clock.now_ms()
         report = await self.lifecycle.sweepers.run_all(now, only)
@@ -233,8 +238,8 @@ class SessionServicer(
 
     @grpc_errors
     async def RestartForced(
-        self, request: spb.RestartForcedRequest, context: Any
-    ) -> spb.RunSweepsResponse:
+        self, request: sipb.RestartForcedRequest, context: Any
+    ) -> sipb.RunSweepsResponse:
         configured = self.lifecycle.config.auto_restart_forced
         report = await self.lifecycle.sweepers.restart_forced(
             max_concurrent=request.max_concurrent or configured.max_concurrent,

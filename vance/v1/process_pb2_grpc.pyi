@@ -34,13 +34,8 @@ class ProcessServiceStub:
     def __new__(cls, channel: _grpc.Channel) -> _Self: ...
     @_typing.overload
     def __new__(cls, channel: _aio.Channel) -> ProcessServiceAsyncStub: ...
-    CreateProcess: _grpc.UnaryUnaryMultiCallable[_process_pb2.CreateProcessRequest, _common_pb2.ThinkProcess]
     GetProcess: _grpc.UnaryUnaryMultiCallable[_process_pb2.GetProcessRequest, _common_pb2.ThinkProcess]
     ListProcesses: _grpc.UnaryUnaryMultiCallable[_process_pb2.ListProcessesRequest, _process_pb2.ListProcessesResponse]
-    ListSessionEngines: _grpc.UnaryUnaryMultiCallable[_process_pb2.ListSessionEnginesRequest, _process_pb2.ListSessionEnginesResponse]
-    """The status and inbox size of every process of many sessions, in two store reads: what
-    session_service's RUNNING/IDLE roll-up needs (session_service/rollup.py).
-    """
     Steer: _grpc.UnaryUnaryMultiCallable[_process_pb2.SteerRequest, _process_pb2.SteerResponse]
     """Stores a message in the target inbox and wakes the target if it waits for input."""
     Pause: _grpc.UnaryUnaryMultiCallable[_process_pb2.ProcessRef, _common_pb2.ThinkProcess]
@@ -49,54 +44,13 @@ class ProcessServiceStub:
     PauseSession: _grpc.UnaryUnaryMultiCallable[_process_pb2.PauseSessionRequest, _process_pb2.ListProcessesResponse]
     """Session-wide pause (ESC): pauses only RUNNING and INIT processes."""
     ListChatMessages: _grpc.UnaryUnaryMultiCallable[_process_pb2.ListChatMessagesRequest, _process_pb2.ListChatMessagesResponse]
-    DrainPending: _grpc.UnaryUnaryMultiCallable[_process_pb2.DrainPendingRequest, _process_pb2.DrainPendingResponse]
-    """Undrained, delivered inbox messages of a process, oldest first. Draining marks are set only
-    when the turn that read them commits.
-    """
     SubscribeSession: _grpc.UnaryStreamMultiCallable[_process_pb2.SubscribeSessionRequest, _common_pb2.SessionEvent]
     """Every event of a session after since_seq, then live events, until the caller cancels."""
     SubscribeSessionBatches: _grpc.UnaryStreamMultiCallable[_process_pb2.SubscribeSessionRequest, _process_pb2.SessionEventBatch]
     """The same events, each message carrying all that were ready at once (a turn's commit writes
     several together): fewer messages for a follower that relays them, such as the gateway.
     """
-    StreamChatFeed: _grpc.UnaryStreamMultiCallable[_process_pb2.ChatFeedRequest, _process_pb2.ChatFeedPage]
-    """Chat messages appended in any session, page by page in the order process_service logged
-    them, after a position the caller keeps (0: from the start), then live, until the caller
-    cancels. session_service's search indexer reads it (process_service/event_feed.py).
-    """
-    AckChatFeed: _grpc.UnaryUnaryMultiCallable[_process_pb2.ChatFeedRequest, _process_pb2.AckChatFeedResponse]
-    """The reader has indexed every page up to `after`: those pages may go."""
-    WorkerConnect: _grpc.StreamStreamMultiCallable[_process_pb2.WorkerMessage, _process_pb2.DispatchMessage]
-    """One bidirectional stream per engine worker: hello, heartbeats, turn events and commits in;
-    turn assignments out.
-    """
     ListWorkers: _grpc.UnaryUnaryMultiCallable[_process_pb2.ListWorkersRequest, _process_pb2.ListWorkersResponse]
-    SuspendProcesses: _grpc.UnaryUnaryMultiCallable[_process_pb2.SessionCascadeRequest, _process_pb2.ListProcessesResponse]
-    """---- session lifecycle cascades (seed 002 §9, §11), driven by session_service ----
-    Non-CLOSED processes -> SUSPENDED with the cause; a running turn is cancelled and its
-    messages go back to pending, so a resume handles them.
-    """
-    ResumeProcesses: _grpc.UnaryUnaryMultiCallable[_process_pb2.SessionCascadeRequest, _process_pb2.ListProcessesResponse]
-    """SUSPENDED processes -> IDLE (INIT if never started); pending messages start a turn."""
-    CloseProcesses: _grpc.UnaryUnaryMultiCallable[_process_pb2.SessionCascadeRequest, _process_pb2.ListProcessesResponse]
-    """Non-CLOSED processes -> CLOSED with close_reason; pending messages are dropped."""
-    DeleteSessionData: _grpc.UnaryUnaryMultiCallable[_process_pb2.SessionCascadeRequest, _process_pb2.DeleteSessionDataResponse]
-    """Hard delete of everything process_service keeps for the session."""
-    ListSessionsProcesses: _grpc.UnaryUnaryMultiCallable[_process_pb2.ListSessionsProcessesRequest, _process_pb2.ListSessionsProcessesResponse]
-    """---- the same for many sessions in one call (the lifecycle sweeps) ----
-    The processes of each session (ListProcesses for many sessions), keyed by session id.
-    """
-    SuspendSessions: _grpc.UnaryUnaryMultiCallable[_process_pb2.SessionsCascadeRequest, _process_pb2.SessionsCascadeResponse]
-    """SuspendProcesses of every process of each session."""
-    CloseSessions: _grpc.UnaryUnaryMultiCallable[_process_pb2.SessionsCascadeRequest, _process_pb2.SessionsCascadeResponse]
-    """CloseProcesses of every process of each session."""
-    RespawnChat: _grpc.UnaryUnaryMultiCallable[_process_pb2.RespawnChatRequest, _common_pb2.ThinkProcess]
-    """Reactivate: a new process whose chat starts as a copy of another process's chat."""
-    RecordMemory: _grpc.UnaryUnaryMultiCallable[_process_pb2.RecordMemoryRequest, _process_pb2.MemoryRecord]
-    """Engine memory (process_service/memory.py): records of a process or of its project."""
-    ListMemory: _grpc.UnaryUnaryMultiCallable[_process_pb2.ListMemoryRequest, _process_pb2.ListMemoryResponse]
-    PublishNotice: _grpc.UnaryUnaryMultiCallable[_process_pb2.PublishNoticeRequest, _process_pb2.PublishNoticeResponse]
-    """A notice (docs/protocol.md "Hub") pushed into the event streams of the given sessions."""
     DecidePlan: _grpc.UnaryUnaryMultiCallable[_process_pb2.DecidePlanRequest, _process_pb2.PlanState]
     """Plan mode (process_service/plans.py): the user's decision on a proposed plan, and a
     process's plan with its todo list as they stand.
@@ -110,13 +64,8 @@ class ProcessServiceStub:
 @_typing.type_check_only
 class ProcessServiceAsyncStub(ProcessServiceStub):
     def __init__(self, channel: _aio.Channel) -> None: ...
-    CreateProcess: _aio.UnaryUnaryMultiCallable[_process_pb2.CreateProcessRequest, _common_pb2.ThinkProcess]  # type: ignore[assignment]
     GetProcess: _aio.UnaryUnaryMultiCallable[_process_pb2.GetProcessRequest, _common_pb2.ThinkProcess]  # type: ignore[assignment]
     ListProcesses: _aio.UnaryUnaryMultiCallable[_process_pb2.ListProcessesRequest, _process_pb2.ListProcessesResponse]  # type: ignore[assignment]
-    ListSessionEngines: _aio.UnaryUnaryMultiCallable[_process_pb2.ListSessionEnginesRequest, _process_pb2.ListSessionEnginesResponse]  # type: ignore[assignment]
-    """The status and inbox size of every process of many sessions, in two store reads: what
-    session_service's RUNNING/IDLE roll-up needs (session_service/rollup.py).
-    """
     Steer: _aio.UnaryUnaryMultiCallable[_process_pb2.SteerRequest, _process_pb2.SteerResponse]  # type: ignore[assignment]
     """Stores a message in the target inbox and wakes the target if it waits for input."""
     Pause: _aio.UnaryUnaryMultiCallable[_process_pb2.ProcessRef, _common_pb2.ThinkProcess]  # type: ignore[assignment]
@@ -125,54 +74,13 @@ class ProcessServiceAsyncStub(ProcessServiceStub):
     PauseSession: _aio.UnaryUnaryMultiCallable[_process_pb2.PauseSessionRequest, _process_pb2.ListProcessesResponse]  # type: ignore[assignment]
     """Session-wide pause (ESC): pauses only RUNNING and INIT processes."""
     ListChatMessages: _aio.UnaryUnaryMultiCallable[_process_pb2.ListChatMessagesRequest, _process_pb2.ListChatMessagesResponse]  # type: ignore[assignment]
-    DrainPending: _aio.UnaryUnaryMultiCallable[_process_pb2.DrainPendingRequest, _process_pb2.DrainPendingResponse]  # type: ignore[assignment]
-    """Undrained, delivered inbox messages of a process, oldest first. Draining marks are set only
-    when the turn that read them commits.
-    """
     SubscribeSession: _aio.UnaryStreamMultiCallable[_process_pb2.SubscribeSessionRequest, _common_pb2.SessionEvent]  # type: ignore[assignment]
     """Every event of a session after since_seq, then live events, until the caller cancels."""
     SubscribeSessionBatches: _aio.UnaryStreamMultiCallable[_process_pb2.SubscribeSessionRequest, _process_pb2.SessionEventBatch]  # type: ignore[assignment]
     """The same events, each message carrying all that were ready at once (a turn's commit writes
     several together): fewer messages for a follower that relays them, such as the gateway.
     """
-    StreamChatFeed: _aio.UnaryStreamMultiCallable[_process_pb2.ChatFeedRequest, _process_pb2.ChatFeedPage]  # type: ignore[assignment]
-    """Chat messages appended in any session, page by page in the order process_service logged
-    them, after a position the caller keeps (0: from the start), then live, until the caller
-    cancels. session_service's search indexer reads it (process_service/event_feed.py).
-    """
-    AckChatFeed: _aio.UnaryUnaryMultiCallable[_process_pb2.ChatFeedRequest, _process_pb2.AckChatFeedResponse]  # type: ignore[assignment]
-    """The reader has indexed every page up to `after`: those pages may go."""
-    WorkerConnect: _aio.StreamStreamMultiCallable[_process_pb2.WorkerMessage, _process_pb2.DispatchMessage]  # type: ignore[assignment]
-    """One bidirectional stream per engine worker: hello, heartbeats, turn events and commits in;
-    turn assignments out.
-    """
     ListWorkers: _aio.UnaryUnaryMultiCallable[_process_pb2.ListWorkersRequest, _process_pb2.ListWorkersResponse]  # type: ignore[assignment]
-    SuspendProcesses: _aio.UnaryUnaryMultiCallable[_process_pb2.SessionCascadeRequest, _process_pb2.ListProcessesResponse]  # type: ignore[assignment]
-    """---- session lifecycle cascades (seed 002 §9, §11), driven by session_service ----
-    Non-CLOSED processes -> SUSPENDED with the cause; a running turn is cancelled and its
-    messages go back to pending, so a resume handles them.
-    """
-    ResumeProcesses: _aio.UnaryUnaryMultiCallable[_process_pb2.SessionCascadeRequest, _process_pb2.ListProcessesResponse]  # type: ignore[assignment]
-    """SUSPENDED processes -> IDLE (INIT if never started); pending messages start a turn."""
-    CloseProcesses: _aio.UnaryUnaryMultiCallable[_process_pb2.SessionCascadeRequest, _process_pb2.ListProcessesResponse]  # type: ignore[assignment]
-    """Non-CLOSED processes -> CLOSED with close_reason; pending messages are dropped."""
-    DeleteSessionData: _aio.UnaryUnaryMultiCallable[_process_pb2.SessionCascadeRequest, _process_pb2.DeleteSessionDataResponse]  # type: ignore[assignment]
-    """Hard delete of everything process_service keeps for the session."""
-    ListSessionsProcesses: _aio.UnaryUnaryMultiCallable[_process_pb2.ListSessionsProcessesRequest, _process_pb2.ListSessionsProcessesResponse]  # type: ignore[assignment]
-    """---- the same for many sessions in one call (the lifecycle sweeps) ----
-    The processes of each session (ListProcesses for many sessions), keyed by session id.
-    """
-    SuspendSessions: _aio.UnaryUnaryMultiCallable[_process_pb2.SessionsCascadeRequest, _process_pb2.SessionsCascadeResponse]  # type: ignore[assignment]
-    """SuspendProcesses of every process of each session."""
-    CloseSessions: _aio.UnaryUnaryMultiCallable[_process_pb2.SessionsCascadeRequest, _process_pb2.SessionsCascadeResponse]  # type: ignore[assignment]
-    """CloseProcesses of every process of each session."""
-    RespawnChat: _aio.UnaryUnaryMultiCallable[_process_pb2.RespawnChatRequest, _common_pb2.ThinkProcess]  # type: ignore[assignment]
-    """Reactivate: a new process whose chat starts as a copy of another process's chat."""
-    RecordMemory: _aio.UnaryUnaryMultiCallable[_process_pb2.RecordMemoryRequest, _process_pb2.MemoryRecord]  # type: ignore[assignment]
-    """Engine memory (process_service/memory.py): records of a process or of its project."""
-    ListMemory: _aio.UnaryUnaryMultiCallable[_process_pb2.ListMemoryRequest, _process_pb2.ListMemoryResponse]  # type: ignore[assignment]
-    PublishNotice: _aio.UnaryUnaryMultiCallable[_process_pb2.PublishNoticeRequest, _process_pb2.PublishNoticeResponse]  # type: ignore[assignment]
-    """A notice (docs/protocol.md "Hub") pushed into the event streams of the given sessions."""
     DecidePlan: _aio.UnaryUnaryMultiCallable[_process_pb2.DecidePlanRequest, _process_pb2.PlanState]  # type: ignore[assignment]
     """Plan mode (process_service/plans.py): the user's decision on a proposed plan, and a
     process's plan with its todo list as they stand.
@@ -184,13 +92,6 @@ class ProcessServiceAsyncStub(ProcessServiceStub):
     """
 
 class ProcessServiceServicer(metaclass=_abc_1.ABCMeta):
-    @_abc_1.abstractmethod
-    def CreateProcess(
-        self,
-        request: _process_pb2.CreateProcessRequest,
-        context: _ServicerContext,
-    ) -> _typing.Union[_common_pb2.ThinkProcess, _abc.Awaitable[_common_pb2.ThinkProcess]]: ...
-
     @_abc_1.abstractmethod
     def GetProcess(
         self,
@@ -204,16 +105,6 @@ class ProcessServiceServicer(metaclass=_abc_1.ABCMeta):
         request: _process_pb2.ListProcessesRequest,
         context: _ServicerContext,
     ) -> _typing.Union[_process_pb2.ListProcessesResponse, _abc.Awaitable[_process_pb2.ListProcessesResponse]]: ...
-
-    @_abc_1.abstractmethod
-    def ListSessionEngines(
-        self,
-        request: _process_pb2.ListSessionEnginesRequest,
-        context: _ServicerContext,
-    ) -> _typing.Union[_process_pb2.ListSessionEnginesResponse, _abc.Awaitable[_process_pb2.ListSessionEnginesResponse]]:
-        """The status and inbox size of every process of many sessions, in two store reads: what
-        session_service's RUNNING/IDLE roll-up needs (session_service/rollup.py).
-        """
 
     @_abc_1.abstractmethod
     def Steer(
@@ -260,16 +151,6 @@ class ProcessServiceServicer(metaclass=_abc_1.ABCMeta):
     ) -> _typing.Union[_process_pb2.ListChatMessagesResponse, _abc.Awaitable[_process_pb2.ListChatMessagesResponse]]: ...
 
     @_abc_1.abstractmethod
-    def DrainPending(
-        self,
-        request: _process_pb2.DrainPendingRequest,
-        context: _ServicerContext,
-    ) -> _typing.Union[_process_pb2.DrainPendingResponse, _abc.Awaitable[_process_pb2.DrainPendingResponse]]:
-        """Undrained, delivered inbox messages of a process, oldest first. Draining marks are set only
-        when the turn that read them commits.
-        """
-
-    @_abc_1.abstractmethod
     def SubscribeSession(
         self,
         request: _process_pb2.SubscribeSessionRequest,
@@ -288,132 +169,11 @@ class ProcessServiceServicer(metaclass=_abc_1.ABCMeta):
         """
 
     @_abc_1.abstractmethod
-    def StreamChatFeed(
-        self,
-        request: _process_pb2.ChatFeedRequest,
-        context: _ServicerContext,
-    ) -> _typing.Union[_abc.Iterator[_process_pb2.ChatFeedPage], _abc.AsyncIterator[_process_pb2.ChatFeedPage]]:
-        """Chat messages appended in any session, page by page in the order process_service logged
-        them, after a position the caller keeps (0: from the start), then live, until the caller
-        cancels. session_service's search indexer reads it (process_service/event_feed.py).
-        """
-
-    @_abc_1.abstractmethod
-    def AckChatFeed(
-        self,
-        request: _process_pb2.ChatFeedRequest,
-        context: _ServicerContext,
-    ) -> _typing.Union[_process_pb2.AckChatFeedResponse, _abc.Awaitable[_process_pb2.AckChatFeedResponse]]:
-        """The reader has indexed every page up to `after`: those pages may go."""
-
-    @_abc_1.abstractmethod
-    def WorkerConnect(
-        self,
-        request_iterator: _MaybeAsyncIterator[_process_pb2.WorkerMessage],
-        context: _ServicerContext,
-    ) -> _typing.Union[_abc.Iterator[_process_pb2.DispatchMessage], _abc.AsyncIterator[_process_pb2.DispatchMessage]]:
-        """One bidirectional stream per engine worker: hello, heartbeats, turn events and commits in;
-        turn assignments out.
-        """
-
-    @_abc_1.abstractmethod
     def ListWorkers(
         self,
         request: _process_pb2.ListWorkersRequest,
         context: _ServicerContext,
     ) -> _typing.Union[_process_pb2.ListWorkersResponse, _abc.Awaitable[_process_pb2.ListWorkersResponse]]: ...
-
-    @_abc_1.abstractmethod
-    def SuspendProcesses(
-        self,
-        request: _process_pb2.SessionCascadeRequest,
-        context: _ServicerContext,
-    ) -> _typing.Union[_process_pb2.ListProcessesResponse, _abc.Awaitable[_process_pb2.ListProcessesResponse]]:
-        """---- session lifecycle cascades (seed 002 §9, §11), driven by session_service ----
-        Non-CLOSED processes -> SUSPENDED with the cause; a running turn is cancelled and its
-        messages go back to pending, so a resume handles them.
-        """
-
-    @_abc_1.abstractmethod
-    def ResumeProcesses(
-        self,
-        request: _process_pb2.SessionCascadeRequest,
-        context: _ServicerContext,
-    ) -> _typing.Union[_process_pb2.ListProcessesResponse, _abc.Awaitable[_process_pb2.ListProcessesResponse]]:
-        """SUSPENDED processes -> IDLE (INIT if never started); pending messages start a turn."""
-
-    @_abc_1.abstractmethod
-    def CloseProcesses(
-        self,
-        request: _process_pb2.SessionCascadeRequest,
-        context: _ServicerContext,
-    ) -> _typing.Union[_process_pb2.ListProcessesResponse, _abc.Awaitable[_process_pb2.ListProcessesResponse]]:
-        """Non-CLOSED processes -> CLOSED with close_reason; pending messages are dropped."""
-
-    @_abc_1.abstractmethod
-    def DeleteSessionData(
-        self,
-        request: _process_pb2.SessionCascadeRequest,
-        context: _ServicerContext,
-    ) -> _typing.Union[_process_pb2.DeleteSessionDataResponse, _abc.Awaitable[_process_pb2.DeleteSessionDataResponse]]:
-        """Hard delete of everything process_service keeps for the session."""
-
-    @_abc_1.abstractmethod
-    def ListSessionsProcesses(
-        self,
-        request: _process_pb2.ListSessionsProcessesRequest,
-        context: _ServicerContext,
-    ) -> _typing.Union[_process_pb2.ListSessionsProcessesResponse, _abc.Awaitable[_process_pb2.ListSessionsProcessesResponse]]:
-        """---- the same for many sessions in one call (the lifecycle sweeps) ----
-        The processes of each session (ListProcesses for many sessions), keyed by session id.
-        """
-
-    @_abc_1.abstractmethod
-    def SuspendSessions(
-        self,
-        request: _process_pb2.SessionsCascadeRequest,
-        context: _ServicerContext,
-    ) -> _typing.Union[_process_pb2.SessionsCascadeResponse, _abc.Awaitable[_process_pb2.SessionsCascadeResponse]]:
-        """SuspendProcesses of every process of each session."""
-
-    @_abc_1.abstractmethod
-    def CloseSessions(
-        self,
-        request: _process_pb2.SessionsCascadeRequest,
-        context: _ServicerContext,
-    ) -> _typing.Union[_process_pb2.SessionsCascadeResponse, _abc.Awaitable[_process_pb2.SessionsCascadeResponse]]:
-        """CloseProcesses of every process of each session."""
-
-    @_abc_1.abstractmethod
-    def RespawnChat(
-        self,
-        request: _process_pb2.RespawnChatRequest,
-        context: _ServicerContext,
-    ) -> _typing.Union[_common_pb2.ThinkProcess, _abc.Awaitable[_common_pb2.ThinkProcess]]:
-        """Reactivate: a new process whose chat starts as a copy of another process's chat."""
-
-    @_abc_1.abstractmethod
-    def RecordMemory(
-        self,
-        request: _process_pb2.RecordMemoryRequest,
-        context: _ServicerContext,
-    ) -> _typing.Union[_process_pb2.MemoryRecord, _abc.Awaitable[_process_pb2.MemoryRecord]]:
-        """Engine memory (process_service/memory.py): records of a process or of its project."""
-
-    @_abc_1.abstractmethod
-    def ListMemory(
-        self,
-        request: _process_pb2.ListMemoryRequest,
-        context: _ServicerContext,
-    ) -> _typing.Union[_process_pb2.ListMemoryResponse, _abc.Awaitable[_process_pb2.ListMemoryResponse]]: ...
-
-    @_abc_1.abstractmethod
-    def PublishNotice(
-        self,
-        request: _process_pb2.PublishNoticeRequest,
-        context: _ServicerContext,
-    ) -> _typing.Union[_process_pb2.PublishNoticeResponse, _abc.Awaitable[_process_pb2.PublishNoticeResponse]]:
-        """A notice (docs/protocol.md "Hub") pushed into the event streams of the given sessions."""
 
     @_abc_1.abstractmethod
     def DecidePlan(

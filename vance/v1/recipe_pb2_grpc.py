@@ -44,11 +44,6 @@ class RecipeServiceStub:
                 request_serializer=vance_dot_v1_dot_recipe__pb2.GetRecipeRequest.SerializeToString,
                 response_deserializer=vance_dot_v1_dot_recipe__pb2.Recipe.FromString,
                 _registered_method=True)
-        self.ApplyRecipe = channel.unary_unary(
-                '/vance.v1.RecipeService/ApplyRecipe',
-                request_serializer=vance_dot_v1_dot_recipe__pb2.ApplyRecipeRequest.SerializeToString,
-                response_deserializer=vance_dot_v1_dot_recipe__pb2.AppliedRecipe.FromString,
-                _registered_method=True)
         self.CreateRecipe = channel.unary_unary(
                 '/vance.v1.RecipeService/CreateRecipe',
                 request_serializer=vance_dot_v1_dot_recipe__pb2.CreateRecipeRequest.SerializeToString,
@@ -64,30 +59,10 @@ class RecipeServiceStub:
                 request_serializer=vance_dot_v1_dot_recipe__pb2.DeleteRecipeRequest.SerializeToString,
                 response_deserializer=vance_dot_v1_dot_recipe__pb2.DeleteRecipeResponse.FromString,
                 _registered_method=True)
-        self.ResolveLifecycle = channel.unary_unary(
-                '/vance.v1.RecipeService/ResolveLifecycle',
-                request_serializer=vance_dot_v1_dot_recipe__pb2.ResolveLifecycleRequest.SerializeToString,
-                response_deserializer=vance_dot_v1_dot_recipe__pb2.ResolvedLifecycle.FromString,
-                _registered_method=True)
-        self.ListEngines = channel.unary_unary(
-                '/vance.v1.RecipeService/ListEngines',
-                request_serializer=vance_dot_v1_dot_recipe__pb2.ListEnginesRequest.SerializeToString,
-                response_deserializer=vance_dot_v1_dot_recipe__pb2.ListEnginesResponse.FromString,
-                _registered_method=True)
         self.ReloadEngines = channel.unary_unary(
                 '/vance.v1.RecipeService/ReloadEngines',
                 request_serializer=vance_dot_v1_dot_recipe__pb2.ListEnginesRequest.SerializeToString,
                 response_deserializer=vance_dot_v1_dot_recipe__pb2.ListEnginesResponse.FromString,
-                _registered_method=True)
-        self.SelectRecipe = channel.unary_unary(
-                '/vance.v1.RecipeService/SelectRecipe',
-                request_serializer=vance_dot_v1_dot_recipe__pb2.SelectRecipeRequest.SerializeToString,
-                response_deserializer=vance_dot_v1_dot_recipe__pb2.RecipeSelection.FromString,
-                _registered_method=True)
-        self.ListInventory = channel.unary_unary(
-                '/vance.v1.RecipeService/ListInventory',
-                request_serializer=vance_dot_v1_dot_recipe__pb2.ListInventoryRequest.SerializeToString,
-                response_deserializer=vance_dot_v1_dot_recipe__pb2.Inventory.FromString,
                 _registered_method=True)
         self.ListManuals = channel.unary_unary(
                 '/vance.v1.RecipeService/ListManuals',
@@ -128,13 +103,6 @@ class RecipeServiceServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
-    def ApplyRecipe(self, request, context):
-        """Resolves a recipe for a spawn: cascade lookup, parameter merge, profile block, prompt.
-        """
-        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
-        context.set_details('Method not implemented!')
-        raise NotImplementedError('Method not implemented!')
-
     def CreateRecipe(self, request, context):
         """Stored recipes: tenant level when project_id is empty, else project level.
         """
@@ -154,36 +122,8 @@ class RecipeServiceServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
-    def ResolveLifecycle(self, request, context):
-        """The five session lifecycle properties for a bootstrap recipe and profile (seed 002 §6).
-        """
-        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
-        context.set_details('Method not implemented!')
-        raise NotImplementedError('Method not implemented!')
-
-    def ListEngines(self, request, context):
-        """Missing associated documentation comment in .proto file."""
-        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
-        context.set_details('Method not implemented!')
-        raise NotImplementedError('Method not implemented!')
-
     def ReloadEngines(self, request, context):
         """Re-reads the engine catalog file; on a parse error the old catalog stays active.
-        """
-        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
-        context.set_details('Method not implemented!')
-        raise NotImplementedError('Method not implemented!')
-
-    def SelectRecipe(self, request, context):
-        """The recipe selector of process_create_delegate: one model call over the engine catalog
-        and the recipe inventory. Never fails for a bad task or model reply: those end as NONE.
-        """
-        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
-        context.set_details('Method not implemented!')
-        raise NotImplementedError('Method not implemented!')
-
-    def ListInventory(self, request, context):
-        """What the selector may pick: listed, not internal, no `_` names, capped.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
@@ -228,11 +168,6 @@ def add_RecipeServiceServicer_to_server(servicer, server):
                     request_deserializer=vance_dot_v1_dot_recipe__pb2.GetRecipeRequest.FromString,
                     response_serializer=vance_dot_v1_dot_recipe__pb2.Recipe.SerializeToString,
             ),
-            'ApplyRecipe': grpc.unary_unary_rpc_method_handler(
-                    servicer.ApplyRecipe,
-                    request_deserializer=vance_dot_v1_dot_recipe__pb2.ApplyRecipeRequest.FromString,
-                    response_serializer=vance_dot_v1_dot_recipe__pb2.AppliedRecipe.SerializeToString,
-            ),
             'CreateRecipe': grpc.unary_unary_rpc_method_handler(
                     servicer.CreateRecipe,
                     request_deserializer=vance_dot_v1_dot_recipe__pb2.CreateRecipeRequest.FromString,
@@ -248,30 +183,10 @@ def add_RecipeServiceServicer_to_server(servicer, server):
                     request_deserializer=vance_dot_v1_dot_recipe__pb2.DeleteRecipeRequest.FromString,
                     response_serializer=vance_dot_v1_dot_recipe__pb2.DeleteRecipeResponse.SerializeToString,
             ),
-            'ResolveLifecycle': grpc.unary_unary_rpc_method_handler(
-                    servicer.ResolveLifecycle,
-                    request_deserializer=vance_dot_v1_dot_recipe__pb2.ResolveLifecycleRequest.FromString,
-                    response_serializer=vance_dot_v1_dot_recipe__pb2.ResolvedLifecycle.SerializeToString,
-            ),
-            'ListEngines': grpc.unary_unary_rpc_method_handler(
-                    servicer.ListEngines,
-                    request_deserializer=vance_dot_v1_dot_recipe__pb2.ListEnginesRequest.FromString,
-                    response_serializer=vance_dot_v1_dot_recipe__pb2.ListEnginesResponse.SerializeToString,
-            ),
             'ReloadEngines': grpc.unary_unary_rpc_method_handler(
                     servicer.ReloadEngines,
                     request_deserializer=vance_dot_v1_dot_recipe__pb2.ListEnginesRequest.FromString,
                     response_serializer=vance_dot_v1_dot_recipe__pb2.ListEnginesResponse.SerializeToString,
-            ),
-            'SelectRecipe': grpc.unary_unary_rpc_method_handler(
-                    servicer.SelectRecipe,
-                    request_deserializer=vance_dot_v1_dot_recipe__pb2.SelectRecipeRequest.FromString,
-                    response_serializer=vance_dot_v1_dot_recipe__pb2.RecipeSelection.SerializeToString,
-            ),
-            'ListInventory': grpc.unary_unary_rpc_method_handler(
-                    servicer.ListInventory,
-                    request_deserializer=vance_dot_v1_dot_recipe__pb2.ListInventoryRequest.FromString,
-                    response_serializer=vance_dot_v1_dot_recipe__pb2.Inventory.SerializeToString,
             ),
             'ListManuals': grpc.unary_unary_rpc_method_handler(
                     servicer.ListManuals,
@@ -348,33 +263,6 @@ class RecipeService:
             '/vance.v1.RecipeService/GetRecipe',
             vance_dot_v1_dot_recipe__pb2.GetRecipeRequest.SerializeToString,
             vance_dot_v1_dot_recipe__pb2.Recipe.FromString,
-            options,
-            channel_credentials,
-            insecure,
-            call_credentials,
-            compression,
-            wait_for_ready,
-            timeout,
-            metadata,
-            _registered_method=True)
-
-    @staticmethod
-    def ApplyRecipe(request,
-            target,
-            options=(),
-            channel_credentials=None,
-            call_credentials=None,
-            insecure=False,
-            compression=None,
-            wait_for_ready=None,
-            timeout=None,
-            metadata=None):
-        return grpc.experimental.unary_unary(
-            request,
-            target,
-            '/vance.v1.RecipeService/ApplyRecipe',
-            vance_dot_v1_dot_recipe__pb2.ApplyRecipeRequest.SerializeToString,
-            vance_dot_v1_dot_recipe__pb2.AppliedRecipe.FromString,
             options,
             channel_credentials,
             insecure,
@@ -467,60 +355,6 @@ class RecipeService:
             _registered_method=True)
 
     @staticmethod
-    def ResolveLifecycle(request,
-            target,
-            options=(),
-            channel_credentials=None,
-            call_credentials=None,
-            insecure=False,
-            compression=None,
-            wait_for_ready=None,
-            timeout=None,
-            metadata=None):
-        return grpc.experimental.unary_unary(
-            request,
-            target,
-            '/vance.v1.RecipeService/ResolveLifecycle',
-            vance_dot_v1_dot_recipe__pb2.ResolveLifecycleRequest.SerializeToString,
-            vance_dot_v1_dot_recipe__pb2.ResolvedLifecycle.FromString,
-            options,
-            channel_credentials,
-            insecure,
-            call_credentials,
-            compression,
-            wait_for_ready,
-            timeout,
-            metadata,
-            _registered_method=True)
-
-    @staticmethod
-    def ListEngines(request,
-            target,
-            options=(),
-            channel_credentials=None,
-            call_credentials=None,
-            insecure=False,
-            compression=None,
-            wait_for_ready=None,
-            timeout=None,
-            metadata=None):
-        return grpc.experimental.unary_unary(
-            request,
-            target,
-            '/vance.v1.RecipeService/ListEngines',
-            vance_dot_v1_dot_recipe__pb2.ListEnginesRequest.SerializeToString,
-            vance_dot_v1_dot_recipe__pb2.ListEnginesResponse.FromString,
-            options,
-            channel_credentials,
-            insecure,
-            call_credentials,
-            compression,
-            wait_for_ready,
-            timeout,
-            metadata,
-            _registered_method=True)
-
-    @staticmethod
     def ReloadEngines(request,
             target,
             options=(),
@@ -537,60 +371,6 @@ class RecipeService:
             '/vance.v1.RecipeService/ReloadEngines',
             vance_dot_v1_dot_recipe__pb2.ListEnginesRequest.SerializeToString,
             vance_dot_v1_dot_recipe__pb2.ListEnginesResponse.FromString,
-            options,
-            channel_credentials,
-            insecure,
-            call_credentials,
-            compression,
-            wait_for_ready,
-            timeout,
-            metadata,
-            _registered_method=True)
-
-    @staticmethod
-    def SelectRecipe(request,
-            target,
-            options=(),
-            channel_credentials=None,
-            call_credentials=None,
-            insecure=False,
-            compression=None,
-            wait_for_ready=None,
-            timeout=None,
-            metadata=None):
-        return grpc.experimental.unary_unary(
-            request,
-            target,
-            '/vance.v1.RecipeService/SelectRecipe',
-            vance_dot_v1_dot_recipe__pb2.SelectRecipeRequest.SerializeToString,
-            vance_dot_v1_dot_recipe__pb2.RecipeSelection.FromString,
-            options,
-            channel_credentials,
-            insecure,
-            call_credentials,
-            compression,
-            wait_for_ready,
-            timeout,
-            metadata,
-            _registered_method=True)
-
-    @staticmethod
-    def ListInventory(request,
-            target,
-            options=(),
-            channel_credentials=None,
-            call_credentials=None,
-            insecure=False,
-            compression=None,
-            wait_for_ready=None,
-            timeout=None,
-            metadata=None):
-        return grpc.experimental.unary_unary(
-            request,
-            target,
-            '/vance.v1.RecipeService/ListInventory',
-            vance_dot_v1_dot_recipe__pb2.ListInventoryRequest.SerializeToString,
-            vance_dot_v1_dot_recipe__pb2.Inventory.FromString,
             options,
             channel_credentials,
             insecure,

@@ -38,23 +38,12 @@ class RecipeServiceStub:
     level that has it wins. `source` narrows the list to one stored level.
     """
     GetRecipe: _grpc.UnaryUnaryMultiCallable[_recipe_pb2.GetRecipeRequest, _recipe_pb2.Recipe]
-    ApplyRecipe: _grpc.UnaryUnaryMultiCallable[_recipe_pb2.ApplyRecipeRequest, _recipe_pb2.AppliedRecipe]
-    """Resolves a recipe for a spawn: cascade lookup, parameter merge, profile block, prompt."""
     CreateRecipe: _grpc.UnaryUnaryMultiCallable[_recipe_pb2.CreateRecipeRequest, _recipe_pb2.Recipe]
     """Stored recipes: tenant level when project_id is empty, else project level."""
     UpdateRecipe: _grpc.UnaryUnaryMultiCallable[_recipe_pb2.UpdateRecipeRequest, _recipe_pb2.Recipe]
     DeleteRecipe: _grpc.UnaryUnaryMultiCallable[_recipe_pb2.DeleteRecipeRequest, _recipe_pb2.DeleteRecipeResponse]
-    ResolveLifecycle: _grpc.UnaryUnaryMultiCallable[_recipe_pb2.ResolveLifecycleRequest, _recipe_pb2.ResolvedLifecycle]
-    """The five session lifecycle properties for a bootstrap recipe and profile (seed 002 §6)."""
-    ListEngines: _grpc.UnaryUnaryMultiCallable[_recipe_pb2.ListEnginesRequest, _recipe_pb2.ListEnginesResponse]
     ReloadEngines: _grpc.UnaryUnaryMultiCallable[_recipe_pb2.ListEnginesRequest, _recipe_pb2.ListEnginesResponse]
     """Re-reads the engine catalog file; on a parse error the old catalog stays active."""
-    SelectRecipe: _grpc.UnaryUnaryMultiCallable[_recipe_pb2.SelectRecipeRequest, _recipe_pb2.RecipeSelection]
-    """The recipe selector of process_create_delegate: one model call over the engine catalog
-    and the recipe inventory. Never fails for a bad task or model reply: those end as NONE.
-    """
-    ListInventory: _grpc.UnaryUnaryMultiCallable[_recipe_pb2.ListInventoryRequest, _recipe_pb2.Inventory]
-    """What the selector may pick: listed, not internal, no `_` names, capped."""
     ListManuals: _grpc.UnaryUnaryMultiCallable[_recipe_pb2.ListManualsRequest, _recipe_pb2.ListManualsResponse]
     """The manuals a recipe names in params.manualPaths, each found project -> tenant -> bundled."""
     ReadManual: _grpc.UnaryUnaryMultiCallable[_recipe_pb2.ReadManualRequest, _recipe_pb2.Manual]
@@ -70,23 +59,12 @@ class RecipeServiceAsyncStub(RecipeServiceStub):
     level that has it wins. `source` narrows the list to one stored level.
     """
     GetRecipe: _aio.UnaryUnaryMultiCallable[_recipe_pb2.GetRecipeRequest, _recipe_pb2.Recipe]  # type: ignore[assignment]
-    ApplyRecipe: _aio.UnaryUnaryMultiCallable[_recipe_pb2.ApplyRecipeRequest, _recipe_pb2.AppliedRecipe]  # type: ignore[assignment]
-    """Resolves a recipe for a spawn: cascade lookup, parameter merge, profile block, prompt."""
     CreateRecipe: _aio.UnaryUnaryMultiCallable[_recipe_pb2.CreateRecipeRequest, _recipe_pb2.Recipe]  # type: ignore[assignment]
     """Stored recipes: tenant level when project_id is empty, else project level."""
     UpdateRecipe: _aio.UnaryUnaryMultiCallable[_recipe_pb2.UpdateRecipeRequest, _recipe_pb2.Recipe]  # type: ignore[assignment]
     DeleteRecipe: _aio.UnaryUnaryMultiCallable[_recipe_pb2.DeleteRecipeRequest, _recipe_pb2.DeleteRecipeResponse]  # type: ignore[assignment]
-    ResolveLifecycle: _aio.UnaryUnaryMultiCallable[_recipe_pb2.ResolveLifecycleRequest, _recipe_pb2.ResolvedLifecycle]  # type: ignore[assignment]
-    """The five session lifecycle properties for a bootstrap recipe and profile (seed 002 §6)."""
-    ListEngines: _aio.UnaryUnaryMultiCallable[_recipe_pb2.ListEnginesRequest, _recipe_pb2.ListEnginesResponse]  # type: ignore[assignment]
     ReloadEngines: _aio.UnaryUnaryMultiCallable[_recipe_pb2.ListEnginesRequest, _recipe_pb2.ListEnginesResponse]  # type: ignore[assignment]
     """Re-reads the engine catalog file; on a parse error the old catalog stays active."""
-    SelectRecipe: _aio.UnaryUnaryMultiCallable[_recipe_pb2.SelectRecipeRequest, _recipe_pb2.RecipeSelection]  # type: ignore[assignment]
-    """The recipe selector of process_create_delegate: one model call over the engine catalog
-    and the recipe inventory. Never fails for a bad task or model reply: those end as NONE.
-    """
-    ListInventory: _aio.UnaryUnaryMultiCallable[_recipe_pb2.ListInventoryRequest, _recipe_pb2.Inventory]  # type: ignore[assignment]
-    """What the selector may pick: listed, not internal, no `_` names, capped."""
     ListManuals: _aio.UnaryUnaryMultiCallable[_recipe_pb2.ListManualsRequest, _recipe_pb2.ListManualsResponse]  # type: ignore[assignment]
     """The manuals a recipe names in params.manualPaths, each found project -> tenant -> bundled."""
     ReadManual: _aio.UnaryUnaryMultiCallable[_recipe_pb2.ReadManualRequest, _recipe_pb2.Manual]  # type: ignore[assignment]
@@ -113,14 +91,6 @@ class RecipeServiceServicer(metaclass=_abc_1.ABCMeta):
     ) -> _typing.Union[_recipe_pb2.Recipe, _abc.Awaitable[_recipe_pb2.Recipe]]: ...
 
     @_abc_1.abstractmethod
-    def ApplyRecipe(
-        self,
-        request: _recipe_pb2.ApplyRecipeRequest,
-        context: _ServicerContext,
-    ) -> _typing.Union[_recipe_pb2.AppliedRecipe, _abc.Awaitable[_recipe_pb2.AppliedRecipe]]:
-        """Resolves a recipe for a spawn: cascade lookup, parameter merge, profile block, prompt."""
-
-    @_abc_1.abstractmethod
     def CreateRecipe(
         self,
         request: _recipe_pb2.CreateRecipeRequest,
@@ -143,45 +113,12 @@ class RecipeServiceServicer(metaclass=_abc_1.ABCMeta):
     ) -> _typing.Union[_recipe_pb2.DeleteRecipeResponse, _abc.Awaitable[_recipe_pb2.DeleteRecipeResponse]]: ...
 
     @_abc_1.abstractmethod
-    def ResolveLifecycle(
-        self,
-        request: _recipe_pb2.ResolveLifecycleRequest,
-        context: _ServicerContext,
-    ) -> _typing.Union[_recipe_pb2.ResolvedLifecycle, _abc.Awaitable[_recipe_pb2.ResolvedLifecycle]]:
-        """The five session lifecycle properties for a bootstrap recipe and profile (seed 002 §6)."""
-
-    @_abc_1.abstractmethod
-    def ListEngines(
-        self,
-        request: _recipe_pb2.ListEnginesRequest,
-        context: _ServicerContext,
-    ) -> _typing.Union[_recipe_pb2.ListEnginesResponse, _abc.Awaitable[_recipe_pb2.ListEnginesResponse]]: ...
-
-    @_abc_1.abstractmethod
     def ReloadEngines(
         self,
         request: _recipe_pb2.ListEnginesRequest,
         context: _ServicerContext,
     ) -> _typing.Union[_recipe_pb2.ListEnginesResponse, _abc.Awaitable[_recipe_pb2.ListEnginesResponse]]:
         """Re-reads the engine catalog file; on a parse error the old catalog stays active."""
-
-    @_abc_1.abstractmethod
-    def SelectRecipe(
-        self,
-        request: _recipe_pb2.SelectRecipeRequest,
-        context: _ServicerContext,
-    ) -> _typing.Union[_recipe_pb2.RecipeSelection, _abc.Awaitable[_recipe_pb2.RecipeSelection]]:
-        """The recipe selector of process_create_delegate: one model call over the engine catalog
-        and the recipe inventory. Never fails for a bad task or model reply: those end as NONE.
-        """
-
-    @_abc_1.abstractmethod
-    def ListInventory(
-        self,
-        request: _recipe_pb2.ListInventoryRequest,
-        context: _ServicerContext,
-    ) -> _typing.Union[_recipe_pb2.Inventory, _abc.Awaitable[_recipe_pb2.Inventory]]:
-        """What the selector may pick: listed, not internal, no `_` names, capped."""
 
     @_abc_1.abstractmethod
     def ListManuals(

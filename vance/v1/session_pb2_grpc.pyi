@@ -31,7 +31,6 @@ class SessionServiceStub:
     def __new__(cls, channel: _grpc.Channel) -> _Self: ...
     @_typing.overload
     def __new__(cls, channel: _aio.Channel) -> SessionServiceAsyncStub: ...
-    Authenticate: _grpc.UnaryUnaryMultiCallable[_session_pb2.AuthenticateRequest, _session_pb2.User]
     GetUser: _grpc.UnaryUnaryMultiCallable[_session_pb2.GetUserRequest, _session_pb2.User]
     CreateUser: _grpc.UnaryUnaryMultiCallable[_session_pb2.CreateUserRequest, _session_pb2.User]
     GetProject: _grpc.UnaryUnaryMultiCallable[_session_pb2.GetProjectRequest, _session_pb2.Project]
@@ -59,11 +58,6 @@ class SessionServiceStub:
     """Every inbound frame: refreshes lastActivityAt for the bound (or joined) connection; on a
     miss, reclaims a bind that is free or stale (never a fresh foreign one).
     """
-    RenewBindLeases: _grpc.UnaryUnaryMultiCallable[_session_pb2.RenewBindLeasesRequest, _session_pb2.RenewBindLeasesResponse]
-    """Many heartbeats in one call and one store write: a gateway renews the bind leases of all
-    its busy connections at once, ahead of their frames. `reclaim` is ignored; a beat answered
-    `ok: false` was not renewed (its connection asks with Heartbeat on its next frame).
-    """
     ReleaseBind: _grpc.UnaryUnaryMultiCallable[_session_pb2.ReleaseBindRequest, _session_pb2.Session]
     """A connection leaves: a participant just leaves, a bind escalates to a survivor, else it is
     released and, on disconnect, onDisconnect applies.
@@ -87,44 +81,12 @@ class SessionServiceStub:
     """Tenant admins only (403 admin_required); unknown keys (400 unknown_setting) and bad values
     (400 invalid_setting) are refused; idempotent.
     """
-    RunSweeps: _grpc.UnaryUnaryMultiCallable[_session_pb2.RunSweepsRequest, _session_pb2.RunSweepsResponse]
-    """Admin and tests: every sweep once, with now_ms as the time."""
-    RestartForced: _grpc.UnaryUnaryMultiCallable[_session_pb2.RestartForcedRequest, _session_pb2.RunSweepsResponse]
-    """Admin and tests: the auto-restart pass over FORCED-suspended sessions (seed 002 §10.1)."""
-    ResolveEngineSettings: _grpc.UnaryUnaryMultiCallable[_session_pb2.ResolveEngineSettingsRequest, _session_pb2.EngineSettings]
-    """Engines (session_service/engine_settings.py): the typed settings of a process, read
-    through process -> session -> project -> tenant, and written at a chosen level.
-    """
-    SetEngineSetting: _grpc.UnaryUnaryMultiCallable[_session_pb2.SetEngineSettingRequest, _session_pb2.EngineSettings]
-    WatchSettings: _grpc.UnaryStreamMultiCallable[_session_pb2.WatchSettingsRequest, _session_pb2.SettingsChange]
-    """One message at once and one after every settings write through this replica: a caller
-    that keeps resolved engine settings (engine workers) drops them on each.
-    """
-    NoteEngineStatus: _grpc.UnaryUnaryMultiCallable[_session_pb2.NoteEngineStatusRequest, _session_pb2.NoteEngineStatusResponse]
-    """process_service, after engine status changes and new pending messages: recompute the
-    RUNNING/IDLE roll-up of these sessions and write it (and their list cards) when it changed,
-    and stamp their engine activity (session_service/rollup.py).
-    """
-    RenewReplica: _grpc.UnaryUnaryMultiCallable[_session_pb2.ReplicaRequest, _session_pb2.ReplicaResponse]
-    """Gateway replicas (session_service/ownership.py): renew the lease on the sessions a replica
-    holds; a replica shutting down suspends them FORCED; an expired lease is taken over (the
-    sweep does it; admin and tests call it with a time) and its sessions suspended FORCED,
-    then auto-restarted when that is enabled.
-    """
-    ShutdownReplica: _grpc.UnaryUnaryMultiCallable[_session_pb2.ReplicaRequest, _session_pb2.ReplicaResponse]
-    TakeOverReplicas: _grpc.UnaryUnaryMultiCallable[_session_pb2.TakeOverReplicasRequest, _session_pb2.ReplicaResponse]
-    EnsureHome: _grpc.UnaryUnaryMultiCallable[_session_pb2.EnsureHomeRequest, _session_pb2.HomeInfo]
-    """---- Eddie hub (docs/protocol.md "Hub") ----
-    Idempotent: the tenant's `Home` group, the user's SYSTEM project and `home.project.id`.
-    """
     OpenHubSession: _grpc.UnaryUnaryMultiCallable[_session_pb2.OpenHubSessionRequest, _session_pb2.BindSessionResponse]
     """Binds the connection to the user's most recent unbound open hub session, or creates one."""
     ListProjects: _grpc.UnaryUnaryMultiCallable[_session_pb2.ListProjectsRequest, _session_pb2.ListProjectsResponse]
     DeleteProject: _grpc.UnaryUnaryMultiCallable[_session_pb2.ProjectOpRequest, _session_pb2.DeleteProjectResponse]
     ArchiveProject: _grpc.UnaryUnaryMultiCallable[_session_pb2.ProjectOpRequest, _session_pb2.Project]
     GetUserSetting: _grpc.UnaryUnaryMultiCallable[_session_pb2.GetUserSettingRequest, _session_pb2.UserSetting]
-    AddInboxItem: _grpc.UnaryUnaryMultiCallable[_session_pb2.InboxItem, _session_pb2.InboxItem]
-    """The user's inbox."""
     ListInboxItems: _grpc.UnaryUnaryMultiCallable[_session_pb2.ListInboxItemsRequest, _session_pb2.ListInboxItemsResponse]
     GetInboxItem: _grpc.UnaryUnaryMultiCallable[_session_pb2.InboxItemRef, _session_pb2.InboxItem]
     MarkInboxItem: _grpc.UnaryUnaryMultiCallable[_session_pb2.MarkInboxItemRequest, _session_pb2.InboxItem]
@@ -133,7 +95,6 @@ class SessionServiceStub:
 @_typing.type_check_only
 class SessionServiceAsyncStub(SessionServiceStub):
     def __init__(self, channel: _aio.Channel) -> None: ...
-    Authenticate: _aio.UnaryUnaryMultiCallable[_session_pb2.AuthenticateRequest, _session_pb2.User]  # type: ignore[assignment]
     GetUser: _aio.UnaryUnaryMultiCallable[_session_pb2.GetUserRequest, _session_pb2.User]  # type: ignore[assignment]
     CreateUser: _aio.UnaryUnaryMultiCallable[_session_pb2.CreateUserRequest, _session_pb2.User]  # type: ignore[assignment]
     GetProject: _aio.UnaryUnaryMultiCallable[_session_pb2.GetProjectRequest, _session_pb2.Project]  # type: ignore[assignment]
@@ -161,11 +122,6 @@ class SessionServiceAsyncStub(SessionServiceStub):
     """Every inbound frame: refreshes lastActivityAt for the bound (or joined) connection; on a
     miss, reclaims a bind that is free or stale (never a fresh foreign one).
     """
-    RenewBindLeases: _aio.UnaryUnaryMultiCallable[_session_pb2.RenewBindLeasesRequest, _session_pb2.RenewBindLeasesResponse]  # type: ignore[assignment]
-    """Many heartbeats in one call and one store write: a gateway renews the bind leases of all
-    its busy connections at once, ahead of their frames. `reclaim` is ignored; a beat answered
-    `ok: false` was not renewed (its connection asks with Heartbeat on its next frame).
-    """
     ReleaseBind: _aio.UnaryUnaryMultiCallable[_session_pb2.ReleaseBindRequest, _session_pb2.Session]  # type: ignore[assignment]
     """A connection leaves: a participant just leaves, a bind escalates to a survivor, else it is
     released and, on disconnect, onDisconnect applies.
@@ -189,57 +145,18 @@ class SessionServiceAsyncStub(SessionServiceStub):
     """Tenant admins only (403 admin_required); unknown keys (400 unknown_setting) and bad values
     (400 invalid_setting) are refused; idempotent.
     """
-    RunSweeps: _aio.UnaryUnaryMultiCallable[_session_pb2.RunSweepsRequest, _session_pb2.RunSweepsResponse]  # type: ignore[assignment]
-    """Admin and tests: every sweep once, with now_ms as the time."""
-    RestartForced: _aio.UnaryUnaryMultiCallable[_session_pb2.RestartForcedRequest, _session_pb2.RunSweepsResponse]  # type: ignore[assignment]
-    """Admin and tests: the auto-restart pass over FORCED-suspended sessions (seed 002 §10.1)."""
-    ResolveEngineSettings: _aio.UnaryUnaryMultiCallable[_session_pb2.ResolveEngineSettingsRequest, _session_pb2.EngineSettings]  # type: ignore[assignment]
-    """Engines (session_service/engine_settings.py): the typed settings of a process, read
-    through process -> session -> project -> tenant, and written at a chosen level.
-    """
-    SetEngineSetting: _aio.UnaryUnaryMultiCallable[_session_pb2.SetEngineSettingRequest, _session_pb2.EngineSettings]  # type: ignore[assignment]
-    WatchSettings: _aio.UnaryStreamMultiCallable[_session_pb2.WatchSettingsRequest, _session_pb2.SettingsChange]  # type: ignore[assignment]
-    """One message at once and one after every settings write through this replica: a caller
-    that keeps resolved engine settings (engine workers) drops them on each.
-    """
-    NoteEngineStatus: _aio.UnaryUnaryMultiCallable[_session_pb2.NoteEngineStatusRequest, _session_pb2.NoteEngineStatusResponse]  # type: ignore[assignment]
-    """process_service, after engine status changes and new pending messages: recompute the
-    RUNNING/IDLE roll-up of these sessions and write it (and their list cards) when it changed,
-    and stamp their engine activity (session_service/rollup.py).
-    """
-    RenewReplica: _aio.UnaryUnaryMultiCallable[_session_pb2.ReplicaRequest, _session_pb2.ReplicaResponse]  # type: ignore[assignment]
-    """Gateway replicas (session_service/ownership.py): renew the lease on the sessions a replica
-    holds; a replica shutting down suspends them FORCED; an expired lease is taken over (the
-    sweep does it; admin and tests call it with a time) and its sessions suspended FORCED,
-    then auto-restarted when that is enabled.
-    """
-    ShutdownReplica: _aio.UnaryUnaryMultiCallable[_session_pb2.ReplicaRequest, _session_pb2.ReplicaResponse]  # type: ignore[assignment]
-    TakeOverReplicas: _aio.UnaryUnaryMultiCallable[_session_pb2.TakeOverReplicasRequest, _session_pb2.ReplicaResponse]  # type: ignore[assignment]
-    EnsureHome: _aio.UnaryUnaryMultiCallable[_session_pb2.EnsureHomeRequest, _session_pb2.HomeInfo]  # type: ignore[assignment]
-    """---- Eddie hub (docs/protocol.md "Hub") ----
-    Idempotent: the tenant's `Home` group, the user's SYSTEM project and `home.project.id`.
-    """
     OpenHubSession: _aio.UnaryUnaryMultiCallable[_session_pb2.OpenHubSessionRequest, _session_pb2.BindSessionResponse]  # type: ignore[assignment]
     """Binds the connection to the user's most recent unbound open hub session, or creates one."""
     ListProjects: _aio.UnaryUnaryMultiCallable[_session_pb2.ListProjectsRequest, _session_pb2.ListProjectsResponse]  # type: ignore[assignment]
     DeleteProject: _aio.UnaryUnaryMultiCallable[_session_pb2.ProjectOpRequest, _session_pb2.DeleteProjectResponse]  # type: ignore[assignment]
     ArchiveProject: _aio.UnaryUnaryMultiCallable[_session_pb2.ProjectOpRequest, _session_pb2.Project]  # type: ignore[assignment]
     GetUserSetting: _aio.UnaryUnaryMultiCallable[_session_pb2.GetUserSettingRequest, _session_pb2.UserSetting]  # type: ignore[assignment]
-    AddInboxItem: _aio.UnaryUnaryMultiCallable[_session_pb2.InboxItem, _session_pb2.InboxItem]  # type: ignore[assignment]
-    """The user's inbox."""
     ListInboxItems: _aio.UnaryUnaryMultiCallable[_session_pb2.ListInboxItemsRequest, _session_pb2.ListInboxItemsResponse]  # type: ignore[assignment]
     GetInboxItem: _aio.UnaryUnaryMultiCallable[_session_pb2.InboxItemRef, _session_pb2.InboxItem]  # type: ignore[assignment]
     MarkInboxItem: _aio.UnaryUnaryMultiCallable[_session_pb2.MarkInboxItemRequest, _session_pb2.InboxItem]  # type: ignore[assignment]
     AnswerInboxItem: _aio.UnaryUnaryMultiCallable[_session_pb2.AnswerInboxItemRequest, _session_pb2.InboxItem]  # type: ignore[assignment]
 
 class SessionServiceServicer(metaclass=_abc_1.ABCMeta):
-    @_abc_1.abstractmethod
-    def Authenticate(
-        self,
-        request: _session_pb2.AuthenticateRequest,
-        context: _ServicerContext,
-    ) -> _typing.Union[_session_pb2.User, _abc.Awaitable[_session_pb2.User]]: ...
-
     @_abc_1.abstractmethod
     def GetUser(
         self,
@@ -334,17 +251,6 @@ class SessionServiceServicer(metaclass=_abc_1.ABCMeta):
         """
 
     @_abc_1.abstractmethod
-    def RenewBindLeases(
-        self,
-        request: _session_pb2.RenewBindLeasesRequest,
-        context: _ServicerContext,
-    ) -> _typing.Union[_session_pb2.RenewBindLeasesResponse, _abc.Awaitable[_session_pb2.RenewBindLeasesResponse]]:
-        """Many heartbeats in one call and one store write: a gateway renews the bind leases of all
-        its busy connections at once, ahead of their frames. `reclaim` is ignored; a beat answered
-        `ok: false` was not renewed (its connection asks with Heartbeat on its next frame).
-        """
-
-    @_abc_1.abstractmethod
     def ReleaseBind(
         self,
         request: _session_pb2.ReleaseBindRequest,
@@ -428,96 +334,6 @@ class SessionServiceServicer(metaclass=_abc_1.ABCMeta):
         """
 
     @_abc_1.abstractmethod
-    def RunSweeps(
-        self,
-        request: _session_pb2.RunSweepsRequest,
-        context: _ServicerContext,
-    ) -> _typing.Union[_session_pb2.RunSweepsResponse, _abc.Awaitable[_session_pb2.RunSweepsResponse]]:
-        """Admin and tests: every sweep once, with now_ms as the time."""
-
-    @_abc_1.abstractmethod
-    def RestartForced(
-        self,
-        request: _session_pb2.RestartForcedRequest,
-        context: _ServicerContext,
-    ) -> _typing.Union[_session_pb2.RunSweepsResponse, _abc.Awaitable[_session_pb2.RunSweepsResponse]]:
-        """Admin and tests: the auto-restart pass over FORCED-suspended sessions (seed 002 §10.1)."""
-
-    @_abc_1.abstractmethod
-    def ResolveEngineSettings(
-        self,
-        request: _session_pb2.ResolveEngineSettingsRequest,
-        context: _ServicerContext,
-    ) -> _typing.Union[_session_pb2.EngineSettings, _abc.Awaitable[_session_pb2.EngineSettings]]:
-        """Engines (session_service/engine_settings.py): the typed settings of a process, read
-        through process -> session -> project -> tenant, and written at a chosen level.
-        """
-
-    @_abc_1.abstractmethod
-    def SetEngineSetting(
-        self,
-        request: _session_pb2.SetEngineSettingRequest,
-        context: _ServicerContext,
-    ) -> _typing.Union[_session_pb2.EngineSettings, _abc.Awaitable[_session_pb2.EngineSettings]]: ...
-
-    @_abc_1.abstractmethod
-    def WatchSettings(
-        self,
-        request: _session_pb2.WatchSettingsRequest,
-        context: _ServicerContext,
-    ) -> _typing.Union[_abc.Iterator[_session_pb2.SettingsChange], _abc.AsyncIterator[_session_pb2.SettingsChange]]:
-        """One message at once and one after every settings write through this replica: a caller
-        that keeps resolved engine settings (engine workers) drops them on each.
-        """
-
-    @_abc_1.abstractmethod
-    def NoteEngineStatus(
-        self,
-        request: _session_pb2.NoteEngineStatusRequest,
-        context: _ServicerContext,
-    ) -> _typing.Union[_session_pb2.NoteEngineStatusResponse, _abc.Awaitable[_session_pb2.NoteEngineStatusResponse]]:
-        """process_service, after engine status changes and new pending messages: recompute the
-        RUNNING/IDLE roll-up of these sessions and write it (and their list cards) when it changed,
-        and stamp their engine activity (session_service/rollup.py).
-        """
-
-    @_abc_1.abstractmethod
-    def RenewReplica(
-        self,
-        request: _session_pb2.ReplicaRequest,
-        context: _ServicerContext,
-    ) -> _typing.Union[_session_pb2.ReplicaResponse, _abc.Awaitable[_session_pb2.ReplicaResponse]]:
-        """Gateway replicas (session_service/ownership.py): renew the lease on the sessions a replica
-        holds; a replica shutting down suspends them FORCED; an expired lease is taken over (the
-        sweep does it; admin and tests call it with a time) and its sessions suspended FORCED,
-        then auto-restarted when that is enabled.
-        """
-
-    @_abc_1.abstractmethod
-    def ShutdownReplica(
-        self,
-        request: _session_pb2.ReplicaRequest,
-        context: _ServicerContext,
-    ) -> _typing.Union[_session_pb2.ReplicaResponse, _abc.Awaitable[_session_pb2.ReplicaResponse]]: ...
-
-    @_abc_1.abstractmethod
-    def TakeOverReplicas(
-        self,
-        request: _session_pb2.TakeOverReplicasRequest,
-        context: _ServicerContext,
-    ) -> _typing.Union[_session_pb2.ReplicaResponse, _abc.Awaitable[_session_pb2.ReplicaResponse]]: ...
-
-    @_abc_1.abstractmethod
-    def EnsureHome(
-        self,
-        request: _session_pb2.EnsureHomeRequest,
-        context: _ServicerContext,
-    ) -> _typing.Union[_session_pb2.HomeInfo, _abc.Awaitable[_session_pb2.HomeInfo]]:
-        """---- Eddie hub (docs/protocol.md "Hub") ----
-        Idempotent: the tenant's `Home` group, the user's SYSTEM project and `home.project.id`.
-        """
-
-    @_abc_1.abstractmethod
     def OpenHubSession(
         self,
         request: _session_pb2.OpenHubSessionRequest,
@@ -552,14 +368,6 @@ class SessionServiceServicer(metaclass=_abc_1.ABCMeta):
         request: _session_pb2.GetUserSettingRequest,
         context: _ServicerContext,
     ) -> _typing.Union[_session_pb2.UserSetting, _abc.Awaitable[_session_pb2.UserSetting]]: ...
-
-    @_abc_1.abstractmethod
-    def AddInboxItem(
-        self,
-        request: _session_pb2.InboxItem,
-        context: _ServicerContext,
-    ) -> _typing.Union[_session_pb2.InboxItem, _abc.Awaitable[_session_pb2.InboxItem]]:
-        """The user's inbox."""
 
     @_abc_1.abstractmethod
     def ListInboxItems(

@@ -44,11 +44,6 @@ class TokenServiceStub:
                 request_serializer=vance_dot_v1_dot_tokens__pb2.GetTokenRevocationsRequest.SerializeToString,
                 response_deserializer=vance_dot_v1_dot_tokens__pb2.TokenRevocations.FromString,
                 _registered_method=True)
-        self.ListTokenRevocationsSince = channel.unary_unary(
-                '/vance.v1.TokenService/ListTokenRevocationsSince',
-                request_serializer=vance_dot_v1_dot_tokens__pb2.ListTokenRevocationsSinceRequest.SerializeToString,
-                response_deserializer=vance_dot_v1_dot_tokens__pb2.ListTokenRevocationsSinceResponse.FromString,
-                _registered_method=True)
 
 
 class TokenServiceServicer:
@@ -69,14 +64,6 @@ class TokenServiceServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
-    def ListTokenRevocationsSince(self, request, context):
-        """Every user's record changed at or after `since_ms` (0: all records), for the snapshot each
-        gRPC service keeps to refuse revoked tokens (vance/revocations.py). Services only.
-        """
-        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
-        context.set_details('Method not implemented!')
-        raise NotImplementedError('Method not implemented!')
-
 
 def add_TokenServiceServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -89,11 +76,6 @@ def add_TokenServiceServicer_to_server(servicer, server):
                     servicer.GetTokenRevocations,
                     request_deserializer=vance_dot_v1_dot_tokens__pb2.GetTokenRevocationsRequest.FromString,
                     response_serializer=vance_dot_v1_dot_tokens__pb2.TokenRevocations.SerializeToString,
-            ),
-            'ListTokenRevocationsSince': grpc.unary_unary_rpc_method_handler(
-                    servicer.ListTokenRevocationsSince,
-                    request_deserializer=vance_dot_v1_dot_tokens__pb2.ListTokenRevocationsSinceRequest.FromString,
-                    response_serializer=vance_dot_v1_dot_tokens__pb2.ListTokenRevocationsSinceResponse.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -150,33 +132,6 @@ class TokenService:
             '/vance.v1.TokenService/GetTokenRevocations',
             vance_dot_v1_dot_tokens__pb2.GetTokenRevocationsRequest.SerializeToString,
             vance_dot_v1_dot_tokens__pb2.TokenRevocations.FromString,
-            options,
-            channel_credentials,
-            insecure,
-            call_credentials,
-            compression,
-            wait_for_ready,
-            timeout,
-            metadata,
-            _registered_method=True)
-
-    @staticmethod
-    def ListTokenRevocationsSince(request,
-            target,
-            options=(),
-            channel_credentials=None,
-            call_credentials=None,
-            insecure=False,
-            compression=None,
-            wait_for_ready=None,
-            timeout=None,
-            metadata=None):
-        return grpc.experimental.unary_unary(
-            request,
-            target,
-            '/vance.v1.TokenService/ListTokenRevocationsSince',
-            vance_dot_v1_dot_tokens__pb2.ListTokenRevocationsSinceRequest.SerializeToString,
-            vance_dot_v1_dot_tokens__pb2.ListTokenRevocationsSinceResponse.FromString,
             options,
             channel_credentials,
             insecure,

@@ -39,10 +39,6 @@ class TokenServiceStub:
     """
     GetTokenRevocations: _grpc.UnaryUnaryMultiCallable[_tokens_pb2.GetTokenRevocationsRequest, _tokens_pb2.TokenRevocations]
     """The user's record; an unknown user has an empty one."""
-    ListTokenRevocationsSince: _grpc.UnaryUnaryMultiCallable[_tokens_pb2.ListTokenRevocationsSinceRequest, _tokens_pb2.ListTokenRevocationsSinceResponse]
-    """Every user's record changed at or after `since_ms` (0: all records), for the snapshot each
-    gRPC service keeps to refuse revoked tokens (vance/revocations.py). Services only.
-    """
 
 @_typing.type_check_only
 class TokenServiceAsyncStub(TokenServiceStub):
@@ -53,10 +49,6 @@ class TokenServiceAsyncStub(TokenServiceStub):
     """
     GetTokenRevocations: _aio.UnaryUnaryMultiCallable[_tokens_pb2.GetTokenRevocationsRequest, _tokens_pb2.TokenRevocations]  # type: ignore[assignment]
     """The user's record; an unknown user has an empty one."""
-    ListTokenRevocationsSince: _aio.UnaryUnaryMultiCallable[_tokens_pb2.ListTokenRevocationsSinceRequest, _tokens_pb2.ListTokenRevocationsSinceResponse]  # type: ignore[assignment]
-    """Every user's record changed at or after `since_ms` (0: all records), for the snapshot each
-    gRPC service keeps to refuse revoked tokens (vance/revocations.py). Services only.
-    """
 
 class TokenServiceServicer(metaclass=_abc_1.ABCMeta):
     @_abc_1.abstractmethod
@@ -76,15 +68,5 @@ class TokenServiceServicer(metaclass=_abc_1.ABCMeta):
         context: _ServicerContext,
     ) -> _typing.Union[_tokens_pb2.TokenRevocations, _abc.Awaitable[_tokens_pb2.TokenRevocations]]:
         """The user's record; an unknown user has an empty one."""
-
-    @_abc_1.abstractmethod
-    def ListTokenRevocationsSince(
-        self,
-        request: _tokens_pb2.ListTokenRevocationsSinceRequest,
-        context: _ServicerContext,
-    ) -> _typing.Union[_tokens_pb2.ListTokenRevocationsSinceResponse, _abc.Awaitable[_tokens_pb2.ListTokenRevocationsSinceResponse]]:
-        """Every user's record changed at or after `since_ms` (0: all records), for the snapshot each
-        gRPC service keeps to refuse revoked tokens (vance/revocations.py). Services only.
-        """
 
 def add_TokenServiceServicer_to_server(servicer: TokenServiceServicer, server: _typing.Union[_grpc.Server, _aio.Server]) -> None: ...

@@ -3,7 +3,7 @@
 import grpc
 import warnings
 
-from vance.v1 import tool_pb2 as vance_dot_v1_dot_tool__pb2
+from vance.internal.v1 import tool_pb2 as vance_dot_internal_dot_v1_dot_tool__pb2
 
 GRPC_GENERATED_VERSION = '1.85.1'
 GRPC_VERSION = grpc.__version__
@@ -18,7 +18,7 @@ except ImportError:
 if _version_not_supported:
     raise RuntimeError(
         f'The grpc package installed is at version {GRPC_VERSION},'
-        + ' but the generated code in vance/v1/tool_pb2_grpc.py depends on'
+        + ' but the generated code in vance/internal/v1/tool_pb2_grpc.py depends on'
         + f' grpcio>={GRPC_GENERATED_VERSION}.'
         + f' Please upgrade your grpc module to grpcio>={GRPC_GENERATED_VERSION}'
         + f' or downgrade your generated code using grpcio-tools<={GRPC_VERSION}.'
@@ -35,39 +35,39 @@ class ToolServiceStub:
             channel: A grpc.Channel.
         """
         self.RegisterTools = channel.unary_unary(
-                '/vance.v1.ToolService/RegisterTools',
-                request_serializer=vance_dot_v1_dot_tool__pb2.RegisterToolsRequest.SerializeToString,
-                response_deserializer=vance_dot_v1_dot_tool__pb2.RegisterToolsResponse.FromString,
+                '/vance.internal.v1.ToolService/RegisterTools',
+                request_serializer=vance_dot_internal_dot_v1_dot_tool__pb2.RegisterToolsRequest.SerializeToString,
+                response_deserializer=vance_dot_internal_dot_v1_dot_tool__pb2.RegisterToolsResponse.FromString,
                 _registered_method=True)
         self.ListTools = channel.unary_unary(
-                '/vance.v1.ToolService/ListTools',
-                request_serializer=vance_dot_v1_dot_tool__pb2.ListToolsRequest.SerializeToString,
-                response_deserializer=vance_dot_v1_dot_tool__pb2.ListToolsResponse.FromString,
+                '/vance.internal.v1.ToolService/ListTools',
+                request_serializer=vance_dot_internal_dot_v1_dot_tool__pb2.ListToolsRequest.SerializeToString,
+                response_deserializer=vance_dot_internal_dot_v1_dot_tool__pb2.ListToolsResponse.FromString,
                 _registered_method=True)
         self.InvokeTool = channel.unary_unary(
-                '/vance.v1.ToolService/InvokeTool',
-                request_serializer=vance_dot_v1_dot_tool__pb2.InvokeToolRequest.SerializeToString,
-                response_deserializer=vance_dot_v1_dot_tool__pb2.InvokeToolResponse.FromString,
+                '/vance.internal.v1.ToolService/InvokeTool',
+                request_serializer=vance_dot_internal_dot_v1_dot_tool__pb2.InvokeToolRequest.SerializeToString,
+                response_deserializer=vance_dot_internal_dot_v1_dot_tool__pb2.InvokeToolResponse.FromString,
                 _registered_method=True)
         self.ResolvePool = channel.unary_unary(
-                '/vance.v1.ToolService/ResolvePool',
-                request_serializer=vance_dot_v1_dot_tool__pb2.ResolvePoolRequest.SerializeToString,
-                response_deserializer=vance_dot_v1_dot_tool__pb2.ListToolsResponse.FromString,
+                '/vance.internal.v1.ToolService/ResolvePool',
+                request_serializer=vance_dot_internal_dot_v1_dot_tool__pb2.ResolvePoolRequest.SerializeToString,
+                response_deserializer=vance_dot_internal_dot_v1_dot_tool__pb2.ListToolsResponse.FromString,
                 _registered_method=True)
         self.WatchRegistry = channel.unary_stream(
-                '/vance.v1.ToolService/WatchRegistry',
-                request_serializer=vance_dot_v1_dot_tool__pb2.WatchRegistryRequest.SerializeToString,
-                response_deserializer=vance_dot_v1_dot_tool__pb2.RegistryChange.FromString,
+                '/vance.internal.v1.ToolService/WatchRegistry',
+                request_serializer=vance_dot_internal_dot_v1_dot_tool__pb2.WatchRegistryRequest.SerializeToString,
+                response_deserializer=vance_dot_internal_dot_v1_dot_tool__pb2.RegistryChange.FromString,
                 _registered_method=True)
         self.RegisterClientTools = channel.unary_unary(
-                '/vance.v1.ToolService/RegisterClientTools',
-                request_serializer=vance_dot_v1_dot_tool__pb2.RegisterClientToolsRequest.SerializeToString,
-                response_deserializer=vance_dot_v1_dot_tool__pb2.RegisterToolsResponse.FromString,
+                '/vance.internal.v1.ToolService/RegisterClientTools',
+                request_serializer=vance_dot_internal_dot_v1_dot_tool__pb2.RegisterClientToolsRequest.SerializeToString,
+                response_deserializer=vance_dot_internal_dot_v1_dot_tool__pb2.RegisterToolsResponse.FromString,
                 _registered_method=True)
         self.UnregisterClientTools = channel.unary_unary(
-                '/vance.v1.ToolService/UnregisterClientTools',
-                request_serializer=vance_dot_v1_dot_tool__pb2.UnregisterClientToolsRequest.SerializeToString,
-                response_deserializer=vance_dot_v1_dot_tool__pb2.UnregisterClientToolsResponse.FromString,
+                '/vance.internal.v1.ToolService/UnregisterClientTools',
+                request_serializer=vance_dot_internal_dot_v1_dot_tool__pb2.UnregisterClientToolsRequest.SerializeToString,
+                response_deserializer=vance_dot_internal_dot_v1_dot_tool__pb2.UnregisterClientToolsResponse.FromString,
                 _registered_method=True)
 
 
@@ -130,44 +130,44 @@ def add_ToolServiceServicer_to_server(servicer, server):
     rpc_method_handlers = {
             'RegisterTools': grpc.unary_unary_rpc_method_handler(
                     servicer.RegisterTools,
-                    request_deserializer=vance_dot_v1_dot_tool__pb2.RegisterToolsRequest.FromString,
-                    response_serializer=vance_dot_v1_dot_tool__pb2.RegisterToolsResponse.SerializeToString,
+                    request_deserializer=vance_dot_internal_dot_v1_dot_tool__pb2.RegisterToolsRequest.FromString,
+                    response_serializer=vance_dot_internal_dot_v1_dot_tool__pb2.RegisterToolsResponse.SerializeToString,
             ),
             'ListTools': grpc.unary_unary_rpc_method_handler(
                     servicer.ListTools,
-                    request_deserializer=vance_dot_v1_dot_tool__pb2.ListToolsRequest.FromString,
-                    response_serializer=vance_dot_v1_dot_tool__pb2.ListToolsResponse.SerializeToString,
+                    request_deserializer=vance_dot_internal_dot_v1_dot_tool__pb2.ListToolsRequest.FromString,
+                    response_serializer=vance_dot_internal_dot_v1_dot_tool__pb2.ListToolsResponse.SerializeToString,
             ),
             'InvokeTool': grpc.unary_unary_rpc_method_handler(
                     servicer.InvokeTool,
-                    request_deserializer=vance_dot_v1_dot_tool__pb2.InvokeToolRequest.FromString,
-                    response_serializer=vance_dot_v1_dot_tool__pb2.InvokeToolResponse.SerializeToString,
+                    request_deserializer=vance_dot_internal_dot_v1_dot_tool__pb2.InvokeToolRequest.FromString,
+                    response_serializer=vance_dot_internal_dot_v1_dot_tool__pb2.InvokeToolResponse.SerializeToString,
             ),
             'ResolvePool': grpc.unary_unary_rpc_method_handler(
                     servicer.ResolvePool,
-                    request_deserializer=vance_dot_v1_dot_tool__pb2.ResolvePoolRequest.FromString,
-                    response_serializer=vance_dot_v1_dot_tool__pb2.ListToolsResponse.SerializeToString,
+                    request_deserializer=vance_dot_internal_dot_v1_dot_tool__pb2.ResolvePoolRequest.FromString,
+                    response_serializer=vance_dot_internal_dot_v1_dot_tool__pb2.ListToolsResponse.SerializeToString,
             ),
             'WatchRegistry': grpc.unary_stream_rpc_method_handler(
                     servicer.WatchRegistry,
-                    request_deserializer=vance_dot_v1_dot_tool__pb2.WatchRegistryRequest.FromString,
-                    response_serializer=vance_dot_v1_dot_tool__pb2.RegistryChange.SerializeToString,
+                    request_deserializer=vance_dot_internal_dot_v1_dot_tool__pb2.WatchRegistryRequest.FromString,
+                    response_serializer=vance_dot_internal_dot_v1_dot_tool__pb2.RegistryChange.SerializeToString,
             ),
             'RegisterClientTools': grpc.unary_unary_rpc_method_handler(
                     servicer.RegisterClientTools,
-                    request_deserializer=vance_dot_v1_dot_tool__pb2.RegisterClientToolsRequest.FromString,
-                    response_serializer=vance_dot_v1_dot_tool__pb2.RegisterToolsResponse.SerializeToString,
+                    request_deserializer=vance_dot_internal_dot_v1_dot_tool__pb2.RegisterClientToolsRequest.FromString,
+                    response_serializer=vance_dot_internal_dot_v1_dot_tool__pb2.RegisterToolsResponse.SerializeToString,
             ),
             'UnregisterClientTools': grpc.unary_unary_rpc_method_handler(
                     servicer.UnregisterClientTools,
-                    request_deserializer=vance_dot_v1_dot_tool__pb2.UnregisterClientToolsRequest.FromString,
-                    response_serializer=vance_dot_v1_dot_tool__pb2.UnregisterClientToolsResponse.SerializeToString,
+                    request_deserializer=vance_dot_internal_dot_v1_dot_tool__pb2.UnregisterClientToolsRequest.FromString,
+                    response_serializer=vance_dot_internal_dot_v1_dot_tool__pb2.UnregisterClientToolsResponse.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
-            'vance.v1.ToolService', rpc_method_handlers)
+            'vance.internal.v1.ToolService', rpc_method_handlers)
     server.add_generic_rpc_handlers((generic_handler,))
-    server.add_registered_method_handlers('vance.v1.ToolService', rpc_method_handlers)
+    server.add_registered_method_handlers('vance.internal.v1.ToolService', rpc_method_handlers)
 
 
  # This class is part of an EXPERIMENTAL API.
@@ -188,9 +188,9 @@ class ToolService:
         return grpc.experimental.unary_unary(
             request,
             target,
-            '/vance.v1.ToolService/RegisterTools',
-            vance_dot_v1_dot_tool__pb2.RegisterToolsRequest.SerializeToString,
-            vance_dot_v1_dot_tool__pb2.RegisterToolsResponse.FromString,
+            '/vance.internal.v1.ToolService/RegisterTools',
+            vance_dot_internal_dot_v1_dot_tool__pb2.RegisterToolsRequest.SerializeToString,
+            vance_dot_internal_dot_v1_dot_tool__pb2.RegisterToolsResponse.FromString,
             options,
             channel_credentials,
             insecure,
@@ -215,9 +215,9 @@ class ToolService:
         return grpc.experimental.unary_unary(
             request,
             target,
-            '/vance.v1.ToolService/ListTools',
-            vance_dot_v1_dot_tool__pb2.ListToolsRequest.SerializeToString,
-            vance_dot_v1_dot_tool__pb2.ListToolsResponse.FromString,
+            '/vance.internal.v1.ToolService/ListTools',
+            vance_dot_internal_dot_v1_dot_tool__pb2.ListToolsRequest.SerializeToString,
+            vance_dot_internal_dot_v1_dot_tool__pb2.ListToolsResponse.FromString,
             options,
             channel_credentials,
             insecure,
@@ -242,9 +242,9 @@ class ToolService:
         return grpc.experimental.unary_unary(
             request,
             target,
-            '/vance.v1.ToolService/InvokeTool',
-            vance_dot_v1_dot_tool__pb2.InvokeToolRequest.SerializeToString,
-            vance_dot_v1_dot_tool__pb2.InvokeToolResponse.FromString,
+            '/vance.internal.v1.ToolService/InvokeTool',
+            vance_dot_internal_dot_v1_dot_tool__pb2.InvokeToolRequest.SerializeToString,
+            vance_dot_internal_dot_v1_dot_tool__pb2.InvokeToolResponse.FromString,
             options,
             channel_credentials,
             insecure,
@@ -269,9 +269,9 @@ class ToolService:
         return grpc.experimental.unary_unary(
             request,
             target,
-            '/vance.v1.ToolService/ResolvePool',
-            vance_dot_v1_dot_tool__pb2.ResolvePoolRequest.SerializeToString,
-            vance_dot_v1_dot_tool__pb2.ListToolsResponse.FromString,
+            '/vance.internal.v1.ToolService/ResolvePool',
+            vance_dot_internal_dot_v1_dot_tool__pb2.ResolvePoolRequest.SerializeToString,
+            vance_dot_internal_dot_v1_dot_tool__pb2.ListToolsResponse.FromString,
             options,
             channel_credentials,
             insecure,
@@ -296,9 +296,9 @@ class ToolService:
         return grpc.experimental.unary_stream(
             request,
             target,
-            '/vance.v1.ToolService/WatchRegistry',
-            vance_dot_v1_dot_tool__pb2.WatchRegistryRequest.SerializeToString,
-            vance_dot_v1_dot_tool__pb2.RegistryChange.FromString,
+            '/vance.internal.v1.ToolService/WatchRegistry',
+            vance_dot_internal_dot_v1_dot_tool__pb2.WatchRegistryRequest.SerializeToString,
+            vance_dot_internal_dot_v1_dot_tool__pb2.RegistryChange.FromString,
             options,
             channel_credentials,
             insecure,
@@ -323,9 +323,9 @@ class ToolService:
         return grpc.experimental.unary_unary(
             request,
             target,
-            '/vance.v1.ToolService/RegisterClientTools',
-            vance_dot_v1_dot_tool__pb2.RegisterClientToolsRequest.SerializeToString,
-            vance_dot_v1_dot_tool__pb2.RegisterToolsResponse.FromString,
+            '/vance.internal.v1.ToolService/RegisterClientTools',
+            vance_dot_internal_dot_v1_dot_tool__pb2.RegisterClientToolsRequest.SerializeToString,
+            vance_dot_internal_dot_v1_dot_tool__pb2.RegisterToolsResponse.FromString,
             options,
             channel_credentials,
             insecure,
@@ -350,9 +350,9 @@ class ToolService:
         return grpc.experimental.unary_unary(
             request,
             target,
-            '/vance.v1.ToolService/UnregisterClientTools',
-            vance_dot_v1_dot_tool__pb2.UnregisterClientToolsRequest.SerializeToString,
-            vance_dot_v1_dot_tool__pb2.UnregisterClientToolsResponse.FromString,
+            '/vance.internal.v1.ToolService/UnregisterClientTools',
+            vance_dot_internal_dot_v1_dot_tool__pb2.UnregisterClientToolsRequest.SerializeToString,
+            vance_dot_internal_dot_v1_dot_tool__pb2.UnregisterClientToolsResponse.FromString,
             options,
             channel_credentials,
             insecure,
@@ -364,7 +364,7 @@ class ToolService:
             _registered_method=True)
 
 
-class ToolHostStub:
+class ToolHostServiceStub:
     """Implemented by every service that hosts tools; tool_service routes invocations to it.
     """
 
@@ -375,13 +375,13 @@ class ToolHostStub:
             channel: A grpc.Channel.
         """
         self.Invoke = channel.unary_unary(
-                '/vance.v1.ToolHost/Invoke',
-                request_serializer=vance_dot_v1_dot_tool__pb2.InvokeToolRequest.SerializeToString,
-                response_deserializer=vance_dot_v1_dot_tool__pb2.InvokeToolResponse.FromString,
+                '/vance.internal.v1.ToolHostService/Invoke',
+                request_serializer=vance_dot_internal_dot_v1_dot_tool__pb2.InvokeToolRequest.SerializeToString,
+                response_deserializer=vance_dot_internal_dot_v1_dot_tool__pb2.InvokeToolResponse.FromString,
                 _registered_method=True)
 
 
-class ToolHostServicer:
+class ToolHostServiceServicer:
     """Implemented by every service that hosts tools; tool_service routes invocations to it.
     """
 
@@ -392,22 +392,22 @@ class ToolHostServicer:
         raise NotImplementedError('Method not implemented!')
 
 
-def add_ToolHostServicer_to_server(servicer, server):
+def add_ToolHostServiceServicer_to_server(servicer, server):
     rpc_method_handlers = {
             'Invoke': grpc.unary_unary_rpc_method_handler(
                     servicer.Invoke,
-                    request_deserializer=vance_dot_v1_dot_tool__pb2.InvokeToolRequest.FromString,
-                    response_serializer=vance_dot_v1_dot_tool__pb2.InvokeToolResponse.SerializeToString,
+                    request_deserializer=vance_dot_internal_dot_v1_dot_tool__pb2.InvokeToolRequest.FromString,
+                    response_serializer=vance_dot_internal_dot_v1_dot_tool__pb2.InvokeToolResponse.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
-            'vance.v1.ToolHost', rpc_method_handlers)
+            'vance.internal.v1.ToolHostService', rpc_method_handlers)
     server.add_generic_rpc_handlers((generic_handler,))
-    server.add_registered_method_handlers('vance.v1.ToolHost', rpc_method_handlers)
+    server.add_registered_method_handlers('vance.internal.v1.ToolHostService', rpc_method_handlers)
 
 
  # This class is part of an EXPERIMENTAL API.
-class ToolHost:
+class ToolHostService:
     """Implemented by every service that hosts tools; tool_service routes invocations to it.
     """
 
@@ -425,9 +425,9 @@ class ToolHost:
         return grpc.experimental.unary_unary(
             request,
             target,
-            '/vance.v1.ToolHost/Invoke',
-            vance_dot_v1_dot_tool__pb2.InvokeToolRequest.SerializeToString,
-            vance_dot_v1_dot_tool__pb2.InvokeToolResponse.FromString,
+            '/vance.internal.v1.ToolHostService/Invoke',
+            vance_dot_internal_dot_v1_dot_tool__pb2.InvokeToolRequest.SerializeToString,
+            vance_dot_internal_dot_v1_dot_tool__pb2.InvokeToolResponse.FromString,
             options,
             channel_credentials,
             insecure,
