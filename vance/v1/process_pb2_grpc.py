@@ -27,7 +27,10 @@ if _version_not_supported:
 
 
 class ProcessServiceStub:
-    """Missing associated documentation comment in .proto file."""
+    """process_service: think processes, their inboxes and chat, and the session event stream. Calls
+    need `authorization: Bearer <token>` (UNAUTHENTICATED otherwise); a user token reaches only its
+    own sessions. Errors carry the reason in the `vance-reason` trailer.
+    """
 
     def __init__(self, channel):
         """Constructor.
@@ -108,16 +111,21 @@ class ProcessServiceStub:
 
 
 class ProcessServiceServicer:
-    """Missing associated documentation comment in .proto file."""
+    """process_service: think processes, their inboxes and chat, and the session event stream. Calls
+    need `authorization: Bearer <token>` (UNAUTHENTICATED otherwise); a user token reaches only its
+    own sessions. Errors carry the reason in the `vance-reason` trailer.
+    """
 
     def GetProcess(self, request, context):
-        """Missing associated documentation comment in .proto file."""
+        """One process by id. NOT_FOUND (process_not_found) when there is none.
+        """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
     def ListProcesses(self, request, context):
-        """Missing associated documentation comment in .proto file."""
+        """The processes of a session, oldest first; CLOSED ones only with include_terminated.
+        """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
@@ -130,19 +138,26 @@ class ProcessServiceServicer:
         raise NotImplementedError('Method not implemented!')
 
     def Pause(self, request, context):
-        """Missing associated documentation comment in .proto file."""
+        """Pauses a process: its running turn finishes, then messages queue; idempotent on a PAUSED or
+        SUSPENDED one. FAILED_PRECONDITION process_init (not started) or process_closed; NOT_FOUND
+        process_not_found.
+        """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
     def Resume(self, request, context):
-        """Missing associated documentation comment in .proto file."""
+        """Resumes a PAUSED process; queued messages start a turn. Idempotent on a process that is not
+        paused; FAILED_PRECONDITION process_init or process_closed.
+        """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
     def Stop(self, request, context):
-        """Missing associated documentation comment in .proto file."""
+        """Closes a process STOPPED; a running turn is cancelled and pending messages are dropped.
+        FAILED_PRECONDITION process_init when it has not started.
+        """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
@@ -155,7 +170,8 @@ class ProcessServiceServicer:
         raise NotImplementedError('Method not implemented!')
 
     def ListChatMessages(self, request, context):
-        """Missing associated documentation comment in .proto file."""
+        """A process's chat history (or the session chat process's), oldest first; `limit` newest.
+        """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
@@ -176,7 +192,9 @@ class ProcessServiceServicer:
         raise NotImplementedError('Method not implemented!')
 
     def ListWorkers(self, request, context):
-        """Missing associated documentation comment in .proto file."""
+        """The engine workers connected now, with their engines and free slots. Tenant admins only
+        (PERMISSION_DENIED admin_required).
+        """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
@@ -190,7 +208,8 @@ class ProcessServiceServicer:
         raise NotImplementedError('Method not implemented!')
 
     def GetPlan(self, request, context):
-        """Missing associated documentation comment in .proto file."""
+        """A process's plan and todo list as they stand; plan_id empty when it never proposed one.
+        """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
@@ -285,7 +304,10 @@ def add_ProcessServiceServicer_to_server(servicer, server):
 
  # This class is part of an EXPERIMENTAL API.
 class ProcessService:
-    """Missing associated documentation comment in .proto file."""
+    """process_service: think processes, their inboxes and chat, and the session event stream. Calls
+    need `authorization: Bearer <token>` (UNAUTHENTICATED otherwise); a user token reaches only its
+    own sessions. Errors carry the reason in the `vance-reason` trailer.
+    """
 
     @staticmethod
     def GetProcess(request,

@@ -26,7 +26,9 @@ if _version_not_supported:
 
 
 class RecipeServiceStub:
-    """Missing associated documentation comment in .proto file."""
+    """recipe_service: recipes (bundled, tenant, project) and recipe manuals. Writes are for tenant
+    admins (PERMISSION_DENIED admin_required); an unknown recipe or manual is NOT_FOUND.
+    """
 
     def __init__(self, channel):
         """Constructor.
@@ -87,7 +89,9 @@ class RecipeServiceStub:
 
 
 class RecipeServiceServicer:
-    """Missing associated documentation comment in .proto file."""
+    """recipe_service: recipes (bundled, tenant, project) and recipe manuals. Writes are for tenant
+    admins (PERMISSION_DENIED admin_required); an unknown recipe or manual is NOT_FOUND.
+    """
 
     def ListRecipes(self, request, context):
         """The recipes visible in a project: project, then tenant, then bundled; per name the first
@@ -98,7 +102,9 @@ class RecipeServiceServicer:
         raise NotImplementedError('Method not implemented!')
 
     def GetRecipe(self, request, context):
-        """Missing associated documentation comment in .proto file."""
+        """One recipe as the project sees it (project, then tenant, then bundled). NOT_FOUND
+        (recipe_not_found) when no level has it.
+        """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
@@ -111,13 +117,16 @@ class RecipeServiceServicer:
         raise NotImplementedError('Method not implemented!')
 
     def UpdateRecipe(self, request, context):
-        """Missing associated documentation comment in .proto file."""
+        """Replaces a stored recipe's whole document. NOT_FOUND when not stored at that level;
+        INVALID_ARGUMENT for a bad document.
+        """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
     def DeleteRecipe(self, request, context):
-        """Missing associated documentation comment in .proto file."""
+        """Deletes a stored recipe at its level (a bundled one cannot be deleted: NOT_FOUND).
+        """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
@@ -137,7 +146,9 @@ class RecipeServiceServicer:
         raise NotImplementedError('Method not implemented!')
 
     def ReadManual(self, request, context):
-        """Missing associated documentation comment in .proto file."""
+        """One manual with its content. NOT_FOUND when no level has it, or when `recipe` is set and does
+        not name it.
+        """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
@@ -150,7 +161,8 @@ class RecipeServiceServicer:
         raise NotImplementedError('Method not implemented!')
 
     def DeleteManual(self, request, context):
-        """Missing associated documentation comment in .proto file."""
+        """Deletes a stored manual at its level.
+        """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
@@ -217,7 +229,9 @@ def add_RecipeServiceServicer_to_server(servicer, server):
 
  # This class is part of an EXPERIMENTAL API.
 class RecipeService:
-    """Missing associated documentation comment in .proto file."""
+    """recipe_service: recipes (bundled, tenant, project) and recipe manuals. Writes are for tenant
+    admins (PERMISSION_DENIED admin_required); an unknown recipe or manual is NOT_FOUND.
+    """
 
     @staticmethod
     def ListRecipes(request,

@@ -26,7 +26,11 @@ if _version_not_supported:
 
 
 class SessionServiceStub:
-    """Missing associated documentation comment in .proto file."""
+    """session_service: tenants, users, projects, sessions and their lifecycle, settings, search and the
+    user's inbox. Calls need `authorization: Bearer <token>` (UNAUTHENTICATED otherwise); a user
+    token acts within its tenant, on its own sessions unless it is a tenant admin. Errors carry the
+    reason in the `vance-reason` trailer.
+    """
 
     def __init__(self, channel):
         """Constructor.
@@ -187,28 +191,38 @@ class SessionServiceStub:
 
 
 class SessionServiceServicer:
-    """Missing associated documentation comment in .proto file."""
+    """session_service: tenants, users, projects, sessions and their lifecycle, settings, search and the
+    user's inbox. Calls need `authorization: Bearer <token>` (UNAUTHENTICATED otherwise); a user
+    token acts within its tenant, on its own sessions unless it is a tenant admin. Errors carry the
+    reason in the `vance-reason` trailer.
+    """
 
     def GetUser(self, request, context):
-        """Missing associated documentation comment in .proto file."""
+        """One user. Another user than the token's: tenant admins only. NOT_FOUND (user_not_found) when
+        there is none.
+        """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
     def CreateUser(self, request, context):
-        """Missing associated documentation comment in .proto file."""
+        """Creates a user. Tenant admins only; ALREADY_EXISTS when the username is taken.
+        """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
     def GetProject(self, request, context):
-        """Missing associated documentation comment in .proto file."""
+        """One project. NOT_FOUND (project_not_found) when there is none or it is another user's hub
+        project.
+        """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
     def CreateProject(self, request, context):
-        """Missing associated documentation comment in .proto file."""
+        """Creates a project. Tenant admins only; ALREADY_EXISTS when the id is taken.
+        """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
@@ -221,7 +235,9 @@ class SessionServiceServicer:
         raise NotImplementedError('Method not implemented!')
 
     def GetSession(self, request, context):
-        """Missing associated documentation comment in .proto file."""
+        """One session. NOT_FOUND (session_not_found), PERMISSION_DENIED (session_foreign) for another
+        user's.
+        """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
@@ -304,19 +320,25 @@ class SessionServiceServicer:
         raise NotImplementedError('Method not implemented!')
 
     def ArchiveSession(self, request, context):
-        """Missing associated documentation comment in .proto file."""
+        """Archives a session (its processes close ARCHIVED): read-only until reactivated. Owner or tenant
+        admin; idempotent.
+        """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
     def ReactivateSession(self, request, context):
-        """Missing associated documentation comment in .proto file."""
+        """Reopens an ARCHIVED session with a new chat process whose chat starts as a copy of the old one.
+        FAILED_PRECONDITION when not archived.
+        """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
     def DeleteSession(self, request, context):
-        """Missing associated documentation comment in .proto file."""
+        """Deletes a session and everything kept for it. Owner or tenant admin; a repeated delete answers
+        deleted=false.
+        """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
@@ -345,49 +367,59 @@ class SessionServiceServicer:
         raise NotImplementedError('Method not implemented!')
 
     def ListProjects(self, request, context):
-        """Missing associated documentation comment in .proto file."""
+        """The projects the caller sees: NORMAL ones of the tenant, and their own SYSTEM (hub) project
+        when asked.
+        """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
     def DeleteProject(self, request, context):
-        """Missing associated documentation comment in .proto file."""
+        """Deletes a project. Tenant admins, or the owner of a hub project.
+        """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
     def ArchiveProject(self, request, context):
-        """Missing associated documentation comment in .proto file."""
+        """Archives a project: hidden from default lists, its sessions kept.
+        """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
     def GetUserSetting(self, request, context):
-        """Missing associated documentation comment in .proto file."""
+        """One of a user's own settings (e.g. home.project.id); value empty when unset.
+        """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
     def ListInboxItems(self, request, context):
-        """Missing associated documentation comment in .proto file."""
+        """The token's user's inbox, newest first. Another user's: PERMISSION_DENIED (inbox_foreign).
+        """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
     def GetInboxItem(self, request, context):
-        """Missing associated documentation comment in .proto file."""
+        """One inbox item of the token's user. NOT_FOUND when there is none.
+        """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
     def MarkInboxItem(self, request, context):
-        """Missing associated documentation comment in .proto file."""
+        """Marks an inbox item read or unread; idempotent.
+        """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
     def AnswerInboxItem(self, request, context):
-        """Missing associated documentation comment in .proto file."""
+        """Answers an inbox item; the asking process gets the answer in its inbox. FAILED_PRECONDITION
+        when already answered.
+        """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
@@ -554,7 +586,11 @@ def add_SessionServiceServicer_to_server(servicer, server):
 
  # This class is part of an EXPERIMENTAL API.
 class SessionService:
-    """Missing associated documentation comment in .proto file."""
+    """session_service: tenants, users, projects, sessions and their lifecycle, settings, search and the
+    user's inbox. Calls need `authorization: Bearer <token>` (UNAUTHENTICATED otherwise); a user
+    token acts within its tenant, on its own sessions unless it is a tenant admin. Errors carry the
+    reason in the `vance-reason` trailer.
+    """
 
     @staticmethod
     def GetUser(request,

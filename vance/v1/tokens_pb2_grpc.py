@@ -26,7 +26,9 @@ if _version_not_supported:
 
 
 class TokenServiceStub:
-    """Missing associated documentation comment in .proto file."""
+    """session_service: the record of revoked login tokens (JWTs the gateway issues). A user token
+    reaches its own record; another user's: tenant admins.
+    """
 
     def __init__(self, channel):
         """Constructor.
@@ -47,7 +49,9 @@ class TokenServiceStub:
 
 
 class TokenServiceServicer:
-    """Missing associated documentation comment in .proto file."""
+    """session_service: the record of revoked login tokens (JWTs the gateway issues). A user token
+    reaches its own record; another user's: tenant admins.
+    """
 
     def RevokeTokens(self, request, context):
         """Revokes one token (`token_id`, on logout) or, with `all`, every token of the user issued
@@ -86,7 +90,9 @@ def add_TokenServiceServicer_to_server(servicer, server):
 
  # This class is part of an EXPERIMENTAL API.
 class TokenService:
-    """Missing associated documentation comment in .proto file."""
+    """session_service: the record of revoked login tokens (JWTs the gateway issues). A user token
+    reaches its own record; another user's: tenant admins.
+    """
 
     @staticmethod
     def RevokeTokens(request,

@@ -29,6 +29,10 @@ GRPC_GENERATED_VERSION: str
 GRPC_VERSION: str
 
 class TokenServiceStub:
+    """session_service: the record of revoked login tokens (JWTs the gateway issues). A user token
+    reaches its own record; another user's: tenant admins.
+    """
+
     @_typing.overload
     def __new__(cls, channel: _grpc.Channel) -> _Self: ...
     @_typing.overload
@@ -42,6 +46,10 @@ class TokenServiceStub:
 
 @_typing.type_check_only
 class TokenServiceAsyncStub(TokenServiceStub):
+    """session_service: the record of revoked login tokens (JWTs the gateway issues). A user token
+    reaches its own record; another user's: tenant admins.
+    """
+
     def __init__(self, channel: _aio.Channel) -> None: ...
     RevokeTokens: _aio.UnaryUnaryMultiCallable[_tokens_pb2.RevokeTokensRequest, _tokens_pb2.TokenRevocations]  # type: ignore[assignment]
     """Revokes one token (`token_id`, on logout) or, with `all`, every token of the user issued
@@ -51,6 +59,10 @@ class TokenServiceAsyncStub(TokenServiceStub):
     """The user's record; an unknown user has an empty one."""
 
 class TokenServiceServicer(metaclass=_abc_1.ABCMeta):
+    """session_service: the record of revoked login tokens (JWTs the gateway issues). A user token
+    reaches its own record; another user's: tenant admins.
+    """
+
     @_abc_1.abstractmethod
     def RevokeTokens(
         self,
