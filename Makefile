@@ -22,7 +22,7 @@ K8S_VERSION := 1.31.0
 K8S_SCHEMAS := .tools/k8s-schemas/v$(K8S_VERSION)-standalone-strict/_definitions.json
 
 .PHONY: setup run test lint fmt protos protos-check deploy-check bench clean web browser sandbox \
-	proto-lint proto-breaking clients clients-check proto-debs
+	proto-lint proto-breaking clients clients-check proto-debs proto-tools
 
 # The proto toolchain (buf.yaml, buf.gen.yaml, docs/protocol.md "Generating clients"): buf and
 # protoc-gen-es from npm into .tools/proto, protoc-gen-go(-grpc) from the Go module proxy into
@@ -97,12 +97,21 @@ $(TS_CLIENT_DEPS): clients/typescript/package.json clients/typescript/package-lo
 	cd clients/typescript && npm ci --no-audit --no-fund --loglevel=error
 	@touch $(TS_CLIENT_DEPS)
 
-# Go, Java, TypeScript and Python stubs of vance.v1 into clients/ (buf.gen.yaml). The Go module is
-# committed (importable by path); the rest is generated here and ignored by git.
-clients: $(STAMP) $(BUF) $(PROTOC_GEN_GO) $(PROTOC_GEN_GO_GRPC) proto-debs $(TS_CLIENT_DEPS)
+# Every tool `make clients` needs; CI installs them in parallel (`make -j4 proto-tools`): they
+# mostly wait on the network.
+proto-tools: $(STAMP) $(BUF) $(PROTOC_GEN_GO) $(PROTOC_GEN_GO_GRPC) proto-debs $(TS_CLIENT_DEPS)
+
+# Go, Java, TypeScript and Python stubs of vance.v1 into clients/ (buf.gen.yaml), again when a
+# proto or the template changed. The Go module is committed (importable by path); the rest is
+# generated here and ignored by git.
+CLIENTS_STAMP := .tools/clients.stamp
+$(CLIENTS_STAMP): $(PROTO_SRC) buf.gen.yaml buf.yaml | proto-tools
 	rm -rf clients/go/vance clients/java/src clients/typescript/src/gen
 	rm -f clients/python-stubs/src/vance/v1/*_pb2*
 	$(BUF) generate
+	@touch $(CLIENTS_STAMP)
+
+clients: proto-tools $(CLIENTS_STAMP)
 
 # CI: the committed Go module is what `make clients` makes.
 clients-check: clients
