@@ -9,7 +9,7 @@ STAMP := $(VENV)/.installed
 # resolver (nor, with pip's cache, the network).
 LOCK := requirements.lock
 FERRETDB := .tools/bin/ferretdb
-PROTO_SRC := $(wildcard protos/vance/v1/*.proto)
+PROTO_SRC := $(wildcard protos/vance/v1/*.proto protos/vance/internal/v1/*.proto)
 # The web client (web/, docs/operations.md): npm ci when the lockfile changes, a build when a
 # source changes; the gateway serves web/dist.
 WEB_DEPS := web/node_modules/.installed
@@ -25,7 +25,20 @@ KUSTOMIZE := .tools/bin/kustomize
 K8S_VERSION := 1.31.0
 K8S_SCHEMAS := .tools/k8s-schemas/v$(K8S_VERSION)-standalone-strict/_definitions.json
 
-.PHONY: setup run test lint fmt protos protos-check deploy-check bench clean web browser sandbox lock
+.PHONY: setup run test lint fmt protos protos-check deploy-check bench clean web browser sandbox \
+	lock proto-lint proto-breaking clients clients-check proto-debs proto-tools
+
+# The proto toolchain (buf.yaml, buf.gen.yaml, docs/protocol.md "Generating clients"): buf and
+# protoc-gen-es from npm into .tools/proto, protoc-gen-go(-grpc) from the Go module proxy into
+# .tools/bin; protoc, the Java and Python gRPC plugins and the Java runtime from Debian.
+BUF := .tools/proto/node_modules/.bin/buf
+PROTOC_GEN_GO := .tools/bin/protoc-gen-go
+PROTOC_GEN_GO_GRPC := .tools/bin/protoc-gen-go-grpc
+# libgrpc-java does not pull in what its Netty transport needs at run time: Netty, PerfMark, Gson.
+PROTO_DEBS := protobuf-compiler protobuf-compiler-grpc protobuf-compiler-grpc-java-plugin \
+	libprotobuf-java libgrpc-java libnetty-java libperfmark-java libgoogle-gson-java \
+	default-jdk-headless
+TS_CLIENT_DEPS := clients/typescript/node_modules/.installed
 
 $(LOCK): pyproject.toml clients/python/pyproject.toml tools/lock.py
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -74,6 +87,58 @@ browser:
 sandbox:
 	@test -x $(BWRAP) || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq bubblewrap; }
 
+$(BUF): tools/proto/package.json tools/proto/package-lock.json
+	mkdir -p .tools/proto && cp tools/proto/package.json tools/proto/package-lock.json .tools/proto/
+	cd .tools/proto && npm ci --no-audit --no-fund --loglevel=error
+	@touch $(BUF)
+
+$(PROTOC_GEN_GO):
+	GOBIN=$(abspath .tools/bin) go install google.golang.org/protobuf/cmd/protoc-gen-go@v1.36.6
+
+$(PROTOC_GEN_GO_GRPC):
+	GOBIN=$(abspath .tools/bin) go install google.golang.org/grpc/cmd/protoc-gen-go-grpc@v1.5.1
+
+proto-debs:
+	@test -x /usr/bin/grpc_java_plugin -a -x /usr/bin/grpc_python_plugin -a -x /usr/bin/protoc \
+		-a -f /usr/share/java/grpc-netty.jar -a -f /usr/share/java/protobuf.jar \
+		-a -f /usr/share/java/netty-codec-http2.jar -a -f /usr/share/java/perfmark-api.jar \
+		-a -f /usr/share/java/gson.jar \
+		-a -x "$$(command -v javac)" || { apt-get update -qq && \
+		DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $(PROTO_DEBS); }
+
+$(TS_CLIENT_DEPS): clients/typescript/package.json clients/typescript/package-lock.json
+	cd clients/typescript && npm ci --no-audit --no-fund --loglevel=error
+	@touch $(TS_CLIENT_DEPS)
+
+# Every tool `make clients` needs; CI installs them in parallel (`make -j4 proto-tools`): they
+# mostly wait on the network.
+proto-tools: $(STAMP) $(BUF) $(PROTOC_GEN_GO) $(PROTOC_GEN_GO_GRPC) proto-debs $(TS_CLIENT_DEPS)
+
+# Go, Java, TypeScript and Python stubs of vance.v1 into clients/ (buf.gen.yaml), again when a
+# proto or the template changed. The Go module is committed (importable by path); the rest is
+# generated here and ignored by git.
+CLIENTS_STAMP := .tools/clients.stamp
+$(CLIENTS_STAMP): $(PROTO_SRC) buf.gen.yaml buf.yaml | proto-tools
+	rm -rf clients/go/vance clients/java/src clients/typescript/src/gen
+	rm -f clients/python-stubs/src/vance/v1/*_pb2*
+	$(BUF) generate
+	@touch $(CLIENTS_STAMP)
+
+clients: proto-tools $(CLIENTS_STAMP)
+
+# CI: the committed Go module is what `make clients` makes.
+clients-check: clients
+	@git diff --quiet -- clients/go && test -z "$$(git status --porcelain -- clients/go)" || \
+		{ git status --short -- clients/go; echo "clients/go is stale: run make clients" >&2; exit 1; }
+
+proto-lint: $(BUF)
+	$(BUF) lint
+
+# CI: buf breaking against the previous commit; a deliberate break is marked in
+# protos/BREAKING.md by the same commit.
+proto-breaking: $(BUF)
+	BUF=$(BUF) bash tools/proto_breaking.sh
+
 setup: $(STAMP) $(FERRETDB)
 	@test -f vance/v1/common_pb2.py || $(MAKE) protos
 
@@ -84,7 +149,7 @@ run: setup web
 # most tests wait on the system, so two halves in parallel finish in about 3/4 of the time on
 # two cores. PYTEST_ARGS= (empty) runs them in one process.
 PYTEST_ARGS ?= -n 2 --dist loadfile
-test: setup web browser sandbox
+test: setup web browser sandbox clients
 	$(PY) -m pytest -q $(PYTEST_ARGS)
 
 protos: $(STAMP)
@@ -93,7 +158,7 @@ protos: $(STAMP)
 protos-check: $(STAMP)
 	$(PY) -m vance.protogen --check
 
-lint: $(STAMP) protos-check deploy-check
+lint: $(STAMP) protos-check proto-lint deploy-check
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
 	$(VENV)/bin/mypy

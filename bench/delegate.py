@@ -24,11 +24,11 @@ from bench.stats import percentile
 from bench.system import BenchSystem, make_tmp
 from vance.auth import ServiceCredential
 from vance.authclient import authed_channel
+from vance.internal.v1 import recipe_internal_pb2 as ripb
+from vance.internal.v1 import recipe_internal_pb2_grpc, tool_pb2_grpc
+from vance.internal.v1 import tool_pb2 as tpb
 from vance.protoutil import dict_to_struct, from_value
 from vance.v1 import common_pb2 as pb
-from vance.v1 import recipe_pb2 as rpb
-from vance.v1 import recipe_pb2_grpc, tool_pb2_grpc
-from vance.v1 import tool_pb2 as tpb
 
 ROUNDS = 40
 RECIPE = "quick-lookup"
@@ -57,7 +57,7 @@ async def measure_delegate(system: BenchSystem, rounds: int = ROUNDS) -> dict[st
         authed_channel(system.cfg.address("recipe_service"), credential) as recipes_ch,
     ):
         tools = tool_pb2_grpc.ToolServiceStub(tools_ch)
-        recipes = recipe_pb2_grpc.RecipeServiceStub(recipes_ch)
+        recipes = recipe_internal_pb2_grpc.RecipeInternalServiceStub(recipes_ch)
 
         async def invoke(tool: str, args: dict[str, Any]) -> float:
             t0 = time.perf_counter()
@@ -80,7 +80,7 @@ async def measure_delegate(system: BenchSystem, rounds: int = ROUNDS) -> dict[st
         async def select() -> float:
             t0 = time.perf_counter()
             await recipes.SelectRecipe(
-                rpb.SelectRecipeRequest(tenant_id=tenant, project_id=project, task=TASK),
+                ripb.SelectRecipeRequest(tenant_id=tenant, project_id=project, task=TASK),
                 timeout=60,
             )
             return (time.perf_counter() - t0) * 1000

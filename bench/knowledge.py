@@ -30,9 +30,11 @@ from process_service.knowledge.rag_index import RagIndex, project_corpus, term_c
 from vance.auth import ServiceCredential
 from vance.authclient import authed_channel
 from vance.clock import SystemClock
+from vance.internal.v1 import session_internal_pb2 as sipb
+from vance.internal.v1 import session_internal_pb2_grpc
+from vance.internal.v1 import worker_pb2 as wkpb
 from vance.store import connect
 from vance.v1 import common_pb2 as pb
-from vance.v1 import process_pb2 as ppb
 from vance.v1 import session_pb2 as spb
 from vance.v1 import session_pb2_grpc
 
@@ -102,6 +104,7 @@ async def measure_knowledge(
     projects = {name: f"know-{name}-{rng.randrange(10**6)}" for name in ("plain", "memory", "rag")}
     async with authed_channel(system.cfg.address("session_service"), credential) as ch:
         sessions = session_pb2_grpc.SessionServiceStub(ch)
+        settings = session_internal_pb2_grpc.SessionInternalServiceStub(ch)
         for pid in projects.values():
             await sessions.CreateProject(
                 spb.CreateProjectRequest(
@@ -109,10 +112,10 @@ async def measure_knowledge(
                 )
             )
         for key, value in (("rag.autoInject", "true"), ("rag.minScore", "0.1")):
-            await sessions.SetEngineSetting(
-                spb.SetEngineSettingRequest(
-                    scope=spb.SettingScope(tenant_id="default", project_id=projects["rag"]),
-                    level=spb.SETTING_LEVEL_PROJECT,
+            await settings.SetEngineSetting(
+                sipb.SetEngineSettingRequest(
+                    scope=sipb.SettingScope(tenant_id="default", project_id=projects["rag"]),
+                    level=sipb.SETTING_LEVEL_PROJECT,
                     key=key,
                     value=value,
                 )
@@ -123,11 +126,12 @@ async def measure_knowledge(
         created = await client.request("session-create", {"projectId": projects["memory"]}, 30)
     finally:
         await client.close()
+    worker_service = system.worker_service
     for i in range(NOTES):
-        await system.processes.RecordMemory(
-            ppb.RecordMemoryRequest(
+        await worker_service.RecordMemory(
+            wkpb.RecordMemoryRequest(
                 process_id=str(created["chatProcessId"]),
-                scope=ppb.MEMORY_SCOPE_PROJECT,
+                scope=wkpb.MEMORY_SCOPE_PROJECT,
                 content=_text(rng, words[:300], cum[:300], 20),
                 title=f"note {i}",
             )

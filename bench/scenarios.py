@@ -18,6 +18,7 @@ from bench.errors import BenchError
 from bench.procstat import cpu_seconds, machine_busy_seconds, rss_bytes, tree_cpu_seconds
 from bench.system import BenchSystem
 from bench.wsclient import Client, assistant_says, first_chunk, reply_data, status_is
+from vance.internal.v1 import process_internal_pb2 as pipb
 from vance.v1 import process_pb2 as ppb
 
 SCRIPTED_MODEL = "scripted model (not server)"
@@ -387,7 +388,7 @@ async def memory(
 ) -> MemoryResult:
     pids = system.pids()
     ps, store = pids["process_service"], pids["store"]
-    stub = system.processes
+    stub = system.processes_internal
     idle_before, store_idle_before, _ = await _idle_window(ps, store, window_s)
     rss_before = rss_bytes(ps) or 0
     store_before = rss_bytes(store) or 0
@@ -401,7 +402,7 @@ async def memory(
         for s, p in items:
             if time.monotonic() > deadline:
                 return  # measured with what was created; the report flags the shortfall
-            request = ppb.CreateProcessRequest(
+            request = pipb.CreateProcessRequest(
                 tenant_id="default",
                 project_id="demo",
                 session_id=f"bench-mem-{s:03d}",
@@ -427,7 +428,7 @@ async def memory(
     create_s = time.perf_counter() - t0
     rss_after = rss_bytes(ps) or 0
     store_after = rss_bytes(store) or 0
-    listed = await stub.ListProcesses(
+    listed = await system.processes.ListProcesses(
         ppb.ListProcessesRequest(session_id="bench-mem-000"), timeout=30
     )
     if len(listed.processes) != per_session:

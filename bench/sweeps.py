@@ -30,9 +30,9 @@ from session_service.sweep_sets import BOUND, IDLE, SUSPENDED, SweepSets
 from vance.auth import ServiceCredential
 from vance.authclient import authed_channel
 from vance.ids import new_id
+from vance.internal.v1 import session_internal_pb2 as sipb
+from vance.internal.v1 import session_internal_pb2_grpc
 from vance.store import connect
-from vance.v1 import session_pb2 as spb
-from vance.v1 import session_pb2_grpc
 
 MIN = 60_000
 IDLE_TIMEOUT = 30 * MIN
@@ -68,9 +68,11 @@ async def _seed(db: Any, n: int, now: int) -> list[str]:
     return ids
 
 
-async def _tick(stub: session_pb2_grpc.SessionServiceAsyncStub, at: int) -> tuple[float, Any]:
+async def _tick(
+    stub: session_internal_pb2_grpc.SessionInternalServiceAsyncStub, at: int
+) -> tuple[float, Any]:
     started = time.perf_counter()
-    report = await stub.RunSweeps(spb.RunSweepsRequest(now_ms=at), timeout=600)
+    report = await stub.RunSweeps(sipb.RunSweepsRequest(now_ms=at), timeout=600)
     return (time.perf_counter() - started) * 1000, report
 
 
@@ -104,7 +106,7 @@ async def measure_sweeps(
     channel = authed_channel(
         system.cfg.address("session_service"), ServiceCredential.from_config(system.cfg, "bench")
     )
-    stub = session_pb2_grpc.SessionServiceStub(channel)
+    stub = session_internal_pb2_grpc.SessionInternalServiceStub(channel)
     try:
         return await _measure(db, stub, sessions, rounds, due_fraction)
     finally:
@@ -113,7 +115,11 @@ async def measure_sweeps(
 
 
 async def _measure(
-    db: Any, stub: session_pb2_grpc.SessionServiceAsyncStub, n: int, rounds: int, fraction: float
+    db: Any,
+    stub: session_internal_pb2_grpc.SessionInternalServiceAsyncStub,
+    n: int,
+    rounds: int,
+    fraction: float,
 ) -> dict[str, Any]:
     t0 = time.time_ns() // 1_000_000
     started = time.perf_counter()

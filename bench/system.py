@@ -22,6 +22,7 @@ from bench.wsclient import Client, status_of_name
 from vance.auth import ServiceCredential
 from vance.authclient import authed_channel
 from vance.config import Config, load_config
+from vance.internal.v1 import process_internal_pb2_grpc, worker_pb2_grpc
 from vance.supervisor import Supervisor, die_with_parent
 from vance.testing.ports import free_port_block
 from vance.v1 import process_pb2 as ppb
@@ -187,6 +188,18 @@ class BenchSystem:
         if self._channel is None:
             raise BenchError("the system is not started")
         return process_pb2_grpc.ProcessServiceStub(self._channel)
+
+    @property
+    def processes_internal(self) -> process_internal_pb2_grpc.ProcessInternalServiceAsyncStub:
+        if self._channel is None:
+            raise BenchError("the system is not started")
+        return process_internal_pb2_grpc.ProcessInternalServiceStub(self._channel)
+
+    @property
+    def worker_service(self) -> worker_pb2_grpc.WorkerServiceAsyncStub:
+        if self._channel is None:
+            raise BenchError("the system is not started")
+        return worker_pb2_grpc.WorkerServiceStub(self._channel)
 
     @property
     def gateway(self) -> str:

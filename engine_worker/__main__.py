@@ -17,6 +17,7 @@ from engine_worker.health import WorkerHealth
 from engine_worker.worker import Worker
 from vance.channels import Channels
 from vance.config import load_config
+from vance.internal.v1 import session_internal_pb2_grpc, tool_pb2_grpc
 from vance.llm import (
     is_configured,
     make_model_client,
@@ -25,7 +26,7 @@ from vance.llm import (
 from vance.logsetup import setup_logging
 from vance.observability.setup import start_observability
 from vance.server import run_main, wait_for_signal
-from vance.v1 import session_pb2_grpc, tool_pb2_grpc
+from vance.v1 import session_pb2_grpc
 
 logger = logging.getLogger("engine_worker")
 
@@ -51,7 +52,10 @@ async def serve() -> None:
             drain_timeout_s=config.worker.drain_timeout_s,
             reconnect_backoff_s=config.worker.reconnect_backoff_s,
             tools=tool_pb2_grpc.ToolServiceStub(channels.get("tool_service")),
-            sessions=session_pb2_grpc.SessionServiceStub(channels.get("session_service")),
+            sessions=session_internal_pb2_grpc.SessionInternalServiceStub(
+                channels.get("session_service")
+            ),
+            projects=session_pb2_grpc.SessionServiceStub(channels.get("session_service")),
             max_loop_lag_ms=config.worker.max_loop_lag_ms,
             max_rss_mb=config.worker.max_rss_mb,
         )

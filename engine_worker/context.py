@@ -14,13 +14,19 @@ from engine_worker.tools import ToolDispatcher
 from vance import convert as c
 from vance.chat_ids import chat_message_id, turn_message_id
 from vance.domain import ChatMessage, ChatRole, SteerMessage, ThinkProcess
+from vance.internal.v1 import (
+    knowledge_internal_pb2_grpc,
+    session_internal_pb2_grpc,
+    worker_pb2_grpc,
+)
+from vance.internal.v1 import worker_pb2 as wkpb
 from vance.llm import ModelClient
 from vance.protoutil import dict_to_struct
 from vance.v1 import common_pb2 as pb
-from vance.v1 import knowledge_pb2_grpc, process_pb2_grpc, session_pb2_grpc
 from vance.v1 import process_pb2 as ppb
+from vance.v1 import process_pb2_grpc
 
-Send = Callable[[ppb.WorkerMessage], None]
+Send = Callable[[wkpb.WorkerMessage], None]
 
 # What a turn reports is held back briefly and goes out in order: stream chunks for at most
 # CHUNK_WINDOW_S (one message instead of one per token, unnoticeable to a reader: a model
@@ -57,7 +63,7 @@ class EventPublisher:
     def __init__(self, turn_id: str, send: Send) -> None:
         self._turn_id = turn_id
         self._send = send
-        self._held: list[ppb.TurnEvent] = []
+        self._held: list[wkpb.TurnEvent] = []
         self._chunks: list[str] = []
         self._role = ChatRole.ASSISTANT
         self._timer: asyncio.TimerHandle | None = None
@@ -87,7 +93,7 @@ class EventPublisher:
         self._close_chunk()
         self._held.append(_progress(self._turn_id, kind, payload))
 
-    def hold(self, event: ppb.TurnEvent, window_s: float = HOLD_S) -> None:
+    def hold(self, event: wkpb.TurnEvent, window_s: float = HOLD_S) -> None:
         """Queues a report after everything queued before it, sent within window_s."""
         self._close_chunk()
         self._held.append(event)
@@ -100,9 +106,9 @@ class EventPublisher:
         if not (self._due or self._chunks or (riders and self._held)):
             return
         for event in self.take():
-            self._send(ppb.WorkerMessage(event=event))
+            self._send(wkpb.WorkerMessage(event=event))
 
-    def take(self) -> list[ppb.TurnEvent]:
+    def take(self) -> list[wkpb.TurnEvent]:
         """What is held, in order, no longer held (for the commit to carry)."""
         if self._timer is not None:
             self._timer.cancel()
@@ -129,16 +135,16 @@ class EventPublisher:
         self._chunks.clear()
         self._due = True
         self._held.append(
-            ppb.TurnEvent(
+            wkpb.TurnEvent(
                 turn_id=self._turn_id,
                 stream_chunk=pb.StreamChunk(chunk=text, role=c.role_to_proto(self._role)),
             )
         )
 
 
-def _progress(turn_id: str, kind: str, payload: dict[str, Any]) -> ppb.TurnEvent:
-    return ppb.TurnEvent(
-        turn_id=turn_id, progress=ppb.TurnProgress(kind=kind, payload=dict_to_struct(payload))
+def _progress(turn_id: str, kind: str, payload: dict[str, Any]) -> wkpb.TurnEvent:
+    return wkpb.TurnEvent(
+        turn_id=turn_id, progress=wkpb.TurnProgress(kind=kind, payload=dict_to_struct(payload))
     )
 
 
@@ -183,9 +189,9 @@ class ChatApi:
             )
         )
         self._events.hold(
-            ppb.TurnEvent(
+            wkpb.TurnEvent(
                 turn_id=self._turn_id,
-                chat_append=ppb.ChatAppend(
+                chat_append=wkpb.ChatAppend(
                     message_id=message_id,
                     role=c.role_to_proto(role),
                     content=content,
@@ -238,12 +244,13 @@ class ThinkEngineContext:
         llm: ModelClient,
         events: EventPublisher,
         stub: process_pb2_grpc.ProcessServiceAsyncStub,
+        worker: worker_pb2_grpc.WorkerServiceAsyncStub,
         tools: ToolDispatcher,
-        sessions: session_pb2_grpc.SessionServiceAsyncStub | None = None,
+        sessions: session_internal_pb2_grpc.SessionInternalServiceAsyncStub | None = None,
         project_memory: list[MemoryEntry] | None = None,
         settings_cache: SettingsCache | None = None,
         default_settings: dict[str, str] | None = None,
-        knowledge: knowledge_pb2_grpc.KnowledgeServiceAsyncStub | None = None,
+        knowledge: knowledge_internal_pb2_grpc.KnowledgeInternalServiceAsyncStub | None = None,
         group: str = "",
     ) -> None:
         self.turn_id = turn_id
@@ -262,7 +269,7 @@ class ThinkEngineContext:
         self.settings: dict[str, Any] = dict(process.params)
         self._pending = pending
         self._drained = False
-        self._memory = MemoryApi(process, stub, turn_id, project_memory, knowledge)
+        self._memory = MemoryApi(process, worker, turn_id, project_memory, knowledge)
         self._settings_api = EngineSettingsApi(
             process, sessions, default_settings, cache=settings_cache
         )

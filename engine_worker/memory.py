@@ -7,12 +7,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from vance.domain import ThinkProcess
-from vance.v1 import knowledge_pb2 as kpb
-from vance.v1 import knowledge_pb2_grpc, process_pb2_grpc
-from vance.v1 import process_pb2 as ppb
+from vance.internal.v1 import knowledge_internal_pb2 as kipb
+from vance.internal.v1 import knowledge_internal_pb2_grpc, worker_pb2_grpc
+from vance.internal.v1 import worker_pb2 as wkpb
 
-PROCESS = ppb.MEMORY_SCOPE_PROCESS
-PROJECT = ppb.MEMORY_SCOPE_PROJECT
+PROCESS = wkpb.MEMORY_SCOPE_PROCESS
+PROJECT = wkpb.MEMORY_SCOPE_PROJECT
 # How many of the project's newest records an assignment carries (process_service/memory.py).
 CARRIED = 20
 
@@ -40,10 +40,10 @@ class MemoryApi:
     def __init__(
         self,
         process: ThinkProcess,
-        stub: process_pb2_grpc.ProcessServiceAsyncStub,
+        stub: worker_pb2_grpc.WorkerServiceAsyncStub,
         turn_id: str,
         project: list[MemoryEntry] | None = None,
-        knowledge: knowledge_pb2_grpc.KnowledgeServiceAsyncStub | None = None,
+        knowledge: knowledge_internal_pb2_grpc.KnowledgeInternalServiceAsyncStub | None = None,
     ) -> None:
         self._process = process
         self._stub = stub
@@ -55,7 +55,7 @@ class MemoryApi:
         self._project = project
 
     async def record(
-        self, scope: ppb.MemoryScope, content: str, *, kind: str = "note", title: str = ""
+        self, scope: wkpb.MemoryScope, content: str, *, kind: str = "note", title: str = ""
     ) -> MemoryEntry:
         """Keeps a record. Its idempotency key comes from the turn and the write's place in it,
         so a redone turn records once."""
@@ -63,7 +63,7 @@ class MemoryApi:
         if scope == PROJECT:
             self._project = None
         r = await self._stub.RecordMemory(
-            ppb.RecordMemoryRequest(
+            wkpb.RecordMemoryRequest(
                 process_id=self._process.id,
                 scope=scope,
                 kind=kind,
@@ -81,11 +81,11 @@ class MemoryApi:
     async def remember_for_project(self, content: str, *, title: str = "") -> MemoryEntry:
         return await self.record(PROJECT, content, kind="fact", title=title)
 
-    async def newest(self, scope: ppb.MemoryScope, limit: int = 20) -> list[MemoryEntry]:
+    async def newest(self, scope: wkpb.MemoryScope, limit: int = 20) -> list[MemoryEntry]:
         if scope == PROJECT and self._project is not None and 0 < limit <= CARRIED:
             return self._project[:limit]
         resp = await self._stub.ListMemory(
-            ppb.ListMemoryRequest(process_id=self._process.id, scope=scope, limit=limit)
+            wkpb.ListMemoryRequest(process_id=self._process.id, scope=scope, limit=limit)
         )
         return [entry_from_proto(r) for r in resp.records]
 
@@ -97,7 +97,7 @@ class MemoryApi:
         if self._knowledge is None:
             return []
         resp = await self._knowledge.RecallMemory(
-            kpb.RecallMemoryRequest(
+            kipb.RecallMemoryRequest(
                 process_id=self._process.id,
                 scope=scope,
                 query=query,
@@ -115,12 +115,12 @@ class MemoryApi:
         if self._knowledge is None:
             return []
         resp = await self._knowledge.QueryRag(
-            kpb.QueryRagRequest(
+            kipb.QueryRagRequest(
                 process_id=self._process.id, query=query, top_k=top_k, min_score=min_score
             )
         )
         return [RagPassage(c.source, c.title, c.text, c.score) for c in resp.chunks]
 
 
-def entry_from_proto(r: ppb.MemoryRecord) -> MemoryEntry:
+def entry_from_proto(r: wkpb.MemoryRecord) -> MemoryEntry:
     return MemoryEntry(r.id, r.kind, r.title, r.content, r.process_id, r.created_at_ms)

@@ -17,14 +17,14 @@ import grpc
 
 from engine_worker.watched import SETTINGS_TTL_S, WatchedCache
 from vance.domain import ThinkProcess
-from vance.v1 import session_pb2 as spb
-from vance.v1 import session_pb2_grpc
+from vance.internal.v1 import session_internal_pb2 as sipb
+from vance.internal.v1 import session_internal_pb2_grpc
 
-PROCESS = spb.SETTING_LEVEL_PROCESS
-SESSION = spb.SETTING_LEVEL_SESSION
-PROJECT = spb.SETTING_LEVEL_PROJECT
-TENANT = spb.SETTING_LEVEL_TENANT
-GROUP = spb.SETTING_LEVEL_GROUP
+PROCESS = sipb.SETTING_LEVEL_PROCESS
+SESSION = sipb.SETTING_LEVEL_SESSION
+PROJECT = sipb.SETTING_LEVEL_PROJECT
+TENANT = sipb.SETTING_LEVEL_TENANT
+GROUP = sipb.SETTING_LEVEL_GROUP
 # Not a level one can write: the engine's own default, below every stored level.
 ENGINE_DEFAULT = 0
 
@@ -47,7 +47,7 @@ class EngineSettingsApi:
     def __init__(
         self,
         process: ThinkProcess,
-        stub: session_pb2_grpc.SessionServiceAsyncStub | None,
+        stub: session_internal_pb2_grpc.SessionInternalServiceAsyncStub | None,
         defaults: dict[str, str] | None = None,
         *,
         cache: SettingsCache | None = None,
@@ -61,7 +61,7 @@ class EngineSettingsApi:
             process.session_id,
             process.id,
         )
-        self._scope = spb.SettingScope(
+        self._scope = sipb.SettingScope(
             tenant_id=process.tenant_id,
             project_id=process.project_id,
             session_id=process.session_id,
@@ -78,7 +78,7 @@ class EngineSettingsApi:
             else:
                 try:
                     resp = await self._stub.ResolveEngineSettings(
-                        spb.ResolveEngineSettingsRequest(scope=self._scope),
+                        sipb.ResolveEngineSettingsRequest(scope=self._scope),
                         timeout=_RESOLVE_TIMEOUT_S,
                     )
                 except grpc.aio.AioRpcError as exc:
@@ -132,7 +132,7 @@ class EngineSettingsApi:
         if self._stub is None:
             raise RuntimeError("this worker has no settings service")
         resp = await self._stub.SetEngineSetting(
-            spb.SetEngineSettingRequest(
+            sipb.SetEngineSettingRequest(
                 scope=self._scope,
                 level=level,  # type: ignore[arg-type]
                 key=key,

@@ -9,11 +9,11 @@ from typing import TYPE_CHECKING, Any
 
 from engine_worker.watched import WatchedCache
 from vance.domain import ThinkProcess, ToolCallStatus
+from vance.internal.v1 import tool_pb2 as tpb
+from vance.internal.v1 import tool_pb2_grpc
 from vance.profiles import capabilities
 from vance.protoutil import dict_to_struct, from_value, struct_to_dict
 from vance.v1 import common_pb2 as pb
-from vance.v1 import tool_pb2 as tpb
-from vance.v1 import tool_pb2_grpc
 
 if TYPE_CHECKING:
     from engine_worker.context import EventPublisher

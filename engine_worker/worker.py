@@ -27,13 +27,19 @@ from engine_worker.tools import PoolCache, ToolDispatcher
 from engine_worker.watched import keep_watching
 from vance import convert as c
 from vance.domain import HOOK_CALLS, ChatMessage, CloseReason, LifecycleCall, ProcessStatus
+from vance.internal.v1 import (
+    knowledge_internal_pb2_grpc,
+    session_internal_pb2_grpc,
+    tool_pb2_grpc,
+    worker_pb2_grpc,
+)
+from vance.internal.v1 import session_internal_pb2 as sipb
+from vance.internal.v1 import tool_pb2 as tpb
+from vance.internal.v1 import worker_pb2 as wkpb
 from vance.llm import ModelClient, ModelNotConfiguredError
 from vance.observability import logcontext, metrics, tracing
 from vance.protoutil import dict_to_struct
-from vance.v1 import knowledge_pb2_grpc, process_pb2_grpc, session_pb2_grpc, tool_pb2_grpc
-from vance.v1 import process_pb2 as ppb
-from vance.v1 import session_pb2 as spb
-from vance.v1 import tool_pb2 as tpb
+from vance.v1 import process_pb2_grpc, session_pb2_grpc
 
 logger = logging.getLogger(__name__)
 
@@ -52,13 +58,16 @@ class Worker:
         drain_timeout_s: float = 30.0,
         reconnect_backoff_s: float = 0.5,
         tools: tool_pb2_grpc.ToolServiceAsyncStub | None = None,
-        sessions: session_pb2_grpc.SessionServiceAsyncStub | None = None,
+        sessions: session_internal_pb2_grpc.SessionInternalServiceAsyncStub | None = None,
+        projects: session_pb2_grpc.SessionServiceAsyncStub | None = None,
         max_loop_lag_ms: float = 0.0,
         max_rss_mb: float = 0.0,
     ) -> None:
         self.worker_id = worker_id or f"{socket.gethostname()}-{os.getpid()}"
         self._stub = process_pb2_grpc.ProcessServiceStub(channel)
-        self._knowledge = knowledge_pb2_grpc.KnowledgeServiceStub(channel)  # process_service's
+        # process_service's recall and RAG query for the engines
+        self._knowledge = knowledge_internal_pb2_grpc.KnowledgeInternalServiceStub(channel)
+        self._worker = worker_pb2_grpc.WorkerServiceStub(channel)  # the worker protocol, memory
         self._registry = registry
         self._llm = llm
         self._slots = slots
@@ -68,11 +77,11 @@ class Worker:
         self._pools = PoolCache()
         self._settings = SettingsCache()
         self._sessions = sessions  # the engines' settings (engine_worker/settings.py)
-        self._groups = ProjectGroups(sessions)
+        self._groups = ProjectGroups(projects)  # GetProject: the project's group
         self._stopping = asyncio.Event()
         self._outbox: asyncio.Queue[object] = asyncio.Queue()
         self._turns: dict[str, asyncio.Task[None]] = {}
-        self._acks: dict[str, asyncio.Future[ppb.TurnAck | None]] = {}
+        self._acks: dict[str, asyncio.Future[wkpb.TurnAck | None]] = {}
         self._chat = ChatHeld()
         self._heartbeat_s = 3.0
         self.connected = asyncio.Event()
@@ -105,7 +114,7 @@ class Worker:
             return
         self._stopping.set()
         logger.info("draining %d running turns", len(self._turns))
-        self._outbox.put_nowait(ppb.WorkerMessage(draining=ppb.WorkerDraining()))
+        self._outbox.put_nowait(wkpb.WorkerMessage(draining=wkpb.WorkerDraining()))
         running = list(self._turns.values())
         if running:
             _, late = await asyncio.wait(running, timeout=self._drain_timeout_s)
@@ -113,14 +122,14 @@ class Worker:
                 task.cancel()
         self._outbox.put_nowait(_CLOSE)
 
-    async def _requests(self, outbox: asyncio.Queue[object]) -> AsyncIterator[ppb.WorkerMessage]:
+    async def _requests(self, outbox: asyncio.Queue[object]) -> AsyncIterator[wkpb.WorkerMessage]:
         """The messages of one stream. Bound to that stream's queue: a pump left over from a
         lost stream must never take messages meant for the next one."""
-        yield ppb.WorkerMessage(
-            hello=ppb.WorkerHello(
+        yield wkpb.WorkerMessage(
+            hello=wkpb.WorkerHello(
                 worker_id=self.worker_id,
                 engines=[
-                    ppb.EngineDescriptor(name=n, version=v, hooks=self._registry.hooks().get(n))
+                    wkpb.EngineDescriptor(name=n, version=v, hooks=self._registry.hooks().get(n))
                     for n, v in self._registry.versions().items()
                 ],
                 slots=self._slots,
@@ -130,19 +139,19 @@ class Worker:
             item = await outbox.get()
             if item is _CLOSE:
                 return
-            assert isinstance(item, ppb.WorkerMessage)
+            assert isinstance(item, wkpb.WorkerMessage)
             yield item
 
-    def _send(self, msg: ppb.WorkerMessage) -> None:
+    def _send(self, msg: wkpb.WorkerMessage) -> None:
         self._outbox.put_nowait(msg)
 
     def _announce_capacity(self, slots: int, reason: str) -> None:
-        self._send(ppb.WorkerMessage(capacity=ppb.WorkerCapacity(slots=slots, reason=reason)))
+        self._send(wkpb.WorkerMessage(capacity=wkpb.WorkerCapacity(slots=slots, reason=reason)))
 
     async def _session(self) -> None:
         outbox: asyncio.Queue[object] = asyncio.Queue()
         self._outbox = outbox
-        call = self._stub.WorkerConnect(self._requests(outbox))
+        call = self._worker.WorkerConnect(self._requests(outbox))
         lost: grpc.aio.AioRpcError | None = None
         try:
             async with asyncio.TaskGroup() as tg:
@@ -191,15 +200,15 @@ class Worker:
             )
         if sessions is not None:
 
-            def settings() -> AsyncIterable[spb.SettingsChange]:
-                return sessions.WatchSettings(spb.WatchSettingsRequest())
+            def settings() -> AsyncIterable[sipb.SettingsChange]:
+                return sessions.WatchSettings(sipb.WatchSettingsRequest())
 
             out.append(
                 tg.create_task(keep_watching("settings", self._settings, settings, self._backoff_s))
             )
         return out
 
-    def _on_message(self, tg: asyncio.TaskGroup, msg: ppb.DispatchMessage) -> None:
+    def _on_message(self, tg: asyncio.TaskGroup, msg: wkpb.DispatchMessage) -> None:
         kind = msg.WhichOneof("kind")
         if kind == "welcome":
             self._heartbeat_s = max(0.05, msg.welcome.heartbeat_ms / 1000)
@@ -222,10 +231,10 @@ class Worker:
             await asyncio.sleep(self._heartbeat_s)
             if self._turns:
                 self._send(
-                    ppb.WorkerMessage(heartbeat=ppb.WorkerHeartbeat(turn_ids=list(self._turns)))
+                    wkpb.WorkerMessage(heartbeat=wkpb.WorkerHeartbeat(turn_ids=list(self._turns)))
                 )
 
-    async def _run_turn(self, a: ppb.TurnAssignment) -> None:
+    async def _run_turn(self, a: wkpb.TurnAssignment) -> None:
         events = EventPublisher(a.turn_id, self._send)
         started = time.perf_counter()
         logcontext.for_turn(a.process.session_id, a.process.id, a.turn_id)
@@ -246,8 +255,8 @@ class Worker:
             # What the turn said before it failed is stored, as it would have been sent.
             events.flush(riders=True)
             self._send(
-                ppb.WorkerMessage(
-                    failure=ppb.TurnFailure(
+                wkpb.WorkerMessage(
+                    failure=wkpb.TurnFailure(
                         turn_id=a.turn_id, error=f"{type(exc).__name__}: {exc}", retryable=True
                     )
                 )
@@ -256,11 +265,11 @@ class Worker:
             return
         metrics.TURNS.labels(a.process.engine, "done").inc()
         metrics.TURN_SECONDS.labels(a.process.engine).observe(time.perf_counter() - started)
-        fut: asyncio.Future[ppb.TurnAck | None] = asyncio.get_running_loop().create_future()
+        fut: asyncio.Future[wkpb.TurnAck | None] = asyncio.get_running_loop().create_future()
         self._acks[a.turn_id] = fut
         self._send(
-            ppb.WorkerMessage(
-                commit=ppb.TurnCommit(
+            wkpb.WorkerMessage(
+                commit=wkpb.TurnCommit(
                     turn_id=a.turn_id,
                     status=c.status_to_proto(outcome.status),
                     close_reason=c.close_reason_to_proto(outcome.close_reason),
@@ -285,7 +294,7 @@ class Worker:
         else:
             self._chat.drop(a.process.id)
 
-    def _recent_chat(self, a: ppb.TurnAssignment) -> list[ChatMessage]:
+    def _recent_chat(self, a: wkpb.TurnAssignment) -> list[ChatMessage]:
         """The last committed messages: held here, or brought by the assignment (then held)."""
         pid = a.process.id
         if a.recent_chat_held:
@@ -297,7 +306,7 @@ class Worker:
             self._chat.drop(pid)
         return recent
 
-    async def _execute(self, a: ppb.TurnAssignment, events: EventPublisher) -> TurnOutcome:
+    async def _execute(self, a: wkpb.TurnAssignment, events: EventPublisher) -> TurnOutcome:
         process = c.process_from_proto(a.process)
         engine = self._registry.get(process.engine)
         if engine is None:
@@ -322,6 +331,7 @@ class Worker:
             llm=self._llm,
             events=events,
             stub=self._stub,
+            worker=self._worker,
             tools=ToolDispatcher(
                 self._tools,
                 process,

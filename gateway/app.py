@@ -49,12 +49,13 @@ from gateway.webui import mount_webui
 from vance.background import Background
 from vance.channels import Channels
 from vance.config import Config, load_config
+from vance.internal.v1 import tool_pb2, tool_pb2_grpc
 from vance.logsetup import setup_logging
 from vance.observability import metrics
 from vance.observability.setup import start_observability
 from vance.observability.tracing import instrument_app
 from vance.server import GrpcHost
-from vance.v1 import tokens_pb2_grpc, tool_pb2, tool_pb2_grpc
+from vance.v1 import tokens_pb2_grpc
 
 logger = logging.getLogger(__name__)
 
@@ -174,9 +175,9 @@ def create_app(config: Config) -> FastAPI:
 async def _start_tool_host(config: Config, hub: ClientToolHub) -> GrpcHost:
     """The ToolHost tool_service calls for a client tool of one of this replica's sockets; its
     address goes with every registration, so whichever replica holds the socket is asked."""
-    name = tool_pb2.DESCRIPTOR.services_by_name["ToolHost"].full_name
+    name = tool_pb2.DESCRIPTOR.services_by_name["ToolHostService"].full_name
     host = GrpcHost([name], config)
-    tool_pb2_grpc.add_ToolHostServicer_to_server(GatewayToolHost(hub), host.server)
+    tool_pb2_grpc.add_ToolHostServiceServicer_to_server(GatewayToolHost(hub), host.server)
     port = host.bind(config.grpc_host, config.gateway.tool_host_port)
     await host.start()
     hub.address = config.gateway.tool_host_address or f"{config.grpc_host}:{port}"

@@ -19,6 +19,7 @@ import grpc
 from gateway.clients import Clients
 from gateway.connection import Connection
 from gateway.connection_profile import reset_profile
+from vance.internal.v1 import session_internal_pb2 as sipb
 from vance.v1 import session_pb2 as spb
 
 logger = logging.getLogger(__name__)
@@ -105,8 +106,8 @@ async def renew_leases(connections: list[Connection], clients: Clients, *, horiz
     if not due:
         return 0
     asked = [(c, c.session_id, c.bind_lease_ms) for c in due]
-    reply = await clients.sessions.RenewBindLeases(
-        spb.RenewBindLeasesRequest(
+    reply = await clients.sessions_internal.RenewBindLeases(
+        sipb.RenewBindLeasesRequest(
             beats=[
                 spb.HeartbeatRequest(
                     session_id=session_id, connection_id=c.connection_id, lease_ms=lease_ms

@@ -24,11 +24,11 @@ from gateway.inputs import FrameData, Id, Text, required
 from vance.auth import on_behalf_of
 from vance.channels import Channels
 from vance.ids import new_id
+from vance.internal.v1 import tool_pb2 as tpb
+from vance.internal.v1 import tool_pb2_grpc
 from vance.profiles import capabilities
 from vance.protoutil import dict_to_struct, struct_to_dict, to_value
 from vance.v1 import common_pb2 as pb
-from vance.v1 import tool_pb2 as tpb
-from vance.v1 import tool_pb2_grpc
 
 if TYPE_CHECKING:
     from gateway.connection import Connection
@@ -229,7 +229,7 @@ class ClientToolHub:
             self._pending.pop(call_id, None)
 
 
-class GatewayToolHost(tool_pb2_grpc.ToolHostServicer):
+class GatewayToolHost(tool_pb2_grpc.ToolHostServiceServicer):
     """The ToolHost tool_service calls for the client tools of this replica's sockets."""
 
     def __init__(self, hub: ClientToolHub) -> None:

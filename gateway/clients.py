@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from vance.channels import Channels
+from vance.internal.v1 import session_internal_pb2_grpc
 from vance.v1 import (
     knowledge_pb2_grpc,
     process_pb2_grpc,
@@ -17,6 +18,8 @@ from vance.v1 import (
 @dataclass(frozen=True)
 class Clients:
     sessions: session_pb2_grpc.SessionServiceAsyncStub
+    # Password checks, bind lease renewal and replica leases: service-only (vance.internal.v1).
+    sessions_internal: session_internal_pb2_grpc.SessionInternalServiceAsyncStub
     processes: process_pb2_grpc.ProcessServiceAsyncStub
     recipes: recipe_pb2_grpc.RecipeServiceAsyncStub
     work: work_pb2_grpc.UserWorkServiceAsyncStub  # hosted by process_service
@@ -31,6 +34,9 @@ class Clients:
         replicas = channels.replicas("process_service")
         return cls(
             sessions=session_pb2_grpc.SessionServiceStub(channels.get("session_service")),
+            sessions_internal=session_internal_pb2_grpc.SessionInternalServiceStub(
+                channels.get("session_service")
+            ),
             processes=process_pb2_grpc.ProcessServiceStub(channels.get("process_service")),
             recipes=recipe_pb2_grpc.RecipeServiceStub(channels.get("recipe_service")),
             work=work_pb2_grpc.UserWorkServiceStub(channels.get("process_service")),

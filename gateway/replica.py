@@ -25,7 +25,7 @@ import grpc
 
 from gateway.clients import Clients
 from vance.ids import new_id
-from vance.v1 import session_pb2 as spb
+from vance.internal.v1 import session_internal_pb2 as sipb
 
 if TYPE_CHECKING:
     from gateway.connection import Connection
@@ -78,8 +78,8 @@ class Replica:
                 renewed = None
             sent = time.monotonic()
             try:
-                await clients.sessions.RenewReplica(
-                    spb.ReplicaRequest(replica_id=self.replica_id, sessions=self.held()),
+                await clients.sessions_internal.RenewReplica(
+                    sipb.ReplicaRequest(replica_id=self.replica_id, sessions=self.held()),
                     timeout=self.lease_ms / 3000,
                 )
                 renewed = sent
@@ -111,8 +111,8 @@ class Replica:
 
     async def shutdown(self, clients: Clients) -> None:
         try:
-            done = await clients.sessions.ShutdownReplica(
-                spb.ReplicaRequest(replica_id=self.replica_id, sessions=self.held()), timeout=10
+            done = await clients.sessions_internal.ShutdownReplica(
+                sipb.ReplicaRequest(replica_id=self.replica_id, sessions=self.held()), timeout=10
             )
             logger.info(
                 "replica %s stopped: %d sessions wait for their clients (%d suspended FORCED)",

@@ -9,7 +9,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from gateway.auth import Principal, Tokens
 from gateway.rest_deps import PathId, admin, clients, principal
 from gateway.revocations import Authenticator
-from vance.v1 import session_pb2 as spb
+from vance.internal.v1 import session_internal_pb2 as sipb
 
 router = APIRouter(tags=["access"])
 
@@ -70,8 +70,8 @@ async def logout(request: Request, tenant: PathId) -> dict[str, bool]:
 
 @router.post("/brain/{tenant}/access/{username}", response_model=TokenView)
 async def login(request: Request, tenant: PathId, username: PathId, body: LoginBody) -> TokenView:
-    user = await clients(request).sessions.Authenticate(
-        spb.AuthenticateRequest(tenant_id=tenant, username=username, password=body.password)
+    user = await clients(request).sessions_internal.Authenticate(
+        sipb.AuthenticateRequest(tenant_id=tenant, username=username, password=body.password)
     )
     return _issue(request, Principal(user.tenant_id, user.username, tuple(user.roles)))
 

@@ -31,6 +31,8 @@ from process_service.worker_messages import (
 from vance import convert as c
 from vance import domain as d
 from vance.chat_ids import turn_message_ordinal
+from vance.internal.v1 import process_internal_pb2 as pipb
+from vance.internal.v1 import worker_pb2 as wkpb
 from vance.protoutil import dict_to_struct, struct_to_dict
 from vance.v1 import common_pb2 as pb
 from vance.v1 import process_pb2 as ppb
@@ -130,9 +132,9 @@ def steer_result_to_proto(r: SteerResult) -> ppb.SteerResponse:
     return out
 
 
-def assignment_to_proto(ref: TurnRef) -> ppb.DispatchMessage:
-    return ppb.DispatchMessage(
-        assignment=ppb.TurnAssignment(
+def assignment_to_proto(ref: TurnRef) -> wkpb.DispatchMessage:
+    return wkpb.DispatchMessage(
+        assignment=wkpb.TurnAssignment(
             turn_id=ref.turn_id,
             attempt=ref.attempt,
             call=c.call_to_proto(ref.call),
@@ -148,7 +150,7 @@ def assignment_to_proto(ref: TurnRef) -> ppb.DispatchMessage:
     )
 
 
-def hello_from_proto(msg: ppb.WorkerMessage) -> Hello:
+def hello_from_proto(msg: wkpb.WorkerMessage) -> Hello:
     if msg.WhichOneof("kind") != "hello" or not msg.hello.worker_id:
         raise ValueError("the first message is hello")
     h = msg.hello
@@ -160,7 +162,7 @@ def hello_from_proto(msg: ppb.WorkerMessage) -> Hello:
     )
 
 
-def worker_message_from_proto(msg: ppb.WorkerMessage) -> list[FromWorker]:
+def worker_message_from_proto(msg: wkpb.WorkerMessage) -> list[FromWorker]:
     """What one stream message holds: a commit carries the reports held back for it, which go
     before it."""
     match msg.WhichOneof("kind"):
@@ -190,7 +192,7 @@ def worker_message_from_proto(msg: ppb.WorkerMessage) -> list[FromWorker]:
             raise ValueError(f"unexpected worker message {other!r}")
 
 
-def _report_from_proto(event: ppb.TurnEvent, turn_id: str = "") -> Report:
+def _report_from_proto(event: wkpb.TurnEvent, turn_id: str = "") -> Report:
     turn_id = turn_id or event.turn_id
     match event.WhichOneof("kind"):
         case "chat_append":
@@ -212,11 +214,11 @@ def _report_from_proto(event: ppb.TurnEvent, turn_id: str = "") -> Report:
             raise ValueError(f"unexpected turn event {other!r}")
 
 
-def to_worker_proto(item: ToWorker) -> ppb.DispatchMessage:
+def to_worker_proto(item: ToWorker) -> wkpb.DispatchMessage:
     match item:
         case Welcome():
-            return ppb.DispatchMessage(
-                welcome=ppb.Welcome(lease_ms=item.lease_ms, heartbeat_ms=item.heartbeat_ms)
+            return wkpb.DispatchMessage(
+                welcome=wkpb.Welcome(lease_ms=item.lease_ms, heartbeat_ms=item.heartbeat_ms)
             )
         case Assign():
             message = assignment_to_proto(item.ref)
@@ -224,10 +226,10 @@ def to_worker_proto(item: ToWorker) -> ppb.DispatchMessage:
                 message.assignment.trace_context.update(item.trace)
             return message
         case Cancel():
-            return ppb.DispatchMessage(cancel_turn_id=item.turn_id)
+            return wkpb.DispatchMessage(cancel_turn_id=item.turn_id)
         case Ack():
-            return ppb.DispatchMessage(
-                commit_ack=ppb.TurnAck(
+            return wkpb.DispatchMessage(
+                commit_ack=wkpb.TurnAck(
                     turn_id=item.turn_id,
                     ok=item.ok,
                     error=item.error,
@@ -260,7 +262,7 @@ def suspend_cause_from_proto(value: int) -> str:
     return name or "FORCED"
 
 
-def process_spec_from_proto(request: ppb.CreateProcessRequest) -> d.ThinkProcess:
+def process_spec_from_proto(request: pipb.CreateProcessRequest) -> d.ThinkProcess:
     return d.ThinkProcess(
         id="",
         tenant_id=request.tenant_id,
@@ -279,7 +281,7 @@ def process_spec_from_proto(request: ppb.CreateProcessRequest) -> d.ThinkProcess
     )
 
 
-def history_summary_fields(commit: ppb.TurnCommit) -> dict[str, Any]:
+def history_summary_fields(commit: wkpb.TurnCommit) -> dict[str, Any]:
     """The process fields a commit sets for the engine's rolling chat history summary."""
     if not commit.HasField("chat_history_summary"):
         return {}

@@ -23,8 +23,8 @@ from process_service.processes import Processes
 from process_service.tool_args import ToolError, arg_bool, arg_str, rpc_details, spawn_result
 from vance.domain import CloseReason, ProcessStatus, ThinkProcess
 from vance.errors import VanceError
-from vance.v1 import recipe_pb2 as rpb
-from vance.v1 import recipe_pb2_grpc
+from vance.internal.v1 import recipe_internal_pb2 as ripb
+from vance.internal.v1 import recipe_internal_pb2_grpc
 
 logger = logging.getLogger(__name__)
 
@@ -45,7 +45,7 @@ class Delegation:
         self,
         spawn: Spawn,
         processes: Processes,
-        recipes: recipe_pb2_grpc.RecipeServiceAsyncStub,
+        recipes: recipe_internal_pb2_grpc.RecipeInternalServiceAsyncStub,
         engines_available: Callable[[], set[str]],
     ) -> None:
         self._spawn = spawn
@@ -67,7 +67,7 @@ class Delegation:
         if not isinstance(params, dict):
             raise ToolError("'params' must be an object")
         selection = await self._select(caller, task)
-        matched = selection.decision == rpb.SELECTION_DECISION_MATCH
+        matched = selection.decision == ripb.SELECTION_DECISION_MATCH
         out: dict[str, Any] = {
             "decision": "MATCH" if matched else "NONE",
             "recipe": selection.recipe or None,
@@ -87,10 +87,10 @@ class Delegation:
             return out
         return await self._fallback(caller, out, spawn_args, key, profile, async_fallback)
 
-    async def _select(self, caller: dict[str, Any], task: str) -> rpb.RecipeSelection:
+    async def _select(self, caller: dict[str, Any], task: str) -> ripb.RecipeSelection:
         try:
-            selection: rpb.RecipeSelection = await self._recipes.SelectRecipe(
-                rpb.SelectRecipeRequest(
+            selection: ripb.RecipeSelection = await self._recipes.SelectRecipe(
+                ripb.SelectRecipeRequest(
                     tenant_id=str(caller.get("tenant_id", "")),
                     project_id=str(caller.get("project_id", "")),
                     task=task,
@@ -102,8 +102,8 @@ class Delegation:
             return selection
         except Exception as exc:
             # recipe_service unreachable: still a NONE, so the caller has one failure pattern.
-            return rpb.RecipeSelection(
-                decision=rpb.SELECTION_DECISION_NONE,
+            return ripb.RecipeSelection(
+                decision=ripb.SELECTION_DECISION_NONE,
                 rationale=f"recipe selector unavailable: {rpc_details(exc)}",
             )
 

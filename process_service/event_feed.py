@@ -41,8 +41,8 @@ from pymongo.asynchronous.database import AsyncDatabase
 
 from process_service.convert import chat_doc_to_proto
 from vance.clock import Clock
+from vance.internal.v1 import process_internal_pb2 as pipb
 from vance.store import Document, is_duplicate_key
-from vance.v1 import process_pb2 as ppb
 
 logger = logging.getLogger(__name__)
 
@@ -61,8 +61,8 @@ def page_id(n: int) -> str:
     return f"{n:012d}"
 
 
-def page_to_proto(page: FeedPage) -> ppb.ChatFeedPage:
-    return ppb.ChatFeedPage(
+def page_to_proto(page: FeedPage) -> pipb.ChatFeedPage:
+    return pipb.ChatFeedPage(
         position=page.position, messages=[chat_doc_to_proto(m) for m in page.messages]
     )
 

@@ -21,6 +21,7 @@ from process_service.tool_args import arg_str as _str
 from process_service.tool_args import rpc_details as _details
 from vance.domain import DeliveryOutcome, UserChatInput
 from vance.errors import VanceError
+from vance.internal.v1 import session_internal_pb2_grpc
 from vance.profiles import capabilities
 from vance.store import Document
 from vance.v1 import common_pb2 as pb
@@ -58,6 +59,7 @@ class HubTools:
         inbox: Inbox,
         observations: Observations,
         sessions: session_pb2_grpc.SessionServiceAsyncStub,
+        sessions_internal: session_internal_pb2_grpc.SessionInternalServiceAsyncStub,
         publish: Publish,
     ) -> None:
         self._created = db["hub_creations"]
@@ -66,6 +68,7 @@ class HubTools:
         self._inbox = inbox
         self._observations = observations
         self._sessions = sessions
+        self._sessions_internal = sessions_internal  # AddInboxItem
         self._publish = publish  # (session ids, notice type, data) -> None
         self.names: ProjectNames | None = None  # conflict protection, set at wiring
 
@@ -285,7 +288,7 @@ class HubTools:
     async def _inbox_forward_to_user(
         self, caller: dict[str, Any], args: dict[str, Any], key: str
     ) -> Any:
-        item = await self._sessions.AddInboxItem(
+        item = await self._sessions_internal.AddInboxItem(
             spb.InboxItem(
                 tenant_id=str(caller["tenant_id"]),
                 user_id=str(caller.get("owner_user_id", "")),

@@ -7,9 +7,9 @@ import grpc
 from process_service.memory import PROCESS, PROJECT, MemoryRecord, MemoryStore, process_or_404
 from process_service.store import ProcessStore
 from vance.errors import InvalidArgumentError, grpc_errors
-from vance.v1 import process_pb2 as ppb
+from vance.internal.v1 import worker_pb2 as wkpb
 
-_SCOPES: dict[int, str] = {ppb.MEMORY_SCOPE_PROCESS: PROCESS, ppb.MEMORY_SCOPE_PROJECT: PROJECT}
+_SCOPES: dict[int, str] = {wkpb.MEMORY_SCOPE_PROCESS: PROCESS, wkpb.MEMORY_SCOPE_PROJECT: PROJECT}
 _SCOPES_BACK = {v: k for k, v in _SCOPES.items()}
 
 
@@ -20,8 +20,8 @@ def _scope(value: int) -> str:
     return scope
 
 
-def record_to_proto(r: MemoryRecord) -> ppb.MemoryRecord:
-    return ppb.MemoryRecord(
+def record_to_proto(r: MemoryRecord) -> wkpb.MemoryRecord:
+    return wkpb.MemoryRecord(
         id=r.id,
         scope=_SCOPES_BACK[r.scope],  # type: ignore[arg-type]
         kind=r.kind,
@@ -39,9 +39,9 @@ class MemoryRpcs:
     @grpc_errors
     async def RecordMemory(
         self,
-        request: ppb.RecordMemoryRequest,
-        context: grpc.aio.ServicerContext[ppb.RecordMemoryRequest, ppb.MemoryRecord],
-    ) -> ppb.MemoryRecord:
+        request: wkpb.RecordMemoryRequest,
+        context: grpc.aio.ServicerContext[wkpb.RecordMemoryRequest, wkpb.MemoryRecord],
+    ) -> wkpb.MemoryRecord:
         process = await process_or_404(self.store.get, request.process_id)
         record = await self.memory.record(
             process,
@@ -56,9 +56,9 @@ class MemoryRpcs:
     @grpc_errors
     async def ListMemory(
         self,
-        request: ppb.ListMemoryRequest,
-        context: grpc.aio.ServicerContext[ppb.ListMemoryRequest, ppb.ListMemoryResponse],
-    ) -> ppb.ListMemoryResponse:
+        request: wkpb.ListMemoryRequest,
+        context: grpc.aio.ServicerContext[wkpb.ListMemoryRequest, wkpb.ListMemoryResponse],
+    ) -> wkpb.ListMemoryResponse:
         process = await process_or_404(self.store.get, request.process_id)
         records = await self.memory.newest(process, _scope(request.scope), request.limit)
-        return ppb.ListMemoryResponse(records=[record_to_proto(r) for r in records])
+        return wkpb.ListMemoryResponse(records=[record_to_proto(r) for r in records])

@@ -39,9 +39,9 @@ from vance.domain import (
     ProcessEventType,
     ProcessStatus,
 )
+from vance.internal.v1 import session_internal_pb2_grpc
 from vance.store import Document
 from vance.v1 import session_pb2 as spb
-from vance.v1 import session_pb2_grpc
 
 logger = logging.getLogger(__name__)
 
@@ -62,7 +62,7 @@ class Observations:
         db: AsyncDatabase[Document],
         events: EventLog,
         inbox: Inbox,
-        sessions: session_pb2_grpc.SessionServiceAsyncStub,
+        sessions: session_internal_pb2_grpc.SessionInternalServiceAsyncStub,
     ) -> None:
         self._col = db["observations"]
         self._chat = db["chat_messages"]

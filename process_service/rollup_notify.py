@@ -22,8 +22,8 @@ import asyncio
 import logging
 from collections.abc import Awaitable, Callable
 
-from vance.v1 import session_pb2 as spb
-from vance.v1 import session_pb2_grpc
+from vance.internal.v1 import session_internal_pb2 as sipb
+from vance.internal.v1 import session_internal_pb2_grpc
 
 logger = logging.getLogger(__name__)
 
@@ -36,7 +36,7 @@ RECOVER_MS = 5 * 60_000
 class RollupNotifier:
     def __init__(
         self,
-        stub: session_pb2_grpc.SessionServiceAsyncStub,
+        stub: session_internal_pb2_grpc.SessionInternalServiceAsyncStub,
         recent_sessions: Callable[[int], Awaitable[list[str]]] | None = None,
     ) -> None:
         """`recent_sessions(ms)`: the sessions whose engines changed in the last `ms`."""
@@ -63,7 +63,7 @@ class RollupNotifier:
             batch, self._pending = sorted(self._pending), set()
             try:
                 await self._stub.NoteEngineStatus(
-                    spb.NoteEngineStatusRequest(session_ids=batch), timeout=CALL_TIMEOUT_S
+                    sipb.NoteEngineStatusRequest(session_ids=batch), timeout=CALL_TIMEOUT_S
                 )
             except Exception as exc:
                 logger.warning("session roll-up of %d sessions not sent: %s", len(batch), exc)

@@ -21,7 +21,12 @@ from process_service.hub_talk import HubTalk
 from process_service.hub_tools import HubTools
 from process_service.inbox import Inbox
 from process_service.knowledge.tools import KnowledgeTools
-from process_service.knowledge.wiring import KNOWLEDGE_SERVICE_NAME, knowledge, serve_knowledge
+from process_service.knowledge.wiring import (
+    KNOWLEDGE_INTERNAL_SERVICE_NAME,
+    KNOWLEDGE_SERVICE_NAME,
+    knowledge,
+    serve_knowledge,
+)
 from process_service.lane_signals import LaneSignals
 from process_service.lanes import Lanes
 from process_service.memory import MemoryStore
@@ -42,26 +47,32 @@ from vance.channels import Channels
 from vance.clock import Clock, SystemClock
 from vance.config import Config, LanesConfig, load_config
 from vance.domain import HUB_ONLY_ENGINES
+from vance.internal.v1 import (
+    process_internal_pb2,
+    process_internal_pb2_grpc,
+    recipe_internal_pb2_grpc,
+    session_internal_pb2_grpc,
+    tool_pb2,
+    tool_pb2_grpc,
+    worker_pb2,
+    worker_pb2_grpc,
+)
 from vance.logsetup import setup_logging
 from vance.memdebug import interval_from_env, report_growth
 from vance.observability.setup import start_observability
 from vance.owners import CachedOwners, ProcessLookup, SessionLookup
 from vance.server import GrpcHost, run_main, serve_until_signal
 from vance.store import connect, hot_commands
-from vance.v1 import (
-    process_pb2,
-    process_pb2_grpc,
-    recipe_pb2_grpc,
-    session_pb2,
-    session_pb2_grpc,
-    tool_pb2,
-    tool_pb2_grpc,
-)
+from vance.v1 import process_pb2, process_pb2_grpc, recipe_pb2_grpc, session_pb2, session_pb2_grpc
 
 logger = logging.getLogger(__name__)
 
 SERVICE_NAME = process_pb2.DESCRIPTOR.services_by_name["ProcessService"].full_name
-TOOL_HOST_NAME = tool_pb2.DESCRIPTOR.services_by_name["ToolHost"].full_name
+INTERNAL_SERVICE_NAME = process_internal_pb2.DESCRIPTOR.services_by_name[
+    "ProcessInternalService"
+].full_name
+WORKER_SERVICE_NAME = worker_pb2.DESCRIPTOR.services_by_name["WorkerService"].full_name
+TOOL_HOST_NAME = tool_pb2.DESCRIPTOR.services_by_name["ToolHostService"].full_name
 
 
 _PUMP_GRACE_S = 5.0
@@ -159,8 +170,11 @@ async def create_server(
     )
     channels = Channels(config)
     sessions = session_pb2_grpc.SessionServiceStub(channels.get("session_service"))
+    sessions_internal = session_internal_pb2_grpc.SessionInternalServiceStub(
+        channels.get("session_service")
+    )
     rollup = RollupNotifier(
-        sessions,
+        sessions_internal,
         recent_sessions=lambda ms: store.recently_changed_sessions(clock.now_ms() - ms),
     )
     # Lanes announces failed closes and status changes; their listeners subscribe
@@ -172,7 +186,7 @@ async def create_server(
     # A new pending message is session activity too.
     inbox = Inbox(store, clock, dispatcher, on_pending=rollup.note)
     # The hub (Eddie): observations of workers in other projects and the hub tools.
-    observations = Observations(db, events, inbox, sessions)
+    observations = Observations(db, events, inbox, sessions_internal)
     await observations.mark_observed()
     # What a commit owes other processes, written with it (outbox.py). VANCE_FAULT_EXIT_BEFORE_
     # OUTBOX is a test's fault hook there.
@@ -201,7 +215,7 @@ async def create_server(
             events.submit(session_id, NOTICE, {"type": type_, "data": data})
             await events.flush(session_id)
 
-    hub = HubTools(db, processes, inbox, observations, sessions, publish)
+    hub = HubTools(db, processes, inbox, observations, sessions, sessions_internal, publish)
     work = user_work(db, sessions, clock, config)
     plans = Plans(db, inbox, observations, publish)
     # The user's hubs know what each other did (hub_activity.py, hub_peers.py, hub_names.py).
@@ -213,6 +227,7 @@ async def create_server(
         processes,
         inbox,
         recipe_pb2_grpc.RecipeServiceStub(channels.get("recipe_service")),
+        recipe_internal_pb2_grpc.RecipeInternalServiceStub(channels.get("recipe_service")),
         lambda: dispatcher.engines() - HUB_ONLY_ENGINES,  # what a process may spawn
         hub=hub,
         work=work,
@@ -246,12 +261,22 @@ async def create_server(
         ),
     ]
     host = GrpcHost(
-        [SERVICE_NAME, TOOL_HOST_NAME, WORK_SERVICE_NAME, KNOWLEDGE_SERVICE_NAME],
+        [
+            SERVICE_NAME,
+            INTERNAL_SERVICE_NAME,
+            WORKER_SERVICE_NAME,
+            TOOL_HOST_NAME,
+            WORK_SERVICE_NAME,
+            KNOWLEDGE_SERVICE_NAME,
+            KNOWLEDGE_INTERNAL_SERVICE_NAME,
+        ],
         config,
         owners=owners,
     )
     process_pb2_grpc.add_ProcessServiceServicer_to_server(servicer, host.server)
-    tool_pb2_grpc.add_ToolHostServicer_to_server(ProcessToolHost(tools), host.server)
+    process_internal_pb2_grpc.add_ProcessInternalServiceServicer_to_server(servicer, host.server)
+    worker_pb2_grpc.add_WorkerServiceServicer_to_server(servicer, host.server)
+    tool_pb2_grpc.add_ToolHostServiceServicer_to_server(ProcessToolHost(tools), host.server)
     serve_user_work(work, host.server)
     serve_knowledge(known, store, sessions, host.server)
     bound = host.bind(

@@ -24,6 +24,9 @@ from process_service.worker_stream import WorkerStreams
 from vance import convert as c
 from vance import domain as d
 from vance.errors import AbortedError, InvalidArgumentError, grpc_errors
+from vance.internal.v1 import process_internal_pb2 as pipb
+from vance.internal.v1 import process_internal_pb2_grpc, worker_pb2_grpc
+from vance.internal.v1 import worker_pb2 as wkpb
 from vance.observability import metrics
 from vance.protoutil import struct_to_dict
 from vance.v1 import common_pb2 as pb
@@ -37,7 +40,16 @@ _OUTCOME_LABELS = {v: k.removeprefix("DELIVERY_OUTCOME_") for k, v in pb.Deliver
 _REPLAY_BATCH = 200  # events per batch of a replay-only read: well under the message limit
 
 
-class ProcessServicer(MemoryRpcs, PlanRpcs, process_pb2_grpc.ProcessServiceServicer):
+class ProcessServicer(
+    MemoryRpcs,
+    PlanRpcs,
+    process_pb2_grpc.ProcessServiceServicer,
+    process_internal_pb2_grpc.ProcessInternalServiceServicer,
+    worker_pb2_grpc.WorkerServiceServicer,
+):
+    """process_service's public (vance.v1) and service-only (vance.internal.v1) RPCs in one
+    servicer, registered once per service."""
+
     def __init__(
         self,
         *,
@@ -70,8 +82,8 @@ class ProcessServicer(MemoryRpcs, PlanRpcs, process_pb2_grpc.ProcessServiceServi
     @grpc_errors
     async def CreateProcess(
         self,
-        request: ppb.CreateProcessRequest,
-        context: grpc.aio.ServicerContext[ppb.CreateProcessRequest, pb.ThinkProcess],
+        request: pipb.CreateProcessRequest,
+        context: grpc.aio.ServicerContext[pipb.CreateProcessRequest, pb.ThinkProcess],
     ) -> pb.ThinkProcess:
         spec = pc.process_spec_from_proto(request)
         created = await self.processes.create(
@@ -90,19 +102,19 @@ class ProcessServicer(MemoryRpcs, PlanRpcs, process_pb2_grpc.ProcessServiceServi
     @grpc_errors
     async def ListSessionEngines(
         self,
-        request: ppb.ListSessionEnginesRequest,
+        request: pipb.ListSessionEnginesRequest,
         context: grpc.aio.ServicerContext[
-            ppb.ListSessionEnginesRequest, ppb.ListSessionEnginesResponse
+            pipb.ListSessionEnginesRequest, pipb.ListSessionEnginesResponse
         ],
-    ) -> ppb.ListSessionEnginesResponse:
+    ) -> pipb.ListSessionEnginesResponse:
         ids = _session_ids(request.session_ids)
         states = await self.store.engine_states(ids)
-        return ppb.ListSessionEnginesResponse(
+        return pipb.ListSessionEnginesResponse(
             sessions=[
-                ppb.SessionEngines(
+                pipb.SessionEngines(
                     session_id=sid,
                     engines=[
-                        ppb.EngineState(
+                        pipb.EngineState(
                             process_id=str(doc["_id"]),
                             status=c.status_to_proto(d.ProcessStatus(doc["status"])),
                             pending_count=len(doc.get("pending_keys") or [])
@@ -204,19 +216,19 @@ class ProcessServicer(MemoryRpcs, PlanRpcs, process_pb2_grpc.ProcessServiceServi
     @grpc_errors
     async def DrainPending(
         self,
-        request: ppb.DrainPendingRequest,
-        context: grpc.aio.ServicerContext[ppb.DrainPendingRequest, ppb.DrainPendingResponse],
-    ) -> ppb.DrainPendingResponse:
+        request: wkpb.DrainPendingRequest,
+        context: grpc.aio.ServicerContext[wkpb.DrainPendingRequest, wkpb.DrainPendingResponse],
+    ) -> wkpb.DrainPendingResponse:
         msgs = await self.processes.pending(request.process_id, set(request.exclude_ids))
-        return ppb.DrainPendingResponse(messages=[c.steer_to_proto(m) for m in msgs])
+        return wkpb.DrainPendingResponse(messages=[c.steer_to_proto(m) for m in msgs])
 
     # ---- session lifecycle cascades (process_service/cascade.py) ----
 
     @grpc_errors
     async def SuspendProcesses(
         self,
-        request: ppb.SessionCascadeRequest,
-        context: grpc.aio.ServicerContext[ppb.SessionCascadeRequest, ppb.ListProcessesResponse],
+        request: pipb.SessionCascadeRequest,
+        context: grpc.aio.ServicerContext[pipb.SessionCascadeRequest, ppb.ListProcessesResponse],
     ) -> ppb.ListProcessesResponse:
         cause = pc.suspend_cause_from_proto(request.suspend_cause)
         done = await self.cascade.suspend(_session(request), cause, list(request.process_ids))
@@ -225,8 +237,8 @@ class ProcessServicer(MemoryRpcs, PlanRpcs, process_pb2_grpc.ProcessServiceServi
     @grpc_errors
     async def ResumeProcesses(
         self,
-        request: ppb.SessionCascadeRequest,
-        context: grpc.aio.ServicerContext[ppb.SessionCascadeRequest, ppb.ListProcessesResponse],
+        request: pipb.SessionCascadeRequest,
+        context: grpc.aio.ServicerContext[pipb.SessionCascadeRequest, ppb.ListProcessesResponse],
     ) -> ppb.ListProcessesResponse:
         done = await self.cascade.resume(_session(request), list(request.process_ids))
         return ppb.ListProcessesResponse(processes=[pc.process_doc_to_proto(p) for p in done])
@@ -234,8 +246,8 @@ class ProcessServicer(MemoryRpcs, PlanRpcs, process_pb2_grpc.ProcessServiceServi
     @grpc_errors
     async def CloseProcesses(
         self,
-        request: ppb.SessionCascadeRequest,
-        context: grpc.aio.ServicerContext[ppb.SessionCascadeRequest, ppb.ListProcessesResponse],
+        request: pipb.SessionCascadeRequest,
+        context: grpc.aio.ServicerContext[pipb.SessionCascadeRequest, ppb.ListProcessesResponse],
     ) -> ppb.ListProcessesResponse:
         reason = c.close_reason_from_proto(request.close_reason) or d.CloseReason.STOPPED
         done = await self.cascade.close(_session(request), reason, list(request.process_ids))
@@ -244,27 +256,29 @@ class ProcessServicer(MemoryRpcs, PlanRpcs, process_pb2_grpc.ProcessServiceServi
     @grpc_errors
     async def DeleteSessionData(
         self,
-        request: ppb.SessionCascadeRequest,
-        context: grpc.aio.ServicerContext[ppb.SessionCascadeRequest, ppb.DeleteSessionDataResponse],
-    ) -> ppb.DeleteSessionDataResponse:
+        request: pipb.SessionCascadeRequest,
+        context: grpc.aio.ServicerContext[
+            pipb.SessionCascadeRequest, pipb.DeleteSessionDataResponse
+        ],
+    ) -> pipb.DeleteSessionDataResponse:
         deleted = await self.cascade.delete(_session(request))
         await self.chat_feed.scrub(request.session_id)
-        return ppb.DeleteSessionDataResponse(**deleted)
+        return pipb.DeleteSessionDataResponse(**deleted)
 
     # ---- the same for many sessions (the lifecycle sweeps' batches) ----
 
     @grpc_errors
     async def ListSessionsProcesses(
         self,
-        request: ppb.ListSessionsProcessesRequest,
+        request: pipb.ListSessionsProcessesRequest,
         context: grpc.aio.ServicerContext[
-            ppb.ListSessionsProcessesRequest, ppb.ListSessionsProcessesResponse
+            pipb.ListSessionsProcessesRequest, pipb.ListSessionsProcessesResponse
         ],
-    ) -> ppb.ListSessionsProcessesResponse:
+    ) -> pipb.ListSessionsProcessesResponse:
         found = await self.processes.in_sessions(
             _session_ids(request.session_ids), include_terminated=request.include_terminated
         )
-        out = ppb.ListSessionsProcessesResponse()
+        out = pipb.ListSessionsProcessesResponse()
         for sid, processes in found.items():
             out.sessions[sid].processes.extend(c.process_to_proto(p) for p in processes)
         return out
@@ -272,30 +286,34 @@ class ProcessServicer(MemoryRpcs, PlanRpcs, process_pb2_grpc.ProcessServiceServi
     @grpc_errors
     async def SuspendSessions(
         self,
-        request: ppb.SessionsCascadeRequest,
-        context: grpc.aio.ServicerContext[ppb.SessionsCascadeRequest, ppb.SessionsCascadeResponse],
-    ) -> ppb.SessionsCascadeResponse:
+        request: pipb.SessionsCascadeRequest,
+        context: grpc.aio.ServicerContext[
+            pipb.SessionsCascadeRequest, pipb.SessionsCascadeResponse
+        ],
+    ) -> pipb.SessionsCascadeResponse:
         cause = pc.suspend_cause_from_proto(request.suspend_cause)
         moved, failed = await self.cascade.suspend_sessions(
             _session_ids(request.session_ids), cause
         )
-        return ppb.SessionsCascadeResponse(processes=moved, failed_session_ids=failed)
+        return pipb.SessionsCascadeResponse(processes=moved, failed_session_ids=failed)
 
     @grpc_errors
     async def CloseSessions(
         self,
-        request: ppb.SessionsCascadeRequest,
-        context: grpc.aio.ServicerContext[ppb.SessionsCascadeRequest, ppb.SessionsCascadeResponse],
-    ) -> ppb.SessionsCascadeResponse:
+        request: pipb.SessionsCascadeRequest,
+        context: grpc.aio.ServicerContext[
+            pipb.SessionsCascadeRequest, pipb.SessionsCascadeResponse
+        ],
+    ) -> pipb.SessionsCascadeResponse:
         reason = c.close_reason_from_proto(request.close_reason) or d.CloseReason.STOPPED
         moved, failed = await self.cascade.close_sessions(_session_ids(request.session_ids), reason)
-        return ppb.SessionsCascadeResponse(processes=moved, failed_session_ids=failed)
+        return pipb.SessionsCascadeResponse(processes=moved, failed_session_ids=failed)
 
     @grpc_errors
     async def RespawnChat(
         self,
-        request: ppb.RespawnChatRequest,
-        context: grpc.aio.ServicerContext[ppb.RespawnChatRequest, pb.ThinkProcess],
+        request: pipb.RespawnChatRequest,
+        context: grpc.aio.ServicerContext[pipb.RespawnChatRequest, pb.ThinkProcess],
     ) -> pb.ThinkProcess:
         spec = pc.process_spec_from_proto(request.process)
         created = await self.cascade.respawn_chat(
@@ -345,20 +363,20 @@ class ProcessServicer(MemoryRpcs, PlanRpcs, process_pb2_grpc.ProcessServiceServi
 
     async def StreamChatFeed(
         self,
-        request: ppb.ChatFeedRequest,
-        context: grpc.aio.ServicerContext[ppb.ChatFeedRequest, ppb.ChatFeedPage],
-    ) -> AsyncIterator[ppb.ChatFeedPage]:
+        request: pipb.ChatFeedRequest,
+        context: grpc.aio.ServicerContext[pipb.ChatFeedRequest, pipb.ChatFeedPage],
+    ) -> AsyncIterator[pipb.ChatFeedPage]:
         async for page in self.chat_feed.follow(request.after):
             yield page_to_proto(page)
 
     @grpc_errors
     async def AckChatFeed(
         self,
-        request: ppb.ChatFeedRequest,
-        context: grpc.aio.ServicerContext[ppb.ChatFeedRequest, ppb.AckChatFeedResponse],
-    ) -> ppb.AckChatFeedResponse:
+        request: pipb.ChatFeedRequest,
+        context: grpc.aio.ServicerContext[pipb.ChatFeedRequest, pipb.AckChatFeedResponse],
+    ) -> pipb.AckChatFeedResponse:
         await self.chat_feed.trim(request.after)
-        return ppb.AckChatFeedResponse()
+        return pipb.AckChatFeedResponse()
 
     # ---- workers ----
 
@@ -372,9 +390,9 @@ class ProcessServicer(MemoryRpcs, PlanRpcs, process_pb2_grpc.ProcessServiceServi
 
     async def WorkerConnect(
         self,
-        request_iterator: AsyncIterator[ppb.WorkerMessage],
-        context: grpc.aio.ServicerContext[ppb.WorkerMessage, ppb.DispatchMessage],
-    ) -> AsyncIterator[ppb.DispatchMessage]:
+        request_iterator: AsyncIterator[wkpb.WorkerMessage],
+        context: grpc.aio.ServicerContext[wkpb.WorkerMessage, wkpb.DispatchMessage],
+    ) -> AsyncIterator[wkpb.DispatchMessage]:
         try:
             first = await anext(aiter(request_iterator))
         except StopAsyncIteration:
@@ -392,17 +410,17 @@ class ProcessServicer(MemoryRpcs, PlanRpcs, process_pb2_grpc.ProcessServiceServi
     @grpc_errors
     async def PublishNotice(
         self,
-        request: ppb.PublishNoticeRequest,
-        context: grpc.aio.ServicerContext[ppb.PublishNoticeRequest, ppb.PublishNoticeResponse],
-    ) -> ppb.PublishNoticeResponse:
+        request: pipb.PublishNoticeRequest,
+        context: grpc.aio.ServicerContext[pipb.PublishNoticeRequest, pipb.PublishNoticeResponse],
+    ) -> pipb.PublishNoticeResponse:
         data = {"type": request.notice.type, "data": struct_to_dict(request.notice.data)}
         for session_id in request.session_ids:
             self.events.submit(session_id, NOTICE, data)
             await self.events.flush(session_id)
-        return ppb.PublishNoticeResponse()
+        return pipb.PublishNoticeResponse()
 
 
-def _session(request: ppb.SessionCascadeRequest) -> str:
+def _session(request: pipb.SessionCascadeRequest) -> str:
     if not request.session_id:
         raise InvalidArgumentError("session_id is required")
     return request.session_id

@@ -15,6 +15,8 @@ import grpc
 import yaml
 
 from process_service.tool_args import ToolError, arg_str, rpc_details
+from vance.internal.v1 import recipe_internal_pb2 as ripb
+from vance.internal.v1 import recipe_internal_pb2_grpc
 from vance.v1 import recipe_pb2 as rpb
 from vance.v1 import recipe_pb2_grpc
 
@@ -32,19 +34,21 @@ class GeneratedRecipes:
     def __init__(
         self,
         recipes: recipe_pb2_grpc.RecipeServiceAsyncStub,
+        catalog: recipe_internal_pb2_grpc.RecipeInternalServiceAsyncStub,
         engines_available: Callable[[], set[str]],
     ) -> None:
         self._recipes = recipes
+        self._catalog = catalog  # the engine catalog and the selector's inventory
         self._engines_available = engines_available
 
     async def context(self, caller: dict[str, Any]) -> dict[str, Any]:
         """The engine catalog (engines no worker runs are marked) and the recipe inventory."""
         available = sorted(self._engines_available())
-        catalog = await self._recipes.ListEngines(
+        catalog = await self._catalog.ListEngines(
             rpb.ListEnginesRequest(available_engines=available)
         )
-        inventory = await self._recipes.ListInventory(
-            rpb.ListInventoryRequest(
+        inventory = await self._catalog.ListInventory(
+            ripb.ListInventoryRequest(
                 tenant_id=str(caller.get("tenant_id", "")),
                 project_id=str(caller.get("project_id", "")),
                 available_engines=available,
@@ -83,7 +87,7 @@ class GeneratedRecipes:
     async def _check(self, doc: dict[str, Any], tenant: str, project: str) -> list[str]:
         problems = []
         engine = str(doc.get("engine") or "")
-        catalog = await self._recipes.ListEngines(rpb.ListEnginesRequest())
+        catalog = await self._catalog.ListEngines(rpb.ListEnginesRequest())
         known = {e.name for e in catalog.engines}
         available = self._engines_available()
         if not engine:

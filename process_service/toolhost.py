@@ -16,17 +16,17 @@ from process_service.tool_args import ToolError
 from process_service.tool_specs import PROCESS_TOOLS
 from process_service.tools import ProcessTools
 from process_service.user_work.specs import USER_WORK_TOOLS
+from vance.internal.v1 import tool_pb2 as tpb
+from vance.internal.v1 import tool_pb2_grpc
 from vance.protoutil import dict_to_struct, struct_to_dict, to_value
 from vance.v1 import common_pb2 as pb
-from vance.v1 import tool_pb2 as tpb
-from vance.v1 import tool_pb2_grpc
 
 logger = logging.getLogger(__name__)
 
 OWNER = "process_service"
 
 
-class ProcessToolHost(tool_pb2_grpc.ToolHostServicer):
+class ProcessToolHost(tool_pb2_grpc.ToolHostServiceServicer):
     def __init__(self, tools: ProcessTools) -> None:
         self._tools = tools
 

@@ -30,6 +30,8 @@ from process_service.tool_specs import PROCESS_TOOLS
 from process_service.user_work.specs import USER_WORK_TOOL_NAMES, USER_WORK_TOOLS
 from vance.domain import DeliveryOutcome, ProcessStatus, ThinkProcess, UserChatInput
 from vance.errors import VanceError
+from vance.internal.v1 import recipe_internal_pb2 as ripb
+from vance.internal.v1 import recipe_internal_pb2_grpc
 from vance.protoutil import dict_to_struct, struct_to_dict
 from vance.v1 import recipe_pb2 as rpb
 from vance.v1 import recipe_pb2_grpc
@@ -87,6 +89,7 @@ class ProcessTools:
         processes: Processes,
         inbox: Inbox,
         recipes: recipe_pb2_grpc.RecipeServiceAsyncStub,
+        recipes_internal: recipe_internal_pb2_grpc.RecipeInternalServiceAsyncStub,
         engines_available: Callable[[], set[str]],
         *,
         hub: HubTools | None = None,
@@ -99,6 +102,7 @@ class ProcessTools:
         self._processes = processes
         self._inbox = inbox
         self._recipes = recipes
+        self._recipes_internal = recipes_internal  # ApplyRecipe, the catalog, the selector
         self._engines_available = engines_available
         self.hub = hub  # the hub tools (hub_tools.py)
         self.work = work  # the user's own tools (user_work/)
@@ -107,8 +111,8 @@ class ProcessTools:
         self.peers = peers  # the hubs' activity and peer events (hub_peers.py)
         self.knowledge = knowledge  # memory and RAG (knowledge/)
         # process_create_delegate spawns through self.spawn, the path process_create takes.
-        self._delegation = Delegation(self.spawn, processes, recipes, engines_available)
-        self._generated = GeneratedRecipes(recipes, engines_available)
+        self._delegation = Delegation(self.spawn, processes, recipes_internal, engines_available)
+        self._generated = GeneratedRecipes(recipes, recipes_internal, engines_available)
         self._howdoi = HowDoI(manuals=bundled_manuals(recipes))
 
     async def invoke(
@@ -196,8 +200,8 @@ class ProcessTools:
         if not isinstance(params, dict):
             raise ToolError("'params' must be an object")
         try:
-            applied = await self._recipes.ApplyRecipe(
-                rpb.ApplyRecipeRequest(
+            applied = await self._recipes_internal.ApplyRecipe(
+                ripb.ApplyRecipeRequest(
                     tenant_id=str(caller.get("tenant_id", "")),
                     project_id=str(caller.get("project_id", "")),
                     recipe=recipe,

@@ -1,4 +1,4 @@
-"""The messages of the worker stream (`ProcessService.WorkerConnect`), as typed values.
+"""The messages of the worker stream (`WorkerService.WorkerConnect`), as typed values.
 
 process_service/convert.py turns the protos into these and back; process_service/worker_stream.py
 and process_service/dispatcher.py only ever see these."""

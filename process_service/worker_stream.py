@@ -1,6 +1,6 @@
 """The worker stream: one engine worker's connection, from its hello to its last report.
 
-`serve` is the whole protocol of `ProcessService.WorkerConnect` in typed messages
+`serve` is the whole protocol of `WorkerService.WorkerConnect` in typed messages
 (process_service/worker_messages.py; the servicer only converts): it registers the worker with
 the dispatcher, sends what the dispatcher queues for it (assignments, cancels, commit acks),
 reads its heartbeats and turn reports, and hands each turn's reports, in order, to a pump that

@@ -24,6 +24,7 @@ from recipe_service.models import (
 from recipe_service.selector import Decision, Selection
 from vance.domain import OnDisconnect, OnIdle, OnSuspend
 from vance.errors import InvalidArgumentError
+from vance.internal.v1 import recipe_internal_pb2 as ripb
 from vance.protoutil import dict_to_struct, struct_to_dict
 from vance.v1 import recipe_pb2 as rpb
 
@@ -32,8 +33,8 @@ E = TypeVar("E", bound=StrEnum)
 # Proto enum values are the domain values with a type prefix (RECIPE_SOURCE_TENANT).
 _PREFIX: dict[type[StrEnum], tuple[Any, str]] = {
     RecipeSource: (rpb.RecipeSource, "RECIPE_SOURCE_"),
-    PromptMode: (rpb.PromptMode, "PROMPT_MODE_"),
-    ModelSize: (rpb.ModelSize, "MODEL_SIZE_"),
+    PromptMode: (ripb.PromptMode, "PROMPT_MODE_"),
+    ModelSize: (ripb.ModelSize, "MODEL_SIZE_"),
     OnDisconnect: (rpb.OnDisconnect, "ON_DISCONNECT_"),
     OnIdle: (rpb.OnIdle, "ON_IDLE_"),
     OnSuspend: (rpb.OnSuspend, "ON_SUSPEND_"),
@@ -93,8 +94,8 @@ def recipe_input_from_proto(
     raise InvalidArgumentError(f"unknown recipe content {which!r}")
 
 
-def applied_to_proto(a: AppliedRecipe) -> rpb.AppliedRecipe:
-    return rpb.AppliedRecipe(
+def applied_to_proto(a: AppliedRecipe) -> ripb.AppliedRecipe:
+    return ripb.AppliedRecipe(
         recipe_name=a.recipe.name,
         engine=a.recipe.engine,
         source=a.recipe.source.value,
@@ -104,9 +105,9 @@ def applied_to_proto(a: AppliedRecipe) -> rpb.AppliedRecipe:
         allowed_tools_remove=a.tools_remove,
         snapshot=dict_to_struct(a.snapshot()),
         source_kind=cast(rpb.RecipeSource, enum_to_proto(a.recipe.source)),
-        prompt_mode=cast(rpb.PromptMode, enum_to_proto(a.prompt_mode)),
+        prompt_mode=cast(ripb.PromptMode, enum_to_proto(a.prompt_mode)),
         profile_block=a.profile_block,
-        model_size=cast(rpb.ModelSize, enum_to_proto(a.model_size)),
+        model_size=cast(ripb.ModelSize, enum_to_proto(a.model_size)),
         ignored_caller_params=a.ignored_caller_params,
         title=a.recipe.spec.title,
     )
@@ -143,9 +144,9 @@ def lifecycle_to_proto(lc: Lifecycle) -> rpb.LifecycleProperties:
     )
 
 
-def resolved_to_proto(r: ResolvedLifecycle) -> rpb.ResolvedLifecycle:
+def resolved_to_proto(r: ResolvedLifecycle) -> ripb.ResolvedLifecycle:
     sources = {k: cast(rpb.LifecycleSource, enum_to_proto(v)) for k, v in r.sources.items()}
-    return rpb.ResolvedLifecycle(
+    return ripb.ResolvedLifecycle(
         lifecycle=lifecycle_to_proto(r.lifecycle),
         sources=rpb.LifecycleSources(**sources),
         recipe_name=r.recipe_name,
@@ -171,12 +172,12 @@ def engines_to_proto(
     )
 
 
-def selection_to_proto(s: Selection) -> rpb.RecipeSelection:
-    return rpb.RecipeSelection(
+def selection_to_proto(s: Selection) -> ripb.RecipeSelection:
+    return ripb.RecipeSelection(
         decision=(
-            rpb.SELECTION_DECISION_MATCH
+            ripb.SELECTION_DECISION_MATCH
             if s.decision is Decision.MATCH
-            else rpb.SELECTION_DECISION_NONE
+            else ripb.SELECTION_DECISION_NONE
         ),
         recipe=s.recipe,
         engine=s.engine,
@@ -186,10 +187,10 @@ def selection_to_proto(s: Selection) -> rpb.RecipeSelection:
     )
 
 
-def inventory_to_proto(inv: Inventory) -> rpb.Inventory:
-    return rpb.Inventory(
+def inventory_to_proto(inv: Inventory) -> ripb.Inventory:
+    return ripb.Inventory(
         recipes=[
-            rpb.InventoryEntry(
+            ripb.InventoryEntry(
                 name=e.name,
                 engine=e.engine,
                 description=e.description,

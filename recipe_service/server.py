@@ -11,6 +11,7 @@ from recipe_service.service import RecipeServicer
 from recipe_service.store import RecipeStore
 from vance.clock import Clock, SystemClock
 from vance.config import Config, load_config
+from vance.internal.v1 import recipe_internal_pb2, recipe_internal_pb2_grpc
 from vance.llm import ModelClient, is_configured, make_model_client, uses_litellm
 from vance.logsetup import setup_logging
 from vance.observability.setup import start_observability
@@ -19,6 +20,9 @@ from vance.store import connect
 from vance.v1 import recipe_pb2, recipe_pb2_grpc
 
 SERVICE_NAME = recipe_pb2.DESCRIPTOR.services_by_name["RecipeService"].full_name
+INTERNAL_SERVICE_NAME = recipe_internal_pb2.DESCRIPTOR.services_by_name[
+    "RecipeInternalService"
+].full_name
 
 
 async def create_server(
@@ -45,10 +49,10 @@ async def create_server(
         selector_llm,
         timeout_s=config.recipes.selector_timeout_ms / 1000,
     )
-    host = GrpcHost([SERVICE_NAME], config)
-    recipe_pb2_grpc.add_RecipeServiceServicer_to_server(
-        RecipeServicer(recipes, manuals, catalog, selector), host.server
-    )
+    host = GrpcHost([SERVICE_NAME, INTERNAL_SERVICE_NAME], config)
+    servicer = RecipeServicer(recipes, manuals, catalog, selector)
+    recipe_pb2_grpc.add_RecipeServiceServicer_to_server(servicer, host.server)
+    recipe_internal_pb2_grpc.add_RecipeInternalServiceServicer_to_server(servicer, host.server)
     bound = host.bind(config.grpc_host, config.port("recipe_service") if port is None else port)
     # Importing litellm takes seconds of CPU; done in a thread now, the first selection does
     # not block this service's loop with it. Only when a configured model goes through it.

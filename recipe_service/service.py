@@ -12,12 +12,16 @@ from recipe_service.manuals import Manuals
 from recipe_service.models import ModelSize, RecipeSource
 from recipe_service.selector import RecipeSelector
 from vance.errors import FailedPreconditionError, grpc_errors
+from vance.internal.v1 import recipe_internal_pb2 as ripb
+from vance.internal.v1 import recipe_internal_pb2_grpc
 from vance.protoutil import struct_to_dict
 from vance.v1 import recipe_pb2 as rpb
 from vance.v1 import recipe_pb2_grpc
 
 
-class RecipeServicer(recipe_pb2_grpc.RecipeServiceServicer):
+class RecipeServicer(
+    recipe_pb2_grpc.RecipeServiceServicer, recipe_internal_pb2_grpc.RecipeInternalServiceServicer
+):
     def __init__(
         self,
         recipes: Recipes,
@@ -56,9 +60,9 @@ class RecipeServicer(recipe_pb2_grpc.RecipeServiceServicer):
     @grpc_errors
     async def ApplyRecipe(
         self,
-        request: rpb.ApplyRecipeRequest,
-        context: grpc.aio.ServicerContext[rpb.ApplyRecipeRequest, rpb.AppliedRecipe],
-    ) -> rpb.AppliedRecipe:
+        request: ripb.ApplyRecipeRequest,
+        context: grpc.aio.ServicerContext[ripb.ApplyRecipeRequest, ripb.AppliedRecipe],
+    ) -> ripb.AppliedRecipe:
         applied = await self.recipes.apply(
             request.tenant_id,
             request.project_id,
@@ -110,9 +114,9 @@ class RecipeServicer(recipe_pb2_grpc.RecipeServiceServicer):
     @grpc_errors
     async def ResolveLifecycle(
         self,
-        request: rpb.ResolveLifecycleRequest,
-        context: grpc.aio.ServicerContext[rpb.ResolveLifecycleRequest, rpb.ResolvedLifecycle],
-    ) -> rpb.ResolvedLifecycle:
+        request: ripb.ResolveLifecycleRequest,
+        context: grpc.aio.ServicerContext[ripb.ResolveLifecycleRequest, ripb.ResolvedLifecycle],
+    ) -> ripb.ResolvedLifecycle:
         resolved = await self.recipes.resolve_lifecycle(
             request.tenant_id,
             request.project_id,
@@ -156,9 +160,9 @@ class RecipeServicer(recipe_pb2_grpc.RecipeServiceServicer):
     @grpc_errors
     async def SelectRecipe(
         self,
-        request: rpb.SelectRecipeRequest,
-        context: grpc.aio.ServicerContext[rpb.SelectRecipeRequest, rpb.RecipeSelection],
-    ) -> rpb.RecipeSelection:
+        request: ripb.SelectRecipeRequest,
+        context: grpc.aio.ServicerContext[ripb.SelectRecipeRequest, ripb.RecipeSelection],
+    ) -> ripb.RecipeSelection:
         selection = await self.selector.select(
             request.tenant_id,
             request.project_id,
@@ -171,9 +175,9 @@ class RecipeServicer(recipe_pb2_grpc.RecipeServiceServicer):
     @grpc_errors
     async def ListInventory(
         self,
-        request: rpb.ListInventoryRequest,
-        context: grpc.aio.ServicerContext[rpb.ListInventoryRequest, rpb.Inventory],
-    ) -> rpb.Inventory:
+        request: ripb.ListInventoryRequest,
+        context: grpc.aio.ServicerContext[ripb.ListInventoryRequest, ripb.Inventory],
+    ) -> ripb.Inventory:
         inventory = await recipe_inventory(
             self.recipes,
             request.tenant_id,

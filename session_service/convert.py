@@ -21,6 +21,8 @@ from session_service.settings import SettingsView
 from session_service.sweepers import SweepReport
 from vance.auth import current_identity
 from vance.domain import OnDisconnect, OnIdle, OnSuspend, SuspendCause
+from vance.internal.v1 import recipe_internal_pb2 as ripb
+from vance.internal.v1 import session_internal_pb2 as sipb
 from vance.v1 import common_pb2 as pb
 from vance.v1 import recipe_pb2 as rpb
 from vance.v1 import session_pb2 as spb
@@ -122,7 +124,7 @@ def lifecycle_fields_to_proto(s: Session) -> dict[str, Any]:
     }
 
 
-def lifecycle_from_resolved(r: rpb.ResolvedLifecycle) -> dict[str, Any]:
+def lifecycle_from_resolved(r: ripb.ResolvedLifecycle) -> dict[str, Any]:
     """Session fields from recipe_service's resolution: the properties and their sources."""
     lc = r.lifecycle
     props = LifecycleProps(
@@ -231,8 +233,8 @@ def search_to_proto(r: SearchResult) -> spb.SearchSessionsResponse:
     return spb.SearchSessionsResponse(hits=[hit_to_proto(h) for h in r.hits])
 
 
-def sweep_report_to_proto(r: SweepReport) -> spb.RunSweepsResponse:
-    return spb.RunSweepsResponse(
+def sweep_report_to_proto(r: SweepReport) -> sipb.RunSweepsResponse:
+    return sipb.RunSweepsResponse(
         looked_at=r.looked_at,
         idle_suspended=r.idle_suspended,
         archived=r.archived,

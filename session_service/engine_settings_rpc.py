@@ -17,26 +17,26 @@ from session_service.engine_settings import (
     Scope,
 )
 from vance.errors import InvalidArgumentError, grpc_errors
-from vance.v1 import session_pb2 as spb
+from vance.internal.v1 import session_internal_pb2 as sipb
 
 _LEVELS: dict[int, str] = {
-    spb.SETTING_LEVEL_PROCESS: PROCESS,
-    spb.SETTING_LEVEL_SESSION: SESSION,
-    spb.SETTING_LEVEL_PROJECT: PROJECT,
-    spb.SETTING_LEVEL_TENANT: TENANT,
-    spb.SETTING_LEVEL_GROUP: GROUP,
+    sipb.SETTING_LEVEL_PROCESS: PROCESS,
+    sipb.SETTING_LEVEL_SESSION: SESSION,
+    sipb.SETTING_LEVEL_PROJECT: PROJECT,
+    sipb.SETTING_LEVEL_TENANT: TENANT,
+    sipb.SETTING_LEVEL_GROUP: GROUP,
 }
 _BACK = {v: k for k, v in _LEVELS.items()}
 
 
-def _scope(s: spb.SettingScope) -> Scope:
+def _scope(s: sipb.SettingScope) -> Scope:
     return Scope(s.tenant_id, s.project_id, s.session_id, s.process_id)
 
 
-def _out(values: dict[str, Resolved]) -> spb.EngineSettings:
-    return spb.EngineSettings(
+def _out(values: dict[str, Resolved]) -> sipb.EngineSettings:
+    return sipb.EngineSettings(
         values=[
-            spb.EngineSettingValue(key=r.key, value=r.value, level=_BACK[r.level])  # type: ignore[arg-type]
+            sipb.EngineSettingValue(key=r.key, value=r.value, level=_BACK[r.level])  # type: ignore[arg-type]
             for r in values.values()
         ]
     )
@@ -48,25 +48,25 @@ class EngineSettingsRpcs:
     @grpc_errors
     async def ResolveEngineSettings(
         self,
-        request: spb.ResolveEngineSettingsRequest,
-        context: grpc.aio.ServicerContext[spb.ResolveEngineSettingsRequest, spb.EngineSettings],
-    ) -> spb.EngineSettings:
+        request: sipb.ResolveEngineSettingsRequest,
+        context: grpc.aio.ServicerContext[sipb.ResolveEngineSettingsRequest, sipb.EngineSettings],
+    ) -> sipb.EngineSettings:
         return _out(await self.engine_settings.resolve(_scope(request.scope), list(request.keys)))
 
     async def WatchSettings(
         self,
-        request: spb.WatchSettingsRequest,
-        context: grpc.aio.ServicerContext[spb.WatchSettingsRequest, spb.SettingsChange],
-    ) -> AsyncIterator[spb.SettingsChange]:
+        request: sipb.WatchSettingsRequest,
+        context: grpc.aio.ServicerContext[sipb.WatchSettingsRequest, sipb.SettingsChange],
+    ) -> AsyncIterator[sipb.SettingsChange]:
         async for generation in self.engine_settings.docs.changes():
-            yield spb.SettingsChange(generation=generation)
+            yield sipb.SettingsChange(generation=generation)
 
     @grpc_errors
     async def SetEngineSetting(
         self,
-        request: spb.SetEngineSettingRequest,
-        context: grpc.aio.ServicerContext[spb.SetEngineSettingRequest, spb.EngineSettings],
-    ) -> spb.EngineSettings:
+        request: sipb.SetEngineSettingRequest,
+        context: grpc.aio.ServicerContext[sipb.SetEngineSettingRequest, sipb.EngineSettings],
+    ) -> sipb.EngineSettings:
         level = _LEVELS.get(request.level)
         if level is None:
             raise InvalidArgumentError("level must be PROCESS, SESSION, PROJECT, GROUP or TENANT")

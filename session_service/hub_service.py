@@ -11,6 +11,7 @@ from session_service import convert as sc
 from session_service.home import HUB_ENGINE, HUB_RECIPE, Home
 from session_service.user_inbox import UserInbox, item_to_proto
 from vance.errors import InvalidArgumentError, grpc_errors
+from vance.internal.v1 import session_internal_pb2 as sipb
 from vance.v1 import session_pb2 as spb
 
 
@@ -28,13 +29,13 @@ class HubRpcs:
     @grpc_errors
     async def EnsureHome(
         self,
-        request: spb.EnsureHomeRequest,
-        context: grpc.aio.ServicerContext[spb.EnsureHomeRequest, spb.HomeInfo],
-    ) -> spb.HomeInfo:
+        request: sipb.EnsureHomeRequest,
+        context: grpc.aio.ServicerContext[sipb.EnsureHomeRequest, sipb.HomeInfo],
+    ) -> sipb.HomeInfo:
         if not request.tenant_id or not request.username:
             raise InvalidArgumentError("tenant and username are required")
         project_id, created = await self.home.ensure(request.tenant_id, request.username)
-        return spb.HomeInfo(project_id=project_id, group="Home", created=created)
+        return sipb.HomeInfo(project_id=project_id, group="Home", created=created)
 
     @grpc_errors
     async def OpenHubSession(

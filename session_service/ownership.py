@@ -41,8 +41,8 @@ from vance.clock import Clock
 from vance.config import LifecycleConfig
 from vance.domain import SuspendCause
 from vance.errors import InvalidArgumentError, grpc_errors
+from vance.internal.v1 import session_internal_pb2 as sipb
 from vance.store import Document
-from vance.v1 import session_pb2 as spb
 
 logger = logging.getLogger(__name__)
 
@@ -223,8 +223,8 @@ async def take_over_forever(ownership: Ownership, interval_s: float) -> None:
             logger.exception("taking over expired replica leases failed")
 
 
-def _out(r: ReplicaReport) -> spb.ReplicaResponse:
-    return spb.ReplicaResponse(sessions=r.sessions, suspended=r.suspended, resumed=r.resumed)
+def _out(r: ReplicaReport) -> sipb.ReplicaResponse:
+    return sipb.ReplicaResponse(sessions=r.sessions, suspended=r.suspended, resumed=r.resumed)
 
 
 class OwnershipRpcs:
@@ -233,23 +233,23 @@ class OwnershipRpcs:
     @grpc_errors
     async def RenewReplica(
         self,
-        request: spb.ReplicaRequest,
-        context: grpc.aio.ServicerContext[spb.ReplicaRequest, spb.ReplicaResponse],
-    ) -> spb.ReplicaResponse:
+        request: sipb.ReplicaRequest,
+        context: grpc.aio.ServicerContext[sipb.ReplicaRequest, sipb.ReplicaResponse],
+    ) -> sipb.ReplicaResponse:
         return _out(await self.ownership.renew(request.replica_id, dict(request.sessions)))
 
     @grpc_errors
     async def ShutdownReplica(
         self,
-        request: spb.ReplicaRequest,
-        context: grpc.aio.ServicerContext[spb.ReplicaRequest, spb.ReplicaResponse],
-    ) -> spb.ReplicaResponse:
+        request: sipb.ReplicaRequest,
+        context: grpc.aio.ServicerContext[sipb.ReplicaRequest, sipb.ReplicaResponse],
+    ) -> sipb.ReplicaResponse:
         return _out(await self.ownership.shutdown(request.replica_id, dict(request.sessions)))
 
     @grpc_errors
     async def TakeOverReplicas(
         self,
-        request: spb.TakeOverReplicasRequest,
-        context: grpc.aio.ServicerContext[spb.TakeOverReplicasRequest, spb.ReplicaResponse],
-    ) -> spb.ReplicaResponse:
+        request: sipb.TakeOverReplicasRequest,
+        context: grpc.aio.ServicerContext[sipb.TakeOverReplicasRequest, sipb.ReplicaResponse],
+    ) -> sipb.ReplicaResponse:
         return _out(await self.ownership.take_over(request.now_ms))

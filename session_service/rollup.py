@@ -25,7 +25,7 @@ from session_service.store import SessionStore
 from session_service.transitions import Transitions
 from vance.clock import Clock
 from vance.errors import grpc_errors
-from vance.v1 import session_pb2 as spb
+from vance.internal.v1 import session_internal_pb2 as sipb
 
 logger = logging.getLogger(__name__)
 
@@ -122,11 +122,11 @@ class RollupRpcs:
     @grpc_errors
     async def NoteEngineStatus(
         self,
-        request: spb.NoteEngineStatusRequest,
+        request: sipb.NoteEngineStatusRequest,
         context: grpc.aio.ServicerContext[
-            spb.NoteEngineStatusRequest, spb.NoteEngineStatusResponse
+            sipb.NoteEngineStatusRequest, sipb.NoteEngineStatusResponse
         ],
-    ) -> spb.NoteEngineStatusResponse:
-        return spb.NoteEngineStatusResponse(
+    ) -> sipb.NoteEngineStatusResponse:
+        return sipb.NoteEngineStatusResponse(
             changed=await self.rollup.refresh(list(request.session_ids))
         )

@@ -25,6 +25,12 @@ from vance.clients.process import ProcessClient
 from vance.clients.recipe import RecipeClient
 from vance.clock import Clock, SystemClock
 from vance.config import Config, load_config
+from vance.internal.v1 import (
+    session_internal_pb2,
+    session_internal_pb2_grpc,
+    tokens_internal_pb2,
+    tokens_internal_pb2_grpc,
+)
 from vance.logsetup import setup_logging
 from vance.observability.setup import start_observability
 from vance.owners import CachedOwners, SessionLookup
@@ -34,6 +40,12 @@ from vance.v1 import session_pb2, session_pb2_grpc, tokens_pb2, tokens_pb2_grpc
 
 SERVICE_NAME = session_pb2.DESCRIPTOR.services_by_name["SessionService"].full_name
 TOKEN_SERVICE_NAME = tokens_pb2.DESCRIPTOR.services_by_name["TokenService"].full_name
+INTERNAL_SERVICE_NAME = session_internal_pb2.DESCRIPTOR.services_by_name[
+    "SessionInternalService"
+].full_name
+TOKEN_INTERNAL_SERVICE_NAME = tokens_internal_pb2.DESCRIPTOR.services_by_name[
+    "TokenInternalService"
+].full_name
 
 
 def _session_owner(store: SessionStore) -> SessionLookup:
@@ -84,10 +96,10 @@ async def create_server(
         await seed_defaults(sessions, dev_admin=config.seed_dev_admin)
     home = Home(store, sessions, lifecycle.binding, clock)
     await home.ensure_all()  # at boot: every user's hub (session_service/home.py)
-    inbox = UserInbox(db, clock, home, processes.stub)
+    inbox = UserInbox(db, clock, home, processes.stub, processes.internal)
     revocations = TokenRevocationStore(db, clock)
     host = GrpcHost(
-        [SERVICE_NAME, TOKEN_SERVICE_NAME],
+        [SERVICE_NAME, INTERNAL_SERVICE_NAME, TOKEN_SERVICE_NAME, TOKEN_INTERNAL_SERVICE_NAME],
         config,
         owners=CachedOwners(_session_owner(store)),
         revocations=revocations.changed_since,  # its own store, not a call to itself
@@ -105,7 +117,10 @@ async def create_server(
     )
     hooks.register(servicer.ownership)
     session_pb2_grpc.add_SessionServiceServicer_to_server(servicer, host.server)
-    tokens_pb2_grpc.add_TokenServiceServicer_to_server(TokenServicer(revocations), host.server)
+    session_internal_pb2_grpc.add_SessionInternalServiceServicer_to_server(servicer, host.server)
+    tokens = TokenServicer(revocations)
+    tokens_pb2_grpc.add_TokenServiceServicer_to_server(tokens, host.server)
+    tokens_internal_pb2_grpc.add_TokenInternalServiceServicer_to_server(tokens, host.server)
     bound = host.bind(
         config.grpc_host, config.listen_port("session_service") if port is None else port
     )

@@ -19,6 +19,8 @@ from session_service.sessions import DEFAULT_CHAT_ENGINE, Sessions
 from session_service.settings_access import check_visible, user_may_write
 from session_service.user_inbox import UserInbox
 from vance.errors import InvalidArgumentError, NotFoundError, PermissionDeniedError, grpc_errors
+from vance.internal.v1 import session_internal_pb2 as sipb
+from vance.internal.v1 import session_internal_pb2_grpc
 from vance.v1 import session_pb2 as spb
 from vance.v1 import session_pb2_grpc
 
@@ -29,6 +31,7 @@ class SessionServicer(
     OwnershipRpcs,
     HubRpcs,
     session_pb2_grpc.SessionServiceServicer,
+    session_internal_pb2_grpc.SessionInternalServiceServicer,
 ):
     def __init__(
         self,
@@ -48,8 +51,8 @@ class SessionServicer(
     @grpc_errors
     async def Authenticate(
         self,
-        request: spb.AuthenticateRequest,
-        context: grpc.aio.ServicerContext[spb.AuthenticateRequest, spb.User],
+        request: sipb.AuthenticateRequest,
+        context: grpc.aio.ServicerContext[sipb.AuthenticateRequest, spb.User],
     ) -> spb.User:
         user = await self.sessions.authenticate(
             request.tenant_id, request.username, request.password
@@ -195,13 +198,15 @@ class SessionServicer(
     @grpc_errors
     async def RenewBindLeases(
         self,
-        request: spb.RenewBindLeasesRequest,
-        context: grpc.aio.ServicerContext[spb.RenewBindLeasesRequest, spb.RenewBindLeasesResponse],
-    ) -> spb.RenewBindLeasesResponse:
+        request: sipb.RenewBindLeasesRequest,
+        context: grpc.aio.ServicerContext[
+            sipb.RenewBindLeasesRequest, sipb.RenewBindLeasesResponse
+        ],
+    ) -> sipb.RenewBindLeasesResponse:
         grants = await self.lifecycle.binding.renew(
             [(b.session_id, b.connection_id, b.lease_ms) for b in request.beats]
         )
-        return spb.RenewBindLeasesResponse(
+        return sipb.RenewBindLeasesResponse(
             beats=[spb.HeartbeatResponse(ok=g > 0, lease_ms=g) for g in grants]
         )
 
@@ -297,9 +302,9 @@ class SessionServicer(
     @grpc_errors
     async def RunSweeps(
         self,
-        request: spb.RunSweepsRequest,
-        context: grpc.aio.ServicerContext[spb.RunSweepsRequest, spb.RunSweepsResponse],
-    ) -> spb.RunSweepsResponse:
+        request: sipb.RunSweepsRequest,
+        context: grpc.aio.ServicerContext[sipb.RunSweepsRequest, sipb.RunSweepsResponse],
+    ) -> sipb.RunSweepsResponse:
         only = frozenset(request.only_session_ids) or None
         now = request.now_ms or self.transitions.clock.now_ms()
         report = await self.lifecycle.sweepers.run_all(now, only)
@@ -308,9 +313,9 @@ class SessionServicer(
     @grpc_errors
     async def RestartForced(
         self,
-        request: spb.RestartForcedRequest,
-        context: grpc.aio.ServicerContext[spb.RestartForcedRequest, spb.RunSweepsResponse],
-    ) -> spb.RunSweepsResponse:
+        request: sipb.RestartForcedRequest,
+        context: grpc.aio.ServicerContext[sipb.RestartForcedRequest, sipb.RunSweepsResponse],
+    ) -> sipb.RunSweepsResponse:
         configured = self.lifecycle.config.auto_restart_forced
         report = await self.lifecycle.sweepers.restart_forced(
             max_concurrent=request.max_concurrent or configured.max_concurrent,

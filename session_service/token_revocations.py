@@ -12,6 +12,8 @@ from pymongo.asynchronous.database import AsyncDatabase
 
 from vance.clock import Clock
 from vance.errors import InvalidArgumentError, grpc_errors
+from vance.internal.v1 import tokens_internal_pb2 as tipb
+from vance.internal.v1 import tokens_internal_pb2_grpc
 from vance.store import Document
 from vance.v1 import tokens_pb2 as tpb
 from vance.v1 import tokens_pb2_grpc
@@ -69,7 +71,7 @@ class TokenRevocationStore:
             token_ids=[str(t["id"]) for t in tokens],
         )
 
-    async def changed_since(self, since_ms: int) -> tpb.ListTokenRevocationsSinceResponse:
+    async def changed_since(self, since_ms: int) -> tipb.ListTokenRevocationsSinceResponse:
         """Every record written at or after `since_ms` (0: all of them)."""
         now = self.clock.now_ms()
         query: Document = {} if since_ms <= 0 else {"updatedAtMs": {"$gte": since_ms}}
@@ -78,16 +80,20 @@ class TokenRevocationStore:
             # Records written before `updatedAtMs` existed carry their names only in the key.
             tenant, _, username = str(doc["_id"]).partition(":")
             users.append(
-                tpb.UserTokenRevocations(
+                tipb.UserTokenRevocations(
                     tenant_id=str(doc.get("tenantId", tenant)),
                     username=str(doc.get("username", username)),
                     revocations=self._record(doc, now),
                 )
             )
-        return tpb.ListTokenRevocationsSinceResponse(users=users, as_of_ms=now)
+        return tipb.ListTokenRevocationsSinceResponse(users=users, as_of_ms=now)
 
 
-class TokenServicer(tokens_pb2_grpc.TokenServiceServicer):
+class TokenServicer(
+    tokens_pb2_grpc.TokenServiceServicer, tokens_internal_pb2_grpc.TokenInternalServiceServicer
+):
+    """The public TokenService and the service-only revocation feed (vance.internal.v1)."""
+
     def __init__(self, store: TokenRevocationStore) -> None:
         self.store = store
 
@@ -120,9 +126,9 @@ class TokenServicer(tokens_pb2_grpc.TokenServiceServicer):
     @grpc_errors
     async def ListTokenRevocationsSince(
         self,
-        request: tpb.ListTokenRevocationsSinceRequest,
+        request: tipb.ListTokenRevocationsSinceRequest,
         context: grpc.aio.ServicerContext[
-            tpb.ListTokenRevocationsSinceRequest, tpb.ListTokenRevocationsSinceResponse
+            tipb.ListTokenRevocationsSinceRequest, tipb.ListTokenRevocationsSinceResponse
         ],
-    ) -> tpb.ListTokenRevocationsSinceResponse:
+    ) -> tipb.ListTokenRevocationsSinceResponse:
         return await self.store.changed_since(request.since_ms)

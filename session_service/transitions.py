@@ -30,6 +30,7 @@ from vance.clock import Clock
 from vance.config import LifecycleConfig
 from vance.domain import CloseReason, OnIdle, SuspendCause
 from vance.errors import FailedPreconditionError, InvalidArgumentError, NotFoundError
+from vance.internal.v1 import recipe_internal_pb2 as ripb
 from vance.v1 import recipe_pb2 as rpb
 
 logger = logging.getLogger(__name__)
@@ -136,13 +137,13 @@ class Transitions:
         engine: str,
         profile: str,
         caller: rpb.LifecycleProperties,
-    ) -> rpb.ResolvedLifecycle:
+    ) -> ripb.ResolvedLifecycle:
         """At session-create: the bootstrap recipe's profile blocks, then the
         tenant -> project settings, then the caller's explicit values. Resolved once; the
         session keeps the result (and the sources, for audit) and never re-reads the recipe."""
         settings = await self.settings.effective(tenant, project)
         return await self.recipes.resolve_lifecycle(
-            rpb.ResolveLifecycleRequest(
+            ripb.ResolveLifecycleRequest(
                 tenant_id=tenant,
                 project_id=project,
                 recipe=recipe,

@@ -17,6 +17,8 @@ from session_service.home import Home
 from vance.clock import Clock
 from vance.errors import InvalidArgumentError, NotFoundError
 from vance.ids import new_id
+from vance.internal.v1 import process_internal_pb2 as pipb
+from vance.internal.v1 import process_internal_pb2_grpc
 from vance.protoutil import dict_to_struct, to_value
 from vance.store import Document, is_duplicate_key
 from vance.v1 import common_pb2 as pb
@@ -71,11 +73,13 @@ class UserInbox:
         clock: Clock,
         home: Home,
         processes: process_pb2_grpc.ProcessServiceAsyncStub,
+        processes_internal: process_internal_pb2_grpc.ProcessInternalServiceAsyncStub,
     ) -> None:
         self._items = db["user_inbox"]
         self._clock = clock
         self._home = home
         self._processes = processes
+        self._processes_internal = processes_internal  # PublishNotice
 
     async def add(self, item: spb.InboxItem) -> Document:
         if not item.tenant_id or not item.user_id:
@@ -121,8 +125,8 @@ class UserInbox:
         if not sessions:
             return
         try:
-            await self._processes.PublishNotice(
-                ppb.PublishNoticeRequest(
+            await self._processes_internal.PublishNotice(
+                pipb.PublishNoticeRequest(
                     session_ids=sessions,
                     notice=pb.Notice(type=INBOX_ITEM_ADDED, data=dict_to_struct(item_data(doc))),
                 )

@@ -9,13 +9,14 @@ from typing import Any
 
 from tests.harness import System, WsClient
 from tests.test_arthur_flow import wait_statuses
+from vance.internal.v1 import recipe_internal_pb2_grpc, tool_pb2_grpc
+from vance.internal.v1 import tool_pb2 as tpb
 from vance.protoutil import dict_to_struct, from_value
 from vance.testing.scripted_llm import Rule
 from vance.v1 import common_pb2 as pb
 from vance.v1 import recipe_pb2 as rpb
-from vance.v1 import recipe_pb2_grpc, tool_pb2_grpc
+from vance.v1 import recipe_pb2_grpc
 from vance.v1 import session_pb2 as spb
-from vance.v1 import tool_pb2 as tpb
 
 TENANT = "default"
 SELECTOR = "recipe-selector"  # the purpose selector calls are sent with
@@ -25,6 +26,11 @@ LISTED_BUNDLED = ["analyze", "default", "ford", "quick-lookup", "web-research"]
 
 def recipes(system: System) -> recipe_pb2_grpc.RecipeServiceAsyncStub:
     return recipe_pb2_grpc.RecipeServiceStub(system.channel("recipe_service"))
+
+
+def recipe_catalog(system: System) -> recipe_internal_pb2_grpc.RecipeInternalServiceAsyncStub:
+    """The engine catalog and the selector's inventory (service-only, vance.internal.v1)."""
+    return recipe_internal_pb2_grpc.RecipeInternalServiceStub(system.channel("recipe_service"))
 
 
 def selector_says(m: str, reply: dict[str, Any] | str, **kw: Any) -> Rule:

@@ -21,6 +21,7 @@ from recipe_service.catalog import read_bundled_catalog
 from vance.auth import ServiceCredential
 from vance.authclient import authed_channel
 from vance.config import Config, load_config
+from vance.internal.v1 import process_internal_pb2_grpc, session_internal_pb2_grpc, worker_pb2_grpc
 from vance.supervisor import Supervisor
 from vance.testing.ports import free_port_block
 from vance.testing.scripted_llm import Rule, ThreadedScriptedLlm
@@ -146,6 +147,18 @@ class System:
     @property
     def sessions(self) -> session_pb2_grpc.SessionServiceAsyncStub:
         return session_pb2_grpc.SessionServiceStub(self.channel("session_service"))
+
+    @property
+    def processes_internal(self) -> process_internal_pb2_grpc.ProcessInternalServiceAsyncStub:
+        return process_internal_pb2_grpc.ProcessInternalServiceStub(self.channel("process_service"))
+
+    @property
+    def worker_service(self) -> worker_pb2_grpc.WorkerServiceAsyncStub:
+        return worker_pb2_grpc.WorkerServiceStub(self.channel("process_service"))
+
+    @property
+    def sessions_internal(self) -> session_internal_pb2_grpc.SessionInternalServiceAsyncStub:
+        return session_internal_pb2_grpc.SessionInternalServiceStub(self.channel("session_service"))
 
     def script(self, *rules: Rule) -> None:
         self.llm.script.add(*rules)

@@ -10,6 +10,7 @@ from typing import Any
 import httpx
 
 from tests.harness import System
+from vance.internal.v1 import session_internal_pb2 as sipb
 from vance.v1 import common_pb2 as pb
 from vance.v1 import session_pb2 as spb
 
@@ -28,10 +29,10 @@ async def set_project(
     system: System, project: str, values: dict[str, str], tenant: str = "default"
 ) -> None:
     for key, value in values.items():
-        await system.sessions.SetEngineSetting(
-            spb.SetEngineSettingRequest(
-                scope=spb.SettingScope(tenant_id=tenant, project_id=project),
-                level=spb.SETTING_LEVEL_PROJECT,
+        await system.sessions_internal.SetEngineSetting(
+            sipb.SetEngineSettingRequest(
+                scope=sipb.SettingScope(tenant_id=tenant, project_id=project),
+                level=sipb.SETTING_LEVEL_PROJECT,
                 key=key,
                 value=value,
             )

@@ -8,6 +8,7 @@ import contextlib
 import time
 import uuid
 from collections.abc import AsyncIterator
+from dataclasses import dataclass
 from typing import Any
 
 import httpx
@@ -18,6 +19,8 @@ from session_service.server import create_server
 from tests.harness import System, WsClient, eventually
 from vance.authclient import authed_channel
 from vance.clock import ManualClock
+from vance.internal.v1 import session_internal_pb2 as sipb
+from vance.internal.v1 import session_internal_pb2_grpc
 from vance.testing.ports import free_port_block
 from vance.v1 import common_pb2 as pb
 from vance.v1 import process_pb2 as ppb
@@ -59,9 +62,9 @@ async def wait_status(system: System, sid: str, expected: str, tenant: str = "de
     await eventually(check, what=f"session {sid} {expected}")
 
 
-async def sweep(system: System, at_ms: int, *only: str) -> spb.RunSweepsResponse:
-    report: spb.RunSweepsResponse = await system.sessions.RunSweeps(
-        spb.RunSweepsRequest(now_ms=at_ms, only_session_ids=list(only))
+async def sweep(system: System, at_ms: int, *only: str) -> sipb.RunSweepsResponse:
+    report: sipb.RunSweepsResponse = await system.sessions_internal.RunSweeps(
+        sipb.RunSweepsRequest(now_ms=at_ms, only_session_ids=list(only))
     )
     return report
 
@@ -153,7 +156,7 @@ async def put_settings(system: System, key: str, values: dict[str, str]) -> None
 @contextlib.asynccontextmanager
 async def replica(
     system: System, clock: ManualClock, *, hooks: Hooks | None = None, **lifecycle: Any
-) -> AsyncIterator[session_pb2_grpc.SessionServiceAsyncStub]:
+) -> AsyncIterator[ReplicaStubs]:
     """A second session_service replica in this process, on the same store and services,
     whose clock the test moves."""
     config = system.config.model_copy(
@@ -167,10 +170,21 @@ async def replica(
     await host.start()
     channel = authed_channel(f"127.0.0.1:{bound}", system.credential)
     try:
-        yield session_pb2_grpc.SessionServiceStub(channel)
+        yield ReplicaStubs(
+            session_pb2_grpc.SessionServiceStub(channel),
+            session_internal_pb2_grpc.SessionInternalServiceStub(channel),
+        )
     finally:
         await channel.close()
         await host.stop(0)
+
+
+@dataclass(frozen=True)
+class ReplicaStubs:
+    """A second session_service replica's public and service-only services."""
+
+    sessions: session_pb2_grpc.SessionServiceAsyncStub
+    internal: session_internal_pb2_grpc.SessionInternalServiceAsyncStub
 
 
 def recipes(system: System) -> recipe_pb2_grpc.RecipeServiceAsyncStub:
@@ -185,6 +199,6 @@ async def cut_off(system: System, sid: str) -> None:
     await system.sessions.BindSession(
         spb.BindSessionRequest(tenant_id="default", session_id=sid, connection_id=conn)
     )
-    await system.sessions.ShutdownReplica(
-        spb.ReplicaRequest(replica_id=f"gw_{m}", sessions={sid: conn})
+    await system.sessions_internal.ShutdownReplica(
+        sipb.ReplicaRequest(replica_id=f"gw_{m}", sessions={sid: conn})
     )

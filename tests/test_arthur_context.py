@@ -10,7 +10,7 @@ from typing import Any
 
 from tests.harness import System, eventually
 from tests.test_arthur_flow import assistant_says
-from vance.v1 import process_pb2 as ppb
+from vance.internal.v1 import worker_pb2 as wkpb
 
 
 def _system_prompts(system: System, marker: str) -> list[str]:
@@ -22,8 +22,8 @@ def _system_prompts(system: System, marker: str) -> list[str]:
 
 
 async def _record(system: System, pid: str, scope: Any, content: str, key: str = "") -> Any:
-    return await system.processes.RecordMemory(
-        ppb.RecordMemoryRequest(
+    return await system.worker_service.RecordMemory(
+        wkpb.RecordMemoryRequest(
             process_id=pid, scope=scope, kind="fact", content=content, idempotency_key=key
         )
     )
@@ -38,9 +38,9 @@ async def test_arthurs_prompt_carries_the_session_context_and_project_memory(
     await assistant_says(client, "Hi, I'm Arthur")
     # Another session of the project learned something; its private notes stay its own.
     await _record(
-        system, first["chatProcessId"], ppb.MEMORY_SCOPE_PROJECT, f"build server zeta-{m}"
+        system, first["chatProcessId"], wkpb.MEMORY_SCOPE_PROJECT, f"build server zeta-{m}"
     )
-    await _record(system, first["chatProcessId"], ppb.MEMORY_SCOPE_PROCESS, f"private-{m}")
+    await _record(system, first["chatProcessId"], wkpb.MEMORY_SCOPE_PROCESS, f"private-{m}")
     await client.close()
 
     client = await system.connect()
@@ -65,16 +65,16 @@ async def test_memory_records_are_newest_first_scoped_and_recorded_once(system: 
     client = await system.connect()
     created = await client.ok("session-create", {"projectId": "demo"})
     pid = created["chatProcessId"]
-    a = await _record(system, pid, ppb.MEMORY_SCOPE_PROCESS, f"first {m}", key="k1")
-    again = await _record(system, pid, ppb.MEMORY_SCOPE_PROCESS, f"first (redo) {m}", key="k1")
+    a = await _record(system, pid, wkpb.MEMORY_SCOPE_PROCESS, f"first {m}", key="k1")
+    again = await _record(system, pid, wkpb.MEMORY_SCOPE_PROCESS, f"first (redo) {m}", key="k1")
     assert again.id == a.id and again.content == f"first {m}"
-    await _record(system, pid, ppb.MEMORY_SCOPE_PROCESS, f"second {m}", key="k2")
-    listed = await system.processes.ListMemory(
-        ppb.ListMemoryRequest(process_id=pid, scope=ppb.MEMORY_SCOPE_PROCESS)
+    await _record(system, pid, wkpb.MEMORY_SCOPE_PROCESS, f"second {m}", key="k2")
+    listed = await system.worker_service.ListMemory(
+        wkpb.ListMemoryRequest(process_id=pid, scope=wkpb.MEMORY_SCOPE_PROCESS)
     )
     assert [r.content for r in listed.records] == [f"second {m}", f"first {m}"]
-    project = await system.processes.ListMemory(
-        ppb.ListMemoryRequest(process_id=pid, scope=ppb.MEMORY_SCOPE_PROJECT)
+    project = await system.worker_service.ListMemory(
+        wkpb.ListMemoryRequest(process_id=pid, scope=wkpb.MEMORY_SCOPE_PROJECT)
     )
     assert not [r for r in project.records if m in r.content]
     await client.close()

@@ -12,15 +12,15 @@ from grpc_health.v1 import health_pb2, health_pb2_grpc
 
 from tests.harness import eventually
 from vance.config import load_config
+from vance.internal.v1 import tokens_internal_pb2 as tipb
 from vance.server import GrpcHost
-from vance.v1 import tokens_pb2
 
 SERVING = health_pb2.HealthCheckResponse.SERVING
 NOT_SERVING = health_pb2.HealthCheckResponse.NOT_SERVING
 
 
-async def _no_revocations(since_ms: int) -> tokens_pb2.ListTokenRevocationsSinceResponse:
-    return tokens_pb2.ListTokenRevocationsSinceResponse(as_of_ms=since_ms + 1)
+async def _no_revocations(since_ms: int) -> tipb.ListTokenRevocationsSinceResponse:
+    return tipb.ListTokenRevocationsSinceResponse(as_of_ms=since_ms + 1)
 
 
 async def test_a_failed_task_turns_health_not_serving_and_the_others_run_on(

@@ -23,10 +23,10 @@ import websockets
 
 from tests.harness import System, WsClient, eventually
 from tests.test_arthur_flow import assistant_says, call
+from vance.internal.v1 import tool_pb2 as tpb
+from vance.internal.v1 import tool_pb2_grpc
 from vance.testing.ports import free_port_block
 from vance.testing.scripted_llm import Rule
-from vance.v1 import tool_pb2 as tpb
-from vance.v1 import tool_pb2_grpc
 
 READ_TOOL = {
     "name": "client_file_read",

@@ -19,13 +19,14 @@ from tests.delegate_support import (
     names,
     project,
     proposal,
-    recipes,
+    recipe_catalog,
     selector_calls,
     selector_says,
 )
 from tests.harness import System
 from tests.test_arthur_flow import wait_statuses
 from vance.convert import process_from_proto
+from vance.internal.v1 import recipe_internal_pb2 as ripb
 from vance.testing.scripted_llm import Rule
 from vance.v1 import recipe_pb2 as rpb
 from vance.v1 import session_pb2 as spb
@@ -140,8 +141,8 @@ async def test_a_project_without_pickable_recipes_answers_none_without_a_model_c
         out["rationale"] == f"no recipes available for project '{pid}' (project, tenant or bundled)"
     )
     assert len(selector_calls(system)) == before
-    inventory = await recipes(system).ListInventory(
-        rpb.ListInventoryRequest(tenant_id=TENANT, project_id=pid)
+    inventory = await recipe_catalog(system).ListInventory(
+        ripb.ListInventoryRequest(tenant_id=TENANT, project_id=pid)
     )
     assert list(inventory.recipes) == [] and inventory.total == 0
     await client.close()
@@ -186,7 +187,7 @@ async def test_the_engine_catalog_reloads_and_a_broken_file_keeps_the_old_one(
         assert broken.status_code == 409
         assert broken.json()["detail"]["reason"] == "catalog_invalid"
         assert "not valid YAML" in broken.json()["detail"]["errorMessage"]
-        still = await recipes(system).ListEngines(
+        still = await recipe_catalog(system).ListEngines(
             rpb.ListEnginesRequest(available_engines=["ford"])
         )
         assert "zaphod" in {e.name for e in still.engines}
@@ -204,8 +205,8 @@ async def test_the_inventory_is_capped_and_project_recipes_come_first(system: Sy
         for i in range(RECIPE_LIST_LIMIT + 5)
     }
     pid = await project(system, m, many)
-    inventory = await recipes(system).ListInventory(
-        rpb.ListInventoryRequest(tenant_id=TENANT, project_id=pid, available_engines=["ford"])
+    inventory = await recipe_catalog(system).ListInventory(
+        ripb.ListInventoryRequest(tenant_id=TENANT, project_id=pid, available_engines=["ford"])
     )
     assert inventory.total == len(many) + len(LISTED_BUNDLED)
     assert [r.name for r in inventory.recipes] == sorted(many)[:RECIPE_LIST_LIMIT]

@@ -16,14 +16,14 @@ from tests.delegate_support import (
     names,
     project,
     proposal,
-    recipes,
+    recipe_catalog,
     selector_calls,
     selector_says,
 )
 from tests.harness import System, eventually, running_system
 from tests.test_arthur_flow import wait_statuses
+from vance.internal.v1 import recipe_internal_pb2 as ripb
 from vance.testing.scripted_llm import Rule, ThreadedScriptedLlm
-from vance.v1 import recipe_pb2 as rpb
 
 SELECTOR_TIMEOUT_MS = 1_000
 
@@ -49,8 +49,8 @@ async def test_the_inventory_leaves_out_recipes_whose_engine_ignores_the_goal(
             f"notes-{m}": "description: Writes notes.\nengine: ford\n",
         },
     )
-    inventory = await recipes(system).ListInventory(
-        rpb.ListInventoryRequest(tenant_id=TENANT, project_id=pid)
+    inventory = await recipe_catalog(system).ListInventory(
+        ripb.ListInventoryRequest(tenant_id=TENANT, project_id=pid)
     )
     listed = {r.name for r in inventory.recipes}
     assert f"notes-{m}" in listed and "quick-lookup" in listed

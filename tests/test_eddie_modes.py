@@ -11,14 +11,14 @@ from typing import Any
 from tests.eddie_support import act, eddie_says, hub
 from tests.harness import System, eventually
 from tests.sessions_support import new_user
+from vance.internal.v1 import tool_pb2 as tpb
+from vance.internal.v1 import tool_pb2_grpc
 from vance.profiles import CLIENT_TOOL_PROFILES
 from vance.protoutil import dict_to_struct
 from vance.testing.scripted_llm import Rule
 from vance.v1 import common_pb2 as pb
 from vance.v1 import process_pb2 as ppb
 from vance.v1 import session_pb2 as spb
-from vance.v1 import tool_pb2 as tpb
-from vance.v1 import tool_pb2_grpc
 
 MODES = ("milestones", "verbatim", "summary", "inbox")
 

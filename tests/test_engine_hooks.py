@@ -13,14 +13,14 @@ from tests.harness import System, eventually
 from tests.lifecycle_support import wait_status
 from tests.test_arthur_flow import assistant_says, child_asks, wait_statuses
 from vance.domain import ThinkProcess
+from vance.internal.v1 import worker_pb2 as wkpb
 from vance.v1 import common_pb2 as pb
-from vance.v1 import process_pb2 as ppb
 from vance.v1 import session_pb2 as spb
 
 
 async def _notes(system: System, pid: str) -> list[str]:
-    listed = await system.processes.ListMemory(
-        ppb.ListMemoryRequest(process_id=pid, scope=ppb.MEMORY_SCOPE_PROCESS)
+    listed = await system.worker_service.ListMemory(
+        wkpb.ListMemoryRequest(process_id=pid, scope=wkpb.MEMORY_SCOPE_PROCESS)
     )
     return [r.content for r in listed.records]
 
@@ -87,7 +87,7 @@ async def test_engine_defaults_are_the_lowest_settings_level(system: System) -> 
     defaults = Arthur().default_settings()
 
     def api() -> EngineSettingsApi:
-        return EngineSettingsApi(process, system.sessions, defaults)
+        return EngineSettingsApi(process, system.sessions_internal, defaults)
 
     fresh = api()
     assert await fresh.get_int(MAX_CONTEXT_TOKENS, 0) == DEFAULT_MAX_CONTEXT_TOKENS

@@ -87,7 +87,7 @@ async def test_settings_resolve_through_the_project_group(system: System) -> Non
             name="chat",
             engine="arthur",
         )
-        return EngineSettingsApi(process, system.sessions)
+        return EngineSettingsApi(process, system.sessions_internal)
 
     await api(f"a-{m}").set(KEY, "de", GROUP)
     # Every project of the group sees it, at the group level; a project may override it.

@@ -11,11 +11,12 @@ import pytest
 
 from tests.harness import System, eventually
 from tests.test_arthur_flow import assistant_says
+from vance.internal.v1 import session_internal_pb2 as sipb
 from vance.v1 import session_pb2 as spb
 
 
-def _scope(created: dict[str, str], project: str = "demo") -> spb.SettingScope:
-    return spb.SettingScope(
+def _scope(created: dict[str, str], project: str = "demo") -> sipb.SettingScope:
+    return sipb.SettingScope(
         tenant_id="default",
         project_id=project,
         session_id=created["sessionId"],
@@ -23,9 +24,9 @@ def _scope(created: dict[str, str], project: str = "demo") -> spb.SettingScope:
     )
 
 
-async def _set(system: System, scope: spb.SettingScope, level: int, key: str, value: str) -> None:
-    await system.sessions.SetEngineSetting(
-        spb.SetEngineSettingRequest(scope=scope, level=level, key=key, value=value)  # type: ignore[arg-type]
+async def _set(system: System, scope: sipb.SettingScope, level: int, key: str, value: str) -> None:
+    await system.sessions_internal.SetEngineSetting(
+        sipb.SetEngineSettingRequest(scope=scope, level=level, key=key, value=value)  # type: ignore[arg-type]
     )
 
 
@@ -37,8 +38,8 @@ async def test_the_default_chat_engine_of_a_project_is_used(system: System) -> N
     )
     await _set(
         system,
-        spb.SettingScope(tenant_id="default", project_id=project),
-        spb.SETTING_LEVEL_PROJECT,
+        sipb.SettingScope(tenant_id="default", project_id=project),
+        sipb.SETTING_LEVEL_PROJECT,
         "session.defaultChatEngine",
         "ford",
     )
@@ -61,7 +62,7 @@ async def test_the_innermost_level_wins_and_arthur_sees_it_next_turn(system: Sys
     created = await client.ok("session-create", {"projectId": "demo"})
     await assistant_says(client, "Hi, I'm Arthur")
     scope = _scope(created)
-    await _set(system, scope, spb.SETTING_LEVEL_SESSION, "chat.language", "de")
+    await _set(system, scope, sipb.SETTING_LEVEL_SESSION, "chat.language", "de")
 
     async def turn(text: str) -> str:
         await client.ok("process-steer", {"processName": "chat", "content": text})
@@ -70,21 +71,23 @@ async def test_the_innermost_level_wins_and_arthur_sees_it_next_turn(system: Sys
         return str(found[-1]["messages"][0]["content"])
 
     assert "answer in de" in await turn(f"{m} one")
-    await _set(system, scope, spb.SETTING_LEVEL_PROCESS, "chat.language", "fr")
-    resolved = await system.sessions.ResolveEngineSettings(
-        spb.ResolveEngineSettingsRequest(scope=scope, keys=["chat.language"])
+    await _set(system, scope, sipb.SETTING_LEVEL_PROCESS, "chat.language", "fr")
+    resolved = await system.sessions_internal.ResolveEngineSettings(
+        sipb.ResolveEngineSettingsRequest(scope=scope, keys=["chat.language"])
     )
-    assert [(v.value, v.level) for v in resolved.values] == [("fr", spb.SETTING_LEVEL_PROCESS)]
+    assert [(v.value, v.level) for v in resolved.values] == [("fr", sipb.SETTING_LEVEL_PROCESS)]
     assert "answer in fr" in await turn(f"{m} two")
     # Removing the process value falls back to the session's.
-    await _set(system, scope, spb.SETTING_LEVEL_PROCESS, "chat.language", "")
+    await _set(system, scope, sipb.SETTING_LEVEL_PROCESS, "chat.language", "")
     assert "answer in de" in await turn(f"{m} three")
     await client.close()
 
 
 async def test_unknown_keys_and_bad_values_are_refused(system: System) -> None:
-    scope = spb.SettingScope(tenant_id="default", project_id="demo", session_id="s", process_id="p")
+    scope = sipb.SettingScope(
+        tenant_id="default", project_id="demo", session_id="s", process_id="p"
+    )
     for key, value in (("no.such.key", "1"), ("arthur.maxContextTokens", "lots")):
         with pytest.raises(grpc.aio.AioRpcError) as err:
-            await _set(system, scope, spb.SETTING_LEVEL_PROCESS, key, value)
+            await _set(system, scope, sipb.SETTING_LEVEL_PROCESS, key, value)
         assert err.value.code() is grpc.StatusCode.INVALID_ARGUMENT

@@ -56,7 +56,8 @@ async def test_every_service_is_healthy_and_reflects_its_api(system: System) -> 
             iter([reflection_pb2.ServerReflectionRequest(list_services="")])
         )
         names = [s.name async for r in responses for s in r.list_services_response.service]
-        assert any(n.startswith("vance.v1.") for n in names), names
+        # tool_service serves only service-only APIs (vance.internal.v1, docs/protocol.md).
+        assert any(n.startswith(("vance.v1.", "vance.internal.v1.")) for n in names), names
     async with httpx.AsyncClient() as http:
         r = await http.get(f"http://{system.gateway}/healthz")
     assert r.status_code == 200 and r.json()["status"] == "ok"

@@ -15,12 +15,14 @@ from grpc_health.v1 import health_pb2, health_pb2_grpc
 
 from tests.harness import System
 from vance.auth import mint_service_token, user_secret
+from vance.internal.v1 import session_internal_pb2 as sipb
+from vance.internal.v1 import session_internal_pb2_grpc, tool_pb2_grpc
+from vance.internal.v1 import tool_pb2 as tpb
 from vance.v1 import common_pb2 as pb
 from vance.v1 import process_pb2 as ppb
-from vance.v1 import process_pb2_grpc, recipe_pb2_grpc, session_pb2_grpc, tool_pb2_grpc
+from vance.v1 import process_pb2_grpc, recipe_pb2_grpc, session_pb2_grpc
 from vance.v1 import recipe_pb2 as rpb
 from vance.v1 import session_pb2 as spb
-from vance.v1 import tool_pb2 as tpb
 
 TENANT = "default"
 
@@ -106,7 +108,7 @@ def _representatives(
     sessions = session_pb2_grpc.SessionServiceStub(bare["session_service"])
     processes = process_pb2_grpc.ProcessServiceStub(bare["process_service"])
     tools = tool_pb2_grpc.ToolServiceStub(bare["tool_service"])
-    host = tool_pb2_grpc.ToolHostStub(bare["process_service"])
+    host = tool_pb2_grpc.ToolHostServiceStub(bare["process_service"])
     recipes = recipe_pb2_grpc.RecipeServiceStub(bare["recipe_service"])
     return {
         "session_service": lambda md: sessions.GetSession(
@@ -216,8 +218,9 @@ async def test_a_body_never_raises_the_callers_rights(
     got = await _code(lambda md: sessions.DeleteSession(delete, metadata=md), people.mallory)
     assert got == grpc.StatusCode.PERMISSION_DENIED
     # methods for services only stay closed to every user, admins included
-    sweeps = spb.RunSweepsRequest(only_session_ids=["none"])
+    sweeps = sipb.RunSweepsRequest(only_session_ids=["none"])
     dev = await system.login()
-    got = await _code(lambda md: sessions.RunSweeps(sweeps, metadata=md), dev)
+    internal = session_internal_pb2_grpc.SessionInternalServiceStub(bare["session_service"])
+    got = await _code(lambda md: internal.RunSweeps(sweeps, metadata=md), dev)
     assert got == grpc.StatusCode.PERMISSION_DENIED
     assert (await system.process(people.chat_process_id)).session_id == people.session_id

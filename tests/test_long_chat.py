@@ -8,7 +8,7 @@ import uuid
 
 from tests.harness import System, eventually
 from tests.test_arthur_flow import assistant_says
-from vance.v1 import session_pb2 as spb
+from vance.internal.v1 import session_internal_pb2 as sipb
 
 
 async def test_a_long_chat_is_cut_by_the_budget_with_a_rolling_summary(system: System) -> None:
@@ -16,7 +16,7 @@ async def test_a_long_chat_is_cut_by_the_budget_with_a_rolling_summary(system: S
     client = await system.connect()
     created = await client.ok("session-create", {"projectId": "demo"})
     await assistant_says(client, "Hi, I'm Arthur")
-    scope = spb.SettingScope(
+    scope = sipb.SettingScope(
         tenant_id="default",
         project_id="demo",
         session_id=created["sessionId"],
@@ -27,9 +27,9 @@ async def test_a_long_chat_is_cut_by_the_budget_with_a_rolling_summary(system: S
         ("arthur.maxContextTokens", "1000"),
         ("arthur.includeProjectMemorySummary", "false"),
     ):
-        await system.sessions.SetEngineSetting(
-            spb.SetEngineSettingRequest(
-                scope=scope, level=spb.SETTING_LEVEL_SESSION, key=key, value=value
+        await system.sessions_internal.SetEngineSetting(
+            sipb.SetEngineSettingRequest(
+                scope=scope, level=sipb.SETTING_LEVEL_SESSION, key=key, value=value
             )
         )
     # Each exchange costs ~250 tokens (the scripted model echoes the message).

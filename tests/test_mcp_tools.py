@@ -23,14 +23,15 @@ import httpx
 
 from tests.harness import System, WsClient, eventually
 from tests.test_arthur_flow import assistant_says, call
+from vance.internal.v1 import tool_pb2 as tpb
+from vance.internal.v1 import tool_pb2_grpc
 from vance.protoutil import dict_to_struct, from_value
 from vance.testing.ports import free_port_block
 from vance.testing.scripted_llm import Rule
 from vance.v1 import common_pb2 as pb
 from vance.v1 import recipe_pb2 as rpb
-from vance.v1 import recipe_pb2_grpc, tool_pb2_grpc
+from vance.v1 import recipe_pb2_grpc
 from vance.v1 import session_pb2 as spb
-from vance.v1 import tool_pb2 as tpb
 
 SERVER = Path(__file__).parent / "mcp_support" / "notes_server.py"
 ARTHUR = Path(__file__).parent.parent / "recipe_service" / "recipes" / "arthur.yaml"

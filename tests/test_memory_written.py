@@ -12,8 +12,8 @@ from tests.harness import System, eventually
 from tests.knowledge_support import block, new_project, rest, set_project, system_prompts
 from tests.knowledge_support import tool_messages as results
 from tests.test_arthur_flow import assistant_says
+from vance.internal.v1 import worker_pb2 as wkpb
 from vance.testing.scripted_llm import Rule
-from vance.v1 import process_pb2 as ppb
 
 
 async def test_memory_tools_child_results_and_the_rest_listing(system: System) -> None:
@@ -106,8 +106,8 @@ async def test_the_memory_block_holds_what_the_turn_is_about_within_its_budget(
     pid = created["chatProcessId"]
 
     async def record(text: str) -> None:
-        await system.processes.RecordMemory(
-            ppb.RecordMemoryRequest(process_id=pid, scope=ppb.MEMORY_SCOPE_PROJECT, content=text)
+        await system.worker_service.RecordMemory(
+            wkpb.RecordMemoryRequest(process_id=pid, scope=wkpb.MEMORY_SCOPE_PROJECT, content=text)
         )
 
     await record(f"the zebra{m} keys rotate on mondays")  # the oldest of 26

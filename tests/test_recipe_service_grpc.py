@@ -13,6 +13,8 @@ import yaml
 
 from tests.harness import System
 from vance.errors import reason_of
+from vance.internal.v1 import recipe_internal_pb2 as ripb
+from vance.internal.v1 import recipe_internal_pb2_grpc
 from vance.protoutil import dict_to_struct, struct_to_dict
 from vance.v1 import recipe_pb2 as rpb
 from vance.v1 import recipe_pb2_grpc
@@ -26,6 +28,10 @@ def unique(prefix: str) -> str:
 
 def stub(system: System) -> recipe_pb2_grpc.RecipeServiceAsyncStub:
     return recipe_pb2_grpc.RecipeServiceStub(system.channel("recipe_service"))
+
+
+def internal(system: System) -> recipe_internal_pb2_grpc.RecipeInternalServiceAsyncStub:
+    return recipe_internal_pb2_grpc.RecipeInternalServiceStub(system.channel("recipe_service"))
 
 
 def ford(description: str, **fields: Any) -> str:
@@ -120,9 +126,9 @@ async def test_create_needs_content_and_a_tenant(system: System) -> None:
 async def test_cascade_project_beats_tenant_beats_bundled_without_merging(system: System) -> None:
     rs, tenant, moon, mars = stub(system), unique("casc"), unique("moon"), unique("mars")
 
-    async def apply(project: str) -> rpb.AppliedRecipe:
-        req = rpb.ApplyRecipeRequest(tenant_id=tenant, project_id=project, recipe="ford")
-        applied: rpb.AppliedRecipe = await rs.ApplyRecipe(req)
+    async def apply(project: str) -> ripb.AppliedRecipe:
+        req = ripb.ApplyRecipeRequest(tenant_id=tenant, project_id=project, recipe="ford")
+        applied: ripb.AppliedRecipe = await internal(system).ApplyRecipe(req)
         return applied
 
     assert (await apply(moon)).source_kind == rpb.RECIPE_SOURCE_BUNDLED
@@ -172,14 +178,14 @@ async def test_a_later_apply_sees_an_edit_and_the_earlier_snapshot_stays(system:
     await rs.CreateRecipe(
         rpb.CreateRecipeRequest(tenant_id=tenant, project_id=project, name="writer", yaml=doc)
     )
-    request = rpb.ApplyRecipeRequest(
+    request = ripb.ApplyRecipeRequest(
         tenant_id=tenant,
         project_id=project,
         recipe="writer",
         profile="web",
         caller_params=dict_to_struct({"style": "plainly"}),
     )
-    first = await rs.ApplyRecipe(request)
+    first = await internal(system).ApplyRecipe(request)
     kept = struct_to_dict(first.snapshot)
     assert kept["prompt"] == "Write plainly."
 
@@ -187,22 +193,22 @@ async def test_a_later_apply_sees_an_edit_and_the_earlier_snapshot_stays(system:
     await rs.UpdateRecipe(
         rpb.UpdateRecipeRequest(tenant_id=tenant, project_id=project, name="writer", yaml=edited)
     )
-    second = await rs.ApplyRecipe(request)
+    second = await internal(system).ApplyRecipe(request)
     assert struct_to_dict(second.snapshot)["prompt"] == "Rewrite plainly!"
     assert struct_to_dict(first.snapshot) == kept and kept["prompt"] == "Write plainly."
 
 
 async def test_apply_for_session_chat_keeps_the_fields_session_create_uses(system: System) -> None:
-    applied = await stub(system).ApplyRecipe(
-        rpb.ApplyRecipeRequest(
+    applied = await internal(system).ApplyRecipe(
+        ripb.ApplyRecipeRequest(
             tenant_id=unique("s"), project_id="p", engine="arthur", profile="foot"
         )
     )
     assert (applied.engine, applied.recipe_name) == ("arthur", "arthur")
     assert struct_to_dict(applied.snapshot)["prompt"].startswith("You are Arthur")
     assert struct_to_dict(applied.params)["model"] == "default:chat"
-    assert applied.profile_block == "foot" and applied.prompt_mode == rpb.PROMPT_MODE_OVERWRITE
-    missing = await failure(stub(system).ApplyRecipe(rpb.ApplyRecipeRequest(recipe="nope")))
+    assert applied.profile_block == "foot" and applied.prompt_mode == ripb.PROMPT_MODE_OVERWRITE
+    missing = await failure(internal(system).ApplyRecipe(ripb.ApplyRecipeRequest(recipe="nope")))
     assert missing.code() == grpc.StatusCode.NOT_FOUND and reason_of(missing) == "recipe_not_found"
 
 
@@ -210,8 +216,10 @@ async def test_resolve_lifecycle_over_grpc_with_tenant_table_settings_and_caller
     system: System,
 ) -> None:
     rs, tenant = stub(system), unique("life")
-    req = rpb.ResolveLifecycleRequest(tenant_id=tenant, project_id="p", engine="arthur")
-    foot = await rs.ResolveLifecycle(rpb.ResolveLifecycleRequest(**_fields(req), profile="foot"))
+    req = ripb.ResolveLifecycleRequest(tenant_id=tenant, project_id="p", engine="arthur")
+    foot = await internal(system).ResolveLifecycle(
+        ripb.ResolveLifecycleRequest(**_fields(req), profile="foot")
+    )
     assert foot.lifecycle.on_disconnect == rpb.ON_DISCONNECT_KEEP_OPEN
     assert foot.lifecycle.idle_timeout_ms == 3_600_000
     assert foot.sources.idle_timeout_ms == rpb.LIFECYCLE_SOURCE_RECIPE_PROFILE
@@ -221,8 +229,8 @@ async def test_resolve_lifecycle_over_grpc_with_tenant_table_settings_and_caller
     await rs.CreateRecipe(
         rpb.CreateRecipeRequest(tenant_id=tenant, name="default", yaml=ford("Mine.", **table))
     )
-    lookup = rpb.ResolveLifecycleRequest(tenant_id=tenant, recipe="quick-lookup", profile="web")
-    resolved = await rs.ResolveLifecycle(lookup)
+    lookup = ripb.ResolveLifecycleRequest(tenant_id=tenant, recipe="quick-lookup", profile="web")
+    resolved = await internal(system).ResolveLifecycle(lookup)
     assert resolved.lifecycle.on_suspend == rpb.ON_SUSPEND_CLOSE
     assert (
         resolved.lifecycle.HasField("idle_timeout_ms") and resolved.lifecycle.idle_timeout_ms == 0
@@ -232,25 +240,25 @@ async def test_resolve_lifecycle_over_grpc_with_tenant_table_settings_and_caller
 
     lookup.settings["vance.session.suspendKeepDurationMs"] = "3600000"
     lookup.caller.CopyFrom(rpb.LifecycleProperties(on_suspend=rpb.ON_SUSPEND_KEEP))
-    overridden = await rs.ResolveLifecycle(lookup)
+    overridden = await internal(system).ResolveLifecycle(lookup)
     assert overridden.lifecycle.suspend_keep_duration_ms == 3_600_000
     assert overridden.sources.suspend_keep_duration_ms == rpb.LIFECYCLE_SOURCE_SETTINGS
     assert overridden.lifecycle.on_suspend == rpb.ON_SUSPEND_KEEP
     assert overridden.sources.on_suspend == rpb.LIFECYCLE_SOURCE_CALLER
 
     lookup.settings["vance.session.onIdle"] = "LATER"
-    bad = await failure(rs.ResolveLifecycle(lookup))
+    bad = await failure(internal(system).ResolveLifecycle(lookup))
     assert bad.code() == grpc.StatusCode.INVALID_ARGUMENT and "vance.session.onIdle" in (
         bad.details() or ""
     )
 
 
-def _fields(req: rpb.ResolveLifecycleRequest) -> dict[str, Any]:
+def _fields(req: ripb.ResolveLifecycleRequest) -> dict[str, Any]:
     return {"tenant_id": req.tenant_id, "project_id": req.project_id, "engine": req.engine}
 
 
 async def test_list_engines_serves_the_catalog(system: System) -> None:
-    resp = await stub(system).ListEngines(rpb.ListEnginesRequest())
+    resp = await internal(system).ListEngines(rpb.ListEnginesRequest())
     assert [e.name for e in resp.engines] == ["arthur", "eddie", "ford", "slartibartfast"]
     assert all(e.purpose and e.when_to_use and e.not_for for e in resp.engines)
     assert "- **ford**:" in resp.markdown

@@ -19,6 +19,7 @@ from tests.lifecycle_support import get, now_ms, replica, store, wait_engine
 from tests.test_arthur_flow import assistant_says
 from vance.clock import ManualClock
 from vance.config import AutoRestartConfig
+from vance.internal.v1 import session_internal_pb2 as sipb
 from vance.testing.scripted_llm import ThreadedScriptedLlm
 from vance.v1 import common_pb2 as pb
 from vance.v1 import session_pb2 as spb
@@ -61,7 +62,7 @@ async def test_an_expired_replica_lease_is_taken_over_as_a_forced_suspend(system
     sid, pid = await _idle_unbound_session(system)
     await _dead_replica(system, sid)
     # (The periodic sweep may take it over first: the outcome is the same.)
-    await system.sessions.TakeOverReplicas(spb.TakeOverReplicasRequest())
+    await system.sessions_internal.TakeOverReplicas(sipb.TakeOverReplicasRequest())
     session = await get(system, sid)
     assert session.status == pb.SESSION_STATUS_SUSPENDED
     assert session.suspend_cause == pb.SUSPEND_CAUSE_FORCED
@@ -69,7 +70,7 @@ async def test_an_expired_replica_lease_is_taken_over_as_a_forced_suspend(system
     assert session.transition_at_ms - session.suspended_at_ms == 7 * 24 * 3600 * 1000
     await wait_engine(system, pid, "SUSPENDED")
     # Taken over once: a second pass finds nothing.
-    again = await system.sessions.TakeOverReplicas(spb.TakeOverReplicasRequest())
+    again = await system.sessions_internal.TakeOverReplicas(sipb.TakeOverReplicasRequest())
     assert again.suspended == 0
 
 
@@ -78,7 +79,9 @@ async def test_the_replica_taking_over_runs_the_auto_restart_pass(system: System
     await _dead_replica(system, sid)
     restart = AutoRestartConfig(enabled=True, max_concurrent=3, delay_between_ms=0)
     async with replica(system, ManualClock(now_ms()), auto_restart_forced=restart) as other:
-        report = await other.TakeOverReplicas(spb.TakeOverReplicasRequest(now_ms=now_ms()))
+        report = await other.internal.TakeOverReplicas(
+            sipb.TakeOverReplicasRequest(now_ms=now_ms())
+        )
     assert report.suspended >= 1 and report.resumed >= 1
     session = await get(system, sid)
     assert session.status in (pb.SESSION_STATUS_IDLE, pb.SESSION_STATUS_RUNNING)
@@ -121,13 +124,13 @@ async def test_a_stopped_gateways_sessions_are_suspended_forced_after_the_grace(
         assert session.status != pb.SESSION_STATUS_SUSPENDED, label
         assert session.bound_connection_id, label
     grace = system.config.lifecycle.reconnect_grace_ms
-    early = await system.sessions.TakeOverReplicas(
-        spb.TakeOverReplicasRequest(now_ms=now_ms() + grace // 2)
+    early = await system.sessions_internal.TakeOverReplicas(
+        sipb.TakeOverReplicasRequest(now_ms=now_ms() + grace // 2)
     )
     assert early.suspended == 0
     # No client came back within the grace: suspended FORCED.
-    report = await system.sessions.TakeOverReplicas(
-        spb.TakeOverReplicasRequest(now_ms=now_ms() + grace + 1_000)
+    report = await system.sessions_internal.TakeOverReplicas(
+        sipb.TakeOverReplicasRequest(now_ms=now_ms() + grace + 1_000)
     )
     assert report.suspended == 2
     for label, sid in made.items():

@@ -18,6 +18,7 @@ import pytest
 from tests.harness import System, eventually, running_system
 from tests.lifecycle_support import now_ms, store
 from tests.replica_support import StreamUser, stream_differences
+from vance.internal.v1 import session_internal_pb2 as sipb
 from vance.supervisor import Child
 from vance.testing.ports import free_port_block
 from vance.testing.scripted_llm import ThreadedScriptedLlm
@@ -133,8 +134,8 @@ async def test_a_rolling_restart_of_both_gateways_cancels_no_turn(replicated: Sy
     # Once the grace is over, the stopped replicas' sessions are not suspended: their clients
     # came back and bound them again. (A second later than the grace: the live replicas'
     # leases, renewed for 30 s, are not over yet.)
-    report = await system.sessions.TakeOverReplicas(
-        spb.TakeOverReplicasRequest(now_ms=now_ms() + GRACE_MS + 1_000)
+    report = await system.sessions_internal.TakeOverReplicas(
+        sipb.TakeOverReplicasRequest(now_ms=now_ms() + GRACE_MS + 1_000)
     )
     assert report.suspended == 0
     async with store(system) as db:

@@ -12,6 +12,7 @@ import grpc
 import pytest
 
 from tests.harness import System, WsClient, eventually
+from vance.internal.v1 import process_internal_pb2 as pipb
 from vance.testing.scripted_llm import Rule
 from vance.v1 import common_pb2 as pb
 from vance.v1 import process_pb2 as ppb
@@ -316,8 +317,8 @@ async def test_resume_with_since_seq_replays_exactly_the_missed_events(system: S
 
 async def test_a_version_mismatch_closes_the_process_stale(system: System) -> None:
     _, created = await new_session(system)
-    created_process = await system.processes.CreateProcess(
-        ppb.CreateProcessRequest(
+    created_process = await system.processes_internal.CreateProcess(
+        pipb.CreateProcessRequest(
             tenant_id="default",
             project_id="demo",
             session_id=created["sessionId"],
@@ -337,8 +338,8 @@ async def test_a_child_reports_to_its_parent_when_done(system: System) -> None:
     m = marker()
     system.script(Rule(match=f"{m} child goal", text=f"{m} result: 3 contradictions"))
     client, created = await new_session(system)
-    child = await system.processes.CreateProcess(
-        ppb.CreateProcessRequest(
+    child = await system.processes_internal.CreateProcess(
+        pipb.CreateProcessRequest(
             tenant_id="default",
             project_id="demo",
             session_id=created["sessionId"],
@@ -372,8 +373,8 @@ async def test_a_turn_that_keeps_failing_closes_the_process_with_a_reason(
     m = marker()
     system.script(Rule(match=m, fail_status=400, repeat=True))
     client, created = await new_session(system)
-    worker = await system.processes.CreateProcess(
-        ppb.CreateProcessRequest(
+    worker = await system.processes_internal.CreateProcess(
+        pipb.CreateProcessRequest(
             tenant_id="default",
             project_id="demo",
             session_id=created["sessionId"],
@@ -397,8 +398,8 @@ async def test_process_operations_and_session_wide_pause(system: System) -> None
     m = marker()
     system.script(Rule(match=m, text="slow", delay_ms=1500))
     client, created = await new_session(system)
-    init = await system.processes.CreateProcess(
-        ppb.CreateProcessRequest(
+    init = await system.processes_internal.CreateProcess(
+        pipb.CreateProcessRequest(
             tenant_id="default",
             project_id="demo",
             session_id=created["sessionId"],
@@ -465,8 +466,8 @@ async def test_a_draining_worker_finishes_its_turn(system: System) -> None:
 @pytest.mark.parametrize("op", ["Pause", "Resume", "Stop"])
 async def test_only_start_is_allowed_in_init(system: System, op: str) -> None:
     _, created = await new_session(system)
-    p = await system.processes.CreateProcess(
-        ppb.CreateProcessRequest(
+    p = await system.processes_internal.CreateProcess(
+        pipb.CreateProcessRequest(
             tenant_id="default",
             project_id="demo",
             session_id=created["sessionId"],
@@ -490,8 +491,8 @@ async def test_a_child_stopped_by_the_user_reports_stopped_to_its_parent(
         Rule(match_last="'long-one' stopped", text=f"noted {m}"),
     )
     client, created = await new_session(system)
-    await system.processes.CreateProcess(
-        ppb.CreateProcessRequest(
+    await system.processes_internal.CreateProcess(
+        pipb.CreateProcessRequest(
             tenant_id="default",
             project_id="demo",
             session_id=created["sessionId"],

@@ -22,12 +22,13 @@ from tests.lifecycle_support import (
 from tests.test_session_lifecycle_sweeps import _expire, new_session, qa, ref
 from vance.clock import ManualClock
 from vance.config import LifecycleConfig
+from vance.internal.v1 import session_internal_pb2 as sipb
+from vance.internal.v1 import tool_pb2 as tpb
+from vance.internal.v1 import tool_pb2_grpc
 from vance.protoutil import dict_to_struct
 from vance.v1 import common_pb2 as pb
 from vance.v1 import process_pb2 as ppb
 from vance.v1 import session_pb2 as spb
-from vance.v1 import tool_pb2 as tpb
-from vance.v1 import tool_pb2_grpc
 
 PREFILTER = 30_000  # LifecycleConfig.idle_prefilter_ms: the idle floor of idle_timeout_ms=0
 
@@ -152,14 +153,14 @@ async def test_the_stale_bind_sweep_waits_for_its_initial_delay(system: System) 
     # An hour ahead, so the lease the test system's own sweeps hold has expired for it.
     clock = ManualClock(now_ms() + HOUR)
     async with replica(system, clock, stale_bind_initial_delay_ms=10 * MIN) as other:
-        early = await other.RunSweeps(
-            spb.RunSweepsRequest(now_ms=stale_at, only_session_ids=[s.session_id])
+        early = await other.internal.RunSweeps(
+            sipb.RunSweepsRequest(now_ms=stale_at, only_session_ids=[s.session_id])
         )
         assert list(early.skipped) == ["stale-bind"]  # the suspend and idle sweeps ran
         assert early.unbound == 0 and (await get(system, s.session_id)).bound_connection_id
         clock.advance(10 * MIN)
-        later = await other.RunSweeps(
-            spb.RunSweepsRequest(now_ms=stale_at, only_session_ids=[s.session_id])
+        later = await other.internal.RunSweeps(
+            sipb.RunSweepsRequest(now_ms=stale_at, only_session_ids=[s.session_id])
         )
         assert not later.skipped and later.unbound == 1
     assert (await get(system, s.session_id)).bound_connection_id == ""

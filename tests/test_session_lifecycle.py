@@ -22,9 +22,9 @@ from tests.lifecycle_support import (
     wait_engine,
     wait_status,
 )
+from vance.internal.v1 import process_internal_pb2 as pipb
 from vance.testing.scripted_llm import Rule
 from vance.v1 import common_pb2 as pb
-from vance.v1 import process_pb2 as ppb
 from vance.v1 import recipe_pb2 as rpb
 from vance.v1 import session_pb2 as spb
 
@@ -191,15 +191,15 @@ async def test_session_status_rolls_up_over_its_engines(system: System) -> None:
     await client.ok("process-resume", {"processId": chat})
     await wait_status(system, sid, "IDLE")
     # SUSPENDED alone (e.g. a pod shutdown) counts as idle.
-    await system.processes.SuspendProcesses(
-        ppb.SessionCascadeRequest(
+    await system.processes_internal.SuspendProcesses(
+        pipb.SessionCascadeRequest(
             session_id=sid, suspend_cause=pb.SUSPEND_CAUSE_FORCED, process_ids=[chat]
         )
     )
     assert (await engines(system, sid))["chat"] == "SUSPENDED"
     assert await status(system, sid) == "IDLE"
-    await system.processes.ResumeProcesses(
-        ppb.SessionCascadeRequest(session_id=sid, process_ids=[chat])
+    await system.processes_internal.ResumeProcesses(
+        pipb.SessionCascadeRequest(session_id=sid, process_ids=[chat])
     )
     await wait_engine(system, chat, "IDLE")
     # A CLOSED engine no longer counts; a session without engines is IDLE.

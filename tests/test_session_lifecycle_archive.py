@@ -26,6 +26,7 @@ from tests.lifecycle_support import (
     wait_engine,
 )
 from vance.clock import ManualClock
+from vance.internal.v1 import process_internal_pb2 as pipb
 from vance.v1 import common_pb2 as pb
 from vance.v1 import process_pb2 as ppb
 from vance.v1 import recipe_pb2 as rpb
@@ -165,8 +166,8 @@ async def test_delete_leaves_nothing_behind_and_is_idempotent(system: System) ->
     created = await create(client)
     sid, chat = created["sessionId"], created["chatProcessId"]
     await chat_once(system, client, chat, f"{m} something to delete")
-    helper = await system.processes.CreateProcess(
-        ppb.CreateProcessRequest(
+    helper = await system.processes_internal.CreateProcess(
+        pipb.CreateProcessRequest(
             tenant_id="default",
             project_id="demo",
             session_id=sid,
@@ -265,11 +266,11 @@ async def test_lifecycle_hooks_run_in_order_and_a_failing_one_is_skipped(system:
     second = (await create(client))["sessionId"]
     old_chat = (await get(system, first)).chat_process_id
     async with replica(system, ManualClock(now_ms()), hooks=hooks) as other:
-        await other.ArchiveSession(op(first))
-        await other.ArchiveSession(op(first))  # idempotent: no second call
-        reactivated = await other.ReactivateSession(op(first))
-        await other.DeleteSession(op(first))
-        await other.DeleteSession(op(second))  # open: archived first, then deleted
+        await other.sessions.ArchiveSession(op(first))
+        await other.sessions.ArchiveSession(op(first))  # idempotent: no second call
+        reactivated = await other.sessions.ReactivateSession(op(first))
+        await other.sessions.DeleteSession(op(first))
+        await other.sessions.DeleteSession(op(second))  # open: archived first, then deleted
     assert recorder.calls == [
         ("archived", first, "ARCHIVED"),
         ("unarchived", first, old_chat),  # before the fresh chat process exists

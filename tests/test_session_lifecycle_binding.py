@@ -29,8 +29,9 @@ from tests.lifecycle_support import (
 )
 from vance.clock import ManualClock
 from vance.errors import reason_of
+from vance.internal.v1 import process_internal_pb2 as pipb
+from vance.internal.v1 import session_internal_pb2 as sipb
 from vance.v1 import common_pb2 as pb
-from vance.v1 import process_pb2 as ppb
 from vance.v1 import session_pb2 as spb
 
 
@@ -135,7 +136,7 @@ async def test_batched_lease_renewal_grants_only_holders_and_a_takeover_outlasts
         spb.HeartbeatRequest(session_id=other_sid, connection_id=holder, lease_ms=800),
         spb.HeartbeatRequest(session_id="sess_missing", connection_id=holder, lease_ms=800),
     ]
-    reply = await system.sessions.RenewBindLeases(spb.RenewBindLeasesRequest(beats=beats))
+    reply = await system.sessions_internal.RenewBindLeases(sipb.RenewBindLeasesRequest(beats=beats))
     assert [(b.ok, b.lease_ms) for b in reply.beats] == [
         (True, 800),
         (False, 0),
@@ -149,8 +150,8 @@ async def test_batched_lease_renewal_grants_only_holders_and_a_takeover_outlasts
     assert now_ms() >= renewed_at + 800 - 50  # it waited out the renewed lease
     assert error(await owner.request("process-list")) == (409, "session_bound_elsewhere")
     # All held: one write and no read-back; the grant is capped as a Heartbeat's is.
-    reply = await system.sessions.RenewBindLeases(
-        spb.RenewBindLeasesRequest(
+    reply = await system.sessions_internal.RenewBindLeases(
+        sipb.RenewBindLeasesRequest(
             beats=[
                 spb.HeartbeatRequest(session_id=sid, connection_id=editor(taker), lease_ms=60_000)
             ]
@@ -175,11 +176,11 @@ async def test_stale_takeover_and_its_refusal_while_fresh(system: System) -> Non
     )
     async with replica(system, clock) as elsewhere:
         with pytest.raises(grpc.aio.AioRpcError) as refused:
-            await elsewhere.BindSession(request)
+            await elsewhere.sessions.BindSession(request)
         assert refused.value.code() == grpc.StatusCode.FAILED_PRECONDITION
         assert reason_of(refused.value) == "session_bound_elsewhere"
         clock.advance(2 * MIN)
-        taken = await elsewhere.BindSession(request)
+        taken = await elsewhere.sessions.BindSession(request)
         assert taken.bound and taken.previous_connection_id == editor(first)
     assert await bound_to(system, sid) == "conn_elsewhere"
     # The old connection's frame cannot reclaim a fresh foreign bind: it is closed.
@@ -241,8 +242,8 @@ async def test_monitor_connections_steer_but_never_hold_the_bind(system: System)
     await owner.wait_for(
         lambda f: f["type"] == "chat-message-appended" and f"{m} steered" in f["data"]["content"]
     )
-    extra = await system.processes.CreateProcess(
-        ppb.CreateProcessRequest(
+    extra = await system.processes_internal.CreateProcess(
+        pipb.CreateProcessRequest(
             tenant_id="default",
             project_id="demo",
             session_id=sid,

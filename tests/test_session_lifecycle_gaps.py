@@ -27,10 +27,11 @@ from tests.lifecycle_support import (
     wait_status,
 )
 from vance.clock import ManualClock
+from vance.internal.v1 import process_internal_pb2 as pipb
+from vance.internal.v1 import worker_pb2 as wkpb
 from vance.testing.ports import free_port_block
 from vance.testing.scripted_llm import Rule
 from vance.v1 import common_pb2 as pb
-from vance.v1 import process_pb2 as ppb
 from vance.v1 import session_pb2 as spb
 
 
@@ -46,18 +47,18 @@ async def test_a_hard_delete_removes_the_sessions_memory(system: System) -> None
     client = await system.connect(token)
     created = await create(client)
     sid, chat = created["sessionId"], created["chatProcessId"]
-    worker = await system.processes.CreateProcess(
-        ppb.CreateProcessRequest(
+    worker = await system.processes_internal.CreateProcess(
+        pipb.CreateProcessRequest(
             tenant_id="default", project_id="demo", session_id=sid, name="w", engine="ford"
         )
     )
     for pid, scope, text in (
-        (worker.id, ppb.MEMORY_SCOPE_PROCESS, f"{m} the user's task: plan the wedding"),
-        (chat, ppb.MEMORY_SCOPE_PROCESS, f"{m} chat notes"),
-        (worker.id, ppb.MEMORY_SCOPE_PROJECT, f"{m} a project fact"),
+        (worker.id, wkpb.MEMORY_SCOPE_PROCESS, f"{m} the user's task: plan the wedding"),
+        (chat, wkpb.MEMORY_SCOPE_PROCESS, f"{m} chat notes"),
+        (worker.id, wkpb.MEMORY_SCOPE_PROJECT, f"{m} a project fact"),
     ):
-        await system.processes.RecordMemory(
-            ppb.RecordMemoryRequest(
+        await system.worker_service.RecordMemory(
+            wkpb.RecordMemoryRequest(
                 process_id=pid, scope=scope, kind="note", content=text, idempotency_key=m
             )
         )
@@ -135,7 +136,7 @@ async def test_a_session_whose_chat_cannot_be_created_does_not_stay_init(system:
     broken = system.config.model_copy(update={"addresses": addresses})
     async with replica(System(broken, system.supervisor, system.llm), ManualClock(now_ms())) as rep:
         with pytest.raises(grpc.aio.AioRpcError) as info:
-            await rep.CreateSession(
+            await rep.sessions.CreateSession(
                 spb.CreateSessionRequest(
                     tenant_id="default", project_id="demo", owner_user_id=owner
                 )

@@ -30,6 +30,8 @@ from tests.lifecycle_support import (
 )
 from vance.clock import ManualClock
 from vance.config import AutoRestartConfig, LifecycleConfig
+from vance.internal.v1 import process_internal_pb2 as pipb
+from vance.internal.v1 import session_internal_pb2 as sipb
 from vance.testing.scripted_llm import Rule
 from vance.v1 import common_pb2 as pb
 from vance.v1 import process_pb2 as ppb
@@ -106,8 +108,8 @@ async def test_idle_sweep_per_engine_status_and_what_prevents_it(system: System)
     cases: dict[str, spb.Session] = {}
     cases["no engines"] = await new_session(system, autonomous=True)
     init = await new_session(system, autonomous=True)
-    await system.processes.CreateProcess(
-        ppb.CreateProcessRequest(
+    await system.processes_internal.CreateProcess(
+        pipb.CreateProcessRequest(
             tenant_id="default",
             project_id="demo",
             session_id=init.session_id,
@@ -119,8 +121,8 @@ async def test_idle_sweep_per_engine_status_and_what_prevents_it(system: System)
     cases["INIT"] = init
     cases["IDLE"] = await new_session(system)
     suspended = cases["SUSPENDED"] = await new_session(system)
-    await system.processes.SuspendProcesses(
-        ppb.SessionCascadeRequest(
+    await system.processes_internal.SuspendProcesses(
+        pipb.SessionCascadeRequest(
             session_id=suspended.session_id,
             suspend_cause=pb.SUSPEND_CAUSE_FORCED,
             process_ids=[suspended.chat_process_id],
@@ -266,8 +268,8 @@ async def test_abandoned_sessions_skip_the_archive_and_kept_ones_do_not(system: 
     talked = await new_session(system)
     await qa(system, talked, f"{m} worth keeping")
     spawned = await new_session(system)
-    await system.processes.CreateProcess(
-        ppb.CreateProcessRequest(
+    await system.processes_internal.CreateProcess(
+        pipb.CreateProcessRequest(
             tenant_id="default",
             project_id="demo",
             session_id=spawned.session_id,
@@ -345,8 +347,10 @@ async def test_one_replica_sweeps_at_a_time(system: System) -> None:
     s = await new_session(system)
     async with replica(system, ManualClock(now_ms())) as other:
         reports = await asyncio.gather(
-            system.sessions.RunSweeps(spb.RunSweepsRequest(only_session_ids=[s.session_id])),
-            other.RunSweeps(spb.RunSweepsRequest(only_session_ids=[s.session_id])),
+            system.sessions_internal.RunSweeps(
+                sipb.RunSweepsRequest(only_session_ids=[s.session_id])
+            ),
+            other.internal.RunSweeps(sipb.RunSweepsRequest(only_session_ids=[s.session_id])),
         )
         ran = [r for r in reports if not r.skipped]
         assert len(ran) == 1
@@ -441,8 +445,8 @@ async def test_forced_suspend_resume_for_every_cause_extend_and_auto_restart(
     await sweep(
         system, (await get(system, idle2.session_id)).last_activity_at_ms + HOUR, idle2.session_id
     )
-    restarted = await system.sessions.RestartForced(
-        spb.RestartForcedRequest(
+    restarted = await system.sessions_internal.RestartForced(
+        sipb.RestartForcedRequest(
             max_concurrent=2,
             delay_between_ms=0,
             only_session_ids=[

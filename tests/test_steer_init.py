@@ -8,6 +8,7 @@ import uuid
 
 from tests.harness import System, eventually
 from tests.test_arthur_flow import assistant_says
+from vance.internal.v1 import process_internal_pb2 as pipb
 from vance.v1 import common_pb2 as pb
 from vance.v1 import process_pb2 as ppb
 
@@ -17,8 +18,8 @@ async def test_a_steer_to_a_process_in_init_is_queued_for_its_start_turn(system:
     client = await system.connect()
     created = await client.ok("session-create", {"projectId": "demo"})
     await assistant_says(client, "Hi, I'm Arthur")
-    later = await system.processes.CreateProcess(
-        ppb.CreateProcessRequest(
+    later = await system.processes_internal.CreateProcess(
+        pipb.CreateProcessRequest(
             tenant_id="default",
             project_id="demo",
             session_id=created["sessionId"],

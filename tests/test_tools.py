@@ -10,11 +10,11 @@ from typing import Any
 from tests.harness import System, WsClient
 from tests.test_arthur_flow import assistant_says, call, wait_statuses
 from tool_service.pool import resolve_pool
+from vance.internal.v1 import tool_pb2 as tpb
+from vance.internal.v1 import tool_pb2_grpc
 from vance.protoutil import dict_to_struct
 from vance.testing.scripted_llm import Rule
 from vance.v1 import common_pb2 as pb
-from vance.v1 import tool_pb2 as tpb
-from vance.v1 import tool_pb2_grpc
 
 
 def tool_messages(request: dict[str, Any]) -> list[str]:

@@ -21,11 +21,11 @@ from tests.user_work_support import (
     tool_results,
     tools_then_answer,
 )
+from vance.internal.v1 import tool_pb2 as tpb
+from vance.internal.v1.tool_pb2_grpc import ToolServiceStub
 from vance.protoutil import dict_to_struct, struct_to_dict
-from vance.v1 import tool_pb2 as tpb
 from vance.v1 import work_pb2 as wpb
 from vance.v1 import work_pb2_grpc
-from vance.v1.tool_pb2_grpc import ToolServiceStub
 
 
 async def test_a_document_written_in_one_hub_session_is_read_in_a_new_one(

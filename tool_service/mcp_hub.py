@@ -22,13 +22,13 @@ import grpc
 
 from tool_service.mcp_conn import McpConnection, pool_name
 from tool_service.registry import error
+from vance.internal.v1 import tool_pb2 as tpb
 from vance.mcp_servers import SETTING_MCP_SERVERS, McpServer, parse_servers
 from vance.protoutil import struct_to_dict, to_value
 from vance.store import Document
 from vance.v1 import common_pb2 as pb
 from vance.v1 import session_pb2 as spb
 from vance.v1 import session_pb2_grpc
-from vance.v1 import tool_pb2 as tpb
 
 logger = logging.getLogger(__name__)
 

@@ -13,10 +13,10 @@ from pymongo.asynchronous.database import AsyncDatabase
 
 from vance.auth import ServiceCredential
 from vance.authclient import authed_channel
+from vance.internal.v1 import tool_pb2 as tpb
+from vance.internal.v1 import tool_pb2_grpc
 from vance.store import Document
 from vance.v1 import common_pb2 as pb
-from vance.v1 import tool_pb2 as tpb
-from vance.v1 import tool_pb2_grpc
 
 logger = logging.getLogger(__name__)
 
@@ -98,9 +98,9 @@ class ToolRegistry:
             channel = self._channels[address] = authed_channel(address, self._credential)
         what = what or request.tool_name
         try:
-            response: tpb.InvokeToolResponse = await tool_pb2_grpc.ToolHostStub(channel).Invoke(
-                request, timeout=timeout_s
-            )
+            response: tpb.InvokeToolResponse = await tool_pb2_grpc.ToolHostServiceStub(
+                channel
+            ).Invoke(request, timeout=timeout_s)
             return response
         except grpc.aio.AioRpcError as exc:
             if exc.code() == grpc.StatusCode.DEADLINE_EXCEEDED:

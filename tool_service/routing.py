@@ -9,9 +9,9 @@ from typing import Protocol
 
 from tool_service.client_tools import CLIENT_PREFIX, ClientTools, as_registry_specs
 from tool_service.registry import ToolRegistry, error
+from vance.internal.v1 import tool_pb2 as tpb
 from vance.profiles import capabilities
 from vance.store import Document
-from vance.v1 import tool_pb2 as tpb
 
 MCP_SEPARATOR = "__"
 # The gateway bounds a client's answer by the tool's timeout and answers TIMEOUT itself; this

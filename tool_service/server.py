@@ -14,11 +14,12 @@ from tool_service.service import ToolServicer
 from vance.auth import ServiceCredential
 from vance.channels import Channels
 from vance.config import Config, load_config
+from vance.internal.v1 import tool_pb2, tool_pb2_grpc
 from vance.logsetup import setup_logging
 from vance.observability.setup import start_observability
 from vance.server import GrpcHost, run_main, serve_until_signal
 from vance.store import connect
-from vance.v1 import session_pb2_grpc, tool_pb2, tool_pb2_grpc
+from vance.v1 import session_pb2_grpc
 
 SERVICE_NAME = tool_pb2.DESCRIPTOR.services_by_name["ToolService"].full_name
 

@@ -12,9 +12,9 @@ from tool_service.pool import resolve_pool
 from tool_service.registry import ToolRegistry
 from tool_service.routing import ToolRouter
 from vance.errors import InvalidArgumentError, grpc_errors
+from vance.internal.v1 import tool_pb2 as tpb
+from vance.internal.v1 import tool_pb2_grpc
 from vance.protoutil import dict_to_struct, struct_to_dict
-from vance.v1 import tool_pb2 as tpb
-from vance.v1 import tool_pb2_grpc
 
 
 class ToolServicer(tool_pb2_grpc.ToolServiceServicer):

@@ -35,7 +35,7 @@ _OPTIONS = [
                 "methodConfig": [
                     {
                         "name": [
-                            {"service": "vance.v1.ToolService", "method": m}
+                            {"service": "vance.internal.v1.ToolService", "method": m}
                             for m in ("ResolvePool", "InvokeTool", "ListTools")
                         ],
                         "waitForReady": True,

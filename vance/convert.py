@@ -6,6 +6,7 @@ from enum import StrEnum
 from typing import Any, TypeVar, cast
 
 from vance import domain as d
+from vance.internal.v1 import worker_pb2 as wkpb
 from vance.protoutil import dict_to_struct, from_value, struct_to_dict, to_value
 from vance.v1 import common_pb2 as pb
 
@@ -76,12 +77,12 @@ def outcome_from_proto(n: int) -> d.DeliveryOutcome:
     return outcome
 
 
-def call_to_proto(c: d.LifecycleCall) -> pb.LifecycleCall:
-    return cast(pb.LifecycleCall, enum_to_proto(c, pb.LifecycleCall, "LIFECYCLE_CALL"))
+def call_to_proto(c: d.LifecycleCall) -> wkpb.LifecycleCall:
+    return cast(wkpb.LifecycleCall, enum_to_proto(c, wkpb.LifecycleCall, "LIFECYCLE_CALL"))
 
 
 def call_from_proto(n: int) -> d.LifecycleCall:
-    call = enum_from_proto(n, pb.LifecycleCall, "LIFECYCLE_CALL", d.LifecycleCall)
+    call = enum_from_proto(n, wkpb.LifecycleCall, "LIFECYCLE_CALL", d.LifecycleCall)
     return call or d.LifecycleCall.STEER
 
 

@@ -19,13 +19,13 @@ from typing import Any
 
 import grpc
 
-from vance.v1 import tokens_pb2 as tpb
-from vance.v1 import tokens_pb2_grpc
+from vance.internal.v1 import tokens_internal_pb2 as tipb
+from vance.internal.v1 import tokens_internal_pb2_grpc
 
 logger = logging.getLogger(__name__)
 
 # The records written since a moment, read from session_service (or its store).
-Source = Callable[[int], Awaitable[tpb.ListTokenRevocationsSinceResponse]]
+Source = Callable[[int], Awaitable[tipb.ListTokenRevocationsSinceResponse]]
 
 # Each read asks again for writes this much older than the previous read's time: a write that
 # took its timestamp just before that read but landed just after is not missed. Records are
@@ -53,7 +53,7 @@ class RevocationSnapshot:
             issued = iat * 1000 if isinstance(iat, int) else 0
         return issued < revoked_before_ms
 
-    def apply(self, changed: tpb.ListTokenRevocationsSinceResponse) -> None:
+    def apply(self, changed: tipb.ListTokenRevocationsSinceResponse) -> None:
         for user in changed.users:
             key = (user.tenant_id, user.username)
             record = user.revocations
@@ -69,11 +69,11 @@ class RevocationSnapshot:
 def remote_source(channel: grpc.aio.Channel, timeout_s: float = 5.0) -> Source:
     """Reads from session_service over `channel` (which carries this process's service token:
     the method is for services only, vance/policy.py)."""
-    stub = tokens_pb2_grpc.TokenServiceStub(channel)
+    stub = tokens_internal_pb2_grpc.TokenInternalServiceStub(channel)
 
-    async def read(since_ms: int) -> tpb.ListTokenRevocationsSinceResponse:
-        request = tpb.ListTokenRevocationsSinceRequest(since_ms=since_ms)
-        response: tpb.ListTokenRevocationsSinceResponse = await stub.ListTokenRevocationsSince(
+    async def read(since_ms: int) -> tipb.ListTokenRevocationsSinceResponse:
+        request = tipb.ListTokenRevocationsSinceRequest(since_ms=since_ms)
+        response: tipb.ListTokenRevocationsSinceResponse = await stub.ListTokenRevocationsSince(
             request, timeout=timeout_s
         )
         return response

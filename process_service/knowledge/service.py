@@ -13,6 +13,8 @@ from process_service.memory import MemoryRecord, process_or_404
 from process_service.store import ProcessStore
 from vance.auth import current_identity
 from vance.errors import InvalidArgumentError, NotFoundError, grpc_errors
+from vance.internal.v1 import knowledge_internal_pb2 as kipb
+from vance.internal.v1 import knowledge_internal_pb2_grpc
 from vance.store import Document
 from vance.v1 import common_pb2 as pb
 from vance.v1 import knowledge_pb2 as kpb
@@ -59,7 +61,10 @@ def _source(raw: str) -> str:
     return source
 
 
-class KnowledgeServicer(knowledge_pb2_grpc.KnowledgeServiceServicer):
+class KnowledgeServicer(
+    knowledge_pb2_grpc.KnowledgeServiceServicer,
+    knowledge_internal_pb2_grpc.KnowledgeInternalServiceServicer,
+):
     def __init__(
         self,
         knowledge: Knowledge,
@@ -95,9 +100,9 @@ class KnowledgeServicer(knowledge_pb2_grpc.KnowledgeServiceServicer):
     @grpc_errors
     async def RecallMemory(
         self,
-        request: kpb.RecallMemoryRequest,
-        context: grpc.aio.ServicerContext[kpb.RecallMemoryRequest, kpb.RecallMemoryResponse],
-    ) -> kpb.RecallMemoryResponse:
+        request: kipb.RecallMemoryRequest,
+        context: grpc.aio.ServicerContext[kipb.RecallMemoryRequest, kipb.RecallMemoryResponse],
+    ) -> kipb.RecallMemoryResponse:
         process = await process_or_404(self._store.get, request.process_id)
         if not 0 <= request.limit <= MAX_RECALL or request.max_chars < 0:
             raise InvalidArgumentError(f"limit must be 0..{MAX_RECALL}, max_chars at least 0")
@@ -108,7 +113,9 @@ class KnowledgeServicer(knowledge_pb2_grpc.KnowledgeServiceServicer):
             limit=request.limit or 20,
             max_chars=request.max_chars,
         )
-        return kpb.RecallMemoryResponse(records=[record_to_proto(s.record, s.score) for s in found])
+        return kipb.RecallMemoryResponse(
+            records=[record_to_proto(s.record, s.score) for s in found]
+        )
 
     @grpc_errors
     async def ListProjectMemory(
@@ -179,18 +186,18 @@ class KnowledgeServicer(knowledge_pb2_grpc.KnowledgeServiceServicer):
     @grpc_errors
     async def QueryRag(
         self,
-        request: kpb.QueryRagRequest,
-        context: grpc.aio.ServicerContext[kpb.QueryRagRequest, kpb.QueryRagResponse],
-    ) -> kpb.QueryRagResponse:
+        request: kipb.QueryRagRequest,
+        context: grpc.aio.ServicerContext[kipb.QueryRagRequest, kipb.QueryRagResponse],
+    ) -> kipb.QueryRagResponse:
         process = await process_or_404(self._store.get, request.process_id)
         if not 0 <= request.top_k <= 50 or not 0.0 <= request.min_score <= 1.0:
             raise InvalidArgumentError("top_k must be 0..50 and min_score 0..1")
         hits, hybrid = await self._k.rag_for(
             process, request.query, request.top_k or 5, request.min_score
         )
-        return kpb.QueryRagResponse(
+        return kipb.QueryRagResponse(
             chunks=[
-                kpb.RagChunk(
+                kipb.RagChunk(
                     source=h.source,
                     title=h.title,
                     text=h.text,

@@ -14,10 +14,14 @@ from process_service.memory import MemoryStore
 from process_service.store import ProcessStore
 from vance.clock import Clock
 from vance.config import Config
+from vance.internal.v1 import knowledge_internal_pb2, knowledge_internal_pb2_grpc
 from vance.store import Document
 from vance.v1 import knowledge_pb2, knowledge_pb2_grpc, session_pb2_grpc
 
 KNOWLEDGE_SERVICE_NAME = knowledge_pb2.DESCRIPTOR.services_by_name["KnowledgeService"].full_name
+KNOWLEDGE_INTERNAL_SERVICE_NAME = knowledge_internal_pb2.DESCRIPTOR.services_by_name[
+    "KnowledgeInternalService"
+].full_name
 
 
 def knowledge(
@@ -37,6 +41,6 @@ def serve_knowledge(
     sessions: session_pb2_grpc.SessionServiceAsyncStub,
     server: grpc.aio.Server,
 ) -> None:
-    knowledge_pb2_grpc.add_KnowledgeServiceServicer_to_server(
-        KnowledgeServicer(k, store, sessions), server
-    )
+    servicer = KnowledgeServicer(k, store, sessions)
+    knowledge_pb2_grpc.add_KnowledgeServiceServicer_to_server(servicer, server)
+    knowledge_internal_pb2_grpc.add_KnowledgeInternalServiceServicer_to_server(servicer, server)

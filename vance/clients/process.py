@@ -12,6 +12,8 @@ from vance import convert as vc
 from vance.clients._rpc import call
 from vance.domain import ChatMessage, CloseReason, SuspendCause, ThinkProcess
 from vance.errors import from_rpc_error
+from vance.internal.v1 import process_internal_pb2 as pipb
+from vance.internal.v1 import process_internal_pb2_grpc
 from vance.protoutil import dict_to_struct
 from vance.v1 import process_pb2 as ppb
 from vance.v1 import process_pb2_grpc
@@ -34,8 +36,8 @@ class ProcessSpec:
     idempotency_key: str = ""
     start: bool = False
 
-    def to_proto(self) -> ppb.CreateProcessRequest:
-        return ppb.CreateProcessRequest(
+    def to_proto(self) -> pipb.CreateProcessRequest:
+        return pipb.CreateProcessRequest(
             tenant_id=self.tenant_id,
             project_id=self.project_id,
             session_id=self.session_id,
@@ -114,6 +116,10 @@ class ProcessClient:
         self.stub: process_pb2_grpc.ProcessServiceAsyncStub = process_pb2_grpc.ProcessServiceStub(
             channel
         )
+        # Creation, the lifecycle cascades and the chat feed are service-only (vance.internal.v1).
+        self.internal: process_internal_pb2_grpc.ProcessInternalServiceAsyncStub = (
+            process_internal_pb2_grpc.ProcessInternalServiceStub(channel)
+        )
 
     async def engines(
         self, session_id: str, *, include_terminated: bool = False
@@ -129,7 +135,9 @@ class ProcessClient:
 
     async def engine_states(self, session_ids: list[str]) -> dict[str, list[tuple[str, int]]]:
         resp = await call(
-            self.stub.ListSessionEngines(ppb.ListSessionEnginesRequest(session_ids=session_ids))
+            self.internal.ListSessionEngines(
+                pipb.ListSessionEnginesRequest(session_ids=session_ids)
+            )
         )
         out: dict[str, list[tuple[str, int]]] = {}
         for s in resp.sessions:
@@ -155,35 +163,37 @@ class ProcessClient:
         return [vc.chat_from_proto(m) for m in resp.messages]
 
     async def create(self, spec: ProcessSpec) -> ThinkProcess:
-        return vc.process_from_proto(await call(self.stub.CreateProcess(spec.to_proto())))
+        return vc.process_from_proto(await call(self.internal.CreateProcess(spec.to_proto())))
 
     async def respawn_chat(self, spec: ProcessSpec, *, history_from: str) -> ThinkProcess:
-        req = ppb.RespawnChatRequest(process=spec.to_proto(), history_from_process_id=history_from)
-        return vc.process_from_proto(await call(self.stub.RespawnChat(req)))
+        req = pipb.RespawnChatRequest(process=spec.to_proto(), history_from_process_id=history_from)
+        return vc.process_from_proto(await call(self.internal.RespawnChat(req)))
 
     async def suspend_session(self, session_id: str, cause: SuspendCause) -> None:
         await call(
-            self.stub.SuspendProcesses(
-                ppb.SessionCascadeRequest(
+            self.internal.SuspendProcesses(
+                pipb.SessionCascadeRequest(
                     session_id=session_id, suspend_cause=f"SUSPEND_CAUSE_{cause.value}"
                 )
             )
         )
 
     async def resume_session(self, session_id: str) -> None:
-        await call(self.stub.ResumeProcesses(ppb.SessionCascadeRequest(session_id=session_id)))
+        await call(self.internal.ResumeProcesses(pipb.SessionCascadeRequest(session_id=session_id)))
 
     async def close_session(self, session_id: str, reason: CloseReason) -> None:
         await call(
-            self.stub.CloseProcesses(
-                ppb.SessionCascadeRequest(
+            self.internal.CloseProcesses(
+                pipb.SessionCascadeRequest(
                     session_id=session_id, close_reason=f"CLOSE_REASON_{reason.value}"
                 )
             )
         )
 
     async def delete_session_data(self, session_id: str) -> None:
-        await call(self.stub.DeleteSessionData(ppb.SessionCascadeRequest(session_id=session_id)))
+        await call(
+            self.internal.DeleteSessionData(pipb.SessionCascadeRequest(session_id=session_id))
+        )
 
     async def engines_of(
         self, session_ids: list[str], *, include_terminated: bool = False
@@ -191,8 +201,8 @@ class ProcessClient:
         if not session_ids:
             return {}
         resp = await call(
-            self.stub.ListSessionsProcesses(
-                ppb.ListSessionsProcessesRequest(
+            self.internal.ListSessionsProcesses(
+                pipb.ListSessionsProcessesRequest(
                     session_ids=session_ids, include_terminated=include_terminated
                 )
             )
@@ -206,8 +216,8 @@ class ProcessClient:
         if not session_ids:
             return []
         return await _failed(
-            self.stub.SuspendSessions(
-                ppb.SessionsCascadeRequest(
+            self.internal.SuspendSessions(
+                pipb.SessionsCascadeRequest(
                     session_ids=session_ids, suspend_cause=f"SUSPEND_CAUSE_{cause.value}"
                 )
             )
@@ -217,8 +227,8 @@ class ProcessClient:
         if not session_ids:
             return []
         return await _failed(
-            self.stub.CloseSessions(
-                ppb.SessionsCascadeRequest(
+            self.internal.CloseSessions(
+                pipb.SessionsCascadeRequest(
                     session_ids=session_ids, close_reason=f"CLOSE_REASON_{reason.value}"
                 )
             )
@@ -226,7 +236,7 @@ class ProcessClient:
 
     async def chat_feed(self, after: int) -> AsyncIterator[ChatFeedPage]:
         """The chat feed after `after`, then live pages, until the caller stops reading."""
-        stream = self.stub.StreamChatFeed(ppb.ChatFeedRequest(after=after))
+        stream = self.internal.StreamChatFeed(pipb.ChatFeedRequest(after=after))
         try:
             async for page in stream:
                 yield ChatFeedPage(
@@ -240,10 +250,10 @@ class ProcessClient:
 
     async def ack_chat_feed(self, through: int) -> None:
         """Every page up to `through` is indexed: process_service may delete them."""
-        await call(self.stub.AckChatFeed(ppb.ChatFeedRequest(after=through)))
+        await call(self.internal.AckChatFeed(pipb.ChatFeedRequest(after=through)))
 
 
-async def _failed(cascade: Awaitable[ppb.SessionsCascadeResponse]) -> list[str]:
+async def _failed(cascade: Awaitable[pipb.SessionsCascadeResponse]) -> list[str]:
     """The sessions whose batched cascade failed (the caller leaves them to a later round)."""
     resp = await call(cascade)
     return list(resp.failed_session_ids)

@@ -8,9 +8,9 @@ from typing import Any, Protocol
 import grpc
 
 from vance.clients._rpc import call
+from vance.internal.v1 import recipe_internal_pb2 as ripb
+from vance.internal.v1 import recipe_internal_pb2_grpc
 from vance.protoutil import struct_to_dict
-from vance.v1 import recipe_pb2 as rpb
-from vance.v1 import recipe_pb2_grpc
 
 
 @dataclass(frozen=True)
@@ -29,16 +29,17 @@ class Recipes(Protocol):
     ) -> AppliedRecipe: ...
 
     async def resolve_lifecycle(
-        self, request: rpb.ResolveLifecycleRequest
-    ) -> rpb.ResolvedLifecycle: ...
+        self, request: ripb.ResolveLifecycleRequest
+    ) -> ripb.ResolvedLifecycle: ...
 
 
 class RecipeClient:
     """`Recipes` over gRPC."""
 
     def __init__(self, channel: grpc.aio.Channel) -> None:
-        self.stub: recipe_pb2_grpc.RecipeServiceAsyncStub = recipe_pb2_grpc.RecipeServiceStub(
-            channel
+        # Both calls are service-only (vance.internal.v1).
+        self.stub: recipe_internal_pb2_grpc.RecipeInternalServiceAsyncStub = (
+            recipe_internal_pb2_grpc.RecipeInternalServiceStub(channel)
         )
 
     async def apply(
@@ -46,7 +47,7 @@ class RecipeClient:
     ) -> AppliedRecipe:
         got = await call(
             self.stub.ApplyRecipe(
-                rpb.ApplyRecipeRequest(
+                ripb.ApplyRecipeRequest(
                     tenant_id=tenant_id,
                     project_id=project_id,
                     recipe=recipe,
@@ -63,8 +64,8 @@ class RecipeClient:
         )
 
     async def resolve_lifecycle(
-        self, request: rpb.ResolveLifecycleRequest
-    ) -> rpb.ResolvedLifecycle:
+        self, request: ripb.ResolveLifecycleRequest
+    ) -> ripb.ResolvedLifecycle:
         # The lifecycle messages are session_service's own vocabulary (session_service/convert.py
         # turns them into LifecycleProps), so they cross this seam as they are.
         return await call(self.stub.ResolveLifecycle(request))

@@ -77,16 +77,6 @@ class ChatRole(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     CHAT_ROLE_ASSISTANT: _ClassVar[ChatRole]
     CHAT_ROLE_SYSTEM: _ClassVar[ChatRole]
 
-class LifecycleCall(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
-    __slots__ = ()
-    LIFECYCLE_CALL_UNSPECIFIED: _ClassVar[LifecycleCall]
-    LIFECYCLE_CALL_START: _ClassVar[LifecycleCall]
-    LIFECYCLE_CALL_STEER: _ClassVar[LifecycleCall]
-    LIFECYCLE_CALL_RESUME: _ClassVar[LifecycleCall]
-    LIFECYCLE_CALL_SUSPEND: _ClassVar[LifecycleCall]
-    LIFECYCLE_CALL_STOP: _ClassVar[LifecycleCall]
-    LIFECYCLE_CALL_PEER: _ClassVar[LifecycleCall]
-
 class DeliveryOutcome(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     __slots__ = ()
     DELIVERY_OUTCOME_UNSPECIFIED: _ClassVar[DeliveryOutcome]
@@ -151,13 +141,6 @@ CHAT_ROLE_UNSPECIFIED: ChatRole
 CHAT_ROLE_USER: ChatRole
 CHAT_ROLE_ASSISTANT: ChatRole
 CHAT_ROLE_SYSTEM: ChatRole
-LIFECYCLE_CALL_UNSPECIFIED: LifecycleCall
-LIFECYCLE_CALL_START: LifecycleCall
-LIFECYCLE_CALL_STEER: LifecycleCall
-LIFECYCLE_CALL_RESUME: LifecycleCall
-LIFECYCLE_CALL_SUSPEND: LifecycleCall
-LIFECYCLE_CALL_STOP: LifecycleCall
-LIFECYCLE_CALL_PEER: LifecycleCall
 DELIVERY_OUTCOME_UNSPECIFIED: DeliveryOutcome
 DELIVERY_OUTCOME_STARTED: DeliveryOutcome
 DELIVERY_OUTCOME_QUEUED: DeliveryOutcome

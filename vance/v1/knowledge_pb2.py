@@ -24,44 +24,34 @@ _sym_db = _symbol_database.Default()
 
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x18vance/v1/knowledge.proto\x12\x08vance.v1\"\xa2\x01\n\x0fKnowledgeRecord\x12\n\n\x02id\x18\x01 \x01(\t\x12\r\n\x05scope\x18\x02 \x01(\t\x12\x0c\n\x04kind\x18\x03 \x01(\t\x12\r\n\x05title\x18\x04 \x01(\t\x12\x0f\n\x07\x63ontent\x18\x05 \x01(\t\x12\x12\n\nprocess_id\x18\x06 \x01(\t\x12\x15\n\rcreated_at_ms\x18\x07 \x01(\x03\x12\x0c\n\x04tags\x18\x08 \x03(\t\x12\r\n\x05score\x18\t \x01(\x01\"i\n\x13RecallMemoryRequest\x12\x12\n\nprocess_id\x18\x01 \x01(\t\x12\r\n\x05scope\x18\x02 \x01(\t\x12\r\n\x05query\x18\x03 \x01(\t\x12\r\n\x05limit\x18\x04 \x01(\x05\x12\x11\n\tmax_chars\x18\x05 \x01(\x05\"B\n\x14RecallMemoryResponse\x12*\n\x07records\x18\x01 \x03(\x0b\x32\x19.vance.v1.KnowledgeRecord\"3\n\nProjectRef\x12\x11\n\ttenant_id\x18\x01 \x01(\t\x12\x12\n\nproject_id\x18\x02 \x01(\t\"?\n\x11ProjectMemoryList\x12*\n\x07records\x18\x01 \x03(\x0b\x32\x19.vance.v1.KnowledgeRecord\"O\n\x1a\x44\x65leteProjectMemoryRequest\x12%\n\x07project\x18\x01 \x01(\x0b\x32\x14.vance.v1.ProjectRef\x12\n\n\x02id\x18\x02 \x01(\t\".\n\x1b\x44\x65leteProjectMemoryResponse\x12\x0f\n\x07\x64\x65leted\x18\x01 \x01(\x08\"\x94\x01\n\x15\x41\x64\x64RagDocumentRequest\x12%\n\x07project\x18\x01 \x01(\x0b\x32\x14.vance.v1.ProjectRef\x12\x0e\n\x06source\x18\x02 \x01(\t\x12\r\n\x05title\x18\x03 \x01(\t\x12\x12\n\nmedia_type\x18\x04 \x01(\t\x12\x0f\n\x07\x63ontent\x18\x05 \x01(\x0c\x12\x10\n\x08\x61\x64\x64\x65\x64_by\x18\x06 \x01(\t\"\x87\x01\n\x0bRagDocument\x12\x0e\n\x06source\x18\x01 \x01(\t\x12\r\n\x05title\x18\x02 \x01(\t\x12\x12\n\nmedia_type\x18\x03 \x01(\t\x12\x0e\n\x06\x63hunks\x18\x04 \x01(\x05\x12\x0c\n\x04size\x18\x05 \x01(\x03\x12\x15\n\rupdated_at_ms\x18\x06 \x01(\x03\x12\x10\n\x08\x61\x64\x64\x65\x64_by\x18\x07 \x01(\t\";\n\x0fRagDocumentList\x12(\n\tdocuments\x18\x01 \x03(\x0b\x32\x15.vance.v1.RagDocument\"Q\n\x18\x44\x65leteRagDocumentRequest\x12%\n\x07project\x18\x01 \x01(\x0b\x32\x14.vance.v1.ProjectRef\x12\x0e\n\x06source\x18\x02 \x01(\t\",\n\x19\x44\x65leteRagDocumentResponse\x12\x0f\n\x07\x64\x65leted\x18\x01 \x01(\x08\"V\n\x0fQueryRagRequest\x12\x12\n\nprocess_id\x18\x01 \x01(\t\x12\r\n\x05query\x18\x02 \x01(\t\x12\r\n\x05top_k\x18\x03 \x01(\x05\x12\x11\n\tmin_score\x18\x04 \x01(\x01\"\x84\x01\n\x08RagChunk\x12\x0e\n\x06source\x18\x01 \x01(\t\x12\r\n\x05title\x18\x02 \x01(\t\x12\x0c\n\x04text\x18\x03 \x01(\t\x12\x0f\n\x07ordinal\x18\x04 \x01(\x05\x12\r\n\x05score\x18\x05 \x01(\x01\x12\x15\n\rkeyword_score\x18\x06 \x01(\x01\x12\x14\n\x0cvector_score\x18\x07 \x01(\x01\"F\n\x10QueryRagResponse\x12\"\n\x06\x63hunks\x18\x01 \x03(\x0b\x32\x12.vance.v1.RagChunk\x12\x0e\n\x06hybrid\x18\x02 \x01(\x08\x32\xbd\x04\n\x10KnowledgeService\x12M\n\x0cRecallMemory\x12\x1d.vance.v1.RecallMemoryRequest\x1a\x1e.vance.v1.RecallMemoryResponse\x12\x46\n\x11ListProjectMemory\x12\x14.vance.v1.ProjectRef\x1a\x1b.vance.v1.ProjectMemoryList\x12\x62\n\x13\x44\x65leteProjectMemory\x12$.vance.v1.DeleteProjectMemoryRequest\x1a%.vance.v1.DeleteProjectMemoryResponse\x12H\n\x0e\x41\x64\x64RagDocument\x12\x1f.vance.v1.AddRagDocumentRequest\x1a\x15.vance.v1.RagDocument\x12\x43\n\x10ListRagDocuments\x12\x14.vance.v1.ProjectRef\x1a\x19.vance.v1.RagDocumentList\x12\\\n\x11\x44\x65leteRagDocument\x12\".vance.v1.DeleteRagDocumentRequest\x1a#.vance.v1.DeleteRagDocumentResponse\x12\x41\n\x08QueryRag\x12\x19.vance.v1.QueryRagRequest\x1a\x1a.vance.v1.QueryRagResponseBM\n\x15io.vancetope.vance.v1P\x01Z2github.com/vancetope/vance/gen/go/vance/v1;vancev1b\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x18vance/v1/knowledge.proto\x12\x08vance.v1\"\xa2\x01\n\x0fKnowledgeRecord\x12\n\n\x02id\x18\x01 \x01(\t\x12\r\n\x05scope\x18\x02 \x01(\t\x12\x0c\n\x04kind\x18\x03 \x01(\t\x12\r\n\x05title\x18\x04 \x01(\t\x12\x0f\n\x07\x63ontent\x18\x05 \x01(\t\x12\x12\n\nprocess_id\x18\x06 \x01(\t\x12\x15\n\rcreated_at_ms\x18\x07 \x01(\x03\x12\x0c\n\x04tags\x18\x08 \x03(\t\x12\r\n\x05score\x18\t \x01(\x01\"3\n\nProjectRef\x12\x11\n\ttenant_id\x18\x01 \x01(\t\x12\x12\n\nproject_id\x18\x02 \x01(\t\"?\n\x11ProjectMemoryList\x12*\n\x07records\x18\x01 \x03(\x0b\x32\x19.vance.v1.KnowledgeRecord\"O\n\x1a\x44\x65leteProjectMemoryRequest\x12%\n\x07project\x18\x01 \x01(\x0b\x32\x14.vance.v1.ProjectRef\x12\n\n\x02id\x18\x02 \x01(\t\".\n\x1b\x44\x65leteProjectMemoryResponse\x12\x0f\n\x07\x64\x65leted\x18\x01 \x01(\x08\"\x94\x01\n\x15\x41\x64\x64RagDocumentRequest\x12%\n\x07project\x18\x01 \x01(\x0b\x32\x14.vance.v1.ProjectRef\x12\x0e\n\x06source\x18\x02 \x01(\t\x12\r\n\x05title\x18\x03 \x01(\t\x12\x12\n\nmedia_type\x18\x04 \x01(\t\x12\x0f\n\x07\x63ontent\x18\x05 \x01(\x0c\x12\x10\n\x08\x61\x64\x64\x65\x64_by\x18\x06 \x01(\t\"\x87\x01\n\x0bRagDocument\x12\x0e\n\x06source\x18\x01 \x01(\t\x12\r\n\x05title\x18\x02 \x01(\t\x12\x12\n\nmedia_type\x18\x03 \x01(\t\x12\x0e\n\x06\x63hunks\x18\x04 \x01(\x05\x12\x0c\n\x04size\x18\x05 \x01(\x03\x12\x15\n\rupdated_at_ms\x18\x06 \x01(\x03\x12\x10\n\x08\x61\x64\x64\x65\x64_by\x18\x07 \x01(\t\";\n\x0fRagDocumentList\x12(\n\tdocuments\x18\x01 \x03(\x0b\x32\x15.vance.v1.RagDocument\"Q\n\x18\x44\x65leteRagDocumentRequest\x12%\n\x07project\x18\x01 \x01(\x0b\x32\x14.vance.v1.ProjectRef\x12\x0e\n\x06source\x18\x02 \x01(\t\",\n\x19\x44\x65leteRagDocumentResponse\x12\x0f\n\x07\x64\x65leted\x18\x01 \x01(\x08\x32\xab\x03\n\x10KnowledgeService\x12\x46\n\x11ListProjectMemory\x12\x14.vance.v1.ProjectRef\x1a\x1b.vance.v1.ProjectMemoryList\x12\x62\n\x13\x44\x65leteProjectMemory\x12$.vance.v1.DeleteProjectMemoryRequest\x1a%.vance.v1.DeleteProjectMemoryResponse\x12H\n\x0e\x41\x64\x64RagDocument\x12\x1f.vance.v1.AddRagDocumentRequest\x1a\x15.vance.v1.RagDocument\x12\x43\n\x10ListRagDocuments\x12\x14.vance.v1.ProjectRef\x1a\x19.vance.v1.RagDocumentList\x12\\\n\x11\x44\x65leteRagDocument\x12\".vance.v1.DeleteRagDocumentRequest\x1a#.vance.v1.DeleteRagDocumentResponseBa\n\x15io.vancetope.vance.v1B\x0eKnowledgeProtoP\x01Z6github.com/vancetope/vance/clients/go/vance/v1;vancev1b\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
 _builder.BuildTopDescriptorsAndMessages(DESCRIPTOR, 'vance.v1.knowledge_pb2', _globals)
 if not _descriptor._USE_C_DESCRIPTORS:
   _globals['DESCRIPTOR']._loaded_options = None
-  _globals['DESCRIPTOR']._serialized_options = b'\n\025io.vancetope.vance.v1P\001Z2github.com/vancetope/vance/gen/go/vance/v1;vancev1'
+  _globals['DESCRIPTOR']._serialized_options = b'\n\025io.vancetope.vance.v1B\016KnowledgeProtoP\001Z6github.com/vancetope/vance/clients/go/vance/v1;vancev1'
   _globals['_KNOWLEDGERECORD']._serialized_start=39
   _globals['_KNOWLEDGERECORD']._serialized_end=201
-  _globals['_RECALLMEMORYREQUEST']._serialized_start=203
-  _globals['_RECALLMEMORYREQUEST']._serialized_end=308
-  _globals['_RECALLMEMORYRESPONSE']._serialized_start=310
-  _globals['_RECALLMEMORYRESPONSE']._serialized_end=376
-  _globals['_PROJECTREF']._serialized_start=378
-  _globals['_PROJECTREF']._serialized_end=429
-  _globals['_PROJECTMEMORYLIST']._serialized_start=431
-  _globals['_PROJECTMEMORYLIST']._serialized_end=494
-  _globals['_DELETEPROJECTMEMORYREQUEST']._serialized_start=496
-  _globals['_DELETEPROJECTMEMORYREQUEST']._serialized_end=575
-  _globals['_DELETEPROJECTMEMORYRESPONSE']._serialized_start=577
-  _globals['_DELETEPROJECTMEMORYRESPONSE']._serialized_end=623
-  _globals['_ADDRAGDOCUMENTREQUEST']._serialized_start=626
-  _globals['_ADDRAGDOCUMENTREQUEST']._serialized_end=774
-  _globals['_RAGDOCUMENT']._serialized_start=777
-  _globals['_RAGDOCUMENT']._serialized_end=912
-  _globals['_RAGDOCUMENTLIST']._serialized_start=914
-  _globals['_RAGDOCUMENTLIST']._serialized_end=973
-  _globals['_DELETERAGDOCUMENTREQUEST']._serialized_start=975
-  _globals['_DELETERAGDOCUMENTREQUEST']._serialized_end=1056
-  _globals['_DELETERAGDOCUMENTRESPONSE']._serialized_start=1058
-  _globals['_DELETERAGDOCUMENTRESPONSE']._serialized_end=1102
-  _globals['_QUERYRAGREQUEST']._serialized_start=1104
-  _globals['_QUERYRAGREQUEST']._serialized_end=1190
-  _globals['_RAGCHUNK']._serialized_start=1193
-  _globals['_RAGCHUNK']._serialized_end=1325
-  _globals['_QUERYRAGRESPONSE']._serialized_start=1327
-  _globals['_QUERYRAGRESPONSE']._serialized_end=1397
-  _globals['_KNOWLEDGESERVICE']._serialized_start=1400
-  _globals['_KNOWLEDGESERVICE']._serialized_end=1973
+  _globals['_PROJECTREF']._serialized_start=203
+  _globals['_PROJECTREF']._serialized_end=254
+  _globals['_PROJECTMEMORYLIST']._serialized_start=256
+  _globals['_PROJECTMEMORYLIST']._serialized_end=319
+  _globals['_DELETEPROJECTMEMORYREQUEST']._serialized_start=321
+  _globals['_DELETEPROJECTMEMORYREQUEST']._serialized_end=400
+  _globals['_DELETEPROJECTMEMORYRESPONSE']._serialized_start=402
+  _globals['_DELETEPROJECTMEMORYRESPONSE']._serialized_end=448
+  _globals['_ADDRAGDOCUMENTREQUEST']._serialized_start=451
+  _globals['_ADDRAGDOCUMENTREQUEST']._serialized_end=599
+  _globals['_RAGDOCUMENT']._serialized_start=602
+  _globals['_RAGDOCUMENT']._serialized_end=737
+  _globals['_RAGDOCUMENTLIST']._serialized_start=739
+  _globals['_RAGDOCUMENTLIST']._serialized_end=798
+  _globals['_DELETERAGDOCUMENTREQUEST']._serialized_start=800
+  _globals['_DELETERAGDOCUMENTREQUEST']._serialized_end=881
+  _globals['_DELETERAGDOCUMENTRESPONSE']._serialized_start=883
+  _globals['_DELETERAGDOCUMENTRESPONSE']._serialized_end=927
+  _globals['_KNOWLEDGESERVICE']._serialized_start=930
+  _globals['_KNOWLEDGESERVICE']._serialized_end=1357
 # @@protoc_insertion_point(module_scope)

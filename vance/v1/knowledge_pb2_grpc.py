@@ -26,7 +26,9 @@ if _version_not_supported:
 
 
 class KnowledgeServiceStub:
-    """Missing associated documentation comment in .proto file."""
+    """process_service: a project's memory and RAG corpus as its users list and prune them. A user
+    token reaches only projects it may see (NOT_FOUND otherwise).
+    """
 
     def __init__(self, channel):
         """Constructor.
@@ -34,11 +36,6 @@ class KnowledgeServiceStub:
         Args:
             channel: A grpc.Channel.
         """
-        self.RecallMemory = channel.unary_unary(
-                '/vance.v1.KnowledgeService/RecallMemory',
-                request_serializer=vance_dot_v1_dot_knowledge__pb2.RecallMemoryRequest.SerializeToString,
-                response_deserializer=vance_dot_v1_dot_knowledge__pb2.RecallMemoryResponse.FromString,
-                _registered_method=True)
         self.ListProjectMemory = channel.unary_unary(
                 '/vance.v1.KnowledgeService/ListProjectMemory',
                 request_serializer=vance_dot_v1_dot_knowledge__pb2.ProjectRef.SerializeToString,
@@ -64,23 +61,12 @@ class KnowledgeServiceStub:
                 request_serializer=vance_dot_v1_dot_knowledge__pb2.DeleteRagDocumentRequest.SerializeToString,
                 response_deserializer=vance_dot_v1_dot_knowledge__pb2.DeleteRagDocumentResponse.FromString,
                 _registered_method=True)
-        self.QueryRag = channel.unary_unary(
-                '/vance.v1.KnowledgeService/QueryRag',
-                request_serializer=vance_dot_v1_dot_knowledge__pb2.QueryRagRequest.SerializeToString,
-                response_deserializer=vance_dot_v1_dot_knowledge__pb2.QueryRagResponse.FromString,
-                _registered_method=True)
 
 
 class KnowledgeServiceServicer:
-    """Missing associated documentation comment in .proto file."""
-
-    def RecallMemory(self, request, context):
-        """The records of one of the calling process's scopes most relevant to `query`, within
-        `max_chars` (engines: the <project-memory> block).
-        """
-        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
-        context.set_details('Method not implemented!')
-        raise NotImplementedError('Method not implemented!')
+    """process_service: a project's memory and RAG corpus as its users list and prune them. A user
+    token reaches only projects it may see (NOT_FOUND otherwise).
+    """
 
     def ListProjectMemory(self, request, context):
         """A project's memory, newest first, for its users (REST). NOT_FOUND for no such project.
@@ -98,26 +84,21 @@ class KnowledgeServiceServicer:
 
     def AddRagDocument(self, request, context):
         """Stores (or replaces, by source) a document of a project's corpus and indexes its chunks.
+        INVALID_ARGUMENT for an unknown media type or content the parser cannot read.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
     def ListRagDocuments(self, request, context):
-        """Missing associated documentation comment in .proto file."""
+        """The project's uploaded documents, newest first.
+        """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
     def DeleteRagDocument(self, request, context):
-        """Missing associated documentation comment in .proto file."""
-        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
-        context.set_details('Method not implemented!')
-        raise NotImplementedError('Method not implemented!')
-
-    def QueryRag(self, request, context):
-        """The chunks of the process's project corpus and its owner's documents best matching
-        `query` (engines: the <rag-context> block).
+        """Removes a document and its chunks; `deleted` is false when there was none.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
@@ -126,11 +107,6 @@ class KnowledgeServiceServicer:
 
 def add_KnowledgeServiceServicer_to_server(servicer, server):
     rpc_method_handlers = {
-            'RecallMemory': grpc.unary_unary_rpc_method_handler(
-                    servicer.RecallMemory,
-                    request_deserializer=vance_dot_v1_dot_knowledge__pb2.RecallMemoryRequest.FromString,
-                    response_serializer=vance_dot_v1_dot_knowledge__pb2.RecallMemoryResponse.SerializeToString,
-            ),
             'ListProjectMemory': grpc.unary_unary_rpc_method_handler(
                     servicer.ListProjectMemory,
                     request_deserializer=vance_dot_v1_dot_knowledge__pb2.ProjectRef.FromString,
@@ -156,11 +132,6 @@ def add_KnowledgeServiceServicer_to_server(servicer, server):
                     request_deserializer=vance_dot_v1_dot_knowledge__pb2.DeleteRagDocumentRequest.FromString,
                     response_serializer=vance_dot_v1_dot_knowledge__pb2.DeleteRagDocumentResponse.SerializeToString,
             ),
-            'QueryRag': grpc.unary_unary_rpc_method_handler(
-                    servicer.QueryRag,
-                    request_deserializer=vance_dot_v1_dot_knowledge__pb2.QueryRagRequest.FromString,
-                    response_serializer=vance_dot_v1_dot_knowledge__pb2.QueryRagResponse.SerializeToString,
-            ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
             'vance.v1.KnowledgeService', rpc_method_handlers)
@@ -170,34 +141,9 @@ def add_KnowledgeServiceServicer_to_server(servicer, server):
 
  # This class is part of an EXPERIMENTAL API.
 class KnowledgeService:
-    """Missing associated documentation comment in .proto file."""
-
-    @staticmethod
-    def RecallMemory(request,
-            target,
-            options=(),
-            channel_credentials=None,
-            call_credentials=None,
-            insecure=False,
-            compression=None,
-            wait_for_ready=None,
-            timeout=None,
-            metadata=None):
-        return grpc.experimental.unary_unary(
-            request,
-            target,
-            '/vance.v1.KnowledgeService/RecallMemory',
-            vance_dot_v1_dot_knowledge__pb2.RecallMemoryRequest.SerializeToString,
-            vance_dot_v1_dot_knowledge__pb2.RecallMemoryResponse.FromString,
-            options,
-            channel_credentials,
-            insecure,
-            call_credentials,
-            compression,
-            wait_for_ready,
-            timeout,
-            metadata,
-            _registered_method=True)
+    """process_service: a project's memory and RAG corpus as its users list and prune them. A user
+    token reaches only projects it may see (NOT_FOUND otherwise).
+    """
 
     @staticmethod
     def ListProjectMemory(request,
@@ -324,33 +270,6 @@ class KnowledgeService:
             '/vance.v1.KnowledgeService/DeleteRagDocument',
             vance_dot_v1_dot_knowledge__pb2.DeleteRagDocumentRequest.SerializeToString,
             vance_dot_v1_dot_knowledge__pb2.DeleteRagDocumentResponse.FromString,
-            options,
-            channel_credentials,
-            insecure,
-            call_credentials,
-            compression,
-            wait_for_ready,
-            timeout,
-            metadata,
-            _registered_method=True)
-
-    @staticmethod
-    def QueryRag(request,
-            target,
-            options=(),
-            channel_credentials=None,
-            call_credentials=None,
-            insecure=False,
-            compression=None,
-            wait_for_ready=None,
-            timeout=None,
-            metadata=None):
-        return grpc.experimental.unary_unary(
-            request,
-            target,
-            '/vance.v1.KnowledgeService/QueryRag',
-            vance_dot_v1_dot_knowledge__pb2.QueryRagRequest.SerializeToString,
-            vance_dot_v1_dot_knowledge__pb2.QueryRagResponse.FromString,
             options,
             channel_credentials,
             insecure,

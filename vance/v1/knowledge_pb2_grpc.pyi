@@ -4,7 +4,8 @@ isort:skip_file
 What engines and users know beyond a chat (process_service/knowledge/): memory recalled by a
 query, the project's memory as a user lists and prunes it, and the RAG corpus of a project
 (uploaded files) and of a user (their documents). Served by process_service; the memory and
-rag tools (memory_remember, memory_recall, memory_forget, rag_query) go through ToolHost.
+rag tools (memory_remember, memory_recall, memory_forget, rag_query) go through ToolHost, and
+the engines' recall and query through vance.internal.v1.KnowledgeInternalService.
 """
 
 from collections import abc as _abc
@@ -31,57 +32,51 @@ GRPC_GENERATED_VERSION: str
 GRPC_VERSION: str
 
 class KnowledgeServiceStub:
+    """process_service: a project's memory and RAG corpus as its users list and prune them. A user
+    token reaches only projects it may see (NOT_FOUND otherwise).
+    """
+
     @_typing.overload
     def __new__(cls, channel: _grpc.Channel) -> _Self: ...
     @_typing.overload
     def __new__(cls, channel: _aio.Channel) -> KnowledgeServiceAsyncStub: ...
-    RecallMemory: _grpc.UnaryUnaryMultiCallable[_knowledge_pb2.RecallMemoryRequest, _knowledge_pb2.RecallMemoryResponse]
-    """The records of one of the calling process's scopes most relevant to `query`, within
-    `max_chars` (engines: the <project-memory> block).
-    """
     ListProjectMemory: _grpc.UnaryUnaryMultiCallable[_knowledge_pb2.ProjectRef, _knowledge_pb2.ProjectMemoryList]
     """A project's memory, newest first, for its users (REST). NOT_FOUND for no such project."""
     DeleteProjectMemory: _grpc.UnaryUnaryMultiCallable[_knowledge_pb2.DeleteProjectMemoryRequest, _knowledge_pb2.DeleteProjectMemoryResponse]
     """NOT_FOUND when the project has no record with this id."""
     AddRagDocument: _grpc.UnaryUnaryMultiCallable[_knowledge_pb2.AddRagDocumentRequest, _knowledge_pb2.RagDocument]
-    """Stores (or replaces, by source) a document of a project's corpus and indexes its chunks."""
-    ListRagDocuments: _grpc.UnaryUnaryMultiCallable[_knowledge_pb2.ProjectRef, _knowledge_pb2.RagDocumentList]
-    DeleteRagDocument: _grpc.UnaryUnaryMultiCallable[_knowledge_pb2.DeleteRagDocumentRequest, _knowledge_pb2.DeleteRagDocumentResponse]
-    QueryRag: _grpc.UnaryUnaryMultiCallable[_knowledge_pb2.QueryRagRequest, _knowledge_pb2.QueryRagResponse]
-    """The chunks of the process's project corpus and its owner's documents best matching
-    `query` (engines: the <rag-context> block).
+    """Stores (or replaces, by source) a document of a project's corpus and indexes its chunks.
+    INVALID_ARGUMENT for an unknown media type or content the parser cannot read.
     """
+    ListRagDocuments: _grpc.UnaryUnaryMultiCallable[_knowledge_pb2.ProjectRef, _knowledge_pb2.RagDocumentList]
+    """The project's uploaded documents, newest first."""
+    DeleteRagDocument: _grpc.UnaryUnaryMultiCallable[_knowledge_pb2.DeleteRagDocumentRequest, _knowledge_pb2.DeleteRagDocumentResponse]
+    """Removes a document and its chunks; `deleted` is false when there was none."""
 
 @_typing.type_check_only
 class KnowledgeServiceAsyncStub(KnowledgeServiceStub):
-    def __init__(self, channel: _aio.Channel) -> None: ...
-    RecallMemory: _aio.UnaryUnaryMultiCallable[_knowledge_pb2.RecallMemoryRequest, _knowledge_pb2.RecallMemoryResponse]  # type: ignore[assignment]
-    """The records of one of the calling process's scopes most relevant to `query`, within
-    `max_chars` (engines: the <project-memory> block).
+    """process_service: a project's memory and RAG corpus as its users list and prune them. A user
+    token reaches only projects it may see (NOT_FOUND otherwise).
     """
+
+    def __init__(self, channel: _aio.Channel) -> None: ...
     ListProjectMemory: _aio.UnaryUnaryMultiCallable[_knowledge_pb2.ProjectRef, _knowledge_pb2.ProjectMemoryList]  # type: ignore[assignment]
     """A project's memory, newest first, for its users (REST). NOT_FOUND for no such project."""
     DeleteProjectMemory: _aio.UnaryUnaryMultiCallable[_knowledge_pb2.DeleteProjectMemoryRequest, _knowledge_pb2.DeleteProjectMemoryResponse]  # type: ignore[assignment]
     """NOT_FOUND when the project has no record with this id."""
     AddRagDocument: _aio.UnaryUnaryMultiCallable[_knowledge_pb2.AddRagDocumentRequest, _knowledge_pb2.RagDocument]  # type: ignore[assignment]
-    """Stores (or replaces, by source) a document of a project's corpus and indexes its chunks."""
-    ListRagDocuments: _aio.UnaryUnaryMultiCallable[_knowledge_pb2.ProjectRef, _knowledge_pb2.RagDocumentList]  # type: ignore[assignment]
-    DeleteRagDocument: _aio.UnaryUnaryMultiCallable[_knowledge_pb2.DeleteRagDocumentRequest, _knowledge_pb2.DeleteRagDocumentResponse]  # type: ignore[assignment]
-    QueryRag: _aio.UnaryUnaryMultiCallable[_knowledge_pb2.QueryRagRequest, _knowledge_pb2.QueryRagResponse]  # type: ignore[assignment]
-    """The chunks of the process's project corpus and its owner's documents best matching
-    `query` (engines: the <rag-context> block).
+    """Stores (or replaces, by source) a document of a project's corpus and indexes its chunks.
+    INVALID_ARGUMENT for an unknown media type or content the parser cannot read.
     """
+    ListRagDocuments: _aio.UnaryUnaryMultiCallable[_knowledge_pb2.ProjectRef, _knowledge_pb2.RagDocumentList]  # type: ignore[assignment]
+    """The project's uploaded documents, newest first."""
+    DeleteRagDocument: _aio.UnaryUnaryMultiCallable[_knowledge_pb2.DeleteRagDocumentRequest, _knowledge_pb2.DeleteRagDocumentResponse]  # type: ignore[assignment]
+    """Removes a document and its chunks; `deleted` is false when there was none."""
 
 class KnowledgeServiceServicer(metaclass=_abc_1.ABCMeta):
-    @_abc_1.abstractmethod
-    def RecallMemory(
-        self,
-        request: _knowledge_pb2.RecallMemoryRequest,
-        context: _ServicerContext,
-    ) -> _typing.Union[_knowledge_pb2.RecallMemoryResponse, _abc.Awaitable[_knowledge_pb2.RecallMemoryResponse]]:
-        """The records of one of the calling process's scopes most relevant to `query`, within
-        `max_chars` (engines: the <project-memory> block).
-        """
+    """process_service: a project's memory and RAG corpus as its users list and prune them. A user
+    token reaches only projects it may see (NOT_FOUND otherwise).
+    """
 
     @_abc_1.abstractmethod
     def ListProjectMemory(
@@ -105,30 +100,24 @@ class KnowledgeServiceServicer(metaclass=_abc_1.ABCMeta):
         request: _knowledge_pb2.AddRagDocumentRequest,
         context: _ServicerContext,
     ) -> _typing.Union[_knowledge_pb2.RagDocument, _abc.Awaitable[_knowledge_pb2.RagDocument]]:
-        """Stores (or replaces, by source) a document of a project's corpus and indexes its chunks."""
+        """Stores (or replaces, by source) a document of a project's corpus and indexes its chunks.
+        INVALID_ARGUMENT for an unknown media type or content the parser cannot read.
+        """
 
     @_abc_1.abstractmethod
     def ListRagDocuments(
         self,
         request: _knowledge_pb2.ProjectRef,
         context: _ServicerContext,
-    ) -> _typing.Union[_knowledge_pb2.RagDocumentList, _abc.Awaitable[_knowledge_pb2.RagDocumentList]]: ...
+    ) -> _typing.Union[_knowledge_pb2.RagDocumentList, _abc.Awaitable[_knowledge_pb2.RagDocumentList]]:
+        """The project's uploaded documents, newest first."""
 
     @_abc_1.abstractmethod
     def DeleteRagDocument(
         self,
         request: _knowledge_pb2.DeleteRagDocumentRequest,
         context: _ServicerContext,
-    ) -> _typing.Union[_knowledge_pb2.DeleteRagDocumentResponse, _abc.Awaitable[_knowledge_pb2.DeleteRagDocumentResponse]]: ...
-
-    @_abc_1.abstractmethod
-    def QueryRag(
-        self,
-        request: _knowledge_pb2.QueryRagRequest,
-        context: _ServicerContext,
-    ) -> _typing.Union[_knowledge_pb2.QueryRagResponse, _abc.Awaitable[_knowledge_pb2.QueryRagResponse]]:
-        """The chunks of the process's project corpus and its owner's documents best matching
-        `query` (engines: the <rag-context> block).
-        """
+    ) -> _typing.Union[_knowledge_pb2.DeleteRagDocumentResponse, _abc.Awaitable[_knowledge_pb2.DeleteRagDocumentResponse]]:
+        """Removes a document and its chunks; `deleted` is false when there was none."""
 
 def add_KnowledgeServiceServicer_to_server(servicer: KnowledgeServiceServicer, server: _typing.Union[_grpc.Server, _aio.Server]) -> None: ...

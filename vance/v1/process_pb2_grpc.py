@@ -27,7 +27,10 @@ if _version_not_supported:
 
 
 class ProcessServiceStub:
-    """Missing associated documentation comment in .proto file."""
+    """process_service: think processes, their inboxes and chat, and the session event stream. Calls
+    need `authorization: Bearer <token>` (UNAUTHENTICATED otherwise); a user token reaches only its
+    own sessions. Errors carry the reason in the `vance-reason` trailer.
+    """
 
     def __init__(self, channel):
         """Constructor.
@@ -35,11 +38,6 @@ class ProcessServiceStub:
         Args:
             channel: A grpc.Channel.
         """
-        self.CreateProcess = channel.unary_unary(
-                '/vance.v1.ProcessService/CreateProcess',
-                request_serializer=vance_dot_v1_dot_process__pb2.CreateProcessRequest.SerializeToString,
-                response_deserializer=vance_dot_v1_dot_common__pb2.ThinkProcess.FromString,
-                _registered_method=True)
         self.GetProcess = channel.unary_unary(
                 '/vance.v1.ProcessService/GetProcess',
                 request_serializer=vance_dot_v1_dot_process__pb2.GetProcessRequest.SerializeToString,
@@ -49,11 +47,6 @@ class ProcessServiceStub:
                 '/vance.v1.ProcessService/ListProcesses',
                 request_serializer=vance_dot_v1_dot_process__pb2.ListProcessesRequest.SerializeToString,
                 response_deserializer=vance_dot_v1_dot_process__pb2.ListProcessesResponse.FromString,
-                _registered_method=True)
-        self.ListSessionEngines = channel.unary_unary(
-                '/vance.v1.ProcessService/ListSessionEngines',
-                request_serializer=vance_dot_v1_dot_process__pb2.ListSessionEnginesRequest.SerializeToString,
-                response_deserializer=vance_dot_v1_dot_process__pb2.ListSessionEnginesResponse.FromString,
                 _registered_method=True)
         self.Steer = channel.unary_unary(
                 '/vance.v1.ProcessService/Steer',
@@ -85,11 +78,6 @@ class ProcessServiceStub:
                 request_serializer=vance_dot_v1_dot_process__pb2.ListChatMessagesRequest.SerializeToString,
                 response_deserializer=vance_dot_v1_dot_process__pb2.ListChatMessagesResponse.FromString,
                 _registered_method=True)
-        self.DrainPending = channel.unary_unary(
-                '/vance.v1.ProcessService/DrainPending',
-                request_serializer=vance_dot_v1_dot_process__pb2.DrainPendingRequest.SerializeToString,
-                response_deserializer=vance_dot_v1_dot_process__pb2.DrainPendingResponse.FromString,
-                _registered_method=True)
         self.SubscribeSession = channel.unary_stream(
                 '/vance.v1.ProcessService/SubscribeSession',
                 request_serializer=vance_dot_v1_dot_process__pb2.SubscribeSessionRequest.SerializeToString,
@@ -100,80 +88,10 @@ class ProcessServiceStub:
                 request_serializer=vance_dot_v1_dot_process__pb2.SubscribeSessionRequest.SerializeToString,
                 response_deserializer=vance_dot_v1_dot_process__pb2.SessionEventBatch.FromString,
                 _registered_method=True)
-        self.StreamChatFeed = channel.unary_stream(
-                '/vance.v1.ProcessService/StreamChatFeed',
-                request_serializer=vance_dot_v1_dot_process__pb2.ChatFeedRequest.SerializeToString,
-                response_deserializer=vance_dot_v1_dot_process__pb2.ChatFeedPage.FromString,
-                _registered_method=True)
-        self.AckChatFeed = channel.unary_unary(
-                '/vance.v1.ProcessService/AckChatFeed',
-                request_serializer=vance_dot_v1_dot_process__pb2.ChatFeedRequest.SerializeToString,
-                response_deserializer=vance_dot_v1_dot_process__pb2.AckChatFeedResponse.FromString,
-                _registered_method=True)
-        self.WorkerConnect = channel.stream_stream(
-                '/vance.v1.ProcessService/WorkerConnect',
-                request_serializer=vance_dot_v1_dot_process__pb2.WorkerMessage.SerializeToString,
-                response_deserializer=vance_dot_v1_dot_process__pb2.DispatchMessage.FromString,
-                _registered_method=True)
         self.ListWorkers = channel.unary_unary(
                 '/vance.v1.ProcessService/ListWorkers',
                 request_serializer=vance_dot_v1_dot_process__pb2.ListWorkersRequest.SerializeToString,
                 response_deserializer=vance_dot_v1_dot_process__pb2.ListWorkersResponse.FromString,
-                _registered_method=True)
-        self.SuspendProcesses = channel.unary_unary(
-                '/vance.v1.ProcessService/SuspendProcesses',
-                request_serializer=vance_dot_v1_dot_process__pb2.SessionCascadeRequest.SerializeToString,
-                response_deserializer=vance_dot_v1_dot_process__pb2.ListProcessesResponse.FromString,
-                _registered_method=True)
-        self.ResumeProcesses = channel.unary_unary(
-                '/vance.v1.ProcessService/ResumeProcesses',
-                request_serializer=vance_dot_v1_dot_process__pb2.SessionCascadeRequest.SerializeToString,
-                response_deserializer=vance_dot_v1_dot_process__pb2.ListProcessesResponse.FromString,
-                _registered_method=True)
-        self.CloseProcesses = channel.unary_unary(
-                '/vance.v1.ProcessService/CloseProcesses',
-                request_serializer=vance_dot_v1_dot_process__pb2.SessionCascadeRequest.SerializeToString,
-                response_deserializer=vance_dot_v1_dot_process__pb2.ListProcessesResponse.FromString,
-                _registered_method=True)
-        self.DeleteSessionData = channel.unary_unary(
-                '/vance.v1.ProcessService/DeleteSessionData',
-                request_serializer=vance_dot_v1_dot_process__pb2.SessionCascadeRequest.SerializeToString,
-                response_deserializer=vance_dot_v1_dot_process__pb2.DeleteSessionDataResponse.FromString,
-                _registered_method=True)
-        self.ListSessionsProcesses = channel.unary_unary(
-                '/vance.v1.ProcessService/ListSessionsProcesses',
-                request_serializer=vance_dot_v1_dot_process__pb2.ListSessionsProcessesRequest.SerializeToString,
-                response_deserializer=vance_dot_v1_dot_process__pb2.ListSessionsProcessesResponse.FromString,
-                _registered_method=True)
-        self.SuspendSessions = channel.unary_unary(
-                '/vance.v1.ProcessService/SuspendSessions',
-                request_serializer=vance_dot_v1_dot_process__pb2.SessionsCascadeRequest.SerializeToString,
-                response_deserializer=vance_dot_v1_dot_process__pb2.SessionsCascadeResponse.FromString,
-                _registered_method=True)
-        self.CloseSessions = channel.unary_unary(
-                '/vance.v1.ProcessService/CloseSessions',
-                request_serializer=vance_dot_v1_dot_process__pb2.SessionsCascadeRequest.SerializeToString,
-                response_deserializer=vance_dot_v1_dot_process__pb2.SessionsCascadeResponse.FromString,
-                _registered_method=True)
-        self.RespawnChat = channel.unary_unary(
-                '/vance.v1.ProcessService/RespawnChat',
-                request_serializer=vance_dot_v1_dot_process__pb2.RespawnChatRequest.SerializeToString,
-                response_deserializer=vance_dot_v1_dot_common__pb2.ThinkProcess.FromString,
-                _registered_method=True)
-        self.RecordMemory = channel.unary_unary(
-                '/vance.v1.ProcessService/RecordMemory',
-                request_serializer=vance_dot_v1_dot_process__pb2.RecordMemoryRequest.SerializeToString,
-                response_deserializer=vance_dot_v1_dot_process__pb2.MemoryRecord.FromString,
-                _registered_method=True)
-        self.ListMemory = channel.unary_unary(
-                '/vance.v1.ProcessService/ListMemory',
-                request_serializer=vance_dot_v1_dot_process__pb2.ListMemoryRequest.SerializeToString,
-                response_deserializer=vance_dot_v1_dot_process__pb2.ListMemoryResponse.FromString,
-                _registered_method=True)
-        self.PublishNotice = channel.unary_unary(
-                '/vance.v1.ProcessService/PublishNotice',
-                request_serializer=vance_dot_v1_dot_process__pb2.PublishNoticeRequest.SerializeToString,
-                response_deserializer=vance_dot_v1_dot_process__pb2.PublishNoticeResponse.FromString,
                 _registered_method=True)
         self.DecidePlan = channel.unary_unary(
                 '/vance.v1.ProcessService/DecidePlan',
@@ -193,29 +111,20 @@ class ProcessServiceStub:
 
 
 class ProcessServiceServicer:
-    """Missing associated documentation comment in .proto file."""
-
-    def CreateProcess(self, request, context):
-        """Missing associated documentation comment in .proto file."""
-        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
-        context.set_details('Method not implemented!')
-        raise NotImplementedError('Method not implemented!')
+    """process_service: think processes, their inboxes and chat, and the session event stream. Calls
+    need `authorization: Bearer <token>` (UNAUTHENTICATED otherwise); a user token reaches only its
+    own sessions. Errors carry the reason in the `vance-reason` trailer.
+    """
 
     def GetProcess(self, request, context):
-        """Missing associated documentation comment in .proto file."""
+        """One process by id. NOT_FOUND (process_not_found) when there is none.
+        """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
     def ListProcesses(self, request, context):
-        """Missing associated documentation comment in .proto file."""
-        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
-        context.set_details('Method not implemented!')
-        raise NotImplementedError('Method not implemented!')
-
-    def ListSessionEngines(self, request, context):
-        """The status and inbox size of every process of many sessions, in two store reads: what
-        session_service's RUNNING/IDLE roll-up needs (session_service/rollup.py).
+        """The processes of a session, oldest first; CLOSED ones only with include_terminated.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
@@ -229,19 +138,26 @@ class ProcessServiceServicer:
         raise NotImplementedError('Method not implemented!')
 
     def Pause(self, request, context):
-        """Missing associated documentation comment in .proto file."""
+        """Pauses a process: its running turn finishes, then messages queue; idempotent on a PAUSED or
+        SUSPENDED one. FAILED_PRECONDITION process_init (not started) or process_closed; NOT_FOUND
+        process_not_found.
+        """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
     def Resume(self, request, context):
-        """Missing associated documentation comment in .proto file."""
+        """Resumes a PAUSED process; queued messages start a turn. Idempotent on a process that is not
+        paused; FAILED_PRECONDITION process_init or process_closed.
+        """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
     def Stop(self, request, context):
-        """Missing associated documentation comment in .proto file."""
+        """Closes a process STOPPED; a running turn is cancelled and pending messages are dropped.
+        FAILED_PRECONDITION process_init when it has not started.
+        """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
@@ -254,14 +170,7 @@ class ProcessServiceServicer:
         raise NotImplementedError('Method not implemented!')
 
     def ListChatMessages(self, request, context):
-        """Missing associated documentation comment in .proto file."""
-        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
-        context.set_details('Method not implemented!')
-        raise NotImplementedError('Method not implemented!')
-
-    def DrainPending(self, request, context):
-        """Undrained, delivered inbox messages of a process, oldest first. Draining marks are set only
-        when the turn that read them commits.
+        """A process's chat history (or the session chat process's), oldest first; `limit` newest.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
@@ -282,110 +191,9 @@ class ProcessServiceServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
-    def StreamChatFeed(self, request, context):
-        """Chat messages appended in any session, page by page in the order process_service logged
-        them, after a position the caller keeps (0: from the start), then live, until the caller
-        cancels. session_service's search indexer reads it (process_service/event_feed.py).
-        """
-        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
-        context.set_details('Method not implemented!')
-        raise NotImplementedError('Method not implemented!')
-
-    def AckChatFeed(self, request, context):
-        """The reader has indexed every page up to `after`: those pages may go.
-        """
-        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
-        context.set_details('Method not implemented!')
-        raise NotImplementedError('Method not implemented!')
-
-    def WorkerConnect(self, request_iterator, context):
-        """One bidirectional stream per engine worker: hello, heartbeats, turn events and commits in;
-        turn assignments out.
-        """
-        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
-        context.set_details('Method not implemented!')
-        raise NotImplementedError('Method not implemented!')
-
     def ListWorkers(self, request, context):
-        """Missing associated documentation comment in .proto file."""
-        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
-        context.set_details('Method not implemented!')
-        raise NotImplementedError('Method not implemented!')
-
-    def SuspendProcesses(self, request, context):
-        """---- session lifecycle cascades (seed 002 §9, §11), driven by session_service ----
-        Non-CLOSED processes -> SUSPENDED with the cause; a running turn is cancelled and its
-        messages go back to pending, so a resume handles them.
-        """
-        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
-        context.set_details('Method not implemented!')
-        raise NotImplementedError('Method not implemented!')
-
-    def ResumeProcesses(self, request, context):
-        """SUSPENDED processes -> IDLE (INIT if never started); pending messages start a turn.
-        """
-        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
-        context.set_details('Method not implemented!')
-        raise NotImplementedError('Method not implemented!')
-
-    def CloseProcesses(self, request, context):
-        """Non-CLOSED processes -> CLOSED with close_reason; pending messages are dropped.
-        """
-        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
-        context.set_details('Method not implemented!')
-        raise NotImplementedError('Method not implemented!')
-
-    def DeleteSessionData(self, request, context):
-        """Hard delete of everything process_service keeps for the session.
-        """
-        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
-        context.set_details('Method not implemented!')
-        raise NotImplementedError('Method not implemented!')
-
-    def ListSessionsProcesses(self, request, context):
-        """---- the same for many sessions in one call (the lifecycle sweeps) ----
-        The processes of each session (ListProcesses for many sessions), keyed by session id.
-        """
-        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
-        context.set_details('Method not implemented!')
-        raise NotImplementedError('Method not implemented!')
-
-    def SuspendSessions(self, request, context):
-        """SuspendProcesses of every process of each session.
-        """
-        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
-        context.set_details('Method not implemented!')
-        raise NotImplementedError('Method not implemented!')
-
-    def CloseSessions(self, request, context):
-        """CloseProcesses of every process of each session.
-        """
-        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
-        context.set_details('Method not implemented!')
-        raise NotImplementedError('Method not implemented!')
-
-    def RespawnChat(self, request, context):
-        """Reactivate: a new process whose chat starts as a copy of another process's chat.
-        """
-        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
-        context.set_details('Method not implemented!')
-        raise NotImplementedError('Method not implemented!')
-
-    def RecordMemory(self, request, context):
-        """Engine memory (process_service/memory.py): records of a process or of its project.
-        """
-        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
-        context.set_details('Method not implemented!')
-        raise NotImplementedError('Method not implemented!')
-
-    def ListMemory(self, request, context):
-        """Missing associated documentation comment in .proto file."""
-        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
-        context.set_details('Method not implemented!')
-        raise NotImplementedError('Method not implemented!')
-
-    def PublishNotice(self, request, context):
-        """A notice (docs/protocol.md "Hub") pushed into the event streams of the given sessions.
+        """The engine workers connected now, with their engines and free slots. Tenant admins only
+        (PERMISSION_DENIED admin_required).
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
@@ -400,7 +208,8 @@ class ProcessServiceServicer:
         raise NotImplementedError('Method not implemented!')
 
     def GetPlan(self, request, context):
-        """Missing associated documentation comment in .proto file."""
+        """A process's plan and todo list as they stand; plan_id empty when it never proposed one.
+        """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
@@ -416,11 +225,6 @@ class ProcessServiceServicer:
 
 def add_ProcessServiceServicer_to_server(servicer, server):
     rpc_method_handlers = {
-            'CreateProcess': grpc.unary_unary_rpc_method_handler(
-                    servicer.CreateProcess,
-                    request_deserializer=vance_dot_v1_dot_process__pb2.CreateProcessRequest.FromString,
-                    response_serializer=vance_dot_v1_dot_common__pb2.ThinkProcess.SerializeToString,
-            ),
             'GetProcess': grpc.unary_unary_rpc_method_handler(
                     servicer.GetProcess,
                     request_deserializer=vance_dot_v1_dot_process__pb2.GetProcessRequest.FromString,
@@ -430,11 +234,6 @@ def add_ProcessServiceServicer_to_server(servicer, server):
                     servicer.ListProcesses,
                     request_deserializer=vance_dot_v1_dot_process__pb2.ListProcessesRequest.FromString,
                     response_serializer=vance_dot_v1_dot_process__pb2.ListProcessesResponse.SerializeToString,
-            ),
-            'ListSessionEngines': grpc.unary_unary_rpc_method_handler(
-                    servicer.ListSessionEngines,
-                    request_deserializer=vance_dot_v1_dot_process__pb2.ListSessionEnginesRequest.FromString,
-                    response_serializer=vance_dot_v1_dot_process__pb2.ListSessionEnginesResponse.SerializeToString,
             ),
             'Steer': grpc.unary_unary_rpc_method_handler(
                     servicer.Steer,
@@ -466,11 +265,6 @@ def add_ProcessServiceServicer_to_server(servicer, server):
                     request_deserializer=vance_dot_v1_dot_process__pb2.ListChatMessagesRequest.FromString,
                     response_serializer=vance_dot_v1_dot_process__pb2.ListChatMessagesResponse.SerializeToString,
             ),
-            'DrainPending': grpc.unary_unary_rpc_method_handler(
-                    servicer.DrainPending,
-                    request_deserializer=vance_dot_v1_dot_process__pb2.DrainPendingRequest.FromString,
-                    response_serializer=vance_dot_v1_dot_process__pb2.DrainPendingResponse.SerializeToString,
-            ),
             'SubscribeSession': grpc.unary_stream_rpc_method_handler(
                     servicer.SubscribeSession,
                     request_deserializer=vance_dot_v1_dot_process__pb2.SubscribeSessionRequest.FromString,
@@ -481,80 +275,10 @@ def add_ProcessServiceServicer_to_server(servicer, server):
                     request_deserializer=vance_dot_v1_dot_process__pb2.SubscribeSessionRequest.FromString,
                     response_serializer=vance_dot_v1_dot_process__pb2.SessionEventBatch.SerializeToString,
             ),
-            'StreamChatFeed': grpc.unary_stream_rpc_method_handler(
-                    servicer.StreamChatFeed,
-                    request_deserializer=vance_dot_v1_dot_process__pb2.ChatFeedRequest.FromString,
-                    response_serializer=vance_dot_v1_dot_process__pb2.ChatFeedPage.SerializeToString,
-            ),
-            'AckChatFeed': grpc.unary_unary_rpc_method_handler(
-                    servicer.AckChatFeed,
-                    request_deserializer=vance_dot_v1_dot_process__pb2.ChatFeedRequest.FromString,
-                    response_serializer=vance_dot_v1_dot_process__pb2.AckChatFeedResponse.SerializeToString,
-            ),
-            'WorkerConnect': grpc.stream_stream_rpc_method_handler(
-                    servicer.WorkerConnect,
-                    request_deserializer=vance_dot_v1_dot_process__pb2.WorkerMessage.FromString,
-                    response_serializer=vance_dot_v1_dot_process__pb2.DispatchMessage.SerializeToString,
-            ),
             'ListWorkers': grpc.unary_unary_rpc_method_handler(
                     servicer.ListWorkers,
                     request_deserializer=vance_dot_v1_dot_process__pb2.ListWorkersRequest.FromString,
                     response_serializer=vance_dot_v1_dot_process__pb2.ListWorkersResponse.SerializeToString,
-            ),
-            'SuspendProcesses': grpc.unary_unary_rpc_method_handler(
-                    servicer.SuspendProcesses,
-                    request_deserializer=vance_dot_v1_dot_process__pb2.SessionCascadeRequest.FromString,
-                    response_serializer=vance_dot_v1_dot_process__pb2.ListProcessesResponse.SerializeToString,
-            ),
-            'ResumeProcesses': grpc.unary_unary_rpc_method_handler(
-                    servicer.ResumeProcesses,
-                    request_deserializer=vance_dot_v1_dot_process__pb2.SessionCascadeRequest.FromString,
-                    response_serializer=vance_dot_v1_dot_process__pb2.ListProcessesResponse.SerializeToString,
-            ),
-            'CloseProcesses': grpc.unary_unary_rpc_method_handler(
-                    servicer.CloseProcesses,
-                    request_deserializer=vance_dot_v1_dot_process__pb2.SessionCascadeRequest.FromString,
-                    response_serializer=vance_dot_v1_dot_process__pb2.ListProcessesResponse.SerializeToString,
-            ),
-            'DeleteSessionData': grpc.unary_unary_rpc_method_handler(
-                    servicer.DeleteSessionData,
-                    request_deserializer=vance_dot_v1_dot_process__pb2.SessionCascadeRequest.FromString,
-                    response_serializer=vance_dot_v1_dot_process__pb2.DeleteSessionDataResponse.SerializeToString,
-            ),
-            'ListSessionsProcesses': grpc.unary_unary_rpc_method_handler(
-                    servicer.ListSessionsProcesses,
-                    request_deserializer=vance_dot_v1_dot_process__pb2.ListSessionsProcessesRequest.FromString,
-                    response_serializer=vance_dot_v1_dot_process__pb2.ListSessionsProcessesResponse.SerializeToString,
-            ),
-            'SuspendSessions': grpc.unary_unary_rpc_method_handler(
-                    servicer.SuspendSessions,
-                    request_deserializer=vance_dot_v1_dot_process__pb2.SessionsCascadeRequest.FromString,
-                    response_serializer=vance_dot_v1_dot_process__pb2.SessionsCascadeResponse.SerializeToString,
-            ),
-            'CloseSessions': grpc.unary_unary_rpc_method_handler(
-                    servicer.CloseSessions,
-                    request_deserializer=vance_dot_v1_dot_process__pb2.SessionsCascadeRequest.FromString,
-                    response_serializer=vance_dot_v1_dot_process__pb2.SessionsCascadeResponse.SerializeToString,
-            ),
-            'RespawnChat': grpc.unary_unary_rpc_method_handler(
-                    servicer.RespawnChat,
-                    request_deserializer=vance_dot_v1_dot_process__pb2.RespawnChatRequest.FromString,
-                    response_serializer=vance_dot_v1_dot_common__pb2.ThinkProcess.SerializeToString,
-            ),
-            'RecordMemory': grpc.unary_unary_rpc_method_handler(
-                    servicer.RecordMemory,
-                    request_deserializer=vance_dot_v1_dot_process__pb2.RecordMemoryRequest.FromString,
-                    response_serializer=vance_dot_v1_dot_process__pb2.MemoryRecord.SerializeToString,
-            ),
-            'ListMemory': grpc.unary_unary_rpc_method_handler(
-                    servicer.ListMemory,
-                    request_deserializer=vance_dot_v1_dot_process__pb2.ListMemoryRequest.FromString,
-                    response_serializer=vance_dot_v1_dot_process__pb2.ListMemoryResponse.SerializeToString,
-            ),
-            'PublishNotice': grpc.unary_unary_rpc_method_handler(
-                    servicer.PublishNotice,
-                    request_deserializer=vance_dot_v1_dot_process__pb2.PublishNoticeRequest.FromString,
-                    response_serializer=vance_dot_v1_dot_process__pb2.PublishNoticeResponse.SerializeToString,
             ),
             'DecidePlan': grpc.unary_unary_rpc_method_handler(
                     servicer.DecidePlan,
@@ -580,34 +304,10 @@ def add_ProcessServiceServicer_to_server(servicer, server):
 
  # This class is part of an EXPERIMENTAL API.
 class ProcessService:
-    """Missing associated documentation comment in .proto file."""
-
-    @staticmethod
-    def CreateProcess(request,
-            target,
-            options=(),
-            channel_credentials=None,
-            call_credentials=None,
-            insecure=False,
-            compression=None,
-            wait_for_ready=None,
-            timeout=None,
-            metadata=None):
-        return grpc.experimental.unary_unary(
-            request,
-            target,
-            '/vance.v1.ProcessService/CreateProcess',
-            vance_dot_v1_dot_process__pb2.CreateProcessRequest.SerializeToString,
-            vance_dot_v1_dot_common__pb2.ThinkProcess.FromString,
-            options,
-            channel_credentials,
-            insecure,
-            call_credentials,
-            compression,
-            wait_for_ready,
-            timeout,
-            metadata,
-            _registered_method=True)
+    """process_service: think processes, their inboxes and chat, and the session event stream. Calls
+    need `authorization: Bearer <token>` (UNAUTHENTICATED otherwise); a user token reaches only its
+    own sessions. Errors carry the reason in the `vance-reason` trailer.
+    """
 
     @staticmethod
     def GetProcess(request,
@@ -653,33 +353,6 @@ class ProcessService:
             '/vance.v1.ProcessService/ListProcesses',
             vance_dot_v1_dot_process__pb2.ListProcessesRequest.SerializeToString,
             vance_dot_v1_dot_process__pb2.ListProcessesResponse.FromString,
-            options,
-            channel_credentials,
-            insecure,
-            call_credentials,
-            compression,
-            wait_for_ready,
-            timeout,
-            metadata,
-            _registered_method=True)
-
-    @staticmethod
-    def ListSessionEngines(request,
-            target,
-            options=(),
-            channel_credentials=None,
-            call_credentials=None,
-            insecure=False,
-            compression=None,
-            wait_for_ready=None,
-            timeout=None,
-            metadata=None):
-        return grpc.experimental.unary_unary(
-            request,
-            target,
-            '/vance.v1.ProcessService/ListSessionEngines',
-            vance_dot_v1_dot_process__pb2.ListSessionEnginesRequest.SerializeToString,
-            vance_dot_v1_dot_process__pb2.ListSessionEnginesResponse.FromString,
             options,
             channel_credentials,
             insecure,
@@ -853,33 +526,6 @@ class ProcessService:
             _registered_method=True)
 
     @staticmethod
-    def DrainPending(request,
-            target,
-            options=(),
-            channel_credentials=None,
-            call_credentials=None,
-            insecure=False,
-            compression=None,
-            wait_for_ready=None,
-            timeout=None,
-            metadata=None):
-        return grpc.experimental.unary_unary(
-            request,
-            target,
-            '/vance.v1.ProcessService/DrainPending',
-            vance_dot_v1_dot_process__pb2.DrainPendingRequest.SerializeToString,
-            vance_dot_v1_dot_process__pb2.DrainPendingResponse.FromString,
-            options,
-            channel_credentials,
-            insecure,
-            call_credentials,
-            compression,
-            wait_for_ready,
-            timeout,
-            metadata,
-            _registered_method=True)
-
-    @staticmethod
     def SubscribeSession(request,
             target,
             options=(),
@@ -934,87 +580,6 @@ class ProcessService:
             _registered_method=True)
 
     @staticmethod
-    def StreamChatFeed(request,
-            target,
-            options=(),
-            channel_credentials=None,
-            call_credentials=None,
-            insecure=False,
-            compression=None,
-            wait_for_ready=None,
-            timeout=None,
-            metadata=None):
-        return grpc.experimental.unary_stream(
-            request,
-            target,
-            '/vance.v1.ProcessService/StreamChatFeed',
-            vance_dot_v1_dot_process__pb2.ChatFeedRequest.SerializeToString,
-            vance_dot_v1_dot_process__pb2.ChatFeedPage.FromString,
-            options,
-            channel_credentials,
-            insecure,
-            call_credentials,
-            compression,
-            wait_for_ready,
-            timeout,
-            metadata,
-            _registered_method=True)
-
-    @staticmethod
-    def AckChatFeed(request,
-            target,
-            options=(),
-            channel_credentials=None,
-            call_credentials=None,
-            insecure=False,
-            compression=None,
-            wait_for_ready=None,
-            timeout=None,
-            metadata=None):
-        return grpc.experimental.unary_unary(
-            request,
-            target,
-            '/vance.v1.ProcessService/AckChatFeed',
-            vance_dot_v1_dot_process__pb2.ChatFeedRequest.SerializeToString,
-            vance_dot_v1_dot_process__pb2.AckChatFeedResponse.FromString,
-            options,
-            channel_credentials,
-            insecure,
-            call_credentials,
-            compression,
-            wait_for_ready,
-            timeout,
-            metadata,
-            _registered_method=True)
-
-    @staticmethod
-    def WorkerConnect(request_iterator,
-            target,
-            options=(),
-            channel_credentials=None,
-            call_credentials=None,
-            insecure=False,
-            compression=None,
-            wait_for_ready=None,
-            timeout=None,
-            metadata=None):
-        return grpc.experimental.stream_stream(
-            request_iterator,
-            target,
-            '/vance.v1.ProcessService/WorkerConnect',
-            vance_dot_v1_dot_process__pb2.WorkerMessage.SerializeToString,
-            vance_dot_v1_dot_process__pb2.DispatchMessage.FromString,
-            options,
-            channel_credentials,
-            insecure,
-            call_credentials,
-            compression,
-            wait_for_ready,
-            timeout,
-            metadata,
-            _registered_method=True)
-
-    @staticmethod
     def ListWorkers(request,
             target,
             options=(),
@@ -1031,303 +596,6 @@ class ProcessService:
             '/vance.v1.ProcessService/ListWorkers',
             vance_dot_v1_dot_process__pb2.ListWorkersRequest.SerializeToString,
             vance_dot_v1_dot_process__pb2.ListWorkersResponse.FromString,
-            options,
-            channel_credentials,
-            insecure,
-            call_credentials,
-            compression,
-            wait_for_ready,
-            timeout,
-            metadata,
-            _registered_method=True)
-
-    @staticmethod
-    def SuspendProcesses(request,
-            target,
-            options=(),
-            channel_credentials=None,
-            call_credentials=None,
-            insecure=False,
-            compression=None,
-            wait_for_ready=None,
-            timeout=None,
-            metadata=None):
-        return grpc.experimental.unary_unary(
-            request,
-            target,
-            '/vance.v1.ProcessService/SuspendProcesses',
-            vance_dot_v1_dot_process__pb2.SessionCascadeRequest.SerializeToString,
-            vance_dot_v1_dot_process__pb2.ListProcessesResponse.FromString,
-            options,
-            channel_credentials,
-            insecure,
-            call_credentials,
-            compression,
-            wait_for_ready,
-            timeout,
-            metadata,
-            _registered_method=True)
-
-    @staticmethod
-    def ResumeProcesses(request,
-            target,
-            options=(),
-            channel_credentials=None,
-            call_credentials=None,
-            insecure=False,
-            compression=None,
-            wait_for_ready=None,
-            timeout=None,
-            metadata=None):
-        return grpc.experimental.unary_unary(
-            request,
-            target,
-            '/vance.v1.ProcessService/ResumeProcesses',
-            vance_dot_v1_dot_process__pb2.SessionCascadeRequest.SerializeToString,
-            vance_dot_v1_dot_process__pb2.ListProcessesResponse.FromString,
-            options,
-            channel_credentials,
-            insecure,
-            call_credentials,
-            compression,
-            wait_for_ready,
-            timeout,
-            metadata,
-            _registered_method=True)
-
-    @staticmethod
-    def CloseProcesses(request,
-            target,
-            options=(),
-            channel_credentials=None,
-            call_credentials=None,
-            insecure=False,
-            compression=None,
-            wait_for_ready=None,
-            timeout=None,
-            metadata=None):
-        return grpc.experimental.unary_unary(
-            request,
-            target,
-            '/vance.v1.ProcessService/CloseProcesses',
-            vance_dot_v1_dot_process__pb2.SessionCascadeRequest.SerializeToString,
-            vance_dot_v1_dot_process__pb2.ListProcessesResponse.FromString,
-            options,
-            channel_credentials,
-            insecure,
-            call_credentials,
-            compression,
-            wait_for_ready,
-            timeout,
-            metadata,
-            _registered_method=True)
-
-    @staticmethod
-    def DeleteSessionData(request,
-            target,
-            options=(),
-            channel_credentials=None,
-            call_credentials=None,
-            insecure=False,
-            compression=None,
-            wait_for_ready=None,
-            timeout=None,
-            metadata=None):
-        return grpc.experimental.unary_unary(
-            request,
-            target,
-            '/vance.v1.ProcessService/DeleteSessionData',
-            vance_dot_v1_dot_process__pb2.SessionCascadeRequest.SerializeToString,
-            vance_dot_v1_dot_process__pb2.DeleteSessionDataResponse.FromString,
-            options,
-            channel_credentials,
-            insecure,
-            call_credentials,
-            compression,
-            wait_for_ready,
-            timeout,
-            metadata,
-            _registered_method=True)
-
-    @staticmethod
-    def ListSessionsProcesses(request,
-            target,
-            options=(),
-            channel_credentials=None,
-            call_credentials=None,
-            insecure=False,
-            compression=None,
-            wait_for_ready=None,
-            timeout=None,
-            metadata=None):
-        return grpc.experimental.unary_unary(
-            request,
-            target,
-            '/vance.v1.ProcessService/ListSessionsProcesses',
-            vance_dot_v1_dot_process__pb2.ListSessionsProcessesRequest.SerializeToString,
-            vance_dot_v1_dot_process__pb2.ListSessionsProcessesResponse.FromString,
-            options,
-            channel_credentials,
-            insecure,
-            call_credentials,
-            compression,
-            wait_for_ready,
-            timeout,
-            metadata,
-            _registered_method=True)
-
-    @staticmethod
-    def SuspendSessions(request,
-            target,
-            options=(),
-            channel_credentials=None,
-            call_credentials=None,
-            insecure=False,
-            compression=None,
-            wait_for_ready=None,
-            timeout=None,
-            metadata=None):
-        return grpc.experimental.unary_unary(
-            request,
-            target,
-            '/vance.v1.ProcessService/SuspendSessions',
-            vance_dot_v1_dot_process__pb2.SessionsCascadeRequest.SerializeToString,
-            vance_dot_v1_dot_process__pb2.SessionsCascadeResponse.FromString,
-            options,
-            channel_credentials,
-            insecure,
-            call_credentials,
-            compression,
-            wait_for_ready,
-            timeout,
-            metadata,
-            _registered_method=True)
-
-    @staticmethod
-    def CloseSessions(request,
-            target,
-            options=(),
-            channel_credentials=None,
-            call_credentials=None,
-            insecure=False,
-            compression=None,
-            wait_for_ready=None,
-            timeout=None,
-            metadata=None):
-        return grpc.experimental.unary_unary(
-            request,
-            target,
-            '/vance.v1.ProcessService/CloseSessions',
-            vance_dot_v1_dot_process__pb2.SessionsCascadeRequest.SerializeToString,
-            vance_dot_v1_dot_process__pb2.SessionsCascadeResponse.FromString,
-            options,
-            channel_credentials,
-            insecure,
-            call_credentials,
-            compression,
-            wait_for_ready,
-            timeout,
-            metadata,
-            _registered_method=True)
-
-    @staticmethod
-    def RespawnChat(request,
-            target,
-            options=(),
-            channel_credentials=None,
-            call_credentials=None,
-            insecure=False,
-            compression=None,
-            wait_for_ready=None,
-            timeout=None,
-            metadata=None):
-        return grpc.experimental.unary_unary(
-            request,
-            target,
-            '/vance.v1.ProcessService/RespawnChat',
-            vance_dot_v1_dot_process__pb2.RespawnChatRequest.SerializeToString,
-            vance_dot_v1_dot_common__pb2.ThinkProcess.FromString,
-            options,
-            channel_credentials,
-            insecure,
-            call_credentials,
-            compression,
-            wait_for_ready,
-            timeout,
-            metadata,
-            _registered_method=True)
-
-    @staticmethod
-    def RecordMemory(request,
-            target,
-            options=(),
-            channel_credentials=None,
-            call_credentials=None,
-            insecure=False,
-            compression=None,
-            wait_for_ready=None,
-            timeout=None,
-            metadata=None):
-        return grpc.experimental.unary_unary(
-            request,
-            target,
-            '/vance.v1.ProcessService/RecordMemory',
-            vance_dot_v1_dot_process__pb2.RecordMemoryRequest.SerializeToString,
-            vance_dot_v1_dot_process__pb2.MemoryRecord.FromString,
-            options,
-            channel_credentials,
-            insecure,
-            call_credentials,
-            compression,
-            wait_for_ready,
-            timeout,
-            metadata,
-            _registered_method=True)
-
-    @staticmethod
-    def ListMemory(request,
-            target,
-            options=(),
-            channel_credentials=None,
-            call_credentials=None,
-            insecure=False,
-            compression=None,
-            wait_for_ready=None,
-            timeout=None,
-            metadata=None):
-        return grpc.experimental.unary_unary(
-            request,
-            target,
-            '/vance.v1.ProcessService/ListMemory',
-            vance_dot_v1_dot_process__pb2.ListMemoryRequest.SerializeToString,
-            vance_dot_v1_dot_process__pb2.ListMemoryResponse.FromString,
-            options,
-            channel_credentials,
-            insecure,
-            call_credentials,
-            compression,
-            wait_for_ready,
-            timeout,
-            metadata,
-            _registered_method=True)
-
-    @staticmethod
-    def PublishNotice(request,
-            target,
-            options=(),
-            channel_credentials=None,
-            call_credentials=None,
-            insecure=False,
-            compression=None,
-            wait_for_ready=None,
-            timeout=None,
-            metadata=None):
-        return grpc.experimental.unary_unary(
-            request,
-            target,
-            '/vance.v1.ProcessService/PublishNotice',
-            vance_dot_v1_dot_process__pb2.PublishNoticeRequest.SerializeToString,
-            vance_dot_v1_dot_process__pb2.PublishNoticeResponse.FromString,
             options,
             channel_credentials,
             insecure,

@@ -26,7 +26,9 @@ if _version_not_supported:
 
 
 class RecipeServiceStub:
-    """Missing associated documentation comment in .proto file."""
+    """recipe_service: recipes (bundled, tenant, project) and recipe manuals. Writes are for tenant
+    admins (PERMISSION_DENIED admin_required); an unknown recipe or manual is NOT_FOUND.
+    """
 
     def __init__(self, channel):
         """Constructor.
@@ -44,11 +46,6 @@ class RecipeServiceStub:
                 request_serializer=vance_dot_v1_dot_recipe__pb2.GetRecipeRequest.SerializeToString,
                 response_deserializer=vance_dot_v1_dot_recipe__pb2.Recipe.FromString,
                 _registered_method=True)
-        self.ApplyRecipe = channel.unary_unary(
-                '/vance.v1.RecipeService/ApplyRecipe',
-                request_serializer=vance_dot_v1_dot_recipe__pb2.ApplyRecipeRequest.SerializeToString,
-                response_deserializer=vance_dot_v1_dot_recipe__pb2.AppliedRecipe.FromString,
-                _registered_method=True)
         self.CreateRecipe = channel.unary_unary(
                 '/vance.v1.RecipeService/CreateRecipe',
                 request_serializer=vance_dot_v1_dot_recipe__pb2.CreateRecipeRequest.SerializeToString,
@@ -64,30 +61,10 @@ class RecipeServiceStub:
                 request_serializer=vance_dot_v1_dot_recipe__pb2.DeleteRecipeRequest.SerializeToString,
                 response_deserializer=vance_dot_v1_dot_recipe__pb2.DeleteRecipeResponse.FromString,
                 _registered_method=True)
-        self.ResolveLifecycle = channel.unary_unary(
-                '/vance.v1.RecipeService/ResolveLifecycle',
-                request_serializer=vance_dot_v1_dot_recipe__pb2.ResolveLifecycleRequest.SerializeToString,
-                response_deserializer=vance_dot_v1_dot_recipe__pb2.ResolvedLifecycle.FromString,
-                _registered_method=True)
-        self.ListEngines = channel.unary_unary(
-                '/vance.v1.RecipeService/ListEngines',
-                request_serializer=vance_dot_v1_dot_recipe__pb2.ListEnginesRequest.SerializeToString,
-                response_deserializer=vance_dot_v1_dot_recipe__pb2.ListEnginesResponse.FromString,
-                _registered_method=True)
         self.ReloadEngines = channel.unary_unary(
                 '/vance.v1.RecipeService/ReloadEngines',
                 request_serializer=vance_dot_v1_dot_recipe__pb2.ListEnginesRequest.SerializeToString,
                 response_deserializer=vance_dot_v1_dot_recipe__pb2.ListEnginesResponse.FromString,
-                _registered_method=True)
-        self.SelectRecipe = channel.unary_unary(
-                '/vance.v1.RecipeService/SelectRecipe',
-                request_serializer=vance_dot_v1_dot_recipe__pb2.SelectRecipeRequest.SerializeToString,
-                response_deserializer=vance_dot_v1_dot_recipe__pb2.RecipeSelection.FromString,
-                _registered_method=True)
-        self.ListInventory = channel.unary_unary(
-                '/vance.v1.RecipeService/ListInventory',
-                request_serializer=vance_dot_v1_dot_recipe__pb2.ListInventoryRequest.SerializeToString,
-                response_deserializer=vance_dot_v1_dot_recipe__pb2.Inventory.FromString,
                 _registered_method=True)
         self.ListManuals = channel.unary_unary(
                 '/vance.v1.RecipeService/ListManuals',
@@ -112,7 +89,9 @@ class RecipeServiceStub:
 
 
 class RecipeServiceServicer:
-    """Missing associated documentation comment in .proto file."""
+    """recipe_service: recipes (bundled, tenant, project) and recipe manuals. Writes are for tenant
+    admins (PERMISSION_DENIED admin_required); an unknown recipe or manual is NOT_FOUND.
+    """
 
     def ListRecipes(self, request, context):
         """The recipes visible in a project: project, then tenant, then bundled; per name the first
@@ -123,13 +102,8 @@ class RecipeServiceServicer:
         raise NotImplementedError('Method not implemented!')
 
     def GetRecipe(self, request, context):
-        """Missing associated documentation comment in .proto file."""
-        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
-        context.set_details('Method not implemented!')
-        raise NotImplementedError('Method not implemented!')
-
-    def ApplyRecipe(self, request, context):
-        """Resolves a recipe for a spawn: cascade lookup, parameter merge, profile block, prompt.
+        """One recipe as the project sees it (project, then tenant, then bundled). NOT_FOUND
+        (recipe_not_found) when no level has it.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
@@ -143,47 +117,22 @@ class RecipeServiceServicer:
         raise NotImplementedError('Method not implemented!')
 
     def UpdateRecipe(self, request, context):
-        """Missing associated documentation comment in .proto file."""
-        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
-        context.set_details('Method not implemented!')
-        raise NotImplementedError('Method not implemented!')
-
-    def DeleteRecipe(self, request, context):
-        """Missing associated documentation comment in .proto file."""
-        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
-        context.set_details('Method not implemented!')
-        raise NotImplementedError('Method not implemented!')
-
-    def ResolveLifecycle(self, request, context):
-        """The five session lifecycle properties for a bootstrap recipe and profile (seed 002 §6).
+        """Replaces a stored recipe's whole document. NOT_FOUND when not stored at that level;
+        INVALID_ARGUMENT for a bad document.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
-    def ListEngines(self, request, context):
-        """Missing associated documentation comment in .proto file."""
+    def DeleteRecipe(self, request, context):
+        """Deletes a stored recipe at its level (a bundled one cannot be deleted: NOT_FOUND).
+        """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
     def ReloadEngines(self, request, context):
         """Re-reads the engine catalog file; on a parse error the old catalog stays active.
-        """
-        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
-        context.set_details('Method not implemented!')
-        raise NotImplementedError('Method not implemented!')
-
-    def SelectRecipe(self, request, context):
-        """The recipe selector of process_create_delegate: one model call over the engine catalog
-        and the recipe inventory. Never fails for a bad task or model reply: those end as NONE.
-        """
-        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
-        context.set_details('Method not implemented!')
-        raise NotImplementedError('Method not implemented!')
-
-    def ListInventory(self, request, context):
-        """What the selector may pick: listed, not internal, no `_` names, capped.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
@@ -197,7 +146,9 @@ class RecipeServiceServicer:
         raise NotImplementedError('Method not implemented!')
 
     def ReadManual(self, request, context):
-        """Missing associated documentation comment in .proto file."""
+        """One manual with its content. NOT_FOUND when no level has it, or when `recipe` is set and does
+        not name it.
+        """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
@@ -210,7 +161,8 @@ class RecipeServiceServicer:
         raise NotImplementedError('Method not implemented!')
 
     def DeleteManual(self, request, context):
-        """Missing associated documentation comment in .proto file."""
+        """Deletes a stored manual at its level.
+        """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
@@ -228,11 +180,6 @@ def add_RecipeServiceServicer_to_server(servicer, server):
                     request_deserializer=vance_dot_v1_dot_recipe__pb2.GetRecipeRequest.FromString,
                     response_serializer=vance_dot_v1_dot_recipe__pb2.Recipe.SerializeToString,
             ),
-            'ApplyRecipe': grpc.unary_unary_rpc_method_handler(
-                    servicer.ApplyRecipe,
-                    request_deserializer=vance_dot_v1_dot_recipe__pb2.ApplyRecipeRequest.FromString,
-                    response_serializer=vance_dot_v1_dot_recipe__pb2.AppliedRecipe.SerializeToString,
-            ),
             'CreateRecipe': grpc.unary_unary_rpc_method_handler(
                     servicer.CreateRecipe,
                     request_deserializer=vance_dot_v1_dot_recipe__pb2.CreateRecipeRequest.FromString,
@@ -248,30 +195,10 @@ def add_RecipeServiceServicer_to_server(servicer, server):
                     request_deserializer=vance_dot_v1_dot_recipe__pb2.DeleteRecipeRequest.FromString,
                     response_serializer=vance_dot_v1_dot_recipe__pb2.DeleteRecipeResponse.SerializeToString,
             ),
-            'ResolveLifecycle': grpc.unary_unary_rpc_method_handler(
-                    servicer.ResolveLifecycle,
-                    request_deserializer=vance_dot_v1_dot_recipe__pb2.ResolveLifecycleRequest.FromString,
-                    response_serializer=vance_dot_v1_dot_recipe__pb2.ResolvedLifecycle.SerializeToString,
-            ),
-            'ListEngines': grpc.unary_unary_rpc_method_handler(
-                    servicer.ListEngines,
-                    request_deserializer=vance_dot_v1_dot_recipe__pb2.ListEnginesRequest.FromString,
-                    response_serializer=vance_dot_v1_dot_recipe__pb2.ListEnginesResponse.SerializeToString,
-            ),
             'ReloadEngines': grpc.unary_unary_rpc_method_handler(
                     servicer.ReloadEngines,
                     request_deserializer=vance_dot_v1_dot_recipe__pb2.ListEnginesRequest.FromString,
                     response_serializer=vance_dot_v1_dot_recipe__pb2.ListEnginesResponse.SerializeToString,
-            ),
-            'SelectRecipe': grpc.unary_unary_rpc_method_handler(
-                    servicer.SelectRecipe,
-                    request_deserializer=vance_dot_v1_dot_recipe__pb2.SelectRecipeRequest.FromString,
-                    response_serializer=vance_dot_v1_dot_recipe__pb2.RecipeSelection.SerializeToString,
-            ),
-            'ListInventory': grpc.unary_unary_rpc_method_handler(
-                    servicer.ListInventory,
-                    request_deserializer=vance_dot_v1_dot_recipe__pb2.ListInventoryRequest.FromString,
-                    response_serializer=vance_dot_v1_dot_recipe__pb2.Inventory.SerializeToString,
             ),
             'ListManuals': grpc.unary_unary_rpc_method_handler(
                     servicer.ListManuals,
@@ -302,7 +229,9 @@ def add_RecipeServiceServicer_to_server(servicer, server):
 
  # This class is part of an EXPERIMENTAL API.
 class RecipeService:
-    """Missing associated documentation comment in .proto file."""
+    """recipe_service: recipes (bundled, tenant, project) and recipe manuals. Writes are for tenant
+    admins (PERMISSION_DENIED admin_required); an unknown recipe or manual is NOT_FOUND.
+    """
 
     @staticmethod
     def ListRecipes(request,
@@ -348,33 +277,6 @@ class RecipeService:
             '/vance.v1.RecipeService/GetRecipe',
             vance_dot_v1_dot_recipe__pb2.GetRecipeRequest.SerializeToString,
             vance_dot_v1_dot_recipe__pb2.Recipe.FromString,
-            options,
-            channel_credentials,
-            insecure,
-            call_credentials,
-            compression,
-            wait_for_ready,
-            timeout,
-            metadata,
-            _registered_method=True)
-
-    @staticmethod
-    def ApplyRecipe(request,
-            target,
-            options=(),
-            channel_credentials=None,
-            call_credentials=None,
-            insecure=False,
-            compression=None,
-            wait_for_ready=None,
-            timeout=None,
-            metadata=None):
-        return grpc.experimental.unary_unary(
-            request,
-            target,
-            '/vance.v1.RecipeService/ApplyRecipe',
-            vance_dot_v1_dot_recipe__pb2.ApplyRecipeRequest.SerializeToString,
-            vance_dot_v1_dot_recipe__pb2.AppliedRecipe.FromString,
             options,
             channel_credentials,
             insecure,
@@ -467,60 +369,6 @@ class RecipeService:
             _registered_method=True)
 
     @staticmethod
-    def ResolveLifecycle(request,
-            target,
-            options=(),
-            channel_credentials=None,
-            call_credentials=None,
-            insecure=False,
-            compression=None,
-            wait_for_ready=None,
-            timeout=None,
-            metadata=None):
-        return grpc.experimental.unary_unary(
-            request,
-            target,
-            '/vance.v1.RecipeService/ResolveLifecycle',
-            vance_dot_v1_dot_recipe__pb2.ResolveLifecycleRequest.SerializeToString,
-            vance_dot_v1_dot_recipe__pb2.ResolvedLifecycle.FromString,
-            options,
-            channel_credentials,
-            insecure,
-            call_credentials,
-            compression,
-            wait_for_ready,
-            timeout,
-            metadata,
-            _registered_method=True)
-
-    @staticmethod
-    def ListEngines(request,
-            target,
-            options=(),
-            channel_credentials=None,
-            call_credentials=None,
-            insecure=False,
-            compression=None,
-            wait_for_ready=None,
-            timeout=None,
-            metadata=None):
-        return grpc.experimental.unary_unary(
-            request,
-            target,
-            '/vance.v1.RecipeService/ListEngines',
-            vance_dot_v1_dot_recipe__pb2.ListEnginesRequest.SerializeToString,
-            vance_dot_v1_dot_recipe__pb2.ListEnginesResponse.FromString,
-            options,
-            channel_credentials,
-            insecure,
-            call_credentials,
-            compression,
-            wait_for_ready,
-            timeout,
-            metadata,
-            _registered_method=True)
-
-    @staticmethod
     def ReloadEngines(request,
             target,
             options=(),
@@ -537,60 +385,6 @@ class RecipeService:
             '/vance.v1.RecipeService/ReloadEngines',
             vance_dot_v1_dot_recipe__pb2.ListEnginesRequest.SerializeToString,
             vance_dot_v1_dot_recipe__pb2.ListEnginesResponse.FromString,
-            options,
-            channel_credentials,
-            insecure,
-            call_credentials,
-            compression,
-            wait_for_ready,
-            timeout,
-            metadata,
-            _registered_method=True)
-
-    @staticmethod
-    def SelectRecipe(request,
-            target,
-            options=(),
-            channel_credentials=None,
-            call_credentials=None,
-            insecure=False,
-            compression=None,
-            wait_for_ready=None,
-            timeout=None,
-            metadata=None):
-        return grpc.experimental.unary_unary(
-            request,
-            target,
-            '/vance.v1.RecipeService/SelectRecipe',
-            vance_dot_v1_dot_recipe__pb2.SelectRecipeRequest.SerializeToString,
-            vance_dot_v1_dot_recipe__pb2.RecipeSelection.FromString,
-            options,
-            channel_credentials,
-            insecure,
-            call_credentials,
-            compression,
-            wait_for_ready,
-            timeout,
-            metadata,
-            _registered_method=True)
-
-    @staticmethod
-    def ListInventory(request,
-            target,
-            options=(),
-            channel_credentials=None,
-            call_credentials=None,
-            insecure=False,
-            compression=None,
-            wait_for_ready=None,
-            timeout=None,
-            metadata=None):
-        return grpc.experimental.unary_unary(
-            request,
-            target,
-            '/vance.v1.RecipeService/ListInventory',
-            vance_dot_v1_dot_recipe__pb2.ListInventoryRequest.SerializeToString,
-            vance_dot_v1_dot_recipe__pb2.Inventory.FromString,
             options,
             channel_credentials,
             insecure,

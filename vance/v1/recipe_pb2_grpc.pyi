@@ -29,6 +29,10 @@ GRPC_GENERATED_VERSION: str
 GRPC_VERSION: str
 
 class RecipeServiceStub:
+    """recipe_service: recipes (bundled, tenant, project) and recipe manuals. Writes are for tenant
+    admins (PERMISSION_DENIED admin_required); an unknown recipe or manual is NOT_FOUND.
+    """
+
     @_typing.overload
     def __new__(cls, channel: _grpc.Channel) -> _Self: ...
     @_typing.overload
@@ -38,63 +42,71 @@ class RecipeServiceStub:
     level that has it wins. `source` narrows the list to one stored level.
     """
     GetRecipe: _grpc.UnaryUnaryMultiCallable[_recipe_pb2.GetRecipeRequest, _recipe_pb2.Recipe]
-    ApplyRecipe: _grpc.UnaryUnaryMultiCallable[_recipe_pb2.ApplyRecipeRequest, _recipe_pb2.AppliedRecipe]
-    """Resolves a recipe for a spawn: cascade lookup, parameter merge, profile block, prompt."""
+    """One recipe as the project sees it (project, then tenant, then bundled). NOT_FOUND
+    (recipe_not_found) when no level has it.
+    """
     CreateRecipe: _grpc.UnaryUnaryMultiCallable[_recipe_pb2.CreateRecipeRequest, _recipe_pb2.Recipe]
     """Stored recipes: tenant level when project_id is empty, else project level."""
     UpdateRecipe: _grpc.UnaryUnaryMultiCallable[_recipe_pb2.UpdateRecipeRequest, _recipe_pb2.Recipe]
+    """Replaces a stored recipe's whole document. NOT_FOUND when not stored at that level;
+    INVALID_ARGUMENT for a bad document.
+    """
     DeleteRecipe: _grpc.UnaryUnaryMultiCallable[_recipe_pb2.DeleteRecipeRequest, _recipe_pb2.DeleteRecipeResponse]
-    ResolveLifecycle: _grpc.UnaryUnaryMultiCallable[_recipe_pb2.ResolveLifecycleRequest, _recipe_pb2.ResolvedLifecycle]
-    """The five session lifecycle properties for a bootstrap recipe and profile (seed 002 §6)."""
-    ListEngines: _grpc.UnaryUnaryMultiCallable[_recipe_pb2.ListEnginesRequest, _recipe_pb2.ListEnginesResponse]
+    """Deletes a stored recipe at its level (a bundled one cannot be deleted: NOT_FOUND)."""
     ReloadEngines: _grpc.UnaryUnaryMultiCallable[_recipe_pb2.ListEnginesRequest, _recipe_pb2.ListEnginesResponse]
     """Re-reads the engine catalog file; on a parse error the old catalog stays active."""
-    SelectRecipe: _grpc.UnaryUnaryMultiCallable[_recipe_pb2.SelectRecipeRequest, _recipe_pb2.RecipeSelection]
-    """The recipe selector of process_create_delegate: one model call over the engine catalog
-    and the recipe inventory. Never fails for a bad task or model reply: those end as NONE.
-    """
-    ListInventory: _grpc.UnaryUnaryMultiCallable[_recipe_pb2.ListInventoryRequest, _recipe_pb2.Inventory]
-    """What the selector may pick: listed, not internal, no `_` names, capped."""
     ListManuals: _grpc.UnaryUnaryMultiCallable[_recipe_pb2.ListManualsRequest, _recipe_pb2.ListManualsResponse]
     """The manuals a recipe names in params.manualPaths, each found project -> tenant -> bundled."""
     ReadManual: _grpc.UnaryUnaryMultiCallable[_recipe_pb2.ReadManualRequest, _recipe_pb2.Manual]
+    """One manual with its content. NOT_FOUND when no level has it, or when `recipe` is set and does
+    not name it.
+    """
     PutManual: _grpc.UnaryUnaryMultiCallable[_recipe_pb2.PutManualRequest, _recipe_pb2.Manual]
     """Stored manuals: tenant level when project_id is empty, else project level."""
     DeleteManual: _grpc.UnaryUnaryMultiCallable[_recipe_pb2.DeleteManualRequest, _recipe_pb2.DeleteManualResponse]
+    """Deletes a stored manual at its level."""
 
 @_typing.type_check_only
 class RecipeServiceAsyncStub(RecipeServiceStub):
+    """recipe_service: recipes (bundled, tenant, project) and recipe manuals. Writes are for tenant
+    admins (PERMISSION_DENIED admin_required); an unknown recipe or manual is NOT_FOUND.
+    """
+
     def __init__(self, channel: _aio.Channel) -> None: ...
     ListRecipes: _aio.UnaryUnaryMultiCallable[_recipe_pb2.ListRecipesRequest, _recipe_pb2.ListRecipesResponse]  # type: ignore[assignment]
     """The recipes visible in a project: project, then tenant, then bundled; per name the first
     level that has it wins. `source` narrows the list to one stored level.
     """
     GetRecipe: _aio.UnaryUnaryMultiCallable[_recipe_pb2.GetRecipeRequest, _recipe_pb2.Recipe]  # type: ignore[assignment]
-    ApplyRecipe: _aio.UnaryUnaryMultiCallable[_recipe_pb2.ApplyRecipeRequest, _recipe_pb2.AppliedRecipe]  # type: ignore[assignment]
-    """Resolves a recipe for a spawn: cascade lookup, parameter merge, profile block, prompt."""
+    """One recipe as the project sees it (project, then tenant, then bundled). NOT_FOUND
+    (recipe_not_found) when no level has it.
+    """
     CreateRecipe: _aio.UnaryUnaryMultiCallable[_recipe_pb2.CreateRecipeRequest, _recipe_pb2.Recipe]  # type: ignore[assignment]
     """Stored recipes: tenant level when project_id is empty, else project level."""
     UpdateRecipe: _aio.UnaryUnaryMultiCallable[_recipe_pb2.UpdateRecipeRequest, _recipe_pb2.Recipe]  # type: ignore[assignment]
+    """Replaces a stored recipe's whole document. NOT_FOUND when not stored at that level;
+    INVALID_ARGUMENT for a bad document.
+    """
     DeleteRecipe: _aio.UnaryUnaryMultiCallable[_recipe_pb2.DeleteRecipeRequest, _recipe_pb2.DeleteRecipeResponse]  # type: ignore[assignment]
-    ResolveLifecycle: _aio.UnaryUnaryMultiCallable[_recipe_pb2.ResolveLifecycleRequest, _recipe_pb2.ResolvedLifecycle]  # type: ignore[assignment]
-    """The five session lifecycle properties for a bootstrap recipe and profile (seed 002 §6)."""
-    ListEngines: _aio.UnaryUnaryMultiCallable[_recipe_pb2.ListEnginesRequest, _recipe_pb2.ListEnginesResponse]  # type: ignore[assignment]
+    """Deletes a stored recipe at its level (a bundled one cannot be deleted: NOT_FOUND)."""
     ReloadEngines: _aio.UnaryUnaryMultiCallable[_recipe_pb2.ListEnginesRequest, _recipe_pb2.ListEnginesResponse]  # type: ignore[assignment]
     """Re-reads the engine catalog file; on a parse error the old catalog stays active."""
-    SelectRecipe: _aio.UnaryUnaryMultiCallable[_recipe_pb2.SelectRecipeRequest, _recipe_pb2.RecipeSelection]  # type: ignore[assignment]
-    """The recipe selector of process_create_delegate: one model call over the engine catalog
-    and the recipe inventory. Never fails for a bad task or model reply: those end as NONE.
-    """
-    ListInventory: _aio.UnaryUnaryMultiCallable[_recipe_pb2.ListInventoryRequest, _recipe_pb2.Inventory]  # type: ignore[assignment]
-    """What the selector may pick: listed, not internal, no `_` names, capped."""
     ListManuals: _aio.UnaryUnaryMultiCallable[_recipe_pb2.ListManualsRequest, _recipe_pb2.ListManualsResponse]  # type: ignore[assignment]
     """The manuals a recipe names in params.manualPaths, each found project -> tenant -> bundled."""
     ReadManual: _aio.UnaryUnaryMultiCallable[_recipe_pb2.ReadManualRequest, _recipe_pb2.Manual]  # type: ignore[assignment]
+    """One manual with its content. NOT_FOUND when no level has it, or when `recipe` is set and does
+    not name it.
+    """
     PutManual: _aio.UnaryUnaryMultiCallable[_recipe_pb2.PutManualRequest, _recipe_pb2.Manual]  # type: ignore[assignment]
     """Stored manuals: tenant level when project_id is empty, else project level."""
     DeleteManual: _aio.UnaryUnaryMultiCallable[_recipe_pb2.DeleteManualRequest, _recipe_pb2.DeleteManualResponse]  # type: ignore[assignment]
+    """Deletes a stored manual at its level."""
 
 class RecipeServiceServicer(metaclass=_abc_1.ABCMeta):
+    """recipe_service: recipes (bundled, tenant, project) and recipe manuals. Writes are for tenant
+    admins (PERMISSION_DENIED admin_required); an unknown recipe or manual is NOT_FOUND.
+    """
+
     @_abc_1.abstractmethod
     def ListRecipes(
         self,
@@ -110,15 +122,10 @@ class RecipeServiceServicer(metaclass=_abc_1.ABCMeta):
         self,
         request: _recipe_pb2.GetRecipeRequest,
         context: _ServicerContext,
-    ) -> _typing.Union[_recipe_pb2.Recipe, _abc.Awaitable[_recipe_pb2.Recipe]]: ...
-
-    @_abc_1.abstractmethod
-    def ApplyRecipe(
-        self,
-        request: _recipe_pb2.ApplyRecipeRequest,
-        context: _ServicerContext,
-    ) -> _typing.Union[_recipe_pb2.AppliedRecipe, _abc.Awaitable[_recipe_pb2.AppliedRecipe]]:
-        """Resolves a recipe for a spawn: cascade lookup, parameter merge, profile block, prompt."""
+    ) -> _typing.Union[_recipe_pb2.Recipe, _abc.Awaitable[_recipe_pb2.Recipe]]:
+        """One recipe as the project sees it (project, then tenant, then bundled). NOT_FOUND
+        (recipe_not_found) when no level has it.
+        """
 
     @_abc_1.abstractmethod
     def CreateRecipe(
@@ -133,29 +140,18 @@ class RecipeServiceServicer(metaclass=_abc_1.ABCMeta):
         self,
         request: _recipe_pb2.UpdateRecipeRequest,
         context: _ServicerContext,
-    ) -> _typing.Union[_recipe_pb2.Recipe, _abc.Awaitable[_recipe_pb2.Recipe]]: ...
+    ) -> _typing.Union[_recipe_pb2.Recipe, _abc.Awaitable[_recipe_pb2.Recipe]]:
+        """Replaces a stored recipe's whole document. NOT_FOUND when not stored at that level;
+        INVALID_ARGUMENT for a bad document.
+        """
 
     @_abc_1.abstractmethod
     def DeleteRecipe(
         self,
         request: _recipe_pb2.DeleteRecipeRequest,
         context: _ServicerContext,
-    ) -> _typing.Union[_recipe_pb2.DeleteRecipeResponse, _abc.Awaitable[_recipe_pb2.DeleteRecipeResponse]]: ...
-
-    @_abc_1.abstractmethod
-    def ResolveLifecycle(
-        self,
-        request: _recipe_pb2.ResolveLifecycleRequest,
-        context: _ServicerContext,
-    ) -> _typing.Union[_recipe_pb2.ResolvedLifecycle, _abc.Awaitable[_recipe_pb2.ResolvedLifecycle]]:
-        """The five session lifecycle properties for a bootstrap recipe and profile (seed 002 §6)."""
-
-    @_abc_1.abstractmethod
-    def ListEngines(
-        self,
-        request: _recipe_pb2.ListEnginesRequest,
-        context: _ServicerContext,
-    ) -> _typing.Union[_recipe_pb2.ListEnginesResponse, _abc.Awaitable[_recipe_pb2.ListEnginesResponse]]: ...
+    ) -> _typing.Union[_recipe_pb2.DeleteRecipeResponse, _abc.Awaitable[_recipe_pb2.DeleteRecipeResponse]]:
+        """Deletes a stored recipe at its level (a bundled one cannot be deleted: NOT_FOUND)."""
 
     @_abc_1.abstractmethod
     def ReloadEngines(
@@ -164,24 +160,6 @@ class RecipeServiceServicer(metaclass=_abc_1.ABCMeta):
         context: _ServicerContext,
     ) -> _typing.Union[_recipe_pb2.ListEnginesResponse, _abc.Awaitable[_recipe_pb2.ListEnginesResponse]]:
         """Re-reads the engine catalog file; on a parse error the old catalog stays active."""
-
-    @_abc_1.abstractmethod
-    def SelectRecipe(
-        self,
-        request: _recipe_pb2.SelectRecipeRequest,
-        context: _ServicerContext,
-    ) -> _typing.Union[_recipe_pb2.RecipeSelection, _abc.Awaitable[_recipe_pb2.RecipeSelection]]:
-        """The recipe selector of process_create_delegate: one model call over the engine catalog
-        and the recipe inventory. Never fails for a bad task or model reply: those end as NONE.
-        """
-
-    @_abc_1.abstractmethod
-    def ListInventory(
-        self,
-        request: _recipe_pb2.ListInventoryRequest,
-        context: _ServicerContext,
-    ) -> _typing.Union[_recipe_pb2.Inventory, _abc.Awaitable[_recipe_pb2.Inventory]]:
-        """What the selector may pick: listed, not internal, no `_` names, capped."""
 
     @_abc_1.abstractmethod
     def ListManuals(
@@ -196,7 +174,10 @@ class RecipeServiceServicer(metaclass=_abc_1.ABCMeta):
         self,
         request: _recipe_pb2.ReadManualRequest,
         context: _ServicerContext,
-    ) -> _typing.Union[_recipe_pb2.Manual, _abc.Awaitable[_recipe_pb2.Manual]]: ...
+    ) -> _typing.Union[_recipe_pb2.Manual, _abc.Awaitable[_recipe_pb2.Manual]]:
+        """One manual with its content. NOT_FOUND when no level has it, or when `recipe` is set and does
+        not name it.
+        """
 
     @_abc_1.abstractmethod
     def PutManual(
@@ -211,6 +192,7 @@ class RecipeServiceServicer(metaclass=_abc_1.ABCMeta):
         self,
         request: _recipe_pb2.DeleteManualRequest,
         context: _ServicerContext,
-    ) -> _typing.Union[_recipe_pb2.DeleteManualResponse, _abc.Awaitable[_recipe_pb2.DeleteManualResponse]]: ...
+    ) -> _typing.Union[_recipe_pb2.DeleteManualResponse, _abc.Awaitable[_recipe_pb2.DeleteManualResponse]]:
+        """Deletes a stored manual at its level."""
 
 def add_RecipeServiceServicer_to_server(servicer: RecipeServiceServicer, server: _typing.Union[_grpc.Server, _aio.Server]) -> None: ...

@@ -26,7 +26,11 @@ if _version_not_supported:
 
 
 class SessionServiceStub:
-    """Missing associated documentation comment in .proto file."""
+    """session_service: tenants, users, projects, sessions and their lifecycle, settings, search and the
+    user's inbox. Calls need `authorization: Bearer <token>` (UNAUTHENTICATED otherwise); a user
+    token acts within its tenant, on its own sessions unless it is a tenant admin. Errors carry the
+    reason in the `vance-reason` trailer.
+    """
 
     def __init__(self, channel):
         """Constructor.
@@ -34,11 +38,6 @@ class SessionServiceStub:
         Args:
             channel: A grpc.Channel.
         """
-        self.Authenticate = channel.unary_unary(
-                '/vance.v1.SessionService/Authenticate',
-                request_serializer=vance_dot_v1_dot_session__pb2.AuthenticateRequest.SerializeToString,
-                response_deserializer=vance_dot_v1_dot_session__pb2.User.FromString,
-                _registered_method=True)
         self.GetUser = channel.unary_unary(
                 '/vance.v1.SessionService/GetUser',
                 request_serializer=vance_dot_v1_dot_session__pb2.GetUserRequest.SerializeToString,
@@ -94,11 +93,6 @@ class SessionServiceStub:
                 request_serializer=vance_dot_v1_dot_session__pb2.HeartbeatRequest.SerializeToString,
                 response_deserializer=vance_dot_v1_dot_session__pb2.HeartbeatResponse.FromString,
                 _registered_method=True)
-        self.RenewBindLeases = channel.unary_unary(
-                '/vance.v1.SessionService/RenewBindLeases',
-                request_serializer=vance_dot_v1_dot_session__pb2.RenewBindLeasesRequest.SerializeToString,
-                response_deserializer=vance_dot_v1_dot_session__pb2.RenewBindLeasesResponse.FromString,
-                _registered_method=True)
         self.ReleaseBind = channel.unary_unary(
                 '/vance.v1.SessionService/ReleaseBind',
                 request_serializer=vance_dot_v1_dot_session__pb2.ReleaseBindRequest.SerializeToString,
@@ -149,56 +143,6 @@ class SessionServiceStub:
                 request_serializer=vance_dot_v1_dot_session__pb2.UpdateSettingsRequest.SerializeToString,
                 response_deserializer=vance_dot_v1_dot_session__pb2.Settings.FromString,
                 _registered_method=True)
-        self.RunSweeps = channel.unary_unary(
-                '/vance.v1.SessionService/RunSweeps',
-                request_serializer=vance_dot_v1_dot_session__pb2.RunSweepsRequest.SerializeToString,
-                response_deserializer=vance_dot_v1_dot_session__pb2.RunSweepsResponse.FromString,
-                _registered_method=True)
-        self.RestartForced = channel.unary_unary(
-                '/vance.v1.SessionService/RestartForced',
-                request_serializer=vance_dot_v1_dot_session__pb2.RestartForcedRequest.SerializeToString,
-                response_deserializer=vance_dot_v1_dot_session__pb2.RunSweepsResponse.FromString,
-                _registered_method=True)
-        self.ResolveEngineSettings = channel.unary_unary(
-                '/vance.v1.SessionService/ResolveEngineSettings',
-                request_serializer=vance_dot_v1_dot_session__pb2.ResolveEngineSettingsRequest.SerializeToString,
-                response_deserializer=vance_dot_v1_dot_session__pb2.EngineSettings.FromString,
-                _registered_method=True)
-        self.SetEngineSetting = channel.unary_unary(
-                '/vance.v1.SessionService/SetEngineSetting',
-                request_serializer=vance_dot_v1_dot_session__pb2.SetEngineSettingRequest.SerializeToString,
-                response_deserializer=vance_dot_v1_dot_session__pb2.EngineSettings.FromString,
-                _registered_method=True)
-        self.WatchSettings = channel.unary_stream(
-                '/vance.v1.SessionService/WatchSettings',
-                request_serializer=vance_dot_v1_dot_session__pb2.WatchSettingsRequest.SerializeToString,
-                response_deserializer=vance_dot_v1_dot_session__pb2.SettingsChange.FromString,
-                _registered_method=True)
-        self.NoteEngineStatus = channel.unary_unary(
-                '/vance.v1.SessionService/NoteEngineStatus',
-                request_serializer=vance_dot_v1_dot_session__pb2.NoteEngineStatusRequest.SerializeToString,
-                response_deserializer=vance_dot_v1_dot_session__pb2.NoteEngineStatusResponse.FromString,
-                _registered_method=True)
-        self.RenewReplica = channel.unary_unary(
-                '/vance.v1.SessionService/RenewReplica',
-                request_serializer=vance_dot_v1_dot_session__pb2.ReplicaRequest.SerializeToString,
-                response_deserializer=vance_dot_v1_dot_session__pb2.ReplicaResponse.FromString,
-                _registered_method=True)
-        self.ShutdownReplica = channel.unary_unary(
-                '/vance.v1.SessionService/ShutdownReplica',
-                request_serializer=vance_dot_v1_dot_session__pb2.ReplicaRequest.SerializeToString,
-                response_deserializer=vance_dot_v1_dot_session__pb2.ReplicaResponse.FromString,
-                _registered_method=True)
-        self.TakeOverReplicas = channel.unary_unary(
-                '/vance.v1.SessionService/TakeOverReplicas',
-                request_serializer=vance_dot_v1_dot_session__pb2.TakeOverReplicasRequest.SerializeToString,
-                response_deserializer=vance_dot_v1_dot_session__pb2.ReplicaResponse.FromString,
-                _registered_method=True)
-        self.EnsureHome = channel.unary_unary(
-                '/vance.v1.SessionService/EnsureHome',
-                request_serializer=vance_dot_v1_dot_session__pb2.EnsureHomeRequest.SerializeToString,
-                response_deserializer=vance_dot_v1_dot_session__pb2.HomeInfo.FromString,
-                _registered_method=True)
         self.OpenHubSession = channel.unary_unary(
                 '/vance.v1.SessionService/OpenHubSession',
                 request_serializer=vance_dot_v1_dot_session__pb2.OpenHubSessionRequest.SerializeToString,
@@ -224,11 +168,6 @@ class SessionServiceStub:
                 request_serializer=vance_dot_v1_dot_session__pb2.GetUserSettingRequest.SerializeToString,
                 response_deserializer=vance_dot_v1_dot_session__pb2.UserSetting.FromString,
                 _registered_method=True)
-        self.AddInboxItem = channel.unary_unary(
-                '/vance.v1.SessionService/AddInboxItem',
-                request_serializer=vance_dot_v1_dot_session__pb2.InboxItem.SerializeToString,
-                response_deserializer=vance_dot_v1_dot_session__pb2.InboxItem.FromString,
-                _registered_method=True)
         self.ListInboxItems = channel.unary_unary(
                 '/vance.v1.SessionService/ListInboxItems',
                 request_serializer=vance_dot_v1_dot_session__pb2.ListInboxItemsRequest.SerializeToString,
@@ -252,34 +191,38 @@ class SessionServiceStub:
 
 
 class SessionServiceServicer:
-    """Missing associated documentation comment in .proto file."""
-
-    def Authenticate(self, request, context):
-        """Missing associated documentation comment in .proto file."""
-        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
-        context.set_details('Method not implemented!')
-        raise NotImplementedError('Method not implemented!')
+    """session_service: tenants, users, projects, sessions and their lifecycle, settings, search and the
+    user's inbox. Calls need `authorization: Bearer <token>` (UNAUTHENTICATED otherwise); a user
+    token acts within its tenant, on its own sessions unless it is a tenant admin. Errors carry the
+    reason in the `vance-reason` trailer.
+    """
 
     def GetUser(self, request, context):
-        """Missing associated documentation comment in .proto file."""
+        """One user. Another user than the token's: tenant admins only. NOT_FOUND (user_not_found) when
+        there is none.
+        """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
     def CreateUser(self, request, context):
-        """Missing associated documentation comment in .proto file."""
+        """Creates a user. Tenant admins only; ALREADY_EXISTS when the username is taken.
+        """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
     def GetProject(self, request, context):
-        """Missing associated documentation comment in .proto file."""
+        """One project. NOT_FOUND (project_not_found) when there is none or it is another user's hub
+        project.
+        """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
     def CreateProject(self, request, context):
-        """Missing associated documentation comment in .proto file."""
+        """Creates a project. Tenant admins only; ALREADY_EXISTS when the id is taken.
+        """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
@@ -292,7 +235,9 @@ class SessionServiceServicer:
         raise NotImplementedError('Method not implemented!')
 
     def GetSession(self, request, context):
-        """Missing associated documentation comment in .proto file."""
+        """One session. NOT_FOUND (session_not_found), PERMISSION_DENIED (session_foreign) for another
+        user's.
+        """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
@@ -338,15 +283,6 @@ class SessionServiceServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
-    def RenewBindLeases(self, request, context):
-        """Many heartbeats in one call and one store write: a gateway renews the bind leases of all
-        its busy connections at once, ahead of their frames. `reclaim` is ignored; a beat answered
-        `ok: false` was not renewed (its connection asks with Heartbeat on its next frame).
-        """
-        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
-        context.set_details('Method not implemented!')
-        raise NotImplementedError('Method not implemented!')
-
     def ReleaseBind(self, request, context):
         """A connection leaves: a participant just leaves, a bind escalates to a survivor, else it is
         released and, on disconnect, onDisconnect applies.
@@ -384,19 +320,25 @@ class SessionServiceServicer:
         raise NotImplementedError('Method not implemented!')
 
     def ArchiveSession(self, request, context):
-        """Missing associated documentation comment in .proto file."""
+        """Archives a session (its processes close ARCHIVED): read-only until reactivated. Owner or tenant
+        admin; idempotent.
+        """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
     def ReactivateSession(self, request, context):
-        """Missing associated documentation comment in .proto file."""
+        """Reopens an ARCHIVED session with a new chat process whose chat starts as a copy of the old one.
+        FAILED_PRECONDITION when not archived.
+        """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
     def DeleteSession(self, request, context):
-        """Missing associated documentation comment in .proto file."""
+        """Deletes a session and everything kept for it. Owner or tenant admin; a repeated delete answers
+        deleted=false.
+        """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
@@ -417,81 +359,6 @@ class SessionServiceServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
-    def RunSweeps(self, request, context):
-        """Admin and tests: every sweep once, with now_ms as the time.
-        """
-        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
-        context.set_details('Method not implemented!')
-        raise NotImplementedError('Method not implemented!')
-
-    def RestartForced(self, request, context):
-        """Admin and tests: the auto-restart pass over FORCED-suspended sessions (seed 002 §10.1).
-        """
-        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
-        context.set_details('Method not implemented!')
-        raise NotImplementedError('Method not implemented!')
-
-    def ResolveEngineSettings(self, request, context):
-        """Engines (session_service/engine_settings.py): the typed settings of a process, read
-        through process -> session -> project -> tenant, and written at a chosen level.
-        """
-        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
-        context.set_details('Method not implemented!')
-        raise NotImplementedError('Method not implemented!')
-
-    def SetEngineSetting(self, request, context):
-        """Missing associated documentation comment in .proto file."""
-        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
-        context.set_details('Method not implemented!')
-        raise NotImplementedError('Method not implemented!')
-
-    def WatchSettings(self, request, context):
-        """One message at once and one after every settings write through this replica: a caller
-        that keeps resolved engine settings (engine workers) drops them on each.
-        """
-        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
-        context.set_details('Method not implemented!')
-        raise NotImplementedError('Method not implemented!')
-
-    def NoteEngineStatus(self, request, context):
-        """process_service, after engine status changes and new pending messages: recompute the
-        RUNNING/IDLE roll-up of these sessions and write it (and their list cards) when it changed,
-        and stamp their engine activity (session_service/rollup.py).
-        """
-        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
-        context.set_details('Method not implemented!')
-        raise NotImplementedError('Method not implemented!')
-
-    def RenewReplica(self, request, context):
-        """Gateway replicas (session_service/ownership.py): renew the lease on the sessions a replica
-        holds; a replica shutting down suspends them FORCED; an expired lease is taken over (the
-        sweep does it; admin and tests call it with a time) and its sessions suspended FORCED,
-        then auto-restarted when that is enabled.
-        """
-        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
-        context.set_details('Method not implemented!')
-        raise NotImplementedError('Method not implemented!')
-
-    def ShutdownReplica(self, request, context):
-        """Missing associated documentation comment in .proto file."""
-        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
-        context.set_details('Method not implemented!')
-        raise NotImplementedError('Method not implemented!')
-
-    def TakeOverReplicas(self, request, context):
-        """Missing associated documentation comment in .proto file."""
-        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
-        context.set_details('Method not implemented!')
-        raise NotImplementedError('Method not implemented!')
-
-    def EnsureHome(self, request, context):
-        """---- Eddie hub (docs/protocol.md "Hub") ----
-        Idempotent: the tenant's `Home` group, the user's SYSTEM project and `home.project.id`.
-        """
-        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
-        context.set_details('Method not implemented!')
-        raise NotImplementedError('Method not implemented!')
-
     def OpenHubSession(self, request, context):
         """Binds the connection to the user's most recent unbound open hub session, or creates one.
         """
@@ -500,56 +367,59 @@ class SessionServiceServicer:
         raise NotImplementedError('Method not implemented!')
 
     def ListProjects(self, request, context):
-        """Missing associated documentation comment in .proto file."""
+        """The projects the caller sees: NORMAL ones of the tenant, and their own SYSTEM (hub) project
+        when asked.
+        """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
     def DeleteProject(self, request, context):
-        """Missing associated documentation comment in .proto file."""
+        """Deletes a project. Tenant admins, or the owner of a hub project.
+        """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
     def ArchiveProject(self, request, context):
-        """Missing associated documentation comment in .proto file."""
+        """Archives a project: hidden from default lists, its sessions kept.
+        """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
     def GetUserSetting(self, request, context):
-        """Missing associated documentation comment in .proto file."""
-        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
-        context.set_details('Method not implemented!')
-        raise NotImplementedError('Method not implemented!')
-
-    def AddInboxItem(self, request, context):
-        """The user's inbox.
+        """One of a user's own settings (e.g. home.project.id); value empty when unset.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
     def ListInboxItems(self, request, context):
-        """Missing associated documentation comment in .proto file."""
+        """The token's user's inbox, newest first. Another user's: PERMISSION_DENIED (inbox_foreign).
+        """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
     def GetInboxItem(self, request, context):
-        """Missing associated documentation comment in .proto file."""
+        """One inbox item of the token's user. NOT_FOUND when there is none.
+        """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
     def MarkInboxItem(self, request, context):
-        """Missing associated documentation comment in .proto file."""
+        """Marks an inbox item read or unread; idempotent.
+        """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
     def AnswerInboxItem(self, request, context):
-        """Missing associated documentation comment in .proto file."""
+        """Answers an inbox item; the asking process gets the answer in its inbox. FAILED_PRECONDITION
+        when already answered.
+        """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
@@ -557,11 +427,6 @@ class SessionServiceServicer:
 
 def add_SessionServiceServicer_to_server(servicer, server):
     rpc_method_handlers = {
-            'Authenticate': grpc.unary_unary_rpc_method_handler(
-                    servicer.Authenticate,
-                    request_deserializer=vance_dot_v1_dot_session__pb2.AuthenticateRequest.FromString,
-                    response_serializer=vance_dot_v1_dot_session__pb2.User.SerializeToString,
-            ),
             'GetUser': grpc.unary_unary_rpc_method_handler(
                     servicer.GetUser,
                     request_deserializer=vance_dot_v1_dot_session__pb2.GetUserRequest.FromString,
@@ -617,11 +482,6 @@ def add_SessionServiceServicer_to_server(servicer, server):
                     request_deserializer=vance_dot_v1_dot_session__pb2.HeartbeatRequest.FromString,
                     response_serializer=vance_dot_v1_dot_session__pb2.HeartbeatResponse.SerializeToString,
             ),
-            'RenewBindLeases': grpc.unary_unary_rpc_method_handler(
-                    servicer.RenewBindLeases,
-                    request_deserializer=vance_dot_v1_dot_session__pb2.RenewBindLeasesRequest.FromString,
-                    response_serializer=vance_dot_v1_dot_session__pb2.RenewBindLeasesResponse.SerializeToString,
-            ),
             'ReleaseBind': grpc.unary_unary_rpc_method_handler(
                     servicer.ReleaseBind,
                     request_deserializer=vance_dot_v1_dot_session__pb2.ReleaseBindRequest.FromString,
@@ -672,56 +532,6 @@ def add_SessionServiceServicer_to_server(servicer, server):
                     request_deserializer=vance_dot_v1_dot_session__pb2.UpdateSettingsRequest.FromString,
                     response_serializer=vance_dot_v1_dot_session__pb2.Settings.SerializeToString,
             ),
-            'RunSweeps': grpc.unary_unary_rpc_method_handler(
-                    servicer.RunSweeps,
-                    request_deserializer=vance_dot_v1_dot_session__pb2.RunSweepsRequest.FromString,
-                    response_serializer=vance_dot_v1_dot_session__pb2.RunSweepsResponse.SerializeToString,
-            ),
-            'RestartForced': grpc.unary_unary_rpc_method_handler(
-                    servicer.RestartForced,
-                    request_deserializer=vance_dot_v1_dot_session__pb2.RestartForcedRequest.FromString,
-                    response_serializer=vance_dot_v1_dot_session__pb2.RunSweepsResponse.SerializeToString,
-            ),
-            'ResolveEngineSettings': grpc.unary_unary_rpc_method_handler(
-                    servicer.ResolveEngineSettings,
-                    request_deserializer=vance_dot_v1_dot_session__pb2.ResolveEngineSettingsRequest.FromString,
-                    response_serializer=vance_dot_v1_dot_session__pb2.EngineSettings.SerializeToString,
-            ),
-            'SetEngineSetting': grpc.unary_unary_rpc_method_handler(
-                    servicer.SetEngineSetting,
-                    request_deserializer=vance_dot_v1_dot_session__pb2.SetEngineSettingRequest.FromString,
-                    response_serializer=vance_dot_v1_dot_session__pb2.EngineSettings.SerializeToString,
-            ),
-            'WatchSettings': grpc.unary_stream_rpc_method_handler(
-                    servicer.WatchSettings,
-                    request_deserializer=vance_dot_v1_dot_session__pb2.WatchSettingsRequest.FromString,
-                    response_serializer=vance_dot_v1_dot_session__pb2.SettingsChange.SerializeToString,
-            ),
-            'NoteEngineStatus': grpc.unary_unary_rpc_method_handler(
-                    servicer.NoteEngineStatus,
-                    request_deserializer=vance_dot_v1_dot_session__pb2.NoteEngineStatusRequest.FromString,
-                    response_serializer=vance_dot_v1_dot_session__pb2.NoteEngineStatusResponse.SerializeToString,
-            ),
-            'RenewReplica': grpc.unary_unary_rpc_method_handler(
-                    servicer.RenewReplica,
-                    request_deserializer=vance_dot_v1_dot_session__pb2.ReplicaRequest.FromString,
-                    response_serializer=vance_dot_v1_dot_session__pb2.ReplicaResponse.SerializeToString,
-            ),
-            'ShutdownReplica': grpc.unary_unary_rpc_method_handler(
-                    servicer.ShutdownReplica,
-                    request_deserializer=vance_dot_v1_dot_session__pb2.ReplicaRequest.FromString,
-                    response_serializer=vance_dot_v1_dot_session__pb2.ReplicaResponse.SerializeToString,
-            ),
-            'TakeOverReplicas': grpc.unary_unary_rpc_method_handler(
-                    servicer.TakeOverReplicas,
-                    request_deserializer=vance_dot_v1_dot_session__pb2.TakeOverReplicasRequest.FromString,
-                    response_serializer=vance_dot_v1_dot_session__pb2.ReplicaResponse.SerializeToString,
-            ),
-            'EnsureHome': grpc.unary_unary_rpc_method_handler(
-                    servicer.EnsureHome,
-                    request_deserializer=vance_dot_v1_dot_session__pb2.EnsureHomeRequest.FromString,
-                    response_serializer=vance_dot_v1_dot_session__pb2.HomeInfo.SerializeToString,
-            ),
             'OpenHubSession': grpc.unary_unary_rpc_method_handler(
                     servicer.OpenHubSession,
                     request_deserializer=vance_dot_v1_dot_session__pb2.OpenHubSessionRequest.FromString,
@@ -746,11 +556,6 @@ def add_SessionServiceServicer_to_server(servicer, server):
                     servicer.GetUserSetting,
                     request_deserializer=vance_dot_v1_dot_session__pb2.GetUserSettingRequest.FromString,
                     response_serializer=vance_dot_v1_dot_session__pb2.UserSetting.SerializeToString,
-            ),
-            'AddInboxItem': grpc.unary_unary_rpc_method_handler(
-                    servicer.AddInboxItem,
-                    request_deserializer=vance_dot_v1_dot_session__pb2.InboxItem.FromString,
-                    response_serializer=vance_dot_v1_dot_session__pb2.InboxItem.SerializeToString,
             ),
             'ListInboxItems': grpc.unary_unary_rpc_method_handler(
                     servicer.ListInboxItems,
@@ -781,34 +586,11 @@ def add_SessionServiceServicer_to_server(servicer, server):
 
  # This class is part of an EXPERIMENTAL API.
 class SessionService:
-    """Missing associated documentation comment in .proto file."""
-
-    @staticmethod
-    def Authenticate(request,
-            target,
-            options=(),
-            channel_credentials=None,
-            call_credentials=None,
-            insecure=False,
-            compression=None,
-            wait_for_ready=None,
-            timeout=None,
-            metadata=None):
-        return grpc.experimental.unary_unary(
-            request,
-            target,
-            '/vance.v1.SessionService/Authenticate',
-            vance_dot_v1_dot_session__pb2.AuthenticateRequest.SerializeToString,
-            vance_dot_v1_dot_session__pb2.User.FromString,
-            options,
-            channel_credentials,
-            insecure,
-            call_credentials,
-            compression,
-            wait_for_ready,
-            timeout,
-            metadata,
-            _registered_method=True)
+    """session_service: tenants, users, projects, sessions and their lifecycle, settings, search and the
+    user's inbox. Calls need `authorization: Bearer <token>` (UNAUTHENTICATED otherwise); a user
+    token acts within its tenant, on its own sessions unless it is a tenant admin. Errors carry the
+    reason in the `vance-reason` trailer.
+    """
 
     @staticmethod
     def GetUser(request,
@@ -1108,33 +890,6 @@ class SessionService:
             _registered_method=True)
 
     @staticmethod
-    def RenewBindLeases(request,
-            target,
-            options=(),
-            channel_credentials=None,
-            call_credentials=None,
-            insecure=False,
-            compression=None,
-            wait_for_ready=None,
-            timeout=None,
-            metadata=None):
-        return grpc.experimental.unary_unary(
-            request,
-            target,
-            '/vance.v1.SessionService/RenewBindLeases',
-            vance_dot_v1_dot_session__pb2.RenewBindLeasesRequest.SerializeToString,
-            vance_dot_v1_dot_session__pb2.RenewBindLeasesResponse.FromString,
-            options,
-            channel_credentials,
-            insecure,
-            call_credentials,
-            compression,
-            wait_for_ready,
-            timeout,
-            metadata,
-            _registered_method=True)
-
-    @staticmethod
     def ReleaseBind(request,
             target,
             options=(),
@@ -1405,276 +1160,6 @@ class SessionService:
             _registered_method=True)
 
     @staticmethod
-    def RunSweeps(request,
-            target,
-            options=(),
-            channel_credentials=None,
-            call_credentials=None,
-            insecure=False,
-            compression=None,
-            wait_for_ready=None,
-            timeout=None,
-            metadata=None):
-        return grpc.experimental.unary_unary(
-            request,
-            target,
-            '/vance.v1.SessionService/RunSweeps',
-            vance_dot_v1_dot_session__pb2.RunSweepsRequest.SerializeToString,
-            vance_dot_v1_dot_session__pb2.RunSweepsResponse.FromString,
-            options,
-            channel_credentials,
-            insecure,
-            call_credentials,
-            compression,
-            wait_for_ready,
-            timeout,
-            metadata,
-            _registered_method=True)
-
-    @staticmethod
-    def RestartForced(request,
-            target,
-            options=(),
-            channel_credentials=None,
-            call_credentials=None,
-            insecure=False,
-            compression=None,
-            wait_for_ready=None,
-            timeout=None,
-            metadata=None):
-        return grpc.experimental.unary_unary(
-            request,
-            target,
-            '/vance.v1.SessionService/RestartForced',
-            vance_dot_v1_dot_session__pb2.RestartForcedRequest.SerializeToString,
-            vance_dot_v1_dot_session__pb2.RunSweepsResponse.FromString,
-            options,
-            channel_credentials,
-            insecure,
-            call_credentials,
-            compression,
-            wait_for_ready,
-            timeout,
-            metadata,
-            _registered_method=True)
-
-    @staticmethod
-    def ResolveEngineSettings(request,
-            target,
-            options=(),
-            channel_credentials=None,
-            call_credentials=None,
-            insecure=False,
-            compression=None,
-            wait_for_ready=None,
-            timeout=None,
-            metadata=None):
-        return grpc.experimental.unary_unary(
-            request,
-            target,
-            '/vance.v1.SessionService/ResolveEngineSettings',
-            vance_dot_v1_dot_session__pb2.ResolveEngineSettingsRequest.SerializeToString,
-            vance_dot_v1_dot_session__pb2.EngineSettings.FromString,
-            options,
-            channel_credentials,
-            insecure,
-            call_credentials,
-            compression,
-            wait_for_ready,
-            timeout,
-            metadata,
-            _registered_method=True)
-
-    @staticmethod
-    def SetEngineSetting(request,
-            target,
-            options=(),
-            channel_credentials=None,
-            call_credentials=None,
-            insecure=False,
-            compression=None,
-            wait_for_ready=None,
-            timeout=None,
-            metadata=None):
-        return grpc.experimental.unary_unary(
-            request,
-            target,
-            '/vance.v1.SessionService/SetEngineSetting',
-            vance_dot_v1_dot_session__pb2.SetEngineSettingRequest.SerializeToString,
-            vance_dot_v1_dot_session__pb2.EngineSettings.FromString,
-            options,
-            channel_credentials,
-            insecure,
-            call_credentials,
-            compression,
-            wait_for_ready,
-            timeout,
-            metadata,
-            _registered_method=True)
-
-    @staticmethod
-    def WatchSettings(request,
-            target,
-            options=(),
-            channel_credentials=None,
-            call_credentials=None,
-            insecure=False,
-            compression=None,
-            wait_for_ready=None,
-            timeout=None,
-            metadata=None):
-        return grpc.experimental.unary_stream(
-            request,
-            target,
-            '/vance.v1.SessionService/WatchSettings',
-            vance_dot_v1_dot_session__pb2.WatchSettingsRequest.SerializeToString,
-            vance_dot_v1_dot_session__pb2.SettingsChange.FromString,
-            options,
-            channel_credentials,
-            insecure,
-            call_credentials,
-            compression,
-            wait_for_ready,
-            timeout,
-            metadata,
-            _registered_method=True)
-
-    @staticmethod
-    def NoteEngineStatus(request,
-            target,
-            options=(),
-            channel_credentials=None,
-            call_credentials=None,
-            insecure=False,
-            compression=None,
-            wait_for_ready=None,
-            timeout=None,
-            metadata=None):
-        return grpc.experimental.unary_unary(
-            request,
-            target,
-            '/vance.v1.SessionService/NoteEngineStatus',
-            vance_dot_v1_dot_session__pb2.NoteEngineStatusRequest.SerializeToString,
-            vance_dot_v1_dot_session__pb2.NoteEngineStatusResponse.FromString,
-            options,
-            channel_credentials,
-            insecure,
-            call_credentials,
-            compression,
-            wait_for_ready,
-            timeout,
-            metadata,
-            _registered_method=True)
-
-    @staticmethod
-    def RenewReplica(request,
-            target,
-            options=(),
-            channel_credentials=None,
-            call_credentials=None,
-            insecure=False,
-            compression=None,
-            wait_for_ready=None,
-            timeout=None,
-            metadata=None):
-        return grpc.experimental.unary_unary(
-            request,
-            target,
-            '/vance.v1.SessionService/RenewReplica',
-            vance_dot_v1_dot_session__pb2.ReplicaRequest.SerializeToString,
-            vance_dot_v1_dot_session__pb2.ReplicaResponse.FromString,
-            options,
-            channel_credentials,
-            insecure,
-            call_credentials,
-            compression,
-            wait_for_ready,
-            timeout,
-            metadata,
-            _registered_method=True)
-
-    @staticmethod
-    def ShutdownReplica(request,
-            target,
-            options=(),
-            channel_credentials=None,
-            call_credentials=None,
-            insecure=False,
-            compression=None,
-            wait_for_ready=None,
-            timeout=None,
-            metadata=None):
-        return grpc.experimental.unary_unary(
-            request,
-            target,
-            '/vance.v1.SessionService/ShutdownReplica',
-            vance_dot_v1_dot_session__pb2.ReplicaRequest.SerializeToString,
-            vance_dot_v1_dot_session__pb2.ReplicaResponse.FromString,
-            options,
-            channel_credentials,
-            insecure,
-            call_credentials,
-            compression,
-            wait_for_ready,
-            timeout,
-            metadata,
-            _registered_method=True)
-
-    @staticmethod
-    def TakeOverReplicas(request,
-            target,
-            options=(),
-            channel_credentials=None,
-            call_credentials=None,
-            insecure=False,
-            compression=None,
-            wait_for_ready=None,
-            timeout=None,
-            metadata=None):
-        return grpc.experimental.unary_unary(
-            request,
-            target,
-            '/vance.v1.SessionService/TakeOverReplicas',
-            vance_dot_v1_dot_session__pb2.TakeOverReplicasRequest.SerializeToString,
-            vance_dot_v1_dot_session__pb2.ReplicaResponse.FromString,
-            options,
-            channel_credentials,
-            insecure,
-            call_credentials,
-            compression,
-            wait_for_ready,
-            timeout,
-            metadata,
-            _registered_method=True)
-
-    @staticmethod
-    def EnsureHome(request,
-            target,
-            options=(),
-            channel_credentials=None,
-            call_credentials=None,
-            insecure=False,
-            compression=None,
-            wait_for_ready=None,
-            timeout=None,
-            metadata=None):
-        return grpc.experimental.unary_unary(
-            request,
-            target,
-            '/vance.v1.SessionService/EnsureHome',
-            vance_dot_v1_dot_session__pb2.EnsureHomeRequest.SerializeToString,
-            vance_dot_v1_dot_session__pb2.HomeInfo.FromString,
-            options,
-            channel_credentials,
-            insecure,
-            call_credentials,
-            compression,
-            wait_for_ready,
-            timeout,
-            metadata,
-            _registered_method=True)
-
-    @staticmethod
     def OpenHubSession(request,
             target,
             options=(),
@@ -1799,33 +1284,6 @@ class SessionService:
             '/vance.v1.SessionService/GetUserSetting',
             vance_dot_v1_dot_session__pb2.GetUserSettingRequest.SerializeToString,
             vance_dot_v1_dot_session__pb2.UserSetting.FromString,
-            options,
-            channel_credentials,
-            insecure,
-            call_credentials,
-            compression,
-            wait_for_ready,
-            timeout,
-            metadata,
-            _registered_method=True)
-
-    @staticmethod
-    def AddInboxItem(request,
-            target,
-            options=(),
-            channel_credentials=None,
-            call_credentials=None,
-            insecure=False,
-            compression=None,
-            wait_for_ready=None,
-            timeout=None,
-            metadata=None):
-        return grpc.experimental.unary_unary(
-            request,
-            target,
-            '/vance.v1.SessionService/AddInboxItem',
-            vance_dot_v1_dot_session__pb2.InboxItem.SerializeToString,
-            vance_dot_v1_dot_session__pb2.InboxItem.FromString,
             options,
             channel_credentials,
             insecure,

@@ -27,18 +27,34 @@ GRPC_GENERATED_VERSION: str
 GRPC_VERSION: str
 
 class SessionServiceStub:
+    """session_service: tenants, users, projects, sessions and their lifecycle, settings, search and the
+    user's inbox. Calls need `authorization: Bearer <token>` (UNAUTHENTICATED otherwise); a user
+    token acts within its tenant, on its own sessions unless it is a tenant admin. Errors carry the
+    reason in the `vance-reason` trailer.
+    """
+
     @_typing.overload
     def __new__(cls, channel: _grpc.Channel) -> _Self: ...
     @_typing.overload
     def __new__(cls, channel: _aio.Channel) -> SessionServiceAsyncStub: ...
-    Authenticate: _grpc.UnaryUnaryMultiCallable[_session_pb2.AuthenticateRequest, _session_pb2.User]
     GetUser: _grpc.UnaryUnaryMultiCallable[_session_pb2.GetUserRequest, _session_pb2.User]
+    """One user. Another user than the token's: tenant admins only. NOT_FOUND (user_not_found) when
+    there is none.
+    """
     CreateUser: _grpc.UnaryUnaryMultiCallable[_session_pb2.CreateUserRequest, _session_pb2.User]
+    """Creates a user. Tenant admins only; ALREADY_EXISTS when the username is taken."""
     GetProject: _grpc.UnaryUnaryMultiCallable[_session_pb2.GetProjectRequest, _session_pb2.Project]
+    """One project. NOT_FOUND (project_not_found) when there is none or it is another user's hub
+    project.
+    """
     CreateProject: _grpc.UnaryUnaryMultiCallable[_session_pb2.CreateProjectRequest, _session_pb2.Project]
+    """Creates a project. Tenant admins only; ALREADY_EXISTS when the id is taken."""
     CreateSession: _grpc.UnaryUnaryMultiCallable[_session_pb2.CreateSessionRequest, _session_pb2.Session]
     """Creates a session and, for an interactive session, its chat process (started at once)."""
     GetSession: _grpc.UnaryUnaryMultiCallable[_session_pb2.GetSessionRequest, _session_pb2.Session]
+    """One session. NOT_FOUND (session_not_found), PERMISSION_DENIED (session_foreign) for another
+    user's.
+    """
     ListSessions: _grpc.UnaryUnaryMultiCallable[_session_pb2.ListSessionsRequest, _session_pb2.ListSessionsResponse]
     """Sessions in the default order (pinned first, then last activity), filtered; a caller
     who is not a tenant admin sees only their own. CLOSED never unless asked by status.
@@ -59,11 +75,6 @@ class SessionServiceStub:
     """Every inbound frame: refreshes lastActivityAt for the bound (or joined) connection; on a
     miss, reclaims a bind that is free or stale (never a fresh foreign one).
     """
-    RenewBindLeases: _grpc.UnaryUnaryMultiCallable[_session_pb2.RenewBindLeasesRequest, _session_pb2.RenewBindLeasesResponse]
-    """Many heartbeats in one call and one store write: a gateway renews the bind leases of all
-    its busy connections at once, ahead of their frames. `reclaim` is ignored; a beat answered
-    `ok: false` was not renewed (its connection asks with Heartbeat on its next frame).
-    """
     ReleaseBind: _grpc.UnaryUnaryMultiCallable[_session_pb2.ReleaseBindRequest, _session_pb2.Session]
     """A connection leaves: a participant just leaves, a bind escalates to a survivor, else it is
     released and, on disconnect, onDisconnect applies.
@@ -77,8 +88,17 @@ class SessionServiceStub:
     ExtendSession: _grpc.UnaryUnaryMultiCallable[_session_pb2.ExtendSessionRequest, _session_pb2.Session]
     """Moves transitionAt of a SUSPENDED session later, without resuming it."""
     ArchiveSession: _grpc.UnaryUnaryMultiCallable[_session_pb2.SessionOpRequest, _session_pb2.Session]
+    """Archives a session (its processes close ARCHIVED): read-only until reactivated. Owner or tenant
+    admin; idempotent.
+    """
     ReactivateSession: _grpc.UnaryUnaryMultiCallable[_session_pb2.SessionOpRequest, _session_pb2.Session]
+    """Reopens an ARCHIVED session with a new chat process whose chat starts as a copy of the old one.
+    FAILED_PRECONDITION when not archived.
+    """
     DeleteSession: _grpc.UnaryUnaryMultiCallable[_session_pb2.SessionOpRequest, _session_pb2.DeleteSessionResponse]
+    """Deletes a session and everything kept for it. Owner or tenant admin; a repeated delete answers
+    deleted=false.
+    """
     GetSettings: _grpc.UnaryUnaryMultiCallable[_session_pb2.GetSettingsRequest, _session_pb2.Settings]
     """---- settings (seed 002: vance.session.*); session_service/settings.py ----
     One level's values (project_id empty: the tenant level) and the effective cascade.
@@ -87,60 +107,56 @@ class SessionServiceStub:
     """Tenant admins only (403 admin_required); unknown keys (400 unknown_setting) and bad values
     (400 invalid_setting) are refused; idempotent.
     """
-    RunSweeps: _grpc.UnaryUnaryMultiCallable[_session_pb2.RunSweepsRequest, _session_pb2.RunSweepsResponse]
-    """Admin and tests: every sweep once, with now_ms as the time."""
-    RestartForced: _grpc.UnaryUnaryMultiCallable[_session_pb2.RestartForcedRequest, _session_pb2.RunSweepsResponse]
-    """Admin and tests: the auto-restart pass over FORCED-suspended sessions (seed 002 §10.1)."""
-    ResolveEngineSettings: _grpc.UnaryUnaryMultiCallable[_session_pb2.ResolveEngineSettingsRequest, _session_pb2.EngineSettings]
-    """Engines (session_service/engine_settings.py): the typed settings of a process, read
-    through process -> session -> project -> tenant, and written at a chosen level.
-    """
-    SetEngineSetting: _grpc.UnaryUnaryMultiCallable[_session_pb2.SetEngineSettingRequest, _session_pb2.EngineSettings]
-    WatchSettings: _grpc.UnaryStreamMultiCallable[_session_pb2.WatchSettingsRequest, _session_pb2.SettingsChange]
-    """One message at once and one after every settings write through this replica: a caller
-    that keeps resolved engine settings (engine workers) drops them on each.
-    """
-    NoteEngineStatus: _grpc.UnaryUnaryMultiCallable[_session_pb2.NoteEngineStatusRequest, _session_pb2.NoteEngineStatusResponse]
-    """process_service, after engine status changes and new pending messages: recompute the
-    RUNNING/IDLE roll-up of these sessions and write it (and their list cards) when it changed,
-    and stamp their engine activity (session_service/rollup.py).
-    """
-    RenewReplica: _grpc.UnaryUnaryMultiCallable[_session_pb2.ReplicaRequest, _session_pb2.ReplicaResponse]
-    """Gateway replicas (session_service/ownership.py): renew the lease on the sessions a replica
-    holds; a replica shutting down suspends them FORCED; an expired lease is taken over (the
-    sweep does it; admin and tests call it with a time) and its sessions suspended FORCED,
-    then auto-restarted when that is enabled.
-    """
-    ShutdownReplica: _grpc.UnaryUnaryMultiCallable[_session_pb2.ReplicaRequest, _session_pb2.ReplicaResponse]
-    TakeOverReplicas: _grpc.UnaryUnaryMultiCallable[_session_pb2.TakeOverReplicasRequest, _session_pb2.ReplicaResponse]
-    EnsureHome: _grpc.UnaryUnaryMultiCallable[_session_pb2.EnsureHomeRequest, _session_pb2.HomeInfo]
-    """---- Eddie hub (docs/protocol.md "Hub") ----
-    Idempotent: the tenant's `Home` group, the user's SYSTEM project and `home.project.id`.
-    """
     OpenHubSession: _grpc.UnaryUnaryMultiCallable[_session_pb2.OpenHubSessionRequest, _session_pb2.BindSessionResponse]
     """Binds the connection to the user's most recent unbound open hub session, or creates one."""
     ListProjects: _grpc.UnaryUnaryMultiCallable[_session_pb2.ListProjectsRequest, _session_pb2.ListProjectsResponse]
+    """The projects the caller sees: NORMAL ones of the tenant, and their own SYSTEM (hub) project
+    when asked.
+    """
     DeleteProject: _grpc.UnaryUnaryMultiCallable[_session_pb2.ProjectOpRequest, _session_pb2.DeleteProjectResponse]
+    """Deletes a project. Tenant admins, or the owner of a hub project."""
     ArchiveProject: _grpc.UnaryUnaryMultiCallable[_session_pb2.ProjectOpRequest, _session_pb2.Project]
+    """Archives a project: hidden from default lists, its sessions kept."""
     GetUserSetting: _grpc.UnaryUnaryMultiCallable[_session_pb2.GetUserSettingRequest, _session_pb2.UserSetting]
-    AddInboxItem: _grpc.UnaryUnaryMultiCallable[_session_pb2.InboxItem, _session_pb2.InboxItem]
-    """The user's inbox."""
+    """One of a user's own settings (e.g. home.project.id); value empty when unset."""
     ListInboxItems: _grpc.UnaryUnaryMultiCallable[_session_pb2.ListInboxItemsRequest, _session_pb2.ListInboxItemsResponse]
+    """The token's user's inbox, newest first. Another user's: PERMISSION_DENIED (inbox_foreign)."""
     GetInboxItem: _grpc.UnaryUnaryMultiCallable[_session_pb2.InboxItemRef, _session_pb2.InboxItem]
+    """One inbox item of the token's user. NOT_FOUND when there is none."""
     MarkInboxItem: _grpc.UnaryUnaryMultiCallable[_session_pb2.MarkInboxItemRequest, _session_pb2.InboxItem]
+    """Marks an inbox item read or unread; idempotent."""
     AnswerInboxItem: _grpc.UnaryUnaryMultiCallable[_session_pb2.AnswerInboxItemRequest, _session_pb2.InboxItem]
+    """Answers an inbox item; the asking process gets the answer in its inbox. FAILED_PRECONDITION
+    when already answered.
+    """
 
 @_typing.type_check_only
 class SessionServiceAsyncStub(SessionServiceStub):
+    """session_service: tenants, users, projects, sessions and their lifecycle, settings, search and the
+    user's inbox. Calls need `authorization: Bearer <token>` (UNAUTHENTICATED otherwise); a user
+    token acts within its tenant, on its own sessions unless it is a tenant admin. Errors carry the
+    reason in the `vance-reason` trailer.
+    """
+
     def __init__(self, channel: _aio.Channel) -> None: ...
-    Authenticate: _aio.UnaryUnaryMultiCallable[_session_pb2.AuthenticateRequest, _session_pb2.User]  # type: ignore[assignment]
     GetUser: _aio.UnaryUnaryMultiCallable[_session_pb2.GetUserRequest, _session_pb2.User]  # type: ignore[assignment]
+    """One user. Another user than the token's: tenant admins only. NOT_FOUND (user_not_found) when
+    there is none.
+    """
     CreateUser: _aio.UnaryUnaryMultiCallable[_session_pb2.CreateUserRequest, _session_pb2.User]  # type: ignore[assignment]
+    """Creates a user. Tenant admins only; ALREADY_EXISTS when the username is taken."""
     GetProject: _aio.UnaryUnaryMultiCallable[_session_pb2.GetProjectRequest, _session_pb2.Project]  # type: ignore[assignment]
+    """One project. NOT_FOUND (project_not_found) when there is none or it is another user's hub
+    project.
+    """
     CreateProject: _aio.UnaryUnaryMultiCallable[_session_pb2.CreateProjectRequest, _session_pb2.Project]  # type: ignore[assignment]
+    """Creates a project. Tenant admins only; ALREADY_EXISTS when the id is taken."""
     CreateSession: _aio.UnaryUnaryMultiCallable[_session_pb2.CreateSessionRequest, _session_pb2.Session]  # type: ignore[assignment]
     """Creates a session and, for an interactive session, its chat process (started at once)."""
     GetSession: _aio.UnaryUnaryMultiCallable[_session_pb2.GetSessionRequest, _session_pb2.Session]  # type: ignore[assignment]
+    """One session. NOT_FOUND (session_not_found), PERMISSION_DENIED (session_foreign) for another
+    user's.
+    """
     ListSessions: _aio.UnaryUnaryMultiCallable[_session_pb2.ListSessionsRequest, _session_pb2.ListSessionsResponse]  # type: ignore[assignment]
     """Sessions in the default order (pinned first, then last activity), filtered; a caller
     who is not a tenant admin sees only their own. CLOSED never unless asked by status.
@@ -161,11 +177,6 @@ class SessionServiceAsyncStub(SessionServiceStub):
     """Every inbound frame: refreshes lastActivityAt for the bound (or joined) connection; on a
     miss, reclaims a bind that is free or stale (never a fresh foreign one).
     """
-    RenewBindLeases: _aio.UnaryUnaryMultiCallable[_session_pb2.RenewBindLeasesRequest, _session_pb2.RenewBindLeasesResponse]  # type: ignore[assignment]
-    """Many heartbeats in one call and one store write: a gateway renews the bind leases of all
-    its busy connections at once, ahead of their frames. `reclaim` is ignored; a beat answered
-    `ok: false` was not renewed (its connection asks with Heartbeat on its next frame).
-    """
     ReleaseBind: _aio.UnaryUnaryMultiCallable[_session_pb2.ReleaseBindRequest, _session_pb2.Session]  # type: ignore[assignment]
     """A connection leaves: a participant just leaves, a bind escalates to a survivor, else it is
     released and, on disconnect, onDisconnect applies.
@@ -179,8 +190,17 @@ class SessionServiceAsyncStub(SessionServiceStub):
     ExtendSession: _aio.UnaryUnaryMultiCallable[_session_pb2.ExtendSessionRequest, _session_pb2.Session]  # type: ignore[assignment]
     """Moves transitionAt of a SUSPENDED session later, without resuming it."""
     ArchiveSession: _aio.UnaryUnaryMultiCallable[_session_pb2.SessionOpRequest, _session_pb2.Session]  # type: ignore[assignment]
+    """Archives a session (its processes close ARCHIVED): read-only until reactivated. Owner or tenant
+    admin; idempotent.
+    """
     ReactivateSession: _aio.UnaryUnaryMultiCallable[_session_pb2.SessionOpRequest, _session_pb2.Session]  # type: ignore[assignment]
+    """Reopens an ARCHIVED session with a new chat process whose chat starts as a copy of the old one.
+    FAILED_PRECONDITION when not archived.
+    """
     DeleteSession: _aio.UnaryUnaryMultiCallable[_session_pb2.SessionOpRequest, _session_pb2.DeleteSessionResponse]  # type: ignore[assignment]
+    """Deletes a session and everything kept for it. Owner or tenant admin; a repeated delete answers
+    deleted=false.
+    """
     GetSettings: _aio.UnaryUnaryMultiCallable[_session_pb2.GetSettingsRequest, _session_pb2.Settings]  # type: ignore[assignment]
     """---- settings (seed 002: vance.session.*); session_service/settings.py ----
     One level's values (project_id empty: the tenant level) and the effective cascade.
@@ -189,84 +209,71 @@ class SessionServiceAsyncStub(SessionServiceStub):
     """Tenant admins only (403 admin_required); unknown keys (400 unknown_setting) and bad values
     (400 invalid_setting) are refused; idempotent.
     """
-    RunSweeps: _aio.UnaryUnaryMultiCallable[_session_pb2.RunSweepsRequest, _session_pb2.RunSweepsResponse]  # type: ignore[assignment]
-    """Admin and tests: every sweep once, with now_ms as the time."""
-    RestartForced: _aio.UnaryUnaryMultiCallable[_session_pb2.RestartForcedRequest, _session_pb2.RunSweepsResponse]  # type: ignore[assignment]
-    """Admin and tests: the auto-restart pass over FORCED-suspended sessions (seed 002 §10.1)."""
-    ResolveEngineSettings: _aio.UnaryUnaryMultiCallable[_session_pb2.ResolveEngineSettingsRequest, _session_pb2.EngineSettings]  # type: ignore[assignment]
-    """Engines (session_service/engine_settings.py): the typed settings of a process, read
-    through process -> session -> project -> tenant, and written at a chosen level.
-    """
-    SetEngineSetting: _aio.UnaryUnaryMultiCallable[_session_pb2.SetEngineSettingRequest, _session_pb2.EngineSettings]  # type: ignore[assignment]
-    WatchSettings: _aio.UnaryStreamMultiCallable[_session_pb2.WatchSettingsRequest, _session_pb2.SettingsChange]  # type: ignore[assignment]
-    """One message at once and one after every settings write through this replica: a caller
-    that keeps resolved engine settings (engine workers) drops them on each.
-    """
-    NoteEngineStatus: _aio.UnaryUnaryMultiCallable[_session_pb2.NoteEngineStatusRequest, _session_pb2.NoteEngineStatusResponse]  # type: ignore[assignment]
-    """process_service, after engine status changes and new pending messages: recompute the
-    RUNNING/IDLE roll-up of these sessions and write it (and their list cards) when it changed,
-    and stamp their engine activity (session_service/rollup.py).
-    """
-    RenewReplica: _aio.UnaryUnaryMultiCallable[_session_pb2.ReplicaRequest, _session_pb2.ReplicaResponse]  # type: ignore[assignment]
-    """Gateway replicas (session_service/ownership.py): renew the lease on the sessions a replica
-    holds; a replica shutting down suspends them FORCED; an expired lease is taken over (the
-    sweep does it; admin and tests call it with a time) and its sessions suspended FORCED,
-    then auto-restarted when that is enabled.
-    """
-    ShutdownReplica: _aio.UnaryUnaryMultiCallable[_session_pb2.ReplicaRequest, _session_pb2.ReplicaResponse]  # type: ignore[assignment]
-    TakeOverReplicas: _aio.UnaryUnaryMultiCallable[_session_pb2.TakeOverReplicasRequest, _session_pb2.ReplicaResponse]  # type: ignore[assignment]
-    EnsureHome: _aio.UnaryUnaryMultiCallable[_session_pb2.EnsureHomeRequest, _session_pb2.HomeInfo]  # type: ignore[assignment]
-    """---- Eddie hub (docs/protocol.md "Hub") ----
-    Idempotent: the tenant's `Home` group, the user's SYSTEM project and `home.project.id`.
-    """
     OpenHubSession: _aio.UnaryUnaryMultiCallable[_session_pb2.OpenHubSessionRequest, _session_pb2.BindSessionResponse]  # type: ignore[assignment]
     """Binds the connection to the user's most recent unbound open hub session, or creates one."""
     ListProjects: _aio.UnaryUnaryMultiCallable[_session_pb2.ListProjectsRequest, _session_pb2.ListProjectsResponse]  # type: ignore[assignment]
+    """The projects the caller sees: NORMAL ones of the tenant, and their own SYSTEM (hub) project
+    when asked.
+    """
     DeleteProject: _aio.UnaryUnaryMultiCallable[_session_pb2.ProjectOpRequest, _session_pb2.DeleteProjectResponse]  # type: ignore[assignment]
+    """Deletes a project. Tenant admins, or the owner of a hub project."""
     ArchiveProject: _aio.UnaryUnaryMultiCallable[_session_pb2.ProjectOpRequest, _session_pb2.Project]  # type: ignore[assignment]
+    """Archives a project: hidden from default lists, its sessions kept."""
     GetUserSetting: _aio.UnaryUnaryMultiCallable[_session_pb2.GetUserSettingRequest, _session_pb2.UserSetting]  # type: ignore[assignment]
-    AddInboxItem: _aio.UnaryUnaryMultiCallable[_session_pb2.InboxItem, _session_pb2.InboxItem]  # type: ignore[assignment]
-    """The user's inbox."""
+    """One of a user's own settings (e.g. home.project.id); value empty when unset."""
     ListInboxItems: _aio.UnaryUnaryMultiCallable[_session_pb2.ListInboxItemsRequest, _session_pb2.ListInboxItemsResponse]  # type: ignore[assignment]
+    """The token's user's inbox, newest first. Another user's: PERMISSION_DENIED (inbox_foreign)."""
     GetInboxItem: _aio.UnaryUnaryMultiCallable[_session_pb2.InboxItemRef, _session_pb2.InboxItem]  # type: ignore[assignment]
+    """One inbox item of the token's user. NOT_FOUND when there is none."""
     MarkInboxItem: _aio.UnaryUnaryMultiCallable[_session_pb2.MarkInboxItemRequest, _session_pb2.InboxItem]  # type: ignore[assignment]
+    """Marks an inbox item read or unread; idempotent."""
     AnswerInboxItem: _aio.UnaryUnaryMultiCallable[_session_pb2.AnswerInboxItemRequest, _session_pb2.InboxItem]  # type: ignore[assignment]
+    """Answers an inbox item; the asking process gets the answer in its inbox. FAILED_PRECONDITION
+    when already answered.
+    """
 
 class SessionServiceServicer(metaclass=_abc_1.ABCMeta):
-    @_abc_1.abstractmethod
-    def Authenticate(
-        self,
-        request: _session_pb2.AuthenticateRequest,
-        context: _ServicerContext,
-    ) -> _typing.Union[_session_pb2.User, _abc.Awaitable[_session_pb2.User]]: ...
+    """session_service: tenants, users, projects, sessions and their lifecycle, settings, search and the
+    user's inbox. Calls need `authorization: Bearer <token>` (UNAUTHENTICATED otherwise); a user
+    token acts within its tenant, on its own sessions unless it is a tenant admin. Errors carry the
+    reason in the `vance-reason` trailer.
+    """
 
     @_abc_1.abstractmethod
     def GetUser(
         self,
         request: _session_pb2.GetUserRequest,
         context: _ServicerContext,
-    ) -> _typing.Union[_session_pb2.User, _abc.Awaitable[_session_pb2.User]]: ...
+    ) -> _typing.Union[_session_pb2.User, _abc.Awaitable[_session_pb2.User]]:
+        """One user. Another user than the token's: tenant admins only. NOT_FOUND (user_not_found) when
+        there is none.
+        """
 
     @_abc_1.abstractmethod
     def CreateUser(
         self,
         request: _session_pb2.CreateUserRequest,
         context: _ServicerContext,
-    ) -> _typing.Union[_session_pb2.User, _abc.Awaitable[_session_pb2.User]]: ...
+    ) -> _typing.Union[_session_pb2.User, _abc.Awaitable[_session_pb2.User]]:
+        """Creates a user. Tenant admins only; ALREADY_EXISTS when the username is taken."""
 
     @_abc_1.abstractmethod
     def GetProject(
         self,
         request: _session_pb2.GetProjectRequest,
         context: _ServicerContext,
-    ) -> _typing.Union[_session_pb2.Project, _abc.Awaitable[_session_pb2.Project]]: ...
+    ) -> _typing.Union[_session_pb2.Project, _abc.Awaitable[_session_pb2.Project]]:
+        """One project. NOT_FOUND (project_not_found) when there is none or it is another user's hub
+        project.
+        """
 
     @_abc_1.abstractmethod
     def CreateProject(
         self,
         request: _session_pb2.CreateProjectRequest,
         context: _ServicerContext,
-    ) -> _typing.Union[_session_pb2.Project, _abc.Awaitable[_session_pb2.Project]]: ...
+    ) -> _typing.Union[_session_pb2.Project, _abc.Awaitable[_session_pb2.Project]]:
+        """Creates a project. Tenant admins only; ALREADY_EXISTS when the id is taken."""
 
     @_abc_1.abstractmethod
     def CreateSession(
@@ -281,7 +288,10 @@ class SessionServiceServicer(metaclass=_abc_1.ABCMeta):
         self,
         request: _session_pb2.GetSessionRequest,
         context: _ServicerContext,
-    ) -> _typing.Union[_session_pb2.Session, _abc.Awaitable[_session_pb2.Session]]: ...
+    ) -> _typing.Union[_session_pb2.Session, _abc.Awaitable[_session_pb2.Session]]:
+        """One session. NOT_FOUND (session_not_found), PERMISSION_DENIED (session_foreign) for another
+        user's.
+        """
 
     @_abc_1.abstractmethod
     def ListSessions(
@@ -334,17 +344,6 @@ class SessionServiceServicer(metaclass=_abc_1.ABCMeta):
         """
 
     @_abc_1.abstractmethod
-    def RenewBindLeases(
-        self,
-        request: _session_pb2.RenewBindLeasesRequest,
-        context: _ServicerContext,
-    ) -> _typing.Union[_session_pb2.RenewBindLeasesResponse, _abc.Awaitable[_session_pb2.RenewBindLeasesResponse]]:
-        """Many heartbeats in one call and one store write: a gateway renews the bind leases of all
-        its busy connections at once, ahead of their frames. `reclaim` is ignored; a beat answered
-        `ok: false` was not renewed (its connection asks with Heartbeat on its next frame).
-        """
-
-    @_abc_1.abstractmethod
     def ReleaseBind(
         self,
         request: _session_pb2.ReleaseBindRequest,
@@ -391,21 +390,30 @@ class SessionServiceServicer(metaclass=_abc_1.ABCMeta):
         self,
         request: _session_pb2.SessionOpRequest,
         context: _ServicerContext,
-    ) -> _typing.Union[_session_pb2.Session, _abc.Awaitable[_session_pb2.Session]]: ...
+    ) -> _typing.Union[_session_pb2.Session, _abc.Awaitable[_session_pb2.Session]]:
+        """Archives a session (its processes close ARCHIVED): read-only until reactivated. Owner or tenant
+        admin; idempotent.
+        """
 
     @_abc_1.abstractmethod
     def ReactivateSession(
         self,
         request: _session_pb2.SessionOpRequest,
         context: _ServicerContext,
-    ) -> _typing.Union[_session_pb2.Session, _abc.Awaitable[_session_pb2.Session]]: ...
+    ) -> _typing.Union[_session_pb2.Session, _abc.Awaitable[_session_pb2.Session]]:
+        """Reopens an ARCHIVED session with a new chat process whose chat starts as a copy of the old one.
+        FAILED_PRECONDITION when not archived.
+        """
 
     @_abc_1.abstractmethod
     def DeleteSession(
         self,
         request: _session_pb2.SessionOpRequest,
         context: _ServicerContext,
-    ) -> _typing.Union[_session_pb2.DeleteSessionResponse, _abc.Awaitable[_session_pb2.DeleteSessionResponse]]: ...
+    ) -> _typing.Union[_session_pb2.DeleteSessionResponse, _abc.Awaitable[_session_pb2.DeleteSessionResponse]]:
+        """Deletes a session and everything kept for it. Owner or tenant admin; a repeated delete answers
+        deleted=false.
+        """
 
     @_abc_1.abstractmethod
     def GetSettings(
@@ -428,96 +436,6 @@ class SessionServiceServicer(metaclass=_abc_1.ABCMeta):
         """
 
     @_abc_1.abstractmethod
-    def RunSweeps(
-        self,
-        request: _session_pb2.RunSweepsRequest,
-        context: _ServicerContext,
-    ) -> _typing.Union[_session_pb2.RunSweepsResponse, _abc.Awaitable[_session_pb2.RunSweepsResponse]]:
-        """Admin and tests: every sweep once, with now_ms as the time."""
-
-    @_abc_1.abstractmethod
-    def RestartForced(
-        self,
-        request: _session_pb2.RestartForcedRequest,
-        context: _ServicerContext,
-    ) -> _typing.Union[_session_pb2.RunSweepsResponse, _abc.Awaitable[_session_pb2.RunSweepsResponse]]:
-        """Admin and tests: the auto-restart pass over FORCED-suspended sessions (seed 002 §10.1)."""
-
-    @_abc_1.abstractmethod
-    def ResolveEngineSettings(
-        self,
-        request: _session_pb2.ResolveEngineSettingsRequest,
-        context: _ServicerContext,
-    ) -> _typing.Union[_session_pb2.EngineSettings, _abc.Awaitable[_session_pb2.EngineSettings]]:
-        """Engines (session_service/engine_settings.py): the typed settings of a process, read
-        through process -> session -> project -> tenant, and written at a chosen level.
-        """
-
-    @_abc_1.abstractmethod
-    def SetEngineSetting(
-        self,
-        request: _session_pb2.SetEngineSettingRequest,
-        context: _ServicerContext,
-    ) -> _typing.Union[_session_pb2.EngineSettings, _abc.Awaitable[_session_pb2.EngineSettings]]: ...
-
-    @_abc_1.abstractmethod
-    def WatchSettings(
-        self,
-        request: _session_pb2.WatchSettingsRequest,
-        context: _ServicerContext,
-    ) -> _typing.Union[_abc.Iterator[_session_pb2.SettingsChange], _abc.AsyncIterator[_session_pb2.SettingsChange]]:
-        """One message at once and one after every settings write through this replica: a caller
-        that keeps resolved engine settings (engine workers) drops them on each.
-        """
-
-    @_abc_1.abstractmethod
-    def NoteEngineStatus(
-        self,
-        request: _session_pb2.NoteEngineStatusRequest,
-        context: _ServicerContext,
-    ) -> _typing.Union[_session_pb2.NoteEngineStatusResponse, _abc.Awaitable[_session_pb2.NoteEngineStatusResponse]]:
-        """process_service, after engine status changes and new pending messages: recompute the
-        RUNNING/IDLE roll-up of these sessions and write it (and their list cards) when it changed,
-        and stamp their engine activity (session_service/rollup.py).
-        """
-
-    @_abc_1.abstractmethod
-    def RenewReplica(
-        self,
-        request: _session_pb2.ReplicaRequest,
-        context: _ServicerContext,
-    ) -> _typing.Union[_session_pb2.ReplicaResponse, _abc.Awaitable[_session_pb2.ReplicaResponse]]:
-        """Gateway replicas (session_service/ownership.py): renew the lease on the sessions a replica
-        holds; a replica shutting down suspends them FORCED; an expired lease is taken over (the
-        sweep does it; admin and tests call it with a time) and its sessions suspended FORCED,
-        then auto-restarted when that is enabled.
-        """
-
-    @_abc_1.abstractmethod
-    def ShutdownReplica(
-        self,
-        request: _session_pb2.ReplicaRequest,
-        context: _ServicerContext,
-    ) -> _typing.Union[_session_pb2.ReplicaResponse, _abc.Awaitable[_session_pb2.ReplicaResponse]]: ...
-
-    @_abc_1.abstractmethod
-    def TakeOverReplicas(
-        self,
-        request: _session_pb2.TakeOverReplicasRequest,
-        context: _ServicerContext,
-    ) -> _typing.Union[_session_pb2.ReplicaResponse, _abc.Awaitable[_session_pb2.ReplicaResponse]]: ...
-
-    @_abc_1.abstractmethod
-    def EnsureHome(
-        self,
-        request: _session_pb2.EnsureHomeRequest,
-        context: _ServicerContext,
-    ) -> _typing.Union[_session_pb2.HomeInfo, _abc.Awaitable[_session_pb2.HomeInfo]]:
-        """---- Eddie hub (docs/protocol.md "Hub") ----
-        Idempotent: the tenant's `Home` group, the user's SYSTEM project and `home.project.id`.
-        """
-
-    @_abc_1.abstractmethod
     def OpenHubSession(
         self,
         request: _session_pb2.OpenHubSessionRequest,
@@ -530,63 +448,67 @@ class SessionServiceServicer(metaclass=_abc_1.ABCMeta):
         self,
         request: _session_pb2.ListProjectsRequest,
         context: _ServicerContext,
-    ) -> _typing.Union[_session_pb2.ListProjectsResponse, _abc.Awaitable[_session_pb2.ListProjectsResponse]]: ...
+    ) -> _typing.Union[_session_pb2.ListProjectsResponse, _abc.Awaitable[_session_pb2.ListProjectsResponse]]:
+        """The projects the caller sees: NORMAL ones of the tenant, and their own SYSTEM (hub) project
+        when asked.
+        """
 
     @_abc_1.abstractmethod
     def DeleteProject(
         self,
         request: _session_pb2.ProjectOpRequest,
         context: _ServicerContext,
-    ) -> _typing.Union[_session_pb2.DeleteProjectResponse, _abc.Awaitable[_session_pb2.DeleteProjectResponse]]: ...
+    ) -> _typing.Union[_session_pb2.DeleteProjectResponse, _abc.Awaitable[_session_pb2.DeleteProjectResponse]]:
+        """Deletes a project. Tenant admins, or the owner of a hub project."""
 
     @_abc_1.abstractmethod
     def ArchiveProject(
         self,
         request: _session_pb2.ProjectOpRequest,
         context: _ServicerContext,
-    ) -> _typing.Union[_session_pb2.Project, _abc.Awaitable[_session_pb2.Project]]: ...
+    ) -> _typing.Union[_session_pb2.Project, _abc.Awaitable[_session_pb2.Project]]:
+        """Archives a project: hidden from default lists, its sessions kept."""
 
     @_abc_1.abstractmethod
     def GetUserSetting(
         self,
         request: _session_pb2.GetUserSettingRequest,
         context: _ServicerContext,
-    ) -> _typing.Union[_session_pb2.UserSetting, _abc.Awaitable[_session_pb2.UserSetting]]: ...
-
-    @_abc_1.abstractmethod
-    def AddInboxItem(
-        self,
-        request: _session_pb2.InboxItem,
-        context: _ServicerContext,
-    ) -> _typing.Union[_session_pb2.InboxItem, _abc.Awaitable[_session_pb2.InboxItem]]:
-        """The user's inbox."""
+    ) -> _typing.Union[_session_pb2.UserSetting, _abc.Awaitable[_session_pb2.UserSetting]]:
+        """One of a user's own settings (e.g. home.project.id); value empty when unset."""
 
     @_abc_1.abstractmethod
     def ListInboxItems(
         self,
         request: _session_pb2.ListInboxItemsRequest,
         context: _ServicerContext,
-    ) -> _typing.Union[_session_pb2.ListInboxItemsResponse, _abc.Awaitable[_session_pb2.ListInboxItemsResponse]]: ...
+    ) -> _typing.Union[_session_pb2.ListInboxItemsResponse, _abc.Awaitable[_session_pb2.ListInboxItemsResponse]]:
+        """The token's user's inbox, newest first. Another user's: PERMISSION_DENIED (inbox_foreign)."""
 
     @_abc_1.abstractmethod
     def GetInboxItem(
         self,
         request: _session_pb2.InboxItemRef,
         context: _ServicerContext,
-    ) -> _typing.Union[_session_pb2.InboxItem, _abc.Awaitable[_session_pb2.InboxItem]]: ...
+    ) -> _typing.Union[_session_pb2.InboxItem, _abc.Awaitable[_session_pb2.InboxItem]]:
+        """One inbox item of the token's user. NOT_FOUND when there is none."""
 
     @_abc_1.abstractmethod
     def MarkInboxItem(
         self,
         request: _session_pb2.MarkInboxItemRequest,
         context: _ServicerContext,
-    ) -> _typing.Union[_session_pb2.InboxItem, _abc.Awaitable[_session_pb2.InboxItem]]: ...
+    ) -> _typing.Union[_session_pb2.InboxItem, _abc.Awaitable[_session_pb2.InboxItem]]:
+        """Marks an inbox item read or unread; idempotent."""
 
     @_abc_1.abstractmethod
     def AnswerInboxItem(
         self,
         request: _session_pb2.AnswerInboxItemRequest,
         context: _ServicerContext,
-    ) -> _typing.Union[_session_pb2.InboxItem, _abc.Awaitable[_session_pb2.InboxItem]]: ...
+    ) -> _typing.Union[_session_pb2.InboxItem, _abc.Awaitable[_session_pb2.InboxItem]]:
+        """Answers an inbox item; the asking process gets the answer in its inbox. FAILED_PRECONDITION
+        when already answered.
+        """
 
 def add_SessionServiceServicer_to_server(servicer: SessionServiceServicer, server: _typing.Union[_grpc.Server, _aio.Server]) -> None: ...

@@ -24,26 +24,20 @@ _sym_db = _symbol_database.Default()
 
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x15vance/v1/tokens.proto\x12\x08vance.v1\"p\n\x13RevokeTokensRequest\x12\x11\n\ttenant_id\x18\x01 \x01(\t\x12\x10\n\x08username\x18\x02 \x01(\t\x12\x10\n\x08token_id\x18\x03 \x01(\t\x12\x15\n\rexpires_at_ms\x18\x04 \x01(\x03\x12\x0b\n\x03\x61ll\x18\x05 \x01(\x08\"A\n\x1aGetTokenRevocationsRequest\x12\x11\n\ttenant_id\x18\x01 \x01(\t\x12\x10\n\x08username\x18\x02 \x01(\t\"@\n\x10TokenRevocations\x12\x19\n\x11revoked_before_ms\x18\x01 \x01(\x03\x12\x11\n\ttoken_ids\x18\x02 \x03(\t\"4\n ListTokenRevocationsSinceRequest\x12\x10\n\x08since_ms\x18\x01 \x01(\x03\"l\n\x14UserTokenRevocations\x12\x11\n\ttenant_id\x18\x01 \x01(\t\x12\x10\n\x08username\x18\x02 \x01(\t\x12/\n\x0brevocations\x18\x03 \x01(\x0b\x32\x1a.vance.v1.TokenRevocations\"d\n!ListTokenRevocationsSinceResponse\x12-\n\x05users\x18\x01 \x03(\x0b\x32\x1e.vance.v1.UserTokenRevocations\x12\x10\n\x08\x61s_of_ms\x18\x02 \x01(\x03\x32\xa8\x02\n\x0cTokenService\x12I\n\x0cRevokeTokens\x12\x1d.vance.v1.RevokeTokensRequest\x1a\x1a.vance.v1.TokenRevocations\x12W\n\x13GetTokenRevocations\x12$.vance.v1.GetTokenRevocationsRequest\x1a\x1a.vance.v1.TokenRevocations\x12t\n\x19ListTokenRevocationsSince\x12*.vance.v1.ListTokenRevocationsSinceRequest\x1a+.vance.v1.ListTokenRevocationsSinceResponseBM\n\x15io.vancetope.vance.v1P\x01Z2github.com/vancetope/vance/gen/go/vance/v1;vancev1b\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x15vance/v1/tokens.proto\x12\x08vance.v1\"p\n\x13RevokeTokensRequest\x12\x11\n\ttenant_id\x18\x01 \x01(\t\x12\x10\n\x08username\x18\x02 \x01(\t\x12\x10\n\x08token_id\x18\x03 \x01(\t\x12\x15\n\rexpires_at_ms\x18\x04 \x01(\x03\x12\x0b\n\x03\x61ll\x18\x05 \x01(\x08\"A\n\x1aGetTokenRevocationsRequest\x12\x11\n\ttenant_id\x18\x01 \x01(\t\x12\x10\n\x08username\x18\x02 \x01(\t\"@\n\x10TokenRevocations\x12\x19\n\x11revoked_before_ms\x18\x01 \x01(\x03\x12\x11\n\ttoken_ids\x18\x02 \x03(\t2\xb2\x01\n\x0cTokenService\x12I\n\x0cRevokeTokens\x12\x1d.vance.v1.RevokeTokensRequest\x1a\x1a.vance.v1.TokenRevocations\x12W\n\x13GetTokenRevocations\x12$.vance.v1.GetTokenRevocationsRequest\x1a\x1a.vance.v1.TokenRevocationsB^\n\x15io.vancetope.vance.v1B\x0bTokensProtoP\x01Z6github.com/vancetope/vance/clients/go/vance/v1;vancev1b\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
 _builder.BuildTopDescriptorsAndMessages(DESCRIPTOR, 'vance.v1.tokens_pb2', _globals)
 if not _descriptor._USE_C_DESCRIPTORS:
   _globals['DESCRIPTOR']._loaded_options = None
-  _globals['DESCRIPTOR']._serialized_options = b'\n\025io.vancetope.vance.v1P\001Z2github.com/vancetope/vance/gen/go/vance/v1;vancev1'
+  _globals['DESCRIPTOR']._serialized_options = b'\n\025io.vancetope.vance.v1B\013TokensProtoP\001Z6github.com/vancetope/vance/clients/go/vance/v1;vancev1'
   _globals['_REVOKETOKENSREQUEST']._serialized_start=35
   _globals['_REVOKETOKENSREQUEST']._serialized_end=147
   _globals['_GETTOKENREVOCATIONSREQUEST']._serialized_start=149
   _globals['_GETTOKENREVOCATIONSREQUEST']._serialized_end=214
   _globals['_TOKENREVOCATIONS']._serialized_start=216
   _globals['_TOKENREVOCATIONS']._serialized_end=280
-  _globals['_LISTTOKENREVOCATIONSSINCEREQUEST']._serialized_start=282
-  _globals['_LISTTOKENREVOCATIONSSINCEREQUEST']._serialized_end=334
-  _globals['_USERTOKENREVOCATIONS']._serialized_start=336
-  _globals['_USERTOKENREVOCATIONS']._serialized_end=444
-  _globals['_LISTTOKENREVOCATIONSSINCERESPONSE']._serialized_start=446
-  _globals['_LISTTOKENREVOCATIONSSINCERESPONSE']._serialized_end=546
-  _globals['_TOKENSERVICE']._serialized_start=549
-  _globals['_TOKENSERVICE']._serialized_end=845
+  _globals['_TOKENSERVICE']._serialized_start=283
+  _globals['_TOKENSERVICE']._serialized_end=461
 # @@protoc_insertion_point(module_scope)

@@ -26,7 +26,9 @@ if _version_not_supported:
 
 
 class TokenServiceStub:
-    """Missing associated documentation comment in .proto file."""
+    """session_service: the record of revoked login tokens (JWTs the gateway issues). A user token
+    reaches its own record; another user's: tenant admins.
+    """
 
     def __init__(self, channel):
         """Constructor.
@@ -44,15 +46,12 @@ class TokenServiceStub:
                 request_serializer=vance_dot_v1_dot_tokens__pb2.GetTokenRevocationsRequest.SerializeToString,
                 response_deserializer=vance_dot_v1_dot_tokens__pb2.TokenRevocations.FromString,
                 _registered_method=True)
-        self.ListTokenRevocationsSince = channel.unary_unary(
-                '/vance.v1.TokenService/ListTokenRevocationsSince',
-                request_serializer=vance_dot_v1_dot_tokens__pb2.ListTokenRevocationsSinceRequest.SerializeToString,
-                response_deserializer=vance_dot_v1_dot_tokens__pb2.ListTokenRevocationsSinceResponse.FromString,
-                _registered_method=True)
 
 
 class TokenServiceServicer:
-    """Missing associated documentation comment in .proto file."""
+    """session_service: the record of revoked login tokens (JWTs the gateway issues). A user token
+    reaches its own record; another user's: tenant admins.
+    """
 
     def RevokeTokens(self, request, context):
         """Revokes one token (`token_id`, on logout) or, with `all`, every token of the user issued
@@ -64,14 +63,6 @@ class TokenServiceServicer:
 
     def GetTokenRevocations(self, request, context):
         """The user's record; an unknown user has an empty one.
-        """
-        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
-        context.set_details('Method not implemented!')
-        raise NotImplementedError('Method not implemented!')
-
-    def ListTokenRevocationsSince(self, request, context):
-        """Every user's record changed at or after `since_ms` (0: all records), for the snapshot each
-        gRPC service keeps to refuse revoked tokens (vance/revocations.py). Services only.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
@@ -90,11 +81,6 @@ def add_TokenServiceServicer_to_server(servicer, server):
                     request_deserializer=vance_dot_v1_dot_tokens__pb2.GetTokenRevocationsRequest.FromString,
                     response_serializer=vance_dot_v1_dot_tokens__pb2.TokenRevocations.SerializeToString,
             ),
-            'ListTokenRevocationsSince': grpc.unary_unary_rpc_method_handler(
-                    servicer.ListTokenRevocationsSince,
-                    request_deserializer=vance_dot_v1_dot_tokens__pb2.ListTokenRevocationsSinceRequest.FromString,
-                    response_serializer=vance_dot_v1_dot_tokens__pb2.ListTokenRevocationsSinceResponse.SerializeToString,
-            ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
             'vance.v1.TokenService', rpc_method_handlers)
@@ -104,7 +90,9 @@ def add_TokenServiceServicer_to_server(servicer, server):
 
  # This class is part of an EXPERIMENTAL API.
 class TokenService:
-    """Missing associated documentation comment in .proto file."""
+    """session_service: the record of revoked login tokens (JWTs the gateway issues). A user token
+    reaches its own record; another user's: tenant admins.
+    """
 
     @staticmethod
     def RevokeTokens(request,
@@ -150,33 +138,6 @@ class TokenService:
             '/vance.v1.TokenService/GetTokenRevocations',
             vance_dot_v1_dot_tokens__pb2.GetTokenRevocationsRequest.SerializeToString,
             vance_dot_v1_dot_tokens__pb2.TokenRevocations.FromString,
-            options,
-            channel_credentials,
-            insecure,
-            call_credentials,
-            compression,
-            wait_for_ready,
-            timeout,
-            metadata,
-            _registered_method=True)
-
-    @staticmethod
-    def ListTokenRevocationsSince(request,
-            target,
-            options=(),
-            channel_credentials=None,
-            call_credentials=None,
-            insecure=False,
-            compression=None,
-            wait_for_ready=None,
-            timeout=None,
-            metadata=None):
-        return grpc.experimental.unary_unary(
-            request,
-            target,
-            '/vance.v1.TokenService/ListTokenRevocationsSince',
-            vance_dot_v1_dot_tokens__pb2.ListTokenRevocationsSinceRequest.SerializeToString,
-            vance_dot_v1_dot_tokens__pb2.ListTokenRevocationsSinceResponse.FromString,
             options,
             channel_credentials,
             insecure,

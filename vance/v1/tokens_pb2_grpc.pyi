@@ -29,6 +29,10 @@ GRPC_GENERATED_VERSION: str
 GRPC_VERSION: str
 
 class TokenServiceStub:
+    """session_service: the record of revoked login tokens (JWTs the gateway issues). A user token
+    reaches its own record; another user's: tenant admins.
+    """
+
     @_typing.overload
     def __new__(cls, channel: _grpc.Channel) -> _Self: ...
     @_typing.overload
@@ -39,13 +43,13 @@ class TokenServiceStub:
     """
     GetTokenRevocations: _grpc.UnaryUnaryMultiCallable[_tokens_pb2.GetTokenRevocationsRequest, _tokens_pb2.TokenRevocations]
     """The user's record; an unknown user has an empty one."""
-    ListTokenRevocationsSince: _grpc.UnaryUnaryMultiCallable[_tokens_pb2.ListTokenRevocationsSinceRequest, _tokens_pb2.ListTokenRevocationsSinceResponse]
-    """Every user's record changed at or after `since_ms` (0: all records), for the snapshot each
-    gRPC service keeps to refuse revoked tokens (vance/revocations.py). Services only.
-    """
 
 @_typing.type_check_only
 class TokenServiceAsyncStub(TokenServiceStub):
+    """session_service: the record of revoked login tokens (JWTs the gateway issues). A user token
+    reaches its own record; another user's: tenant admins.
+    """
+
     def __init__(self, channel: _aio.Channel) -> None: ...
     RevokeTokens: _aio.UnaryUnaryMultiCallable[_tokens_pb2.RevokeTokensRequest, _tokens_pb2.TokenRevocations]  # type: ignore[assignment]
     """Revokes one token (`token_id`, on logout) or, with `all`, every token of the user issued
@@ -53,12 +57,12 @@ class TokenServiceAsyncStub(TokenServiceStub):
     """
     GetTokenRevocations: _aio.UnaryUnaryMultiCallable[_tokens_pb2.GetTokenRevocationsRequest, _tokens_pb2.TokenRevocations]  # type: ignore[assignment]
     """The user's record; an unknown user has an empty one."""
-    ListTokenRevocationsSince: _aio.UnaryUnaryMultiCallable[_tokens_pb2.ListTokenRevocationsSinceRequest, _tokens_pb2.ListTokenRevocationsSinceResponse]  # type: ignore[assignment]
-    """Every user's record changed at or after `since_ms` (0: all records), for the snapshot each
-    gRPC service keeps to refuse revoked tokens (vance/revocations.py). Services only.
-    """
 
 class TokenServiceServicer(metaclass=_abc_1.ABCMeta):
+    """session_service: the record of revoked login tokens (JWTs the gateway issues). A user token
+    reaches its own record; another user's: tenant admins.
+    """
+
     @_abc_1.abstractmethod
     def RevokeTokens(
         self,
@@ -76,15 +80,5 @@ class TokenServiceServicer(metaclass=_abc_1.ABCMeta):
         context: _ServicerContext,
     ) -> _typing.Union[_tokens_pb2.TokenRevocations, _abc.Awaitable[_tokens_pb2.TokenRevocations]]:
         """The user's record; an unknown user has an empty one."""
-
-    @_abc_1.abstractmethod
-    def ListTokenRevocationsSince(
-        self,
-        request: _tokens_pb2.ListTokenRevocationsSinceRequest,
-        context: _ServicerContext,
-    ) -> _typing.Union[_tokens_pb2.ListTokenRevocationsSinceResponse, _abc.Awaitable[_tokens_pb2.ListTokenRevocationsSinceResponse]]:
-        """Every user's record changed at or after `since_ms` (0: all records), for the snapshot each
-        gRPC service keeps to refuse revoked tokens (vance/revocations.py). Services only.
-        """
 
 def add_TokenServiceServicer_to_server(servicer: TokenServiceServicer, server: _typing.Union[_grpc.Server, _aio.Server]) -> None: ...

@@ -24,14 +24,14 @@ _sym_db = _symbol_database.Default()
 
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x13vance/v1/work.proto\x12\x08vance.v1\"3\n\rDocumentOwner\x12\x11\n\ttenant_id\x18\x01 \x01(\t\x12\x0f\n\x07user_id\x18\x02 \x01(\t\"N\n\x14ListDocumentsRequest\x12&\n\x05owner\x18\x01 \x01(\x0b\x32\x17.vance.v1.DocumentOwner\x12\x0e\n\x06prefix\x18\x02 \x01(\t\"c\n\x0f\x44ocumentSummary\x12\x0c\n\x04path\x18\x01 \x01(\t\x12\r\n\x05title\x18\x02 \x01(\t\x12\x0c\n\x04size\x18\x03 \x01(\x03\x12\x15\n\rupdated_at_ms\x18\x04 \x01(\x03\x12\x0e\n\x06source\x18\x05 \x01(\t\"E\n\x15ListDocumentsResponse\x12,\n\tdocuments\x18\x01 \x03(\x0b\x32\x19.vance.v1.DocumentSummary\"K\n\x13ReadDocumentRequest\x12&\n\x05owner\x18\x01 \x01(\x0b\x32\x17.vance.v1.DocumentOwner\x12\x0c\n\x04path\x18\x02 \x01(\t\"`\n\x0cUserDocument\x12\x0c\n\x04path\x18\x01 \x01(\t\x12\r\n\x05title\x18\x02 \x01(\t\x12\x0c\n\x04\x62ody\x18\x03 \x01(\t\x12\x15\n\rupdated_at_ms\x18\x04 \x01(\x03\x12\x0e\n\x06source\x18\x05 \x01(\t2\xaa\x01\n\x0fUserWorkService\x12P\n\rListDocuments\x12\x1e.vance.v1.ListDocumentsRequest\x1a\x1f.vance.v1.ListDocumentsResponse\x12\x45\n\x0cReadDocument\x12\x1d.vance.v1.ReadDocumentRequest\x1a\x16.vance.v1.UserDocumentBM\n\x15io.vancetope.vance.v1P\x01Z2github.com/vancetope/vance/gen/go/vance/v1;vancev1b\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x13vance/v1/work.proto\x12\x08vance.v1\"3\n\rDocumentOwner\x12\x11\n\ttenant_id\x18\x01 \x01(\t\x12\x0f\n\x07user_id\x18\x02 \x01(\t\"N\n\x14ListDocumentsRequest\x12&\n\x05owner\x18\x01 \x01(\x0b\x32\x17.vance.v1.DocumentOwner\x12\x0e\n\x06prefix\x18\x02 \x01(\t\"c\n\x0f\x44ocumentSummary\x12\x0c\n\x04path\x18\x01 \x01(\t\x12\r\n\x05title\x18\x02 \x01(\t\x12\x0c\n\x04size\x18\x03 \x01(\x03\x12\x15\n\rupdated_at_ms\x18\x04 \x01(\x03\x12\x0e\n\x06source\x18\x05 \x01(\t\"E\n\x15ListDocumentsResponse\x12,\n\tdocuments\x18\x01 \x03(\x0b\x32\x19.vance.v1.DocumentSummary\"K\n\x13ReadDocumentRequest\x12&\n\x05owner\x18\x01 \x01(\x0b\x32\x17.vance.v1.DocumentOwner\x12\x0c\n\x04path\x18\x02 \x01(\t\"`\n\x0cUserDocument\x12\x0c\n\x04path\x18\x01 \x01(\t\x12\r\n\x05title\x18\x02 \x01(\t\x12\x0c\n\x04\x62ody\x18\x03 \x01(\t\x12\x15\n\rupdated_at_ms\x18\x04 \x01(\x03\x12\x0e\n\x06source\x18\x05 \x01(\t2\xaa\x01\n\x0fUserWorkService\x12P\n\rListDocuments\x12\x1e.vance.v1.ListDocumentsRequest\x1a\x1f.vance.v1.ListDocumentsResponse\x12\x45\n\x0cReadDocument\x12\x1d.vance.v1.ReadDocumentRequest\x1a\x16.vance.v1.UserDocumentB\\\n\x15io.vancetope.vance.v1B\tWorkProtoP\x01Z6github.com/vancetope/vance/clients/go/vance/v1;vancev1b\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
 _builder.BuildTopDescriptorsAndMessages(DESCRIPTOR, 'vance.v1.work_pb2', _globals)
 if not _descriptor._USE_C_DESCRIPTORS:
   _globals['DESCRIPTOR']._loaded_options = None
-  _globals['DESCRIPTOR']._serialized_options = b'\n\025io.vancetope.vance.v1P\001Z2github.com/vancetope/vance/gen/go/vance/v1;vancev1'
+  _globals['DESCRIPTOR']._serialized_options = b'\n\025io.vancetope.vance.v1B\tWorkProtoP\001Z6github.com/vancetope/vance/clients/go/vance/v1;vancev1'
   _globals['_DOCUMENTOWNER']._serialized_start=33
   _globals['_DOCUMENTOWNER']._serialized_end=84
   _globals['_LISTDOCUMENTSREQUEST']._serialized_start=86

@@ -26,7 +26,8 @@ if _version_not_supported:
 
 
 class UserWorkServiceStub:
-    """Missing associated documentation comment in .proto file."""
+    """process_service: the user's own documents (read only). A user token reads only its own user's.
+    """
 
     def __init__(self, channel):
         """Constructor.
@@ -47,10 +48,12 @@ class UserWorkServiceStub:
 
 
 class UserWorkServiceServicer:
-    """Missing associated documentation comment in .proto file."""
+    """process_service: the user's own documents (read only). A user token reads only its own user's.
+    """
 
     def ListDocuments(self, request, context):
-        """Missing associated documentation comment in .proto file."""
+        """The user's documents and workspace files under a folder.
+        """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
@@ -84,7 +87,8 @@ def add_UserWorkServiceServicer_to_server(servicer, server):
 
  # This class is part of an EXPERIMENTAL API.
 class UserWorkService:
-    """Missing associated documentation comment in .proto file."""
+    """process_service: the user's own documents (read only). A user token reads only its own user's.
+    """
 
     @staticmethod
     def ListDocuments(request,

@@ -30,28 +30,37 @@ GRPC_GENERATED_VERSION: str
 GRPC_VERSION: str
 
 class UserWorkServiceStub:
+    """process_service: the user's own documents (read only). A user token reads only its own user's."""
+
     @_typing.overload
     def __new__(cls, channel: _grpc.Channel) -> _Self: ...
     @_typing.overload
     def __new__(cls, channel: _aio.Channel) -> UserWorkServiceAsyncStub: ...
     ListDocuments: _grpc.UnaryUnaryMultiCallable[_work_pb2.ListDocumentsRequest, _work_pb2.ListDocumentsResponse]
+    """The user's documents and workspace files under a folder."""
     ReadDocument: _grpc.UnaryUnaryMultiCallable[_work_pb2.ReadDocumentRequest, _work_pb2.UserDocument]
     """NOT_FOUND for a path the user has no document (or workspace file) at."""
 
 @_typing.type_check_only
 class UserWorkServiceAsyncStub(UserWorkServiceStub):
+    """process_service: the user's own documents (read only). A user token reads only its own user's."""
+
     def __init__(self, channel: _aio.Channel) -> None: ...
     ListDocuments: _aio.UnaryUnaryMultiCallable[_work_pb2.ListDocumentsRequest, _work_pb2.ListDocumentsResponse]  # type: ignore[assignment]
+    """The user's documents and workspace files under a folder."""
     ReadDocument: _aio.UnaryUnaryMultiCallable[_work_pb2.ReadDocumentRequest, _work_pb2.UserDocument]  # type: ignore[assignment]
     """NOT_FOUND for a path the user has no document (or workspace file) at."""
 
 class UserWorkServiceServicer(metaclass=_abc_1.ABCMeta):
+    """process_service: the user's own documents (read only). A user token reads only its own user's."""
+
     @_abc_1.abstractmethod
     def ListDocuments(
         self,
         request: _work_pb2.ListDocumentsRequest,
         context: _ServicerContext,
-    ) -> _typing.Union[_work_pb2.ListDocumentsResponse, _abc.Awaitable[_work_pb2.ListDocumentsResponse]]: ...
+    ) -> _typing.Union[_work_pb2.ListDocumentsResponse, _abc.Awaitable[_work_pb2.ListDocumentsResponse]]:
+        """The user's documents and workspace files under a folder."""
 
     @_abc_1.abstractmethod
     def ReadDocument(

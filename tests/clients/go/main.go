@@ -1,5 +1,6 @@
-// A platform team's client, generated from protos/ (see README.md): it logs in at the gateway,
-// then calls the gRPC API with the documented metadata `authorization: Bearer <token>`.
+// A platform team's client of the generated Go module github.com/vancetope/vance/clients/go
+// (`make clients`, see README.md): it logs in at the gateway, then calls the gRPC API with the
+// documented metadata `authorization: Bearer <token>`.
 // It prints one JSON object with what it saw; tests/test_go_client.py checks it.
 package main
 
@@ -13,7 +14,8 @@ import (
 	"os"
 	"time"
 
-	vancev1 "github.com/vancetope/vance/gen/go/vance/v1"
+	vancev1 "github.com/vancetope/vance/clients/go/vance/v1"
+	"google.golang.org/genproto/googleapis/rpc/errdetails"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/credentials/insecure"
@@ -87,10 +89,26 @@ func main() {
 	}
 	result["listed"] = found
 	// A body naming another tenant is refused with the token's rights.
-	_, err = client.ListSessions(authed, &vancev1.ListSessionsRequest{TenantId: "elsewhere"})
+	var trailer metadata.MD
+	_, err = client.ListSessions(
+		authed, &vancev1.ListSessionsRequest{TenantId: "elsewhere"}, grpc.Trailer(&trailer))
 	result["other_tenant"] = status.Code(err).String()
 	if status.Code(err) == codes.OK {
 		result["other_tenant"] = "OK"
+	}
+	// Why it was refused, as gRPC's richer error model carries it (google.rpc.ErrorInfo in
+	// grpc-status-details-bin), and as the older `vance-reason` trailer does.
+	result["error_info_reason"] = ""
+	result["error_info_domain"] = ""
+	for _, detail := range status.Convert(err).Details() {
+		if info, ok := detail.(*errdetails.ErrorInfo); ok {
+			result["error_info_reason"] = info.GetReason()
+			result["error_info_domain"] = info.GetDomain()
+		}
+	}
+	result["vance_reason"] = ""
+	if reasons := trailer.Get("vance-reason"); len(reasons) > 0 {
+		result["vance_reason"] = reasons[0]
 	}
 	out, _ := json.Marshal(result)
 	fmt.Println(string(out))

@@ -1,0 +1,1 @@
+"""Generated from protos/vance/internal/v1 by `make protos`."""

@@ -1,0 +1,175 @@
+from google.protobuf import struct_pb2 as _struct_pb2
+from vance.v1 import common_pb2 as _common_pb2
+from vance.v1 import process_pb2 as _process_pb2
+from google.protobuf.internal import containers as _containers
+from google.protobuf import descriptor as _descriptor
+from google.protobuf import message as _message
+from collections.abc import Iterable as _Iterable, Mapping as _Mapping
+from typing import ClassVar as _ClassVar, Optional as _Optional, Union as _Union
+
+DESCRIPTOR: _descriptor.FileDescriptor
+
+class CreateProcessRequest(_message.Message):
+    __slots__ = ("tenant_id", "project_id", "session_id", "name", "title", "goal", "engine", "recipe_name", "parent_process_id", "recipe_snapshot", "params", "owner_user_id", "idempotency_key", "start", "engine_version")
+    TENANT_ID_FIELD_NUMBER: _ClassVar[int]
+    PROJECT_ID_FIELD_NUMBER: _ClassVar[int]
+    SESSION_ID_FIELD_NUMBER: _ClassVar[int]
+    NAME_FIELD_NUMBER: _ClassVar[int]
+    TITLE_FIELD_NUMBER: _ClassVar[int]
+    GOAL_FIELD_NUMBER: _ClassVar[int]
+    ENGINE_FIELD_NUMBER: _ClassVar[int]
+    RECIPE_NAME_FIELD_NUMBER: _ClassVar[int]
+    PARENT_PROCESS_ID_FIELD_NUMBER: _ClassVar[int]
+    RECIPE_SNAPSHOT_FIELD_NUMBER: _ClassVar[int]
+    PARAMS_FIELD_NUMBER: _ClassVar[int]
+    OWNER_USER_ID_FIELD_NUMBER: _ClassVar[int]
+    IDEMPOTENCY_KEY_FIELD_NUMBER: _ClassVar[int]
+    START_FIELD_NUMBER: _ClassVar[int]
+    ENGINE_VERSION_FIELD_NUMBER: _ClassVar[int]
+    tenant_id: str
+    project_id: str
+    session_id: str
+    name: str
+    title: str
+    goal: str
+    engine: str
+    recipe_name: str
+    parent_process_id: str
+    recipe_snapshot: _struct_pb2.Struct
+    params: _struct_pb2.Struct
+    owner_user_id: str
+    idempotency_key: str
+    start: bool
+    engine_version: str
+    def __init__(self, tenant_id: _Optional[str] = ..., project_id: _Optional[str] = ..., session_id: _Optional[str] = ..., name: _Optional[str] = ..., title: _Optional[str] = ..., goal: _Optional[str] = ..., engine: _Optional[str] = ..., recipe_name: _Optional[str] = ..., parent_process_id: _Optional[str] = ..., recipe_snapshot: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ..., params: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ..., owner_user_id: _Optional[str] = ..., idempotency_key: _Optional[str] = ..., start: _Optional[bool] = ..., engine_version: _Optional[str] = ...) -> None: ...
+
+class RespawnChatRequest(_message.Message):
+    __slots__ = ("process", "history_from_process_id")
+    PROCESS_FIELD_NUMBER: _ClassVar[int]
+    HISTORY_FROM_PROCESS_ID_FIELD_NUMBER: _ClassVar[int]
+    process: CreateProcessRequest
+    history_from_process_id: str
+    def __init__(self, process: _Optional[_Union[CreateProcessRequest, _Mapping]] = ..., history_from_process_id: _Optional[str] = ...) -> None: ...
+
+class SessionCascadeRequest(_message.Message):
+    __slots__ = ("session_id", "suspend_cause", "close_reason", "process_ids")
+    SESSION_ID_FIELD_NUMBER: _ClassVar[int]
+    SUSPEND_CAUSE_FIELD_NUMBER: _ClassVar[int]
+    CLOSE_REASON_FIELD_NUMBER: _ClassVar[int]
+    PROCESS_IDS_FIELD_NUMBER: _ClassVar[int]
+    session_id: str
+    suspend_cause: _common_pb2.SuspendCause
+    close_reason: _common_pb2.CloseReason
+    process_ids: _containers.RepeatedScalarFieldContainer[str]
+    def __init__(self, session_id: _Optional[str] = ..., suspend_cause: _Optional[_Union[_common_pb2.SuspendCause, str]] = ..., close_reason: _Optional[_Union[_common_pb2.CloseReason, str]] = ..., process_ids: _Optional[_Iterable[str]] = ...) -> None: ...
+
+class DeleteSessionDataResponse(_message.Message):
+    __slots__ = ("processes", "chat_messages", "events", "inbox")
+    PROCESSES_FIELD_NUMBER: _ClassVar[int]
+    CHAT_MESSAGES_FIELD_NUMBER: _ClassVar[int]
+    EVENTS_FIELD_NUMBER: _ClassVar[int]
+    INBOX_FIELD_NUMBER: _ClassVar[int]
+    processes: int
+    chat_messages: int
+    events: int
+    inbox: int
+    def __init__(self, processes: _Optional[int] = ..., chat_messages: _Optional[int] = ..., events: _Optional[int] = ..., inbox: _Optional[int] = ...) -> None: ...
+
+class ListSessionsProcessesRequest(_message.Message):
+    __slots__ = ("session_ids", "include_terminated")
+    SESSION_IDS_FIELD_NUMBER: _ClassVar[int]
+    INCLUDE_TERMINATED_FIELD_NUMBER: _ClassVar[int]
+    session_ids: _containers.RepeatedScalarFieldContainer[str]
+    include_terminated: bool
+    def __init__(self, session_ids: _Optional[_Iterable[str]] = ..., include_terminated: _Optional[bool] = ...) -> None: ...
+
+class ListSessionsProcessesResponse(_message.Message):
+    __slots__ = ("sessions",)
+    class SessionsEntry(_message.Message):
+        __slots__ = ("key", "value")
+        KEY_FIELD_NUMBER: _ClassVar[int]
+        VALUE_FIELD_NUMBER: _ClassVar[int]
+        key: str
+        value: _process_pb2.ListProcessesResponse
+        def __init__(self, key: _Optional[str] = ..., value: _Optional[_Union[_process_pb2.ListProcessesResponse, _Mapping]] = ...) -> None: ...
+    SESSIONS_FIELD_NUMBER: _ClassVar[int]
+    sessions: _containers.MessageMap[str, _process_pb2.ListProcessesResponse]
+    def __init__(self, sessions: _Optional[_Mapping[str, _process_pb2.ListProcessesResponse]] = ...) -> None: ...
+
+class SessionsCascadeRequest(_message.Message):
+    __slots__ = ("session_ids", "suspend_cause", "close_reason")
+    SESSION_IDS_FIELD_NUMBER: _ClassVar[int]
+    SUSPEND_CAUSE_FIELD_NUMBER: _ClassVar[int]
+    CLOSE_REASON_FIELD_NUMBER: _ClassVar[int]
+    session_ids: _containers.RepeatedScalarFieldContainer[str]
+    suspend_cause: _common_pb2.SuspendCause
+    close_reason: _common_pb2.CloseReason
+    def __init__(self, session_ids: _Optional[_Iterable[str]] = ..., suspend_cause: _Optional[_Union[_common_pb2.SuspendCause, str]] = ..., close_reason: _Optional[_Union[_common_pb2.CloseReason, str]] = ...) -> None: ...
+
+class SessionsCascadeResponse(_message.Message):
+    __slots__ = ("processes", "failed_session_ids")
+    PROCESSES_FIELD_NUMBER: _ClassVar[int]
+    FAILED_SESSION_IDS_FIELD_NUMBER: _ClassVar[int]
+    processes: int
+    failed_session_ids: _containers.RepeatedScalarFieldContainer[str]
+    def __init__(self, processes: _Optional[int] = ..., failed_session_ids: _Optional[_Iterable[str]] = ...) -> None: ...
+
+class ListSessionEnginesRequest(_message.Message):
+    __slots__ = ("session_ids",)
+    SESSION_IDS_FIELD_NUMBER: _ClassVar[int]
+    session_ids: _containers.RepeatedScalarFieldContainer[str]
+    def __init__(self, session_ids: _Optional[_Iterable[str]] = ...) -> None: ...
+
+class EngineState(_message.Message):
+    __slots__ = ("process_id", "status", "pending_count")
+    PROCESS_ID_FIELD_NUMBER: _ClassVar[int]
+    STATUS_FIELD_NUMBER: _ClassVar[int]
+    PENDING_COUNT_FIELD_NUMBER: _ClassVar[int]
+    process_id: str
+    status: _common_pb2.ProcessStatus
+    pending_count: int
+    def __init__(self, process_id: _Optional[str] = ..., status: _Optional[_Union[_common_pb2.ProcessStatus, str]] = ..., pending_count: _Optional[int] = ...) -> None: ...
+
+class SessionEngines(_message.Message):
+    __slots__ = ("session_id", "engines")
+    SESSION_ID_FIELD_NUMBER: _ClassVar[int]
+    ENGINES_FIELD_NUMBER: _ClassVar[int]
+    session_id: str
+    engines: _containers.RepeatedCompositeFieldContainer[EngineState]
+    def __init__(self, session_id: _Optional[str] = ..., engines: _Optional[_Iterable[_Union[EngineState, _Mapping]]] = ...) -> None: ...
+
+class ListSessionEnginesResponse(_message.Message):
+    __slots__ = ("sessions",)
+    SESSIONS_FIELD_NUMBER: _ClassVar[int]
+    sessions: _containers.RepeatedCompositeFieldContainer[SessionEngines]
+    def __init__(self, sessions: _Optional[_Iterable[_Union[SessionEngines, _Mapping]]] = ...) -> None: ...
+
+class ChatFeedRequest(_message.Message):
+    __slots__ = ("after",)
+    AFTER_FIELD_NUMBER: _ClassVar[int]
+    after: int
+    def __init__(self, after: _Optional[int] = ...) -> None: ...
+
+class ChatFeedPage(_message.Message):
+    __slots__ = ("position", "messages")
+    POSITION_FIELD_NUMBER: _ClassVar[int]
+    MESSAGES_FIELD_NUMBER: _ClassVar[int]
+    position: int
+    messages: _containers.RepeatedCompositeFieldContainer[_common_pb2.ChatMessage]
+    def __init__(self, position: _Optional[int] = ..., messages: _Optional[_Iterable[_Union[_common_pb2.ChatMessage, _Mapping]]] = ...) -> None: ...
+
+class AckChatFeedResponse(_message.Message):
+    __slots__ = ()
+    def __init__(self) -> None: ...
+
+class PublishNoticeRequest(_message.Message):
+    __slots__ = ("session_ids", "notice")
+    SESSION_IDS_FIELD_NUMBER: _ClassVar[int]
+    NOTICE_FIELD_NUMBER: _ClassVar[int]
+    session_ids: _containers.RepeatedScalarFieldContainer[str]
+    notice: _common_pb2.Notice
+    def __init__(self, session_ids: _Optional[_Iterable[str]] = ..., notice: _Optional[_Union[_common_pb2.Notice, _Mapping]] = ...) -> None: ...
+
+class PublishNoticeResponse(_message.Message):
+    __slots__ = ()
+    def __init__(self) -> None: ...
