@@ -192,8 +192,11 @@ def recipes(system: System) -> recipe_pb2_grpc.RecipeServiceAsyncStub:
 
 
 async def cut_off(system: System, sid: str) -> None:
-    """A FORCED suspend as a gateway replica's shutdown makes it: the session was bound
-    through the replica and its work was cut off (session_service/ownership.py)."""
+    """A FORCED suspend as a gateway replica's shutdown makes it when no client comes back:
+    the session was bound through the replica, its work was cut off, and the takeover after
+    the reconnect grace suspends it (session_service/ownership.py). The takeover is asked for
+    a moment just past that grace; the live gateway's lease, renewed for a whole lease, is not
+    over by then."""
     m = uuid.uuid4().hex[:8]
     conn = f"conn_{m}"
     await system.sessions.BindSession(
@@ -201,4 +204,8 @@ async def cut_off(system: System, sid: str) -> None:
     )
     await system.sessions_internal.ShutdownReplica(
         sipb.ReplicaRequest(replica_id=f"gw_{m}", sessions={sid: conn})
+    )
+    grace = system.config.lifecycle.reconnect_grace_ms
+    await system.sessions_internal.TakeOverReplicas(
+        sipb.TakeOverReplicasRequest(now_ms=now_ms() + grace + 1_000)
     )

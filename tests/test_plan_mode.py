@@ -242,6 +242,17 @@ async def test_a_worker_plan_reaches_the_hub_and_eddie_plans_with_a_delegation(
         what="the worker's todos in the hub",
     )
     assert finished["forwardedBy"]["processId"] == opened["chatProcessId"]
+    # The worker's close reaches Eddie (through the worker's outbox, after its commit); Eddie
+    # takes note before the user's next message, so that message is the last of its next turn.
+    await client.wait_for(
+        lambda f: (
+            f["type"] == "chat-message-appended"
+            and f["data"]["role"] == "assistant"
+            and f["data"]["content"] == f"Noted {m}."
+        ),
+        timeout=45,
+        what="Eddie noting the finished worker",
+    )
 
     # Eddie's own plan, one step delegated to the project; approved, Eddie steers the project.
     eddie_title = f"Follow up {m}"

@@ -7,6 +7,7 @@ from __future__ import annotations
 from google.protobuf.descriptor import FileDescriptor
 
 from vance.internal.v1 import (
+    knowledge_internal_pb2,
     process_internal_pb2,
     recipe_internal_pb2,
     session_internal_pb2,
@@ -15,10 +16,11 @@ from vance.internal.v1 import (
     worker_pb2,
 )
 from vance.policy import RULES
-from vance.v1 import process_pb2, recipe_pb2, session_pb2, tokens_pb2, work_pb2
+from vance.v1 import knowledge_pb2, process_pb2, recipe_pb2, session_pb2, tokens_pb2, work_pb2
 
-PUBLIC = (process_pb2, recipe_pb2, session_pb2, tokens_pb2, work_pb2)
+PUBLIC = (knowledge_pb2, process_pb2, recipe_pb2, session_pb2, tokens_pb2, work_pb2)
 INTERNAL = (
+    knowledge_internal_pb2,
     process_internal_pb2,
     recipe_internal_pb2,
     session_internal_pb2,

@@ -597,6 +597,79 @@ func (DeliveryOutcome) EnumDescriptor() ([]byte, []int) {
 	return file_vance_v1_common_proto_rawDescGZIP(), []int{8}
 }
 
+// What kind of thing a hub tells its peers (seed 001 §6.3).
+type PeerEventType int32
+
+const (
+	// Not set; refused.
+	PeerEventType_PEER_EVENT_TYPE_UNSPECIFIED PeerEventType = 0
+	// The other hub created a project.
+	PeerEventType_PEER_EVENT_TYPE_PROJECT_CREATED PeerEventType = 1
+	// The other hub archived a project.
+	PeerEventType_PEER_EVENT_TYPE_PROJECT_ARCHIVED PeerEventType = 2
+	// The other hub started a process.
+	PeerEventType_PEER_EVENT_TYPE_PROCESS_SPAWNED PeerEventType = 3
+	// A worker the other hub follows waits for the user.
+	PeerEventType_PEER_EVENT_TYPE_PROCESS_BLOCKED PeerEventType = 4
+	// The other hub stopped, paused or resumed a process.
+	PeerEventType_PEER_EVENT_TYPE_PROCESS_CHANGED PeerEventType = 5
+	// Something the user told the other hub that this one should know.
+	PeerEventType_PEER_EVENT_TYPE_USER_STATEMENT PeerEventType = 6
+	// Any other status worth knowing at once.
+	PeerEventType_PEER_EVENT_TYPE_STATUS PeerEventType = 7
+)
+
+// Enum value maps for PeerEventType.
+var (
+	PeerEventType_name = map[int32]string{
+		0: "PEER_EVENT_TYPE_UNSPECIFIED",
+		1: "PEER_EVENT_TYPE_PROJECT_CREATED",
+		2: "PEER_EVENT_TYPE_PROJECT_ARCHIVED",
+		3: "PEER_EVENT_TYPE_PROCESS_SPAWNED",
+		4: "PEER_EVENT_TYPE_PROCESS_BLOCKED",
+		5: "PEER_EVENT_TYPE_PROCESS_CHANGED",
+		6: "PEER_EVENT_TYPE_USER_STATEMENT",
+		7: "PEER_EVENT_TYPE_STATUS",
+	}
+	PeerEventType_value = map[string]int32{
+		"PEER_EVENT_TYPE_UNSPECIFIED":      0,
+		"PEER_EVENT_TYPE_PROJECT_CREATED":  1,
+		"PEER_EVENT_TYPE_PROJECT_ARCHIVED": 2,
+		"PEER_EVENT_TYPE_PROCESS_SPAWNED":  3,
+		"PEER_EVENT_TYPE_PROCESS_BLOCKED":  4,
+		"PEER_EVENT_TYPE_PROCESS_CHANGED":  5,
+		"PEER_EVENT_TYPE_USER_STATEMENT":   6,
+		"PEER_EVENT_TYPE_STATUS":           7,
+	}
+)
+
+func (x PeerEventType) Enum() *PeerEventType {
+	p := new(PeerEventType)
+	*p = x
+	return p
+}
+
+func (x PeerEventType) String() string {
+	return protoimpl.X.EnumStringOf(x.Descriptor(), protoreflect.EnumNumber(x))
+}
+
+func (PeerEventType) Descriptor() protoreflect.EnumDescriptor {
+	return file_vance_v1_common_proto_enumTypes[9].Descriptor()
+}
+
+func (PeerEventType) Type() protoreflect.EnumType {
+	return &file_vance_v1_common_proto_enumTypes[9]
+}
+
+func (x PeerEventType) Number() protoreflect.EnumNumber {
+	return protoreflect.EnumNumber(x)
+}
+
+// Deprecated: Use PeerEventType.Descriptor instead.
+func (PeerEventType) EnumDescriptor() ([]byte, []int) {
+	return file_vance_v1_common_proto_rawDescGZIP(), []int{9}
+}
+
 // A user's chat message to a process.
 type UserChatInput struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -1000,15 +1073,22 @@ func (x *InboxAnswer) GetAnswer() *structpb.Value {
 	return nil
 }
 
-// An event from another session (hub peers).
+// One hub (Eddie) telling another hub of the same user what happened; hub to hub only
+// (ProcessService.Steer refuses it from anyone else with INVALID_ARGUMENT). The sending Eddie is
+// the envelope's sender_process_id, the time its at_ms.
 type PeerEvent struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
-	// The session it came from; empty when none.
+	// The hub session where it happened.
 	SourceSessionId string `protobuf:"bytes,1,opt,name=source_session_id,json=sourceSessionId,proto3" json:"source_session_id,omitempty"`
-	// The event kind, e.g. "observation".
-	Kind string `protobuf:"bytes,2,opt,name=kind,proto3" json:"kind,omitempty"`
-	// Free-form JSON details of the entry; their keys depend on `kind`/`type`.
-	Payload       *structpb.Struct `protobuf:"bytes,3,opt,name=payload,proto3" json:"payload,omitempty"`
+	// Details as JSON; {facts: [{type, summary, atMs, refs}]} when a debounced event carries
+	// several facts.
+	Payload *structpb.Struct `protobuf:"bytes,3,opt,name=payload,proto3" json:"payload,omitempty"`
+	// The user both hubs belong to.
+	UserId string `protobuf:"bytes,4,opt,name=user_id,json=userId,proto3" json:"user_id,omitempty"`
+	// What happened.
+	Type PeerEventType `protobuf:"varint,5,opt,name=type,proto3,enum=vance.v1.PeerEventType" json:"type,omitempty"`
+	// One line for the other hub's conversation.
+	HumanSummary  string `protobuf:"bytes,6,opt,name=human_summary,json=humanSummary,proto3" json:"human_summary,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1050,18 +1130,32 @@ func (x *PeerEvent) GetSourceSessionId() string {
 	return ""
 }
 
-func (x *PeerEvent) GetKind() string {
-	if x != nil {
-		return x.Kind
-	}
-	return ""
-}
-
 func (x *PeerEvent) GetPayload() *structpb.Struct {
 	if x != nil {
 		return x.Payload
 	}
 	return nil
+}
+
+func (x *PeerEvent) GetUserId() string {
+	if x != nil {
+		return x.UserId
+	}
+	return ""
+}
+
+func (x *PeerEvent) GetType() PeerEventType {
+	if x != nil {
+		return x.Type
+	}
+	return PeerEventType_PEER_EVENT_TYPE_UNSPECIFIED
+}
+
+func (x *PeerEvent) GetHumanSummary() string {
+	if x != nil {
+		return x.HumanSummary
+	}
+	return ""
 }
 
 // One message in a process inbox. Exactly one variant is set.
@@ -2176,11 +2270,13 @@ const file_vance_v1_common_proto_rawDesc = "" +
 	"\x06params\x18\x02 \x01(\v2\x17.google.protobuf.StructR\x06params\"a\n" +
 	"\vInboxAnswer\x12\"\n" +
 	"\rinbox_item_id\x18\x01 \x01(\tR\vinboxItemId\x12.\n" +
-	"\x06answer\x18\x02 \x01(\v2\x16.google.protobuf.ValueR\x06answer\"~\n" +
+	"\x06answer\x18\x02 \x01(\v2\x16.google.protobuf.ValueR\x06answer\"\xe1\x01\n" +
 	"\tPeerEvent\x12*\n" +
-	"\x11source_session_id\x18\x01 \x01(\tR\x0fsourceSessionId\x12\x12\n" +
-	"\x04kind\x18\x02 \x01(\tR\x04kind\x121\n" +
-	"\apayload\x18\x03 \x01(\v2\x17.google.protobuf.StructR\apayload\"\xda\x04\n" +
+	"\x11source_session_id\x18\x01 \x01(\tR\x0fsourceSessionId\x121\n" +
+	"\apayload\x18\x03 \x01(\v2\x17.google.protobuf.StructR\apayload\x12\x17\n" +
+	"\auser_id\x18\x04 \x01(\tR\x06userId\x12+\n" +
+	"\x04type\x18\x05 \x01(\x0e2\x17.vance.v1.PeerEventTypeR\x04type\x12#\n" +
+	"\rhuman_summary\x18\x06 \x01(\tR\fhumanSummaryJ\x04\b\x02\x10\x03R\x04kind\"\xda\x04\n" +
 	"\fSteerMessage\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12'\n" +
 	"\x0fidempotency_key\x18\x02 \x01(\tR\x0eidempotencyKey\x12\x13\n" +
@@ -2333,7 +2429,16 @@ const file_vance_v1_common_proto_rawDesc = "" +
 	"\x18DELIVERY_OUTCOME_STARTED\x10\x01\x12\x1b\n" +
 	"\x17DELIVERY_OUTCOME_QUEUED\x10\x02\x12\x1d\n" +
 	"\x19DELIVERY_OUTCOME_DEFERRED\x10\x03\x12\x1d\n" +
-	"\x19DELIVERY_OUTCOME_REJECTED\x10\x04B^\n" +
+	"\x19DELIVERY_OUTCOME_REJECTED\x10\x04*\xaa\x02\n" +
+	"\rPeerEventType\x12\x1f\n" +
+	"\x1bPEER_EVENT_TYPE_UNSPECIFIED\x10\x00\x12#\n" +
+	"\x1fPEER_EVENT_TYPE_PROJECT_CREATED\x10\x01\x12$\n" +
+	" PEER_EVENT_TYPE_PROJECT_ARCHIVED\x10\x02\x12#\n" +
+	"\x1fPEER_EVENT_TYPE_PROCESS_SPAWNED\x10\x03\x12#\n" +
+	"\x1fPEER_EVENT_TYPE_PROCESS_BLOCKED\x10\x04\x12#\n" +
+	"\x1fPEER_EVENT_TYPE_PROCESS_CHANGED\x10\x05\x12\"\n" +
+	"\x1ePEER_EVENT_TYPE_USER_STATEMENT\x10\x06\x12\x1a\n" +
+	"\x16PEER_EVENT_TYPE_STATUS\x10\aB^\n" +
 	"\x15io.vancetope.vance.v1B\vCommonProtoP\x01Z6github.com/vancetope/vance/clients/go/vance/v1;vancev1b\x06proto3"
 
 var (
@@ -2348,7 +2453,7 @@ func file_vance_v1_common_proto_rawDescGZIP() []byte {
 	return file_vance_v1_common_proto_rawDescData
 }
 
-var file_vance_v1_common_proto_enumTypes = make([]protoimpl.EnumInfo, 9)
+var file_vance_v1_common_proto_enumTypes = make([]protoimpl.EnumInfo, 10)
 var file_vance_v1_common_proto_msgTypes = make([]protoimpl.MessageInfo, 15)
 var file_vance_v1_common_proto_goTypes = []any{
 	(ProcessStatus)(0),           // 0: vance.v1.ProcessStatus
@@ -2360,62 +2465,64 @@ var file_vance_v1_common_proto_goTypes = []any{
 	(ProjectKind)(0),             // 6: vance.v1.ProjectKind
 	(ChatRole)(0),                // 7: vance.v1.ChatRole
 	(DeliveryOutcome)(0),         // 8: vance.v1.DeliveryOutcome
-	(*UserChatInput)(nil),        // 9: vance.v1.UserChatInput
-	(*ProcessEvent)(nil),         // 10: vance.v1.ProcessEvent
-	(*Reply)(nil),                // 11: vance.v1.Reply
-	(*ToolResult)(nil),           // 12: vance.v1.ToolResult
-	(*ExternalCommand)(nil),      // 13: vance.v1.ExternalCommand
-	(*InboxAnswer)(nil),          // 14: vance.v1.InboxAnswer
-	(*PeerEvent)(nil),            // 15: vance.v1.PeerEvent
-	(*SteerMessage)(nil),         // 16: vance.v1.SteerMessage
-	(*ThinkProcess)(nil),         // 17: vance.v1.ThinkProcess
-	(*ChatMessage)(nil),          // 18: vance.v1.ChatMessage
-	(*SessionEvent)(nil),         // 19: vance.v1.SessionEvent
-	(*StreamChunk)(nil),          // 20: vance.v1.StreamChunk
-	(*ProcessStatusChanged)(nil), // 21: vance.v1.ProcessStatusChanged
-	(*ProcessProgress)(nil),      // 22: vance.v1.ProcessProgress
-	(*Notice)(nil),               // 23: vance.v1.Notice
-	(*structpb.Struct)(nil),      // 24: google.protobuf.Struct
-	(*structpb.Value)(nil),       // 25: google.protobuf.Value
+	(PeerEventType)(0),           // 9: vance.v1.PeerEventType
+	(*UserChatInput)(nil),        // 10: vance.v1.UserChatInput
+	(*ProcessEvent)(nil),         // 11: vance.v1.ProcessEvent
+	(*Reply)(nil),                // 12: vance.v1.Reply
+	(*ToolResult)(nil),           // 13: vance.v1.ToolResult
+	(*ExternalCommand)(nil),      // 14: vance.v1.ExternalCommand
+	(*InboxAnswer)(nil),          // 15: vance.v1.InboxAnswer
+	(*PeerEvent)(nil),            // 16: vance.v1.PeerEvent
+	(*SteerMessage)(nil),         // 17: vance.v1.SteerMessage
+	(*ThinkProcess)(nil),         // 18: vance.v1.ThinkProcess
+	(*ChatMessage)(nil),          // 19: vance.v1.ChatMessage
+	(*SessionEvent)(nil),         // 20: vance.v1.SessionEvent
+	(*StreamChunk)(nil),          // 21: vance.v1.StreamChunk
+	(*ProcessStatusChanged)(nil), // 22: vance.v1.ProcessStatusChanged
+	(*ProcessProgress)(nil),      // 23: vance.v1.ProcessProgress
+	(*Notice)(nil),               // 24: vance.v1.Notice
+	(*structpb.Struct)(nil),      // 25: google.protobuf.Struct
+	(*structpb.Value)(nil),       // 26: google.protobuf.Value
 }
 var file_vance_v1_common_proto_depIdxs = []int32{
-	24, // 0: vance.v1.UserChatInput.forwarded_by:type_name -> google.protobuf.Struct
+	25, // 0: vance.v1.UserChatInput.forwarded_by:type_name -> google.protobuf.Struct
 	4,  // 1: vance.v1.ProcessEvent.type:type_name -> vance.v1.ProcessEventType
-	24, // 2: vance.v1.ProcessEvent.payload:type_name -> google.protobuf.Struct
+	25, // 2: vance.v1.ProcessEvent.payload:type_name -> google.protobuf.Struct
 	5,  // 3: vance.v1.ToolResult.status:type_name -> vance.v1.ToolCallStatus
-	25, // 4: vance.v1.ToolResult.result:type_name -> google.protobuf.Value
-	24, // 5: vance.v1.ExternalCommand.params:type_name -> google.protobuf.Struct
-	25, // 6: vance.v1.InboxAnswer.answer:type_name -> google.protobuf.Value
-	24, // 7: vance.v1.PeerEvent.payload:type_name -> google.protobuf.Struct
-	9,  // 8: vance.v1.SteerMessage.user_chat_input:type_name -> vance.v1.UserChatInput
-	10, // 9: vance.v1.SteerMessage.process_event:type_name -> vance.v1.ProcessEvent
-	11, // 10: vance.v1.SteerMessage.reply:type_name -> vance.v1.Reply
-	12, // 11: vance.v1.SteerMessage.tool_result:type_name -> vance.v1.ToolResult
-	13, // 12: vance.v1.SteerMessage.external_command:type_name -> vance.v1.ExternalCommand
-	14, // 13: vance.v1.SteerMessage.inbox_answer:type_name -> vance.v1.InboxAnswer
-	15, // 14: vance.v1.SteerMessage.peer_event:type_name -> vance.v1.PeerEvent
-	0,  // 15: vance.v1.ThinkProcess.status:type_name -> vance.v1.ProcessStatus
-	1,  // 16: vance.v1.ThinkProcess.close_reason:type_name -> vance.v1.CloseReason
-	24, // 17: vance.v1.ThinkProcess.recipe_snapshot:type_name -> google.protobuf.Struct
-	24, // 18: vance.v1.ThinkProcess.params:type_name -> google.protobuf.Struct
-	7,  // 19: vance.v1.ChatMessage.role:type_name -> vance.v1.ChatRole
-	24, // 20: vance.v1.ChatMessage.meta:type_name -> google.protobuf.Struct
-	18, // 21: vance.v1.SessionEvent.chat_message_appended:type_name -> vance.v1.ChatMessage
-	20, // 22: vance.v1.SessionEvent.stream_chunk:type_name -> vance.v1.StreamChunk
-	21, // 23: vance.v1.SessionEvent.process_status_changed:type_name -> vance.v1.ProcessStatusChanged
-	22, // 24: vance.v1.SessionEvent.process_progress:type_name -> vance.v1.ProcessProgress
-	23, // 25: vance.v1.SessionEvent.notice:type_name -> vance.v1.Notice
-	7,  // 26: vance.v1.StreamChunk.role:type_name -> vance.v1.ChatRole
-	0,  // 27: vance.v1.ProcessStatusChanged.from_status:type_name -> vance.v1.ProcessStatus
-	0,  // 28: vance.v1.ProcessStatusChanged.to_status:type_name -> vance.v1.ProcessStatus
-	1,  // 29: vance.v1.ProcessStatusChanged.close_reason:type_name -> vance.v1.CloseReason
-	24, // 30: vance.v1.ProcessProgress.payload:type_name -> google.protobuf.Struct
-	24, // 31: vance.v1.Notice.data:type_name -> google.protobuf.Struct
-	32, // [32:32] is the sub-list for method output_type
-	32, // [32:32] is the sub-list for method input_type
-	32, // [32:32] is the sub-list for extension type_name
-	32, // [32:32] is the sub-list for extension extendee
-	0,  // [0:32] is the sub-list for field type_name
+	26, // 4: vance.v1.ToolResult.result:type_name -> google.protobuf.Value
+	25, // 5: vance.v1.ExternalCommand.params:type_name -> google.protobuf.Struct
+	26, // 6: vance.v1.InboxAnswer.answer:type_name -> google.protobuf.Value
+	25, // 7: vance.v1.PeerEvent.payload:type_name -> google.protobuf.Struct
+	9,  // 8: vance.v1.PeerEvent.type:type_name -> vance.v1.PeerEventType
+	10, // 9: vance.v1.SteerMessage.user_chat_input:type_name -> vance.v1.UserChatInput
+	11, // 10: vance.v1.SteerMessage.process_event:type_name -> vance.v1.ProcessEvent
+	12, // 11: vance.v1.SteerMessage.reply:type_name -> vance.v1.Reply
+	13, // 12: vance.v1.SteerMessage.tool_result:type_name -> vance.v1.ToolResult
+	14, // 13: vance.v1.SteerMessage.external_command:type_name -> vance.v1.ExternalCommand
+	15, // 14: vance.v1.SteerMessage.inbox_answer:type_name -> vance.v1.InboxAnswer
+	16, // 15: vance.v1.SteerMessage.peer_event:type_name -> vance.v1.PeerEvent
+	0,  // 16: vance.v1.ThinkProcess.status:type_name -> vance.v1.ProcessStatus
+	1,  // 17: vance.v1.ThinkProcess.close_reason:type_name -> vance.v1.CloseReason
+	25, // 18: vance.v1.ThinkProcess.recipe_snapshot:type_name -> google.protobuf.Struct
+	25, // 19: vance.v1.ThinkProcess.params:type_name -> google.protobuf.Struct
+	7,  // 20: vance.v1.ChatMessage.role:type_name -> vance.v1.ChatRole
+	25, // 21: vance.v1.ChatMessage.meta:type_name -> google.protobuf.Struct
+	19, // 22: vance.v1.SessionEvent.chat_message_appended:type_name -> vance.v1.ChatMessage
+	21, // 23: vance.v1.SessionEvent.stream_chunk:type_name -> vance.v1.StreamChunk
+	22, // 24: vance.v1.SessionEvent.process_status_changed:type_name -> vance.v1.ProcessStatusChanged
+	23, // 25: vance.v1.SessionEvent.process_progress:type_name -> vance.v1.ProcessProgress
+	24, // 26: vance.v1.SessionEvent.notice:type_name -> vance.v1.Notice
+	7,  // 27: vance.v1.StreamChunk.role:type_name -> vance.v1.ChatRole
+	0,  // 28: vance.v1.ProcessStatusChanged.from_status:type_name -> vance.v1.ProcessStatus
+	0,  // 29: vance.v1.ProcessStatusChanged.to_status:type_name -> vance.v1.ProcessStatus
+	1,  // 30: vance.v1.ProcessStatusChanged.close_reason:type_name -> vance.v1.CloseReason
+	25, // 31: vance.v1.ProcessProgress.payload:type_name -> google.protobuf.Struct
+	25, // 32: vance.v1.Notice.data:type_name -> google.protobuf.Struct
+	33, // [33:33] is the sub-list for method output_type
+	33, // [33:33] is the sub-list for method input_type
+	33, // [33:33] is the sub-list for extension type_name
+	33, // [33:33] is the sub-list for extension extendee
+	0,  // [0:33] is the sub-list for field type_name
 }
 
 func init() { file_vance_v1_common_proto_init() }
@@ -2444,7 +2551,7 @@ func file_vance_v1_common_proto_init() {
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_vance_v1_common_proto_rawDesc), len(file_vance_v1_common_proto_rawDesc)),
-			NumEnums:      9,
+			NumEnums:      10,
 			NumMessages:   15,
 			NumExtensions: 0,
 			NumServices:   0,

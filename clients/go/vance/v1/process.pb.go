@@ -554,7 +554,12 @@ type SubscribeSessionRequest struct {
 	SessionId string `protobuf:"bytes,1,opt,name=session_id,json=sessionId,proto3" json:"session_id,omitempty"`
 	// Send events after this seq, then live ones; 0: from the first. Events older than the log keeps
 	// (docs/protocol.md "Resume and replay") are gone.
-	SinceSeq      int64 `protobuf:"varint,2,opt,name=since_seq,json=sinceSeq,proto3" json:"since_seq,omitempty"`
+	SinceSeq int64 `protobuf:"varint,2,opt,name=since_seq,json=sinceSeq,proto3" json:"since_seq,omitempty"`
+	// Reads (since_seq, until_seq] from the store (until_seq 0: its last seq) and ends, with no
+	// live events: with several process_service replicas the gateway fills a seq gap this way.
+	ReplayOnly bool `protobuf:"varint,3,opt,name=replay_only,json=replayOnly,proto3" json:"replay_only,omitempty"`
+	// With replay_only: the last seq to read; 0: the stored stream's last.
+	UntilSeq      int64 `protobuf:"varint,4,opt,name=until_seq,json=untilSeq,proto3" json:"until_seq,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -599,6 +604,20 @@ func (x *SubscribeSessionRequest) GetSessionId() string {
 func (x *SubscribeSessionRequest) GetSinceSeq() int64 {
 	if x != nil {
 		return x.SinceSeq
+	}
+	return 0
+}
+
+func (x *SubscribeSessionRequest) GetReplayOnly() bool {
+	if x != nil {
+		return x.ReplayOnly
+	}
+	return false
+}
+
+func (x *SubscribeSessionRequest) GetUntilSeq() int64 {
+	if x != nil {
+		return x.UntilSeq
 	}
 	return 0
 }
@@ -1250,11 +1269,14 @@ const file_vance_v1_process_proto_rawDesc = "" +
 	"\x05limit\x18\x03 \x01(\x05R\x05limit\x12\x18\n" +
 	"\athrough\x18\x04 \x01(\x03R\athrough\"M\n" +
 	"\x18ListChatMessagesResponse\x121\n" +
-	"\bmessages\x18\x01 \x03(\v2\x15.vance.v1.ChatMessageR\bmessages\"U\n" +
+	"\bmessages\x18\x01 \x03(\v2\x15.vance.v1.ChatMessageR\bmessages\"\x93\x01\n" +
 	"\x17SubscribeSessionRequest\x12\x1d\n" +
 	"\n" +
 	"session_id\x18\x01 \x01(\tR\tsessionId\x12\x1b\n" +
-	"\tsince_seq\x18\x02 \x01(\x03R\bsinceSeq\"\x14\n" +
+	"\tsince_seq\x18\x02 \x01(\x03R\bsinceSeq\x12\x1f\n" +
+	"\vreplay_only\x18\x03 \x01(\bR\n" +
+	"replayOnly\x12\x1b\n" +
+	"\tuntil_seq\x18\x04 \x01(\x03R\buntilSeq\"\x14\n" +
 	"\x12ListWorkersRequest\"\xe1\x01\n" +
 	"\n" +
 	"WorkerInfo\x12\x1b\n" +

@@ -1453,7 +1453,10 @@ type ListManualsRequest struct {
 	Profile string `protobuf:"bytes,5,opt,name=profile,proto3" json:"profile,omitempty"`
 	// A running process's snapshot params.manualPaths; when set, the recipe is not consulted
 	// (the process keeps what it was spawned with).
-	Paths         []string `protobuf:"bytes,6,rep,name=paths,proto3" json:"paths,omitempty"`
+	Paths []string `protobuf:"bytes,6,rep,name=paths,proto3" json:"paths,omitempty"`
+	// When set: every manual the system ships (bundled), whatever the recipe or paths say;
+	// process_service's how_do_i searches them (process_service/how_do_i.py).
+	Bundled       bool `protobuf:"varint,7,opt,name=bundled,proto3" json:"bundled,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1528,6 +1531,13 @@ func (x *ListManualsRequest) GetPaths() []string {
 		return x.Paths
 	}
 	return nil
+}
+
+func (x *ListManualsRequest) GetBundled() bool {
+	if x != nil {
+		return x.Bundled
+	}
+	return false
 }
 
 // A recipe's manuals.
@@ -1946,7 +1956,7 @@ const file_vance_v1_recipe_proto_rawDesc = "" +
 	"\x05title\x18\x02 \x01(\tR\x05title\x12.\n" +
 	"\x06source\x18\x03 \x01(\x0e2\x16.vance.v1.RecipeSourceR\x06source\x12\x18\n" +
 	"\acontent\x18\x04 \x01(\tR\acontent\x12\x12\n" +
-	"\x04size\x18\x05 \x01(\x03R\x04size\"\xb0\x01\n" +
+	"\x04size\x18\x05 \x01(\x03R\x04size\"\xca\x01\n" +
 	"\x12ListManualsRequest\x12\x1b\n" +
 	"\ttenant_id\x18\x01 \x01(\tR\btenantId\x12\x1d\n" +
 	"\n" +
@@ -1954,7 +1964,8 @@ const file_vance_v1_recipe_proto_rawDesc = "" +
 	"\x06recipe\x18\x03 \x01(\tR\x06recipe\x12\x16\n" +
 	"\x06engine\x18\x04 \x01(\tR\x06engine\x12\x18\n" +
 	"\aprofile\x18\x05 \x01(\tR\aprofile\x12\x14\n" +
-	"\x05paths\x18\x06 \x03(\tR\x05paths\"[\n" +
+	"\x05paths\x18\x06 \x03(\tR\x05paths\x12\x18\n" +
+	"\abundled\x18\a \x01(\bR\abundled\"[\n" +
 	"\x13ListManualsResponse\x12*\n" +
 	"\amanuals\x18\x01 \x03(\v2\x10.vance.v1.ManualR\amanuals\x12\x18\n" +
 	"\amissing\x18\x02 \x03(\tR\amissing\"\xad\x01\n" +
