@@ -102,7 +102,7 @@ class MemoryStore:
                 existing = await self._keys.find_one({"_id": claim})
                 found = await self._records.find_one({"_id": (existing or {}).get("record_id")})
                 if found is not None:
-                    return _record(found)
+                    return record_from_doc(found)
         head = await self._heads.find_one_and_update(
             {"_id": key}, {"$inc": {"n": 1}}, upsert=True, return_document=ReturnDocument.AFTER
         )
@@ -122,7 +122,7 @@ class MemoryStore:
             await self._keys.update_one(
                 {"_id": f"{key}:{idempotency_key}"}, {"$set": {"record_id": doc["_id"]}}
             )
-        return _record(doc)
+        return record_from_doc(doc)
 
     def forgotten(self, key: str) -> None:
         """A record of scope `key` was deleted: the hand-over reads the project again."""
@@ -141,7 +141,7 @@ class MemoryStore:
             return []
         docs = await self._records.find({"_id": {"$in": ids}}).to_list(None)
         docs.sort(key=lambda d: str(d["_id"]), reverse=True)
-        return [_record(d) for d in docs]
+        return [record_from_doc(d) for d in docs]
 
     async def project_newest(self, process: Document) -> list[MemoryRecord]:
         """The project's newest DEFAULT_LIMIT records, from the cache when fresh."""
@@ -183,7 +183,8 @@ class MemoryStore:
         return records
 
 
-def _record(doc: Document) -> MemoryRecord:
+def record_from_doc(doc: Document) -> MemoryRecord:
+    """A stored memory document as a record (MemoryStore, and knowledge/recall.py's reads)."""
     return MemoryRecord(
         id=str(doc["_id"]),
         scope=str(doc.get("scope", "")),

@@ -16,7 +16,15 @@ from dataclasses import dataclass
 
 from pymongo.asynchronous.database import AsyncDatabase
 
-from process_service.memory import PROCESS, PROJECT, SESSION, MemoryRecord, MemoryStore, scope_key
+from process_service.memory import (
+    PROCESS,
+    PROJECT,
+    SESSION,
+    MemoryRecord,
+    MemoryStore,
+    record_from_doc,
+    scope_key,
+)
 from session_service.search.tokens import tokens
 from vance.errors import InvalidArgumentError, NotFoundError
 from vance.store import Document
@@ -127,7 +135,7 @@ class MemoryRecall:
         if found is None:
             raise NotFoundError(f"no memory record {record_id!r}")
         self._memory.forgotten(key)
-        return _as_record(found)
+        return record_from_doc(found)
 
     async def project_records(self, tenant: str, project: str) -> list[MemoryRecord]:
         return await self._memory.newest(_project(tenant, project), PROJECT, WINDOW)
@@ -141,16 +149,3 @@ class MemoryRecall:
 
 def _project(tenant: str, project: str) -> Document:
     return {"_id": "", "tenant_id": tenant, "project_id": project}
-
-
-def _as_record(doc: Document) -> MemoryRecord:
-    return MemoryRecord(
-        id=str(doc["_id"]),
-        scope=str(doc.get("scope", "")),
-        kind=str(doc.get("kind", "")),
-        title=str(doc.get("title", "")),
-        content=str(doc.get("content", "")),
-        process_id=str(doc.get("process_id", "")),
-        created_at_ms=int(doc.get("created_at_ms", 0)),
-        tags=tuple(str(t) for t in doc.get("tags") or ()),
-    )
