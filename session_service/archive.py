@@ -13,7 +13,7 @@ from __future__ import annotations
 import logging
 
 from session_service.hooks import Hooks
-from session_service.models import Session, SessionStatus
+from session_service.models import LIVE, OPEN, Guard, Session, SessionFields, SessionStatus
 from session_service.transitions import Transitions
 from vance.clients.process import ProcessSpec
 from vance.domain import CloseReason, ThinkProcess
@@ -43,9 +43,9 @@ class Archive:
         await self.c.close_engines(session.session_id, CloseReason.ARCHIVED)
         after = await self.c.cas(
             session.session_id,
-            {"status": {"$nin": [SessionStatus.ARCHIVED.value, SessionStatus.CLOSED.value]}},
+            LIVE,
             {
-                "status": SessionStatus.ARCHIVED.value,
+                "status": SessionStatus.ARCHIVED,
                 "archived_at_ms": self.c.clock.now_ms() if now is None else now,
                 "bound_connection_id": None,
                 "participants": [],
@@ -64,7 +64,7 @@ class Archive:
     async def reactivate(self, session: Session, profile: str) -> Session:
         """ARCHIVED -> IDLE with a new chat process generation. Open sessions are returned as
         they are (a repeated request); SUSPENDED ones need resume, not reactivate."""
-        if session.status.value in ("RUNNING", "IDLE"):
+        if session.status in OPEN:
             return await self.c.view(session)
         if session.status is SessionStatus.CLOSED:
             raise NotFoundError("the session is closed", reason="session_closed")
@@ -75,7 +75,7 @@ class Archive:
             )
         await self.hooks.unarchived(session)
         generation = session.generation + 1
-        fields: dict[str, object] = {}
+        fields: SessionFields = {}
         if session.chat_process_id:
             process = await self._respawn(session, profile or session.profile, generation)
             fields = {
@@ -86,10 +86,10 @@ class Archive:
         now = self.c.clock.now_ms()
         after = await self.c.cas(
             session.session_id,
-            {"status": SessionStatus.ARCHIVED.value, "generation": session.generation},
+            Guard(statuses=frozenset({SessionStatus.ARCHIVED}), generation=session.generation),
             {
                 **fields,
-                "status": SessionStatus.IDLE.value,
+                "status": SessionStatus.IDLE,
                 "generation": generation,
                 "archived_at_ms": None,
                 "reactivated_at_ms": now,
@@ -139,10 +139,10 @@ class Archive:
         await self.hooks.deleted(session)
         closed = await self.c.cas(
             session.session_id,
-            {},
+            Guard(),
             {
-                "status": SessionStatus.CLOSED.value,
-                "close_reason": CloseReason.USER_DELETE.value,
+                "status": SessionStatus.CLOSED,
+                "close_reason": CloseReason.USER_DELETE,
                 "closed_at_ms": self.c.clock.now_ms(),
             },
         )
@@ -150,11 +150,6 @@ class Archive:
             return False
         await self.c.processes.delete_session_data(session.session_id)
         await self.c.sets.purge([session.session_id])
-        store = self.c.store
-        await store.project_sessions.update_one(
-            {"_id": f"{session.tenant_id}:{session.project_id}"},
-            {"$pull": {"ids": session.session_id}},
-        )
-        await store.sessions.delete_one({"_id": session.session_id})
+        await self.c.store.delete_session(session)
         logger.info("session %s deleted", session.session_id)
         return True

@@ -10,26 +10,31 @@ sets stay until they are due (session_service/sweep_sets.py).
 from __future__ import annotations
 
 import asyncio
-import json
 import logging
-from typing import Any
 
 from session_service import bind_leases
 from session_service.hooks import Hooks
-from session_service.lifecycle import DEAD, forced_floor, transition_at
-from session_service.models import Session, SessionStatus
+from session_service.lifecycle import forced_floor, transition_at
+from session_service.models import (
+    DEAD,
+    LIVE,
+    SUSPENDABLE,
+    Guard,
+    Session,
+    SessionFields,
+    SessionStatus,
+)
+from session_service.store import fields_key
 from session_service.sweep_sets import FORCED, SUSPENDED
-from session_service.transitions import SUSPENDABLE, Transitions
+from session_service.transitions import Transitions
 from vance.domain import CloseReason, SuspendCause
-from vance.store import Document
 
 logger = logging.getLogger(__name__)
 
 # Lifecycle hooks of one archived batch running at once (each is a few store commands).
 HOOKS_AT_ONCE = 8
-_IN_BATCH = 500
 # What a closed or archived session no longer has: a bind, participants, suspend fields.
-_CLEARED: dict[str, Any] = {
+_CLEARED: SessionFields = {
     "bound_connection_id": None,
     "participants": [],
     "suspended_at_ms": None,
@@ -47,7 +52,7 @@ class Batches:
         self, sessions: list[Session], cause: SuspendCause, now: int
     ) -> list[str]:
         """`Transitions.suspend` for many sessions; the ids of those suspended."""
-        sessions = [s for s in sessions if s.status.value in SUSPENDABLE]
+        sessions = [s for s in sessions if s.status in SUSPENDABLE]
         if not sessions:
             return []
         floors: dict[str, int] = {}
@@ -60,14 +65,14 @@ class Batches:
         await self.c.sets.put_many(SUSPENDED, dues)
         if cause is SuspendCause.FORCED:
             await self.c.sets.put_many(FORCED, dict.fromkeys(dues, now))
-        fields = {
-            "status": SessionStatus.SUSPENDED.value,
+        fields: SessionFields = {
+            "status": SessionStatus.SUSPENDED,
             "suspended_at_ms": now,
-            "suspend_cause": cause.value,
+            "suspend_cause": cause,
         }
         mine = await self._write(
             {s.session_id: {**fields, "transition_at_ms": dues[s.session_id]} for s in sessions},
-            {"status": {"$in": list(SUSPENDABLE)}},
+            Guard(statuses=SUSPENDABLE),
             fields,
         )
         failed = await self.c.processes.suspend_sessions(mine, cause)
@@ -82,15 +87,13 @@ class Batches:
 
     async def close_many(self, sessions: list[Session], reason: CloseReason, now: int) -> list[str]:
         """`Transitions.close` (abandoned evaluation already done) for many sessions."""
-        ids = await self._engines_off([s for s in sessions if s.status.value not in DEAD], reason)
-        fields: dict[str, Any] = {
-            "status": SessionStatus.CLOSED.value,
-            "close_reason": reason.value,
+        ids = await self._engines_off([s for s in sessions if s.status not in DEAD], reason)
+        fields: SessionFields = {
+            "status": SessionStatus.CLOSED,
+            "close_reason": reason,
             "closed_at_ms": now,
         }
-        mine = await self._write(
-            {sid: {**fields, **_CLEARED} for sid in ids}, {"status": {"$nin": list(DEAD)}}, fields
-        )
+        mine = await self._write({sid: {**fields, **_CLEARED} for sid in ids}, LIVE, fields)
         await self._drop_forced(sessions, mine)
         # As Transitions.close: the cards say CLOSED at once (search/held.py).
         closed = set(mine)
@@ -104,20 +107,18 @@ class Batches:
     async def archive_many(self, sessions: list[Session], now: int) -> list[str]:
         """`Archive.archive` for many sessions, lifecycle hooks included."""
         ids = await self._engines_off(
-            [s for s in sessions if s.status.value not in DEAD], CloseReason.ARCHIVED
+            [s for s in sessions if s.status not in DEAD], CloseReason.ARCHIVED
         )
-        fields: dict[str, Any] = {"status": SessionStatus.ARCHIVED.value, "archived_at_ms": now}
-        written = {**fields, **_CLEARED}
-        mine = await self._write(
-            {sid: written for sid in ids}, {"status": {"$nin": list(DEAD)}}, fields
-        )
+        fields: SessionFields = {"status": SessionStatus.ARCHIVED, "archived_at_ms": now}
+        written: SessionFields = {**fields, **_CLEARED}
+        mine = await self._write({sid: written for sid in ids}, LIVE, fields)
         await self._drop_forced(sessions, mine)
         before = {s.session_id: s for s in sessions}
         gate = asyncio.Semaphore(HOOKS_AT_ONCE)
 
         async def hook(sid: str) -> None:
             # The hooks see the session as the archive wrote it.
-            after = Session.model_validate({**before[sid].model_dump(mode="json"), **written})
+            after = before[sid].model_copy(update=written)
             async with gate:
                 await self.hooks.archived(after)  # logs and skips a failing hook itself
 
@@ -152,7 +153,7 @@ class Batches:
         return [sid for sid in ids if sid not in failed]
 
     async def _write(
-        self, updates: dict[str, dict[str, Any]], cond: dict[str, Any], marks: dict[str, Any]
+        self, updates: dict[str, SessionFields], guard: Guard, marks: SessionFields
     ) -> list[str]:
         """One compare-and-set per session, as few update commands as there are distinct field
         sets; returns the sessions whose write held. When every session matched, that is all of
@@ -161,38 +162,21 @@ class Batches:
             return []
         # Sessions written with the same fields share one update command (a sweep's batch
         # mostly does: the same now, the same transitionAt per lifecycle).
-        groups: dict[str, tuple[dict[str, Any], list[str]]] = {}
+        groups: dict[str, tuple[SessionFields, list[str]]] = {}
         for sid, fields in updates.items():
-            key = json.dumps(fields, sort_keys=True, default=str)
-            groups.setdefault(key, (fields, []))[1].append(sid)
+            groups.setdefault(fields_key(fields), (fields, []))[1].append(sid)
         matched = 0
         for fields, ids in groups.values():
-            for i in range(0, len(ids), _IN_BATCH):
-                result = await self.c.store.sessions.update_many(
-                    {"_id": {"$in": ids[i : i + _IN_BATCH]}, **cond}, {"$set": fields}
-                )
-                matched += result.matched_count
+            matched += await self.c.store.cas_many(ids, guard, fields)
         ends = any(bind_leases.ends_binds(fields) for fields in updates.values())
         if matched == len(updates):
             mine = list(updates)
             if ends:
                 # The lease stamps as they are after the write (a heartbeat may have raised one
                 # since the sweep read the session; none can after it).
-                got = await self._read(mine, {bind_leases.FIELD: 1})
-                await bind_leases.outlast(bind_leases.stamp(d) for d in got)
+                await bind_leases.outlast(await self.c.store.lease_stamps(mine))
             return mine
-        held = [
-            d
-            for d in await self._read(list(updates))
-            if all(d.get(k) == v for k, v in marks.items())
-        ]
+        held = await self.c.store.carrying(list(updates), marks)
         if ends:
-            await bind_leases.outlast(bind_leases.stamp(d) for d in held)
-        return [str(d["_id"]) for d in held]
-
-    async def _read(self, ids: list[str], fields: dict[str, int] | None = None) -> list[Document]:
-        out: list[Document] = []
-        for i in range(0, len(ids), _IN_BATCH):
-            found = self.c.store.sessions.find({"_id": {"$in": ids[i : i + _IN_BATCH]}}, fields)
-            out.extend(await found.to_list(None))
-        return out
+            await bind_leases.outlast(stamp for _, stamp in held)
+        return [sid for sid, _ in held]

@@ -1,7 +1,7 @@
 """Bind leases: how long a gateway may treat a connection's bind as held without asking.
 
 A heartbeat that asks for a lease (`HeartbeatRequest.lease_ms`) is granted at most
-MAX_LEASE_MS; the grant is stamped on the session document (`bind_lease_until_ms`, wall-clock
+MAX_LEASE_MS; the grant is stamped on the session (`Session.bind_lease_until_ms`, wall-clock
 ms, the latest of every holder's and participant's grant). The gateway counts its lease from
 when it sent the request, so its trust ends before the stamp does. Whatever takes a bind away
 or ends the session (a takeover, a close, an archive, a forced unbind or a stale-bind sweep)
@@ -17,12 +17,10 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Iterable, Mapping
-from typing import Any
+from collections.abc import Iterable
 
-from session_service.lifecycle import DEAD
+from session_service.models import DEAD, SessionFields
 
-FIELD = "bind_lease_until_ms"
 MAX_LEASE_MS = 5_000
 SKEW_MARGIN_MS = 50
 
@@ -35,12 +33,7 @@ def grant(requested_ms: int) -> int:
     return max(0, min(requested_ms, MAX_LEASE_MS))
 
 
-def stamp(doc: Mapping[str, Any]) -> int:
-    """A session document's lease stamp (0: none)."""
-    return int(doc.get(FIELD) or 0)
-
-
-def ends_binds(fields: Mapping[str, Any]) -> bool:
+def ends_binds(fields: SessionFields) -> bool:
     """Whether a session write with these fields takes its bind away or ends the session."""
     unbinds = "bound_connection_id" in fields and fields["bound_connection_id"] is None
     return unbinds or fields.get("status") in DEAD

@@ -13,14 +13,10 @@ from __future__ import annotations
 
 import logging
 from dataclasses import dataclass
-from typing import Any
-
-from pymongo import ReturnDocument, UpdateOne
 
 from session_service import bind_leases
 from session_service.access import Actor, check_owner_or_admin
-from session_service.lifecycle import DEAD
-from session_service.models import Session, SessionStatus
+from session_service.models import Guard, Session, SessionStatus
 from session_service.sweep_sets import BOUND
 from session_service.transitions import Transitions
 from vance.domain import CloseReason, OnDisconnect, SuspendCause
@@ -93,19 +89,12 @@ class Binding:
                 raise FailedPreconditionError(
                     "the session is bound to another connection", reason="session_bound_elsewhere"
                 )
-            joined = await self.c.store.sessions.find_one_and_update(
-                {"_id": session_id, "status": {"$nin": list(DEAD)}},
-                {
-                    "$addToSet": {"participants": connection_id},
-                    "$set": {"last_activity_at_ms": self.c.clock.now_ms()},
-                },
-                return_document=ReturnDocument.AFTER,
-            )
+            joined = await self.c.store.join(session_id, connection_id, self.c.clock.now_ms())
             if joined is None:
                 await self._usable(tenant, session_id, actor)  # raises the current reason
                 raise NotFoundError("the session is gone", reason="session_not_found")
-            return BindResult(await self.c.view(Session.model_validate(joined)), bound=False)
-        previous = before.get("bound_connection_id") or ""
+            return BindResult(await self.c.view(joined), bound=False)
+        previous = before.bound_connection_id or ""
         after = await self.c.reload(session)
         resumed = False
         if after.status is SessionStatus.SUSPENDED:
@@ -122,28 +111,19 @@ class Binding:
 
     async def _try_bind(
         self, session_id: str, connection_id: str, *, force: bool
-    ) -> dict[str, Any] | None:
-        """The bind CAS; returns the document before the bind, or None when refused. Taking
+    ) -> Session | None:
+        """The bind CAS; returns the session before the bind, or None when refused. Taking
         the bind from another connection returns once that connection's lease has run out."""
         now = self.c.clock.now_ms()
         await self.c.sets.put(BOUND, session_id, now + self.stale_after_ms)
-        cond: dict[str, Any] = {"_id": session_id, "status": {"$nin": list(DEAD)}}
-        if not force:
-            cond["$or"] = [
-                {"bound_connection_id": None},
-                {"bound_connection_id": connection_id},
-                {"last_activity_at_ms": {"$lt": now - self.stale_after_ms}},
-            ]
-        before: dict[str, Any] | None = await self.c.store.sessions.find_one_and_update(
-            cond,
-            {
-                "$set": {"bound_connection_id": connection_id, "last_activity_at_ms": now},
-                "$pull": {"participants": connection_id},
-            },
-            return_document=ReturnDocument.BEFORE,
+        before = await self.c.store.try_bind(
+            session_id,
+            connection_id,
+            now,
+            stale_before=None if force else now - self.stale_after_ms,
         )
-        if before is not None and before.get("bound_connection_id") not in (None, connection_id):
-            await bind_leases.outlast([bind_leases.stamp(before)])
+        if before is not None and before.bound_connection_id not in (None, connection_id):
+            await bind_leases.outlast([before.bind_lease_until_ms])
         return before
 
     async def heartbeat(
@@ -154,17 +134,13 @@ class Binding:
         a match. A caller asking for a lease asks at most once per lease, so its heartbeat
         always writes: lastActivityAt and the lease stamp (bind_leases.py) in one update."""
         now = self.c.clock.now_ms()
-        holds = _holds(session_id, connection_id)
         granted = bind_leases.grant(lease_ms)
         if not granted and self._fresh(session_id, connection_id, now):
-            if await self.c.store.sessions.find_one(holds, {"_id": 1}) is not None:
+            if await self.c.store.is_held(session_id, connection_id):
                 return Beat(ok=True)
         else:
-            update: dict[str, Any] = {"$set": {"last_activity_at_ms": now}}
-            if granted:
-                update["$max"] = {bind_leases.FIELD: bind_leases.wall_ms() + granted}
-            result = await self.c.store.sessions.update_one(holds, update)
-            if result.matched_count:
+            until = bind_leases.wall_ms() + granted if granted else None
+            if await self.c.store.touch(session_id, connection_id, now, lease_until=until):
                 self._wrote(session_id, connection_id, now)
                 return Beat(ok=True, lease_ms=granted)
         self._written.pop(session_id, None)
@@ -188,29 +164,20 @@ class Binding:
         now = self.c.clock.now_ms()
         wall = bind_leases.wall_ms()
         grants = [bind_leases.grant(lease_ms) for _, _, lease_ms in beats]
-        ops = [
-            UpdateOne(
-                _holds(session_id, connection_id),
-                {
-                    "$set": {"last_activity_at_ms": now},
-                    "$max": {bind_leases.FIELD: wall + granted},
-                },
-            )
-            for (session_id, connection_id, _), granted in zip(beats, grants, strict=True)
-        ]
-        result = await self.c.store.sessions.bulk_write(ops, ordered=False)
-        if result.matched_count != len(ops):
-            found = {
-                str(d["_id"]): d
-                for d in await self.c.store.sessions.find(
-                    {"_id": {"$in": list({sid for sid, _, _ in beats})}}, _HELD_FIELDS
-                ).to_list(None)
-            }
+        matched = await self.c.store.touch_many(
+            [
+                (session_id, connection_id, wall + granted)
+                for (session_id, connection_id, _), granted in zip(beats, grants, strict=True)
+            ],
+            now,
+        )
+        if matched != len(beats):
+            found = await self.c.store.held_states({sid for sid, _, _ in beats})
             grants = [
                 granted
-                if (doc := found.get(session_id)) is not None
-                and _held_by(doc, connection_id)
-                and bind_leases.stamp(doc) >= wall + granted
+                if (held := found.get(session_id)) is not None
+                and held.held_by(connection_id)
+                and held.lease_until_ms >= wall + granted
                 else 0
                 for (session_id, connection_id, _), granted in zip(beats, grants, strict=True)
             ]
@@ -244,22 +211,16 @@ class Binding:
             return None
         if session.bound_connection_id != connection_id:
             if connection_id in session.participants:
-                await self.c.store.sessions.update_one(
-                    {"_id": session_id}, {"$pull": {"participants": connection_id}}
-                )
+                await self.c.store.leave(session_id, connection_id)
             return await self.c.reload(session)
         for survivor in [p for p in session.participants if p != connection_id]:
-            escalated = await self.c.store.sessions.find_one_and_update(
-                {"_id": session_id, "bound_connection_id": connection_id, "participants": survivor},
-                {"$set": {"bound_connection_id": survivor}, "$pull": {"participants": survivor}},
-                return_document=ReturnDocument.AFTER,
-            )
+            escalated = await self.c.store.hand_bind(session_id, connection_id, survivor)
             if escalated is not None:
                 logger.info("bind of %s escalated to %s", session_id, survivor)
-                return Session.model_validate(escalated)
+                return escalated
         after = await self.c.cas(
             session_id,
-            {"bound_connection_id": connection_id},
+            Guard(bound_connection_id=connection_id),
             {"bound_connection_id": None},
             holder_leaves=True,
         )
@@ -276,35 +237,3 @@ class Binding:
                 return await self.c.close(after, CloseReason.STOPPED)
             case OnDisconnect.KEEP_OPEN:
                 return after
-
-
-_HELD_FIELDS = {
-    "status": 1,
-    "bound_connection_id": 1,
-    "allow_multiple_clients": 1,
-    "participants": 1,
-    bind_leases.FIELD: 1,
-}
-
-
-def _holds(session_id: str, connection_id: str) -> dict[str, Any]:
-    """The session is live and the connection holds its bind or takes part in it."""
-    return {
-        "_id": session_id,
-        "status": {"$nin": list(DEAD)},
-        "$or": [
-            {"bound_connection_id": connection_id},
-            {"allow_multiple_clients": True, "participants": connection_id},
-        ],
-    }
-
-
-def _held_by(doc: dict[str, Any], connection_id: str) -> bool:
-    """`_holds`, read off a session document."""
-    if doc.get("status") in DEAD:
-        return False
-    if doc.get("bound_connection_id") == connection_id:
-        return True
-    return bool(doc.get("allow_multiple_clients")) and connection_id in (
-        doc.get("participants") or []
-    )

@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
-from typing import Any, cast
+from typing import cast
 
 from session_service.access import Actor
 from session_service.metadata import MetadataPatch
 from session_service.models import (
     AccentColor,
     LifecycleProps,
+    NewSessionOptions,
     Project,
     ProjectKind,
     Session,
@@ -62,6 +63,12 @@ def status_to_proto(s: SessionStatus) -> pb.SessionStatus:
 
 
 def session_to_proto(s: Session) -> spb.Session:
+    sources = {
+        name: f"LIFECYCLE_SOURCE_{value}"
+        for name, value in s.lifecycle_sources.items()
+        if name in rpb.LifecycleSources.DESCRIPTOR.fields_by_name
+    }
+    # The enum fields go in by name (the proto enums are other types than vance.domain's).
     return spb.Session(
         session_id=s.session_id,
         tenant_id=s.tenant_id,
@@ -76,7 +83,24 @@ def session_to_proto(s: Session) -> spb.Session:
         last_activity_at_ms=s.last_activity_at_ms,
         engine_activity_at_ms=s.engine_activity_at_ms,
         metadata=metadata_to_proto(s.metadata),
-        **lifecycle_fields_to_proto(s),
+        lifecycle=lifecycle_to_proto(s.lifecycle),
+        lifecycle_sources=rpb.LifecycleSources(**sources),
+        bootstrap_recipe=s.bootstrap_recipe,
+        allow_multiple_clients=s.allow_multiple_clients,
+        bound_connection_id=s.bound_connection_id or "",
+        suspend_cause=f"SUSPEND_CAUSE_{s.suspend_cause.value}"
+        if s.suspend_cause
+        else pb.SUSPEND_CAUSE_UNSPECIFIED,
+        suspended_at_ms=s.suspended_at_ms or 0,
+        transition_at_ms=s.transition_at_ms or 0,
+        close_reason=f"CLOSE_REASON_{s.close_reason.value}"
+        if s.close_reason
+        else pb.CLOSE_REASON_UNSPECIFIED,
+        closed_at_ms=s.closed_at_ms or 0,
+        archived_at_ms=s.archived_at_ms or 0,
+        reactivated_at_ms=s.reactivated_at_ms or 0,
+        generation=s.generation,
+        participant_count=len(s.participants),
     )
 
 
@@ -99,33 +123,11 @@ def lifecycle_to_proto(props: LifecycleProps) -> rpb.LifecycleProperties:
     )
 
 
-def lifecycle_fields_to_proto(s: Session) -> dict[str, Any]:
-    """The lifecycle part of spb.Session, as constructor arguments."""
-    sources = {
-        name: f"LIFECYCLE_SOURCE_{value}"
-        for name, value in s.lifecycle_sources.items()
-        if name in rpb.LifecycleSources.DESCRIPTOR.fields_by_name
-    }
-    return {
-        "lifecycle": lifecycle_to_proto(s.lifecycle),
-        "lifecycle_sources": rpb.LifecycleSources(**sources),
-        "bootstrap_recipe": s.bootstrap_recipe,
-        "allow_multiple_clients": s.allow_multiple_clients,
-        "bound_connection_id": s.bound_connection_id or "",
-        "suspend_cause": f"SUSPEND_CAUSE_{s.suspend_cause.value}" if s.suspend_cause else 0,
-        "suspended_at_ms": s.suspended_at_ms or 0,
-        "transition_at_ms": s.transition_at_ms or 0,
-        "close_reason": f"CLOSE_REASON_{s.close_reason.value}" if s.close_reason else 0,
-        "closed_at_ms": s.closed_at_ms or 0,
-        "archived_at_ms": s.archived_at_ms or 0,
-        "reactivated_at_ms": s.reactivated_at_ms or 0,
-        "generation": s.generation,
-        "participant_count": len(s.participants),
-    }
-
-
-def lifecycle_from_resolved(r: ripb.ResolvedLifecycle) -> dict[str, Any]:
-    """Session fields from recipe_service's resolution: the properties and their sources."""
+def options_from_resolved(
+    r: ripb.ResolvedLifecycle, *, allow_multiple_clients: bool, bound_connection_id: str | None
+) -> NewSessionOptions:
+    """A new session's options from recipe_service's resolution (the properties and their
+    sources) and the caller's binding options."""
     lc = r.lifecycle
     props = LifecycleProps(
         on_disconnect=OnDisconnect(
@@ -142,7 +144,13 @@ def lifecycle_from_resolved(r: ripb.ResolvedLifecycle) -> dict[str, Any]:
         )
         for f in rpb.LifecycleSources.DESCRIPTOR.fields
     }
-    return {"lifecycle": props, "lifecycle_sources": sources, "bootstrap_recipe": r.recipe_name}
+    return NewSessionOptions(
+        lifecycle=props,
+        lifecycle_sources=sources,
+        bootstrap_recipe=r.recipe_name,
+        allow_multiple_clients=allow_multiple_clients,
+        bound_connection_id=bound_connection_id,
+    )
 
 
 def caller_from_proto(c: spb.Caller) -> Actor:

@@ -16,12 +16,11 @@ import re
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, replace
 
-from pymongo.asynchronous.database import AsyncDatabase
-
 from session_service.knowledge_settings import KNOWLEDGE_KEYS
+from session_service.raw import Db
 from session_service.settings_cache import SettingsDocs
+from session_service.store import SessionStore
 from vance.errors import InvalidArgumentError
-from vance.store import Document
 
 PROCESS, SESSION, PROJECT, GROUP, TENANT = "PROCESS", "SESSION", "PROJECT", "GROUP", "TENANT"
 CHAIN = (PROCESS, SESSION, PROJECT, GROUP, TENANT)
@@ -115,10 +114,9 @@ def check(key: str, raw: str) -> str:
 
 
 class EngineSettings:
-    def __init__(self, db: AsyncDatabase[Document], docs: SettingsDocs | None = None) -> None:
-        self._c = db["settings"]
-        self.docs = docs or SettingsDocs(self._c)
-        self._projects = db["projects"]
+    def __init__(self, db: Db, docs: SettingsDocs | None = None) -> None:
+        self.docs = docs or SettingsDocs(db["settings"])
+        self._store = SessionStore(db)
         self._groups: dict[str, str] = {}  # "<tenant>:<project>" -> its group ("" for none)
 
     async def _with_group(self, scope: Scope) -> Scope:
@@ -127,10 +125,10 @@ class EngineSettings:
         key = f"{scope.tenant_id}:{scope.project_id}"
         group = self._groups.get(key)
         if group is None:
-            doc = await self._projects.find_one({"_id": key}, {"group": 1})
-            if doc is None:
+            project = await self._store.project(scope.tenant_id, scope.project_id)
+            if project is None:
                 return scope  # no such project (yet): read again next time
-            group = str(doc.get("group") or "")
+            group = project.group
             if len(self._groups) >= _GROUP_CACHE:
                 self._groups.clear()
             self._groups[key] = group
@@ -145,10 +143,9 @@ class EngineSettings:
         docs = await self.docs.get_many(ids)
         out: dict[str, Resolved] = {}
         for level, doc_id in levels:  # innermost first: the first hit wins
-            for item in (docs.get(doc_id) or {}).get("values") or []:
-                key = str(item["key"])
+            for key, value in docs.get(doc_id, {}).items():
                 if key in ENGINE_KEYS and key not in out and (not keys or key in keys):
-                    out[key] = Resolved(key, str(item["value"]), level)
+                    out[key] = Resolved(key, value, level)
         return out
 
     async def set(self, scope: Scope, level: str, key: str, raw: str) -> dict[str, Resolved]:

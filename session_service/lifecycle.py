@@ -6,27 +6,26 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from session_service.models import LifecycleProps
+from session_service.models import LifecycleProps, SessionStatus
 from session_service.settings import SETTING_FORCED_FLOOR
 from vance.config import LifecycleConfig
-from vance.domain import OnSuspend, SuspendCause
+from vance.domain import WAKING, OnSuspend, ProcessStatus, SuspendCause
 
 # Engine statuses in which the user or the engine is engaged.
-BUSY_ENGINE = frozenset({"RUNNING", "BLOCKED", "PAUSED"})
-OPEN = ("RUNNING", "IDLE")
-DEAD = ("CLOSED", "ARCHIVED")
+BUSY_ENGINE = frozenset({ProcessStatus.RUNNING, ProcessStatus.BLOCKED, ProcessStatus.PAUSED})
 
 
 def engine_busy(status: str, pending_count: int) -> bool:
     """An engine counts against "session is idle" when it works, waits for the user or was
-    paused by them, or is IDLE with messages that are about to start a turn."""
-    return status in BUSY_ENGINE or (status in ("IDLE", "BLOCKED") and pending_count > 0)
+    paused by them, or is IDLE with messages that are about to start a turn. `status` is a
+    ProcessStatus value as process_service reports it (vance/clients/process.py)."""
+    return status in BUSY_ENGINE or (status in WAKING and pending_count > 0)
 
 
-def rollup(engines: Iterable[tuple[str, int]]) -> str:
+def rollup(engines: Iterable[tuple[str, int]]) -> SessionStatus:
     """RUNNING when some non-CLOSED engine is busy, else IDLE (also with no engines)."""
-    busy = any(engine_busy(s, n) for s, n in engines if s != "CLOSED")
-    return "RUNNING" if busy else "IDLE"
+    busy = any(engine_busy(s, n) for s, n in engines if s != ProcessStatus.CLOSED)
+    return SessionStatus.RUNNING if busy else SessionStatus.IDLE
 
 
 def transition_at(

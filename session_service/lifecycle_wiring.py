@@ -7,13 +7,12 @@ from __future__ import annotations
 import logging
 from dataclasses import dataclass
 
-from pymongo.asynchronous.database import AsyncDatabase
-
 from session_service.abandoned import AbandonedEvaluator
 from session_service.archive import Archive
 from session_service.batches import Batches
 from session_service.binding import Binding
 from session_service.hooks import Hooks
+from session_service.raw import Db
 from session_service.settings import Settings
 from session_service.settings_cache import SettingsDocs
 from session_service.store import SessionStore
@@ -26,7 +25,6 @@ from vance.clients.recipe import Recipes
 from vance.clock import Clock
 from vance.config import LifecycleConfig
 from vance.ids import new_id
-from vance.store import Document
 
 logger = logging.getLogger(__name__)
 
@@ -44,7 +42,7 @@ class LifecycleServices:
 
 
 def build_lifecycle(
-    db: AsyncDatabase[Document],
+    db: Db,
     store: SessionStore,
     clock: Clock,
     processes: Processes,

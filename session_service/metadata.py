@@ -7,12 +7,16 @@ import logging
 import re
 import unicodedata
 from dataclasses import dataclass
-from typing import Any
-
-from pymongo import ReturnDocument
 
 from session_service.access import Actor, check_owner_or_admin
-from session_service.models import AccentColor, Session, SessionMetadata, SessionStatus
+from session_service.models import (
+    AccentColor,
+    Guard,
+    MetadataFields,
+    Session,
+    SessionMetadata,
+    SessionStatus,
+)
 from session_service.search.store import SearchStore
 from session_service.search.tokens import tokens
 from session_service.store import SessionStore
@@ -29,6 +33,8 @@ TAG_MAX = 50
 # e.g. `ml-ops`, `c++`, `node.js`, `café`. Spaces inside a tag become `-`.
 TAG_PATTERN = re.compile(r"^\w[\w.+#-]*$")
 SUGGESTABLE = ("title", "icon", "color")
+# Every status but CLOSED: the metadata of a closed session is final.
+_NOT_CLOSED = Guard(not_statuses=frozenset({SessionStatus.CLOSED}))
 
 
 @dataclass(frozen=True)
@@ -109,16 +115,15 @@ def normalize_tags(values: list[str]) -> list[str]:
     return out
 
 
-def _normalized(patch: MetadataPatch) -> dict[str, Any]:
-    """The patch as stored values (JSON-ready), only the fields it passes."""
-    out: dict[str, Any] = {}
+def _normalized(patch: MetadataPatch) -> MetadataFields:
+    """The patch as normalised values, only the fields it passes."""
+    out: MetadataFields = {}
     if patch.title is not None:
         out["title"] = normalize_title(patch.title)
     if patch.icon is not None:
         out["icon"] = normalize_icon(patch.icon)
     if patch.color is not None:
-        color = normalize_color(patch.color)
-        out["color"] = color.value if color else None
+        out["color"] = normalize_color(patch.color)
     if patch.tags is not None:
         out["tags"] = normalize_tags(patch.tags)
     if patch.pinned is not None:
@@ -128,7 +133,6 @@ def _normalized(patch: MetadataPatch) -> dict[str, Any]:
 
 class Metadata:
     def __init__(self, store: SessionStore, index: SearchStore, clock: Clock) -> None:
-        self._sessions = store.sessions
         self._store = store
         self._index = index
         self._clock = clock
@@ -149,26 +153,33 @@ class Metadata:
         if session.status is SessionStatus.CLOSED:
             raise FailedPreconditionError("the session is closed", reason="session_closed")
         values = _normalized(patch)
-        current = session.metadata.model_dump(mode="json")
-        changed = {k: v for k, v in values.items() if current.get(k) != v}
-        if "title" in values and current["title_auto_generated"]:
+        current = session.metadata
+        changed: MetadataFields = {}
+        if "title" in values and values["title"] != current.title:
+            changed["title"] = values["title"]
+        if "icon" in values and values["icon"] != current.icon:
+            changed["icon"] = values["icon"]
+        if "color" in values and values["color"] != current.color:
+            changed["color"] = values["color"]
+        if "tags" in values and values["tags"] != current.tags:
+            changed["tags"] = values["tags"]
+        if "pinned" in values and values["pinned"] != current.pinned:
+            changed["pinned"] = values["pinned"]
+        if "title" in values and current.title_auto_generated:
             changed["title_auto_generated"] = False  # the user adopted or replaced the title
-        claimed = [f for f in SUGGESTABLE if f in values and f not in current["user_fields"]]
+        claimed = [f for f in SUGGESTABLE if f in values and f not in current.user_fields]
         if not changed and not claimed:
             return session
-        update: dict[str, Any] = {"$set": {f"metadata.{k}": v for k, v in changed.items()}}
-        if changed and session.metadata.user_touched_at_ms is None:
-            update["$set"]["metadata.user_touched_at_ms"] = self._clock.now_ms()
-        if claimed:
-            update["$addToSet"] = {"metadata.user_fields": {"$each": claimed}}
-        doc = await self._sessions.find_one_and_update(
-            {"_id": session_id, "status": {"$ne": SessionStatus.CLOSED.value}},
-            update,
-            return_document=ReturnDocument.AFTER,
+        touched = (
+            self._clock.now_ms()
+            if changed and session.metadata.user_touched_at_ms is None
+            else None
         )
-        if doc is None:
+        updated = await self._store.patch_metadata(
+            session_id, _NOT_CLOSED, changed, touched_at_ms=touched, claimed=claimed
+        )
+        if updated is None:
             raise FailedPreconditionError("the session is closed", reason="session_closed")
-        updated = Session.model_validate(doc)
         await self.reindex(session.metadata, updated)
         if "pinned" in changed and not {"title", "tags"} & changed.keys():
             await self._store.cards.put(updated, self._clock.now_ms())
@@ -177,37 +188,27 @@ class Metadata:
     async def apply_suggestion(self, session_id: str, s: Suggestion) -> Session | None:
         """Fills title, icon and color only where empty and never set by a user, in one compare-and-set on exactly those conditions: a user's concurrent patch
         makes it fail and the fields are decided again, so the user's value always wins."""
-        offered = {"title": s.title, "icon": s.icon, "color": s.color.value if s.color else None}
         for _ in range(5):
             before = await self._store.session(session_id)
             if before is None or before.status is SessionStatus.CLOSED:
                 return before
-            md = before.metadata.model_dump(mode="json")
-            fill = {
-                k: v
-                for k, v in offered.items()
-                if v
-                and md[k] is None
-                and k not in md["user_fields"]
-                and not (k == "title" and md["title_auto_generated"])
-            }
+            md = before.metadata
+            fill: MetadataFields = {}
+            if (
+                s.title
+                and md.title is None
+                and "title" not in md.user_fields
+                and not md.title_auto_generated
+            ):
+                fill["title"] = s.title
+            if s.icon and md.icon is None and "icon" not in md.user_fields:
+                fill["icon"] = s.icon
+            if s.color and md.color is None and "color" not in md.user_fields:
+                fill["color"] = s.color
             if not fill:
                 return before
-            cond: dict[str, Any] = {
-                "_id": session_id,
-                "status": {"$ne": SessionStatus.CLOSED.value},
-                "metadata.user_fields": {"$nin": list(fill)},
-                **{f"metadata.{k}": None for k in fill},
-            }
-            update: dict[str, Any] = {f"metadata.{k}": v for k, v in fill.items()}
-            if "title" in fill:
-                cond["metadata.title_auto_generated"] = False
-                update["metadata.title_auto_generated"] = True
-            doc = await self._sessions.find_one_and_update(
-                cond, {"$set": update}, return_document=ReturnDocument.AFTER
-            )
-            if doc is not None:
-                after = Session.model_validate(doc)
+            after = await self._store.fill_metadata(session_id, _NOT_CLOSED, fill)
+            if after is not None:
                 await self.reindex(before.metadata, after)
                 return after
         return None

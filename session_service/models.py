@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from enum import StrEnum
+from typing import TypedDict
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -29,6 +31,14 @@ class SessionStatus(StrEnum):
     SUSPENDED = "SUSPENDED"
     ARCHIVED = "ARCHIVED"
     CLOSED = "CLOSED"
+
+
+# The RUNNING/IDLE roll-up over the engines (lifecycle.py); both count as open.
+OPEN = frozenset({SessionStatus.RUNNING, SessionStatus.IDLE})
+# The end states: unbound, no engines, no sweep looks at them again.
+DEAD = frozenset({SessionStatus.CLOSED, SessionStatus.ARCHIVED})
+# What a suspend may start from: an open session or one not yet started.
+SUSPENDABLE = OPEN | {SessionStatus.INIT}
 
 
 class ProjectKind(StrEnum):
@@ -140,3 +150,68 @@ class Session(_Model):
         """What the idle sweep measures quiet time from: the later of the last client frame
         and the last engine activity."""
         return max(self.last_activity_at_ms, self.engine_activity_at_ms)
+
+
+class SessionFields(TypedDict, total=False):
+    """Some of a Session's top-level fields, as one write sets them (store.py turns them into
+    the update). Typed per field: a write of a field the model lacks, or of the wrong type,
+    fails mypy, not the store."""
+
+    status: SessionStatus
+    chat_process_id: str
+    chat_process_name: str
+    chat_engine: str
+    last_activity_at_ms: int
+    engine_activity_at_ms: int
+    bound_connection_id: str | None
+    participants: list[str]
+    suspended_at_ms: int | None
+    suspend_cause: SuspendCause | None
+    transition_at_ms: int | None
+    close_reason: CloseReason | None
+    closed_at_ms: int | None
+    archived_at_ms: int | None
+    reactivated_at_ms: int | None
+    generation: int
+
+
+class MetadataFields(TypedDict, total=False):
+    """Some of a SessionMetadata's fields, as one metadata write sets them (metadata.py)."""
+
+    title: str | None
+    title_auto_generated: bool
+    icon: str | None
+    color: AccentColor | None
+    tags: list[str]
+    pinned: bool
+
+
+@dataclass(frozen=True, slots=True)
+class Guard:
+    """The condition of a compare-and-set on one session (store.py): each given part must
+    hold. `statuses`: the status is one of them; `bound_connection_id`: the bind is held by
+    that connection; `transition_at_ms`: the suspended session's transitionAt is still that;
+    `not_statuses`: the status is none of them; `generation`: the chat generation is still
+    that one."""
+
+    statuses: frozenset[SessionStatus] | None = None
+    not_statuses: frozenset[SessionStatus] | None = None
+    bound_connection_id: str | None = None
+    transition_at_ms: int | None = None
+    generation: int | None = None
+
+
+# The session is not dead: what every bind, heartbeat and close compares against.
+LIVE = Guard(not_statuses=DEAD)
+
+
+@dataclass(frozen=True, slots=True)
+class NewSessionOptions:
+    """What CreateSession resolved before the session exists (transitions.resolve_lifecycle):
+    the lifecycle properties with their sources, and the caller's binding options."""
+
+    lifecycle: LifecycleProps
+    lifecycle_sources: dict[str, str]
+    bootstrap_recipe: str
+    allow_multiple_clients: bool = False
+    bound_connection_id: str | None = None

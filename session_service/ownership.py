@@ -28,13 +28,12 @@ from __future__ import annotations
 import asyncio
 import logging
 from dataclasses import dataclass
-from typing import Any
 
 import grpc
-from pymongo.asynchronous.database import AsyncDatabase
 
-from session_service.lifecycle import DEAD, OPEN
-from session_service.models import Session, SessionStatus
+from session_service.models import SUSPENDABLE, Guard, Session, SessionStatus
+from session_service.raw import Db
+from session_service.replica_leases import ReplicaLeases
 from session_service.sweepers import Sweepers
 from session_service.transitions import Transitions
 from vance.clock import Clock
@@ -42,7 +41,6 @@ from vance.config import LifecycleConfig
 from vance.domain import SuspendCause
 from vance.errors import InvalidArgumentError, grpc_errors
 from vance.internal.v1 import session_internal_pb2 as sipb
-from vance.store import Document
 
 logger = logging.getLogger(__name__)
 
@@ -59,7 +57,7 @@ class ReplicaReport:
 class Ownership:
     def __init__(
         self,
-        db: AsyncDatabase[Document],
+        db: Db,
         cascades: Transitions,
         sweepers: Sweepers,
         clock: Clock,
@@ -67,7 +65,7 @@ class Ownership:
         *,
         lease_ms: int = DEFAULT_LEASE_MS,
     ) -> None:
-        self._c = db["replica_leases"]
+        self._leases = ReplicaLeases(db)
         self._cascades = cascades
         self._sweepers = sweepers
         self._clock = clock
@@ -80,30 +78,14 @@ class Ownership:
         them holds nothing a takeover could suspend, and a deleted session leaves no trace."""
         _check(replica_id)
         if sessions:
-            live = {
-                str(d["_id"])
-                async for d in self._cascades.store.sessions.find(
-                    {"_id": {"$in": list(sessions)}, "status": {"$nin": list(DEAD)}}, {"_id": 1}
-                )
-            }
+            live = await self._cascades.store.live_ids(sessions)
             sessions = {k: v for k, v in sessions.items() if k in live}
-        await self._c.update_one(
-            {"_id": replica_id},
-            {
-                "$set": {
-                    "sessions": [{"s": k, "c": v} for k, v in sorted(sessions.items())],
-                    "lease_until_ms": self._clock.now_ms() + self.lease_ms,
-                }
-            },
-            upsert=True,
-        )
+        await self._leases.renew(replica_id, sessions, self._clock.now_ms() + self.lease_ms)
         return ReplicaReport(sessions=len(sessions))
 
     async def forget(self, session_id: str) -> None:
         """Takes an archived or deleted session out of the lease documents that list it."""
-        async for doc in self._c.find({"sessions.s": session_id}):
-            kept = [e for e in doc.get("sessions") or [] if e.get("s") != session_id]
-            await self._c.update_one({"_id": doc["_id"]}, {"$set": {"sessions": kept}})
+        await self._leases.forget(session_id)
 
     # The lifecycle hooks (session_service/hooks.py): archive and delete forget the session.
     async def on_session_archived(self, session: Session) -> None:
@@ -120,54 +102,43 @@ class Ownership:
         its lease ends now, and they wait out the reconnect grace (`take_over`)."""
         _check(replica_id)
         if self._config.reconnect_grace_ms <= 0:
-            doc = await self._c.find_one_and_delete({"_id": replica_id})
-            if sessions:
-                doc = {"sessions": [{"s": k, "c": v} for k, v in sessions.items()]}
-            report = await self._suspend_held(doc, clear_bind=True)
+            removed = await self._leases.remove(replica_id)
+            held = sessions or (removed.sessions if removed else {})
+            report = await self._suspend_held(held, clear_bind=True)
             logger.info(
                 "replica %s shut down: %d sessions suspended FORCED", replica_id, report.suspended
             )
             return report
-        update: dict[str, Any] = {"lease_until_ms": self._clock.now_ms(), "stopped": True}
-        if sessions:
-            update["sessions"] = [{"s": k, "c": v} for k, v in sorted(sessions.items())]
-        doc = await self._c.find_one_and_update(
-            {"_id": replica_id}, {"$set": update}, upsert=True, return_document=True
-        )
-        held = len(_held(doc))
+        lease = await self._leases.end(replica_id, self._clock.now_ms(), sessions)
+        held_count = len(lease.sessions)
         logger.info(
             "replica %s shut down: %d sessions wait %d ms for a client to resume them",
             replica_id,
-            held,
+            held_count,
             self._config.reconnect_grace_ms,
         )
-        return ReplicaReport(sessions=held)
+        return ReplicaReport(sessions=held_count)
 
     async def take_over(self, now_ms: int = 0) -> ReplicaReport:
         """The replicas whose lease ended more than the reconnect grace ago."""
         now = now_ms or self._clock.now_ms()
         total = ReplicaReport()
-        ended_before = now - self._config.reconnect_grace_ms
-        expired = await self._c.find({"lease_until_ms": {"$lt": ended_before}}).to_list(None)
-        for doc in expired:
-            won = await self._c.find_one_and_delete(
-                {"_id": doc["_id"], "lease_until_ms": doc.get("lease_until_ms")}
-            )
+        for lease in await self._leases.ended_before(now - self._config.reconnect_grace_ms):
+            won = await self._leases.take(lease)
             if won is None:
                 continue  # another replica took it over first, or it renewed meanwhile
-            report = await self._suspend_held(won, clear_bind=True)
+            report = await self._suspend_held(won.sessions, clear_bind=True)
             restart = self._config.auto_restart_forced
             if restart.enabled and report.suspended:
-                held = frozenset(_held(won))
                 resumed = await self._sweepers.restart_forced(
                     max_concurrent=restart.max_concurrent,
                     delay_between_ms=restart.delay_between_ms,
-                    only=held,
+                    only=frozenset(won.sessions),
                 )
                 report.resumed = resumed.resumed
             logger.warning(
                 "took over the sessions of replica %s: %d suspended FORCED, %d restarted",
-                won["_id"],
+                won.replica_id,
                 report.suspended,
                 report.resumed,
             )
@@ -177,15 +148,14 @@ class Ownership:
         return total
 
     async def _suspend_held(
-        self, doc: Document | None, *, clear_bind: bool = False
+        self, held: dict[str, str], *, clear_bind: bool = False
     ) -> ReplicaReport:
-        held = _held(doc)
         report = ReplicaReport(sessions=len(held))
         for session_id, connection_id in held.items():
             session = await self._cascades.store.session(session_id)
             if session is None or session.bound_connection_id != connection_id:
                 continue
-            if session.status.value in OPEN or session.status is SessionStatus.INIT:
+            if session.status in SUSPENDABLE:
                 suspended = await self._cascades.suspend(
                     session, SuspendCause.FORCED, auto_restart=True
                 )
@@ -198,14 +168,9 @@ class Ownership:
     async def _unbind(self, session: Session, connection_id: str) -> None:
         await self._cascades.cas(
             session.session_id,
-            {"bound_connection_id": connection_id},
+            Guard(bound_connection_id=connection_id),
             {"bound_connection_id": None},
         )
-
-
-def _held(doc: Document | None) -> dict[str, str]:
-    # A list, not a map: session ids as keys would be field names, and a list is one value.
-    return {str(e["s"]): str(e["c"]) for e in (doc or {}).get("sessions") or []}
 
 
 def _check(replica_id: str) -> None:

@@ -14,13 +14,11 @@ for it and a batch at most one store command."""
 from __future__ import annotations
 
 import logging
-from typing import Any
 
 import grpc
-from pymongo import UpdateOne
 
-from session_service.lifecycle import OPEN, rollup
-from session_service.models import Session, SessionStatus
+from session_service.lifecycle import rollup
+from session_service.models import OPEN, Guard, Session, SessionFields
 from session_service.store import SessionStore
 from session_service.transitions import Transitions
 from vance.clock import Clock
@@ -53,59 +51,39 @@ class Rollup:
         stamps: list[str] = []
         for i in range(0, len(ids), BATCH):
             sessions = [
-                s
-                for s in await self._store.sessions_by_ids(ids[i : i + BATCH])
-                if s.status.value in OPEN
+                s for s in await self._store.sessions_by_ids(ids[i : i + BATCH]) if s.status in OPEN
             ]
             if not sessions:
                 continue
             states = await self._cascades.processes.engine_states([s.session_id for s in sessions])
-            moves: list[tuple[Session, dict[str, Any]]] = []
+            moves: list[tuple[Session, SessionFields]] = []
             for session in sessions:
                 status = rollup(states.get(session.session_id, []))
-                if status == session.status.value:
+                if status is session.status:
                     if now - session.engine_activity_at_ms >= STAMP_EVERY_MS:
                         stamps.append(session.session_id)
                     continue
-                fields: dict[str, Any] = {"status": status}
+                fields: SessionFields = {"status": status}
                 if now > session.engine_activity_at_ms:
                     fields["engine_activity_at_ms"] = now
                 moves.append((session, fields))
             changed += await self._move(moves, now)
         if stamps:
             # $max: a batch that arrives late never moves the activity back.
-            await self._store.sessions.bulk_write(
-                [
-                    UpdateOne(
-                        {"_id": sid, "status": {"$in": list(OPEN)}},
-                        {"$max": {"engine_activity_at_ms": now}},
-                    )
-                    for sid in stamps
-                ],
-                ordered=False,
-            )
+            await self._store.stamp_engine_activity(stamps, now, Guard(statuses=OPEN))
         return changed
 
-    async def _move(self, moves: list[tuple[Session, dict[str, Any]]], now: int) -> int:
+    async def _move(self, moves: list[tuple[Session, SessionFields]], now: int) -> int:
         """One compare-and-set per session (on the status it was read with) in one bulk write,
         then their cards. When every one held, the cards come from the sessions as written;
         otherwise the sessions are read again and only those that hold the new status get a
         card (a lost compare-and-set means another transition wrote its own)."""
         if not moves:
             return 0
-        result = await self._store.sessions.bulk_write(
-            [
-                UpdateOne({"_id": s.session_id, "status": s.status.value}, {"$set": fields})
-                for s, fields in moves
-            ],
-            ordered=False,
-        )
-        # As written, typed (model_copy does not validate, so the status goes in as the enum).
-        moved = [
-            s.model_copy(update={**fields, "status": SessionStatus(fields["status"])})
-            for s, fields in moves
-        ]
-        if result.matched_count < len(moves):
+        matched = await self._store.move_statuses(moves)
+        # As written: the fields are typed already (model_copy does not validate).
+        moved = [s.model_copy(update=fields) for s, fields in moves]
+        if matched < len(moves):
             wanted = {s.session_id: s.status for s in moved}
             moved = [
                 s

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Protocol
 
 import grpc
 
@@ -23,6 +23,17 @@ from vance.internal.v1 import session_internal_pb2 as sipb
 from vance.internal.v1 import session_internal_pb2_grpc
 from vance.v1 import session_pb2 as spb
 from vance.v1 import session_pb2_grpc
+
+
+class _SessionOp(Protocol):
+    """The request messages that name a session and the caller acting on it."""
+
+    @property
+    def tenant_id(self) -> str: ...
+    @property
+    def session_id(self) -> str: ...
+    @property
+    def caller(self) -> spb.Caller: ...
 
 
 class SessionServicer(
@@ -138,11 +149,11 @@ class SessionServicer(
             autonomous=request.autonomous,
             chat_engine=request.chat_engine,
             recipe=request.recipe,
-            lifecycle={
-                **sc.lifecycle_from_resolved(resolved),
-                "allow_multiple_clients": request.allow_multiple_clients,
-                "bound_connection_id": request.connection_id or None,
-            },
+            options=sc.options_from_resolved(
+                resolved,
+                allow_multiple_clients=request.allow_multiple_clients,
+                bound_connection_id=request.connection_id or None,
+            ),
         )
         return sc.session_to_proto(session)
 
@@ -232,7 +243,7 @@ class SessionServicer(
         )
         return sc.session_to_proto(session)
 
-    async def _load(self, request: Any) -> Session:
+    async def _load(self, request: _SessionOp) -> Session:
         return await self.transitions.load(
             request.tenant_id, request.session_id, sc.caller_from_proto(request.caller)
         )

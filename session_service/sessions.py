@@ -4,9 +4,17 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Awaitable, Callable
-from typing import Any
 
-from session_service.models import Project, ProjectKind, Session, SessionStatus, User
+from session_service.models import (
+    Guard,
+    NewSessionOptions,
+    Project,
+    ProjectKind,
+    Session,
+    SessionFields,
+    SessionStatus,
+    User,
+)
 from session_service.passwords import hash_password, verify_password
 from session_service.store import SessionStore
 from vance.clients.process import Processes, ProcessSpec
@@ -58,16 +66,16 @@ class Sessions:
         return user
 
     async def authenticate(self, tenant: str, username: str, password: str) -> User:
-        doc = await self._store.user_doc(tenant, username)
-        if doc is None or not verify_password(password, str(doc.get("password_hash", ""))):
+        stored = await self._store.user(tenant, username)
+        if stored is None or not verify_password(password, stored.password_hash):
             raise UnauthenticatedError("unknown user or wrong password", reason="bad_credentials")
-        return User.model_validate(doc)
+        return stored.user
 
     async def user(self, tenant: str, username: str) -> User:
-        doc = await self._store.user_doc(tenant, username)
-        if doc is None:
+        stored = await self._store.user(tenant, username)
+        if stored is None:
             raise NotFoundError(f"no user {username!r}", reason="user_not_found")
-        return User.model_validate(doc)
+        return stored.user
 
     async def create_project(
         self,
@@ -110,12 +118,13 @@ class Sessions:
         autonomous: bool = False,
         chat_engine: str = "",
         recipe: str = "",
-        lifecycle: dict[str, Any] | None = None,
+        options: NewSessionOptions | None = None,
     ) -> Session:
         """Persists the session, then creates and starts its chat process.
-        `lifecycle` holds the Session fields resolved by session_service/transitions.py (the five
-        properties, their sources, binding options); `before_insert` (given at construction) indexes the session for
-        the sweeps before it exists, so no crash can leave it unswept."""
+        `options` holds what session_service/transitions.py resolved (the five lifecycle
+        properties, their sources) and the binding options; `before_insert` (given at
+        construction) indexes the session for the sweeps before it exists, so no crash can
+        leave it unswept."""
         if not project_id:
             raise InvalidArgumentError("projectId is required", reason="project_required")
         await self.project(tenant, project_id)
@@ -128,13 +137,22 @@ class Sessions:
             profile=profile or "default",
             created_at_ms=now,
             last_activity_at_ms=now,
-            **(lifecycle or {}),
         )
+        if options is not None:
+            session = session.model_copy(
+                update={
+                    "lifecycle": options.lifecycle,
+                    "lifecycle_sources": options.lifecycle_sources,
+                    "bootstrap_recipe": options.bootstrap_recipe,
+                    "allow_multiple_clients": options.allow_multiple_clients,
+                    "bound_connection_id": options.bound_connection_id,
+                }
+            )
         if self._before_insert is not None:
             await self._before_insert(session)
         if autonomous:
             await self._store.insert_session(session)
-            return await self._set(session, status=SessionStatus.IDLE)
+            return await self._set(session, {"status": SessionStatus.IDLE})
         # The `session.defaultChatEngine` setting of a tenant and project (engine_settings.py).
         if not chat_engine and self._default_chat_engine is not None:
             chat_engine = await self._default_chat_engine(tenant, project_id)
@@ -158,10 +176,12 @@ class Sessions:
         )
         return await self._set(
             session,
-            status=SessionStatus.IDLE,
-            chat_process_id=process.id,
-            chat_process_name=process.name,
-            chat_engine=process.engine,
+            {
+                "status": SessionStatus.IDLE,
+                "chat_process_id": process.id,
+                "chat_process_name": process.name,
+                "chat_engine": process.engine,
+            },
         )
 
     async def _create_chat(
@@ -194,17 +214,18 @@ class Sessions:
         try:
             await self._set(
                 session,
-                status=SessionStatus.CLOSED,
-                close_reason=CloseReason.INCOMPLETE.value,
-                closed_at_ms=self._clock.now_ms(),
+                {
+                    "status": SessionStatus.CLOSED,
+                    "close_reason": CloseReason.INCOMPLETE,
+                    "closed_at_ms": self._clock.now_ms(),
+                },
             )
             await self._processes.close_session(session.session_id, CloseReason.INCOMPLETE)
         except Exception:
             logger.exception("closing session %s after its chat failed", session.session_id)
 
-    async def _set(self, session: Session, **fields: object) -> Session:
-        values = {k: (v.value if isinstance(v, SessionStatus) else v) for k, v in fields.items()}
-        updated = await self._store.update_session(session.session_id, values)
+    async def _set(self, session: Session, fields: SessionFields) -> Session:
+        updated = await self._store.cas(session.session_id, Guard(), fields)
         if updated is None:
             raise NotFoundError(f"session {session.session_id} vanished")
         return updated

@@ -14,10 +14,9 @@ import re
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 
-from pymongo.asynchronous.database import AsyncDatabase
-
 from session_service.access import Actor
 from session_service.engine_settings import ENGINE_KEYS
+from session_service.raw import Db
 from session_service.settings_cache import SettingsDocs
 from vance.domain import LIFECYCLE_SETTINGS, parse_lifecycle_setting
 from vance.errors import (
@@ -26,7 +25,6 @@ from vance.errors import (
 )
 from vance.mcp_servers import SETTING_MCP_SERVERS
 from vance.mcp_servers import normalise as mcp_servers
-from vance.store import Document
 from vance.work_settings import WORK_KEYS
 
 logger = logging.getLogger(__name__)
@@ -124,11 +122,10 @@ def validate(key: str, raw: str, *, project: bool) -> str:
 
 
 class Settings:
-    def __init__(self, db: AsyncDatabase[Document], docs: SettingsDocs | None = None) -> None:
-        self._c = db["settings"]
-        # The one write path of these documents, shared with the engine settings, whose reads
-        # it caches (settings_cache.py).
-        self._docs = docs or SettingsDocs(self._c)
+    def __init__(self, db: Db, docs: SettingsDocs | None = None) -> None:
+        # The one read and write path of these documents, shared with the engine settings,
+        # whose reads it caches (settings_cache.py); these reads are fresh.
+        self._docs = docs or SettingsDocs(db["settings"])
 
     @staticmethod
     def _id(tenant: str, project: str) -> str:
@@ -137,15 +134,16 @@ class Settings:
     async def effective(self, tenant: str, project: str = "") -> dict[str, str]:
         """The settings a session of this project sees: project values over tenant values."""
         ids = [tenant] + ([f"{tenant}:{project}"] if project else [])
-        docs = {str(d["_id"]): d for d in await self._c.find({"_id": {"$in": ids}}).to_list(None)}
+        docs = await self._docs.fresh(ids)
         out: dict[str, str] = {}
         for key in ids:
-            out |= _sane(_values(docs.get(key)), key)
+            out |= _sane(docs.get(key, {}), key)
         return out
 
     async def view(self, tenant: str, project: str = "") -> SettingsView:
-        doc = await self._c.find_one({"_id": self._id(tenant, project)})
-        return SettingsView(tenant, project, _values(doc), await self.effective(tenant, project))
+        doc_id = self._id(tenant, project)
+        values = (await self._docs.fresh([doc_id])).get(doc_id, {})
+        return SettingsView(tenant, project, values, await self.effective(tenant, project))
 
     async def update(
         self,
@@ -191,7 +189,3 @@ def _sane(values: dict[str, str], level: str) -> dict[str, str]:
         except InvalidArgumentError as exc:
             logger.warning("setting ignored at %s: %s", level, exc.message)
     return out
-
-
-def _values(doc: Document | None) -> dict[str, str]:
-    return {str(i["key"]): str(i["value"]) for i in (doc or {}).get("values") or []}

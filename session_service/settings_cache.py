@@ -17,11 +17,11 @@ import logging
 import time
 from collections.abc import AsyncIterator, Callable
 
-from pymongo.asynchronous.collection import AsyncCollection
 from pymongo.errors import PyMongoError
 
+from session_service.raw import Bson, Collection
 from vance.errors import AbortedError
-from vance.store import Document, is_duplicate_key
+from vance.store import is_duplicate_key
 
 logger = logging.getLogger(__name__)
 
@@ -38,19 +38,32 @@ _MAX_ENTRIES = 4_096
 _GENERATION_ID = "settings"
 
 
+# One settings document's values: key -> raw value (checked by whoever reads them).
+Values = dict[str, str]
+
+
+def values_of(doc: Bson | None) -> Values:
+    """A `settings` document's values (stored as a list of {key, value}: keys with dots are
+    not field names)."""
+    return {str(i["key"]): str(i["value"]) for i in (doc or {}).get("values") or []}
+
+
 class SettingsDocs:
+    """The `settings` documents (one per tenant, project, group, session or process level,
+    by `_id`): the only module that knows their layout."""
+
     def __init__(
         self,
-        collection: AsyncCollection[Document],
+        collection: Collection,
         ttl_s: float = CACHE_S,
-        generation: AsyncCollection[Document] | None = None,
+        generation: Collection | None = None,
     ) -> None:
         self._c = collection
         self._ttl_s = ttl_s
         # The shared write counter (one document); None: this replica follows nothing and
         # trusts its copies ttl_s only.
         self._generation = generation
-        self._docs: dict[str, tuple[float, Document | None]] = {}  # id -> (read at, doc)
+        self._docs: dict[str, tuple[float, Values | None]] = {}  # id -> (read at, values)
         self._writes = 0
         self._changed = asyncio.Event()  # replaced at every write: watchers wait on it
         self._seen_generation: int | None = None
@@ -71,9 +84,15 @@ class SettingsDocs:
         # after the first read of it (an older copy may predate a change that read counted).
         return now - self._followed_at < _FOLLOW_TRUSTED_S and read_at >= self._trusted_since
 
-    async def get_many(self, ids: list[str]) -> dict[str, Document]:
+    async def fresh(self, ids: list[str]) -> dict[str, Values]:
+        """The values of the documents that exist among `ids`, read now (no copy used)."""
+        docs = await self._c.find({"_id": {"$in": ids}}).to_list(None)
+        return {str(d["_id"]): values_of(d) for d in docs}
+
+    async def get_many(self, ids: list[str]) -> dict[str, Values]:
+        """The values of the documents that exist among `ids`, from copies still trusted."""
         now = time.monotonic()
-        out: dict[str, Document] = {}
+        out: dict[str, Values] = {}
         missing: list[str] = []
         for doc_id in ids:
             hit = self._docs.get(doc_id)
@@ -84,9 +103,7 @@ class SettingsDocs:
         if not missing:
             return out
         writes = self._writes
-        found = {
-            str(d["_id"]): d for d in await self._c.find({"_id": {"$in": missing}}).to_list(None)
-        }
+        found = await self.fresh(missing)
         out |= found
         # A write here while the read ran may be missing from it: keep nothing then.
         if writes == self._writes:
@@ -140,8 +157,7 @@ class SettingsDocs:
         self.written(doc_id)
         for _ in range(8):
             doc = await self._c.find_one({"_id": doc_id})
-            stored = {str(i["key"]): str(i["value"]) for i in (doc or {}).get("values") or []}
-            values = change(stored)
+            values = change(values_of(doc))
             body = {"values": [{"key": k, "value": v} for k, v in sorted(values.items())]}
             if doc is None:
                 try:

@@ -30,6 +30,7 @@ SYSTEM_PROMPT = (
     f"(exactly one emoji), color (one of: {', '.join(_COLORS)}). If you cannot call tools, "
     'answer with only the JSON object {"title": ..., "icon": ..., "color": ...}.'
 )
+# JSON boundary: an OpenAI-style tool schema, sent to the model as it is.
 TOOL: dict[str, Any] = {
     "type": "function",
     "function": {
@@ -77,7 +78,7 @@ class Suggester:
 def parse_suggestion(reply: ModelReply) -> Suggestion:
     """The tool call's arguments, else a JSON object in the text; invalid fields are dropped
     one by one, so a good title survives a bad color."""
-    data: dict[str, Any] = {}
+    data: dict[str, Any] = {}  # JSON boundary: the model's arguments, checked field by field
     call = next((c for c in reply.tool_calls if c.name == TOOL_NAME), None)
     if call is not None:
         data = call.arguments

@@ -23,14 +23,13 @@ from __future__ import annotations
 
 import secrets
 import zlib
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
 
 from pymongo import DeleteOne, UpdateOne
-from pymongo.asynchronous.database import AsyncDatabase
 
-from vance.store import Document, is_duplicate_key
+from session_service.raw import Bson, Db
+from vance.store import is_duplicate_key
 
 IDLE, SUSPENDED, BOUND, FORCED = "idle", "suspended", "bound", "forced"
 ALL_SETS = (IDLE, SUSPENDED, BOUND, FORCED)
@@ -66,7 +65,7 @@ def _dir(name: str) -> str:
     return f"{name}:dir"
 
 
-def _is(value: Any) -> Any:
+def _is(value: int | str | None) -> int | str | Bson:
     """A filter value: equal to `value`, or absent for None."""
     return value if value is not None else {"$exists": False}
 
@@ -99,9 +98,8 @@ class SweepSets:
     a sweep that read an earlier incarnation changes nothing (two rounds can overlap when one
     outlives its lease)."""
 
-    def __init__(self, db: AsyncDatabase[Document]) -> None:
+    def __init__(self, db: Db) -> None:
         self._c = db["session_sweep_sets"]
-        self.sessions = db["sessions"]
 
     # ---- writing entries ----
 
@@ -112,7 +110,7 @@ class SweepSets:
         """Writes entries; returns the buckets whose counter it moved (by one each)."""
         if not entries:
             return set()
-        by_key: dict[str, dict[str, Any]] = {}
+        by_key: dict[str, dict[str, int]] = {}
         mins: dict[str, int] = {}
         for sid, due in entries.items():
             by_key.setdefault(locate(name, sid, due), {})[f"m.{sid}"] = due
@@ -207,15 +205,6 @@ class SweepSets:
                     read.due[sid] = min(when, read.due.get(sid, when))
         return read
 
-    async def load(self, session_ids: Iterable[str]) -> list[Document]:
-        ids = list(session_ids)
-        out: list[Document] = []
-        for i in range(0, len(ids), _IN_BATCH):
-            out.extend(
-                await self.sessions.find({"_id": {"$in": ids[i : i + _IN_BATCH]}}).to_list(None)
-            )
-        return out
-
     # ---- after a sweep ----
 
     async def finish(self, read: Read, handled: Iterable[str], later: dict[str, int]) -> None:
@@ -278,12 +267,12 @@ class SweepSets:
         for due in later.values():
             left.get(bucket(read.name, due), []).append(due)
         lowest = {b: min(dues, default=None) for b, dues in left.items()}
-        conds: dict[str, Any] = {}
+        conds: Bson = {}
         for b, version in read.buckets.items():
             conds[f"ver.{b}"] = _is((version or 0) + (1 if b in moved else 0) or None)
         raise_to = {f"min.{b}": low for b, low in lowest.items() if low is not None}
         emptied = [b for b, low in lowest.items() if low is None]
-        update: Document = {"$set": raise_to}
+        update: Bson = {"$set": raise_to}
         if emptied:
             update["$set"] = {**raise_to, "born": secrets.token_hex(8)}
             update["$unset"] = {f"{f}.{b}": "" for b in emptied for f in ("min", "ver")}
@@ -321,13 +310,13 @@ class SweepSets:
 
     # ---- plumbing ----
 
-    async def _find(self, keys: list[str]) -> list[Document]:
-        out: list[Document] = []
+    async def _find(self, keys: list[str]) -> list[Bson]:
+        out: list[Bson] = []
         for i in range(0, len(keys), _IN_BATCH):
             out.extend(await self._c.find({"_id": {"$in": keys[i : i + _IN_BATCH]}}).to_list(None))
         return out
 
-    async def _bulk(self, ops: list[Any]) -> int:
+    async def _bulk(self, ops: Sequence[UpdateOne | DeleteOne]) -> int:
         """Writes `ops`; how many documents they matched or deleted."""
         # Bounded batches keep one sweep's write from holding the store's write lock long
         # (tools/ferretdb/atomic-writes.patch serializes update commands).

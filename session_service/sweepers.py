@@ -14,19 +14,18 @@ import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 
-from pymongo.asynchronous.database import AsyncDatabase
-
 from session_service import bind_leases
 from session_service.abandoned import AbandonedEvaluator
 from session_service.batches import Batches
-from session_service.lifecycle import OPEN, engine_busy
-from session_service.models import Session, SessionStatus
+from session_service.lifecycle import engine_busy
+from session_service.models import OPEN, Session, SessionStatus
+from session_service.raw import Db
 from session_service.sweep_sets import BOUND, FORCED, IDLE, SUSPENDED, Read
 from session_service.transitions import Transitions
 from vance.clock import Clock
 from vance.config import LifecycleConfig
 from vance.domain import CloseReason, OnIdle, OnSuspend, SuspendCause
-from vance.store import Document, is_duplicate_key
+from vance.store import is_duplicate_key
 
 logger = logging.getLogger(__name__)
 
@@ -49,7 +48,7 @@ class SweepReport:
 class Sweepers:
     def __init__(
         self,
-        db: AsyncDatabase[Document],
+        db: Db,
         transitions: Transitions,
         batches: Batches,
         evaluator: AbandonedEvaluator,
@@ -110,11 +109,10 @@ class Sweepers:
         idle: dict[str, int] = {}
         bound: dict[str, int] = {}
         suspended: dict[str, int] = {}
-        async for doc in self.c.store.sessions.find({"status": {"$nin": ["ARCHIVED", "CLOSED"]}}):
-            session = Session.model_validate(doc)
+        async for session in self.c.store.live_sessions():
             if session.status is SessionStatus.SUSPENDED and session.transition_at_ms is not None:
                 suspended[session.session_id] = session.transition_at_ms
-            elif session.status.value in OPEN and session.lifecycle.on_idle is OnIdle.SUSPEND:
+            elif session.status in OPEN and session.lifecycle.on_idle is OnIdle.SUSPEND:
                 idle[session.session_id] = self.c.idle_due(session)
             if session.bound_connection_id:
                 bound[session.session_id] = (
@@ -158,40 +156,40 @@ class Sweepers:
 
     async def _due(
         self, name: str, now: int, only: frozenset[str] | None, report: SweepReport
-    ) -> tuple[Read, dict[str, Document]]:
+    ) -> tuple[Read, dict[str, Session]]:
         read = await self.c.sets.due(name, now, only)
-        docs = {str(d["_id"]): d for d in await self.c.sets.load(read.due)}
-        report.looked_at += len(docs)
-        return read, docs
+        found = {s.session_id: s for s in await self.c.store.sessions_by_ids(read.due)}
+        report.looked_at += len(found)
+        return read, found
 
     async def stale_binds(self, now: int, only: frozenset[str] | None, report: SweepReport) -> None:
         """binds without a frame for bind_stale_after_ms are cleared. lastActivityAt stays
         as it was: it tells when the connection effectively died."""
         stale = self.config.bind_stale_after_ms
-        read, docs = await self._due(BOUND, now, only, report)
-        done, later = {s for s in read.due if s not in docs}, {}
+        read, found = await self._due(BOUND, now, only, report)
+        done, later = {s for s in read.due if s not in found}, {}
         clear: dict[str, tuple[str, int]] = {}  # session -> (holder, last frame) as read
-        for sid, doc in docs.items():
-            holder = doc.get("bound_connection_id")
-            activity = int(doc.get("last_activity_at_ms") or 0)
+        for sid, session in found.items():
+            holder = session.bound_connection_id
+            activity = session.last_activity_at_ms
             if not holder:
                 done.add(sid)
             elif activity + stale > now:
                 later[sid] = activity + stale
             else:
-                clear[sid] = (str(holder), activity)
+                clear[sid] = (holder, activity)
         if clear:
-            unbound = await self._unbind(clear)
+            unbound = await self.c.store.unbind_stale(clear)
             report.unbound += unbound
             # A bind without frames for minutes holds no live lease; this only waits when the
             # service clock runs ahead of the wall clock (a replica's clock moved by hand).
-            await bind_leases.outlast(bind_leases.stamp(docs[sid]) for sid in clear)
+            await bind_leases.outlast(found[sid].bind_lease_until_ms for sid in clear)
             if unbound == len(clear):
                 done |= set(clear)
             else:
-                for doc in await self.c.sets.load(list(clear)):
-                    sid = str(doc["_id"])
-                    if doc.get("bound_connection_id") == clear[sid][0]:
+                for session in await self.c.store.sessions_by_ids(clear):
+                    sid = session.session_id
+                    if session.bound_connection_id == clear[sid][0]:
                         later[sid] = now + stale  # a frame arrived meanwhile: look again later
                     else:
                         # Cleared here, or bound anew since (that bind wrote its own entry,
@@ -199,31 +197,14 @@ class Sweepers:
                         done.add(sid)
         await self.c.sets.finish(read, done, later)
 
-    async def _unbind(self, clear: dict[str, tuple[str, int]]) -> int:
-        """Clears the binds in one update command, each on its own condition (holder and last
-        frame as read): a bind that saw a frame (or a new holder) since keeps it. The `$in`
-        lets the store fetch the sessions by `_id`; the `$or` holds the conditions."""
-        result = await self.c.store.sessions.update_many(
-            {
-                "_id": {"$in": list(clear)},
-                "$or": [
-                    {"_id": sid, "bound_connection_id": holder, "last_activity_at_ms": seen}
-                    for sid, (holder, seen) in clear.items()
-                ],
-            },
-            {"$set": {"bound_connection_id": None}},
-        )
-        return result.modified_count
-
     async def idle(self, now: int, only: frozenset[str] | None, report: SweepReport) -> None:
         """open sessions with onIdle=SUSPEND, quiet for idleTimeoutMs (and at least the
         pre-filter), with no engine RUNNING, BLOCKED or PAUSED -> suspend, cause IDLE."""
-        read, docs = await self._due(IDLE, now, only, report)
-        done, later = {s for s in read.due if s not in docs}, {}
+        read, found = await self._due(IDLE, now, only, report)
+        done, later = {s for s in read.due if s not in found}, {}
         quiet: list[Session] = []
-        for sid, doc in docs.items():
-            session = Session.model_validate(doc)
-            if session.status.value not in OPEN or session.lifecycle.on_idle is not OnIdle.SUSPEND:
+        for sid, session in found.items():
+            if session.status not in OPEN or session.lifecycle.on_idle is not OnIdle.SUSPEND:
                 done.add(sid)
                 continue
             when = self.c.idle_due(session)
@@ -250,11 +231,10 @@ class Sweepers:
         """SUSPENDED sessions whose transitionAt passed: abandoned -> CLOSED/ABANDONED,
         else onSuspend KEEP -> ARCHIVED, CLOSE -> CLOSED/AUTO_CLOSE. No policy beyond that.
         Each outcome is one batch (session_service/batches.py)."""
-        read, docs = await self._due(SUSPENDED, now, only, report)
-        done, later = {s for s in read.due if s not in docs}, {}
+        read, found = await self._due(SUSPENDED, now, only, report)
+        done, later = {s for s in read.due if s not in found}, {}
         ready: list[Session] = []
-        for sid, doc in docs.items():
-            session = Session.model_validate(doc)
+        for sid, session in found.items():
             if session.status is not SessionStatus.SUSPENDED or session.transition_at_ms is None:
                 done.add(sid)
             elif session.transition_at_ms > now:
@@ -300,10 +280,9 @@ class Sweepers:
         started = time.perf_counter()
         read = await self.c.sets.due(FORCED, 2**62, only)  # the whole set
         candidates = [
-            Session.model_validate(d)
-            for d in await self.c.sets.load(read.due)
-            if d.get("status") == SessionStatus.SUSPENDED.value
-            and d.get("suspend_cause") == SuspendCause.FORCED.value
+            s
+            for s in await self.c.store.sessions_by_ids(read.due)
+            if s.status is SessionStatus.SUSPENDED and s.suspend_cause is SuspendCause.FORCED
         ]
         report.looked_at = len(candidates)
         # Resumed ones drop their own entries (Transitions.resume); a failed resume keeps its.

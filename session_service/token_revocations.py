@@ -8,19 +8,18 @@ keeps a snapshot of all records, refreshed from `ListTokenRevocationsSince` (van
 from __future__ import annotations
 
 import grpc
-from pymongo.asynchronous.database import AsyncDatabase
 
+from session_service.raw import Bson, Db
 from vance.clock import Clock
 from vance.errors import InvalidArgumentError, grpc_errors
 from vance.internal.v1 import tokens_internal_pb2 as tipb
 from vance.internal.v1 import tokens_internal_pb2_grpc
-from vance.store import Document
 from vance.v1 import tokens_pb2 as tpb
 from vance.v1 import tokens_pb2_grpc
 
 
 class TokenRevocationStore:
-    def __init__(self, db: AsyncDatabase[Document], clock: Clock) -> None:
+    def __init__(self, db: Db, clock: Clock) -> None:
         self.docs = db["token_revocations"]
         self.clock = clock
 
@@ -29,7 +28,7 @@ class TokenRevocationStore:
         return f"{tenant}:{username}"
 
     @staticmethod
-    def _who(tenant: str, username: str, now: int) -> Document:
+    def _who(tenant: str, username: str, now: int) -> Bson:
         return {"tenantId": tenant, "username": username, "updatedAtMs": now}
 
     async def revoke(self, tenant: str, username: str, token_id: str, expires_at_ms: int) -> None:
@@ -64,7 +63,7 @@ class TokenRevocationStore:
         return self._record(doc, self.clock.now_ms())
 
     @staticmethod
-    def _record(doc: Document, now: int) -> tpb.TokenRevocations:
+    def _record(doc: Bson, now: int) -> tpb.TokenRevocations:
         tokens = [t for t in doc.get("tokens", []) if int(t.get("expiresAtMs", 0)) >= now]
         return tpb.TokenRevocations(
             revoked_before_ms=int(doc.get("revokedBeforeMs", 0)),
@@ -74,7 +73,7 @@ class TokenRevocationStore:
     async def changed_since(self, since_ms: int) -> tipb.ListTokenRevocationsSinceResponse:
         """Every record written at or after `since_ms` (0: all of them)."""
         now = self.clock.now_ms()
-        query: Document = {} if since_ms <= 0 else {"updatedAtMs": {"$gte": since_ms}}
+        query: Bson = {} if since_ms <= 0 else {"updatedAtMs": {"$gte": since_ms}}
         users = []
         async for doc in self.docs.find(query):
             # Records written before `updatedAtMs` existed carry their names only in the key.

@@ -12,15 +12,21 @@ others when a sweep finds them due (session_service/sweep_sets.py).
 from __future__ import annotations
 
 import logging
-from typing import Any
-
-from pymongo import ReturnDocument
 
 from session_service import bind_leases
 from session_service.abandoned import AbandonedEvaluator
 from session_service.access import Actor, check_owner_or_admin
-from session_service.lifecycle import DEAD, OPEN, forced_floor, rollup, transition_at
-from session_service.models import Session, SessionStatus
+from session_service.lifecycle import forced_floor, rollup, transition_at
+from session_service.models import (
+    DEAD,
+    LIVE,
+    OPEN,
+    SUSPENDABLE,
+    Guard,
+    Session,
+    SessionFields,
+    SessionStatus,
+)
 from session_service.settings import Settings
 from session_service.store import SessionStore
 from session_service.sweep_sets import BOUND, FORCED, IDLE, SUSPENDED, SweepSets
@@ -35,10 +41,7 @@ from vance.v1 import recipe_pb2 as rpb
 
 logger = logging.getLogger(__name__)
 
-# What a suspend may start from: an open session (RUNNING/IDLE roll-up) or one not yet started.
-SUSPENDABLE = (*OPEN, SessionStatus.INIT.value)
-
-_RUNTIME_CLEARED: dict[str, Any] = {
+_RUNTIME_CLEARED: SessionFields = {
     "suspended_at_ms": None,
     "suspend_cause": None,
     "transition_at_ms": None,
@@ -80,22 +83,17 @@ class Transitions:
     async def cas(
         self,
         session_id: str,
-        cond: dict[str, Any],
-        fields: dict[str, Any],
+        guard: Guard,
+        fields: SessionFields,
         *,
         holder_leaves: bool = False,
     ) -> Session | None:
-        """One compare-and-set on a session document; None when the condition did not hold.
+        """One compare-and-set on a session document; None when the guard did not hold.
         A write that takes the bind away or ends the session returns only once the bind's
         lease has run out (bind_leases.py), unless the holder itself is leaving."""
-        doc = await self.store.sessions.find_one_and_update(
-            {"_id": session_id, **cond},
-            {"$set": fields},
-            return_document=ReturnDocument.AFTER,
-        )
-        if doc is None:
+        after = await self.store.cas(session_id, guard, fields)
+        if after is None:
             return None
-        after = Session.model_validate(doc)
         if not holder_leaves and bind_leases.ends_binds(fields):
             await bind_leases.outlast([after.bind_lease_until_ms])
         return after
@@ -106,14 +104,14 @@ class Transitions:
     async def view(self, session: Session) -> Session:
         """RUNNING/IDLE are a roll-up over the engines: computed when read and
         written back when it changed, so listings see the last known value."""
-        if session.status.value not in OPEN:
+        if session.status not in OPEN:
             return session
         engines = await self.processes.engines(session.session_id)
-        status = rollup((p.status.value, p.pending_count) for p in engines)
-        if status == session.status.value:
+        status = rollup((p.status, p.pending_count) for p in engines)
+        if status is session.status:
             return session
         updated = await self.cas(
-            session.session_id, {"status": session.status.value}, {"status": status}
+            session.session_id, Guard(statuses=frozenset({session.status})), {"status": status}
         )
         return updated or await self.reload(session)
 
@@ -179,7 +177,7 @@ class Transitions:
         `auto_restart`: a FORCED suspend that cut work off (a gateway replica's shutdown or
         takeover, session_service/ownership.py) joins the auto-restart set; an admin's
         deliberate suspend does not, so no boot pass undoes it."""
-        if session.status.value not in SUSPENDABLE:
+        if session.status not in SUSPENDABLE:
             return session
         now = self.clock.now_ms() if now is None else now
         floor = forced_floor(self.config, await self.settings.effective(session.tenant_id))
@@ -192,11 +190,11 @@ class Transitions:
         # would be dropped silently.
         after = await self.cas(
             session.session_id,
-            {"status": {"$in": list(SUSPENDABLE)}},
+            Guard(statuses=SUSPENDABLE),
             {
-                "status": SessionStatus.SUSPENDED.value,
+                "status": SessionStatus.SUSPENDED,
                 "suspended_at_ms": now,
-                "suspend_cause": cause.value,
+                "suspend_cause": cause,
                 "transition_at_ms": due,
             },
         )
@@ -209,7 +207,7 @@ class Transitions:
     async def resume(self, session: Session) -> Session:
         """SUSPENDED -> IDLE (then RUNNING by roll-up) for every cause: engines resume and drain
         their pending messages, the runtime fields are cleared. Idempotent on open sessions."""
-        if session.status.value in OPEN:
+        if session.status in OPEN:
             return await self.view(session)
         if session.status is not SessionStatus.SUSPENDED:
             raise FailedPreconditionError(
@@ -219,8 +217,8 @@ class Transitions:
         now = self.clock.now_ms()
         after = await self.cas(
             session.session_id,
-            {"status": SessionStatus.SUSPENDED.value},
-            {"status": SessionStatus.IDLE.value, "last_activity_at_ms": now, **_RUNTIME_CLEARED},
+            Guard(statuses=frozenset({SessionStatus.SUSPENDED})),
+            {"status": SessionStatus.IDLE, "last_activity_at_ms": now, **_RUNTIME_CLEARED},
         )
         if after is None:
             return await self.view(await self.reload(session))
@@ -251,7 +249,7 @@ class Transitions:
         await self.sets.put(SUSPENDED, session.session_id, target)
         after = await self.cas(
             session.session_id,
-            {"status": SessionStatus.SUSPENDED.value, "transition_at_ms": current},
+            Guard(statuses=frozenset({SessionStatus.SUSPENDED}), transition_at_ms=current),
             {"transition_at_ms": target},
         )
         return after or await self.reload(session)
@@ -268,7 +266,7 @@ class Transitions:
     ) -> Session:
         """closeWithCascade: engines CLOSED, then the session CLOSED and unbound. Unless the
         caller already asked, the abandoned evaluator decides between `reason` and ABANDONED."""
-        if session.status.value in DEAD:
+        if session.status in DEAD:
             return session
         if not evaluated and reason is not CloseReason.ABANDONED:
             if await self.evaluator.is_abandoned(session):
@@ -276,10 +274,10 @@ class Transitions:
         await self.close_engines(session.session_id, reason)
         after = await self.cas(
             session.session_id,
-            {"status": {"$nin": list(DEAD)}},
+            LIVE,
             {
-                "status": SessionStatus.CLOSED.value,
-                "close_reason": reason.value,
+                "status": SessionStatus.CLOSED,
+                "close_reason": reason,
                 "closed_at_ms": self.clock.now_ms() if now is None else now,
                 "bound_connection_id": None,
                 "participants": [],

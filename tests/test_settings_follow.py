@@ -56,8 +56,8 @@ async def replica(
         await mongo.close()
 
 
-def _value(doc: Document | None) -> str:
-    return next((str(i["value"]) for i in (doc or {}).get("values") or []), "")
+def _value(values: dict[str, str] | None) -> str:
+    return next(iter((values or {}).values()), "")
 
 
 def _setter(value: str) -> Callable[[dict[str, str]], dict[str, str]]:

@@ -21,11 +21,10 @@ from collections.abc import Iterable
 from typing import NamedTuple
 
 from pymongo import UpdateOne
-from pymongo.asynchronous.database import AsyncDatabase
 
 from session_service.models import Session, SessionStatus
+from session_service.raw import Bson, Db
 from session_service.search.packed import Appends, packed_text, text_fields, unset_plain
-from vance.store import Document
 
 ACTIVITY_SLACK_MS = 60_000
 
@@ -81,7 +80,7 @@ class Card(NamedTuple):
 
 
 class SessionCards:
-    def __init__(self, db: AsyncDatabase[Document]) -> None:
+    def __init__(self, db: Db) -> None:
         self.cards = db["session_cards"]
         self.owners = db["session_card_owners"]
         self._appends = Appends()
@@ -210,7 +209,7 @@ _PARSED: OrderedDict[tuple[str, str], dict[str, Card]] = OrderedDict()
 _PARSED_HELD = 64
 
 
-def _merge(owner: str, doc: Document | None) -> dict[str, Card]:
+def _merge(owner: str, doc: Bson | None) -> dict[str, Card]:
     if not doc:
         return {}
     out = dict(_compacted(owner, packed_text(doc, "c")))

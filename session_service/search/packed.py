@@ -15,14 +15,13 @@ from collections import Counter
 from collections.abc import Iterable
 
 from bson import Binary
-from pymongo.asynchronous.collection import AsyncCollection
 
-from vance.store import Document
+from session_service.raw import Bson, Collection
 
 COMPACT_AT = 64
 
 
-def packed_text(doc: Document | None, name: str) -> str:
+def packed_text(doc: Bson | None, name: str) -> str:
     """The string part of a packed list (or of a card document, cards.py)."""
     if not doc:
         return ""
@@ -32,22 +31,22 @@ def packed_text(doc: Document | None, name: str) -> str:
     return str(doc.get(f"{name}p") or "")
 
 
-def text_fields(name: str, text: str) -> Document:
+def text_fields(name: str, text: str) -> Bson:
     """The fields that store `text` as the string part (pair with `unset_plain`)."""
     return {f"{name}z": Binary(zlib.compress(text.encode()))}
 
 
-def unset_plain(name: str) -> Document:
+def unset_plain(name: str) -> Bson:
     return {"$unset": {f"{name}p": ""}}
 
 
-def packed(doc: Document | None, name: str) -> set[str]:
+def packed(doc: Bson | None, name: str) -> set[str]:
     if not doc:
         return set()
     return set(packed_text(doc, name).split()) | set(doc.get(f"{name}a") or [])
 
 
-def add_packed(name: str, values: Iterable[str]) -> Document:
+def add_packed(name: str, values: Iterable[str]) -> Bson:
     return {"$addToSet": {f"{name}a": {"$each": list(values)}}}
 
 
@@ -70,7 +69,7 @@ class Appends:
         return out
 
 
-def entries(doc: Document | None, name: str) -> dict[str, str]:
+def entries(doc: Bson | None, name: str) -> dict[str, str]:
     """A list of `key/value` entries (conversation lists: `session/message`) as key -> value,
     one per key, the first with a value (entries added before values were kept have none:
     ""). Not through a set: a search parses thousands of entries per query."""
@@ -84,9 +83,7 @@ def entries(doc: Document | None, name: str) -> dict[str, str]:
     return out
 
 
-async def compact(
-    coll: AsyncCollection[Document], doc_id: str, name: str, *, keyed: bool = False
-) -> None:
+async def compact(coll: Collection, doc_id: str, name: str, *, keyed: bool = False) -> None:
     """Moves a list's appended entries into its string (one per key when `keyed`); a
     compare-and-set on the version, so a concurrent compaction makes this one a no-op, and
     appends in between survive."""
@@ -110,9 +107,7 @@ async def compact(
     )
 
 
-async def remove_packed(
-    coll: AsyncCollection[Document], doc_id: str, name: str, values: set[str]
-) -> None:
+async def remove_packed(coll: Collection, doc_id: str, name: str, values: set[str]) -> None:
     """Removes values from a packed list: from its string by compare-and-set on the version
     (retried when a compaction moved it), and from its array."""
     for _ in range(8):

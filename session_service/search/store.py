@@ -8,12 +8,11 @@ from __future__ import annotations
 
 from collections import OrderedDict
 from collections.abc import Iterable
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 
 from pymongo import UpdateOne
-from pymongo.asynchronous.collection import AsyncCollection
-from pymongo.asynchronous.database import AsyncDatabase
 
+from session_service.raw import Bson, Collection, Db
 from session_service.search.packed import (
     Appends,
     add_packed,
@@ -23,7 +22,7 @@ from session_service.search.packed import (
     remove_packed,
 )
 from session_service.search.words import SessionWords
-from vance.store import Document, is_duplicate_key
+from vance.store import is_duplicate_key
 
 MESSAGE_TEXT_CHARS = 4_000
 HELD_MESSAGES = 10_000  # at most ~40 MB of text (4,000 characters each), mostly far less
@@ -44,15 +43,24 @@ class Posting:
     conversation: dict[str, str] = field(default_factory=dict)
 
 
+@dataclass(frozen=True, slots=True)
+class FirstPairCursor:
+    """A chat process's first question and the answer after it, as the indexer found them
+    (search/first_pair.py): "" while not seen yet."""
+
+    first_user: str = ""
+    first_answer: str = ""
+
+
 class SearchStore:
-    def __init__(self, db: AsyncDatabase[Document]) -> None:
+    def __init__(self, db: Db) -> None:
         self.postings = db["search_postings"]
         self.vocab = db["search_vocab"]
         self.words = SessionWords(db["search_session_words"])
         self.messages = db["search_messages"]
         self.cursors = db["search_cursors"]
         self._appends = Appends()
-        self._held: OrderedDict[str, Document] = OrderedDict()  # message copies, by id
+        self._held: OrderedDict[str, Bson] = OrderedDict()  # message copies, by id
 
     # ---- postings ----
 
@@ -189,7 +197,7 @@ class SearchStore:
 
     # ---- indexed message texts (for snippets) ----
 
-    async def save_messages(self, docs: list[Document]) -> None:
+    async def save_messages(self, docs: list[Bson]) -> None:
         if not docs:
             return
         for d in docs:
@@ -201,7 +209,7 @@ class SearchStore:
             if not is_duplicate_key(exc) and "duplicate" not in str(exc).lower():
                 raise
 
-    async def messages_by_ids(self, ids: list[str]) -> dict[str, Document]:
+    async def messages_by_ids(self, ids: list[str]) -> dict[str, Bson]:
         """Message copies never change (a message indexed again keeps its first copy), so
         this replica holds the last HELD_MESSAGES it read: snippets of a page searched again
         read none of them."""
@@ -217,16 +225,25 @@ class SearchStore:
 
     # ---- indexer state ----
 
-    async def cursors_of(self, process_ids: list[str]) -> dict[str, Document]:
+    async def cursors_of(self, process_ids: list[str]) -> dict[str, FirstPairCursor]:
         """What the indexer keeps of chat processes: their first question and answer."""
         found = {str(d["_id"]): d for d in await self._by_ids(self.cursors, process_ids)}
-        return {p: found.get(p) or {"_id": p} for p in process_ids}
+        return {
+            p: FirstPairCursor(
+                str((found.get(p) or {}).get("first_user") or ""),
+                str((found.get(p) or {}).get("first_answer") or ""),
+            )
+            for p in process_ids
+        }
 
-    async def cursor(self, process_id: str) -> Document:
+    async def cursor(self, process_id: str) -> FirstPairCursor:
         return (await self.cursors_of([process_id]))[process_id]
 
-    async def save_cursor(self, process_id: str, fields: Document) -> None:
-        await self.cursors.update_one({"_id": process_id}, {"$set": fields}, upsert=True)
+    async def save_cursor(self, process_id: str, cursor: FirstPairCursor) -> None:
+        """Stores the parts of the cursor that are known (an empty one is left as it is)."""
+        fields = {k: v for k, v in asdict(cursor).items() if v}
+        if fields:
+            await self.cursors.update_one({"_id": process_id}, {"$set": fields}, upsert=True)
 
     async def feed_position(self) -> int:
         """The last chat feed page the index holds (0: none yet)."""
@@ -254,16 +271,16 @@ class SearchStore:
                 await coll.delete_many({"_id": {"$in": ids[i : i + _IN_BATCH]}})
 
     @staticmethod
-    async def _by_ids(coll: AsyncCollection[Document], ids: list[str]) -> list[Document]:
-        out: list[Document] = []
+    async def _by_ids(coll: Collection, ids: list[str]) -> list[Bson]:
+        out: list[Bson] = []
         for i in range(0, len(ids), _IN_BATCH):
             out += await coll.find({"_id": {"$in": ids[i : i + _IN_BATCH]}}).to_list(None)
         return out
 
 
-def _unchanged(doc: Document) -> Document:
+def _unchanged(doc: Bson) -> Bson:
     """A filter that matches the posting document only as it was read."""
-    out: Document = {"_id": doc["_id"]}
+    out: Bson = {"_id": doc["_id"]}
     for key in ("t", "g", "ca", "cp", "cz", "cv"):
         out[key] = doc[key] if key in doc else {"$exists": False}
     return out

@@ -7,10 +7,9 @@ import logging
 from dataclasses import dataclass
 from typing import Any
 
-from pymongo.asynchronous.database import AsyncDatabase
-
 from session_service.metadata import Metadata
 from session_service.models import Session, SessionStatus
+from session_service.raw import Db
 from session_service.search.indexer import SearchIndexer
 from session_service.search.query import SessionSearch
 from session_service.search.store import SearchStore
@@ -29,7 +28,6 @@ from vance.llm import (
     make_model_client,
     warm_up_clients,
 )
-from vance.store import Document
 
 logger = logging.getLogger(__name__)
 
@@ -60,8 +58,8 @@ class LazyModel:
         self,
         *,
         tier: str,
-        messages: list[dict[str, Any]],
-        tools: list[dict[str, Any]] | None = None,
+        messages: list[dict[str, Any]],  # JSON boundary: vance.llm's ModelClient.complete
+        tools: list[dict[str, Any]] | None = None,  # JSON boundary: as `messages`
         on_chunk: ChunkSink | None = None,
         temperature: float | None = None,
         stream_args: StreamedArgs | None = None,
@@ -128,7 +126,7 @@ class SearchServices:
 
 
 def build_search(
-    db: AsyncDatabase[Document],
+    db: Db,
     store: SessionStore,
     clock: Clock,
     processes: Processes,
