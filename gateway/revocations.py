@@ -1,6 +1,6 @@
 """Token checks that need more than the signature: revocation (logout, an admin's revoke).
 
-session_service keeps the record (session_service/token_revocations.py); the gateway caches
+session_service keeps the record (session_service/access/token_service.py); the gateway caches
 each user's record for CACHE_S seconds. A token revoked through this gateway stops working at
 once here; through another gateway instance it may still work here for up to CACHE_S seconds.
 If session_service cannot be reached, a cached record is used, else the token is taken as valid

@@ -67,7 +67,7 @@ def _summary(p: ThinkProcess) -> dict[str, Any]:
 
 # Tools whose effect outlives the chat (label `@persistent`: a stored recipe, a project, a
 # message in another session or in the user's inbox). A successful call is a side effect that
-# keeps the session from counting as abandoned (session_service/abandoned.py).
+# keeps the session from counting as abandoned (session_service/lifecycle/abandoned.py).
 PERSISTENT_TOOL_NAMES = frozenset(
     str(t["name"])
     for t in (

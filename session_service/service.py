@@ -6,18 +6,18 @@ from typing import Protocol
 
 import grpc
 
-from session_service import convert as sc
-from session_service.engine_settings_rpc import EngineSettingsRpcs
-from session_service.home import Home, is_foreign_hub
-from session_service.hub_service import HubRpcs
-from session_service.lifecycle_wiring import LifecycleServices
-from session_service.models import Session
-from session_service.ownership import OwnershipRpcs
-from session_service.rollup import RollupRpcs
-from session_service.search.wiring import SearchServices
-from session_service.sessions import DEFAULT_CHAT_ENGINE, Sessions
-from session_service.settings_access import check_visible, user_may_write
-from session_service.user_inbox import UserInbox
+from session_service import protos as sc
+from session_service.domain.models import Session
+from session_service.domain.sessions import DEFAULT_CHAT_ENGINE, Sessions
+from session_service.hub.home import Home, is_foreign_hub
+from session_service.hub.hub_rpcs import HubRpcs
+from session_service.hub.user_inbox import UserInbox
+from session_service.lifecycle.engine_rollup import RollupRpcs
+from session_service.lifecycle.lifecycle_wiring import LifecycleServices
+from session_service.lifecycle.replica_takeover import OwnershipRpcs
+from session_service.search.search_wiring import SearchServices
+from session_service.settings.engine_settings_rpc import EngineSettingsRpcs
+from session_service.settings.permissions import check_visible, user_may_write
 from vance.errors import InvalidArgumentError, NotFoundError, PermissionDeniedError, grpc_errors
 from vance.internal.v1 import session_internal_pb2 as sipb
 from vance.internal.v1 import session_internal_pb2_grpc
@@ -52,7 +52,7 @@ class SessionServicer(
         home: Home,
         inbox: UserInbox,
     ) -> None:
-        self.home = home  # the hub RPCs (hub_service.py)
+        self.home = home  # the hub RPCs (hub/hub_rpcs.py)
         self.inbox = inbox
         self.sessions = sessions
         self.lifecycle = lifecycle
@@ -166,7 +166,8 @@ class SessionServicer(
         session = await self.sessions.session(request.tenant_id, request.session_id)
         return sc.session_to_proto(await self.transitions.view(session))
 
-    # ---- lifecycle (session_service/binding.py, transitions.py, archive.py, sweepers.py) ----
+    # ---- lifecycle (session_service/binding/connection_binding.py, lifecycle/transitions.py,
+    # lifecycle/archive.py, lifecycle/sweepers.py) ----
 
     @grpc_errors
     async def BindSession(

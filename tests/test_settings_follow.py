@@ -14,7 +14,7 @@ from contextlib import asynccontextmanager
 
 from pymongo import AsyncMongoClient, monitoring
 
-from session_service.settings_cache import SettingsDocs
+from session_service.settings.settings_docs import SettingsDocs
 from tests.harness import System, eventually
 from vance.store import Document
 

@@ -78,7 +78,7 @@ class KnowledgeServicer(
     async def _project(self, ref: kpb.ProjectRef) -> tuple[str, str]:
         """The project, when the caller sees it: a service always; a user a shared project
         (no owner), their own, or another's as a tenant admin unless it is a hub (SYSTEM)
-        project: session_service's rule (session_service/home.py). NOT_FOUND otherwise."""
+        project: session_service's rule (session_service/hub/home.py). NOT_FOUND otherwise."""
         if not ref.tenant_id or not ref.project_id:
             raise InvalidArgumentError("tenant_id and project_id are required")
         who = current_identity.get()

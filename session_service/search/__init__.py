@@ -3,7 +3,7 @@
 
 - tokens.py: how text becomes tokens, query terms and snippets.
 - packed.py: large id lists as a compressed string plus an append array.
-- store.py: the index collections (token-keyed posting lists, the prefix vocabulary, the
+- index_store.py: the index collections (token-keyed posting lists, the prefix vocabulary, the
   indexed message texts, the indexer's position), read and written by `_id` only.
 - words.py: per-session word lists, and what the indexer remembers of them.
 - cards.py: the per-owner session cards a search ranks and filters without loading sessions.
@@ -13,5 +13,5 @@
 - held.py: session documents a search page read, reused for seconds while their cards agree.
 - indexer.py: feeds the index from process_service's chat feed.
 - first_pair.py: each session's first question-and-answer pair, and the metadata auto-suggest.
-- wiring.py: builds the above once per session_service replica and runs the indexer.
+- search_wiring.py: builds the above once per session_service replica and runs the indexer.
 """

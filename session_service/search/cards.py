@@ -6,8 +6,10 @@ reads at 1-2 ms on the embedded store; a 10,000-line card document at ~20 ms).
 Cards are hints: writers append a line stamped with the time (`$push`, no read), the newest
 line of a session wins, and the page a caller gets back is always checked against the session
 documents themselves (query.py), which also rewrites a card found stale. Writers: session
-creation (store.py), title, tag and pin changes (metadata.py), RUNNING/IDLE (rollup.py), close
-(transitions.py, batches.py), the search feed (activity), and the lifecycle hooks (archive,
+creation (store/session_store.py), title, tag and pin changes (metadata/session_metadata.py),
+RUNNING/IDLE (lifecycle/engine_rollup.py), close
+(lifecycle/transitions.py, lifecycle/batch_transitions.py), the search feed (activity), and the
+lifecycle hooks (archive,
 reactivate). A deleted session's lines are removed (its hook, and any search that meets a card
 without a session). A line newer than a session document a replica holds makes its searches
 read the document again (held.py). The compacted lines are stored zlib-compressed (packed.py).
@@ -22,9 +24,9 @@ from typing import NamedTuple
 
 from pymongo import UpdateOne
 
-from session_service.models import Session, SessionStatus
-from session_service.raw import Bson, Db
+from session_service.domain.models import Session, SessionStatus
 from session_service.search.packed import Appends, packed_text, text_fields, unset_plain
+from session_service.store.raw import Bson, Db
 
 ACTIVITY_SLACK_MS = 60_000
 
@@ -70,7 +72,8 @@ class Card(NamedTuple):
         return cls(sid, owner, status, pinned == "1", int(activity), project, int(stamp))
 
     def matches(self, s: Session) -> bool:
-        """Close enough to rank by: activity moves with every client frame (binding.py), and
+        """Close enough to rank by: activity moves with every client frame
+        (binding/connection_binding.py), and
         a card is not rewritten for each of them."""
         return (
             self.status == s.status.value

@@ -16,7 +16,7 @@ from collections.abc import Iterable
 
 from bson import Binary
 
-from session_service.raw import Bson, Collection
+from session_service.store.raw import Bson, Collection
 
 COMPACT_AT = 64
 

@@ -20,8 +20,8 @@ from collections.abc import Iterable
 
 from pymongo import UpdateOne
 
-from session_service.raw import Bson, Collection
 from session_service.search.packed import Appends
+from session_service.store.raw import Bson, Collection
 from vance.store import is_duplicate_key
 
 _IN_BATCH = 500

@@ -1,0 +1,1 @@
+"""Session metadata: a user's patch and the model's suggestion."""
