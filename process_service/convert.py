@@ -3,13 +3,12 @@
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import Any
 
 from process_service.dispatcher import WorkerConn
 from process_service.events import Event
 from process_service.memory_rpc import record_to_proto
 from process_service.models import SteerResult, TurnRef
-from process_service.store import public_fields
+from process_service.process_model import ChatRecord, Process
 from process_service.worker_messages import (
     Ack,
     Assign,
@@ -38,8 +37,8 @@ from vance.v1 import common_pb2 as pb
 from vance.v1 import process_pb2 as ppb
 
 
-def process_doc_to_proto(doc: dict[str, Any]) -> pb.ThinkProcess:
-    return c.process_to_proto(d.ThinkProcess.model_validate(public_fields(doc)))
+def process_to_proto(process: Process) -> pb.ThinkProcess:
+    return c.process_to_proto(process.think_process())
 
 
 def _status(value: str) -> pb.ProcessStatus:
@@ -107,16 +106,16 @@ def event_to_proto(event: Event) -> pb.SessionEvent:
     return out
 
 
-def chat_doc_to_proto(doc: dict[str, Any]) -> pb.ChatMessage:
+def chat_to_proto(record: ChatRecord) -> pb.ChatMessage:
     return pb.ChatMessage(
-        id=doc["_id"],
-        session_id=doc["session_id"],
-        think_process_id=doc["think_process_id"],
-        process_name=doc.get("process_name", ""),
-        role=c.role_to_proto(d.ChatRole(doc["role"])),
-        content=doc["content"],
-        created_at_ms=int(doc.get("created_at_ms", 0)),
-        meta=dict_to_struct(doc.get("meta")),
+        id=record.id,
+        session_id=record.session_id,
+        think_process_id=record.think_process_id,
+        process_name=record.process_name,
+        role=c.role_to_proto(record.role),
+        content=record.content,
+        created_at_ms=record.created_at_ms,
+        meta=dict_to_struct(record.meta),
     )
 
 
@@ -128,7 +127,7 @@ def steer_result_to_proto(r: SteerResult) -> ppb.SteerResponse:
         duplicate=r.duplicate,
     )
     if r.process is not None:
-        out.process.CopyFrom(process_doc_to_proto(r.process))
+        out.process.CopyFrom(process_to_proto(r.process))
     return out
 
 
@@ -138,11 +137,11 @@ def assignment_to_proto(ref: TurnRef) -> wkpb.DispatchMessage:
             turn_id=ref.turn_id,
             attempt=ref.attempt,
             call=c.call_to_proto(ref.call),
-            process=process_doc_to_proto(ref.process),
-            pending=[c.steer_to_proto(d.steer_from_dict(m)) for m in ref.owned],
+            process=process_to_proto(ref.process),
+            pending=[c.steer_to_proto(m.steer()) for m in ref.owned],
             lease_deadline_ms=ref.lease_until_ms,
             chat_count=ref.chat_base,
-            recent_chat=[chat_doc_to_proto(m) for m in ref.recent_chat],
+            recent_chat=[chat_to_proto(m) for m in ref.recent_chat],
             project_memory_included=ref.project_memory is not None,
             project_memory=[record_to_proto(r) for r in ref.project_memory or []],
             recent_chat_held=ref.chat_held,
@@ -183,7 +182,7 @@ def worker_message_from_proto(msg: wkpb.WorkerMessage) -> list[FromWorker]:
                 summary=m.summary_for_parent,
                 payload=struct_to_dict(m.parent_payload),
                 close_detail=m.close_detail,
-                fields=history_summary_fields(m),
+                history_summary=history_summary(m),
             )
             return [*(_report_from_proto(e, m.turn_id) for e in m.events), commit]
         case "failure":
@@ -234,7 +233,7 @@ def to_worker_proto(item: ToWorker) -> wkpb.DispatchMessage:
                     ok=item.ok,
                     error=item.error,
                     chat_included=item.chat is not None,
-                    chat=[chat_doc_to_proto(m) for m in item.chat or []],
+                    chat=[chat_to_proto(m) for m in item.chat or []],
                 )
             )
 
@@ -281,11 +280,8 @@ def process_spec_from_proto(request: pipb.CreateProcessRequest) -> d.ThinkProces
     )
 
 
-def history_summary_fields(commit: wkpb.TurnCommit) -> dict[str, Any]:
-    """The process fields a commit sets for the engine's rolling chat history summary."""
+def history_summary(commit: wkpb.TurnCommit) -> tuple[str, int] | None:
+    """The engine's rolling chat history summary a commit sets, and the chat number it covers."""
     if not commit.HasField("chat_history_summary"):
-        return {}
-    return {
-        "chat_history_summary": commit.chat_history_summary[:8_000],
-        "chat_history_summary_through": int(commit.chat_history_summary_through),
-    }
+        return None
+    return commit.chat_history_summary[:8_000], int(commit.chat_history_summary_through)

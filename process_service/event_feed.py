@@ -39,7 +39,8 @@ from typing import Any
 
 from pymongo.asynchronous.database import AsyncDatabase
 
-from process_service.convert import chat_doc_to_proto
+from process_service.convert import chat_to_proto
+from process_service.store_docs import chat_from_doc
 from vance.clock import Clock
 from vance.internal.v1 import process_internal_pb2 as pipb
 from vance.store import Document, is_duplicate_key
@@ -63,7 +64,8 @@ def page_id(n: int) -> str:
 
 def page_to_proto(page: FeedPage) -> pipb.ChatFeedPage:
     return pipb.ChatFeedPage(
-        position=page.position, messages=[chat_doc_to_proto(m) for m in page.messages]
+        position=page.position,
+        messages=[chat_to_proto(chat_from_doc(m)) for m in page.messages],
     )
 
 

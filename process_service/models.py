@@ -3,10 +3,21 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from enum import Enum
 from typing import Any
 
 from process_service.memory import MemoryRecord
+from process_service.process_model import ChatRecord, InboxMessage, Process
 from vance.domain import DeliveryOutcome, LifecycleCall, ProcessStatus
+
+
+class NextTurn(Enum):
+    """What `Dispatcher.next_turn` found for a process."""
+
+    NONE = "none"  # no turn is due (or this replica runs it already)
+    STARTS = "starts"  # queued, and a worker has a free slot with nobody waiting before it
+    QUEUED = "queued"  # queued behind others, or waiting for a worker slot
+    LATER = "later"  # a failed turn, redone once its backoff has passed
 
 
 @dataclass
@@ -24,29 +35,32 @@ class TurnRef:
     call: LifecycleCall
     prev_status: ProcessStatus
     chat_base: int
-    owned: list[dict[str, Any]]
+    owned: list[InboxMessage]
     lease_until_ms: int
+    # The process as the turn sees it (RUNNING, without its messages and outbox), with its
+    # recipe snapshot once handed over.
+    process: Process
     highest_chat: int = 0
     engine_version: str = ""
-    process: dict[str, Any] = field(default_factory=dict)
     chat_shift: int = 0
     done: bool = False
-    # Extra process fields the commit writes (the engine's rolling chat history summary).
-    commit_fields: dict[str, Any] = field(default_factory=dict)
+    # What the commit writes besides the turn's end: the engine's rolling chat history
+    # summary and the last chat number it covers.
+    history_summary: tuple[str, int] | None = None
     # The last committed chat messages, when held in memory (ProcessStore.recent_chat).
-    recent_chat: list[dict[str, Any]] = field(default_factory=list)
+    recent_chat: list[ChatRecord] = field(default_factory=list)
     # The project's newest memory records (MemoryStore.project_newest); None: not looked up.
     project_memory: list[MemoryRecord] | None = None
     # The worker holds the chat through chat_base (WorkerConn.chat_held): recent_chat is empty.
     chat_held: bool = False
     # The chat messages this turn stored, in order; `chat_fresh` False when a redo met some
     # stored already (then the worker is not told the turn's chat).
-    stored_chat: list[dict[str, Any]] = field(default_factory=list)
+    stored_chat: list[ChatRecord] = field(default_factory=list)
     chat_fresh: bool = True
 
     @property
     def owned_keys(self) -> list[str]:
-        return [str(m["idempotency_key"]) for m in self.owned]
+        return [m.key for m in self.owned]
 
 
 @dataclass(frozen=True)
@@ -74,6 +88,7 @@ class TurnFacts:
             ref.highest_chat,
         )
 
+    # The facts travel in an outbox entry, which is JSON (outbox.py).
     def to_doc(self) -> dict[str, Any]:
         return {**self.__dict__, "call": self.call.value}
 
@@ -88,4 +103,4 @@ class SteerResult:
     reason: str = ""
     message_id: str = ""
     duplicate: bool = False
-    process: dict[str, Any] | None = None
+    process: Process | None = None

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from process_service.process_model import Process
 from vance.domain import (
     PARENT_EVENT_FOR_CLOSE,
     CloseReason,
@@ -22,6 +23,8 @@ from vance.domain import (
 from vance.ids import new_id
 
 PARENT = "parent"  # outbox entry kind
+
+# Outbox entries are JSON (process_service/outbox.py); `payload` is the engine's, as it sent it.
 
 
 def parent_entry(
@@ -58,17 +61,17 @@ def stop_entry(stopped_by: str) -> dict[str, Any]:
     return parent_entry(ProcessEventType.STOPPED, key="stopped", unless_stopped_by=stopped_by)
 
 
-def parent_message(child: dict[str, Any], entry: dict[str, Any]) -> tuple[str, ProcessEvent] | None:
+def parent_message(child: Process, entry: dict[str, Any]) -> tuple[str, ProcessEvent] | None:
     """The parent and the event an entry owes it; None when there is nobody to tell."""
-    parent = str(child.get("parent_process_id") or "")
+    parent = child.parent_process_id
     if not parent or parent == entry.get("unless_stopped_by"):
         return None
     event_type = ProcessEventType(entry["type"])
     message = ProcessEvent(
-        idempotency_key=f"{child['_id']}:{entry['key']}",
-        sender_process_id=str(child["_id"]),
-        source_process_id=str(child["_id"]),
-        source_process_name=str(child.get("name", "")),
+        idempotency_key=f"{child.id}:{entry['key']}",
+        sender_process_id=child.id,
+        source_process_id=child.id,
+        source_process_name=child.name,
         type=event_type,
         human_summary=entry.get("summary") or _default_summary(child, event_type),
         payload=dict(entry.get("payload") or {}),
@@ -76,7 +79,7 @@ def parent_message(child: dict[str, Any], entry: dict[str, Any]) -> tuple[str, P
     return parent, message
 
 
-def _default_summary(child: dict[str, Any], event_type: ProcessEventType) -> str:
-    detail = child.get("close_detail") or ""
-    text = f"process {child.get('name', '')!r} {event_type.value.lower()}"
+def _default_summary(child: Process, event_type: ProcessEventType) -> str:
+    detail = child.close_detail
+    text = f"process {child.name!r} {event_type.value.lower()}"
     return f"{text}: {detail}" if detail else text

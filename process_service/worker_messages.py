@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from process_service.models import TurnRef
+from process_service.process_model import ChatRecord
 from vance.domain import ChatRole, CloseReason, ProcessStatus
 
 # ---- worker -> process_service ----
@@ -71,8 +72,8 @@ class Commit:
     summary: str = ""
     payload: dict[str, Any] = field(default_factory=dict)
     close_detail: str = ""
-    # Process fields the commit writes too: the engine's rolling chat history summary.
-    fields: dict[str, Any] = field(default_factory=dict)
+    # The engine's rolling chat history summary and the last chat number it covers.
+    history_summary: tuple[str, int] | None = None
 
 
 @dataclass(frozen=True)
@@ -114,7 +115,7 @@ class Ack:
     error: str = ""
     # The turn's stored chat, when it is all of it (the worker then holds the chat through
     # `held_through`); None otherwise.
-    chat: list[dict[str, Any]] | None = None
+    chat: list[ChatRecord] | None = None
     held_through: int = 0
 
 

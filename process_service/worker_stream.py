@@ -44,7 +44,6 @@ from process_service.worker_messages import (
     ToWorker,
     Welcome,
 )
-from vance.domain import ProcessStatus
 
 logger = logging.getLogger(__name__)
 
@@ -207,7 +206,7 @@ class WorkerStreams:
                 await self._turns.progress(ref, r.kind, r.payload)
 
     async def _commit(self, ref: TurnRef, commit: Commit) -> None:
-        ref.commit_fields = commit.fields
+        ref.history_summary = commit.history_summary
         doc = await self._turns.commit(
             ref,
             commit.status,
@@ -219,7 +218,7 @@ class WorkerStreams:
         if doc is None:
             ack = Ack(ref.turn_id, False, "the lane is no longer this turn's")
         else:
-            through = int(doc.get("chat_count", 0))
+            through = doc.chat_count
             whole = ref.chat_fresh and through == ref.chat_base + len(ref.stored_chat)
             # With all of the turn's chat, the worker holds the process's chat through here.
             ack = (
@@ -228,21 +227,17 @@ class WorkerStreams:
                 else Ack(ref.turn_id, True)
             )
         self._dispatcher.finished(ref, ack)
-        if doc is not None and doc.get("wake") and doc["status"] in ("IDLE", "BLOCKED"):
-            # Messages arrived during the turn: the next one starts at once.
-            self._dispatcher.kick_ref(ref)
-        elif doc is not None and doc.get("hook"):
-            # A hook asked for while this lane was held (a second peer event): it runs now.
-            self._dispatcher.kick_ref(ref)
+        if doc is not None:
+            # Messages (or a hook) that arrived during the turn: the next one starts at once.
+            self._dispatcher.next_turn(doc)
 
     async def _failure(self, ref: TurnRef, failure: Failure) -> None:
         logger.warning("turn %s of %s failed: %s", ref.turn_id, ref.process_id, failure.error)
         doc = await self._lanes.fail(ref, failure.error, backoff=True)
         self._dispatcher.finished(ref, None)
-        if doc is not None and doc.get("status") == ProcessStatus.RUNNING.value:
+        if doc is not None:
             # Redone once the backoff written into its lease has passed.
-            delay = int(doc["lane"]["lease_until_ms"]) - self._lanes.clock.now_ms() + 1
-            self._dispatcher.kick_later(ref, delay)
+            self._dispatcher.next_turn(doc)
 
 
 def _is_event(report: Report | None) -> bool:

@@ -1,0 +1,180 @@
+"""The process document as typed records: a process, its lane, its inbox messages, its chat.
+
+Plain frozen dataclasses, built from and written to the store only by process_service/store.py
+(the one module that knows the documents' field names and update operators). They are built
+on every turn (a lane take reads the process, a commit returns it), so they stay cheap:
+slotted, no validation beyond the enums.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+from vance.domain import (
+    HOLDING,
+    WAKING,
+    ChatRole,
+    CloseReason,
+    LifecycleCall,
+    ProcessStatus,
+    SteerMessage,
+    ThinkProcess,
+    steer_from_dict,
+)
+
+
+@dataclass(frozen=True, slots=True)
+class Lane:
+    """The turn that holds a process (docs/architecture.md "Lanes"): at most one at a time."""
+
+    turn_id: str
+    attempt: int
+    worker_id: str
+    lease_until_ms: int
+    # A hook task's kind (SUSPEND, STOP, PEER) when the lane runs one instead of a turn.
+    hook: LifecycleCall | None = None
+    # Why the last attempt failed (the close detail when the attempts run out).
+    last_error: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class InboxMessage:
+    """A steer message held on a process (pending, or owned by the running turn)."""
+
+    id: str
+    key: str  # the idempotency key
+    kind: str  # SteerMessage.kind: USER_CHAT_INPUT, PROCESS_EVENT, ...
+    # Whether the sender chose the key (a resend must be refused); a generated key is never
+    # sent twice.
+    keyed: bool
+    # The message's JSON form (SteerMessage.model_dump(mode="json")), as stored and as handed
+    # to engines: a JSON boundary, validated into a SteerMessage when read (`steer`).
+    body: dict[str, Any]
+
+    def steer(self) -> SteerMessage:
+        return steer_from_dict(self.body)
+
+
+@dataclass(frozen=True, slots=True)
+class Process:
+    """A process (think engine instance) as stored; `recipe_snapshot` is filled only where read
+    with it (ProcessStore.snapshot keeps it in a collection of its own)."""
+
+    id: str
+    session_id: str
+    name: str
+    engine: str
+    status: ProcessStatus = ProcessStatus.INIT
+    tenant_id: str = ""
+    project_id: str = ""
+    title: str = ""
+    goal: str = ""
+    engine_version: str = ""
+    recipe_name: str = ""
+    parent_process_id: str = ""
+    owner_user_id: str = ""
+    close_reason: CloseReason | None = None
+    close_detail: str = ""
+    # The caller's recipe parameters: free-form JSON from the recipe and the caller.
+    params: dict[str, Any] = field(default_factory=dict)
+    created_at_ms: int = 0
+    updated_at_ms: int = 0
+    chat_history_summary: str = ""
+    chat_history_summary_through: int = 0
+    last_suspend_cause: str = ""
+    persistent_tool_calls: int = 0
+    connection_profile: str = ""
+    # The recipe snapshot copied at spawn: free-form recipe JSON.
+    recipe_snapshot: dict[str, Any] = field(default_factory=dict)
+    # ---- the runtime state (process_service/lanes.py) ----
+    wake: bool = False  # a turn is wanted
+    started: bool = False  # the engine ran its start turn
+    chat_count: int = 0  # the chat messages committed
+    lane: Lane | None = None
+    hook: LifecycleCall | None = None  # a hook task asked for (SUSPEND, STOP, PEER)
+    call: LifecycleCall | None = None  # the next turn's call when not STEER (RESUME)
+    pause_requested: bool = False
+    pending: tuple[InboxMessage, ...] = ()
+    # None: the field is absent (no message arrived since the last lane take); a suspend's
+    # compare-and-set tells the two apart (cascade.py).
+    pending_keys: tuple[str, ...] | None = None
+    owned: tuple[InboxMessage, ...] = ()
+    owned_keys: tuple[str, ...] = ()
+    drained_keys: tuple[str, ...] = ()
+    # Outbox entries by id (process_service/outbox.py): JSON built by parent_notify.py and
+    # observations.py and read back at delivery, a JSON boundary of its own.
+    outbox: dict[str, dict[str, Any]] = field(default_factory=dict)
+    observed: bool = False  # some observer was ever added (observations.py)
+    stopped_by: str = ""
+    suspended_at_ms: int = 0
+    seeded_from: str | None = None  # the process whose chat a respawned chat copied
+
+    @property
+    def pending_count(self) -> int:
+        return len(self.pending_keys or ()) + len(self.owned_keys)
+
+    @property
+    def waking(self) -> bool:
+        """A new message starts a turn (IDLE or BLOCKED)."""
+        return self.status in WAKING
+
+    @property
+    def holding(self) -> bool:
+        """A new message waits for a resume (PAUSED or SUSPENDED)."""
+        return self.status in HOLDING
+
+    @property
+    def closed(self) -> bool:
+        return self.status is ProcessStatus.CLOSED
+
+    def with_status(self, status: ProcessStatus) -> Process:
+        return replace(self, status=status)
+
+    def think_process(self) -> ThinkProcess:
+        """The ThinkProcess the API shows. Built without validation: every field is typed
+        already (this runs for every assignment and steer reply)."""
+        return ThinkProcess.model_construct(
+            id=self.id,
+            tenant_id=self.tenant_id,
+            project_id=self.project_id,
+            session_id=self.session_id,
+            name=self.name,
+            title=self.title,
+            goal=self.goal,
+            engine=self.engine,
+            engine_version=self.engine_version,
+            recipe_name=self.recipe_name,
+            parent_process_id=self.parent_process_id,
+            owner_user_id=self.owner_user_id,
+            status=self.status,
+            close_reason=self.close_reason,
+            close_detail=self.close_detail,
+            recipe_snapshot=self.recipe_snapshot,
+            params=self.params,
+            created_at_ms=self.created_at_ms,
+            updated_at_ms=self.updated_at_ms,
+            pending_count=self.pending_count,
+            chat_history_summary=self.chat_history_summary,
+            chat_history_summary_through=self.chat_history_summary_through,
+            last_suspend_cause=self.last_suspend_cause,
+            persistent_tool_calls=self.persistent_tool_calls,
+            connection_profile=self.connection_profile,
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class ChatRecord:
+    """A stored chat message of a process, numbered in order (vance/chat_ids.py)."""
+
+    id: str
+    session_id: str
+    think_process_id: str
+    process_name: str
+    role: ChatRole
+    content: str
+    created_at_ms: int
+    # Free-form per-message metadata from the engine (JSON).
+    meta: dict[str, Any] = field(default_factory=dict)
+    # `<turn>:<ordinal>`: which append of which turn wrote it (a redo finds its own).
+    turn_key: str = ""
