@@ -5,10 +5,9 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from process_service.dispatcher import WorkerConn
-from process_service.events import Event
 from process_service.memory_rpc import record_to_proto
 from process_service.models import SteerResult, TurnRef
-from process_service.process_model import ChatRecord, Process
+from process_service.process_model import ChatRecord, Process, SessionEvent
 from process_service.worker_messages import (
     Ack,
     Assign,
@@ -45,18 +44,16 @@ def _status(value: str) -> pb.ProcessStatus:
     return c.status_to_proto(d.ProcessStatus(value) if value else None)
 
 
-def event_to_proto(event: Event) -> pb.SessionEvent:
-    out = pb.SessionEvent(
-        session_id=event["session_id"], seq=int(event["seq"]), at_ms=int(event["at_ms"])
-    )
-    data = event["data"]
-    kind = event["kind"]
+def event_to_proto(event: SessionEvent) -> pb.SessionEvent:
+    out = pb.SessionEvent(session_id=event.session_id, seq=event.seq, at_ms=event.at_ms)
+    data = event.data  # JSON, by kind (process_service/turns.py, lanes.py)
+    kind = event.kind
     match kind:
         case "chat_message_appended":
             out.chat_message_appended.CopyFrom(
                 pb.ChatMessage(
                     id=data["chat_message_id"],
-                    session_id=event["session_id"],
+                    session_id=event.session_id,
                     think_process_id=data["think_process_id"],
                     process_name=data["process_name"],
                     role=c.role_to_proto(d.ChatRole(data["role"])),

@@ -14,14 +14,19 @@ from __future__ import annotations
 import asyncio
 import logging
 from dataclasses import replace
-from typing import Any
 
 from process_service.events import STATUS_CHANGED, EventLog
 from process_service.lane_signals import LaneSignals
 from process_service.models import TurnRef
-from process_service.outbox import OBSERVE
-from process_service.parent_notify import PARENT, close_entry
-from process_service.process_model import InboxMessage, Lane, Process
+from process_service.parent_notify import close_entry
+from process_service.process_model import (
+    InboxMessage,
+    Lane,
+    ObserveEntry,
+    OutboxEntry,
+    ParentEntry,
+    Process,
+)
 from process_service.store import ProcessStore
 from process_service.store_transitions import TurnEnd
 from vance.clock import Clock
@@ -226,11 +231,10 @@ class Lanes:
         status: ProcessStatus,
         close_reason: CloseReason | None,
         close_detail: str = "",
-        outbox: list[dict[str, Any]] | None = None,
+        outbox: list[OutboxEntry] | None = None,
     ) -> Process | None:
         """Ends a turn: owned messages become drained, the lane is released, the status set,
-        and `outbox` entries (JSON, process_service/outbox.py) written in the same
-        compare-and-set. Returns the process after the commit, or None when the lane is no
+        and `outbox` entries (process_service/outbox.py) written in the same compare-and-set. Returns the process after the commit, or None when the lane is no
         longer ours."""
         now = self.clock.now_ms()
         # The drained record serves the duplicate check of client-chosen keys and keeps what
@@ -357,14 +361,13 @@ class Lanes:
         self._past_init.pop(process_id, None)
 
 
-# Outbox entries are JSON (process_service/outbox.py).
-def _paused(entries: list[dict[str, Any]]) -> list[dict[str, Any]]:
+def _paused(entries: list[OutboxEntry]) -> list[OutboxEntry]:
     """The entries of a commit that became PAUSED (a pause asked meanwhile): no BLOCKED goes
     to the parent, observers hear the PAUSED status."""
     return [
-        {**e, "status": ProcessStatus.PAUSED.value} if e.get("kind") == OBSERVE else e
+        replace(e, status=ProcessStatus.PAUSED) if isinstance(e, ObserveEntry) else e
         for e in entries
-        if e.get("kind") != PARENT
+        if not isinstance(e, ParentEntry)
     ]
 
 

@@ -4,10 +4,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from enum import Enum
-from typing import Any
 
 from process_service.memory import MemoryRecord
-from process_service.process_model import ChatRecord, InboxMessage, Process
+from process_service.process_model import ChatRecord, InboxMessage, Process, TurnFacts
 from vance.domain import DeliveryOutcome, LifecycleCall, ProcessStatus
 
 
@@ -62,39 +61,16 @@ class TurnRef:
     def owned_keys(self) -> list[str]:
         return [m.key for m in self.owned]
 
-
-@dataclass(frozen=True)
-class TurnFacts:
-    """What a committed turn's observers are told about (process_service/observations.py),
-    kept in the commit's outbox entry so a delivery after a restart tells the same."""
-
-    process_id: str
-    session_id: str
-    process_name: str
-    turn_id: str
-    call: LifecycleCall
-    chat_base: int
-    highest_chat: int
-
-    @classmethod
-    def of(cls, ref: TurnRef) -> TurnFacts:
-        return cls(
-            ref.process_id,
-            ref.session_id,
-            ref.process_name,
-            ref.turn_id,
-            ref.call,
-            ref.chat_base,
-            ref.highest_chat,
+    def facts(self) -> TurnFacts:
+        return TurnFacts(
+            self.process_id,
+            self.session_id,
+            self.process_name,
+            self.turn_id,
+            self.call,
+            self.chat_base,
+            self.highest_chat,
         )
-
-    # The facts travel in an outbox entry, which is JSON (outbox.py).
-    def to_doc(self) -> dict[str, Any]:
-        return {**self.__dict__, "call": self.call.value}
-
-    @classmethod
-    def from_doc(cls, doc: dict[str, Any]) -> TurnFacts:
-        return cls(**{**doc, "call": LifecycleCall(doc["call"])})
 
 
 @dataclass(frozen=True)

@@ -29,8 +29,8 @@ from pymongo.asynchronous.database import AsyncDatabase
 
 from process_service.events import NOTICE, PROGRESS, EventLog
 from process_service.inbox import Inbox
-from process_service.models import TurnFacts, TurnRef
-from process_service.process_model import Process
+from process_service.models import TurnRef
+from process_service.process_model import Process, TurnFacts
 from process_service.store import ProcessStore
 from vance.domain import (
     PARENT_EVENT_FOR_CLOSE,

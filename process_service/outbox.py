@@ -25,9 +25,14 @@ from typing import TYPE_CHECKING, Any
 
 from process_service.inbox import Inbox
 from process_service.lane_signals import LaneSignals
-from process_service.models import TurnFacts
-from process_service.parent_notify import PARENT, parent_message
-from process_service.process_model import Process
+from process_service.parent_notify import parent_message
+from process_service.process_model import (
+    ObserveEntry,
+    OutboxEntry,
+    ParentEntry,
+    Process,
+    TurnFacts,
+)
 from process_service.store import ProcessStore
 from vance.domain import CloseReason, ProcessStatus
 from vance.ids import new_id
@@ -37,27 +42,20 @@ if TYPE_CHECKING:
 
 logger = logging.getLogger(__name__)
 
-OBSERVE = "observe"  # entry kind: the observers of a committed turn (observations.py)
 RETRY_S = 2.0
 
 
-# An entry is JSON: stored with the process and read back at delivery; `payload` is the
-# engine's, as it sent it.
 def observe_entry(
-    facts: TurnFacts, status: str, close_reason: str, summary: str, payload: dict[str, Any]
-) -> dict[str, Any]:
+    facts: TurnFacts,
+    status: ProcessStatus,
+    close_reason: CloseReason | None,
+    summary: str,
+    payload: dict[str, Any],  # the engine's JSON, passed on as it was sent
+) -> ObserveEntry:
     """The observers of a committed turn are to hear of it (who they are is read at delivery:
     Eddie may add one meanwhile). `status`/`close_reason`: what the commit set, as a later
     delivery must tell it whatever the process did since."""
-    return {
-        "id": new_id("ob"),
-        "kind": OBSERVE,
-        "turn": facts.to_doc(),
-        "status": status,
-        "close_reason": close_reason,
-        "summary": summary,
-        "payload": payload,
-    }
+    return ObserveEntry(new_id("ob"), facts, status, close_reason, summary, payload)
 
 
 class Outbox:
@@ -151,31 +149,26 @@ class Outbox:
             for process in again:
                 await self.deliver(process)
 
-    async def _send(self, process: Process, entry: dict[str, Any]) -> None:
-        kind = entry.get("kind")
-        if kind == PARENT:
-            found = parent_message(process, entry)
-            if found is not None:
-                parent, message = found
-                result = await self._inbox.steer(parent, "", "", message)
-                logger.debug("notified parent %s of %s: %s", parent, message.type, result.outcome)
-        elif kind == OBSERVE:
-            if self.observations is not None:
-                facts = TurnFacts.from_doc(entry["turn"])
-                reason = entry.get("close_reason")
-                committed = replace(
-                    process,
-                    status=ProcessStatus(entry["status"]),
-                    close_reason=CloseReason(reason) if reason else None,
-                )
-                await self.observations.on_commit(
-                    facts,
-                    committed,
-                    str(entry.get("summary", "")),
-                    dict(entry.get("payload") or {}),
-                )
-        else:
-            logger.error("outbox entry of unknown kind %r dropped", kind)
+    async def _send(self, process: Process, entry: OutboxEntry | None) -> None:
+        match entry:
+            case ParentEntry():
+                found = parent_message(process, entry)
+                if found is not None:
+                    parent, message = found
+                    result = await self._inbox.steer(parent, "", "", message)
+                    logger.debug(
+                        "notified parent %s of %s: %s", parent, message.type, result.outcome
+                    )
+            case ObserveEntry():
+                if self.observations is not None:
+                    committed = replace(
+                        process, status=entry.status, close_reason=entry.close_reason
+                    )
+                    await self.observations.on_commit(
+                        entry.turn, committed, entry.summary, dict(entry.payload)
+                    )
+            case None:
+                logger.error("outbox entry of an unknown kind of %s dropped", process.id)
 
     def _fault_point(self) -> None:
         if self._fault and os.path.exists(self._fault):

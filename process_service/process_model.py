@@ -17,6 +17,7 @@ from vance.domain import (
     ChatRole,
     CloseReason,
     LifecycleCall,
+    ProcessEventType,
     ProcessStatus,
     SteerMessage,
     ThinkProcess,
@@ -54,6 +55,51 @@ class InboxMessage:
 
     def steer(self) -> SteerMessage:
         return steer_from_dict(self.body)
+
+
+@dataclass(frozen=True, slots=True)
+class TurnFacts:
+    """What a committed turn's observers are told about (process_service/observations.py),
+    kept in the commit's outbox entry so a delivery after a restart tells the same."""
+
+    process_id: str
+    session_id: str
+    process_name: str
+    turn_id: str
+    call: LifecycleCall
+    chat_base: int
+    highest_chat: int
+
+
+@dataclass(frozen=True, slots=True)
+class ParentEntry:
+    """An outbox entry (process_service/outbox.py): the event a child's close or block owes
+    its parent (process_service/parent_notify.py)."""
+
+    id: str
+    type: ProcessEventType
+    key: str  # unique per child: `<turn>:close`, `<turn>:blocked`, `stopped`
+    summary: str = ""
+    # The engine's JSON, passed on to the parent as it was sent.
+    payload: dict[str, Any] = field(default_factory=dict)
+    unless_stopped_by: str = ""  # no event when the parent is who stopped the child
+
+
+@dataclass(frozen=True, slots=True)
+class ObserveEntry:
+    """An outbox entry: the observers of a committed turn are to hear of it, with the status
+    and close reason the commit set (a later delivery tells what the commit did)."""
+
+    id: str
+    turn: TurnFacts
+    status: ProcessStatus
+    close_reason: CloseReason | None
+    summary: str
+    # The engine's JSON, passed on to the observers as it was sent.
+    payload: dict[str, Any] = field(default_factory=dict)
+
+
+OutboxEntry = ParentEntry | ObserveEntry
 
 
 @dataclass(frozen=True, slots=True)
@@ -102,9 +148,9 @@ class Process:
     owned: tuple[InboxMessage, ...] = ()
     owned_keys: tuple[str, ...] = ()
     drained_keys: tuple[str, ...] = ()
-    # Outbox entries by id (process_service/outbox.py): JSON built by parent_notify.py and
-    # observations.py and read back at delivery, a JSON boundary of its own.
-    outbox: dict[str, dict[str, Any]] = field(default_factory=dict)
+    # Outbox entries by id (process_service/outbox.py); None: an entry of a kind this version
+    # does not know (dropped at delivery).
+    outbox: dict[str, OutboxEntry | None] = field(default_factory=dict)
     observed: bool = False  # some observer was ever added (observations.py)
     stopped_by: str = ""
     suspended_at_ms: int = 0
@@ -161,6 +207,20 @@ class Process:
             persistent_tool_calls=self.persistent_tool_calls,
             connection_profile=self.connection_profile,
         )
+
+
+@dataclass(slots=True)
+class SessionEvent:
+    """One event of a session's stream (process_service/events.py). `seq` is given when the
+    event is written; `data` is the event's JSON payload, stored and replayed as it is and
+    converted to its proto by kind (process_service/convert.py)."""
+
+    session_id: str
+    kind: str  # events.py: CHAT_APPENDED, STREAM_CHUNK, STATUS_CHANGED, PROGRESS, NOTICE
+    data: dict[str, Any]
+    at_ms: int
+    ephemeral: bool = False  # a stream chunk: its text is kept in memory only
+    seq: int = 0
 
 
 @dataclass(frozen=True, slots=True)

@@ -14,10 +14,12 @@ from pymongo.errors import BulkWriteError
 
 from process_service.chat_cache import ChatCache
 from process_service.insert_combiner import InsertCombiner
-from process_service.process_model import ChatRecord, InboxMessage, Process
+from process_service.process_model import ChatRecord, InboxMessage, Process, SessionEvent
 from process_service.store_docs import (
     chat_doc,
     chat_from_doc,
+    event_doc,
+    event_from_doc,
     message_from_doc,
     new_process_doc,
     process_from_doc,
@@ -397,11 +399,16 @@ class ProcessStore(ProcessTransitions):
     async def mark_seq(self, session_id: str, seq: int) -> None:
         await self._hot_streams.update_one({"_id": session_id}, {"$max": {"seq": seq}}, upsert=True)
 
-    async def insert_events(self, docs: list[Document]) -> int:
+    async def insert_events(self, events: list[SessionEvent], *, chunk_text: bool) -> int:
         """Inserts in order, in one command with other sessions' (insert_combiner.py); returns
         how many went in before an id that exists already (all of them when none did). Other
-        errors raise."""
-        return await self._event_inserts.insert(docs)
+        errors raise. A stream chunk's text is stored only with `chunk_text`."""
+        return await self._event_inserts.insert(
+            [
+                event_doc(event_id(e.session_id, e.seq), e, with_data=chunk_text or not e.ephemeral)
+                for e in events
+            ]
+        )
 
     async def _insert_events_now(self, docs: list[Document]) -> int:
         try:
@@ -413,12 +420,13 @@ class ProcessStore(ProcessTransitions):
             raise
         return len(docs)
 
-    async def events_range(self, session_id: str, first: int, last: int) -> list[Document]:
+    async def events_range(self, session_id: str, first: int, last: int) -> list[SessionEvent]:
         ids = [event_id(session_id, s) for s in range(first, last + 1)]
-        out: list[Document] = []
+        out: list[SessionEvent] = []
         for i in range(0, len(ids), 500):
-            out.extend(await self.events.find({"_id": {"$in": ids[i : i + 500]}}).to_list(None))
-        out.sort(key=lambda e: int(e["seq"]))
+            found = await self.events.find({"_id": {"$in": ids[i : i + 500]}}).to_list(None)
+            out.extend(event_from_doc(d) for d in found)
+        out.sort(key=lambda e: e.seq)
         return out
 
 

@@ -8,8 +8,25 @@ from __future__ import annotations
 
 from typing import Any
 
-from process_service.process_model import ChatRecord, InboxMessage, Lane, Process
-from vance.domain import ChatRole, CloseReason, LifecycleCall, ProcessStatus, SteerMessage
+from process_service.process_model import (
+    ChatRecord,
+    InboxMessage,
+    Lane,
+    ObserveEntry,
+    OutboxEntry,
+    ParentEntry,
+    Process,
+    SessionEvent,
+    TurnFacts,
+)
+from vance.domain import (
+    ChatRole,
+    CloseReason,
+    LifecycleCall,
+    ProcessEventType,
+    ProcessStatus,
+    SteerMessage,
+)
 from vance.store import Document
 
 # The fields of a process document that spawn writes from the caller's spec (the rest is the
@@ -126,12 +143,82 @@ def process_from_doc(doc: Document) -> Process:
         owned=_messages(doc.get("owned")),
         owned_keys=_keys(doc.get("owned_keys")),
         drained_keys=_keys(doc.get("drained_keys")),
-        outbox=dict(doc.get("outbox") or {}),
+        outbox={k: entry_from_doc(v) for k, v in (doc.get("outbox") or {}).items()},
         observed=bool(doc.get("observed")),
         stopped_by=str(doc.get("stopped_by") or ""),
         suspended_at_ms=int(doc.get("suspended_at_ms") or 0),
         seeded_from=doc.get("seeded_from"),
     )
+
+
+_PARENT = "parent"  # outbox entry kinds
+_OBSERVE = "observe"
+
+
+def entry_doc(entry: OutboxEntry) -> Document:
+    match entry:
+        case ParentEntry():
+            return {
+                "id": entry.id,
+                "kind": _PARENT,
+                "type": entry.type.value,
+                "key": entry.key,
+                "summary": entry.summary,
+                "payload": entry.payload,
+                "unless_stopped_by": entry.unless_stopped_by,
+            }
+        case ObserveEntry():
+            t = entry.turn
+            return {
+                "id": entry.id,
+                "kind": _OBSERVE,
+                "turn": {
+                    "process_id": t.process_id,
+                    "session_id": t.session_id,
+                    "process_name": t.process_name,
+                    "turn_id": t.turn_id,
+                    "call": t.call.value,
+                    "chat_base": t.chat_base,
+                    "highest_chat": t.highest_chat,
+                },
+                "status": entry.status.value,
+                "close_reason": entry.close_reason.value if entry.close_reason else "",
+                "summary": entry.summary,
+                "payload": entry.payload,
+            }
+
+
+def entry_from_doc(doc: Document) -> OutboxEntry | None:
+    kind = doc.get("kind")
+    if kind == _PARENT:
+        return ParentEntry(
+            id=str(doc["id"]),
+            type=ProcessEventType(doc["type"]),
+            key=str(doc["key"]),
+            summary=str(doc.get("summary") or ""),
+            payload=dict(doc.get("payload") or {}),
+            unless_stopped_by=str(doc.get("unless_stopped_by") or ""),
+        )
+    if kind == _OBSERVE:
+        t = doc["turn"]
+        reason = doc.get("close_reason")
+        return ObserveEntry(
+            id=str(doc["id"]),
+            turn=TurnFacts(
+                process_id=str(t["process_id"]),
+                session_id=str(t["session_id"]),
+                process_name=str(t["process_name"]),
+                turn_id=str(t["turn_id"]),
+                call=LifecycleCall(t["call"]),
+                chat_base=int(t["chat_base"]),
+                highest_chat=int(t["highest_chat"]),
+            ),
+            status=ProcessStatus(doc["status"]),
+            close_reason=CloseReason(reason) if reason else None,
+            summary=str(doc.get("summary") or ""),
+            payload=dict(doc.get("payload") or {}),
+        )
+    return None
 
 
 def new_process_doc(process: Process) -> Document:
@@ -149,6 +236,30 @@ def new_process_doc(process: Process) -> Document:
         chat_count=process.chat_count,
     )
     return doc
+
+
+def event_from_doc(doc: Document) -> SessionEvent:
+    return SessionEvent(
+        session_id=str(doc["session_id"]),
+        kind=str(doc["kind"]),
+        data=dict(doc.get("data") or {}),
+        at_ms=int(doc.get("at_ms") or 0),
+        ephemeral=bool(doc.get("ephemeral")),
+        seq=int(doc["seq"]),
+    )
+
+
+def event_doc(event_id: str, event: SessionEvent, *, with_data: bool) -> Document:
+    """A stream chunk's document without its text is a placeholder that claims its seq."""
+    return {
+        "_id": event_id,
+        "session_id": event.session_id,
+        "kind": event.kind,
+        "data": event.data if with_data else {},
+        "at_ms": event.at_ms,
+        "ephemeral": event.ephemeral,
+        "seq": event.seq,
+    }
 
 
 def chat_from_doc(doc: Document) -> ChatRecord:

@@ -10,14 +10,14 @@ where the caller needs what it replaced), or None when the condition no longer h
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
 
 from pymongo import ReturnDocument
 from pymongo.asynchronous.collection import AsyncCollection
 
-from process_service.process_model import InboxMessage, Lane, Process
-from process_service.store_docs import lane_doc, process_from_doc
+from process_service.process_model import InboxMessage, Lane, OutboxEntry, Process
+from process_service.store_docs import entry_doc, lane_doc, process_from_doc
 from vance.domain import WAKING, CloseReason, LifecycleCall, ProcessStatus
 from vance.store import Document
 from vance.store_wire import HotCollection
@@ -47,9 +47,9 @@ class TurnEnd:
     history_summary: tuple[str, int] | None = None
 
 
-def outbox_fields(entries: list[dict[str, Any]]) -> Document:
-    """The `$set` fields that add entries (JSON, process_service/outbox.py) to the outbox."""
-    return {f"outbox.{e['id']}": e for e in entries}
+def outbox_fields(entries: Sequence[OutboxEntry]) -> Document:
+    """The `$set` fields that add entries (process_service/outbox.py) to the outbox."""
+    return {f"outbox.{e.id}": entry_doc(e) for e in entries}
 
 
 class ProcessTransitions:
@@ -148,7 +148,7 @@ class ProcessTransitions:
         process_id: str,
         lane: tuple[str, int],
         end: TurnEnd,
-        outbox: list[dict[str, Any]],
+        outbox: Sequence[OutboxEntry],
         *,
         unless_pause_requested: bool,
     ) -> Process | None:
@@ -195,7 +195,7 @@ class ProcessTransitions:
         )
 
     async def close_stale(
-        self, process_id: str, turn_id: str, detail: str, now_ms: int, outbox: list[dict[str, Any]]
+        self, process_id: str, turn_id: str, detail: str, now_ms: int, outbox: Sequence[OutboxEntry]
     ) -> Process | None:
         return await self._cas(
             process_id,
@@ -261,7 +261,7 @@ class ProcessTransitions:
         stopped_by: str,
         hook: LifecycleCall | None,
         now_ms: int,
-        outbox: list[dict[str, Any]],
+        outbox: Sequence[OutboxEntry],
     ) -> Process | None:
         """CLOSED STOPPED, whatever runs; returns the process before."""
         return await self._cas(

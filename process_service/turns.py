@@ -8,10 +8,10 @@ from typing import Any
 
 from process_service.events import CHAT_APPENDED, NOTICE, PROGRESS, STREAM_CHUNK, EventLog
 from process_service.lanes import Lanes
-from process_service.models import TurnFacts, TurnRef
+from process_service.models import TurnRef
 from process_service.outbox import Outbox, observe_entry
 from process_service.parent_notify import close_entry, parent_entry
-from process_service.process_model import ChatRecord, Process
+from process_service.process_model import ChatRecord, OutboxEntry, Process
 from process_service.store import ProcessStore
 from process_service.worker_messages import ChatAppend
 from vance.chat_ids import chat_message_id, turn_message_id
@@ -146,7 +146,7 @@ class Turns:
             if not ref.process.observed:
                 # Observed since this turn started (Eddie's project_create observes a chat
                 # whose start turn runs): no entry was written, so it is told at once.
-                await observers.on_commit(TurnFacts.of(ref), process, summary, payload)
+                await observers.on_commit(ref.facts(), process, summary, payload)
         return process
 
     def _owed(
@@ -156,11 +156,11 @@ class Turns:
         close_reason: CloseReason | None,
         summary: str,
         payload: dict[str, Any],
-    ) -> list[dict[str, Any]]:
+    ) -> list[OutboxEntry]:
         """The outbox entries a commit writes with itself (process_service/outbox.py): the
         parent's event when a child closes or blocks, the observers' when some observe it.
         An ordinary turn owes nothing, and its commit stays one write."""
-        owed: list[dict[str, Any]] = []
+        owed: list[OutboxEntry] = []
         if ref.parent_process_id:
             if status is ProcessStatus.CLOSED:
                 owed.append(
@@ -176,10 +176,8 @@ class Turns:
                     )
                 )
         if self.outbox.observations is not None and ref.process.observed:
-            reason = (
-                (close_reason or CloseReason.DONE).value if status is ProcessStatus.CLOSED else ""
-            )
-            owed.append(observe_entry(TurnFacts.of(ref), status.value, reason, summary, payload))
+            reason = (close_reason or CloseReason.DONE) if status is ProcessStatus.CLOSED else None
+            owed.append(observe_entry(ref.facts(), status, reason, summary, payload))
         return owed
 
 
