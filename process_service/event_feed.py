@@ -44,6 +44,9 @@ from process_service.process_model import SessionEvent
 from process_service.store_docs import chat_from_doc
 from vance.clock import Clock
 from vance.internal.v1 import process_internal_pb2 as pipb
+
+# Document: a page holds chat messages as the feed stores them (its own collection); they
+# become records (store_docs.chat_from_doc) when a page goes out.
 from vance.store import Document, is_duplicate_key
 
 logger = logging.getLogger(__name__)

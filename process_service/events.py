@@ -96,6 +96,7 @@ class EventLog:
         w.last_used_ms = self._clock.now_ms()
         return w
 
+    # `data`: the event's JSON payload (SessionEvent.data).
     async def publish(
         self, session_id: str, kind: str, data: dict[str, Any], *, ephemeral: bool = False
     ) -> int:
@@ -105,7 +106,7 @@ class EventLog:
         await self.flush(session_id)
         return await fut
 
-    def submit(
+    def submit(  # `data`: as `publish`
         self, session_id: str, kind: str, data: dict[str, Any], *, ephemeral: bool = False
     ) -> asyncio.Future[int]:
         """Queues an event in seq order without writing it; `flush` writes it. A caller with

@@ -17,8 +17,10 @@ import grpc
 from pymongo.asynchronous.database import AsyncDatabase
 
 from process_service.process_model import Process
+from process_service.store import ProcessStore
 from process_service.tool_args import ToolError, rpc_details
 from process_service.tool_args import arg_str as _str
+from vance.domain import ProcessStatus
 from vance.store import Document
 
 if TYPE_CHECKING:
@@ -37,10 +39,10 @@ def forwarded_by(caller: Process) -> dict[str, str]:
 
 
 class HubTalk:
-    def __init__(self, db: AsyncDatabase[Document], hub: HubTools) -> None:
+    def __init__(self, db: AsyncDatabase[Document], store: ProcessStore, hub: HubTools) -> None:
         self._asks = db["hub_asks"]
         self._observations = db["observations"]
-        self._procs = db["processes"]
+        self._store = store
         self._hub = hub
 
     async def invoke(self, tool: str, caller: Process, args: dict[str, Any], key: str) -> Any:
@@ -126,11 +128,12 @@ class HubTalk:
         if not docs:
             return []
         ids = list({str(d["process_id"]) for d in docs})
-        statuses = {
-            str(p["_id"]): p.get("status")
-            async for p in self._procs.find({"_id": {"$in": ids}}, {"status": 1})
-        }
-        stale = [d["_id"] for d in docs if statuses.get(str(d["process_id"])) != "BLOCKED"]
+        statuses = await self._store.statuses(ids)
+        stale = [
+            d["_id"]
+            for d in docs
+            if statuses.get(str(d["process_id"])) is not ProcessStatus.BLOCKED
+        ]
         if stale:
             await self._asks.update_many(
                 {"_id": {"$in": stale}}, {"$set": {"open": False, "closed": "stale"}}

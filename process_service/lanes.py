@@ -22,6 +22,7 @@ from process_service.parent_notify import close_entry
 from process_service.process_model import (
     InboxMessage,
     Lane,
+    MessageKind,
     ObserveEntry,
     OutboxEntry,
     ParentEntry,
@@ -94,7 +95,7 @@ class Lanes:
             return None
         # A PEER hook is handed the pending peer events to read; they stay pending (the hook
         # drains nothing), so the resume turn still sees them (engines/eddie_peers.py).
-        peers = [m for m in after.pending if m.kind == "PEER_EVENT"]
+        peers = [m for m in after.pending if m.kind is MessageKind.PEER_EVENT]
         ref = self._ref(
             after,
             new,
@@ -243,7 +244,7 @@ class Lanes:
         # per turn for nothing.
         await self.store.archive(
             ref.process_id,
-            [m for m in ref.owned if m.keyed or m.kind != "USER_CHAT_INPUT"],
+            [m for m in ref.owned if m.keyed or m.kind is not MessageKind.USER_CHAT_INPUT],
             turn_id=ref.turn_id,
             now_ms=now,
         )

@@ -60,7 +60,7 @@ _CACHE_S = 2.0  # observations change when Eddie calls a hub tool; a commit may 
 class Observations:
     def __init__(
         self,
-        db: AsyncDatabase[Document],
+        db: AsyncDatabase[Document],  # the observations collection's, below
         store: ProcessStore,
         events: EventLog,
         inbox: Inbox,
@@ -113,7 +113,11 @@ class Observations:
                 )
 
     async def _started(
-        self, process_id: str, name: str, observer_id: str, extra: dict[str, Any]
+        self,
+        process_id: str,
+        name: str,
+        observer_id: str,
+        extra: dict[str, Any],  # JSON: the event's payload
     ) -> None:
         await self._inbox.steer(
             observer_id,
@@ -136,7 +140,7 @@ class Observations:
         ids = [str(d["_id"]) async for d in self._col.find({}, {"_id": 1})]
         await self._store.mark_observed(ids)
 
-    async def observers(self, process_id: str) -> dict[str, Any]:
+    async def observers(self, process_id: str) -> dict[str, Any]:  # JSON, as stored
         hit = self._cache.get(process_id)
         now = time.monotonic()
         if hit is not None and now - hit[0] <= _CACHE_S:
@@ -148,6 +152,7 @@ class Observations:
         self._cache[process_id] = (now, found)
         return found
 
+    # `payload`, `data`: the engine's JSON, passed on as it was sent.
     async def forward_progress(self, ref: TurnRef, kind: str, payload: dict[str, Any]) -> None:
         for observer_id, obs in (await self.observers(ref.process_id)).items():
             session = str(obs["session_id"])
@@ -188,7 +193,11 @@ class Observations:
             await self._events.flush(session)
 
     async def on_commit(
-        self, ref: TurnFacts, process: Process, summary: str, payload: dict[str, Any]
+        self,
+        ref: TurnFacts,
+        process: Process,
+        summary: str,
+        payload: dict[str, Any],  # the engine's JSON
     ) -> None:
         """Tells the observers of a committed turn (the commit's outbox entry, delivered by
         process_service/outbox.py at least once; every message is keyed by turn and observer).
@@ -214,7 +223,7 @@ class Observations:
                 continue
             else:
                 text, kind = summary, event_type
-            extra: dict[str, Any] = {
+            extra: dict[str, Any] = {  # JSON: added to the event's payload
                 "channelMode": mode,
                 "project": obs.get("project", ""),
                 "sessionId": ref.session_id,

@@ -9,6 +9,7 @@ slotted, no validation beyond the enums.
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
+from enum import StrEnum
 from typing import Any
 
 from vance.domain import (
@@ -39,19 +40,31 @@ class Lane:
     last_error: str = ""
 
 
+class MessageKind(StrEnum):
+    """SteerMessage.kind (vance/domain.py), the kinds process_service tells apart."""
+
+    USER_CHAT_INPUT = "USER_CHAT_INPUT"
+    PROCESS_EVENT = "PROCESS_EVENT"
+    REPLY = "REPLY"
+    TOOL_RESULT = "TOOL_RESULT"
+    EXTERNAL_COMMAND = "EXTERNAL_COMMAND"
+    INBOX_ANSWER = "INBOX_ANSWER"
+    PEER_EVENT = "PEER_EVENT"
+
+
 @dataclass(frozen=True, slots=True)
 class InboxMessage:
     """A steer message held on a process (pending, or owned by the running turn)."""
 
     id: str
     key: str  # the idempotency key
-    kind: str  # SteerMessage.kind: USER_CHAT_INPUT, PROCESS_EVENT, ...
+    kind: MessageKind
     # Whether the sender chose the key (a resend must be refused); a generated key is never
     # sent twice.
     keyed: bool
     # The message's JSON form (SteerMessage.model_dump(mode="json")), as stored and as handed
     # to engines: a JSON boundary, validated into a SteerMessage when read (`steer`).
-    body: dict[str, Any]
+    body: dict[str, Any]  # JSON (see above)
 
     def steer(self) -> SteerMessage:
         return steer_from_dict(self.body)
@@ -217,7 +230,7 @@ class SessionEvent:
 
     session_id: str
     kind: str  # events.py: CHAT_APPENDED, STREAM_CHUNK, STATUS_CHANGED, PROGRESS, NOTICE
-    data: dict[str, Any]
+    data: dict[str, Any]  # JSON (see above)
     at_ms: int
     ephemeral: bool = False  # a stream chunk: its text is kept in memory only
     seq: int = 0

@@ -311,8 +311,7 @@ class Processes:
         return paused
 
 
-# The frames below are JSON pushed to clients (docs/protocol.md).
-def _halt_requested(process: Process) -> dict[str, Any]:
+def _halt_requested(process: Process) -> dict[str, Any]:  # JSON: a client frame
     """The `engine-halt-requested` frame: a RUNNING engine pauses when its turn ends."""
     return {
         "type": "engine-halt-requested",
@@ -320,7 +319,7 @@ def _halt_requested(process: Process) -> dict[str, Any]:
     }
 
 
-def _spawned(parent: Process, child: Process) -> dict[str, Any]:
+def _spawned(parent: Process, child: Process) -> dict[str, Any]:  # JSON: a client frame
     """The `process-spawned` frame (docs/protocol.md), in the parent's session."""
     return {
         "type": "process-spawned",

@@ -231,7 +231,7 @@ async def create_server(
         lambda: dispatcher.engines() - HUB_ONLY_ENGINES,  # what a process may spawn
         hub=hub,
         work=work,
-        talk=HubTalk(db, hub),
+        talk=HubTalk(db, store, hub),
         plans=plans,
         peers=peers,
         knowledge=KnowledgeTools(known),
@@ -249,7 +249,7 @@ async def create_server(
         store=store,
         memory=memory,
         plans=plans,
-        connection_profiles=ConnectionProfiles(db),
+        connection_profiles=ConnectionProfiles(store),
     )
     owners = CachedOwners(
         _session_owner(store, session_pb2_grpc.SessionServiceStub(channels.get("session_service"))),

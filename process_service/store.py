@@ -27,6 +27,9 @@ from process_service.store_docs import (
 from process_service.store_transitions import ProcessTransitions
 from vance.chat_ids import chat_message_id, parse_chat_message_id
 from vance.domain import ProcessStatus
+
+# Document: the store's side of every record (store_docs.py); this module and its two
+# siblings are the only ones that handle them.
 from vance.store import Document, is_duplicate_key
 from vance.store_wire import HotCommands
 
@@ -100,6 +103,15 @@ class ProcessStore(ProcessTransitions):
                 None
             )
             out.extend(process_from_doc(d) for d in found)
+        return out
+
+    async def statuses(self, ids: list[str]) -> dict[str, ProcessStatus]:
+        """The status of each process that exists, read with nothing else."""
+        out: dict[str, ProcessStatus] = {}
+        for i in range(0, len(ids), _IN_BATCH):
+            chunk = ids[i : i + _IN_BATCH]
+            async for doc in self.processes.find({"_id": {"$in": chunk}}, {"status": 1}):
+                out[str(doc["_id"])] = ProcessStatus(doc["status"])
         return out
 
     async def tenant_of_session(self, session_id: str) -> str | None:
@@ -204,13 +216,14 @@ class ProcessStore(ProcessTransitions):
 
     # ---- snapshots ----
 
+    # A recipe snapshot is free-form recipe JSON.
     async def put_snapshot(self, process_id: str, snapshot: dict[str, Any]) -> None:
         await self.snapshots.replace_one(
             {"_id": process_id}, {"_id": process_id, "snapshot": snapshot}, upsert=True
         )
         self._remember(process_id, snapshot)
 
-    async def snapshot(self, process_id: str) -> dict[str, Any]:
+    async def snapshot(self, process_id: str) -> dict[str, Any]:  # JSON, as put
         """The recipe snapshot copied at spawn. Never changes, so a bounded cache holds the
         recently used ones and a turn costs no read for it."""
         cached = self._snapshots.get(process_id)
@@ -222,7 +235,7 @@ class ProcessStore(ProcessTransitions):
         self._remember(process_id, snapshot)
         return snapshot
 
-    def _remember(self, process_id: str, snapshot: dict[str, Any]) -> None:
+    def _remember(self, process_id: str, snapshot: dict[str, Any]) -> None:  # JSON
         self._snapshots[process_id] = snapshot
         self._snapshots.move_to_end(process_id)
         while len(self._snapshots) > SNAPSHOT_CACHE:

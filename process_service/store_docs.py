@@ -12,6 +12,7 @@ from process_service.process_model import (
     ChatRecord,
     InboxMessage,
     Lane,
+    MessageKind,
     ObserveEntry,
     OutboxEntry,
     ParentEntry,
@@ -82,7 +83,7 @@ def message_from_doc(doc: Document) -> InboxMessage:
     return InboxMessage(
         id=str(doc.get("id") or ""),
         key=str(doc.get("idempotency_key") or ""),
-        kind=str(doc.get("kind") or ""),
+        kind=MessageKind(doc["kind"]),
         keyed=bool(doc.get("keyed")),
         body=doc,
     )

@@ -19,6 +19,8 @@ from pymongo.asynchronous.collection import AsyncCollection
 from process_service.process_model import InboxMessage, Lane, OutboxEntry, Process
 from process_service.store_docs import entry_doc, lane_doc, process_from_doc
 from vance.domain import WAKING, CloseReason, LifecycleCall, ProcessStatus
+
+# Document: the filters and updates of the store's commands, built here and nowhere else.
 from vance.store import Document
 from vance.store_wire import HotCollection
 
@@ -381,6 +383,14 @@ class ProcessTransitions:
             {"status": ProcessStatus.INIT.value, "seeded_from": {"$exists": False}},
             {"$set": {"chat_count": copied, "wake": True, "seeded_from": history_from}},
         )
+
+    async def set_connection_profile(self, session_id: str, profile: str) -> int:
+        """The profile of the connection bound to the session, on each of its processes (a
+        filter by session: a scan, once per bind that changes it). Returns how many changed."""
+        result = await self.processes.update_many(
+            {"session_id": session_id}, {"$set": {"connection_profile": profile}}
+        )
+        return int(result.modified_count)
 
     # ---- outbox (process_service/outbox.py) ----
 

@@ -103,6 +103,7 @@ class Turns:
             ephemeral=True,
         )
 
+    # `payload`: the engine's JSON, passed on to clients as it was sent.
     async def progress(self, ref: TurnRef, kind: str, payload: dict[str, Any]) -> None:
         frame = OWN_FRAMES.get(kind)
         if frame is not None:
@@ -131,7 +132,7 @@ class Turns:
         status: ProcessStatus,
         close_reason: CloseReason | None,
         summary: str,
-        payload: dict[str, Any],
+        payload: dict[str, Any],  # the engine's JSON
         close_detail: str = "",
     ) -> Process | None:
         if ref.call in HOOK_CALLS:
@@ -155,7 +156,7 @@ class Turns:
         status: ProcessStatus,
         close_reason: CloseReason | None,
         summary: str,
-        payload: dict[str, Any],
+        payload: dict[str, Any],  # the engine's JSON
     ) -> list[OutboxEntry]:
         """The outbox entries a commit writes with itself (process_service/outbox.py): the
         parent's event when a child closes or blocks, the observers' when some observe it.
@@ -181,7 +182,7 @@ class Turns:
         return owed
 
 
-def _chat_event(record: ChatRecord) -> dict[str, Any]:
+def _chat_event(record: ChatRecord) -> dict[str, Any]:  # JSON: an event's data
     """The event's data (JSON: it is stored and replayed as it is, events.py)."""
     return {
         "chat_message_id": record.id,
