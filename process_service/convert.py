@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterable
+from typing import Any
 
 from process_service.dispatcher import WorkerConn
 from process_service.memory_rpc import record_to_proto
@@ -36,8 +37,42 @@ from vance.v1 import common_pb2 as pb
 from vance.v1 import process_pb2 as ppb
 
 
-def process_to_proto(process: Process) -> pb.ThinkProcess:
-    return c.process_to_proto(process.think_process())
+def process_to_proto(
+    p: Process,
+    *,
+    status: d.ProcessStatus | None = None,
+    recipe_snapshot: dict[str, Any] | None = None,  # JSON, when read apart (TurnRef)
+) -> pb.ThinkProcess:
+    """Built from the record directly (every assignment and steer reply converts one)."""
+    return pb.ThinkProcess(
+        id=p.id,
+        tenant_id=p.tenant_id,
+        project_id=p.project_id,
+        session_id=p.session_id,
+        name=p.name,
+        title=p.title,
+        goal=p.goal,
+        engine=p.engine,
+        engine_version=p.engine_version,
+        recipe_name=p.recipe_name,
+        parent_process_id=p.parent_process_id,
+        owner_user_id=p.owner_user_id,
+        status=c.status_to_proto(status or p.status),
+        close_reason=c.close_reason_to_proto(p.close_reason),
+        close_detail=p.close_detail,
+        recipe_snapshot=dict_to_struct(
+            p.recipe_snapshot if recipe_snapshot is None else recipe_snapshot
+        ),
+        params=dict_to_struct(p.params),
+        created_at_ms=p.created_at_ms,
+        updated_at_ms=p.updated_at_ms,
+        pending_count=p.pending_count,
+        chat_history_summary=p.chat_history_summary,
+        chat_history_summary_through=p.chat_history_summary_through,
+        last_suspend_cause=p.last_suspend_cause,
+        persistent_tool_calls=p.persistent_tool_calls,
+        connection_profile=p.connection_profile,
+    )
 
 
 def _status(value: str) -> pb.ProcessStatus:
@@ -134,7 +169,9 @@ def assignment_to_proto(ref: TurnRef) -> wkpb.DispatchMessage:
             turn_id=ref.turn_id,
             attempt=ref.attempt,
             call=c.call_to_proto(ref.call),
-            process=process_to_proto(ref.process),
+            process=process_to_proto(
+                ref.process, status=ref.status, recipe_snapshot=ref.recipe_snapshot
+            ),
             pending=[c.steer_to_proto(m.steer()) for m in ref.owned],
             lease_deadline_ms=ref.lease_until_ms,
             chat_count=ref.chat_base,

@@ -8,7 +8,7 @@ import asyncio
 import logging
 from collections import OrderedDict
 from collections.abc import Coroutine
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import Any
 
 from process_service.fair_queue import FairQueue
@@ -389,9 +389,7 @@ class Dispatcher:
 
     async def _hand_over(self, ref: TurnRef, worker: WorkerConn) -> None:
         ref.engine_version = worker.engines.get(ref.engine, "")
-        ref.process = replace(
-            ref.process, recipe_snapshot=await self._store.snapshot(ref.process_id)
-        )
+        ref.recipe_snapshot = await self._store.snapshot(ref.process_id)
         if ref.chat_base > 0 and worker.chat_held.get(ref.process_id) == ref.chat_base:
             ref.chat_held = True
             ref.recent_chat = []

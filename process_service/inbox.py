@@ -84,10 +84,11 @@ class Inbox:
         if engine is not None:
             ref = await self._dispatch.steer_and_start(pid, session_id, engine, stored)
             if ref is not None:
-                # The reply tells the status the message found (the documented contract), as
-                # the slower path does; the RUNNING event follows.
-                found = ref.process.with_status(ref.prev_status)
-                return SteerResult(DeliveryOutcome.STARTED, message_id=message.id, process=found)
+                # The reply tells the process as the message found it (the documented
+                # contract), as the slower path does; the RUNNING event follows.
+                return SteerResult(
+                    DeliveryOutcome.STARTED, message_id=message.id, process=ref.process
+                )
         process = await self._store.push_pending(pid, stored, session_id=session_id)
         if process is None:
             current = await self._store.get(pid)

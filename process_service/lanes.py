@@ -96,15 +96,9 @@ class Lanes:
         # A PEER hook is handed the pending peer events to read; they stay pending (the hook
         # drains nothing), so the resume turn still sees them (engines/eddie_peers.py).
         peers = [m for m in after.pending if m.kind is MessageKind.PEER_EVENT]
-        ref = self._ref(
-            after,
-            new,
-            call,
-            peers if call is LifecycleCall.PEER else [],
-            after.chat_count,
+        return self._ref(
+            after, new, call, peers if call is LifecycleCall.PEER else [], after.chat_count
         )
-        ref.process = ref.process.with_status(after.status)  # a hook leaves the status as it is
-        return ref
 
     async def end_hook(self, ref: TurnRef) -> Process | None:
         """Releases a hook's lane (its commit or its failure); no status change, no event."""
@@ -192,7 +186,7 @@ class Lanes:
         prev_status: ProcessStatus | None = None,
     ) -> TurnRef:
         return TurnRef(
-            process=replace(process, status=ProcessStatus.RUNNING, pending=(), owned=(), outbox={}),
+            process=process,
             turn_id=lane.turn_id,
             attempt=lane.attempt,
             process_id=process.id,

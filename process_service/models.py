@@ -4,10 +4,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from enum import Enum
+from typing import Any
 
 from process_service.memory import MemoryRecord
 from process_service.process_model import ChatRecord, InboxMessage, Process, TurnFacts
-from vance.domain import DeliveryOutcome, LifecycleCall, ProcessStatus
+from vance.domain import HOOK_CALLS, DeliveryOutcome, LifecycleCall, ProcessStatus
 
 
 class NextTurn(Enum):
@@ -36,8 +37,8 @@ class TurnRef:
     chat_base: int
     owned: list[InboxMessage]
     lease_until_ms: int
-    # The process as the turn sees it (RUNNING, without its messages and outbox), with its
-    # recipe snapshot once handed over.
+    # The process as its lane take read it (before the take's write, or after it for a redo
+    # or a hook); the worker is shown `status`.
     process: Process
     highest_chat: int = 0
     engine_version: str = ""
@@ -46,6 +47,8 @@ class TurnRef:
     # What the commit writes besides the turn's end: the engine's rolling chat history
     # summary and the last chat number it covers.
     history_summary: tuple[str, int] | None = None
+    # The recipe snapshot (free-form recipe JSON), read when the turn is handed over.
+    recipe_snapshot: dict[str, Any] = field(default_factory=dict)
     # The last committed chat messages, when held in memory (ProcessStore.recent_chat).
     recent_chat: list[ChatRecord] = field(default_factory=list)
     # The project's newest memory records (MemoryStore.project_newest); None: not looked up.
@@ -56,6 +59,11 @@ class TurnRef:
     # stored already (then the worker is not told the turn's chat).
     stored_chat: list[ChatRecord] = field(default_factory=list)
     chat_fresh: bool = True
+
+    @property
+    def status(self) -> ProcessStatus:
+        """The status the worker is shown: RUNNING, or the status as it is for a hook task."""
+        return self.process.status if self.call in HOOK_CALLS else ProcessStatus.RUNNING
 
     @property
     def owned_keys(self) -> list[str]:

@@ -6,8 +6,6 @@ lane, its inbox messages and its chat messages are laid out in the store.
 
 from __future__ import annotations
 
-from typing import Any
-
 from process_service.process_model import (
     ChatRecord,
     InboxMessage,
@@ -94,61 +92,62 @@ def message_of(message: SteerMessage, *, keyed: bool) -> InboxMessage:
     return message_from_doc({**message.model_dump(mode="json"), "keyed": keyed})
 
 
-def _messages(docs: Any) -> tuple[InboxMessage, ...]:  # Any: a list of JSON documents or None
-    return tuple(message_from_doc(m) for m in docs) if docs else ()
-
-
-def _keys(docs: Any) -> tuple[str, ...]:  # Any: a list of strings or None
-    return tuple(str(k) for k in docs) if docs else ()
-
-
 def process_from_doc(doc: Document) -> Process:
-    reason = doc.get("close_reason")
-    hook = doc.get("hook")
-    call = doc.get("call")
-    pending_keys = doc.get("pending_keys")
+    """Runs twice per turn (a lane take, a commit): plain lookups, the values are stored with
+    the types the record has (new_process_doc, store_transitions.py)."""
+    get = doc.get
+    reason = get("close_reason")
+    hook = get("hook")
+    call = get("call")
+    lane = get("lane")
+    pending = get("pending")
+    pending_keys = get("pending_keys")
+    owned = get("owned")
+    owned_keys = get("owned_keys")
+    drained_keys = get("drained_keys")
+    outbox = get("outbox")
     return Process(
-        id=str(doc["_id"]),
-        session_id=str(doc.get("session_id") or ""),
-        name=str(doc.get("name") or ""),
-        engine=str(doc.get("engine") or ""),
-        status=ProcessStatus(doc.get("status") or ProcessStatus.INIT.value),
-        tenant_id=str(doc.get("tenant_id") or ""),
-        project_id=str(doc.get("project_id") or ""),
-        title=str(doc.get("title") or ""),
-        goal=str(doc.get("goal") or ""),
-        engine_version=str(doc.get("engine_version") or ""),
-        recipe_name=str(doc.get("recipe_name") or ""),
-        parent_process_id=str(doc.get("parent_process_id") or ""),
-        owner_user_id=str(doc.get("owner_user_id") or ""),
+        id=doc["_id"],
+        session_id=get("session_id") or "",
+        name=get("name") or "",
+        engine=get("engine") or "",
+        status=ProcessStatus(get("status") or "INIT"),
+        tenant_id=get("tenant_id") or "",
+        project_id=get("project_id") or "",
+        title=get("title") or "",
+        goal=get("goal") or "",
+        engine_version=get("engine_version") or "",
+        recipe_name=get("recipe_name") or "",
+        parent_process_id=get("parent_process_id") or "",
+        owner_user_id=get("owner_user_id") or "",
         close_reason=CloseReason(reason) if reason else None,
-        close_detail=str(doc.get("close_detail") or ""),
-        params=dict(doc.get("params") or {}),
-        created_at_ms=int(doc.get("created_at_ms") or 0),
-        updated_at_ms=int(doc.get("updated_at_ms") or 0),
-        chat_history_summary=str(doc.get("chat_history_summary") or ""),
-        chat_history_summary_through=int(doc.get("chat_history_summary_through") or 0),
-        last_suspend_cause=str(doc.get("last_suspend_cause") or ""),
-        persistent_tool_calls=int(doc.get("persistent_tool_calls") or 0),
-        connection_profile=str(doc.get("connection_profile") or ""),
-        recipe_snapshot=dict(doc.get("recipe_snapshot") or {}),
-        wake=bool(doc.get("wake")),
-        started=bool(doc.get("started")),
-        chat_count=int(doc.get("chat_count") or 0),
-        lane=lane_from_doc(doc.get("lane")),
+        close_detail=get("close_detail") or "",
+        params=get("params") or {},
+        created_at_ms=get("created_at_ms") or 0,
+        updated_at_ms=get("updated_at_ms") or 0,
+        chat_history_summary=get("chat_history_summary") or "",
+        chat_history_summary_through=get("chat_history_summary_through") or 0,
+        last_suspend_cause=get("last_suspend_cause") or "",
+        persistent_tool_calls=get("persistent_tool_calls") or 0,
+        connection_profile=get("connection_profile") or "",
+        recipe_snapshot=get("recipe_snapshot") or {},
+        wake=bool(get("wake")),
+        started=bool(get("started")),
+        chat_count=get("chat_count") or 0,
+        lane=lane_from_doc(lane) if lane else None,
         hook=LifecycleCall(hook) if hook else None,
         call=LifecycleCall(call) if call else None,
-        pause_requested=bool(doc.get("pause_requested")),
-        pending=_messages(doc.get("pending")),
-        pending_keys=None if pending_keys is None else _keys(pending_keys),
-        owned=_messages(doc.get("owned")),
-        owned_keys=_keys(doc.get("owned_keys")),
-        drained_keys=_keys(doc.get("drained_keys")),
-        outbox={k: entry_from_doc(v) for k, v in (doc.get("outbox") or {}).items()},
-        observed=bool(doc.get("observed")),
-        stopped_by=str(doc.get("stopped_by") or ""),
-        suspended_at_ms=int(doc.get("suspended_at_ms") or 0),
-        seeded_from=doc.get("seeded_from"),
+        pause_requested=bool(get("pause_requested")),
+        pending=tuple(map(message_from_doc, pending)) if pending else (),
+        pending_keys=None if pending_keys is None else tuple(pending_keys),
+        owned=tuple(map(message_from_doc, owned)) if owned else (),
+        owned_keys=tuple(owned_keys) if owned_keys else (),
+        drained_keys=tuple(drained_keys) if drained_keys else (),
+        outbox={k: entry_from_doc(v) for k, v in outbox.items()} if outbox else {},
+        observed=bool(get("observed")),
+        stopped_by=get("stopped_by") or "",
+        suspended_at_ms=get("suspended_at_ms") or 0,
+        seeded_from=get("seeded_from"),
     )
 
 
