@@ -248,21 +248,19 @@ class ProcessStore(ProcessTransitions):
     ) -> Process | None:
         """Appends a message to the pending list unless the process is closed, belongs to
         another session than `session_id` (when given) or already holds a message with this
-        key. Returns the document after the push, or None."""
+        key. Returns the process after the push, or None."""
         key = msg.key
-        match: Document = {
-            "_id": process_id,
+        cond: Document = {
             "status": {"$ne": ProcessStatus.CLOSED.value},
             "pending_keys": {"$ne": key},
             "owned_keys": {"$ne": key},
             "drained_keys": {"$ne": key},  # drained by the last turn (Lanes.commit)
         }
         if session_id:
-            match["session_id"] = session_id
-        del match["_id"]
+            cond["session_id"] = session_id
         return await self._cas(
             process_id,
-            match,
+            cond,
             {"$push": {"pending": msg.body, "pending_keys": key}, "$set": {"wake": True}},
         )
 
