@@ -5,8 +5,9 @@ from __future__ import annotations
 import json
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
+from engine_worker.reports import EventPublisher
 from engine_worker.watched import WatchedCache
 from vance.domain import ThinkProcess, ToolCallStatus
 from vance.internal.v1 import tool_pb2 as tpb
@@ -14,9 +15,6 @@ from vance.internal.v1 import tool_pb2_grpc
 from vance.profiles import capabilities
 from vance.protoutil import dict_to_struct, from_value, struct_to_dict
 from vance.v1 import common_pb2 as pb
-
-if TYPE_CHECKING:
-    from engine_worker.context import EventPublisher
 
 # The report kinds of a tool call's start and end; clients get them as the frames
 # tool-call-started and tool-call-completed (docs/protocol.md).

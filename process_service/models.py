@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from process_service.chat_held import TurnChat
 from process_service.memory import MemoryRecord
 from vance.domain import DeliveryOutcome, LifecycleCall, ProcessStatus
 
@@ -33,16 +34,11 @@ class TurnRef:
     done: bool = False
     # Extra process fields the commit writes (the engine's rolling chat history summary).
     commit_fields: dict[str, Any] = field(default_factory=dict)
-    # The last committed chat messages, when held in memory (ProcessStore.recent_chat).
-    recent_chat: list[dict[str, Any]] = field(default_factory=list)
     # The project's newest memory records (MemoryStore.project_newest); None: not looked up.
     project_memory: list[MemoryRecord] | None = None
-    # The worker holds the chat through chat_base (WorkerConn.chat_held): recent_chat is empty.
-    chat_held: bool = False
-    # The chat messages this turn stored, in order; `chat_fresh` False when a redo met some
-    # stored already (then the worker is not told the turn's chat).
-    stored_chat: list[dict[str, Any]] = field(default_factory=list)
-    chat_fresh: bool = True
+    # What the assignment carries of the process's chat, and what the turn stored
+    # (process_service/chat_held.py).
+    chat: TurnChat = field(default_factory=TurnChat)
 
     @property
     def owned_keys(self) -> list[str]:
