@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
 
+from engine_worker.json_types import JsonObject
 from engine_worker.memory import MemoryApi, MemoryEntry
 from engine_worker.reports import EventPublisher
 from engine_worker.settings import EngineSettingsApi, SettingsCache
@@ -61,7 +61,7 @@ class ChatApi:
         # assignment or that this worker holds (empty when neither had them).
         self._recent = recent or []
 
-    async def append(self, role: ChatRole, content: str, meta: dict[str, Any] | None = None) -> str:
+    async def append(self, role: ChatRole, content: str, meta: JsonObject | None = None) -> str:
         self._ordinal += 1
         message_id = turn_message_id(self._turn_id, self._ordinal)
         self._appended.append(
@@ -142,7 +142,7 @@ class ThinkEngineContext:
         self.processes = ProcessOrchestrator(process, stub, turn_id)
         self.tools = tools
         # Recipe parameters copied into the process at spawn, as the engine's settings.
-        self.settings: dict[str, Any] = dict(process.params)
+        self.settings: JsonObject = dict(process.params)
         self._pending = pending
         self._drained = False
         self._memory = MemoryApi(process, worker, turn_id, project_memory, knowledge)

@@ -12,8 +12,8 @@ Conversion runs once per message, in the stream's request pump (outgoing) and re
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
 
+from engine_worker.json_types import JsonObject
 from engine_worker.memory import MemoryEntry, entry_from_proto
 from vance import convert as c
 from vance.domain import (
@@ -65,7 +65,7 @@ class ChatAppend:
     message_id: str
     role: ChatRole
     content: str
-    meta: dict[str, Any] | None  # JSON as the engine gave it (ChatMessage.meta)
+    meta: JsonObject | None  # JSON as the engine gave it (ChatMessage.meta)
 
 
 @dataclass(frozen=True, slots=True)
@@ -79,7 +79,7 @@ class Chunk:
 class Progress:
     turn_id: str
     kind: str
-    payload: dict[str, Any]  # JSON for the client's frame (docs/protocol.md "process-progress")
+    payload: JsonObject  # JSON for the client's frame (docs/protocol.md "process-progress")
 
 
 Report = ChatAppend | Chunk | Progress
@@ -92,7 +92,7 @@ class Commit:
     close_reason: CloseReason | None
     close_detail: str
     summary: str  # for the parent: the question when BLOCKED, the result when CLOSED
-    payload: dict[str, Any]  # JSON for the parent (TurnOutcome.payload)
+    payload: JsonObject  # JSON for the parent (TurnOutcome.payload)
     history_summary: str | None  # the engine's rolling chat history summary; None: unchanged
     history_summary_through: int
     # The reports held back until the commit, in order: process_service stores them first.

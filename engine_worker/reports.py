@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable
-from typing import Any
 
+from engine_worker.json_types import JsonObject
 from engine_worker.protocol import ChatAppend, Chunk, Progress, Report, ToServer
 from vance.domain import ChatRole
 
@@ -61,10 +61,10 @@ class EventPublisher:
             self._chunked = True
             self._arm(FIRST_CHUNK_WINDOW_S)
 
-    async def progress(self, kind: str, payload: dict[str, Any]) -> None:
+    async def progress(self, kind: str, payload: JsonObject) -> None:
         self.hold(Progress(self._turn_id, kind, payload))
 
-    def ride(self, kind: str, payload: dict[str, Any]) -> None:
+    def ride(self, kind: str, payload: JsonObject) -> None:
         """A report that never causes a send (nor so a store write) of its own: it goes out, in
         its place, with the next report that does, or with the commit (a turn's tool calls,
         engine_worker/tools.py)."""
@@ -72,7 +72,7 @@ class EventPublisher:
         self._held.append(Progress(self._turn_id, kind, payload))
 
     def append(
-        self, message_id: str, role: ChatRole, content: str, meta: dict[str, Any] | None
+        self, message_id: str, role: ChatRole, content: str, meta: JsonObject | None
     ) -> None:
         """A chat message of the turn (engine_worker/context.py's ChatApi). The user's own
         message waits longer (USER_HOLD_S)."""

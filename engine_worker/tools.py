@@ -5,8 +5,8 @@ from __future__ import annotations
 import json
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
 
+from engine_worker.json_types import Json, JsonObject, ModelTool
 from engine_worker.reports import EventPublisher
 from engine_worker.watched import WatchedCache
 from vance.domain import ThinkProcess, ToolCallStatus
@@ -29,9 +29,9 @@ PARAM_STRING_LIMIT = 500
 class ToolSpec:
     name: str
     description: str
-    parameters: dict[str, Any]
+    parameters: JsonObject
 
-    def for_model(self) -> dict[str, Any]:
+    def for_model(self) -> ModelTool:
         return {
             "type": "function",
             "function": {
@@ -45,7 +45,7 @@ class ToolSpec:
 @dataclass(frozen=True)
 class ToolCallResult:
     status: ToolCallStatus
-    result: Any = None
+    result: Json = None
     error: str = ""
 
     def for_model(self) -> str:
@@ -152,7 +152,7 @@ class ToolDispatcher:
         self._pool = {s.name: s for s in specs}
         return specs
 
-    async def invoke(self, name: str, arguments: dict[str, Any], call_id: str) -> ToolCallResult:
+    async def invoke(self, name: str, arguments: JsonObject, call_id: str) -> ToolCallResult:
         self._calls += 1
         if name not in self._pool or self._stub is None:
             return ToolCallResult(
@@ -197,7 +197,7 @@ class ToolDispatcher:
         return result
 
 
-def _bounded(value: Any) -> Any:
+def _bounded(value: Json) -> Json:
     if isinstance(value, str) and len(value) > PARAM_STRING_LIMIT:
         return f"{value[:PARAM_STRING_LIMIT]}... [cut: {len(value) - PARAM_STRING_LIMIT} more]"
     if isinstance(value, dict):
