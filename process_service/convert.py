@@ -2,36 +2,14 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
-from typing import Any
+from collections.abc import Iterable, Mapping
+from typing import Any, Protocol
 
-from process_service.dispatcher import WorkerConn
-from process_service.memory_rpc import record_to_proto
-from process_service.models import SteerResult, TurnRef
+from process_service.models import SteerResult
 from process_service.process_model import ChatRecord, Process, SessionEvent
-from process_service.worker_messages import (
-    Ack,
-    Assign,
-    Cancel,
-    Capacity,
-    ChatAppend,
-    Chunk,
-    Commit,
-    Draining,
-    Failure,
-    FromWorker,
-    Heartbeat,
-    Hello,
-    Progress,
-    Report,
-    ToWorker,
-    Welcome,
-)
 from vance import convert as c
 from vance import domain as d
-from vance.chat_ids import turn_message_ordinal
 from vance.internal.v1 import process_internal_pb2 as pipb
-from vance.internal.v1 import worker_pb2 as wkpb
 from vance.protoutil import dict_to_struct, struct_to_dict
 from vance.v1 import common_pb2 as pb
 from vance.v1 import process_pb2 as ppb
@@ -163,116 +141,27 @@ def steer_result_to_proto(r: SteerResult) -> ppb.SteerResponse:
     return out
 
 
-def assignment_to_proto(ref: TurnRef) -> wkpb.DispatchMessage:
-    return wkpb.DispatchMessage(
-        assignment=wkpb.TurnAssignment(
-            turn_id=ref.turn_id,
-            attempt=ref.attempt,
-            call=c.call_to_proto(ref.call),
-            process=process_to_proto(
-                ref.process, status=ref.status, recipe_snapshot=ref.recipe_snapshot
-            ),
-            pending=[c.steer_to_proto(m.steer()) for m in ref.owned],
-            lease_deadline_ms=ref.lease_until_ms,
-            chat_count=ref.chat_base,
-            recent_chat=[chat_to_proto(m) for m in ref.recent_chat],
-            project_memory_included=ref.project_memory is not None,
-            project_memory=[record_to_proto(r) for r in ref.project_memory or []],
-            recent_chat_held=ref.chat_held,
-        )
-    )
+class WorkerView(Protocol):
+    """What ListWorkers tells of a connected worker (process_service/dispatcher.py's
+    WorkerConn), named here so this module needs nothing of the dispatcher."""
+
+    @property
+    def worker_id(self) -> str: ...
+    @property
+    def engines(self) -> Mapping[str, str]: ...
+    @property
+    def slots(self) -> int: ...
+    @property
+    def free_slots(self) -> int: ...
+    @property
+    def draining(self) -> bool: ...
+    @property
+    def connected_at_ms(self) -> int: ...
+    @property
+    def turns(self) -> Mapping[str, object]: ...
 
 
-def hello_from_proto(msg: wkpb.WorkerMessage) -> Hello:
-    if msg.WhichOneof("kind") != "hello" or not msg.hello.worker_id:
-        raise ValueError("the first message is hello")
-    h = msg.hello
-    return Hello(
-        h.worker_id,
-        {e.name: e.version for e in h.engines},
-        h.slots,
-        {e.name: list(e.hooks) for e in h.engines if e.hooks},
-    )
-
-
-def worker_message_from_proto(msg: wkpb.WorkerMessage) -> list[FromWorker]:
-    """What one stream message holds: a commit carries the reports held back for it, which go
-    before it."""
-    match msg.WhichOneof("kind"):
-        case "heartbeat":
-            return [Heartbeat(list(msg.heartbeat.turn_ids))]
-        case "draining":
-            return [Draining()]
-        case "capacity":
-            return [Capacity(max(0, msg.capacity.slots), msg.capacity.reason)]
-        case "event":
-            return [_report_from_proto(msg.event)]
-        case "commit":
-            m = msg.commit
-            commit = Commit(
-                turn_id=m.turn_id,
-                status=c.status_from_proto(m.status) or d.ProcessStatus.IDLE,
-                close_reason=c.close_reason_from_proto(m.close_reason),
-                summary=m.summary_for_parent,
-                payload=struct_to_dict(m.parent_payload),
-                close_detail=m.close_detail,
-                history_summary=history_summary(m),
-            )
-            return [*(_report_from_proto(e, m.turn_id) for e in m.events), commit]
-        case "failure":
-            return [Failure(msg.failure.turn_id, msg.failure.error)]
-        case other:
-            raise ValueError(f"unexpected worker message {other!r}")
-
-
-def _report_from_proto(event: wkpb.TurnEvent, turn_id: str = "") -> Report:
-    turn_id = turn_id or event.turn_id
-    match event.WhichOneof("kind"):
-        case "chat_append":
-            a = event.chat_append
-            return ChatAppend(
-                turn_id,
-                turn_message_ordinal(a.message_id),
-                c.role_from_proto(a.role),
-                a.content,
-                struct_to_dict(a.meta),
-            )
-        case "stream_chunk":
-            return Chunk(
-                turn_id, c.role_from_proto(event.stream_chunk.role), event.stream_chunk.chunk
-            )
-        case "progress":
-            return Progress(turn_id, event.progress.kind, struct_to_dict(event.progress.payload))
-        case other:
-            raise ValueError(f"unexpected turn event {other!r}")
-
-
-def to_worker_proto(item: ToWorker) -> wkpb.DispatchMessage:
-    match item:
-        case Welcome():
-            return wkpb.DispatchMessage(
-                welcome=wkpb.Welcome(lease_ms=item.lease_ms, heartbeat_ms=item.heartbeat_ms)
-            )
-        case Assign():
-            message = assignment_to_proto(item.ref)
-            if item.trace:
-                message.assignment.trace_context.update(item.trace)
-            return message
-        case Cancel():
-            return wkpb.DispatchMessage(cancel_turn_id=item.turn_id)
-        case Ack():
-            return wkpb.DispatchMessage(
-                commit_ack=wkpb.TurnAck(
-                    turn_id=item.turn_id,
-                    ok=item.ok,
-                    error=item.error,
-                    chat_included=item.chat is not None,
-                    chat=[chat_to_proto(m) for m in item.chat or []],
-                )
-            )
-
-
-def workers_to_proto(workers: Iterable[WorkerConn]) -> ppb.ListWorkersResponse:
+def workers_to_proto(workers: Iterable[WorkerView]) -> ppb.ListWorkersResponse:
     return ppb.ListWorkersResponse(
         workers=[
             ppb.WorkerInfo(
@@ -312,10 +201,3 @@ def process_spec_from_proto(request: pipb.CreateProcessRequest) -> d.ThinkProces
         recipe_snapshot=struct_to_dict(request.recipe_snapshot),
         params=struct_to_dict(request.params),
     )
-
-
-def history_summary(commit: wkpb.TurnCommit) -> tuple[str, int] | None:
-    """The engine's rolling chat history summary a commit sets, and the chat number it covers."""
-    if not commit.HasField("chat_history_summary"):
-        return None
-    return commit.chat_history_summary[:8_000], int(commit.chat_history_summary_through)

@@ -6,18 +6,18 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections import OrderedDict
 from collections.abc import Coroutine
 from dataclasses import dataclass, field
 from typing import Any
 
+from process_service.chat_held import ChatHolders
 from process_service.fair_queue import FairQueue
 from process_service.lanes import Lanes
 from process_service.memory import MemoryStore
 from process_service.models import NextTurn, TurnRef
 from process_service.process_model import InboxMessage, Process
-from process_service.store import RECENT_CHAT, ProcessStore
-from process_service.worker_messages import Ack, Assign, Cancel, ToWorker
+from process_service.store import ProcessStore
+from process_service.worker_protocol import Ack, Assign, Cancel, ToWorker
 from vance.clock import Clock
 from vance.config import LanesConfig
 from vance.domain import ProcessStatus
@@ -38,10 +38,6 @@ class WorkerConn:
     reserved: int = 0
     draining: bool = False
     closed: bool = False
-    # Process -> the chat count through which this worker holds the process's chat (from
-    # the assignments and commit acks sent on this stream), so an assignment to the same
-    # worker carries no chat it already has. Most recent last; bounded.
-    chat_held: OrderedDict[str, int] = field(default_factory=OrderedDict)
     hello_slots: int = 0  # the slots its hello announced
 
     def __post_init__(self) -> None:
@@ -72,6 +68,9 @@ class Dispatcher:
         self._clock = clock
         self._config = config
         self.workers: dict[str, WorkerConn] = {}
+        # Which worker holds which process's chat (from the assignments and commit acks sent
+        # on its stream), so an assignment to that worker carries no chat it already has.
+        self.chat: ChatHolders[WorkerConn] = ChatHolders()
         self._ready: dict[str, FairQueue] = {}  # by engine
         self._queued: set[str] = set()
         self._turns: dict[str, TurnRef] = {}
@@ -263,6 +262,7 @@ class Dispatcher:
 
     def _lost(self, conn: WorkerConn, why: str) -> None:
         conn.closed = True
+        self.chat.drop_worker(conn)
         turns = list(conn.turns.values())
         conn.turns.clear()
         for ref in turns:
@@ -285,11 +285,9 @@ class Dispatcher:
         worker = self.workers.get(ref.worker_id)
         if worker is not None:
             worker.turns.pop(ref.turn_id, None)
-            if ack is not None and ack.chat is not None:
-                self._hold(worker, ref.process_id, ack.held_through)
-            elif ack is not None:
-                worker.chat_held.pop(ref.process_id, None)
             if ack is not None:
+                held = ack.held_through if ack.chat is not None else None
+                self.chat.acked(worker, ref.process_id, held)
                 worker.outbox.put_nowait(ack)
         self._wakeup.set()
 
@@ -333,13 +331,12 @@ class Dispatcher:
     def _pick(self, engine: str, process_id: str = "") -> WorkerConn | None:
         """The worker that holds the process's chat when it has a free slot (its turn then
         needs no chat sent along), else the one with the most free slots."""
+        holder = self.chat.holder(process_id) if process_id else None
+        if holder is not None and _can_take(holder, engine):
+            return holder
         best: WorkerConn | None = None
         for w in self.workers.values():
-            if w.closed or w.draining or engine not in w.engines or w.free_slots <= 0:
-                continue
-            if process_id and process_id in w.chat_held:
-                return w
-            if best is None or w.free_slots > best.free_slots:
+            if _can_take(w, engine) and (best is None or w.free_slots > best.free_slots):
                 best = w
         return best
 
@@ -348,20 +345,7 @@ class Dispatcher:
         worker is preferred for them any more (the worker lets their chat go itself)."""
         for p in processes:
             self._traces.pop(p.id, None)
-            for w in self.workers.values():
-                w.chat_held.pop(p.id, None)
-
-    def _hold(self, worker: WorkerConn, process_id: str, through: int) -> None:
-        """`worker` holds the process's chat through `through` now. Every other worker's copy
-        is older from here on: it is forgotten, so `_pick` never prefers a stale holder (whose
-        turn would need the chat sent along again, and would move the chat back and forth)."""
-        for other in self.workers.values():
-            if other is not worker:
-                other.chat_held.pop(process_id, None)
-        worker.chat_held[process_id] = through
-        worker.chat_held.move_to_end(process_id)
-        while len(worker.chat_held) > _HELD_MAX:
-            worker.chat_held.popitem(last=False)
+            self.chat.forget(p.id)
 
     def _pump(self, tg: asyncio.TaskGroup) -> None:
         for engine, queue in self._ready.items():
@@ -390,20 +374,12 @@ class Dispatcher:
     async def _hand_over(self, ref: TurnRef, worker: WorkerConn) -> None:
         ref.engine_version = worker.engines.get(ref.engine, "")
         ref.recipe_snapshot = await self._store.snapshot(ref.process_id)
-        if ref.chat_base > 0 and worker.chat_held.get(ref.process_id) == ref.chat_base:
-            ref.chat_held = True
-            ref.recent_chat = []
-        else:
-            ref.chat_held = False
-            ref.recent_chat = self._store.recent_chat(ref.process_id, ref.chat_base)
-            if ref.recent_chat and len(ref.recent_chat) == min(ref.chat_base, RECENT_CHAT):
-                self._hold(worker, ref.process_id, ref.chat_base)
-            else:
-                worker.chat_held.pop(ref.process_id, None)
+        ref.chat = self.chat.assign(worker, ref.process_id, ref.chat_base, self._store.recent_chat)
         if self._memory is not None:
             # What the project remembers, so an engine's prompt needs no ListMemory call.
             ref.project_memory = await self._memory.project_newest(ref.process)
         if worker.closed:
+            self.chat.drop_worker(worker)  # what `assign` noted for it goes with it
             self.spawn(self._redo(ref, "worker left before the assignment"))
             return
         worker.turns[ref.turn_id] = ref
@@ -455,4 +431,5 @@ class Dispatcher:
             self.next_turn(process)
 
 
-_HELD_MAX = 512  # per worker, as many as the worker keeps (engine_worker/chat_held.py)
+def _can_take(w: WorkerConn, engine: str) -> bool:
+    return not (w.closed or w.draining or engine not in w.engines or w.free_slots <= 0)

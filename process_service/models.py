@@ -6,8 +6,9 @@ from dataclasses import dataclass, field
 from enum import Enum
 from typing import Any
 
+from process_service.chat_held import TurnChat
 from process_service.memory import MemoryRecord
-from process_service.process_model import ChatRecord, InboxMessage, Process, TurnFacts
+from process_service.process_model import InboxMessage, Process, TurnFacts
 from vance.domain import HOOK_CALLS, DeliveryOutcome, LifecycleCall, ProcessStatus
 
 
@@ -49,16 +50,11 @@ class TurnRef:
     history_summary: tuple[str, int] | None = None
     # The recipe snapshot (free-form recipe JSON), read when the turn is handed over.
     recipe_snapshot: dict[str, Any] = field(default_factory=dict)
-    # The last committed chat messages, when held in memory (ProcessStore.recent_chat).
-    recent_chat: list[ChatRecord] = field(default_factory=list)
     # The project's newest memory records (MemoryStore.project_newest); None: not looked up.
     project_memory: list[MemoryRecord] | None = None
-    # The worker holds the chat through chat_base (WorkerConn.chat_held): recent_chat is empty.
-    chat_held: bool = False
-    # The chat messages this turn stored, in order; `chat_fresh` False when a redo met some
-    # stored already (then the worker is not told the turn's chat).
-    stored_chat: list[ChatRecord] = field(default_factory=list)
-    chat_fresh: bool = True
+    # What the assignment carries of the process's chat, and what the turn stored
+    # (process_service/chat_held.py).
+    chat: TurnChat = field(default_factory=TurnChat)
 
     @property
     def status(self) -> ProcessStatus:

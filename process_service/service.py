@@ -9,6 +9,7 @@ from typing import Any
 import grpc
 
 from process_service import convert as pc
+from process_service import worker_protocol as wp
 from process_service.cascade import SessionCascade
 from process_service.dispatcher import Dispatcher
 from process_service.event_feed import ChatFeed, page_to_proto
@@ -398,12 +399,12 @@ class ProcessServicer(
         except StopAsyncIteration:
             return
         try:
-            hello = pc.hello_from_proto(first)
+            hello = wp.hello_from_proto(first)
         except ValueError as exc:
             raise InvalidArgumentError(str(exc), reason="bad_hello") from exc
-        incoming = (pc.worker_message_from_proto(m) async for m in request_iterator)
+        incoming = (wp.from_proto(m) async for m in request_iterator)
         async for item in self.streams.serve(hello, incoming):
-            yield pc.to_worker_proto(item)
+            yield wp.to_proto(item)
 
     # ---- hub (process_service/observations.py) ----
 

@@ -13,7 +13,7 @@ from process_service.outbox import Outbox, observe_entry
 from process_service.parent_notify import close_entry, parent_entry
 from process_service.process_model import ChatRecord, OutboxEntry, Process
 from process_service.store import ProcessStore
-from process_service.worker_messages import ChatAppend
+from process_service.worker_protocol import ChatAppend
 from vance.chat_ids import chat_message_id, turn_message_id
 from vance.domain import (
     HOOK_CALLS,

@@ -1,7 +1,7 @@
 """The worker stream: one engine worker's connection, from its hello to its last report.
 
 `serve` is the whole protocol of `WorkerService.WorkerConnect` in typed messages
-(process_service/worker_messages.py; the servicer only converts): it registers the worker with
+(process_service/worker_protocol.py; the servicer only converts): it registers the worker with
 the dispatcher, sends what the dispatcher queues for it (assignments, cancels, commit acks),
 reads its heartbeats and turn reports, and hands each turn's reports, in order, to a pump that
 calls the turn domain (process_service/turns.py, lanes.py).
@@ -27,7 +27,7 @@ from process_service.events import EventLog
 from process_service.lanes import Lanes
 from process_service.models import TurnRef
 from process_service.turns import Turns
-from process_service.worker_messages import (
+from process_service.worker_protocol import (
     Ack,
     Assign,
     Capacity,
@@ -190,10 +190,7 @@ class WorkerStreams:
         appends = [r for r in reports if isinstance(r, ChatAppend)]
         stored = await self._turns.store_chat(ref, appends) if appends else []
         for doc in stored:
-            if doc is None:
-                ref.chat_fresh = False
-            else:
-                ref.stored_chat.append(doc)
+            ref.chat.stored_one(doc)
         chat = iter(stored)
         for r in reports:
             if isinstance(r, ChatAppend):
@@ -219,13 +216,9 @@ class WorkerStreams:
             ack = Ack(ref.turn_id, False, "the lane is no longer this turn's")
         else:
             through = doc.chat_count
-            whole = ref.chat_fresh and through == ref.chat_base + len(ref.stored_chat)
             # With all of the turn's chat, the worker holds the process's chat through here.
-            ack = (
-                Ack(ref.turn_id, True, chat=ref.stored_chat, held_through=through)
-                if whole
-                else Ack(ref.turn_id, True)
-            )
+            chat = ref.chat.for_ack(ref.chat_base, through)
+            ack = Ack(ref.turn_id, True, chat=chat, held_through=through)
         self._dispatcher.finished(ref, ack)
         if doc is not None:
             # Messages (or a hook) that arrived during the turn: the next one starts at once.
