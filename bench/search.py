@@ -21,10 +21,10 @@ from bench.stats import Summary
 from bench.system import BenchSystem, make_tmp
 from session_service.access.actor import Actor
 from session_service.domain.models import Session, SessionMetadata, SessionStatus
-from session_service.metadata.session_metadata import Metadata
 from session_service.search.index_store import SearchStore
 from session_service.search.indexer import SearchIndexer
 from session_service.search.query import SessionFilter, SessionSearch
+from session_service.search.session_metadata import Metadata
 from session_service.search.tokens import STOPWORDS
 from session_service.store.session_store import SessionStore
 from vance.auth import ServiceCredential

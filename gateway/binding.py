@@ -38,7 +38,7 @@ async def heartbeat(conn: Connection) -> str:
     """Before every frame of a bound connection: "" to go on, else the reason to close.
     A session_service outage does not drop clients: the frame goes on unchecked.
 
-    A heartbeat asks for a lease (session_service/binding/bind_leases.py): for that long, counted
+    A heartbeat asks for a lease (session_service/lifecycle/bind_leases.py): for that long, counted
     from
     when the request was sent, frames go on without asking. Whatever takes the bind away
     answers only after the lease has run out, so the first frame after a takeover still

@@ -17,8 +17,8 @@ from session_service.domain.models import (
     User,
 )
 from session_service.lifecycle.sweepers import SweepReport
-from session_service.metadata.session_metadata import MetadataPatch
 from session_service.search.query import MessageSnippet, SearchResult, SessionFilter, SessionHit
+from session_service.search.session_metadata import MetadataPatch
 from session_service.settings.session_settings import SettingsView
 from vance.auth import current_identity
 from vance.domain import OnDisconnect, OnIdle, OnSuspend, SuspendCause

@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 from session_service.access.token_service import TokenRevocationStore, TokenServicer
-from session_service.domain.seed import seed_defaults
-from session_service.domain.sessions import Sessions
 from session_service.hub.home import Home
 from session_service.hub.user_inbox import UserInbox
 from session_service.lifecycle.engine_rollup import Rollup
@@ -15,6 +13,8 @@ from session_service.lifecycle.lifecycle_wiring import (
     start_lifecycle_tasks,
 )
 from session_service.lifecycle.replica_takeover import Ownership, take_over_forever
+from session_service.registry.seed import seed_defaults
+from session_service.registry.sessions import Sessions
 from session_service.search.search_wiring import build_search
 from session_service.service import SessionServicer
 from session_service.settings.engine_settings import EngineSettings, default_chat_engine

@@ -7,14 +7,15 @@ from typing import Protocol
 import grpc
 
 from session_service import protos as sc
+from session_service.access.actor import is_foreign_hub
 from session_service.domain.models import Session
-from session_service.domain.sessions import DEFAULT_CHAT_ENGINE, Sessions
-from session_service.hub.home import Home, is_foreign_hub
+from session_service.hub.home import Home
 from session_service.hub.hub_rpcs import HubRpcs
 from session_service.hub.user_inbox import UserInbox
 from session_service.lifecycle.engine_rollup import RollupRpcs
 from session_service.lifecycle.lifecycle_wiring import LifecycleServices
 from session_service.lifecycle.replica_takeover import OwnershipRpcs
+from session_service.registry.sessions import DEFAULT_CHAT_ENGINE, Sessions
 from session_service.search.search_wiring import SearchServices
 from session_service.settings.engine_settings_rpc import EngineSettingsRpcs
 from session_service.settings.permissions import check_visible, user_may_write
@@ -166,7 +167,7 @@ class SessionServicer(
         session = await self.sessions.session(request.tenant_id, request.session_id)
         return sc.session_to_proto(await self.transitions.view(session))
 
-    # ---- lifecycle (session_service/binding/connection_binding.py, lifecycle/transitions.py,
+    # ---- lifecycle (session_service/lifecycle/connection_binding.py, lifecycle/transitions.py,
     # lifecycle/archive.py, lifecycle/sweepers.py) ----
 
     @grpc_errors

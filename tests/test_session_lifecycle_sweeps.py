@@ -279,7 +279,7 @@ async def test_abandoned_sessions_skip_the_archive_and_kept_ones_do_not(system: 
         )
     )
     touched = await new_session(system)
-    # the user pins it (session_service/metadata/session_metadata.py)
+    # the user pins it (session_service/search/session_metadata.py)
     await system.sessions.UpdateMetadata(
         spb.UpdateMetadataRequest(
             tenant_id="default",

@@ -9,12 +9,12 @@ import grpc
 import pytest
 
 from session_service.domain.models import AccentColor, Session, SessionStatus
-from session_service.metadata.session_metadata import (
+from session_service.search.session_metadata import (
     normalize_color,
     normalize_icon,
     normalize_tags,
 )
-from session_service.metadata.suggest import TOOL_NAME, parse_suggestion
+from session_service.search.suggest import TOOL_NAME, parse_suggestion
 from session_service.store.session_store import SessionStore
 from tests.harness import System, eventually
 from tests.sessions_support import (

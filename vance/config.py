@@ -272,7 +272,7 @@ class Config(_Frozen):
     grpc_host: str = "127.0.0.1"
     grpc_port_base: int = 50051
     seed_defaults: bool = True
-    # The `dev`/`dev` tenant admin (session_service/domain/seed.py), seeded only with seed_defaults.
+    # The `dev`/`dev` tenant admin (session_service/registry/seed.py), seeded only with seed_defaults.
     seed_dev_admin: bool = True
     store: StoreConfig = StoreConfig()
     addresses: Addresses = Addresses()

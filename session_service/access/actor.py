@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from session_service.domain.models import Session
+from session_service.domain.models import Project, ProjectKind, Session
 from vance.errors import PermissionDeniedError
 
 
@@ -34,3 +34,13 @@ def check_owner_or_admin(session: Session, actor: Actor) -> None:
     if actor.sees_all or session.owner_user_id == actor.user_id:
         return
     raise PermissionDeniedError("the session belongs to another user", reason="session_foreign")
+
+
+def is_foreign_hub(project: Project, user_id: str) -> bool:
+    """A SYSTEM project owned by someone else (another user's hub, session_service/hub/home.py):
+    invisible to `user_id`, admins included."""
+    return (
+        project.kind is ProjectKind.SYSTEM
+        and bool(project.owner_user_id)
+        and project.owner_user_id != user_id
+    )

@@ -92,7 +92,7 @@ class Project(_Model):
 
 class SessionMetadata(_Model):
     """User-facing metadata: UI and search only, never lifecycle.
-    `session_service/metadata/session_metadata.py` holds the rules that change it."""
+    `session_service/search/session_metadata.py` holds the rules that change it."""
 
     title: str | None = None
     title_auto_generated: bool = False
@@ -120,7 +120,7 @@ class Session(_Model):
     chat_engine: str = ""
     profile: str = "default"
     created_at_ms: int = 0
-    # The last client frame (binding/connection_binding.py): bind staleness reads only this, so
+    # The last client frame (lifecycle/connection_binding.py): bind staleness reads only this, so
     # engine work never
     # keeps a dead connection's bind alive.
     last_activity_at_ms: int = 0
@@ -134,7 +134,7 @@ class Session(_Model):
     allow_multiple_clients: bool = False
     bound_connection_id: str | None = None
     # Until when (wall-clock ms) a gateway may still trust a bind it was granted a lease on
-    # (session_service/binding/bind_leases.py).
+    # (session_service/lifecycle/bind_leases.py).
     bind_lease_until_ms: int = 0
     participants: list[str] = Field(default_factory=list)  # joined, unbound connections
     suspended_at_ms: int | None = None
@@ -179,7 +179,7 @@ class SessionFields(TypedDict, total=False):
 
 class MetadataFields(TypedDict, total=False):
     """Some of a SessionMetadata's fields, as one metadata write sets them
-    (metadata/session_metadata.py)."""
+    (search/session_metadata.py)."""
 
     title: str | None
     title_auto_generated: bool

@@ -11,10 +11,10 @@ from __future__ import annotations
 
 import logging
 
-from session_service.access.actor import Actor
-from session_service.binding.connection_binding import Binding
+from session_service.access.actor import Actor, is_foreign_hub
 from session_service.domain.models import Project, ProjectKind, Session, SessionStatus
-from session_service.domain.sessions import Sessions
+from session_service.lifecycle.connection_binding import Binding
+from session_service.registry.sessions import Sessions
 from session_service.store.session_store import SessionStore
 from vance.clock import Clock
 from vance.errors import (
@@ -36,15 +36,6 @@ _OPEN = {SessionStatus.INIT, SessionStatus.RUNNING, SessionStatus.IDLE, SessionS
 
 def hub_project_name(username: str) -> str:
     return f"_user_{username}"
-
-
-def is_foreign_hub(project: Project, user_id: str) -> bool:
-    """A SYSTEM project owned by someone else: invisible to `user_id` (admins included)."""
-    return (
-        project.kind is ProjectKind.SYSTEM
-        and bool(project.owner_user_id)
-        and project.owner_user_id != user_id
-    )
 
 
 class Home:

@@ -13,7 +13,7 @@ What counts here, given what the system records today:
   process, `persistent_tool_calls`). Documents and insights do not exist yet; when they do,
   they add a fact here.
 - User investment: `metadata.user_touched_at_ms` (set by
-session_service/metadata/session_metadata.py on the
+session_service/search/session_metadata.py on the
   first manual change; an auto-suggested title does not set it).
 """
 

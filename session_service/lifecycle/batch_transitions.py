@@ -14,7 +14,6 @@ from __future__ import annotations
 import asyncio
 import logging
 
-from session_service.binding import bind_leases
 from session_service.domain.models import (
     DEAD,
     LIVE,
@@ -24,6 +23,7 @@ from session_service.domain.models import (
     SessionFields,
     SessionStatus,
 )
+from session_service.lifecycle import bind_leases
 from session_service.lifecycle.hooks import Hooks
 from session_service.lifecycle.rules import forced_floor, transition_at
 from session_service.lifecycle.sweep_sets import FORCED, SUSPENDED

@@ -7,10 +7,10 @@ from __future__ import annotations
 import logging
 from dataclasses import dataclass
 
-from session_service.binding.connection_binding import Binding
 from session_service.lifecycle.abandoned import AbandonedEvaluator
 from session_service.lifecycle.archive import Archive
 from session_service.lifecycle.batch_transitions import Batches
+from session_service.lifecycle.connection_binding import Binding
 from session_service.lifecycle.hooks import Hooks
 from session_service.lifecycle.sweep_sets import SweepSets
 from session_service.lifecycle.sweepers import Sweepers

@@ -15,8 +15,8 @@ import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 
-from session_service.binding import bind_leases
 from session_service.domain.models import OPEN, Session, SessionStatus
+from session_service.lifecycle import bind_leases
 from session_service.lifecycle.abandoned import AbandonedEvaluator
 from session_service.lifecycle.batch_transitions import Batches
 from session_service.lifecycle.rules import engine_busy

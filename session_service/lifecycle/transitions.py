@@ -14,7 +14,6 @@ from __future__ import annotations
 import logging
 
 from session_service.access.actor import Actor, check_owner_or_admin
-from session_service.binding import bind_leases
 from session_service.domain.models import (
     DEAD,
     LIVE,
@@ -25,6 +24,7 @@ from session_service.domain.models import (
     SessionFields,
     SessionStatus,
 )
+from session_service.lifecycle import bind_leases
 from session_service.lifecycle.abandoned import AbandonedEvaluator
 from session_service.lifecycle.rules import forced_floor, rollup, transition_at
 from session_service.lifecycle.sweep_sets import BOUND, FORCED, IDLE, SUSPENDED, SweepSets
@@ -90,7 +90,7 @@ class Transitions:
     ) -> Session | None:
         """One compare-and-set on a session document; None when the guard did not hold.
         A write that takes the bind away or ends the session returns only once the bind's
-        lease has run out (binding/bind_leases.py), unless the holder itself is leaving."""
+        lease has run out (lifecycle/bind_leases.py), unless the holder itself is leaving."""
         after = await self.store.cas(session_id, guard, fields)
         if after is None:
             return None

@@ -1,6 +1,6 @@
 """The first completed question-and-answer pair of each session's chat, seen as the indexer
 indexes it: it sets `metadata.first_qa_at_ms` and triggers the metadata auto-suggest
-(session_service/metadata/suggest.py), which runs beside the feed (seconds of a model call).
+(session_service/search/suggest.py), which runs beside the feed (seconds of a model call).
 
 What the indexer keeps of a chat process (its first question, then its answer) is a document
 in `search_cursors` under the process id; it is also held here, bounded, so the pages of a
@@ -15,9 +15,9 @@ from collections import OrderedDict
 from collections.abc import Iterable
 
 from session_service.domain.models import Session
-from session_service.metadata.session_metadata import Metadata
-from session_service.metadata.suggest import Suggester
 from session_service.search.index_store import FirstPairCursor, SearchStore
+from session_service.search.session_metadata import Metadata
+from session_service.search.suggest import Suggester
 from session_service.store.session_store import SessionStore
 from vance.domain import ChatMessage, ChatRole
 

@@ -1,7 +1,7 @@
 """The session search index: token posting lists, a prefix vocabulary, the indexed message
 texts, and the indexer's position in the chat feed (the per-session word lists are words.py).
 Every read is by _id (the embedded store indexes nothing else, docs/architecture.md "Store
-access"). Conversation lists and the vocabulary are packed lists (packed.py).
+access"). Conversation lists and the vocabulary are packed lists (store/packed_lists.py).
 """
 
 from __future__ import annotations
@@ -12,7 +12,8 @@ from dataclasses import asdict, dataclass, field
 
 from pymongo import UpdateOne
 
-from session_service.search.packed import (
+from session_service.search.words import SessionWords
+from session_service.store.packed_lists import (
     Appends,
     add_packed,
     compact,
@@ -20,7 +21,6 @@ from session_service.search.packed import (
     packed,
     remove_packed,
 )
-from session_service.search.words import SessionWords
 from session_service.store.raw import Bson, Collection, Db
 from vance.store import is_duplicate_key
 

@@ -1,8 +1,8 @@
 """Listing and searching sessions, scoped to the caller, filtered and ranked.
 
 A search runs its stages (stage.py; today the full-text one, fulltext.py) beside the read of
-the session cards in the caller's scope (cards.py), ranks the candidates by the most each may
-score, then reads the session documents of the best ones a page at a time, beside where their
+the session cards in the caller's scope (store/session_cards.py), ranks the candidates by the
+most each may score, then reads the session documents of the best ones a page at a time, beside where their
 snippets are, until the page is full and no candidate left may outrank it. Every session
 returned has passed the filter on its own document. A query without words lists instead.
 
@@ -20,11 +20,11 @@ from dataclasses import dataclass, field, replace
 
 from session_service.access.actor import Actor
 from session_service.domain.models import Session, SessionStatus
-from session_service.search.cards import Card
 from session_service.search.fulltext import FullTextStage
 from session_service.search.held import HeldSessions
 from session_service.search.index_store import SearchStore
 from session_service.search.stage import MessageSnippet, SearchStage, StageFindings
+from session_service.store.session_cards import Card
 from session_service.store.session_store import SessionStore
 from vance.clock import Clock
 from vance.errors import InvalidArgumentError, PermissionDeniedError

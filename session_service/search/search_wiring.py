@@ -8,11 +8,11 @@ from dataclasses import dataclass
 from typing import Any
 
 from session_service.domain.models import Session, SessionStatus
-from session_service.metadata.session_metadata import Metadata
-from session_service.metadata.suggest import Suggester
 from session_service.search.index_store import SearchStore
 from session_service.search.indexer import SearchIndexer
 from session_service.search.query import SessionSearch
+from session_service.search.session_metadata import Metadata
+from session_service.search.suggest import Suggester
 from session_service.store.raw import Db
 from session_service.store.session_store import SessionStore
 from vance.background import Background

@@ -20,7 +20,7 @@ from collections.abc import Iterable
 
 from pymongo import UpdateOne
 
-from session_service.search.packed import Appends
+from session_service.store.packed_lists import Appends
 from session_service.store.raw import Bson, Collection
 from vance.store import is_duplicate_key
 

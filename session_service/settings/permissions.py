@@ -6,9 +6,8 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from session_service.access.actor import Actor
+from session_service.access.actor import Actor, is_foreign_hub
 from session_service.domain.models import Project
-from session_service.hub.home import is_foreign_hub
 from vance.errors import NotFoundError
 
 # Keys a user sets for themself, in their hub project (`_user_<username>`).

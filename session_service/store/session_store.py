@@ -22,11 +22,11 @@ from session_service.domain.models import (
     SessionFields,
     User,
 )
-from session_service.search.cards import SessionCards
 from session_service.store.raw import Bson, Collection, Db
+from session_service.store.session_cards import SessionCards
 from vance.store import is_duplicate_key
 
-# A session's lease stamp field (binding/bind_leases.py).
+# A session's lease stamp field (lifecycle/bind_leases.py).
 LEASE_FIELD = "bind_lease_until_ms"
 _IN_BATCH = 500
 # What a bind check reads of a session: enough to tell who holds it, and its lease.
@@ -191,7 +191,7 @@ class SessionStore:
         return {str(d["_id"]) async for d in self.sessions.find(cond, {"_id": 1})}
 
     async def lease_stamps(self, ids: list[str]) -> list[int]:
-        """The bind lease stamps (binding/bind_leases.py) of the sessions, as stored now."""
+        """The bind lease stamps (lifecycle/bind_leases.py) of the sessions, as stored now."""
         out: list[int] = []
         for i in range(0, len(ids), _IN_BATCH):
             found = self.sessions.find({"_id": {"$in": ids[i : i + _IN_BATCH]}}, {LEASE_FIELD: 1})
@@ -332,7 +332,7 @@ class SessionStore:
             {"$set": {"metadata.suggest_done": done}, "$inc": {"metadata.suggest_attempts": 1}},
         )
 
-    # ---- binds (binding/connection_binding.py; the lease stamp is binding/bind_leases.py's) ----
+    # ---- binds (lifecycle/connection_binding.py; the lease stamp is bind_leases.py's) ----
 
     async def try_bind(
         self, session_id: str, connection_id: str, now: int, *, stale_before: int | None

@@ -9,7 +9,7 @@ import re
 from typing import Any
 
 from session_service.domain.models import AccentColor
-from session_service.metadata.session_metadata import (
+from session_service.search.session_metadata import (
     ICON_MAX,
     TITLE_MAX,
     Suggestion,

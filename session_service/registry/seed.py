@@ -8,7 +8,7 @@ from __future__ import annotations
 import logging
 
 from session_service.domain.models import ProjectKind
-from session_service.domain.sessions import Sessions
+from session_service.registry.sessions import Sessions
 from vance.errors import AlreadyExistsError
 
 logger = logging.getLogger(__name__)

@@ -6,13 +6,14 @@ reads at 1-2 ms on the embedded store; a 10,000-line card document at ~20 ms).
 Cards are hints: writers append a line stamped with the time (`$push`, no read), the newest
 line of a session wins, and the page a caller gets back is always checked against the session
 documents themselves (query.py), which also rewrites a card found stale. Writers: session
-creation (store/session_store.py), title, tag and pin changes (metadata/session_metadata.py),
+creation (store/session_store.py), title, tag and pin changes (search/session_metadata.py),
 RUNNING/IDLE (lifecycle/engine_rollup.py), close
 (lifecycle/transitions.py, lifecycle/batch_transitions.py), the search feed (activity), and the
 lifecycle hooks (archive,
 reactivate). A deleted session's lines are removed (its hook, and any search that meets a card
 without a session). A line newer than a session document a replica holds makes its searches
-read the document again (held.py). The compacted lines are stored zlib-compressed (packed.py).
+read the document again (search/held.py). The compacted lines are stored zlib-compressed
+(packed_lists.py).
 """
 
 from __future__ import annotations
@@ -25,7 +26,7 @@ from typing import NamedTuple
 from pymongo import UpdateOne
 
 from session_service.domain.models import Session, SessionStatus
-from session_service.search.packed import Appends, packed_text, text_fields, unset_plain
+from session_service.store.packed_lists import Appends, packed_text, text_fields, unset_plain
 from session_service.store.raw import Bson, Db
 
 ACTIVITY_SLACK_MS = 60_000
@@ -73,7 +74,7 @@ class Card(NamedTuple):
 
     def matches(self, s: Session) -> bool:
         """Close enough to rank by: activity moves with every client frame
-        (binding/connection_binding.py), and
+        (lifecycle/connection_binding.py), and
         a card is not rewritten for each of them."""
         return (
             self.status == s.status.value

@@ -22,7 +22,7 @@ COMPACT_AT = 64
 
 
 def packed_text(doc: Bson | None, name: str) -> str:
-    """The string part of a packed list (or of a card document, cards.py)."""
+    """The string part of a packed list (or of a card document, session_cards.py)."""
     if not doc:
         return ""
     z = doc.get(f"{name}z")

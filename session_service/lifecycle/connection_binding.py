@@ -15,8 +15,8 @@ import logging
 from dataclasses import dataclass
 
 from session_service.access.actor import Actor, check_owner_or_admin
-from session_service.binding import bind_leases
 from session_service.domain.models import Guard, Session, SessionStatus
+from session_service.lifecycle import bind_leases
 from session_service.lifecycle.sweep_sets import BOUND
 from session_service.lifecycle.transitions import Transitions
 from vance.domain import CloseReason, OnDisconnect, SuspendCause
@@ -132,7 +132,7 @@ class Binding:
         """Matches the bind holder, or a participant of a multi-client session; counts
         matches, not modifications, so an unchanged timestamp in the same millisecond is still
         a match. A caller asking for a lease asks at most once per lease, so its heartbeat
-        always writes: lastActivityAt and the lease stamp (binding/bind_leases.py) in one update."""
+        always writes: lastActivityAt and the lease stamp (bind_leases.py) in one update."""
         now = self.c.clock.now_ms()
         granted = bind_leases.grant(lease_ms)
         if not granted and self._fresh(session_id, connection_id, now):

@@ -1,1 +1,0 @@
-"""Which connection holds a session: the bind compare-and-set, heartbeats and bind leases."""

@@ -1,1 +1,0 @@
-"""Session metadata: a user's patch and the model's suggestion."""
