@@ -19,6 +19,7 @@ from pymongo.asynchronous.database import AsyncDatabase
 
 from process_service.tool_args import ToolError
 from vance.clock import Clock
+from vance.json_types import JsonObject
 from vance.store import Document, is_duplicate_key
 
 logger = logging.getLogger(__name__)
@@ -97,7 +98,8 @@ class ProjectNames:
             doc = await self._col.find_one({"_id": held["_id"]})
         return doc
 
-    async def created(self, caller: dict[str, Any], name: str, result: dict[str, Any]) -> None:
+    async def created(self, caller: dict[str, Any], name: str, result: JsonObject) -> None:
+        """Marks the claim's project made, keeping project_create's answer as JSON."""
         await self._col.update_one(
             {"_id": _id(caller, name)}, {"$set": {"created": True, "result": result}}
         )
