@@ -15,6 +15,8 @@ from __future__ import annotations
 import logging
 from dataclasses import dataclass, field
 from enum import StrEnum
+
+# Any appears only in `dict[str, Any]`: a process document, until the Process model replaces it.
 from typing import Any
 
 from pydantic import field_validator

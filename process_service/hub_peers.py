@@ -21,6 +21,8 @@ import asyncio
 import logging
 from collections.abc import Callable
 from dataclasses import dataclass, field
+
+# Any appears only in `dict[str, Any]`: a process document, until the Process model replaces it.
 from typing import Any
 
 from pydantic import Field, field_validator

@@ -11,6 +11,8 @@ BLOCKED (answered elsewhere, stopped): `hub_asks` reads the workers' statuses wi
 from __future__ import annotations
 
 import time
+
+# Any appears only in `dict[str, Any]`: a process document, until the Process model replaces it.
 from typing import TYPE_CHECKING, Any
 
 import grpc

@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Awaitable, Callable
+
+# Any appears only in `dict[str, Any]`: a process document, until the Process model replaces it.
 from typing import Annotated, Any
 
 import grpc

@@ -12,9 +12,8 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
-from typing import Any
 
 from pymongo import ReturnDocument
 from pymongo.asynchronous.database import AsyncDatabase
@@ -106,7 +105,7 @@ class MemoryStore:
         head = await self._heads.find_one_and_update(
             {"_id": key}, {"$inc": {"n": 1}}, upsert=True, return_document=ReturnDocument.AFTER
         )
-        doc: dict[str, Any] = {
+        doc: Document = {
             "_id": f"{key}:{int((head or {}).get('n', 1)):08d}",
             "scope": scope,
             "kind": kind or "note",
@@ -197,7 +196,9 @@ def record_from_doc(doc: Document) -> MemoryRecord:
     )
 
 
-async def process_or_404(get: Any, process_id: str) -> Document:
+async def process_or_404(
+    get: Callable[[str], Awaitable[Document | None]], process_id: str
+) -> Document:
     doc: Document | None = await get(process_id)
     if doc is None:
         raise NotFoundError(f"no process {process_id!r}")

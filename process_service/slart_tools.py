@@ -9,6 +9,8 @@ recipe_service, not in the engine. A generated recipe is stored in the caller's 
 from __future__ import annotations
 
 from collections.abc import Callable
+
+# Any appears only in `dict[str, Any]`: a process document, until the Process model replaces it.
 from typing import Any
 
 import grpc

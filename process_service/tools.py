@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable
+
+# Any appears only in `dict[str, Any]`: a process document, until the Process model replaces it.
 from typing import TYPE_CHECKING, Any
 
 import grpc

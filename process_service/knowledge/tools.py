@@ -5,6 +5,7 @@ own scopes: its process, session and project, and its owner's documents."""
 
 from __future__ import annotations
 
+# Any appears only in `dict[str, Any]`: a process document, until the Process model replaces it.
 from typing import Any
 
 from pydantic import Field, field_validator
@@ -20,13 +21,13 @@ from process_service.tool_args import (
     parse_args,
     reason,
 )
-from process_service.tool_specs import _obj
+from process_service.tool_specs import ToolSpec, _obj
 from process_service.user_work.args import whole_checked
 from vance.errors import VanceError
 from vance.json_types import JsonObject, JsonValue
 
-_S = {"type": "string"}
-_SCOPE = {
+_S: JsonObject = {"type": "string"}
+_SCOPE: JsonObject = {
     "type": "string",
     "enum": ["process", "session", "project"],
     "description": "process: your own working notes; session: every process of this session; "
@@ -38,7 +39,7 @@ DEFAULT_RECALL = 5
 MAX_RECALL = 50
 DEFAULT_TOP_K = 5
 
-KNOWLEDGE_TOOLS: list[dict[str, Any]] = [
+KNOWLEDGE_TOOLS: list[ToolSpec] = [
     {
         "name": "memory_remember",
         "description": (
@@ -73,7 +74,7 @@ KNOWLEDGE_TOOLS: list[dict[str, Any]] = [
         "labels": ["@rag", "@read"],
     },
 ]
-KNOWLEDGE_TOOL_NAMES = frozenset(str(t["name"]) for t in KNOWLEDGE_TOOLS)
+KNOWLEDGE_TOOL_NAMES = frozenset(t["name"] for t in KNOWLEDGE_TOOLS)
 
 
 class _RememberArgs(ToolArgs):

@@ -8,6 +8,8 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Awaitable, Callable
 from pathlib import Path
+
+# Any appears only in `dict[str, Any]`: a process document, until the Process model replaces it.
 from typing import Any, TypeVar
 
 from pydantic import ValidationInfo, field_validator

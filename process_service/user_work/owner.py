@@ -8,6 +8,8 @@ import hashlib
 import json
 import re
 from dataclasses import dataclass
+
+# Any appears only in `dict[str, Any]`: a process document, until the Process model replaces it.
 from typing import Any
 
 from process_service.tool_args import ToolError
