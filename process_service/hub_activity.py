@@ -194,7 +194,7 @@ class Recorded:
     at_ms: int
 
 
-class _RecordArgs(ToolArgs):
+class RecordArgs(ToolArgs):
     kind: OptText = ""  # USER_STATEMENT when not given
     summary: Text
 
@@ -263,7 +263,7 @@ class ActivityLog:
         self, caller: dict[str, Any], args: JsonObject, key: str
     ) -> RecordedResult:
         """`hub_activity_record`: the engine's entry for a completed turn."""
-        parsed = parse_args(_RecordArgs, args)
+        parsed = parse_args(RecordArgs, args)
         kind = ActivityKind(parsed.kind or ActivityKind.USER_STATEMENT.value)
         done = await self.record(caller, Fact(kind, parsed.summary), key)
         return RecordedResult(id=done.id, at_ms=done.at_ms)

@@ -29,7 +29,7 @@ from pydantic import Field, field_validator
 from pymongo.asynchronous.database import AsyncDatabase
 
 from process_service.hub_activity import ActivityKind, ActivityLog, Fact, describe
-from process_service.hub_tools import HubContext
+from process_service.hub_tool_models import HubContext
 from process_service.inbox import Inbox
 from process_service.lanes import Lanes
 from process_service.store import ProcessStore
@@ -71,7 +71,7 @@ class PeerFact(ToolResult):
     payload: JsonObject  # what the sending hub attached: free-form JSON, passed on unread
 
 
-class _NotifyArgs(ToolArgs):
+class NotifyArgs(ToolArgs):
     type: Text
     summary: Text
     payload: JsonObject = Field(default_factory=dict)  # free-form, for the peers to read
@@ -204,7 +204,7 @@ class HubPeers:
         self, caller: dict[str, Any], args: JsonObject, key: str
     ) -> PeerNotified:
         """`peer_notify{type, summary, payload}`: the model tells the user's other hubs."""
-        parsed = parse_args(_NotifyArgs, args)
+        parsed = parse_args(NotifyArgs, args)
         ptype = PeerEventType(parsed.type)
         fact = Fact(ActivityKind.PEER_NOTIFIED, f"noted: {parsed.summary}")
         entry = await self.activity.record(caller, fact, key)

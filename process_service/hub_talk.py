@@ -38,13 +38,13 @@ if TYPE_CHECKING:
 MAX_OPEN = 20  # open asks shown to Eddie; older ones stay stored and answerable by id
 
 
-class _SteerArgs(ToolArgs):
+class SteerArgs(ToolArgs):
     project: Text
     message: Text
     process_id: OptText = ""
 
 
-class _AskArgs(ToolArgs):
+class AskArgs(ToolArgs):
     ask_id: Text
     process_id: Text
     # The worker's answer options as it sent them (strings or objects): shown to Eddie as
@@ -60,7 +60,7 @@ class _AskArgs(ToolArgs):
         return value if isinstance(value, list) else []
 
 
-class _AnswerArgs(ToolArgs):
+class AnswerArgs(ToolArgs):
     ask_id: Text
     message: Text
 
@@ -156,7 +156,7 @@ class HubTalk:
     ) -> ProjectSteered:
         """The user's words to a project's chat, as USER_CHAT_INPUT from the user with
         `forwardedBy` naming Eddie. processId may name another process of that project."""
-        parsed = parse_args(_SteerArgs, args)
+        parsed = parse_args(SteerArgs, args)
         project, message, process_id = parsed.project, parsed.message, parsed.process_id
         if process_id:
             target = await self._hub.owned(caller, process_id)
@@ -174,7 +174,7 @@ class HubTalk:
 
     async def _hub_ask_open(self, caller: dict[str, Any], args: JsonObject, key: str) -> AskOpened:
         """A worker's question reached this hub: kept until answered or stale. Idempotent."""
-        parsed = parse_args(_AskArgs, args)
+        parsed = parse_args(AskArgs, args)
         hub, ask_id, process_id = str(caller["_id"]), parsed.ask_id, parsed.process_id
         await self._asks.update_one(
             {"_id": f"{hub}:{ask_id}"},
@@ -227,7 +227,7 @@ class HubTalk:
         self, caller: dict[str, Any], args: JsonObject, key: str
     ) -> Answered:
         """The user's answer to one open question, to the worker that asked it."""
-        parsed = parse_args(_AnswerArgs, args)
+        parsed = parse_args(AnswerArgs, args)
         ask_id, message = parsed.ask_id, parsed.message
         hub = str(caller["_id"])
         doc = await self._asks.find_one({"_id": f"{hub}:{ask_id}"})

@@ -9,25 +9,43 @@ import logging
 from collections.abc import Awaitable, Callable
 
 # Any appears only in `dict[str, Any]`: a process document, until the Process model replaces it.
-from typing import Annotated, Any
+from typing import Any
 
 import grpc
-from pydantic import AfterValidator
 from pymongo.asynchronous.database import AsyncDatabase
 
-from process_service.hub_activity import ActivityEntry
 from process_service.hub_names import ProjectNames
+from process_service.hub_tool_models import (
+    CommandArgs,
+    Commanded,
+    CreateArgs,
+    ForwardArgs,
+    HubContext,
+    InboxForwarded,
+    KindArgs,
+    NamedArgs,
+    ObserveArgs,
+    Observing,
+    OpenArgs,
+    ProjectArchived,
+    ProjectCreated,
+    ProjectEntry,
+    ProjectList,
+    ProjectOpened,
+    ProjectSession,
+    SessionProcess,
+    SwitchTo,
+    SwitchToArgs,
+    VoiceRulesArgs,
+    VoiceRulesStored,
+)
 from process_service.inbox import Inbox
-from process_service.observations import DEFAULT_MODE, MODES, Observations
+from process_service.observations import DEFAULT_MODE, Observations
 from process_service.processes import Processes
 from process_service.tool_args import (
-    OptText,
-    Text,
-    ToolArgs,
     ToolError,
     ToolResult,
     parse_args,
-    reason,
 )
 from process_service.tool_args import rpc_details as _details
 from vance.domain import DeliveryOutcome, UserChatInput
@@ -51,155 +69,6 @@ TENANT_LEVEL = "_tenant"
 
 def _caller(doc: dict[str, Any]) -> spb.Caller:
     return spb.Caller(user_id=str(doc.get("owner_user_id", "")))
-
-
-def _known_mode(mode: str) -> str:
-    if mode and mode not in MODES:
-        raise reason(f"channelMode must be one of {', '.join(MODES)}")
-    return mode
-
-
-Mode = Annotated[OptText, AfterValidator(_known_mode)]
-
-
-# ---- arguments ----
-
-
-class _Create(ToolArgs):
-    name: Text
-    channel_mode: Mode = ""  # DEFAULT_MODE when not given
-    title: OptText = ""
-    recipe: OptText = ""
-    steer_content: OptText = ""
-
-
-class _Named(ToolArgs):
-    name: Text
-
-
-class _Open(ToolArgs):
-    name: Text
-    channel_mode: Mode = ""  # the hub's present mode, else DEFAULT_MODE, when not given
-
-
-class _Kind(ToolArgs):
-    kind: OptText = ""
-
-
-class _Observe(ToolArgs):
-    channel_mode: Annotated[Text, AfterValidator(_known_mode)]
-    process_id: Text
-
-
-class _Command(ToolArgs):
-    command: Text
-    process_id: Text
-
-
-class _Forward(ToolArgs):
-    title: Text
-    body: Text
-
-
-class _SwitchTo(ToolArgs):
-    target: Text
-    voice_announcement: OptText = ""
-
-
-class _VoiceRules(ToolArgs):
-    language: Text
-    rules: Text
-
-
-# ---- results ----
-
-
-class ProjectCreated(ToolResult):
-    project: str
-    kind: str
-    session_id: str
-    chat_process_id: str
-    chat_engine: str
-    channel_mode: str
-    steered: bool
-
-
-class ProjectEntry(ToolResult):
-    name: str
-    title: str
-    kind: str
-    archived: bool
-
-
-class ProjectList(ToolResult):
-    projects: list[ProjectEntry]
-
-
-class SessionProcess(ToolResult):
-    id: str
-    name: str
-    engine: str
-    status: str
-
-
-class ProjectSession(ToolResult):
-    session_id: str
-    chat_process_id: str | None
-    processes: list[SessionProcess]
-
-
-class ProjectOpened(ToolResult):
-    project: str
-    title: str
-    kind: str
-    archived: bool
-    sessions: list[ProjectSession]
-    connected_to: str | None
-    channel_mode: str | None
-
-
-class ProjectArchived(ToolResult):
-    project: str
-    archived: bool
-
-
-class Observing(ToolResult):
-    process_id: str
-    channel_mode: str
-
-
-class Commanded(ToolResult):
-    process_id: str
-    status: str
-
-
-class InboxForwarded(ToolResult):
-    id: str
-    title: str
-
-
-class SwitchTo(ToolResult):
-    """Also the `switch-to` notice the hub's session gets (docs/protocol.md)."""
-
-    target_session_id: str
-    target_project_id: str
-    target_process_name: str
-    voice_announcement: str | None
-
-
-class HubContext(ToolResult):
-    OMIT_NONE = frozenset({"voice_rules", "voice_rules_source", "peer_activity"})
-
-    language: str
-    user_project: str
-    voice_rules: str | None = None
-    voice_rules_source: str | None = None
-    peer_activity: list[ActivityEntry] | None = None  # added by hub_peers.after_tool
-
-
-class VoiceRulesStored(ToolResult):
-    language: str
-    stored: bool
 
 
 def _kind(p: spb.Project) -> str:
@@ -270,7 +139,7 @@ class HubTools:
         done = await self._created.find_one({"_id": key})
         if done is not None:
             return ProjectCreated.model_validate(done["result"])  # a redone turn: created once
-        parsed = parse_args(_Create, args)
+        parsed = parse_args(CreateArgs, args)
         name, tenant = parsed.name, str(caller["tenant_id"])
         user, mode = str(caller.get("owner_user_id", "")), parsed.channel_mode or DEFAULT_MODE
         if self.names is not None:  # one hub of the user wins a name (hub_names.py)
@@ -358,7 +227,7 @@ class HubTools:
             spb.ListProjectsRequest(
                 tenant_id=str(caller["tenant_id"]),
                 caller=_caller(caller),
-                kind=parse_args(_Kind, args).kind or "NORMAL",
+                kind=parse_args(KindArgs, args).kind or "NORMAL",
             )
         )
         return ProjectList(
@@ -371,7 +240,7 @@ class HubTools:
     async def _project_open(
         self, caller: dict[str, Any], args: JsonObject, key: str
     ) -> ProjectOpened:
-        parsed = parse_args(_Open, args)
+        parsed = parse_args(OpenArgs, args)
         return await self.project_open(caller, parsed.name, parsed.channel_mode)
 
     async def project_open(
@@ -425,7 +294,7 @@ class HubTools:
         project = await self._sessions.ArchiveProject(
             spb.ProjectOpRequest(
                 tenant_id=str(caller["tenant_id"]),
-                project_id=parse_args(_Named, args).name,
+                project_id=parse_args(NamedArgs, args).name,
                 caller=_caller(caller),
             )
         )
@@ -434,7 +303,7 @@ class HubTools:
     async def _process_observe(
         self, caller: dict[str, Any], args: JsonObject, key: str
     ) -> Observing:
-        parsed = parse_args(_Observe, args)
+        parsed = parse_args(ObserveArgs, args)
         mode = parsed.channel_mode
         target = await self.owned(caller, parsed.process_id)
         await self._observations.observe(target, caller, mode, str(target.get("project_id", "")))
@@ -443,7 +312,7 @@ class HubTools:
     async def _process_command(
         self, caller: dict[str, Any], args: JsonObject, key: str
     ) -> Commanded:
-        parsed = parse_args(_Command, args)
+        parsed = parse_args(CommandArgs, args)
         command = parsed.command.lower()
         target = await self.owned(caller, parsed.process_id)
         try:
@@ -462,7 +331,7 @@ class HubTools:
     async def _inbox_forward_to_user(
         self, caller: dict[str, Any], args: JsonObject, key: str
     ) -> InboxForwarded:
-        parsed = parse_args(_Forward, args)
+        parsed = parse_args(ForwardArgs, args)
         item = await self._sessions_internal.AddInboxItem(
             spb.InboxItem(
                 tenant_id=str(caller["tenant_id"]),
@@ -477,7 +346,7 @@ class HubTools:
         return InboxForwarded(id=item.id, title=item.title)
 
     async def _hub_switch_to(self, caller: dict[str, Any], args: JsonObject, key: str) -> SwitchTo:
-        parsed = parse_args(_SwitchTo, args)
+        parsed = parse_args(SwitchToArgs, args)
         target = parsed.target
         try:
             doc = await self.owned(caller, target)
@@ -521,7 +390,7 @@ class HubTools:
     ) -> VoiceRulesStored:
         """Rules Eddie bootstrapped for a language nobody had rules for: the tenant level, an
         ordinary stored document an admin may overwrite; existing rules are never replaced."""
-        parsed = parse_args(_VoiceRules, args)
+        parsed = parse_args(VoiceRulesArgs, args)
         language, rules = parsed.language.lower(), parsed.rules
         doc_id = f"{caller['tenant_id']}:{TENANT_LEVEL}:{language}"
         result = await self._voice.update_one(

@@ -29,7 +29,7 @@ GENERATED_PREFIX = "_slart/"
 REFERENCE_KEYS = ("allowedRecipes",)
 
 
-class _StoreArgs(ToolArgs):
+class StoreArgs(ToolArgs):
     name: Text
     yaml: Text
 
@@ -101,7 +101,7 @@ class GeneratedRecipes:
         so one repair round can fix them all."""
         if caller.get("engine") != ARCHITECT_ENGINE:
             raise ToolError("only Slartibartfast stores generated recipes")
-        parsed = parse_args(_StoreArgs, args)
+        parsed = parse_args(StoreArgs, args)
         name, text = parsed.name, parsed.yaml
         tenant = str(caller.get("tenant_id", ""))
         project = str(caller.get("project_id", ""))

@@ -60,18 +60,15 @@ def reason(message: str) -> PydanticCustomError:
 T = TypeVar("T")
 
 
-def checked(check: Callable[[JsonValue], T]) -> BeforeValidator:
-    """A validator from a check that raises ToolError with its own sentence (the user's tools
-    have their own wording, e.g. "'path' must be a non-empty text such as notes/todo.md").
-    A field named in NULL_WHEN_ABSENT gets that sentence for a missing argument too."""
-
-    def run(value: JsonValue) -> T:
-        try:
-            return check(value)
-        except ToolError as exc:
-            raise reason(str(exc)) from None
-
-    return BeforeValidator(run)
+def reasoned(check: Callable[[], T]) -> T:
+    """Runs a check that raises ToolError with its own sentence (the user's tools have their
+    own wording, e.g. "'path' must be a non-empty text such as notes/todo.md") inside a
+    ToolArgs validator: its sentence becomes the validation error parse_args reports. A field
+    named in NULL_WHEN_ABSENT gets that sentence for a missing argument too."""
+    try:
+        return check()
+    except ToolError as exc:
+        raise reason(str(exc)) from None
 
 
 class ToolArgs(BaseModel):

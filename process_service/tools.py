@@ -11,10 +11,9 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 import grpc
-from pydantic import Field, field_validator
 
 from process_service.delegate import Delegation
-from process_service.how_do_i import DEFAULT_RESULTS, MAX_RESULTS, HowDoI, bundled_manuals
+from process_service.how_do_i import HowDoI, bundled_manuals
 from process_service.hub_peer_specs import PEER_TOOL_NAMES, PEER_TOOLS
 from process_service.hub_tool_specs import HUB_TOOL_NAMES, HUB_TOOLS
 from process_service.inbox import Inbox
@@ -30,15 +29,31 @@ from process_service.talk_tool_specs import (
 )
 from process_service.tool_args import (
     JsonResult,
-    OptText,
     SpawnResult,
-    Text,
-    ToolArgs,
     ToolError,
     ToolResult,
     parse_args,
-    reason,
     rpc_details,
+)
+from process_service.tool_models import (
+    HowDoIAnswer,
+    HowDoIArgs,
+    ListArgs,
+    Manual,
+    ManualEntry,
+    ManualList,
+    NamedArgs,
+    Paused,
+    ProcessList,
+    ProcessSummary,
+    RecipeDescribed,
+    RecipeEntry,
+    RecipeList,
+    Section,
+    SpawnArgs,
+    SteerArgs,
+    Steered,
+    Stopped,
 )
 from process_service.tool_specs import PROCESS_TOOLS
 from process_service.user_work.specs import USER_WORK_TOOL_NAMES, USER_WORK_TOOLS
@@ -46,7 +61,7 @@ from vance.domain import DeliveryOutcome, ProcessStatus, ThinkProcess, UserChatI
 from vance.errors import VanceError
 from vance.internal.v1 import recipe_internal_pb2 as ripb
 from vance.internal.v1 import recipe_internal_pb2_grpc
-from vance.json_types import JsonObject, JsonValue
+from vance.json_types import JsonObject
 from vance.protoutil import dict_to_struct, struct_to_dict
 from vance.v1 import recipe_pb2 as rpb
 from vance.v1 import recipe_pb2_grpc
@@ -66,152 +81,6 @@ logger = logging.getLogger(__name__)
 STARTED_WAIT_S = 3.0
 
 _details = rpc_details
-
-
-# ---- arguments ----
-
-
-class _Named(ToolArgs):
-    name: Text
-
-
-class _Steer(ToolArgs):
-    name: Text
-    content: Text
-
-
-class _List(ToolArgs):
-    include_terminated: bool = False  # any truthy value, as the model may send 1 or "yes"
-
-    @field_validator("include_terminated", mode="before")
-    @classmethod
-    def _truthy(cls, value: JsonValue) -> bool:
-        return bool(value)
-
-
-class _Spawn(ToolArgs):
-    name: Text
-    goal: Text
-    recipe: OptText = ""
-    engine: OptText = ""
-    params: JsonObject = Field(default_factory=dict)  # recipe parameters, free-form JSON
-    title: OptText = ""
-    steer_content: OptText = ""
-
-    @field_validator("params", mode="before")
-    @classmethod
-    def _object(cls, value: JsonValue) -> JsonValue:
-        if not value:
-            return {}
-        if not isinstance(value, dict):
-            raise reason("'params' must be an object")
-        return value
-
-
-class _HowDoI(ToolArgs):
-    question: Text
-    limit: int = DEFAULT_RESULTS
-
-    @field_validator("limit", mode="before")
-    @classmethod
-    def _range(cls, value: JsonValue) -> int:
-        if not isinstance(value, int) or isinstance(value, bool) or not 1 <= value <= MAX_RESULTS:
-            raise reason(f"'limit' must be a whole number from 1 to {MAX_RESULTS}")
-        return value
-
-
-# ---- results ----
-
-
-class ProcessSummary(ToolResult):
-    name: str
-    status: str
-    engine: str
-    recipe: str | None
-    goal: str
-    close_reason: str | None
-
-    @classmethod
-    def of(cls, p: ThinkProcess) -> ProcessSummary:
-        return cls(
-            name=p.name,
-            status=p.status.value,
-            engine=p.engine,
-            recipe=p.recipe_name or None,
-            goal=p.goal,
-            close_reason=p.close_reason.value if p.close_reason else None,
-        )
-
-
-class ProcessList(ToolResult):
-    processes: list[ProcessSummary]
-
-
-class Steered(ToolResult):
-    ok: bool
-    outcome: str
-    name: str
-
-
-class Stopped(ToolResult):
-    name: str
-    status: str
-    close_reason: str | None
-
-
-class Paused(ToolResult):
-    name: str
-    status: str
-
-
-class RecipeEntry(ToolResult):
-    name: str
-    description: str
-    engine: str
-    source: str
-    tags: list[str]
-
-
-class RecipeList(ToolResult):
-    recipes: list[RecipeEntry]
-
-
-class RecipeDescribed(ToolResult):
-    name: str
-    engine: str
-    source: str
-    document: JsonObject  # the recipe document as stored: free-form YAML turned JSON
-
-
-class ManualEntry(ToolResult):
-    name: str
-    title: str
-    size: int
-
-
-class ManualList(ToolResult):
-    manuals: list[ManualEntry]
-    missing: list[str]
-
-
-class Manual(ToolResult):
-    name: str
-    title: str
-    content: str
-
-
-class Section(ToolResult):
-    source: str
-    title: str
-    text: str
-
-
-class HowDoIAnswer(ToolResult):
-    OMIT_NONE = frozenset({"note"})
-
-    question: str
-    sections: list[Section]
-    note: str | None = None
 
 
 # Tools whose effect outlives the chat (label `@persistent`: a stored recipe, a project, a
@@ -342,7 +211,7 @@ class ProcessTools:
     ) -> ThinkProcess:
         """A child of the caller from a recipe (or an engine), started at once; `key` makes a
         repeated call (a redone turn) return the same child."""
-        parsed = parse_args(_Spawn, args)
+        parsed = parse_args(SpawnArgs, args)
         recipe, engine = parsed.recipe, parsed.engine
         if not recipe and not engine:
             recipe = "default"
@@ -401,7 +270,7 @@ class ProcessTools:
     async def _process_steer(
         self, caller: dict[str, Any], args: JsonObject, key: str, profile: str
     ) -> ToolResult:
-        parsed = parse_args(_Steer, args)
+        parsed = parse_args(SteerArgs, args)
         target = await self._target(caller, parsed.name)
         if target["_id"] == caller["_id"]:
             raise ToolError("a process cannot steer itself")
@@ -426,7 +295,7 @@ class ProcessTools:
     async def _process_stop(
         self, caller: dict[str, Any], args: JsonObject, key: str, profile: str
     ) -> ToolResult:
-        target = await self._target(caller, parse_args(_Named, args).name)
+        target = await self._target(caller, parse_args(NamedArgs, args).name)
         if target["_id"] == caller["_id"]:
             raise ToolError("a process cannot stop itself")
         stopped = await self._processes.stop(target, stopped_by=str(caller["_id"]))
@@ -439,7 +308,7 @@ class ProcessTools:
     async def _process_pause(
         self, caller: dict[str, Any], args: JsonObject, key: str, profile: str
     ) -> ToolResult:
-        target = await self._target(caller, parse_args(_Named, args).name)
+        target = await self._target(caller, parse_args(NamedArgs, args).name)
         if target["_id"] == caller["_id"]:
             raise ToolError("a process cannot pause itself")
         paused = await self._processes.pause(target)
@@ -450,14 +319,14 @@ class ProcessTools:
     ) -> ToolResult:
         found = await self._processes.in_session(
             str(caller["session_id"]),
-            include_terminated=parse_args(_List, args).include_terminated,
+            include_terminated=parse_args(ListArgs, args).include_terminated,
         )
         return ProcessList(processes=[ProcessSummary.of(p) for p in found if p.id != caller["_id"]])
 
     async def _process_status(
         self, caller: dict[str, Any], args: JsonObject, key: str, profile: str
     ) -> ToolResult:
-        target = await self._target(caller, parse_args(_Named, args).name)
+        target = await self._target(caller, parse_args(NamedArgs, args).name)
         return ProcessSummary.of(ThinkProcess.model_validate(public_fields(target)))
 
     async def _recipe_list(
@@ -486,7 +355,7 @@ class ProcessTools:
     async def _recipe_describe(
         self, caller: dict[str, Any], args: JsonObject, key: str, profile: str
     ) -> ToolResult:
-        name = parse_args(_Named, args).name
+        name = parse_args(NamedArgs, args).name
         try:
             r = await self._recipes.GetRecipe(
                 rpb.GetRecipeRequest(
@@ -525,7 +394,7 @@ class ProcessTools:
     async def _manual_read(
         self, caller: dict[str, Any], args: JsonObject, key: str, profile: str
     ) -> ToolResult:
-        name = parse_args(_Named, args).name
+        name = parse_args(NamedArgs, args).name
         paths = _manual_paths(caller)
         if name not in paths:
             raise ToolError(f"{name!r} is not one of your manuals: {', '.join(paths) or 'none'}")
@@ -543,7 +412,7 @@ class ProcessTools:
 
 
 async def _how_do_i(howdoi: HowDoI, args: JsonObject) -> HowDoIAnswer:
-    parsed = parse_args(_HowDoI, args)
+    parsed = parse_args(HowDoIArgs, args)
     question, limit = parsed.question, parsed.limit
     try:
         hits = await howdoi.search(question, limit)

@@ -77,7 +77,7 @@ KNOWLEDGE_TOOLS: list[ToolSpec] = [
 KNOWLEDGE_TOOL_NAMES = frozenset(t["name"] for t in KNOWLEDGE_TOOLS)
 
 
-class _RememberArgs(ToolArgs):
+class RememberArgs(ToolArgs):
     text: Text
     tags: list[str] = Field(default_factory=list)
     scope: str = Field("", validate_default=True)
@@ -105,7 +105,7 @@ class _RememberArgs(ToolArgs):
         return _checked_scope(value)
 
 
-class _RecallArgs(ToolArgs):
+class RecallArgs(ToolArgs):
     limit: int = DEFAULT_RECALL
     query: OptText = ""
     scope: str = Field("", validate_default=True)
@@ -121,11 +121,11 @@ class _RecallArgs(ToolArgs):
         return _checked_scope(value)
 
 
-class _ForgetArgs(ToolArgs):
+class ForgetArgs(ToolArgs):
     id: Text
 
 
-class _RagArgs(ToolArgs):
+class RagArgs(ToolArgs):
     top_k: int = DEFAULT_TOP_K
     query: Text
 
@@ -186,19 +186,19 @@ class KnowledgeTools:
     ) -> ToolResult:
         try:
             if tool == "memory_remember":
-                return await self._remember(caller, parse_args(_RememberArgs, args), key)
+                return await self._remember(caller, parse_args(RememberArgs, args), key)
             if tool == "memory_recall":
-                return await self._recall(caller, parse_args(_RecallArgs, args))
+                return await self._recall(caller, parse_args(RecallArgs, args))
             if tool == "memory_forget":
-                forgotten = await self._k.recall.forget(caller, parse_args(_ForgetArgs, args).id)
+                forgotten = await self._k.recall.forget(caller, parse_args(ForgetArgs, args).id)
                 return Forgotten(forgotten=forgotten.id)
             if tool == "rag_query":
-                return await self._rag_query(caller, parse_args(_RagArgs, args))
+                return await self._rag_query(caller, parse_args(RagArgs, args))
         except VanceError as exc:
             raise ToolError(exc.message) from exc
         raise ToolError(f"process_service does not host {tool!r}")
 
-    async def _remember(self, caller: dict[str, Any], args: _RememberArgs, key: str) -> Remembered:
+    async def _remember(self, caller: dict[str, Any], args: RememberArgs, key: str) -> Remembered:
         record = await self._k.memory.record(
             caller,
             args.scope,
@@ -210,7 +210,7 @@ class KnowledgeTools:
         )
         return Remembered(remembered=MemoryNote.of(record))
 
-    async def _recall(self, caller: dict[str, Any], args: _RecallArgs) -> Recalled:
+    async def _recall(self, caller: dict[str, Any], args: RecallArgs) -> Recalled:
         found = await self._k.recall.recall(
             caller, args.scope, args.query, limit=args.limit, matching_only=True
         )
@@ -222,7 +222,7 @@ class KnowledgeTools:
             note=None if found else "nothing recorded matches",
         )
 
-    async def _rag_query(self, caller: dict[str, Any], args: _RagArgs) -> RagAnswer:
+    async def _rag_query(self, caller: dict[str, Any], args: RagArgs) -> RagAnswer:
         hits, hybrid = await self._k.rag_for(caller, args.query, args.top_k, 0.0)
         return RagAnswer(
             chunks=[

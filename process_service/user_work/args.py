@@ -3,7 +3,7 @@ has only doubles: a whole float is the integer the model wrote."""
 
 from __future__ import annotations
 
-from process_service.tool_args import ToolError, reason
+from process_service.tool_args import ToolError, reasoned
 from vance.json_types import JsonValue
 
 
@@ -20,8 +20,5 @@ def whole(value: JsonValue, name: str, low: int, high: int, default: int | None 
 def whole_checked(
     value: JsonValue, name: str, low: int, high: int, default: int | None = None
 ) -> int:
-    """`whole` as a ToolArgs validator's check: its ToolError as the validation error."""
-    try:
-        return whole(value, name, low, high, default)
-    except ToolError as exc:
-        raise reason(str(exc)) from None
+    """`whole` inside a ToolArgs validator."""
+    return reasoned(lambda: whole(value, name, low, high, default))

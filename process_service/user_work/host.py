@@ -10,20 +10,28 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 
 # Any appears only in `dict[str, Any]`: a process document, until the Process model replaces it.
-from typing import Any, TypeVar
+from typing import Any
 
-from pydantic import ValidationInfo, field_validator
 from pymongo.asynchronous.database import AsyncDatabase
 
-from process_service.tool_args import ToolArgs, ToolError, ToolResult, parse_args, reason
+from process_service.tool_args import ToolError, ToolResult, parse_args
 from process_service.user_work import web
+from process_service.user_work.doc_models import (
+    CreateArgs,
+    DocCreated,
+    DocEdited,
+    DocList,
+    DocPurged,
+    DocRead,
+    EditArgs,
+    ListArgs,
+    PurgeArgs,
+    ReadArgs,
+)
 from process_service.user_work.documents import (
     DocSummary,
     Documents,
     UserDocument,
-    check_body,
-    clean_path,
-    line_number,
     split_lines,
 )
 from process_service.user_work.notes import (
@@ -40,147 +48,11 @@ from process_service.user_work.owner import Owner
 from process_service.user_work.sandbox import JobView, Sandbox
 from process_service.user_work.workspace import PREFIX, Workspaces
 from vance.clock import Clock
-from vance.json_types import JsonObject, JsonValue
+from vance.json_types import JsonObject
 from vance.store import Document
 from vance.v1 import session_pb2 as spb
 from vance.v1 import session_pb2_grpc
 from vance.work_settings import EXEC_ENABLED, WorkSettings
-
-T = TypeVar("T")
-
-
-def _check(check: Callable[[], T]) -> T:
-    """A documents.py check as a validator's: its ToolError as the validation error."""
-    try:
-        return check()
-    except ToolError as exc:
-        raise reason(str(exc)) from None
-
-
-def _path(value: JsonValue, *, allow_workspace: bool) -> str:
-    return _check(lambda: clean_path(value, allow_workspace=allow_workspace))
-
-
-class _CreateArgs(ToolArgs):
-    NULL_WHEN_ABSENT = ("path", "body")
-
-    path: str
-    body: str
-    title: str = ""
-
-    @field_validator("path", mode="before")
-    @classmethod
-    def _path(cls, value: JsonValue) -> str:
-        return _path(value, allow_workspace=False)
-
-    @field_validator("body", mode="before")
-    @classmethod
-    def _body(cls, value: JsonValue) -> str:
-        return _check(lambda: check_body(value))
-
-    @field_validator("title", mode="before")
-    @classmethod
-    def _title(cls, value: JsonValue) -> str:
-        return str(value or "")
-
-
-class _ReadArgs(ToolArgs):
-    NULL_WHEN_ABSENT = ("path",)
-
-    path: str
-    numbered: bool = False  # only a JSON true numbers the lines
-
-    @field_validator("path", mode="before")
-    @classmethod
-    def _path(cls, value: JsonValue) -> str:
-        return _path(value, allow_workspace=True)
-
-    @field_validator("numbered", mode="before")
-    @classmethod
-    def _true(cls, value: JsonValue) -> bool:
-        return value is True
-
-
-class _EditArgs(ToolArgs):
-    NULL_WHEN_ABSENT = ("path", "text")
-
-    path: str
-    text: str
-    from_line: int | None = None
-    to_line: int | None = None
-
-    @field_validator("path", mode="before")
-    @classmethod
-    def _path(cls, value: JsonValue) -> str:
-        return _path(value, allow_workspace=False)
-
-    @field_validator("text", mode="before")
-    @classmethod
-    def _text(cls, value: JsonValue) -> str:
-        return _check(lambda: check_body(value, "text"))
-
-    @field_validator("from_line", "to_line", mode="before")
-    @classmethod
-    def _line(cls, value: JsonValue, info: ValidationInfo) -> int | None:
-        name = "fromLine" if info.field_name == "from_line" else "toLine"
-        return None if value is None else _check(lambda: line_number(value, name))
-
-
-class _ListArgs(ToolArgs):
-    prefix: str = ""
-
-    @field_validator("prefix", mode="before")
-    @classmethod
-    def _text(cls, value: JsonValue) -> str:
-        return str(value or "")
-
-
-class _PurgeArgs(ToolArgs):
-    """One document (`path`), else a folder (`prefix`); the prefix is not read beside a path."""
-
-    path: str = ""
-    prefix: str = ""
-
-    @field_validator("path", mode="before")
-    @classmethod
-    def _path(cls, value: JsonValue) -> str:
-        return _path(value, allow_workspace=False) if value else ""
-
-    @field_validator("prefix", mode="before")
-    @classmethod
-    def _prefix(cls, value: JsonValue, info: ValidationInfo) -> str:
-        if info.data.get("path") or not value:
-            return ""
-        return _path(value, allow_workspace=False)
-
-
-class DocCreated(ToolResult):
-    created: DocSummary
-
-
-class DocRead(ToolResult):
-    path: str
-    title: str
-    body: str
-    lines: int
-    source: str
-    updated_at: int | None
-
-
-class DocEdited(ToolResult):
-    edited: DocSummary
-    lines: int
-
-
-class DocList(ToolResult):
-    OMIT_NONE = frozenset({"note"})
-
-    documents: list[DocSummary]
-    note: str | None = None
-
-
-class DocPurged(ToolResult):
-    deleted: list[str]
 
 
 class UserWork:
@@ -218,13 +90,13 @@ class UserWork:
         return result
 
     async def _doc_create(self, owner: Owner, args: JsonObject, key: str) -> DocCreated:
-        parsed = parse_args(_CreateArgs, args)
+        parsed = parse_args(CreateArgs, args)
         doc = await self.documents.create(owner, parsed.path, parsed.body, parsed.title)
         await self._changed(owner, doc.path, doc)
         return DocCreated(created=DocSummary.of(doc))
 
     async def _doc_read(self, owner: Owner, args: JsonObject, key: str) -> DocRead:
-        parsed = parse_args(_ReadArgs, args)
+        parsed = parse_args(ReadArgs, args)
         doc = await self.documents.get(owner, parsed.path)
         body = doc.body
         lines, _ = split_lines(body)
@@ -240,7 +112,7 @@ class UserWork:
         )
 
     async def _doc_edit(self, owner: Owner, args: JsonObject, key: str) -> DocEdited:
-        parsed = parse_args(_EditArgs, args)
+        parsed = parse_args(EditArgs, args)
         doc = await self.documents.edit(
             owner, parsed.path, parsed.text, parsed.from_line, parsed.to_line
         )
@@ -248,11 +120,11 @@ class UserWork:
         return DocEdited(edited=DocSummary.of(doc), lines=len(split_lines(doc.body)[0]))
 
     async def _doc_list(self, owner: Owner, args: JsonObject, key: str) -> DocList:
-        found = await self.documents.listing(owner, parse_args(_ListArgs, args).prefix)
+        found = await self.documents.listing(owner, parse_args(ListArgs, args).prefix)
         return DocList(documents=found, note=None if found else "no documents yet")
 
     async def _doc_purge(self, owner: Owner, args: JsonObject, key: str) -> DocPurged:
-        parsed = parse_args(_PurgeArgs, args)
+        parsed = parse_args(PurgeArgs, args)
         if not parsed.path and not parsed.prefix:
             raise ToolError("name a 'path' or a 'prefix' to delete")
         deleted = await self.documents.purge(owner, parsed.path, parsed.prefix)

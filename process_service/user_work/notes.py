@@ -10,7 +10,14 @@ from pydantic import ValidationInfo, field_validator
 from pymongo import DESCENDING, ReturnDocument
 from pymongo.asynchronous.database import AsyncDatabase
 
-from process_service.tool_args import ToolArgs, ToolError, ToolResult, parse_args, reason
+from process_service.tool_args import (
+    ToolArgs,
+    ToolError,
+    ToolResult,
+    parse_args,
+    reason,
+    reasoned,
+)
 from process_service.user_work.args import whole_checked
 from process_service.user_work.lazy_index import LazyIndex
 from process_service.user_work.owner import Owner
@@ -39,14 +46,10 @@ def norm(value: str) -> str:
 
 
 def _checked(value: JsonValue, name: str, *, required: bool = True, limit: int) -> str:
-    """_text as a validator's check: its ToolError as the validation error."""
-    try:
-        return _text(value, name, required=required, limit=limit)
-    except ToolError as exc:
-        raise reason(str(exc)) from None
+    return reasoned(lambda: _text(value, name, required=required, limit=limit))
 
 
-class _TextArgs(ToolArgs):
+class TextArgs(ToolArgs):
     NULL_WHEN_ABSENT = ("text",)
 
     text: str
@@ -57,7 +60,7 @@ class _TextArgs(ToolArgs):
         return _checked(value, "text", limit=MAX_SCRATCHPAD_CHARS)
 
 
-class _AddArgs(ToolArgs):
+class AddArgs(ToolArgs):
     NULL_WHEN_ABSENT = ("subject", "relation", "object")
 
     subject: str
@@ -72,7 +75,7 @@ class _AddArgs(ToolArgs):
         return _checked(value, name, required=name != "source", limit=MAX_PART_CHARS).strip()
 
 
-class _QueryArgs(ToolArgs):
+class QueryArgs(ToolArgs):
     subject: str = ""
     relation: str = ""
     object: str = ""
@@ -89,7 +92,7 @@ class _QueryArgs(ToolArgs):
         return whole_checked(value, "limit", 1, MAX_FACTS, 50)
 
 
-class _RemoveArgs(ToolArgs):
+class RemoveArgs(ToolArgs):
     """A fact by its id, else by its three parts."""
 
     NULL_WHEN_ABSENT = ("subject", "relation", "object")
@@ -194,10 +197,10 @@ class Scratchpads:
         return Written(ok=True, chars=len(text))
 
     async def write(self, owner: Owner, args: JsonObject) -> Written:
-        return await self._set(owner, parse_args(_TextArgs, args).text)
+        return await self._set(owner, parse_args(TextArgs, args).text)
 
     async def append(self, owner: Owner, args: JsonObject) -> Written:
-        line = parse_args(_TextArgs, args).text
+        line = parse_args(TextArgs, args).text
         doc = await self._c.find_one({"_id": owner.doc_id()})
         text = str((doc or {}).get("text") or "")
         joined = f"{text.rstrip(chr(10))}\n{line}" if text else line
@@ -215,7 +218,7 @@ class Relations:
         self._index = LazyIndex(self._c, "s", "owner_subject")
 
     async def add(self, owner: Owner, args: JsonObject) -> FactAdded:
-        parsed = parse_args(_AddArgs, args)
+        parsed = parse_args(AddArgs, args)
         await self._index.ready()
         parts = {"subject": parsed.subject, "relation": parsed.relation, "object": parsed.object}
         source = parsed.source
@@ -243,7 +246,7 @@ class Relations:
         return FactAdded(fact=Fact.from_doc(doc))
 
     async def query(self, owner: Owner, args: JsonObject) -> Facts:
-        parsed = parse_args(_QueryArgs, args)
+        parsed = parse_args(QueryArgs, args)
         await self._index.ready()
         query: dict[str, str] = {"tenant_id": owner.tenant_id, "user_id": owner.user_id}
         for value, key in ((parsed.subject, "s"), (parsed.relation, "r"), (parsed.object, "o")):
@@ -259,7 +262,7 @@ class Relations:
         return Facts(facts=facts, note=None if facts else "no fact matches")
 
     async def remove(self, owner: Owner, args: JsonObject) -> FactRemoved:
-        parsed = parse_args(_RemoveArgs, args)
+        parsed = parse_args(RemoveArgs, args)
         if parsed.id:
             ids = [parsed.id]
         else:

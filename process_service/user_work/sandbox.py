@@ -43,7 +43,7 @@ _COMMANDS = {"python": ["python3", "-I", "-c"], "bash": ["bash", "-c"]}
 _SYSTEM_RO = ("/usr", "/etc/alternatives", "/etc/ld.so.cache", "/etc/localtime")
 
 
-class _RunArgs(ToolArgs):
+class RunArgs(ToolArgs):
     NULL_WHEN_ABSENT = ("language", "code")
 
     language: str
@@ -206,7 +206,7 @@ class Sandbox:
         if key and key in self._by_key:  # a redone turn: the job it started
             job = self._jobs[self._by_key[key]]
             return await self._wait(job, min(job.timeout_ms / 1000, MAX_WAIT_S))
-        parsed = parse_args(_RunArgs, args)
+        parsed = parse_args(RunArgs, args)
         language, code = parsed.language, parsed.code
         # The upper bound is the tenant's work.exec.timeoutMs.
         limit = settings.exec_timeout_ms

@@ -50,7 +50,7 @@ async def _read(response: httpx.Response, limit: int) -> tuple[bytes, bool]:
     return bytes(body), False
 
 
-class _SearchArgs(ToolArgs):
+class SearchArgs(ToolArgs):
     NULL_WHEN_ABSENT = ("query", "limit")
 
     query: str
@@ -69,7 +69,7 @@ class _SearchArgs(ToolArgs):
         return whole_checked(value, "limit", 1, MAX_RESULTS, 8)
 
 
-class _FetchArgs(ToolArgs):
+class FetchArgs(ToolArgs):
     NULL_WHEN_ABSENT = ("url",)
 
     url: str
@@ -106,7 +106,7 @@ class FetchedPage(ToolResult):
 
 
 async def search(settings: WorkSettings, args: JsonObject) -> SearchResults:
-    parsed = parse_args(_SearchArgs, args)
+    parsed = parse_args(SearchArgs, args)
     query, limit = parsed.query, parsed.limit
     if not settings.search_url:
         raise ToolError(not_configured())
@@ -161,7 +161,7 @@ def _result(item: JsonValue) -> SearchHit:
 
 
 async def fetch(settings: WorkSettings, args: JsonObject) -> FetchedPage:
-    url = parse_args(_FetchArgs, args).url
+    url = parse_args(FetchArgs, args).url
     timeout = settings.fetch_timeout_ms / 1000
     try:
         async with asyncio.timeout(timeout):
