@@ -20,9 +20,9 @@ from typing import Any
 
 from pymongo.asynchronous.database import AsyncDatabase
 
+from process_service.hub_tool_models import ProjectCreated
 from process_service.tool_args import ToolError
 from vance.clock import Clock
-from vance.json_types import JsonObject
 from vance.store import Document, is_duplicate_key
 
 logger = logging.getLogger(__name__)
@@ -125,10 +125,10 @@ class ProjectNames:
             claim = None if doc is None else NameClaim.from_doc(doc)
         return claim
 
-    async def created(self, caller: dict[str, Any], name: str, result: JsonObject) -> None:
-        """Marks the claim's project made, keeping project_create's answer as JSON."""
+    async def created(self, caller: dict[str, Any], name: str, result: ProjectCreated) -> None:
+        """Marks the claim's project made, keeping project_create's answer."""
         await self._col.update_one(
-            {"_id": _id(caller, name)}, {"$set": {"created": True, "result": result}}
+            {"_id": _id(caller, name)}, {"$set": {"created": True, "result": result.to_json()}}
         )
 
     async def release(self, caller: dict[str, Any], name: str, key: str) -> None:

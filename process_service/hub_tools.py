@@ -188,7 +188,7 @@ class HubTools:
         )
         await self._created.insert_one({"_id": key, "result": result.to_json()})
         if self.names is not None:
-            await self.names.created(caller, name, result.to_json())
+            await self.names.created(caller, name, result)
         return result
 
     async def say(
