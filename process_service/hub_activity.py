@@ -16,12 +16,10 @@ import logging
 from dataclasses import dataclass, field
 from enum import StrEnum
 
-# Any appears only in `dict[str, Any]`: a process document, until the Process model replaces it.
-from typing import Any
-
 from pydantic import field_validator
 from pymongo.asynchronous.database import AsyncDatabase
 
+from process_service.process_model import Process
 from process_service.tool_args import (
     OptText,
     Text,
@@ -217,16 +215,14 @@ class ActivityLog:
         self._index = LazyIndex(self._col, "ts", "eddie_activity_owner_ts")
         self._clock = clock
 
-    async def record(
-        self, caller: dict[str, Any], fact: Fact, key: str, *, at_ms: int = 0
-    ) -> Recorded:
+    async def record(self, caller: Process, fact: Fact, key: str, *, at_ms: int = 0) -> Recorded:
         """Appends one entry (once per key)."""
         doc: Document = {
-            "_id": f"{caller['_id']}:{key}",
-            "tenant_id": str(caller["tenant_id"]),
-            "user_id": str(caller.get("owner_user_id", "")),
-            "session_id": str(caller.get("session_id", "")),
-            "eddie_process_id": str(caller["_id"]),
+            "_id": f"{caller.id}:{key}",
+            "tenant_id": caller.tenant_id,
+            "user_id": caller.owner_user_id,
+            "session_id": caller.session_id,
+            "eddie_process_id": caller.id,
             "ts": at_ms or self._clock.now_ms(),
             "kind": fact.kind.value,
             "summary": fact.summary[:SUMMARY_CHARS],
@@ -240,7 +236,7 @@ class ActivityLog:
         return Recorded(id=str(doc["_id"]), at_ms=int(doc["ts"]))
 
     async def peers(
-        self, caller: dict[str, Any], *, since_ms: int = 0, limit: int = PEER_LIMIT
+        self, caller: Process, *, since_ms: int = 0, limit: int = PEER_LIMIT
     ) -> list[ActivityEntry]:
         """The other hubs' entries of this user, newest first."""
         await self._index.ready()
@@ -248,10 +244,10 @@ class ActivityLog:
         cursor = (
             self._col.find(
                 {
-                    "tenant_id": str(caller["tenant_id"]),
-                    "user_id": str(caller.get("owner_user_id", "")),
+                    "tenant_id": caller.tenant_id,
+                    "user_id": caller.owner_user_id,
                     "ts": {"$gte": floor},
-                    "eddie_process_id": {"$ne": str(caller["_id"])},
+                    "eddie_process_id": {"$ne": caller.id},
                 }
             )
             .sort("ts", -1)
@@ -259,9 +255,7 @@ class ActivityLog:
         )
         return [ActivityEntry.from_doc(d) async for d in cursor]
 
-    async def invoke_record(
-        self, caller: dict[str, Any], args: JsonObject, key: str
-    ) -> RecordedResult:
+    async def invoke_record(self, caller: Process, args: JsonObject, key: str) -> RecordedResult:
         """`hub_activity_record`: the engine's entry for a completed turn."""
         parsed = parse_args(RecordArgs, args)
         kind = ActivityKind(parsed.kind or ActivityKind.USER_STATEMENT.value)

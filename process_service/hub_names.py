@@ -15,12 +15,10 @@ import json
 import logging
 from dataclasses import dataclass
 
-# Any appears only in `dict[str, Any]`: a process document, until the Process model replaces it.
-from typing import Any
-
 from pymongo.asynchronous.database import AsyncDatabase
 
 from process_service.hub_tool_models import ProjectCreated
+from process_service.process_model import Process
 from process_service.tool_args import ToolError
 from vance.clock import Clock
 from vance.store import Document, is_duplicate_key
@@ -31,8 +29,8 @@ CREATED_WAIT_S = 10.0  # how long the loser waits for the winner's project to ex
 _POLL_S = 0.1
 
 
-def _id(caller: dict[str, Any], name: str) -> str:
-    return json.dumps([str(caller["tenant_id"]), str(caller.get("owner_user_id", "")), name])
+def _id(caller: Process, name: str) -> str:
+    return json.dumps([caller.tenant_id, caller.owner_user_id, name])
 
 
 @dataclass(frozen=True)
@@ -72,14 +70,14 @@ class ProjectNames:
         self._col = db["hub_project_names"]
         self._clock = clock
 
-    async def claim(self, caller: dict[str, Any], name: str, key: str) -> None:
+    async def claim(self, caller: Process, name: str, key: str) -> None:
         """Holds the name for this call, or raises the conflict the model turns into "your
         other hub just created that"."""
         for _ in range(3):
             held = await self._try(caller, name, key)
             if held is None:
                 return
-            if held.eddie_process_id == caller["_id"]:
+            if held.eddie_process_id == caller.id:
                 raise ToolError(
                     f"a project named {name!r} exists already; open it with project_open or "
                     "pick another name"
@@ -90,14 +88,14 @@ class ProjectNames:
             raise ToolError(_conflict(name, done, self._clock.now_ms()))
         raise ToolError(f"the project {name!r} is being created elsewhere; try project_open")
 
-    async def _try(self, caller: dict[str, Any], name: str, key: str) -> NameClaim | None:
+    async def _try(self, caller: Process, name: str, key: str) -> NameClaim | None:
         doc: Document = {
             "_id": _id(caller, name),
-            "tenant_id": str(caller["tenant_id"]),
-            "user_id": str(caller.get("owner_user_id", "")),
+            "tenant_id": caller.tenant_id,
+            "user_id": caller.owner_user_id,
             "name": name,
-            "eddie_process_id": str(caller["_id"]),
-            "session_id": str(caller.get("session_id", "")),
+            "eddie_process_id": caller.id,
+            "session_id": caller.session_id,
             "key": key,
             "at_ms": self._clock.now_ms(),
             "created": False,
@@ -125,13 +123,13 @@ class ProjectNames:
             claim = None if doc is None else NameClaim.from_doc(doc)
         return claim
 
-    async def created(self, caller: dict[str, Any], name: str, result: ProjectCreated) -> None:
+    async def created(self, caller: Process, name: str, result: ProjectCreated) -> None:
         """Marks the claim's project made, keeping project_create's answer."""
         await self._col.update_one(
             {"_id": _id(caller, name)}, {"$set": {"created": True, "result": result.to_json()}}
         )
 
-    async def release(self, caller: dict[str, Any], name: str, key: str) -> None:
+    async def release(self, caller: Process, name: str, key: str) -> None:
         await self._col.delete_one({"_id": _id(caller, name), "key": key})
 
 

@@ -11,14 +11,14 @@ BLOCKED (answered elsewhere, stopped): `hub_asks` reads the workers' statuses wi
 from __future__ import annotations
 
 import time
-
-# Any appears only in `dict[str, Any]`: a process document, until the Process model replaces it.
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import grpc
 from pydantic import Field, field_validator
 from pymongo.asynchronous.database import AsyncDatabase
 
+from process_service.process_model import Process
+from process_service.store import ProcessStore
 from process_service.tool_args import (
     OptText,
     Text,
@@ -109,25 +109,23 @@ class Answered(ToolResult):
     outcome: str
 
 
-def forwarded_by(caller: dict[str, Any]) -> dict[str, str]:
+def forwarded_by(caller: Process) -> dict[str, str]:
     """The hop tag of the user's words Eddie passes on (seed 001 §7.3)."""
     return {
-        "engine": str(caller.get("engine") or "eddie"),
-        "processId": str(caller["_id"]),
-        "viaSession": str(caller.get("session_id", "")),
+        "engine": str(caller.engine or "eddie"),
+        "processId": caller.id,
+        "viaSession": caller.session_id,
     }
 
 
 class HubTalk:
-    def __init__(self, db: AsyncDatabase[Document], hub: HubTools) -> None:
+    def __init__(self, db: AsyncDatabase[Document], store: ProcessStore, hub: HubTools) -> None:
         self._asks = db["hub_asks"]
         self._observations = db["observations"]
-        self._procs = db["processes"]
+        self._store = store
         self._hub = hub
 
-    async def invoke(
-        self, tool: str, caller: dict[str, Any], args: JsonObject, key: str
-    ) -> ToolResult:
+    async def invoke(self, tool: str, caller: Process, args: JsonObject, key: str) -> ToolResult:
         handler = getattr(self, f"_{tool}")
         try:
             result: ToolResult = await handler(caller, args, key)
@@ -135,15 +133,15 @@ class HubTalk:
             raise ToolError(rpc_details(exc)) from exc
         return result
 
-    async def _chat_of(self, caller: dict[str, Any], project: str) -> dict[str, Any]:
+    async def _chat_of(self, caller: Process, project: str) -> Process:
         """The process Eddie talks to in a project: the one of it Eddie observes (connected by
         project_create or project_open), else the chat of its most recent session."""
-        async for doc in self._observations.find({f"observers.{caller['_id']}.project": project}):
+        async for doc in self._observations.find({f"observers.{caller.id}.project": project}):
             try:
                 found = await self._hub.owned(caller, str(doc["_id"]))
             except ToolError:
                 continue
-            if found.get("status") != ProcessStatus.CLOSED.value:
+            if not found.closed:
                 return found
         opened = await self._hub.project_open(caller, project)
         chat = opened.connected_to
@@ -151,31 +149,29 @@ class HubTalk:
             raise ToolError(f"project {project!r} has no open chat; project_open shows it")
         return await self._hub.owned(caller, chat)
 
-    async def _project_steer(
-        self, caller: dict[str, Any], args: JsonObject, key: str
-    ) -> ProjectSteered:
+    async def _project_steer(self, caller: Process, args: JsonObject, key: str) -> ProjectSteered:
         """The user's words to a project's chat, as USER_CHAT_INPUT from the user with
         `forwardedBy` naming Eddie. processId may name another process of that project."""
         parsed = parse_args(SteerArgs, args)
         project, message, process_id = parsed.project, parsed.message, parsed.process_id
         if process_id:
             target = await self._hub.owned(caller, process_id)
-            if str(target.get("project_id", "")) != project:
+            if target.project_id != project:
                 raise ToolError(f"process {process_id!r} is not in project {project!r}")
         else:
             target = await self._chat_of(caller, project)
         outcome = await self._hub.say(caller, target, message, key, forwarded=forwarded_by(caller))
         return ProjectSteered(
             project=project,
-            process_id=str(target["_id"]),
-            process_name=str(target.get("name", "")),
+            process_id=target.id,
+            process_name=target.name,
             outcome=outcome,
         )
 
-    async def _hub_ask_open(self, caller: dict[str, Any], args: JsonObject, key: str) -> AskOpened:
+    async def _hub_ask_open(self, caller: Process, args: JsonObject, key: str) -> AskOpened:
         """A worker's question reached this hub: kept until answered or stale. Idempotent."""
         parsed = parse_args(AskArgs, args)
-        hub, ask_id, process_id = str(caller["_id"]), parsed.ask_id, parsed.process_id
+        hub, ask_id, process_id = caller.id, parsed.ask_id, parsed.process_id
         await self._asks.update_one(
             {"_id": f"{hub}:{ask_id}"},
             {
@@ -200,8 +196,8 @@ class HubTalk:
         )
         return AskOpened(ask_id=ask_id)
 
-    async def _hub_asks(self, caller: dict[str, Any], args: JsonObject, key: str) -> OpenAsks:
-        return OpenAsks(asks=await self.open_asks(str(caller["_id"])))
+    async def _hub_asks(self, caller: Process, args: JsonObject, key: str) -> OpenAsks:
+        return OpenAsks(asks=await self.open_asks(caller.id))
 
     async def open_asks(self, hub: str) -> list[Ask]:
         docs = (
@@ -212,24 +208,23 @@ class HubTalk:
         if not docs:
             return []
         ids = list({str(d["process_id"]) for d in docs})
-        statuses = {
-            str(p["_id"]): p.get("status")
-            async for p in self._procs.find({"_id": {"$in": ids}}, {"status": 1})
-        }
-        stale = [d["_id"] for d in docs if statuses.get(str(d["process_id"])) != "BLOCKED"]
+        statuses = await self._store.statuses(ids)
+        stale = [
+            d["_id"]
+            for d in docs
+            if statuses.get(str(d["process_id"])) is not ProcessStatus.BLOCKED
+        ]
         if stale:
             await self._asks.update_many(
                 {"_id": {"$in": stale}}, {"$set": {"open": False, "closed": "stale"}}
             )
         return [Ask.from_doc(d) for d in docs if d["_id"] not in stale]
 
-    async def _answer_question(
-        self, caller: dict[str, Any], args: JsonObject, key: str
-    ) -> Answered:
+    async def _answer_question(self, caller: Process, args: JsonObject, key: str) -> Answered:
         """The user's answer to one open question, to the worker that asked it."""
         parsed = parse_args(AnswerArgs, args)
         ask_id, message = parsed.ask_id, parsed.message
-        hub = str(caller["_id"])
+        hub = caller.id
         doc = await self._asks.find_one({"_id": f"{hub}:{ask_id}"})
         if doc is None or (not doc.get("open") and doc.get("answer_key") != key):
             raise ToolError(f"no open question {ask_id!r}; the open ones are listed in the turn")

@@ -8,9 +8,6 @@ from __future__ import annotations
 import logging
 from collections.abc import Awaitable, Callable
 
-# Any appears only in `dict[str, Any]`: a process document, until the Process model replaces it.
-from typing import Any
-
 import grpc
 from pymongo.asynchronous.database import AsyncDatabase
 
@@ -41,6 +38,7 @@ from process_service.hub_tool_models import (
 )
 from process_service.inbox import Inbox
 from process_service.observations import DEFAULT_MODE, Observations
+from process_service.process_model import Process
 from process_service.processes import Processes
 from process_service.tool_args import (
     ToolError,
@@ -67,8 +65,8 @@ WORKER_PROFILE = "eddie"  # a worker addressed through Eddie: no client tools (v
 TENANT_LEVEL = "_tenant"
 
 
-def _caller(doc: dict[str, Any]) -> spb.Caller:
-    return spb.Caller(user_id=str(doc.get("owner_user_id", "")))
+def _caller(process: Process) -> spb.Caller:
+    return spb.Caller(user_id=process.owner_user_id)
 
 
 def _kind(p: spb.Project) -> str:
@@ -97,7 +95,7 @@ class HubTools:
         self.names: ProjectNames | None = None  # conflict protection, set at wiring
 
     async def invoke(
-        self, tool: str, caller: dict[str, Any], args: JsonObject, key: str, profile: str = ""
+        self, tool: str, caller: Process, args: JsonObject, key: str, profile: str = ""
     ) -> ToolResult:
         if tool == "hub_switch_to" and not capabilities(profile).can_mediate:
             # The engine checks this before it calls; a call that got here another way is
@@ -110,22 +108,18 @@ class HubTools:
             raise ToolError(_details(exc)) from exc
         return result
 
-    async def owned(self, caller: dict[str, Any], process_id: str) -> dict[str, Any]:
+    async def owned(self, caller: Process, process_id: str) -> Process:
         try:
-            doc = await self._processes.get(process_id)
+            found = await self._processes.get(process_id)
         except VanceError as exc:
             raise ToolError(f"no process {process_id!r}") from exc
-        if doc.get("owner_user_id") != caller.get("owner_user_id") or doc.get(
-            "tenant_id"
-        ) != caller.get("tenant_id"):
+        if found.owner_user_id != caller.owner_user_id or found.tenant_id != caller.tenant_id:
             raise ToolError(f"no process {process_id!r}")
-        return doc
+        return found
 
-    async def _project(self, caller: dict[str, Any], name: str) -> spb.Project:
+    async def _project(self, caller: Process, name: str) -> spb.Project:
         found = await self._sessions.ListProjects(
-            spb.ListProjectsRequest(
-                tenant_id=str(caller["tenant_id"]), caller=_caller(caller), kind="ALL"
-            )
+            spb.ListProjectsRequest(tenant_id=caller.tenant_id, caller=_caller(caller), kind="ALL")
         )
         for project in found.projects:
             if project.project_id == name:
@@ -133,15 +127,13 @@ class HubTools:
                 return result
         raise ToolError(f"no project named {name!r}; see project_list")
 
-    async def _project_create(
-        self, caller: dict[str, Any], args: JsonObject, key: str
-    ) -> ProjectCreated:
+    async def _project_create(self, caller: Process, args: JsonObject, key: str) -> ProjectCreated:
         done = await self._created.find_one({"_id": key})
         if done is not None:
             return ProjectCreated.model_validate(done["result"])  # a redone turn: created once
         parsed = parse_args(CreateArgs, args)
-        name, tenant = parsed.name, str(caller["tenant_id"])
-        user, mode = str(caller.get("owner_user_id", "")), parsed.channel_mode or DEFAULT_MODE
+        name, tenant = parsed.name, caller.tenant_id
+        user, mode = caller.owner_user_id, parsed.channel_mode or DEFAULT_MODE
         if self.names is not None:  # one hub of the user wins a name (hub_names.py)
             await self.names.claim(caller, name, key)
         try:
@@ -193,8 +185,8 @@ class HubTools:
 
     async def say(
         self,
-        caller: dict[str, Any],
-        target: dict[str, Any],
+        caller: Process,
+        target: Process,
         text: str,
         key: str,
         *,
@@ -204,14 +196,14 @@ class HubTools:
         """The user's words, sent by Eddie: USER_CHAT_INPUT from the user, Eddie as sender
         (and, for project_steer and answers, `forwardedBy` and the question answered)."""
         result = await self._inbox.steer(
-            str(target["_id"]),
+            target.id,
             "",
             "",
             UserChatInput(
                 content=text,
                 idempotency_key=key,
-                sender_process_id=str(caller["_id"]),
-                from_user=str(caller.get("owner_user_id", "")),
+                sender_process_id=caller.id,
+                from_user=caller.owner_user_id,
                 forwarded_by=forwarded or {},
                 ask_id=ask_id,
             ),
@@ -220,12 +212,10 @@ class HubTools:
             raise ToolError(result.reason)
         return result.outcome.value
 
-    async def _project_list(
-        self, caller: dict[str, Any], args: JsonObject, key: str
-    ) -> ProjectList:
+    async def _project_list(self, caller: Process, args: JsonObject, key: str) -> ProjectList:
         found = await self._sessions.ListProjects(
             spb.ListProjectsRequest(
-                tenant_id=str(caller["tenant_id"]),
+                tenant_id=caller.tenant_id,
                 caller=_caller(caller),
                 kind=parse_args(KindArgs, args).kind or "NORMAL",
             )
@@ -237,21 +227,19 @@ class HubTools:
             ]
         )
 
-    async def _project_open(
-        self, caller: dict[str, Any], args: JsonObject, key: str
-    ) -> ProjectOpened:
+    async def _project_open(self, caller: Process, args: JsonObject, key: str) -> ProjectOpened:
         parsed = parse_args(OpenArgs, args)
         return await self.project_open(caller, parsed.name, parsed.channel_mode)
 
     async def project_open(
-        self, caller: dict[str, Any], name: str, channel_mode: str = ""
+        self, caller: Process, name: str, channel_mode: str = ""
     ) -> ProjectOpened:
         """The project's sessions, newest first, with the hub observing the newest one's chat
         (in `channel_mode`, else the mode it observes in already, else DEFAULT_MODE)."""
         project = await self._project(caller, name)
         listed = await self._sessions.ListSessions(
             spb.ListSessionsRequest(
-                tenant_id=str(caller["tenant_id"]),
+                tenant_id=caller.tenant_id,
                 project_id=project.project_id,
                 caller=_caller(caller),
             )
@@ -272,12 +260,12 @@ class HubTools:
         connected, mode = None, ""
         if sessions and sessions[0].chat_process_id:
             chat = await self.owned(caller, sessions[0].chat_process_id)
-            observers = await self._observations.observers(str(chat["_id"]))
-            mine = observers.get(str(caller["_id"]))
+            observers = await self._observations.observers(chat.id)
+            mine = observers.get(caller.id)
             mode = channel_mode or str((mine or {}).get("mode") or DEFAULT_MODE)
             if mine is None or mine.get("mode") != mode:
                 await self._observations.observe(chat, caller, mode, project.project_id)
-            connected = str(chat["_id"])
+            connected = chat.id
         return ProjectOpened(
             project=project.project_id,
             title=project.title,
@@ -289,35 +277,31 @@ class HubTools:
         )
 
     async def _project_archive(
-        self, caller: dict[str, Any], args: JsonObject, key: str
+        self, caller: Process, args: JsonObject, key: str
     ) -> ProjectArchived:
         project = await self._sessions.ArchiveProject(
             spb.ProjectOpRequest(
-                tenant_id=str(caller["tenant_id"]),
+                tenant_id=caller.tenant_id,
                 project_id=parse_args(NamedArgs, args).name,
                 caller=_caller(caller),
             )
         )
         return ProjectArchived(project=project.project_id, archived=True)
 
-    async def _process_observe(
-        self, caller: dict[str, Any], args: JsonObject, key: str
-    ) -> Observing:
+    async def _process_observe(self, caller: Process, args: JsonObject, key: str) -> Observing:
         parsed = parse_args(ObserveArgs, args)
         mode = parsed.channel_mode
         target = await self.owned(caller, parsed.process_id)
-        await self._observations.observe(target, caller, mode, str(target.get("project_id", "")))
-        return Observing(process_id=str(target["_id"]), channel_mode=mode)
+        await self._observations.observe(target, caller, mode, target.project_id)
+        return Observing(process_id=target.id, channel_mode=mode)
 
-    async def _process_command(
-        self, caller: dict[str, Any], args: JsonObject, key: str
-    ) -> Commanded:
+    async def _process_command(self, caller: Process, args: JsonObject, key: str) -> Commanded:
         parsed = parse_args(CommandArgs, args)
         command = parsed.command.lower()
         target = await self.owned(caller, parsed.process_id)
         try:
             if command == "stop":
-                doc = await self._processes.stop(target, stopped_by=str(caller["_id"]))
+                doc = await self._processes.stop(target, stopped_by=caller.id)
             elif command == "pause":
                 doc = await self._processes.pause(target)
             elif command == "resume":
@@ -326,26 +310,26 @@ class HubTools:
                 raise ToolError("command must be stop, pause or resume")
         except VanceError as exc:
             raise ToolError(exc.message) from exc
-        return Commanded(process_id=str(doc["_id"]), status=str(doc["status"]))
+        return Commanded(process_id=doc.id, status=doc.status.value)
 
     async def _inbox_forward_to_user(
-        self, caller: dict[str, Any], args: JsonObject, key: str
+        self, caller: Process, args: JsonObject, key: str
     ) -> InboxForwarded:
         parsed = parse_args(ForwardArgs, args)
         item = await self._sessions_internal.AddInboxItem(
             spb.InboxItem(
-                tenant_id=str(caller["tenant_id"]),
-                user_id=str(caller.get("owner_user_id", "")),
+                tenant_id=caller.tenant_id,
+                user_id=caller.owner_user_id,
                 title=parsed.title,
                 body=parsed.body,
-                source_process_id=str(caller["_id"]),
-                source_session_id=str(caller["session_id"]),
+                source_process_id=caller.id,
+                source_session_id=caller.session_id,
                 idempotency_key=key,
             )
         )
         return InboxForwarded(id=item.id, title=item.title)
 
-    async def _hub_switch_to(self, caller: dict[str, Any], args: JsonObject, key: str) -> SwitchTo:
+    async def _hub_switch_to(self, caller: Process, args: JsonObject, key: str) -> SwitchTo:
         parsed = parse_args(SwitchToArgs, args)
         target = parsed.target
         try:
@@ -357,20 +341,20 @@ class HubTools:
                 raise ToolError(f"project {target!r} has no open session to switch to") from None
             doc = await self.owned(caller, chat)
         data = SwitchTo(
-            target_session_id=str(doc["session_id"]),
-            target_project_id=str(doc.get("project_id", "")),
-            target_process_name=str(doc.get("name", "")),
+            target_session_id=doc.session_id,
+            target_project_id=doc.project_id,
+            target_process_name=doc.name,
             voice_announcement=parsed.voice_announcement or None,
         )
-        await self._publish([str(caller["session_id"])], "switch-to", data.to_json())
+        await self._publish([caller.session_id], "switch-to", data.to_json())
         return data
 
-    async def _hub_context(self, caller: dict[str, Any], args: JsonObject, key: str) -> HubContext:
+    async def _hub_context(self, caller: Process, args: JsonObject, key: str) -> HubContext:
         """Language: the process's `chat.language`, else the project's (the hub project for
         Eddie) over the tenant's settings, else en. Voice rules: the hub's document, then the
         tenant's; none stored means the engine's bundled rules."""
-        tenant, project = str(caller["tenant_id"]), str(caller.get("project_id", ""))
-        language = str((caller.get("params") or {}).get("chat.language") or "")
+        tenant, project = caller.tenant_id, caller.project_id
+        language = str(caller.params.get("chat.language") or "")
         if not language:
             settings = await self._sessions.GetSettings(
                 spb.GetSettingsRequest(tenant_id=tenant, project_id=project)
@@ -386,13 +370,13 @@ class HubTools:
         return out
 
     async def _hub_voice_rules_store(
-        self, caller: dict[str, Any], args: JsonObject, key: str
+        self, caller: Process, args: JsonObject, key: str
     ) -> VoiceRulesStored:
         """Rules Eddie bootstrapped for a language nobody had rules for: the tenant level, an
         ordinary stored document an admin may overwrite; existing rules are never replaced."""
         parsed = parse_args(VoiceRulesArgs, args)
         language, rules = parsed.language.lower(), parsed.rules
-        doc_id = f"{caller['tenant_id']}:{TENANT_LEVEL}:{language}"
+        doc_id = f"{caller.tenant_id}:{TENANT_LEVEL}:{language}"
         result = await self._voice.update_one(
             {"_id": doc_id},
             {"$setOnInsert": {"rules": rules, "language": language, "source": "bootstrap"}},

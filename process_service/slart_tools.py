@@ -10,12 +10,10 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-# Any appears only in `dict[str, Any]`: a process document, until the Process model replaces it.
-from typing import Any
-
 import grpc
 import yaml
 
+from process_service.process_model import Process
 from process_service.tool_args import Text, ToolArgs, ToolError, ToolResult, parse_args, rpc_details
 from vance.internal.v1 import recipe_internal_pb2 as ripb
 from vance.internal.v1 import recipe_internal_pb2_grpc
@@ -72,7 +70,7 @@ class GeneratedRecipes:
         self._catalog = catalog  # the engine catalog and the selector's inventory
         self._engines_available = engines_available
 
-    async def context(self, caller: dict[str, Any]) -> SlartContext:
+    async def context(self, caller: Process) -> SlartContext:
         """The engine catalog (engines no worker runs are marked) and the recipe inventory."""
         available = sorted(self._engines_available())
         catalog = await self._catalog.ListEngines(
@@ -80,8 +78,8 @@ class GeneratedRecipes:
         )
         inventory = await self._catalog.ListInventory(
             ripb.ListInventoryRequest(
-                tenant_id=str(caller.get("tenant_id", "")),
-                project_id=str(caller.get("project_id", "")),
+                tenant_id=caller.tenant_id,
+                project_id=caller.project_id,
                 available_engines=available,
             )
         )
@@ -96,15 +94,15 @@ class GeneratedRecipes:
             ],
         )
 
-    async def store(self, caller: dict[str, Any], args: JsonObject) -> StoredRecipe:
+    async def store(self, caller: Process, args: JsonObject) -> StoredRecipe:
         """Validates a proposed recipe and stores it; a ToolError lists every problem found,
         so one repair round can fix them all."""
-        if caller.get("engine") != ARCHITECT_ENGINE:
+        if caller.engine != ARCHITECT_ENGINE:
             raise ToolError("only Slartibartfast stores generated recipes")
         parsed = parse_args(StoreArgs, args)
         name, text = parsed.name, parsed.yaml
-        tenant = str(caller.get("tenant_id", ""))
-        project = str(caller.get("project_id", ""))
+        tenant = caller.tenant_id
+        project = caller.project_id
         try:
             doc: object = yaml.safe_load(text)
         except yaml.YAMLError as exc:
@@ -114,7 +112,7 @@ class GeneratedRecipes:
         problems = await self._check(doc, tenant, project)
         if problems:
             raise ToolError("; ".join(problems))
-        path = generated_path(str(caller["_id"]), name)
+        path = generated_path(caller.id, name)
         stored = await self._put(tenant, project, path, text)
         return StoredRecipe(
             recipe=stored.name, engine=stored.engine, description=stored.description

@@ -5,13 +5,11 @@ own scopes: its process, session and project, and its owner's documents."""
 
 from __future__ import annotations
 
-# Any appears only in `dict[str, Any]`: a process document, until the Process model replaces it.
-from typing import Any
-
 from pydantic import Field, field_validator
 
 from process_service.knowledge.base import Knowledge, MemoryNote
 from process_service.knowledge.recall import check_scope
+from process_service.process_model import Process
 from process_service.tool_args import (
     OptText,
     Text,
@@ -181,9 +179,7 @@ class KnowledgeTools:
     def __init__(self, knowledge: Knowledge) -> None:
         self._k = knowledge
 
-    async def invoke(
-        self, tool: str, caller: dict[str, Any], args: JsonObject, key: str
-    ) -> ToolResult:
+    async def invoke(self, tool: str, caller: Process, args: JsonObject, key: str) -> ToolResult:
         try:
             if tool == "memory_remember":
                 return await self._remember(caller, parse_args(RememberArgs, args), key)
@@ -198,7 +194,7 @@ class KnowledgeTools:
             raise ToolError(exc.message) from exc
         raise ToolError(f"process_service does not host {tool!r}")
 
-    async def _remember(self, caller: dict[str, Any], args: RememberArgs, key: str) -> Remembered:
+    async def _remember(self, caller: Process, args: RememberArgs, key: str) -> Remembered:
         record = await self._k.memory.record(
             caller,
             args.scope,
@@ -210,7 +206,7 @@ class KnowledgeTools:
         )
         return Remembered(remembered=MemoryNote.of(record))
 
-    async def _recall(self, caller: dict[str, Any], args: RecallArgs) -> Recalled:
+    async def _recall(self, caller: Process, args: RecallArgs) -> Recalled:
         found = await self._k.recall.recall(
             caller, args.scope, args.query, limit=args.limit, matching_only=True
         )
@@ -222,7 +218,7 @@ class KnowledgeTools:
             note=None if found else "nothing recorded matches",
         )
 
-    async def _rag_query(self, caller: dict[str, Any], args: RagArgs) -> RagAnswer:
+    async def _rag_query(self, caller: Process, args: RagArgs) -> RagAnswer:
         hits, hybrid = await self._k.rag_for(caller, args.query, args.top_k, 0.0)
         return RagAnswer(
             chunks=[

@@ -9,11 +9,9 @@ import asyncio
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 
-# Any appears only in `dict[str, Any]`: a process document, until the Process model replaces it.
-from typing import Any
-
 from pymongo.asynchronous.database import AsyncDatabase
 
+from process_service.process_model import Process
 from process_service.tool_args import ToolError, ToolResult, parse_args
 from process_service.user_work import web
 from process_service.user_work.doc_models import (
@@ -81,9 +79,7 @@ class UserWork:
         found = await self._sessions.GetSettings(spb.GetSettingsRequest(tenant_id=tenant))
         return WorkSettings.from_values(dict(found.effective))
 
-    async def invoke(
-        self, tool: str, caller: dict[str, Any], args: JsonObject, key: str
-    ) -> ToolResult:
+    async def invoke(self, tool: str, caller: Process, args: JsonObject, key: str) -> ToolResult:
         owner = Owner.of(caller)
         handler = getattr(self, f"_{tool}")
         result: ToolResult = await handler(owner, args, key)
