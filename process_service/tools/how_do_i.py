@@ -23,7 +23,7 @@ from pathlib import Path
 from vance.v1 import recipe_pb2 as rpb
 from vance.v1 import recipe_pb2_grpc
 
-_ROOT = Path(__file__).resolve().parent.parent
+_ROOT = Path(__file__).resolve().parents[2]  # process_service/tools/ -> the repository
 # The docs are not a package, so an installed system names their folder with VANCE_DOCS_DIR
 # (the Dockerfile copies them there).
 SOURCES = (Path(os.environ.get("VANCE_DOCS_DIR") or _ROOT / "docs"),)
