@@ -6,7 +6,6 @@ import asyncio
 import logging
 import os
 from collections.abc import Callable, Coroutine
-from typing import Any
 
 import grpc
 
@@ -57,6 +56,7 @@ from vance.internal.v1 import (
     worker_pb2,
     worker_pb2_grpc,
 )
+from vance.json_types import JsonObject
 from vance.logsetup import setup_logging
 from vance.memdebug import interval_from_env, report_growth
 from vance.observability.setup import start_observability
@@ -101,7 +101,7 @@ class Background:
         self.rollup = rollup
         self.channels = channels
         # Further loops of the group, added at wiring (hub_peers.py: trailing peer events).
-        self.loops: list[Callable[[], Coroutine[Any, Any, None]]] = []
+        self.loops: list[Callable[[], Coroutine[object, object, None]]] = []
         self.outbox = outbox
         self.memdebug_s = interval_from_env()  # VANCE_DEBUG_TRACEMALLOC (vance/memdebug.py)
         self._stop = asyncio.Event()
@@ -210,7 +210,7 @@ async def create_server(
         heartbeat_ms=config.lanes.heartbeat_ms,
     )
 
-    async def publish(session_ids: list[str], type_: str, data: dict[str, Any]) -> None:
+    async def publish(session_ids: list[str], type_: str, data: JsonObject) -> None:
         for session_id in session_ids:
             events.submit(session_id, NOTICE, {"type": type_, "data": data})
             await events.flush(session_id)

@@ -3,8 +3,7 @@
 from __future__ import annotations
 
 import logging
-from collections.abc import AsyncIterator
-from typing import Any
+from collections.abc import AsyncIterator, Iterable
 
 import grpc
 
@@ -431,7 +430,7 @@ def _session(request: pipb.SessionCascadeRequest) -> str:
 MAX_BATCH_SESSIONS = 10_000
 
 
-def _session_ids(ids: Any) -> list[str]:
+def _session_ids(ids: Iterable[str]) -> list[str]:
     out = list(dict.fromkeys(ids))
     if any(not sid for sid in out):
         raise InvalidArgumentError(

@@ -167,8 +167,8 @@ class ToolResult(BaseModel):
 
 
 class JsonResult(ToolResult):
-    """An answer already built as JSON by a module that has no records for it yet (plans.py,
-    delegate.py: the process-model side), passed on as it is."""
+    """An answer already built as JSON (plans.py's plan view, which plan_rpcs.py also turns
+    into the proto), passed on as it is."""
 
     body: JsonObject
 
@@ -192,8 +192,3 @@ class SpawnResult(ToolResult):
             engine=child.engine,
             recipe=child.recipe_name,
         )
-
-
-def spawn_result(child: ThinkProcess) -> JsonObject:
-    """SpawnResult as JSON, for delegate.py, which nests it in its own answer."""
-    return SpawnResult.of(child).to_json()

@@ -96,9 +96,13 @@ class EventLog:
         w.last_used_ms = self._clock.now_ms()
         return w
 
-    # `data`: the event's JSON payload (SessionEvent.data).
     async def publish(
-        self, session_id: str, kind: str, data: dict[str, Any], *, ephemeral: bool = False
+        self,
+        session_id: str,
+        kind: str,
+        data: dict[str, Any],  # JSON: the event's payload (SessionEvent.data)
+        *,
+        ephemeral: bool = False,
     ) -> int:
         """Appends one event and returns its seq once it is durable (or, for ephemeral stream
         chunks, once it has a seq)."""

@@ -262,8 +262,8 @@ class HubTools:
             chat = await self.owned(caller, sessions[0].chat_process_id)
             observers = await self._observations.observers(chat.id)
             mine = observers.get(caller.id)
-            mode = channel_mode or str((mine or {}).get("mode") or DEFAULT_MODE)
-            if mine is None or mine.get("mode") != mode:
+            mode = channel_mode or (mine.mode if mine else "") or DEFAULT_MODE
+            if mine is None or mine.mode != mode:
                 await self._observations.observe(chat, caller, mode, project.project_id)
             connected = chat.id
         return ProjectOpened(

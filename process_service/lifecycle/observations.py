@@ -22,15 +22,16 @@ from __future__ import annotations
 import hashlib
 import logging
 import time
-from typing import Any
 
 import grpc
 from pymongo.asynchronous.database import AsyncDatabase
 
 from process_service.events.log import NOTICE, PROGRESS, EventLog
 from process_service.models import TurnRef
+from process_service.observer_model import Observer
 from process_service.process_model import Process, TurnFacts
 from process_service.runtime.inbox import Inbox
+from process_service.store.observation_docs import ObservationStore
 from process_service.store.process_store import ProcessStore
 from vance.domain import (
     PARENT_EVENT_FOR_CLOSE,
@@ -42,6 +43,7 @@ from vance.domain import (
     ProcessStatus,
 )
 from vance.internal.v1 import session_internal_pb2_grpc
+from vance.json_types import JsonObject
 from vance.store import Document
 from vance.v1 import session_pb2 as spb
 
@@ -66,13 +68,13 @@ class Observations:
         inbox: Inbox,
         sessions: session_internal_pb2_grpc.SessionInternalServiceAsyncStub,
     ) -> None:
-        self._col = db["observations"]
+        self._col = ObservationStore(db["observations"])
         self._store = store
         self._events = events
         self._inbox = inbox
         self._sessions = sessions
-        # Process -> its observers (JSON, as the observations collection holds them).
-        self._cache: dict[str, tuple[float, dict[str, Any]]] = {}
+        # Process -> its observers by observer id.
+        self._cache: dict[str, tuple[float, dict[str, Observer]]] = {}
 
     async def observe(
         self,
@@ -85,19 +87,12 @@ class Observations:
     ) -> None:
         """`started`: Eddie connects to a process it just had created; if its start turn
         committed before this observation existed, STARTED is sent from here."""
-        await self._col.update_one(
-            {"_id": observed.id},
-            {
-                "$set": {
-                    f"observers.{observer.id}": {
-                        "mode": mode,
-                        "session_id": observer.session_id,
-                        "engine": observer.engine,
-                        "project": project,
-                    }
-                }
-            },
-            upsert=True,
+        await self._col.put(
+            observed.id,
+            observer.id,
+            Observer(
+                mode=mode, session_id=observer.session_id, engine=observer.engine, project=project
+            ),
         )
         # Marks the process, so the commits of the many processes nobody observes never look.
         await self._store.mark_observed([observed.id])
@@ -117,7 +112,7 @@ class Observations:
         process_id: str,
         name: str,
         observer_id: str,
-        extra: dict[str, Any],  # JSON: the event's payload
+        extra: JsonObject,  # the event's payload
     ) -> None:
         await self._inbox.steer(
             observer_id,
@@ -137,25 +132,24 @@ class Observations:
     async def mark_observed(self) -> None:
         """At start: the OBSERVED mark on every observed process, also on those observed
         before the mark existed (cheap: one read, and one write when any lacks it)."""
-        ids = [str(d["_id"]) async for d in self._col.find({}, {"_id": 1})]
-        await self._store.mark_observed(ids)
+        await self._store.mark_observed(await self._col.observed_ids())
 
-    async def observers(self, process_id: str) -> dict[str, Any]:  # JSON, as stored
+    async def observers(self, process_id: str) -> dict[str, Observer]:
+        """Observer id -> observer; cached for _CACHE_S."""
         hit = self._cache.get(process_id)
         now = time.monotonic()
         if hit is not None and now - hit[0] <= _CACHE_S:
             return hit[1]
-        doc = await self._col.find_one({"_id": process_id})
-        found = dict((doc or {}).get("observers") or {})
+        found = await self._col.observers(process_id)
         if len(self._cache) > 20_000:
             self._cache.clear()
         self._cache[process_id] = (now, found)
         return found
 
     # `payload`, `data`: the engine's JSON, passed on as it was sent.
-    async def forward_progress(self, ref: TurnRef, kind: str, payload: dict[str, Any]) -> None:
+    async def forward_progress(self, ref: TurnRef, kind: str, payload: JsonObject) -> None:
         for observer_id, obs in (await self.observers(ref.process_id)).items():
-            session = str(obs["session_id"])
+            session = obs.session_id
             self._events.submit(
                 session,
                 PROGRESS,
@@ -168,7 +162,7 @@ class Observations:
                     "payload": {
                         **payload,
                         "forwardedBy": {
-                            "engine": obs.get("engine") or "eddie",
+                            "engine": obs.engine or "eddie",
                             "processId": observer_id,
                             "viaSession": session,
                         },
@@ -177,13 +171,13 @@ class Observations:
             )
             await self._events.flush(session)
 
-    async def forward_notice(self, process_id: str, type_: str, data: dict[str, Any]) -> None:
+    async def forward_notice(self, process_id: str, type_: str, data: JsonObject) -> None:
         """A plan frame of an observed process, copied into each observer's session with the
         hop in `forwardedBy` (the gateway lifts it into the envelope)."""
         for observer_id, obs in (await self.observers(process_id)).items():
-            session = str(obs["session_id"])
-            hop = {
-                "engine": obs.get("engine") or "eddie",
+            session = obs.session_id
+            hop: JsonObject = {
+                "engine": obs.engine or "eddie",
                 "processId": observer_id,
                 "viaSession": session,
             }
@@ -197,7 +191,7 @@ class Observations:
         ref: TurnFacts,
         process: Process,
         summary: str,
-        payload: dict[str, Any],  # the engine's JSON
+        payload: JsonObject,  # the engine's JSON
     ) -> None:
         """Tells the observers of a committed turn (the commit's outbox entry, delivered by
         process_service/runtime/outbox.py at least once; every message is keyed by turn and observer).
@@ -208,11 +202,11 @@ class Observations:
         final = process.status
         event_type = _milestone(final, process, summary)
         for observer_id, obs in observers.items():
-            mode = str(obs.get("mode") or DEFAULT_MODE)
+            mode = obs.mode or DEFAULT_MODE
             if ref.call is LifecycleCall.START:
-                base = {
+                base: JsonObject = {
                     "channelMode": mode,
-                    "project": obs.get("project", ""),
+                    "project": obs.project,
                     "sessionId": ref.session_id,
                 }
                 await self._started(ref.process_id, ref.process_name, observer_id, base)
@@ -223,9 +217,9 @@ class Observations:
                 continue
             else:
                 text, kind = summary, event_type
-            extra: dict[str, Any] = {  # JSON: added to the event's payload
+            extra: JsonObject = {  # added to the event's payload
                 "channelMode": mode,
-                "project": obs.get("project", ""),
+                "project": obs.project,
                 "sessionId": ref.session_id,
                 "status": final.value,
             }
@@ -235,7 +229,7 @@ class Observations:
                 item = await self._to_user_inbox(ref, process, kind, text, observer_id)
                 extra["inboxItemId"] = item
                 text = (
-                    f"{ref.process_name} in {obs.get('project', '')} is {kind.value.lower()}; "
+                    f"{ref.process_name} in {obs.project} is {kind.value.lower()}; "
                     "its output is in the user's inbox"
                 )
             message = ProcessEvent(

@@ -7,19 +7,22 @@ with id, text, status, optional project), mode (`normal`, `plan` while a proposa
 change is published into the process's session as a stored notice (`plan-proposed`,
 `todos-updated`, `process-mode-changed`), so a client that reconnects replays it, and copied to
 the hubs that observe the process with `forwardedBy`. Writes compare and set on `version`, so
-the user's decision and the engine's todo updates never overwrite each other."""
+the user's decision and the engine's todo updates never overwrite each other. The plan is a
+record (process_service/plan_model.py); only process_service/store/plan_docs.py knows its fields."""
 
 from __future__ import annotations
 
 import logging
-from collections.abc import Awaitable, Callable
-from typing import Any
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from dataclasses import replace
 
 from pymongo.asynchronous.database import AsyncDatabase
 
 from process_service.lifecycle.observations import Observations
+from process_service.plan_model import Plan, PlanStep
 from process_service.process_model import Process
 from process_service.runtime.inbox import Inbox
+from process_service.store.plan_docs import PlanStore
 from vance.domain import DeliveryOutcome, ExternalCommand
 from vance.errors import (
     AbortedError,
@@ -28,11 +31,12 @@ from vance.errors import (
     NotFoundError,
 )
 from vance.ids import new_id
+from vance.json_types import JsonObject, JsonValue
 from vance.store import Document
 
 logger = logging.getLogger(__name__)
 
-Publish = Callable[[list[str], str, dict[str, Any]], Awaitable[None]]
+Publish = Callable[[list[str], str, JsonObject], Awaitable[None]]
 
 TODO_STATUSES = ("pending", "in_progress", "done", "skipped")
 DECISIONS = ("approve", "edit", "reject")
@@ -42,7 +46,7 @@ DECISION_COMMAND = "plan-decision"  # the ExternalCommand the engine gets
 _ATTEMPTS = 8
 
 
-def clean_steps(raw: Any) -> list[dict[str, str]]:
+def clean_steps(raw: object) -> tuple[PlanStep, ...]:
     """Steps as the model or the user gave them: strings or {text, project?}; 1-20, each
     non-empty. Ids are t1..tN in order; every step starts pending."""
     if not isinstance(raw, list) or not 1 <= len(raw) <= MAX_STEPS:
@@ -54,24 +58,40 @@ def clean_steps(raw: Any) -> list[dict[str, str]]:
             text, project = str(step.get("text") or ""), str(step.get("project") or "")
         if not text.strip():
             raise InvalidArgumentError(f"step {i} has no text", reason="bad_steps")
-        entry = {"id": f"t{i}", "text": text.strip()[:MAX_TEXT], "status": "pending"}
-        if project.strip():
-            entry["project"] = project.strip()
-        out.append(entry)
+        out.append(
+            PlanStep(
+                id=f"t{i}", text=text.strip()[:MAX_TEXT], status="pending", project=project.strip()
+            )
+        )
+    return tuple(out)
+
+
+def step_json(step: PlanStep, *, status: bool = True) -> JsonObject:
+    """A step as the plan tools, the plan frames and the engine's command carry it."""
+    out: JsonObject = {"id": step.id, "text": step.text}
+    if status:
+        out["status"] = step.status
+    if step.project:
+        out["project"] = step.project
     return out
 
 
-def plan_view(doc: dict[str, Any] | None, process_id: str) -> dict[str, Any]:
-    if doc is None:
+def _steps_json(plan: Plan) -> list[JsonValue]:
+    return [step_json(s) for s in plan.steps]
+
+
+def plan_view(plan: Plan | None, process_id: str) -> JsonObject:
+    """The plan as the plan tools answer (JSON) and plan_rpcs.py turns into the proto."""
+    if plan is None:
         return {"processId": process_id, "planId": "", "mode": "normal", "steps": []}
     return {
         "processId": process_id,
-        "sessionId": doc.get("session_id", ""),
-        "planId": doc["plan_id"],
-        "title": doc.get("title", ""),
-        "mode": doc.get("mode", "normal"),
-        "status": doc.get("status", ""),
-        "steps": list(doc.get("steps") or []),
+        "sessionId": plan.session_id,
+        "planId": plan.plan_id,
+        "title": plan.title,
+        "mode": plan.mode,
+        "status": plan.status,
+        "steps": _steps_json(plan),
     }
 
 
@@ -83,13 +103,15 @@ class Plans:
         observations: Observations,
         publish: Publish,
     ) -> None:
-        self._col = db["plans"]
+        self._store = PlanStore(db["plans"])
         self._inbox = inbox
         self._observations = observations
         self._publish = publish
 
-    async def invoke(self, tool: str, caller: Process, args: dict[str, Any], key: str) -> Any:
-        """The plan tools (process_service/tools/talk_specs.py)."""
+    async def invoke(
+        self, tool: str, caller: Process, args: Mapping[str, JsonValue], key: str
+    ) -> JsonObject:
+        """The plan tools (process_service/tools/talk_specs.py); `args` is the model's JSON."""
         if tool == "plan_store":
             title = args.get("title")
             return await self.propose(
@@ -100,49 +122,48 @@ class Plans:
             updates = [{"id": args.get("id"), "status": args.get("status")}]
         return await self.todo_update(caller, [u for u in updates if isinstance(u, dict)])
 
-    async def get(self, process_id: str) -> dict[str, Any]:
-        return plan_view(await self._col.find_one({"_id": process_id}), process_id)
+    async def get(self, process_id: str) -> JsonObject:
+        return plan_view(await self._store.get(process_id), process_id)
 
-    async def propose(self, process: Process, title: str, steps: Any, key: str) -> dict[str, Any]:
+    async def propose(self, process: Process, title: str, steps: object, key: str) -> JsonObject:
         """A new proposal replaces whatever plan the process had; a redone turn (same key)
         proposes once."""
         pid = process.id
-        old = await self._col.find_one({"_id": pid})
-        if old is not None and old.get("propose_key") == key:
+        old = await self._store.get(pid)
+        if old is not None and old.propose_key == key:
             return plan_view(old, pid)
-        doc = {
-            "session_id": process.session_id,
-            "process_name": process.name,
-            "engine": process.engine,
-            "plan_id": new_id("plan"),
-            "title": title.strip()[:MAX_TEXT] or "Plan",
-            "steps": clean_steps(steps),
-            "mode": "plan",
-            "status": "proposed",
-            "propose_key": key,
-            "version": int((old or {}).get("version", 0)) + 1,
-        }
-        await self._col.replace_one({"_id": pid}, doc, upsert=True)
-        view = plan_view(doc, pid)
-        steps_out = [{k: v for k, v in s.items() if k != "status"} for s in view["steps"]]
-        await self._notify(
-            doc,
-            pid,
-            "plan-proposed",
-            {"planId": view["planId"], "title": view["title"], "steps": steps_out},
+        plan = Plan(
+            process_id=pid,
+            session_id=process.session_id,
+            process_name=process.name,
+            engine=process.engine,
+            plan_id=new_id("plan"),
+            title=title.strip()[:MAX_TEXT] or "Plan",
+            steps=clean_steps(steps),
+            mode="plan",
+            status="proposed",
+            propose_key=key,
+            version=(old.version if old else 0) + 1,
         )
-        await self._mode(doc, pid, "plan", str((old or {}).get("mode") or "normal"))
-        return view
+        await self._store.replace(plan)
+        steps_out: list[JsonValue] = [step_json(s, status=False) for s in plan.steps]
+        await self._notify(
+            plan,
+            "plan-proposed",
+            {"planId": plan.plan_id, "title": plan.title, "steps": steps_out},
+        )
+        await self._mode(plan, "plan", old.mode if old else "normal")
+        return plan_view(plan, pid)
 
     async def decide(
         self,
         process_id: str,
         plan_id: str,
         decision: str,
-        steps: list[dict[str, Any]],
+        steps: Sequence[Mapping[str, str]],
         comment: str,
         key: str,
-    ) -> dict[str, Any]:
+    ) -> JsonObject:
         """The user's decision: approve (execution starts with every step pending), edit (the
         user's steps, then as approve) or reject (back to normal). The engine hears it as an
         EXTERNAL_COMMAND `plan-decision` in its inbox."""
@@ -150,41 +171,43 @@ class Plans:
             raise InvalidArgumentError(
                 f"decision must be one of {', '.join(DECISIONS)}", reason="bad_decision"
             )
-        new_steps = clean_steps(steps) if decision == "edit" else None
+        new_steps = clean_steps(list(steps)) if decision == "edit" else None
         for _ in range(_ATTEMPTS):
-            doc = await self._col.find_one({"_id": process_id})
-            if doc is None or doc.get("plan_id") != plan_id:
+            plan = await self._store.get(process_id)
+            if plan is None or plan.plan_id != plan_id:
                 raise NotFoundError(
                     f"no plan {plan_id!r} for this process", reason="plan_not_found"
                 )
-            if doc.get("status") != "proposed":
-                if key and doc.get("decide_key") == key:
-                    return plan_view(doc, process_id)  # the same decision again
+            if plan.status != "proposed":
+                if key and plan.decide_key == key:
+                    return plan_view(plan, process_id)  # the same decision again
                 raise FailedPreconditionError(
-                    f"the plan is {doc.get('status')}, not awaiting a decision",
+                    f"the plan is {plan.status}, not awaiting a decision",
                     reason="plan_not_pending",
                 )
-            update: dict[str, Any] = {"decide_key": key, "decision": decision}
-            if decision == "reject":
-                update |= {"status": "rejected", "mode": "normal"}
-            else:
-                update |= {"status": "approved", "mode": "execution"}
-                if new_steps is not None:
-                    update["steps"] = new_steps
-            if await self._cas(doc, update):
+            rejected = decision == "reject"
+            fresh = replace(
+                plan,
+                decide_key=key,
+                decision=decision,
+                status="rejected" if rejected else "approved",
+                mode="normal" if rejected else "execution",
+                steps=plan.steps if new_steps is None or rejected else new_steps,
+                version=plan.version + 1,
+            )
+            if await self._store.swap(plan, fresh):
                 break
         else:
             raise AbortedError("the plan changed too often; try again", reason="plan_busy")
-        fresh = {**doc, **update}
-        await self._mode(fresh, process_id, fresh["mode"], "plan")
-        if decision != "reject":
-            await self._todos(fresh, process_id)
-        params = {
+        await self._mode(fresh, fresh.mode, "plan")
+        if not rejected:
+            await self._todos(fresh)
+        params: JsonObject = {
             "planId": plan_id,
             "decision": decision,
             "comment": comment,
-            "steps": fresh["steps"],
-            "title": fresh.get("title", ""),
+            "steps": _steps_json(fresh),
+            "title": fresh.title,
         }
         result = await self._inbox.steer(
             process_id,
@@ -200,19 +223,20 @@ class Plans:
             logger.warning("plan decision for %s not delivered: %s", process_id, result.reason)
         return plan_view(fresh, process_id)
 
-    async def todo_update(self, process: Process, updates: list[dict[str, Any]]) -> Any:
+    async def todo_update(
+        self, process: Process, updates: Sequence[Mapping[str, JsonValue]]
+    ) -> JsonObject:
         """The engine marks todos while it executes; when every todo is done or skipped the
         plan is done and the process back in normal mode."""
         pid = process.id
         for _ in range(_ATTEMPTS):
-            doc = await self._col.find_one({"_id": pid})
-            if doc is None or doc.get("mode") != "execution":
+            plan = await self._store.get(pid)
+            if plan is None or plan.mode != "execution":
                 raise FailedPreconditionError(
                     "no approved plan is being executed; propose one with plan_propose",
                     reason="plan_not_executing",
                 )
-            steps = [dict(s) for s in doc.get("steps") or []]
-            by_id = {s["id"]: s for s in steps}
+            by_id = {s.id: s for s in plan.steps}
             for u in updates:
                 todo, status = str(u.get("id") or ""), str(u.get("status") or "")
                 if todo not in by_id:
@@ -224,51 +248,41 @@ class Plans:
                         f"status must be one of {', '.join(TODO_STATUSES)}",
                         reason="bad_todo_status",
                     )
-                by_id[todo]["status"] = status
-            finished = all(s["status"] in ("done", "skipped") for s in steps)
-            update: dict[str, Any] = {"steps": steps}
+                by_id[todo] = replace(by_id[todo], status=status)
+            steps = tuple(by_id.values())
+            finished = all(s.status in ("done", "skipped") for s in steps)
+            fresh = replace(plan, steps=steps, version=plan.version + 1)
             if finished:
-                update |= {"status": "done", "mode": "normal"}
-            if await self._cas(doc, update):
+                fresh = replace(fresh, status="done", mode="normal")
+            if await self._store.swap(plan, fresh):
                 break
         else:
             raise AbortedError("the plan changed too often; try again", reason="plan_busy")
-        fresh = {**doc, **update}
-        await self._todos(fresh, pid)
+        await self._todos(fresh)
         if finished:
-            await self._mode(fresh, pid, "normal", "execution")
+            await self._mode(fresh, "normal", "execution")
         return plan_view(fresh, pid)
 
-    async def _cas(self, doc: dict[str, Any], update: dict[str, Any]) -> bool:
-        version = int(doc.get("version", 0))
-        update["version"] = version + 1
-        result = await self._col.update_one(
-            {"_id": doc["_id"], "version": version}, {"$set": update}
-        )
-        return result.modified_count == 1
-
-    async def _todos(self, doc: dict[str, Any], pid: str) -> None:
+    async def _todos(self, plan: Plan) -> None:
         await self._notify(
-            doc, pid, "todos-updated", {"planId": doc["plan_id"], "todos": doc["steps"]}
+            plan, "todos-updated", {"planId": plan.plan_id, "todos": _steps_json(plan)}
         )
 
-    async def _mode(self, doc: dict[str, Any], pid: str, mode: str, previous: str) -> None:
+    async def _mode(self, plan: Plan, mode: str, previous: str) -> None:
         await self._notify(
-            doc,
-            pid,
+            plan,
             "process-mode-changed",
-            {"mode": mode, "previousMode": previous, "planId": doc["plan_id"]},
+            {"mode": mode, "previousMode": previous, "planId": plan.plan_id},
         )
 
-    async def _notify(
-        self, doc: dict[str, Any], pid: str, type_: str, data: dict[str, Any]
-    ) -> None:
-        body = {
+    async def _notify(self, plan: Plan, type_: str, data: JsonObject) -> None:
+        pid = plan.process_id
+        body: JsonObject = {
             "processId": pid,
-            "processName": doc.get("process_name", ""),
-            "engine": doc.get("engine", ""),
-            "sessionId": doc.get("session_id", ""),
+            "processName": plan.process_name,
+            "engine": plan.engine,
+            "sessionId": plan.session_id,
             **data,
         }
-        await self._publish([str(doc.get("session_id", ""))], type_, body)
+        await self._publish([plan.session_id], type_, body)
         await self._observations.forward_notice(pid, type_, body)

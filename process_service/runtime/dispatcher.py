@@ -8,7 +8,6 @@ import asyncio
 import logging
 from collections.abc import Coroutine
 from dataclasses import dataclass, field
-from typing import Any
 
 from process_service.knowledge.memory_store import MemoryStore
 from process_service.models import NextTurn, TurnRef
@@ -206,7 +205,7 @@ class Dispatcher:
         self._turns.pop(turn_id, None)
         self._wakeup.set()
 
-    def spawn(self, coro: Coroutine[Any, Any, None]) -> None:
+    def spawn(self, coro: Coroutine[object, object, None]) -> None:
         """Runs work owned by the dispatcher's task group (cleanups that must outlive a stream)."""
         if self._tg is None:
             raise RuntimeError("dispatcher is not running")

@@ -16,20 +16,36 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from collections.abc import Awaitable, Callable
-from typing import Any
+from collections.abc import Awaitable, Callable, Mapping
+from typing import ClassVar
+
+from pydantic import Field, ValidationInfo, field_validator
+from pydantic.alias_generators import to_camel
 
 from process_service.lifecycle.processes import Processes
 from process_service.process_model import Process
-from process_service.tool_args import ToolError, arg_bool, arg_str, rpc_details, spawn_result
+from process_service.tool_args import (
+    OptText,
+    SpawnResult,
+    Text,
+    ToolArgs,
+    ToolError,
+    ToolResult,
+    parse_args,
+    reason,
+    rpc_details,
+)
 from vance.domain import CloseReason, ThinkProcess
 from vance.errors import VanceError
 from vance.internal.v1 import recipe_internal_pb2 as ripb
 from vance.internal.v1 import recipe_internal_pb2_grpc
+from vance.json_types import JsonObject, JsonValue
 
 logger = logging.getLogger(__name__)
 
-Spawn = Callable[[Process, dict[str, Any], str, str], Awaitable[ThinkProcess]]
+# process_create's spawn (process_tools.py): the caller, process_create's arguments, the key,
+# the connection profile.
+Spawn = Callable[[Process, JsonObject, str, str], Awaitable[ThinkProcess]]
 
 SLART_RECIPE = "slartibartfast"
 # The hard cutoff of the synchronous fallback; the slartibartfast recipe's
@@ -39,6 +55,77 @@ MAX_WAIT_MS = 600_000
 # tool_service's bound on the whole call: the longest wait plus the spawns around it.
 TOOL_TIMEOUT_MS = MAX_WAIT_MS + 60_000
 _POLL_FIRST_S, _POLL_MAX_S = 0.05, 0.5
+
+
+class DelegateArgs(ToolArgs):
+    name: Text
+    task: OptText = ""
+    fallback_on_none: bool = True
+    async_fallback: bool = False
+    params: JsonObject = Field(default_factory=dict)  # recipe parameters, free-form JSON
+    # Passed to process_create as they came (it checks them), when given.
+    title: JsonValue = None
+    steer_content: JsonValue = None
+
+    @field_validator("fallback_on_none", "async_fallback", mode="before")
+    @classmethod
+    def _flag(cls, value: JsonValue, info: ValidationInfo) -> JsonValue:
+        # null is the default (as a missing argument); anything but a boolean is an error.
+        name = info.field_name or ""
+        if value is None:
+            default: bool = cls.model_fields[name].default
+            return default
+        if not isinstance(value, bool):
+            raise reason(f"'{to_camel(name)}' must be true or false")
+        return value
+
+    @field_validator("params", mode="before")
+    @classmethod
+    def _object(cls, value: JsonValue) -> JsonValue:
+        if not value:
+            return {}
+        if not isinstance(value, dict):
+            raise reason("'params' must be an object")
+        return value
+
+
+class FallbackResult(ToolResult):
+    """What became of Slartibartfast's recipe design, the fallback on NONE."""
+
+    OMIT_NONE: ClassVar[frozenset[str]] = frozenset(
+        {"slart_process_id", "slart_process_name", "recipe", "reason", "engine"}
+    )
+
+    slart_process_id: str | None = None
+    slart_process_name: str | None = None
+    status: str = ""  # PENDING, DONE, TIMEOUT, FAILED
+    recipe: str | None = None  # the generated recipe
+    reason: str | None = None
+    engine: str | None = None  # the engine of the child spawned from it
+
+
+class DelegateResult(ToolResult):
+    """process_create_delegate's answer: the selector's decision, and the child spawned (on a
+    MATCH, or from the fallback's recipe)."""
+
+    OMIT_NONE: ClassVar[frozenset[str]] = frozenset(
+        {"fallback", "outcome", "slart_process_id", "process"}
+    )
+
+    decision: str  # MATCH or NONE
+    recipe: str | None  # null when NONE (sent as null)
+    engine: str | None
+    rationale: str
+    fallback: FallbackResult | None = None
+    outcome: str | None = None  # PENDING while an asynchronous fallback runs
+    slart_process_id: str | None = None
+    process: SpawnResult | None = None
+
+    def to_json(self) -> JsonObject:
+        out = super().to_json()
+        if self.fallback is not None:  # its own omissions
+            out["fallback"] = self.fallback.to_json()
+        return out
 
 
 class Delegation:
@@ -55,38 +142,37 @@ class Delegation:
         self._engines_available = engines_available
 
     async def run(
-        self, caller: Process, args: dict[str, Any], key: str, profile: str
-    ) -> dict[str, Any]:
-        name = arg_str(args, "name")
-        task = args.get("task")
-        if task is not None and not isinstance(task, str):
-            raise ToolError("'task' must be a string")
-        task = (task or "").strip()
-        fallback_on_none = arg_bool(args, "fallbackOnNone", True)
-        async_fallback = arg_bool(args, "asyncFallback", False)
-        params = args.get("params") or {}
-        if not isinstance(params, dict):
-            raise ToolError("'params' must be an object")
+        self, caller: Process, args: Mapping[str, JsonValue], key: str, profile: str
+    ) -> DelegateResult:
+        parsed = parse_args(DelegateArgs, args)
+        task = parsed.task
         selection = await self._select(caller, task)
         matched = selection.decision == ripb.SELECTION_DECISION_MATCH
-        out: dict[str, Any] = {
-            "decision": "MATCH" if matched else "NONE",
-            "recipe": selection.recipe or None,
-            "engine": selection.engine or None,
-            "rationale": selection.rationale,
-        }
+        out = DelegateResult(
+            decision="MATCH" if matched else "NONE",
+            recipe=selection.recipe or None,
+            engine=selection.engine or None,
+            rationale=selection.rationale,
+        )
         # The same arguments process_create takes; title, steerContent and params pass 1:1.
-        passed = {k: args[k] for k in ("title", "steerContent") if args.get(k)}
-        spawn_args = {"name": name, "goal": task, **passed, "params": params}
+        passed: JsonObject = {
+            k: v for k, v in (("title", parsed.title), ("steerContent", parsed.steer_content)) if v
+        }
+        spawn_args: JsonObject = {
+            "name": parsed.name,
+            "goal": task,
+            **passed,
+            "params": parsed.params,
+        }
         if matched:
             child = await self._spawn(
                 caller, {**spawn_args, "recipe": selection.recipe}, key, profile
             )
-            out["process"] = spawn_result(child)
+            out.process = SpawnResult.of(child)
             return out
-        if not fallback_on_none or not task:
+        if not parsed.fallback_on_none or not task:
             return out
-        return await self._fallback(caller, out, spawn_args, key, profile, async_fallback)
+        return await self._fallback(caller, out, spawn_args, key, profile, parsed.async_fallback)
 
     async def _select(self, caller: Process, task: str) -> ripb.RecipeSelection:
         try:
@@ -111,14 +197,14 @@ class Delegation:
     async def _fallback(
         self,
         caller: Process,
-        out: dict[str, Any],
-        spawn_args: dict[str, Any],
+        out: DelegateResult,
+        spawn_args: JsonObject,
         key: str,
         profile: str,
         async_fallback: bool,
-    ) -> dict[str, Any]:
+    ) -> DelegateResult:
         name = str(spawn_args["name"])
-        slart_args = {
+        slart_args: JsonObject = {
             "name": f"{name}-slart",
             "goal": spawn_args["goal"],
             "recipe": SLART_RECIPE,
@@ -130,14 +216,16 @@ class Delegation:
         try:
             slart = await self._spawn(caller, slart_args, f"{key}:slart", profile)
         except ToolError as exc:
-            out["fallback"] = {"status": "FAILED", "reason": f"Slartibartfast not started: {exc}"}
+            out.fallback = FallbackResult(
+                status="FAILED", reason=f"Slartibartfast not started: {exc}"
+            )
             return out
-        fallback: dict[str, Any] = {"slartProcessId": slart.id, "slartProcessName": slart.name}
-        out["fallback"] = fallback
+        fallback = FallbackResult(slart_process_id=slart.id, slart_process_name=slart.name)
+        out.fallback = fallback
         if async_fallback:
-            fallback["status"] = "PENDING"
-            out["outcome"] = "PENDING"
-            out["slartProcessId"] = slart.id
+            fallback.status = "PENDING"
+            out.outcome = "PENDING"
+            out.slart_process_id = slart.id
             return out
         wait_ms = _wait_ms(slart.params)
         closed = await self._wait_closed(slart.id, wait_ms / 1000)
@@ -152,28 +240,28 @@ class Delegation:
             if doc.close_reason is CloseReason.DONE:  # done just in time
                 closed = doc
         if closed is None:
-            fallback["status"] = "TIMEOUT"
-            fallback["reason"] = (
+            fallback.status = "TIMEOUT"
+            fallback.reason = (
                 f"Slartibartfast did not finish within {wait_ms / 1000:.0f}s; it was stopped "
                 "and nothing was spawned"
             )
             return out
-        reason = closed.close_reason
+        close_reason = closed.close_reason
         detail = closed.close_detail
-        if reason is not CloseReason.DONE or not detail:
-            fallback["status"] = "FAILED"
-            said = reason.value if reason else "without a result"
-            fallback["reason"] = f"Slartibartfast closed {said}: {detail}"
+        if close_reason is not CloseReason.DONE or not detail:
+            fallback.status = "FAILED"
+            said = close_reason.value if close_reason else "without a result"
+            fallback.reason = f"Slartibartfast closed {said}: {detail}"
             return out
-        fallback.update(status="DONE", recipe=detail)
+        fallback.status, fallback.recipe = "DONE", detail
         try:
             child = await self._spawn(caller, {**spawn_args, "recipe": detail}, key, profile)
         except ToolError as exc:
-            fallback["status"] = "FAILED"
-            fallback["reason"] = f"the generated recipe {detail!r} was not spawned: {exc}"
+            fallback.status = "FAILED"
+            fallback.reason = f"the generated recipe {detail!r} was not spawned: {exc}"
             return out
-        fallback["engine"] = child.engine
-        out["process"] = spawn_result(child)
+        fallback.engine = child.engine
+        out.process = SpawnResult.of(child)
         return out
 
     async def _wait_closed(self, process_id: str, timeout_s: float) -> Process | None:
@@ -192,10 +280,10 @@ class Delegation:
             delay = min(delay * 2, _POLL_MAX_S)
 
 
-def _wait_ms(params: dict[str, Any]) -> int:
+def _wait_ms(params: Mapping[str, object]) -> int:
     value = params.get("fallbackWaitMs")
     try:
-        wait = int(value) if value is not None else DEFAULT_WAIT_MS
-    except (TypeError, ValueError):
+        wait = int(value) if isinstance(value, int | float | str) else DEFAULT_WAIT_MS
+    except ValueError:
         wait = DEFAULT_WAIT_MS
     return max(1, min(wait, MAX_WAIT_MS))

@@ -192,7 +192,7 @@ class ProcessTools:
     async def _process_create_delegate(
         self, caller: Process, args: JsonObject, key: str, profile: str
     ) -> ToolResult:
-        return JsonResult(body=await self._delegation.run(caller, args, key, profile))
+        return await self._delegation.run(caller, args, key, profile)
 
     async def _slart_context(
         self, caller: Process, args: JsonObject, key: str, profile: str
