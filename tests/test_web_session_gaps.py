@@ -160,7 +160,13 @@ async def test_a_worker_opened_in_focus_shows_its_transcript_and_is_steered_dire
             match_last=f"{m} delegate",
             tool_calls=[call("process_create", recipe="analyze", goal=goal, name="notes")],
         ),
-        Rule(match=m, match_last="notes", tool_calls=respond(f"Started the notes {m}.")),
+        # Arthur's answer after process_create reads its tool result; the worker's first call
+        # (its goal, which says "notes" too) may come first, so the rule names the tool message.
+        Rule(
+            match=m,
+            match_last='"role": "tool"',
+            tool_calls=respond(f"Started the notes {m}."),
+        ),
         Rule(match_last=goal, tool_calls=respond(f"Which topic? ({m})", awaiting=True)),
         Rule(match_last="Which topic", tool_calls=respond(f"notes asks for a topic ({m})")),
         Rule(match_last=f"birds {m}", tool_calls=respond(f"Notes on birds {m}")),
