@@ -38,6 +38,7 @@ from gateway import (
     ws,
 )
 from gateway.auth import Principal, Tokens, load_secret
+from gateway.bind_rounds import BindRounds
 from gateway.body_guard import BodyGuard
 from gateway.client_tools import ClientToolHub, GatewayToolHost
 from gateway.clients import Clients
@@ -77,6 +78,7 @@ def create_app(config: Config) -> FastAPI:
     authenticator = Authenticator(tokens, token_stub)
 
     replica = Replica(config.lifecycle.replica_lease_ms)
+    bind_rounds = BindRounds()
     client_tools = ClientToolHub(channels)
     # The lease renewals (vance/background.py); a failed one shows on /healthz.
     background = Background("gateway")
@@ -85,6 +87,11 @@ def create_app(config: Config) -> FastAPI:
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         tool_host = await _start_tool_host(config, client_tools)
         background.start("replica-lease", replica.renew_forever(clients()))
+        background.start(
+            "bind-rounds",
+            bind_rounds.run_forever(replica.connections, clients()),
+            forever=config.gateway.bind_lease_ms > 0,
+        )
         background.start(
             "bind-leases",
             binding.renew_leases_forever(
@@ -160,6 +167,7 @@ def create_app(config: Config) -> FastAPI:
         config.gateway.bind_lease_ms,
         replica,
         client_tools,
+        bind_rounds,
     )
 
     @app.websocket("/brain/{tenant}/ws")

@@ -41,11 +41,12 @@ async def heartbeat(conn: Connection) -> str:
     A heartbeat asks for a lease (session_service/bind_leases.py): for that long, counted from
     when the request was sent, frames go on without asking. Whatever takes the bind away
     answers only after the lease has run out, so the first frame after a takeover still
-    asks and is refused."""
+    asks and is refused. The lease is trusted only while the replica's bind rounds hold
+    theirs (gateway/bind_rounds.py): they are how a takeover reaches this connection."""
     if not conn.session_id or conn.monitor:
         return ""
     sent = time.monotonic()
-    if sent < conn.bind_trusted_until:
+    if sent < conn.bind_trusted_until and _rounds_trust(conn, sent):
         conn.bind_used = True  # renew_leases keeps a busy socket's lease ahead of its frames
         return ""
     try:
@@ -62,9 +63,14 @@ async def heartbeat(conn: Connection) -> str:
         return ""
     if not beat.ok:
         return beat.reason or "session_bound_elsewhere"
-    conn.bind_trusted_until = sent + min(beat.lease_ms, conn.bind_lease_ms) / 1000
+    if conn.bind_dropped_at < sent:  # else a bind round dropped it while this was on its way
+        conn.bind_trusted_until = sent + min(beat.lease_ms, conn.bind_lease_ms) / 1000
     conn.bind_used = False
     return ""
+
+
+def _rounds_trust(conn: Connection, now: float) -> bool:
+    return conn.bind_rounds is not None and conn.bind_rounds.trusts(now)
 
 
 async def renew_leases_forever(
@@ -120,13 +126,13 @@ async def renew_leases(connections: list[Connection], clients: Clients, *, horiz
     for (c, session_id, lease_ms), beat in zip(asked, reply.beats, strict=True):
         if c.session_id != session_id:
             continue
-        if beat.ok:
+        if beat.ok and c.bind_dropped_at < sent:
             c.bind_trusted_until = max(
                 c.bind_trusted_until, sent + min(beat.lease_ms, lease_ms) / 1000
             )
             c.bind_used = False
             granted += 1
-        else:
+        elif not beat.ok:
             c.bind_trusted_until = 0.0  # its next frame asks (and learns why)
     return granted
 

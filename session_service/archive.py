@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import logging
 
+from session_service import bind_leases
 from session_service.hooks import Hooks
 from session_service.models import Session, SessionStatus
 from session_service.transitions import Transitions
@@ -156,5 +157,6 @@ class Archive:
             {"$pull": {"ids": session.session_id}},
         )
         await store.sessions.delete_one({"_id": session.session_id})
+        await bind_leases.forget(store.sessions, session.session_id)  # its bind drops
         logger.info("session %s deleted", session.session_id)
         return True

@@ -179,7 +179,9 @@ class Batches:
                 # The lease stamps as they are after the write (a heartbeat may have raised one
                 # since the sweep read the session; none can after it).
                 got = await self._read(mine, {bind_leases.FIELD: 1})
-                await bind_leases.outlast(bind_leases.stamp(d) for d in got)
+                await bind_leases.outlast(
+                    self.c.store.sessions, ((str(d["_id"]), bind_leases.stamp(d)) for d in got)
+                )
             return mine
         held = [
             d
@@ -187,7 +189,9 @@ class Batches:
             if all(d.get(k) == v for k, v in marks.items())
         ]
         if ends:
-            await bind_leases.outlast(bind_leases.stamp(d) for d in held)
+            await bind_leases.outlast(
+                self.c.store.sessions, ((str(d["_id"]), bind_leases.stamp(d)) for d in held)
+            )
         return [str(d["_id"]) for d in held]
 
     async def _read(self, ids: list[str], fields: dict[str, int] | None = None) -> list[Document]:

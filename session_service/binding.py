@@ -19,6 +19,7 @@ from pymongo import ReturnDocument, UpdateOne
 
 from session_service import bind_leases
 from session_service.access import Actor, check_owner_or_admin
+from session_service.bind_drops import BindDrops
 from session_service.lifecycle import DEAD
 from session_service.models import Session, SessionStatus
 from session_service.sweep_sets import BOUND
@@ -60,6 +61,7 @@ class Binding:
         # any idle timeout or the bind staleness it is kept under.
         self.refresh_every_ms = min(_REFRESH_EVERY_MS, stale_after_ms // 4)
         self._written: dict[str, tuple[str, int]] = {}  # session -> (connection, written at)
+        self.drops = BindDrops(transitions.store.sessions.database)  # the gateways' bind rounds
 
     async def _usable(self, tenant: str, session_id: str, actor: Actor) -> Session:
         """The resume error table: 404 missing or closed, 403 foreign, 409 archived."""
@@ -143,7 +145,9 @@ class Binding:
             return_document=ReturnDocument.BEFORE,
         )
         if before is not None and before.get("bound_connection_id") not in (None, connection_id):
-            await bind_leases.outlast([bind_leases.stamp(before)])
+            await bind_leases.outlast(
+                self.c.store.sessions, [(session_id, bind_leases.stamp(before))]
+            )
         return before
 
     async def heartbeat(

@@ -185,7 +185,9 @@ class Sweepers:
             report.unbound += unbound
             # A bind without frames for minutes holds no live lease; this only waits when the
             # service clock runs ahead of the wall clock (a replica's clock moved by hand).
-            await bind_leases.outlast(bind_leases.stamp(docs[sid]) for sid in clear)
+            await bind_leases.outlast(
+                self.c.store.sessions, ((sid, bind_leases.stamp(docs[sid])) for sid in clear)
+            )
             if unbound == len(clear):
                 done |= set(clear)
             else:

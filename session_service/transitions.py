@@ -97,7 +97,9 @@ class Transitions:
             return None
         after = Session.model_validate(doc)
         if not holder_leaves and bind_leases.ends_binds(fields):
-            await bind_leases.outlast([after.bind_lease_until_ms])
+            await bind_leases.outlast(
+                self.store.sessions, [(session_id, after.bind_lease_until_ms)]
+            )
         return after
 
     async def reload(self, session: Session) -> Session:
