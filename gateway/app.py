@@ -50,11 +50,13 @@ from gateway.webui import mount_webui
 from vance.background import Background
 from vance.channels import Channels
 from vance.config import Config, load_config
+from vance.internal.v1 import tokens_internal_pb2 as tipb
 from vance.internal.v1 import tool_pb2, tool_pb2_grpc
 from vance.logsetup import setup_logging
 from vance.observability import metrics
 from vance.observability.setup import start_observability
 from vance.observability.tracing import instrument_app
+from vance.revocations import remote_source
 from vance.server import GrpcHost
 from vance.v1 import tokens_pb2_grpc
 
@@ -75,7 +77,13 @@ def create_app(config: Config) -> FastAPI:
     def token_stub() -> tokens_pb2_grpc.TokenServiceAsyncStub:
         return tokens_pb2_grpc.TokenServiceStub(channels.get("session_service"))
 
-    authenticator = Authenticator(tokens, token_stub)
+    async def revocations_since(since_ms: int) -> tipb.ListTokenRevocationsSinceResponse:
+        # The channel is made on the first call, in the server's loop (see above).
+        return await remote_source(channels.get("session_service"))(since_ms)
+
+    authenticator = Authenticator(
+        tokens, token_stub, revocations_since, config.auth.revocation_refresh_s
+    )
 
     replica = Replica(config.lifecycle.replica_lease_ms)
     bind_rounds = BindRounds()
@@ -86,6 +94,8 @@ def create_app(config: Config) -> FastAPI:
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         tool_host = await _start_tool_host(config, client_tools)
+        await authenticator.watch.refresh()  # the first snapshot before the first socket
+        authenticator.watch.start()
         background.start("replica-lease", replica.renew_forever(clients()))
         background.start(
             "bind-rounds",
@@ -101,6 +111,7 @@ def create_app(config: Config) -> FastAPI:
         )
         yield
         await background.stop()
+        await authenticator.watch.stop()
         await replica.shutdown(clients())
         await tool_host.stop(grace=1.0)
         await channels.close()
