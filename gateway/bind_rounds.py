@@ -30,7 +30,9 @@ if TYPE_CHECKING:
 logger = logging.getLogger(__name__)
 
 ROUND_S = 0.2  # how often; a takeover waits for about one to two rounds
-ROUND_LEASE_MS = 1_000  # the round lease asked for: five rounds may fail before trust ends
+# The round lease asked for. A round late by up to this much (a loaded session_service) keeps
+# the trust; a takeover waits this long only for a replica that stopped applying drops.
+ROUND_LEASE_MS = 3_000
 # A drop comes again in the rounds that overlap its time (since_ms is taken back by this much,
 # for wall clocks that differ between session_service replicas); applied ones are remembered.
 _OVERLAP_MS = 2_000

@@ -42,11 +42,15 @@ async def heartbeat(conn: Connection) -> str:
     when the request was sent, frames go on without asking. Whatever takes the bind away
     answers only after the lease has run out, so the first frame after a takeover still
     asks and is refused. The lease is trusted only while the replica's bind rounds hold
-    theirs (gateway/bind_rounds.py): they are how a takeover reaches this connection."""
+    theirs (gateway/bind_rounds.py): they are how a takeover reaches this connection. While
+    they do not (a round late under load, session_service out of reach), a leased connection
+    asks without a lease: a check that writes at most once a second per connection, so a
+    late round does not turn every frame into a session write."""
     if not conn.session_id or conn.monitor:
         return ""
     sent = time.monotonic()
-    if sent < conn.bind_trusted_until and _rounds_trust(conn, sent):
+    leased = sent < conn.bind_trusted_until
+    if leased and _rounds_trust(conn, sent):
         conn.bind_used = True  # renew_leases keeps a busy socket's lease ahead of its frames
         return ""
     try:
@@ -55,7 +59,7 @@ async def heartbeat(conn: Connection) -> str:
                 session_id=conn.session_id,
                 connection_id=conn.connection_id,
                 reclaim=True,
-                lease_ms=conn.bind_lease_ms,
+                lease_ms=0 if leased else conn.bind_lease_ms,
             )
         )
     except grpc.aio.AioRpcError as exc:
@@ -63,6 +67,8 @@ async def heartbeat(conn: Connection) -> str:
         return ""
     if not beat.ok:
         return beat.reason or "session_bound_elsewhere"
+    if leased:
+        return ""  # the lease stands; its renewal is renew_leases' (bind_used is kept)
     if conn.bind_dropped_at < sent:  # else a bind round dropped it while this was on its way
         conn.bind_trusted_until = sent + min(beat.lease_ms, conn.bind_lease_ms) / 1000
     conn.bind_used = False

@@ -12,7 +12,7 @@ applied the drop (`applied_ms` on its round document) or once the bind's own lea
 out, whichever comes first.
 
 A replica trusts its connections' leases only while it holds a round lease (`until_ms`): one
-that cannot reach session_service stops trusting within a second, and a round document whose
+that cannot reach session_service stops trusting within that lease (3 s), and a round document whose
 lease has ended (the replica died or was cut off) is not waited for.
 
 Times are wall-clock ms (bind_leases.wall_ms): replicas on different hosts compare them, so

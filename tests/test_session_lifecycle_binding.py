@@ -137,15 +137,16 @@ async def test_batched_lease_renewal_grants_only_holders_and_a_takeover_outlasts
     sid = (await create(owner))["sessionId"]
     holder = editor(owner)
     other_sid = (await create(await system.connect()))["sessionId"]
+    taker = await system.connect()  # before the renewal: the takeover comes right after it
     beats = [
-        spb.HeartbeatRequest(session_id=sid, connection_id=holder, lease_ms=800),
-        spb.HeartbeatRequest(session_id=sid, connection_id="conn_not_bound", lease_ms=800),
-        spb.HeartbeatRequest(session_id=other_sid, connection_id=holder, lease_ms=800),
-        spb.HeartbeatRequest(session_id="sess_missing", connection_id=holder, lease_ms=800),
+        spb.HeartbeatRequest(session_id=sid, connection_id=holder, lease_ms=3_000),
+        spb.HeartbeatRequest(session_id=sid, connection_id="conn_not_bound", lease_ms=3_000),
+        spb.HeartbeatRequest(session_id=other_sid, connection_id=holder, lease_ms=3_000),
+        spb.HeartbeatRequest(session_id="sess_missing", connection_id=holder, lease_ms=3_000),
     ]
     reply = await system.sessions_internal.RenewBindLeases(sipb.RenewBindLeasesRequest(beats=beats))
     assert [(b.ok, b.lease_ms) for b in reply.beats] == [
-        (True, 800),
+        (True, 3_000),
         (False, 0),
         (False, 0),
         (False, 0),
@@ -155,10 +156,9 @@ async def test_batched_lease_renewal_grants_only_holders_and_a_takeover_outlasts
     first = await system.sessions_internal.BindRound(quiet)
     assert first.lease_ms == 5_000 and not first.drops  # a first round reads no drops
     try:
-        taker = await system.connect()
         took = await taker.ok("session-resume", {"sessionId": sid, "takeover": True})
         assert took["tookOver"]
-        assert now_ms() >= renewed_at + 800 - 50  # it waited out the renewed lease
+        assert now_ms() >= renewed_at + 3_000 - 50  # it waited out the renewed lease
         assert error(await owner.request("process-list")) == (409, "session_bound_elsewhere")
         quiet.since_ms = first.read_at_ms
         later = await system.sessions_internal.BindRound(quiet)
