@@ -61,7 +61,10 @@ class RealPaceResult:
     close_cpu: dict[str, float] = field(default_factory=dict)
     # Store commands from the window's start until the system is idle again, by process.
     store_calls: dict[str, dict[str, int]] = field(default_factory=dict)
-    rss_idle: dict[str, int] = field(default_factory=dict)  # before the load, by process
+    rss_idle: dict[str, int] = field(default_factory=dict)  # before the sessions, by process
+    # With every session open and bound but no turn running: what the sessions themselves hold
+    # (sockets, binds, subscriptions), so that a turn in flight is measured over it.
+    rss_open: dict[str, int] = field(default_factory=dict)
     rss_busy: dict[str, int] = field(default_factory=dict)  # peak in the window, by process
     in_flight: float = 0.0  # turns in flight, averaged over the window's samples
     slots: int = 0  # the workers' slots, as shipped
@@ -95,9 +98,16 @@ class RealPaceResult:
         return store_calls_per_turn(self.store_calls, self.answers + self.drain_turns)
 
     def rss_per_in_flight(self) -> float:
-        """Bytes of server RSS per turn in flight: the busy peak over the idle system."""
-        grown = sum(self.rss_busy.values()) - sum(self.rss_idle.values())
+        """Bytes of server RSS per turn in flight: the busy peak over the same sessions open
+        and idle (what a session costs with no turn running is `rss_per_session`)."""
+        grown = sum(self.rss_busy.values()) - sum((self.rss_open or self.rss_idle).values())
         return grown / max(1.0, self.in_flight)
+
+    def rss_per_session(self) -> float:
+        """Bytes of server RSS per open, idle session: sessions open over the system before."""
+        if not self.rss_open:
+            return math.nan
+        return (sum(self.rss_open.values()) - sum(self.rss_idle.values())) / max(1, self.clients)
 
 
 def _server_rss(system: BenchSystem) -> dict[str, int]:
@@ -143,6 +153,8 @@ async def real_pace(
         result.rss_idle = _server_rss(system)
         sessions = await open_sessions(system, clients, f"rp{clients}", concurrency=16)
         await _stamps(system)  # the session starts' calls, if any, are not measured
+        await _until_idle(system)
+        result.rss_open = _server_rss(system)
         await _drive(system, sessions, result, warmup_s, turn_timeout_s)
     finally:
         await system.stop()

@@ -30,7 +30,8 @@ def realpace_section(
         "the model's own time. Chunk lag: from the model sending the first piece of text a user "
         "reads (the first piece reaching into `respond`'s message) to the client reading its "
         "first chunk frame. RSS per turn in flight: the servers' peak RSS under "
-        "load over their idle RSS, divided by the turns in flight. Server CPU per turn: the "
+        "load over their RSS with the same sessions open and idle, divided by the turns in "
+        "flight (what an idle session holds is listed under the table). Server CPU per turn: the "
         "window and the drain until the servers are idle, with the sockets still open (their "
         "close afterwards is session work and listed under the table).",
         "",
@@ -107,11 +108,22 @@ def realpace_section(
         lines.append(f"- {clients} clients: outcomes {dict(sorted(r.outcomes.items()))}.")
         by_process = ", ".join(f"{k} {v:.2f}" for k, v in r.cpu_ms_per_turn_by_process().items())
         lines.append(f"- {clients} clients: server CPU ms per turn by process: {by_process}.")
+        base = r.rss_open or r.rss_idle
         grown = ", ".join(
-            f"{k} {(r.rss_busy.get(k, 0) - r.rss_idle.get(k, 0)) / 2**20:+.1f}"
+            f"{k} {(r.rss_busy.get(k, 0) - base.get(k, 0)) / 2**20:+.1f}"
             for k in sorted(r.rss_busy)
         )
-        lines.append(f"- {clients} clients: RSS peak over idle by process, MiB: {grown}.")
+        lines.append(
+            f"- {clients} clients: RSS peak under load over the sessions open and idle, by "
+            f"process, MiB: {grown}."
+        )
+        if r.rss_open:
+            lines.append(
+                f"- {clients} clients: an open, idle session (socket, bind, subscription) holds "
+                f"{r.rss_per_session() / 1024:.0f} KiB of server RSS; a turn in flight "
+                f"{r.rss_per_in_flight() / 1024:.0f} KiB over that "
+                f"({r.in_flight:.0f} turns in flight on average)."
+            )
         if r.close_cpu:
             lines.append(
                 f"- {clients} clients: closing the {clients} sockets afterwards (not in the "

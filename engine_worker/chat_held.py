@@ -1,19 +1,21 @@
 """The chat this worker holds of the processes it ran: the last committed messages of each, so
 the next turn of a process on this worker needs neither the recent chat in its assignment nor
-a ListChatMessages call. process_service tracks the same per worker stream
-(`WorkerConn.chat_held`): it sends `recent_chat_held` instead of the messages when this worker
-holds the chat through the turn's chat count, and a commit ack carries the turn's stored
-messages to append. Anything missing here only costs the read it saved: the engine's history
-read falls back to ListChatMessages, and what that read returns is held from then on."""
+a ListChatMessages call. The worker's half of the chat-held bookkeeping; process_service's
+half (process_service/chat_held.py) tracks the same per worker stream: an assignment carries
+no recent chat (`Assignment.recent_chat` None) when this worker holds the chat through the
+turn's chat count, and a commit ack carries the turn's stored messages to append. Anything
+missing here only costs the read it saved: the engine's history read falls back to
+ListChatMessages, and what that read returns is held from then on (`read`)."""
 
 from __future__ import annotations
 
 import time
 from collections import OrderedDict
 
+from engine_worker.protocol import Ack, Assignment
 from vance.domain import ChatMessage
 
-MAX_PROCESSES = 512  # as many as process_service assumes (process_service/dispatcher.py)
+MAX_PROCESSES = 512  # as many as process_service assumes (process_service/chat_held.py)
 # The recent window an assignment carries (process_service/store.py): held from the start.
 RECENT = 100
 # A long chat's history read brings more; kept up to this many per process and in all, so a
@@ -30,6 +32,32 @@ class ChatHeld:
         self._held: OrderedDict[str, tuple[int, list[ChatMessage]]] = OrderedDict()
         self._used: dict[str, float] = {}
         self._total = 0
+
+    def for_turn(self, a: Assignment) -> list[ChatMessage]:
+        """The last committed messages for the turn: held here, or brought by the assignment
+        (then held from now on)."""
+        pid = a.process.id
+        if a.recent_chat is None:
+            return self.get(pid, a.chat_count) or []
+        if a.recent_chat and len(a.recent_chat) == min(a.chat_count, RECENT):
+            self.put(pid, a.chat_count, a.recent_chat)
+        else:
+            self.drop(pid)
+        return a.recent_chat
+
+    def read(self, a: Assignment, messages: list[ChatMessage]) -> None:
+        """What the turn's ListChatMessages read brought: the last committed messages, through
+        the turn's chat count."""
+        self.put(a.process.id, a.chat_count, messages)
+
+    def committed(self, a: Assignment, ack: Ack | None) -> None:
+        """The turn's commit was answered (None: the stream went first): with all of the turn's
+        stored chat the process's chat is held through its end, else it is let go (the next
+        assignment brings it)."""
+        if ack is not None and ack.chat is not None:
+            self.extend(a.process.id, a.chat_count, ack.chat)
+        else:
+            self.drop(a.process.id)
 
     def get(self, process_id: str, through: int) -> list[ChatMessage] | None:
         """The last messages through `through`, or None when not held that far exactly."""

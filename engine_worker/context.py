@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
 
+from engine_worker.json_types import JsonObject
 from engine_worker.memory import MemoryApi, MemoryEntry
+from engine_worker.reports import EventPublisher
 from engine_worker.settings import EngineSettingsApi, SettingsCache
 from engine_worker.siblings import ProcessOrchestrator
 from engine_worker.tools import ToolDispatcher
@@ -19,30 +19,9 @@ from vance.internal.v1 import (
     session_internal_pb2_grpc,
     worker_pb2_grpc,
 )
-from vance.internal.v1 import worker_pb2 as wkpb
 from vance.llm import ModelClient
-from vance.protoutil import dict_to_struct
-from vance.v1 import common_pb2 as pb
 from vance.v1 import process_pb2 as ppb
 from vance.v1 import process_pb2_grpc
-
-Send = Callable[[wkpb.WorkerMessage], None]
-
-# What a turn reports is held back briefly and goes out in order: stream chunks for at most
-# CHUNK_WINDOW_S (one message instead of one per token, unnoticeable to a reader: a model
-# streams a token every 20-50 ms), chat appends and progress for at most HOLD_S, or until a
-# chunk goes out before. What is still held when the turn ends rides with its commit, so
-# process_service stores a short turn's messages, events and commit in one write each.
-CHUNK_WINDOW_S = 0.05
-HOLD_S = 0.25
-# A turn's first chunk waits only this long: a reader sees the answer begin within tens of
-# milliseconds of the model's first token, while a reply that arrives whole within it (a fast
-# model, a short answer) still rides with the commit at no write of its own.
-FIRST_CHUNK_WINDOW_S = 0.015
-# The user's own message, appended as the turn starts, waits for the turn's first chunk (or its
-# commit) up to this long: at a hosted model's pace (a second or more to the first token) it
-# then costs no store write of its own. The client shows what its user sent at once anyway.
-USER_HOLD_S = 3.0
 
 
 @dataclass(frozen=True)
@@ -54,98 +33,6 @@ class Scope:
     session_id: str
     process_id: str
     group: str = ""  # the project's group, "" for none (engine_worker/project_groups.py)
-
-
-class EventPublisher:
-    """The turn's reports on their way to process_service: the live overlay for the bound
-    client (token chunks, progress) and the chat appends, in the order they were made."""
-
-    def __init__(self, turn_id: str, send: Send) -> None:
-        self._turn_id = turn_id
-        self._send = send
-        self._held: list[wkpb.TurnEvent] = []
-        self._chunks: list[str] = []
-        self._role = ChatRole.ASSISTANT
-        self._timer: asyncio.TimerHandle | None = None
-        # Whether something held must go out by itself (a chat append, a chunk, progress); what
-        # only rides along (`ride`) waits for it or for the commit.
-        self._due = False
-        self._chunked = False  # whether this turn has streamed a chunk yet
-
-    async def chunk(self, text: str, role: ChatRole = ChatRole.ASSISTANT) -> None:
-        if role is not self._role:
-            self._close_chunk()
-            self._role = role
-        self._chunks.append(text)
-        if self._chunked:
-            self._arm(CHUNK_WINDOW_S)
-        else:
-            self._chunked = True
-            self._arm(FIRST_CHUNK_WINDOW_S)
-
-    async def progress(self, kind: str, payload: dict[str, Any]) -> None:
-        self.hold(_progress(self._turn_id, kind, payload))
-
-    def ride(self, kind: str, payload: dict[str, Any]) -> None:
-        """A report that never causes a send (nor so a store write) of its own: it goes out, in
-        its place, with the next report that does, or with the commit (a turn's tool calls,
-        engine_worker/tools.py)."""
-        self._close_chunk()
-        self._held.append(_progress(self._turn_id, kind, payload))
-
-    def hold(self, event: wkpb.TurnEvent, window_s: float = HOLD_S) -> None:
-        """Queues a report after everything queued before it, sent within window_s."""
-        self._close_chunk()
-        self._held.append(event)
-        self._due = True
-        self._arm(window_s)
-
-    def flush(self, *, riders: bool = False) -> None:
-        """Sends what is held now (before something that must follow it); when only riders are
-        held, they wait, unless `riders` (a failed turn sends all it has)."""
-        if not (self._due or self._chunks or (riders and self._held)):
-            return
-        for event in self.take():
-            self._send(wkpb.WorkerMessage(event=event))
-
-    def take(self) -> list[wkpb.TurnEvent]:
-        """What is held, in order, no longer held (for the commit to carry)."""
-        if self._timer is not None:
-            self._timer.cancel()
-            self._timer = None
-        self._close_chunk()
-        held, self._held = self._held, []
-        self._due = False
-        return held
-
-    def _arm(self, window_s: float) -> None:
-        """Flushes within window_s at the latest (sooner if already due sooner)."""
-        loop = asyncio.get_running_loop()
-        due = loop.time() + window_s
-        if self._timer is not None:
-            if self._timer.when() <= due:
-                return
-            self._timer.cancel()
-        self._timer = loop.call_at(due, self.flush)
-
-    def _close_chunk(self) -> None:
-        if not self._chunks:
-            return
-        text = "".join(self._chunks)
-        self._chunks.clear()
-        self._due = True
-        self._held.append(
-            wkpb.TurnEvent(
-                turn_id=self._turn_id,
-                stream_chunk=pb.StreamChunk(chunk=text, role=c.role_to_proto(self._role)),
-            )
-        )
-
-
-def _progress(turn_id: str, kind: str, payload: dict[str, Any]) -> wkpb.TurnEvent:
-    return wkpb.TurnEvent(
-        turn_id=turn_id, progress=wkpb.TurnProgress(kind=kind, payload=dict_to_struct(payload))
-    )
 
 
 class ChatApi:
@@ -174,7 +61,7 @@ class ChatApi:
         # assignment or that this worker holds (empty when neither had them).
         self._recent = recent or []
 
-    async def append(self, role: ChatRole, content: str, meta: dict[str, Any] | None = None) -> str:
+    async def append(self, role: ChatRole, content: str, meta: JsonObject | None = None) -> str:
         self._ordinal += 1
         message_id = turn_message_id(self._turn_id, self._ordinal)
         self._appended.append(
@@ -188,18 +75,7 @@ class ChatApi:
                 meta=meta or {},
             )
         )
-        self._events.hold(
-            wkpb.TurnEvent(
-                turn_id=self._turn_id,
-                chat_append=wkpb.ChatAppend(
-                    message_id=message_id,
-                    role=c.role_to_proto(role),
-                    content=content,
-                    meta=dict_to_struct(meta),
-                ),
-            ),
-            USER_HOLD_S if role is ChatRole.USER else HOLD_S,
-        )
+        self._events.append(message_id, role, content, meta)
         return message_id
 
     async def history(self, limit: int = 0) -> list[ChatMessage]:
@@ -266,7 +142,7 @@ class ThinkEngineContext:
         self.processes = ProcessOrchestrator(process, stub, turn_id)
         self.tools = tools
         # Recipe parameters copied into the process at spawn, as the engine's settings.
-        self.settings: dict[str, Any] = dict(process.params)
+        self.settings: JsonObject = dict(process.params)
         self._pending = pending
         self._drained = False
         self._memory = MemoryApi(process, worker, turn_id, project_memory, knowledge)

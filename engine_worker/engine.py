@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Protocol
 
+from engine_worker.json_types import JsonObject
 from vance.domain import CloseReason, ProcessStatus, ThinkProcess
 
 if TYPE_CHECKING:
@@ -20,7 +21,7 @@ class TurnOutcome:
     close_detail: str = ""
     # For the parent: the question when BLOCKED, the result when CLOSED.
     summary: str = ""
-    payload: dict[str, Any] = field(default_factory=dict)
+    payload: JsonObject = field(default_factory=dict)
     # A new rolling summary of chat history cut from the model's context (None: unchanged),
     # and the last chat message number it covers.
     chat_history_summary: str | None = None
@@ -35,7 +36,7 @@ class TurnOutcome:
         return cls(ProcessStatus.BLOCKED, summary=question)
 
     @classmethod
-    def done(cls, summary: str, payload: dict[str, Any] | None = None) -> TurnOutcome:
+    def done(cls, summary: str, payload: JsonObject | None = None) -> TurnOutcome:
         return cls(ProcessStatus.CLOSED, CloseReason.DONE, summary=summary, payload=payload or {})
 
 

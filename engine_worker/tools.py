@@ -5,8 +5,9 @@ from __future__ import annotations
 import json
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
 
+from engine_worker.json_types import Json, JsonObject, ModelTool
+from engine_worker.reports import EventPublisher
 from engine_worker.watched import WatchedCache
 from vance.domain import ThinkProcess, ToolCallStatus
 from vance.internal.v1 import tool_pb2 as tpb
@@ -14,9 +15,6 @@ from vance.internal.v1 import tool_pb2_grpc
 from vance.profiles import capabilities
 from vance.protoutil import dict_to_struct, from_value, struct_to_dict
 from vance.v1 import common_pb2 as pb
-
-if TYPE_CHECKING:
-    from engine_worker.context import EventPublisher
 
 # The report kinds of a tool call's start and end; clients get them as the frames
 # tool-call-started and tool-call-completed (docs/protocol.md).
@@ -31,9 +29,9 @@ PARAM_STRING_LIMIT = 500
 class ToolSpec:
     name: str
     description: str
-    parameters: dict[str, Any]
+    parameters: JsonObject
 
-    def for_model(self) -> dict[str, Any]:
+    def for_model(self) -> ModelTool:
         return {
             "type": "function",
             "function": {
@@ -47,7 +45,7 @@ class ToolSpec:
 @dataclass(frozen=True)
 class ToolCallResult:
     status: ToolCallStatus
-    result: Any = None
+    result: Json = None
     error: str = ""
 
     def for_model(self) -> str:
@@ -154,7 +152,7 @@ class ToolDispatcher:
         self._pool = {s.name: s for s in specs}
         return specs
 
-    async def invoke(self, name: str, arguments: dict[str, Any], call_id: str) -> ToolCallResult:
+    async def invoke(self, name: str, arguments: JsonObject, call_id: str) -> ToolCallResult:
         self._calls += 1
         if name not in self._pool or self._stub is None:
             return ToolCallResult(
@@ -199,7 +197,7 @@ class ToolDispatcher:
         return result
 
 
-def _bounded(value: Any) -> Any:
+def _bounded(value: Json) -> Json:
     if isinstance(value, str) and len(value) > PARAM_STRING_LIMIT:
         return f"{value[:PARAM_STRING_LIMIT]}... [cut: {len(value) - PARAM_STRING_LIMIT} more]"
     if isinstance(value, dict):

@@ -15,18 +15,18 @@ from collections.abc import AsyncIterable, AsyncIterator
 
 import grpc
 
+from engine_worker import protocol as wp
 from engine_worker.admission import Admission
-from engine_worker.chat_held import RECENT, ChatHeld
-from engine_worker.context import EventPublisher, ThinkEngineContext
+from engine_worker.chat_held import ChatHeld
+from engine_worker.context import ThinkEngineContext
 from engine_worker.engine import EngineRegistry, TurnOutcome, compatible
 from engine_worker.failures import not_configured
-from engine_worker.memory import entry_from_proto
 from engine_worker.project_groups import ProjectGroups
+from engine_worker.reports import EventPublisher
 from engine_worker.settings import SettingsCache
 from engine_worker.tools import PoolCache, ToolDispatcher
 from engine_worker.watched import keep_watching
-from vance import convert as c
-from vance.domain import HOOK_CALLS, ChatMessage, CloseReason, LifecycleCall, ProcessStatus
+from vance.domain import HOOK_CALLS, CloseReason, LifecycleCall, ProcessStatus
 from vance.internal.v1 import (
     knowledge_internal_pb2_grpc,
     session_internal_pb2_grpc,
@@ -38,12 +38,12 @@ from vance.internal.v1 import tool_pb2 as tpb
 from vance.internal.v1 import worker_pb2 as wkpb
 from vance.llm import ModelClient, ModelNotConfiguredError
 from vance.observability import logcontext, metrics, tracing
-from vance.protoutil import dict_to_struct
 from vance.v1 import process_pb2_grpc, session_pb2_grpc
 
 logger = logging.getLogger(__name__)
 
-_CLOSE = object()
+# What a stream sends next (engine_worker/protocol.py's messages); None ends the stream.
+Outbox = asyncio.Queue[wp.ToServer | None]
 
 
 class Worker:
@@ -79,9 +79,9 @@ class Worker:
         self._sessions = sessions  # the engines' settings (engine_worker/settings.py)
         self._groups = ProjectGroups(projects)  # GetProject: the project's group
         self._stopping = asyncio.Event()
-        self._outbox: asyncio.Queue[object] = asyncio.Queue()
+        self._outbox: Outbox = asyncio.Queue()
         self._turns: dict[str, asyncio.Task[None]] = {}
-        self._acks: dict[str, asyncio.Future[wkpb.TurnAck | None]] = {}
+        self._acks: dict[str, asyncio.Future[wp.Ack | None]] = {}
         self._chat = ChatHeld()
         self._heartbeat_s = 3.0
         self.connected = asyncio.Event()
@@ -114,42 +114,31 @@ class Worker:
             return
         self._stopping.set()
         logger.info("draining %d running turns", len(self._turns))
-        self._outbox.put_nowait(wkpb.WorkerMessage(draining=wkpb.WorkerDraining()))
+        self._send(wp.Draining())
         running = list(self._turns.values())
         if running:
             _, late = await asyncio.wait(running, timeout=self._drain_timeout_s)
             for task in late:
                 task.cancel()
-        self._outbox.put_nowait(_CLOSE)
+        self._outbox.put_nowait(None)
 
-    async def _requests(self, outbox: asyncio.Queue[object]) -> AsyncIterator[wkpb.WorkerMessage]:
-        """The messages of one stream. Bound to that stream's queue: a pump left over from a
-        lost stream must never take messages meant for the next one."""
-        yield wkpb.WorkerMessage(
-            hello=wkpb.WorkerHello(
-                worker_id=self.worker_id,
-                engines=[
-                    wkpb.EngineDescriptor(name=n, version=v, hooks=self._registry.hooks().get(n))
-                    for n, v in self._registry.versions().items()
-                ],
-                slots=self._slots,
-            )
+    async def _requests(self, outbox: Outbox) -> AsyncIterator[wkpb.WorkerMessage]:
+        """The messages of one stream, as protos. Bound to that stream's queue: a pump left over
+        from a lost stream must never take messages meant for the next one."""
+        yield wp.to_proto(
+            wp.Hello(self.worker_id, self._registry.versions(), self._registry.hooks(), self._slots)
         )
-        while True:
-            item = await outbox.get()
-            if item is _CLOSE:
-                return
-            assert isinstance(item, wkpb.WorkerMessage)
-            yield item
+        while (item := await outbox.get()) is not None:
+            yield wp.to_proto(item)
 
-    def _send(self, msg: wkpb.WorkerMessage) -> None:
+    def _send(self, msg: wp.ToServer) -> None:
         self._outbox.put_nowait(msg)
 
     def _announce_capacity(self, slots: int, reason: str) -> None:
-        self._send(wkpb.WorkerMessage(capacity=wkpb.WorkerCapacity(slots=slots, reason=reason)))
+        self._send(wp.Capacity(slots, reason))
 
     async def _session(self) -> None:
-        outbox: asyncio.Queue[object] = asyncio.Queue()
+        outbox: Outbox = asyncio.Queue()
         self._outbox = outbox
         call = self._worker.WorkerConnect(self._requests(outbox))
         lost: grpc.aio.AioRpcError | None = None
@@ -175,7 +164,7 @@ class Worker:
                         task.cancel()
         finally:
             # Ends this stream's request pump (else it lingers on a queue nobody fills).
-            outbox.put_nowait(_CLOSE)
+            outbox.put_nowait(None)
             call.cancel()
             self._turns.clear()
             for fut in self._acks.values():
@@ -208,33 +197,40 @@ class Worker:
             )
         return out
 
-    def _on_message(self, tg: asyncio.TaskGroup, msg: wkpb.DispatchMessage) -> None:
-        kind = msg.WhichOneof("kind")
-        if kind == "welcome":
-            self._heartbeat_s = max(0.05, msg.welcome.heartbeat_ms / 1000)
-            self.connected.set()
-        elif kind == "assignment":
-            a = msg.assignment
-            self._turns[a.turn_id] = tg.create_task(self._run_turn(a))
-        elif kind == "commit_ack":
-            fut = self._acks.pop(msg.commit_ack.turn_id, None)
-            if fut is not None and not fut.done():
-                fut.set_result(msg.commit_ack)
-        elif kind == "cancel_turn_id":
-            task = self._turns.pop(msg.cancel_turn_id, None)
-            if task is not None:
-                logger.info("turn %s cancelled by process_service", msg.cancel_turn_id)
-                task.cancel()
+    def _on_message(self, tg: asyncio.TaskGroup, proto: wkpb.DispatchMessage) -> None:
+        try:
+            msg = wp.from_proto(proto)
+        except Exception as exc:
+            # A message this worker cannot read: an assignment's turn fails (and is redone,
+            # perhaps by another worker); anything else is left out.
+            logger.error("unreadable message from process_service: %r", exc)
+            turn_id = wp.assignment_turn_id(proto)
+            if turn_id:
+                self._send(wp.Failure(turn_id, f"unreadable assignment: {exc!r}"))
+            return
+        match msg:
+            case wp.Welcome():
+                self._heartbeat_s = max(0.05, msg.heartbeat_ms / 1000)
+                self.connected.set()
+            case wp.Assignment():
+                self._turns[msg.turn_id] = tg.create_task(self._run_turn(msg))
+            case wp.Ack():
+                fut = self._acks.pop(msg.turn_id, None)
+                if fut is not None and not fut.done():
+                    fut.set_result(msg)
+            case wp.Cancel():
+                task = self._turns.pop(msg.turn_id, None)
+                if task is not None:
+                    logger.info("turn %s cancelled by process_service", msg.turn_id)
+                    task.cancel()
 
     async def _heartbeats(self) -> None:
         while True:
             await asyncio.sleep(self._heartbeat_s)
             if self._turns:
-                self._send(
-                    wkpb.WorkerMessage(heartbeat=wkpb.WorkerHeartbeat(turn_ids=list(self._turns)))
-                )
+                self._send(wp.Heartbeat(list(self._turns)))
 
-    async def _run_turn(self, a: wkpb.TurnAssignment) -> None:
+    async def _run_turn(self, a: wp.Assignment) -> None:
         events = EventPublisher(a.turn_id, self._send)
         started = time.perf_counter()
         logcontext.for_turn(a.process.session_id, a.process.id, a.turn_id)
@@ -254,34 +250,25 @@ class Worker:
             logger.exception("turn %s of %s failed", a.turn_id, a.process.id)
             # What the turn said before it failed is stored, as it would have been sent.
             events.flush(riders=True)
-            self._send(
-                wkpb.WorkerMessage(
-                    failure=wkpb.TurnFailure(
-                        turn_id=a.turn_id, error=f"{type(exc).__name__}: {exc}", retryable=True
-                    )
-                )
-            )
+            self._send(wp.Failure(a.turn_id, f"{type(exc).__name__}: {exc}"))
             self._turns.pop(a.turn_id, None)
             return
         metrics.TURNS.labels(a.process.engine, "done").inc()
         metrics.TURN_SECONDS.labels(a.process.engine).observe(time.perf_counter() - started)
-        fut: asyncio.Future[wkpb.TurnAck | None] = asyncio.get_running_loop().create_future()
+        fut: asyncio.Future[wp.Ack | None] = asyncio.get_running_loop().create_future()
         self._acks[a.turn_id] = fut
         self._send(
-            wkpb.WorkerMessage(
-                commit=wkpb.TurnCommit(
-                    turn_id=a.turn_id,
-                    status=c.status_to_proto(outcome.status),
-                    close_reason=c.close_reason_to_proto(outcome.close_reason),
-                    close_detail=outcome.close_detail,
-                    drained_ids=[m.id for m in a.pending],
-                    summary_for_parent=outcome.summary,
-                    parent_payload=dict_to_struct(outcome.payload),
-                    chat_history_summary=outcome.chat_history_summary,
-                    chat_history_summary_through=outcome.chat_history_summary_through,
-                    # The reports still held go with the commit, before it.
-                    events=events.take(),
-                )
+            wp.Commit(
+                turn_id=a.turn_id,
+                status=outcome.status,
+                close_reason=outcome.close_reason,
+                close_detail=outcome.close_detail,
+                summary=outcome.summary,
+                payload=outcome.payload,
+                history_summary=outcome.chat_history_summary,
+                history_summary_through=outcome.chat_history_summary_through,
+                # The reports still held go with the commit, before it.
+                reports=events.take(),
             )
         )
         try:
@@ -289,29 +276,14 @@ class Worker:
             ack = await fut
         finally:
             self._turns.pop(a.turn_id, None)
-        if ack is not None and ack.ok and ack.chat_included:
-            self._chat.extend(a.process.id, a.chat_count, [c.chat_from_proto(m) for m in ack.chat])
-        else:
-            self._chat.drop(a.process.id)
+        self._chat.committed(a, ack)
 
-    def _recent_chat(self, a: wkpb.TurnAssignment) -> list[ChatMessage]:
-        """The last committed messages: held here, or brought by the assignment (then held)."""
-        pid = a.process.id
-        if a.recent_chat_held:
-            return self._chat.get(pid, a.chat_count) or []
-        recent = [c.chat_from_proto(m) for m in a.recent_chat]
-        if recent and len(recent) == min(a.chat_count, RECENT):
-            self._chat.put(pid, a.chat_count, recent)
-        else:
-            self._chat.drop(pid)
-        return recent
-
-    async def _execute(self, a: wkpb.TurnAssignment, events: EventPublisher) -> TurnOutcome:
-        process = c.process_from_proto(a.process)
+    async def _execute(self, a: wp.Assignment, events: EventPublisher) -> TurnOutcome:
+        process = a.process
         engine = self._registry.get(process.engine)
         if engine is None:
             raise LookupError(f"this worker does not run engine {process.engine!r}")
-        call = c.call_from_proto(a.call)
+        call = a.call
         if not compatible(process.engine_version, engine.version):
             return TurnOutcome(
                 ProcessStatus.CLOSED,
@@ -324,10 +296,10 @@ class Worker:
         ctx = ThinkEngineContext(
             turn_id=a.turn_id,
             process=process,
-            pending=[c.steer_from_proto(m) for m in a.pending],
+            pending=a.pending,
             chat_count=a.chat_count,
-            recent_chat=self._recent_chat(a),
-            on_chat_read=lambda read: self._chat.put(process.id, a.chat_count, read),
+            recent_chat=self._chat.for_turn(a),
+            on_chat_read=lambda read: self._chat.read(a, read),
             llm=self._llm,
             events=events,
             stub=self._stub,
@@ -343,11 +315,7 @@ class Worker:
             sessions=self._sessions,
             settings_cache=self._settings,
             default_settings=engine.default_settings(),
-            project_memory=(
-                [entry_from_proto(r) for r in a.project_memory]
-                if a.project_memory_included
-                else None
-            ),
+            project_memory=a.project_memory,
             knowledge=self._knowledge,
             group=await self._groups.of(process.tenant_id, process.project_id),
         )

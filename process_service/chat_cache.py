@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections import OrderedDict
 
-from vance.store import Document
+from process_service.process_model import ChatRecord
 
 MAX_MESSAGES = 20_000
 PER_PROCESS = 256  # more than any history read (engines read at most 100)
@@ -18,24 +18,24 @@ PER_PROCESS = 256  # more than any history read (engines read at most 100)
 class ChatCache:
     def __init__(self, max_messages: int = MAX_MESSAGES) -> None:
         self._max = max_messages
-        self._by_process: OrderedDict[str, dict[int, Document]] = OrderedDict()
+        self._by_process: OrderedDict[str, dict[int, ChatRecord]] = OrderedDict()
         self._size = 0
 
-    def get(self, process_id: str, numbers: range) -> dict[int, Document]:
+    def get(self, process_id: str, numbers: range) -> dict[int, ChatRecord]:
         held = self._by_process.get(process_id)
         if not held:
             return {}
         self._by_process.move_to_end(process_id)
         return {n: held[n] for n in numbers if n in held}
 
-    def put(self, process_id: str, number: int, doc: Document) -> None:
+    def put(self, process_id: str, number: int, record: ChatRecord) -> None:
         held = self._by_process.get(process_id)
         if held is None:
             held = self._by_process[process_id] = {}
         self._by_process.move_to_end(process_id)
         if number not in held:
             self._size += 1
-        held[number] = doc
+        held[number] = record
         if len(held) > PER_PROCESS:
             for old in sorted(held)[: len(held) - PER_PROCESS]:
                 del held[old]

@@ -19,16 +19,17 @@ import time
 from collections.abc import Awaitable, Callable
 from typing import Any
 
+from process_service.process_model import Process
 from process_service.processes import Processes
 from process_service.tool_args import ToolError, arg_bool, arg_str, rpc_details, spawn_result
-from vance.domain import CloseReason, ProcessStatus, ThinkProcess
+from vance.domain import CloseReason, ThinkProcess
 from vance.errors import VanceError
 from vance.internal.v1 import recipe_internal_pb2 as ripb
 from vance.internal.v1 import recipe_internal_pb2_grpc
 
 logger = logging.getLogger(__name__)
 
-Spawn = Callable[[dict[str, Any], dict[str, Any], str, str], Awaitable[ThinkProcess]]
+Spawn = Callable[[Process, dict[str, Any], str, str], Awaitable[ThinkProcess]]
 
 SLART_RECIPE = "slartibartfast"
 # The hard cutoff of the synchronous fallback; the slartibartfast recipe's
@@ -54,7 +55,7 @@ class Delegation:
         self._engines_available = engines_available
 
     async def run(
-        self, caller: dict[str, Any], args: dict[str, Any], key: str, profile: str
+        self, caller: Process, args: dict[str, Any], key: str, profile: str
     ) -> dict[str, Any]:
         name = arg_str(args, "name")
         task = args.get("task")
@@ -87,15 +88,15 @@ class Delegation:
             return out
         return await self._fallback(caller, out, spawn_args, key, profile, async_fallback)
 
-    async def _select(self, caller: dict[str, Any], task: str) -> ripb.RecipeSelection:
+    async def _select(self, caller: Process, task: str) -> ripb.RecipeSelection:
         try:
             selection: ripb.RecipeSelection = await self._recipes.SelectRecipe(
                 ripb.SelectRecipeRequest(
-                    tenant_id=str(caller.get("tenant_id", "")),
-                    project_id=str(caller.get("project_id", "")),
+                    tenant_id=caller.tenant_id,
+                    project_id=caller.project_id,
                     task=task,
                     # The selector calls the model the caller runs on (same tier or model).
-                    model=str((caller.get("params") or {}).get("model") or ""),
+                    model=str(caller.params.get("model") or ""),
                     available_engines=sorted(self._engines_available()),
                 )
             )
@@ -109,7 +110,7 @@ class Delegation:
 
     async def _fallback(
         self,
-        caller: dict[str, Any],
+        caller: Process,
         out: dict[str, Any],
         spawn_args: dict[str, Any],
         key: str,
@@ -145,12 +146,10 @@ class Delegation:
             try:
                 # Stopped by its parent: no STOPPED event goes back to the caller. Still INIT
                 # (no slot took it yet) is stopped too: it would design a recipe nobody spawns.
-                doc = await self._processes.stop(
-                    doc, stopped_by=str(caller["_id"]), allow_init=True
-                )
+                doc = await self._processes.stop(doc, stopped_by=caller.id, allow_init=True)
             except VanceError as exc:
                 logger.info("slartibartfast %s not stopped: %s", slart.id, exc.message)
-            if doc.get("close_reason") == CloseReason.DONE.value:  # done just in time
+            if doc.close_reason is CloseReason.DONE:  # done just in time
                 closed = doc
         if closed is None:
             fallback["status"] = "TIMEOUT"
@@ -159,11 +158,12 @@ class Delegation:
                 "and nothing was spawned"
             )
             return out
-        reason = str(closed.get("close_reason") or "")
-        detail = str(closed.get("close_detail") or "")
-        if reason != CloseReason.DONE.value or not detail:
+        reason = closed.close_reason
+        detail = closed.close_detail
+        if reason is not CloseReason.DONE or not detail:
             fallback["status"] = "FAILED"
-            fallback["reason"] = f"Slartibartfast closed {reason or 'without a result'}: {detail}"
+            said = reason.value if reason else "without a result"
+            fallback["reason"] = f"Slartibartfast closed {said}: {detail}"
             return out
         fallback.update(status="DONE", recipe=detail)
         try:
@@ -176,14 +176,14 @@ class Delegation:
         out["process"] = spawn_result(child)
         return out
 
-    async def _wait_closed(self, process_id: str, timeout_s: float) -> dict[str, Any] | None:
-        """The process document once it is CLOSED, or None at the cutoff. A store poll with
+    async def _wait_closed(self, process_id: str, timeout_s: float) -> Process | None:
+        """The process once it is CLOSED, or None at the cutoff. A store poll with
         backoff: the close may be committed by any process_service replica."""
         deadline = time.monotonic() + timeout_s
         delay = _POLL_FIRST_S
         while True:
             doc = await self._processes.get(process_id)
-            if doc.get("status") == ProcessStatus.CLOSED.value:
+            if doc.closed:
                 return doc
             left = deadline - time.monotonic()
             if left <= 0:

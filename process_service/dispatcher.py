@@ -6,20 +6,21 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections import OrderedDict
 from collections.abc import Coroutine
 from dataclasses import dataclass, field
 from typing import Any
 
+from process_service.chat_held import ChatHolders
 from process_service.fair_queue import FairQueue
 from process_service.lanes import Lanes
 from process_service.memory import MemoryStore
-from process_service.models import TurnRef
-from process_service.store import RECENT_CHAT, ProcessStore
-from process_service.worker_messages import Ack, Assign, Cancel, ToWorker
+from process_service.models import NextTurn, TurnRef
+from process_service.process_model import InboxMessage, Process
+from process_service.store import ProcessStore
+from process_service.worker_protocol import Ack, Assign, Cancel, ToWorker
 from vance.clock import Clock
 from vance.config import LanesConfig
-from vance.domain import WAKING, ProcessStatus
+from vance.domain import ProcessStatus
 from vance.observability import metrics, tracing
 
 logger = logging.getLogger(__name__)
@@ -37,10 +38,6 @@ class WorkerConn:
     reserved: int = 0
     draining: bool = False
     closed: bool = False
-    # Process -> the chat count through which this worker holds the process's chat (from
-    # the assignments and commit acks sent on this stream), so an assignment to the same
-    # worker carries no chat it already has. Most recent last; bounded.
-    chat_held: OrderedDict[str, int] = field(default_factory=OrderedDict)
     hello_slots: int = 0  # the slots its hello announced
 
     def __post_init__(self) -> None:
@@ -71,6 +68,9 @@ class Dispatcher:
         self._clock = clock
         self._config = config
         self.workers: dict[str, WorkerConn] = {}
+        # Which worker holds which process's chat (from the assignments and commit acks sent
+        # on its stream), so an assignment to that worker carries no chat it already has.
+        self.chat: ChatHolders[WorkerConn] = ChatHolders()
         self._ready: dict[str, FairQueue] = {}  # by engine
         self._queued: set[str] = set()
         self._turns: dict[str, TurnRef] = {}
@@ -100,39 +100,57 @@ class Dispatcher:
         self._ready.setdefault(engine, FairQueue()).push(process_id, tenant, session)
         self._wakeup.set()
 
-    def kick_ref(self, ref: TurnRef) -> None:
-        self.kick(ref.process_id, ref.engine, str(ref.process.get("tenant_id", "")), ref.session_id)
+    def next_turn(self, process: Process) -> NextTurn:
+        """Decides whether the process's next turn starts, and queues it when it does. Every
+        place that changed a process (a steer, a commit, a failure, a lifecycle transition, the
+        recovery sweep) asks here, with the process as that change left it:
+        - no lane held: a turn is due when one is wanted (`wake`) of an INIT, IDLE or BLOCKED
+          process, or a hook task is asked for;
+        - a lane a failed turn gave back (no worker): redone once its backoff has passed;
+        - a lane whose lease ran out and that this replica does not run: redone now (a worker
+          or a replica was lost).
+        A lane that runs is left alone: its commit asks again."""
+        lane = process.lane
+        if lane is None:
+            due = process.hook is not None or (
+                process.wake and (process.status is ProcessStatus.INIT or process.waking)
+            )
+        else:
+            if lane.turn_id in self._turns:
+                return NextTurn.NONE
+            wait_ms = lane.lease_until_ms - self._clock.now_ms() + 1
+            if wait_ms > 0 and not lane.worker_id:
+                self._kick_later(process, wait_ms)
+                return NextTurn.LATER
+            due = wait_ms <= 0
+        if not due:
+            return NextTurn.NONE
+        starts = self.can_start(process.engine, process.id)
+        self._kick(process)
+        return NextTurn.STARTS if starts else NextTurn.QUEUED
 
-    def kick_doc(self, doc: dict[str, Any]) -> None:
-        self.kick(
-            str(doc["_id"]),
-            str(doc["engine"]),
-            str(doc.get("tenant_id", "")),
-            str(doc.get("session_id", "")),
-        )
+    def _kick(self, process: Process) -> None:
+        self.kick(process.id, process.engine, process.tenant_id, process.session_id)
 
     def can_start(self, engine: str, process_id: str = "") -> bool:
         """Whether a turn of this engine would start now: a worker has a free slot and nobody
         waits before it (a steer's outcome is STARTED then, else QUEUED)."""
         return not self._ready.get(engine) and self._pick(engine, process_id) is not None
 
-    def kick_later(self, ref: TurnRef, delay_ms: int) -> None:
+    def _kick_later(self, process: Process, delay_ms: int) -> None:
         """`kick` once delay_ms have passed (a failed turn's backoff)."""
-        if delay_ms <= 0:
-            self.kick_ref(ref)
-            return
         loop = asyncio.get_running_loop()
 
         def fire() -> None:
             self._timers.discard(handle)
             if not self._stopping:
-                self.kick_ref(ref)
+                self._kick(process)
 
         handle = loop.call_later(delay_ms / 1000, fire)
         self._timers.add(handle)
 
     async def steer_and_start(
-        self, process_id: str, session_id: str, engine: str, msg: dict[str, Any], key: str
+        self, process_id: str, session_id: str, engine: str, msg: InboxMessage
     ) -> TurnRef | None:
         """A steer of a waiting process, delivered and started in one store write when a
         worker of its engine has a free slot and nothing queues before it; None to push the
@@ -144,7 +162,7 @@ class Dispatcher:
             return None
         worker.reserved += 1
         try:
-            ref = await self._lanes.take_steered(process_id, session_id, msg, key, worker.worker_id)
+            ref = await self._lanes.take_steered(process_id, session_id, msg, worker.worker_id)
         except BaseException:
             worker.reserved -= 1
             raise
@@ -244,6 +262,7 @@ class Dispatcher:
 
     def _lost(self, conn: WorkerConn, why: str) -> None:
         conn.closed = True
+        self.chat.drop_worker(conn)
         turns = list(conn.turns.values())
         conn.turns.clear()
         for ref in turns:
@@ -255,9 +274,9 @@ class Dispatcher:
 
     async def _redo(self, ref: TurnRef, why: str) -> None:
         metrics.REDOS.inc()
-        doc = await self._lanes.fail(ref, why, backoff=False)
-        if doc is not None and doc.get("status") == ProcessStatus.RUNNING.value:
-            self.kick_ref(ref)
+        process = await self._lanes.fail(ref, why, backoff=False)
+        if process is not None:
+            self.next_turn(process)
 
     def finished(self, ref: TurnRef, ack: Ack | None) -> None:
         """The turn ended here; its worker's slot is free once it has the ack (if any)."""
@@ -266,11 +285,9 @@ class Dispatcher:
         worker = self.workers.get(ref.worker_id)
         if worker is not None:
             worker.turns.pop(ref.turn_id, None)
-            if ack is not None and ack.chat is not None:
-                self._hold(worker, ref.process_id, ack.held_through)
-            elif ack is not None:
-                worker.chat_held.pop(ref.process_id, None)
             if ack is not None:
+                held = ack.held_through if ack.chat is not None else None
+                self.chat.acked(worker, ref.process_id, held)
                 worker.outbox.put_nowait(ack)
         self._wakeup.set()
 
@@ -314,36 +331,21 @@ class Dispatcher:
     def _pick(self, engine: str, process_id: str = "") -> WorkerConn | None:
         """The worker that holds the process's chat when it has a free slot (its turn then
         needs no chat sent along), else the one with the most free slots."""
+        holder = self.chat.holder(process_id) if process_id else None
+        if holder is not None and _can_take(holder, engine):
+            return holder
         best: WorkerConn | None = None
         for w in self.workers.values():
-            if w.closed or w.draining or engine not in w.engines or w.free_slots <= 0:
-                continue
-            if process_id and process_id in w.chat_held:
-                return w
-            if best is None or w.free_slots > best.free_slots:
+            if _can_take(w, engine) and (best is None or w.free_slots > best.free_slots):
                 best = w
         return best
 
-    def forget(self, docs: list[dict[str, Any]]) -> None:
+    def forget(self, processes: list[Process]) -> None:
         """Processes of a suspended, closed or deleted session (ProcessStore.forget): no
         worker is preferred for them any more (the worker lets their chat go itself)."""
-        for d in docs:
-            pid = str(d["_id"])
-            self._traces.pop(pid, None)
-            for w in self.workers.values():
-                w.chat_held.pop(pid, None)
-
-    def _hold(self, worker: WorkerConn, process_id: str, through: int) -> None:
-        """`worker` holds the process's chat through `through` now. Every other worker's copy
-        is older from here on: it is forgotten, so `_pick` never prefers a stale holder (whose
-        turn would need the chat sent along again, and would move the chat back and forth)."""
-        for other in self.workers.values():
-            if other is not worker:
-                other.chat_held.pop(process_id, None)
-        worker.chat_held[process_id] = through
-        worker.chat_held.move_to_end(process_id)
-        while len(worker.chat_held) > _HELD_MAX:
-            worker.chat_held.popitem(last=False)
+        for p in processes:
+            self._traces.pop(p.id, None)
+            self.chat.forget(p.id)
 
     def _pump(self, tg: asyncio.TaskGroup) -> None:
         for engine, queue in self._ready.items():
@@ -371,21 +373,13 @@ class Dispatcher:
 
     async def _hand_over(self, ref: TurnRef, worker: WorkerConn) -> None:
         ref.engine_version = worker.engines.get(ref.engine, "")
-        ref.process["recipe_snapshot"] = await self._store.snapshot(ref.process_id)
-        if ref.chat_base > 0 and worker.chat_held.get(ref.process_id) == ref.chat_base:
-            ref.chat_held = True
-            ref.recent_chat = []
-        else:
-            ref.chat_held = False
-            ref.recent_chat = self._store.recent_chat(ref.process_id, ref.chat_base)
-            if ref.recent_chat and len(ref.recent_chat) == min(ref.chat_base, RECENT_CHAT):
-                self._hold(worker, ref.process_id, ref.chat_base)
-            else:
-                worker.chat_held.pop(ref.process_id, None)
+        ref.recipe_snapshot = await self._store.snapshot(ref.process_id)
+        ref.chat = self.chat.assign(worker, ref.process_id, ref.chat_base, self._store.recent_chat)
         if self._memory is not None:
             # What the project remembers, so an engine's prompt needs no ListMemory call.
             ref.project_memory = await self._memory.project_newest(ref.process)
         if worker.closed:
+            self.chat.drop_worker(worker)  # what `assign` noted for it goes with it
             self.spawn(self._redo(ref, "worker left before the assignment"))
             return
         worker.turns[ref.turn_id] = ref
@@ -430,20 +424,12 @@ class Dispatcher:
         """Finds turns nobody runs: wanted turns (a replica died before dispatching) and
         lanes whose lease expired (a replica died mid-turn). A full scan of live processes,
         so it runs rarely (`lanes.scan_interval_ms`)."""
-        now = self._clock.now_ms()
         self.expire_local()
-        for doc in await self._store.all_live():
-            lane: dict[str, Any] = doc.get("lane") or {}
-            status = doc["status"]
-            wants = doc.get("wake") and (
-                status == ProcessStatus.INIT.value or status in [s.value for s in WAKING]
-            )
-            expired = bool(lane) and int(lane.get("lease_until_ms", 0)) < now
-            # A suspend hook whose kick was lost with its replica (a stop hook on a CLOSED
-            # process is not in this scan: it is dropped then).
-            wants = wants or bool(doc.get("hook"))
-            if (wants and not lane) or (expired and str(lane.get("turn_id")) not in self._turns):
-                self.kick_doc(doc)
+        # A suspend hook whose kick was lost with its replica is found too (a stop hook on a
+        # CLOSED process is not in this scan: it is dropped then).
+        for process in await self._store.all_live():
+            self.next_turn(process)
 
 
-_HELD_MAX = 512  # per worker, as many as the worker keeps (engine_worker/chat_held.py)
+def _can_take(w: WorkerConn, engine: str) -> bool:
+    return not (w.closed or w.draining or engine not in w.engines or w.free_slots <= 0)

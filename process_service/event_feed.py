@@ -35,13 +35,18 @@ import logging
 from collections import OrderedDict
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
-from typing import Any
 
 from pymongo.asynchronous.database import AsyncDatabase
 
-from process_service.convert import chat_doc_to_proto
+from process_service.convert import chat_to_proto
+from process_service.events import CHAT_APPENDED
+from process_service.process_model import SessionEvent
+from process_service.store_docs import chat_from_doc
 from vance.clock import Clock
 from vance.internal.v1 import process_internal_pb2 as pipb
+
+# Document: a page holds chat messages as the feed stores them (its own collection); they
+# become records (store_docs.chat_from_doc) when a page goes out.
 from vance.store import Document, is_duplicate_key
 
 logger = logging.getLogger(__name__)
@@ -63,7 +68,8 @@ def page_id(n: int) -> str:
 
 def page_to_proto(page: FeedPage) -> pipb.ChatFeedPage:
     return pipb.ChatFeedPage(
-        position=page.position, messages=[chat_doc_to_proto(m) for m in page.messages]
+        position=page.position,
+        messages=[chat_to_proto(chat_from_doc(m)) for m in page.messages],
     )
 
 
@@ -87,11 +93,11 @@ class ChatFeed:
 
     # ---- writing ----
 
-    def note(self, session_id: str, event: dict[str, Any]) -> None:
+    def note(self, session_id: str, event: SessionEvent) -> None:
         """A durable event of the session's stream; chat messages go into the next page."""
-        if event.get("kind") != "chat_message_appended":
+        if event.kind != CHAT_APPENDED:
             return
-        data = event.get("data") or {}
+        data = event.data
         self._gathered.append(
             {
                 "_id": data["chat_message_id"],

@@ -19,12 +19,11 @@ from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from process_service.store import ProcessStore, event_id
+from process_service.process_model import SessionEvent as Event
+from process_service.store import ProcessStore
 from vance.clock import Clock
 
 logger = logging.getLogger(__name__)
-
-Event = dict[str, Any]
 
 CHAT_APPENDED = "chat_message_appended"
 STREAM_CHUNK = "stream_chunk"
@@ -97,6 +96,7 @@ class EventLog:
         w.last_used_ms = self._clock.now_ms()
         return w
 
+    # `data`: the event's JSON payload (SessionEvent.data).
     async def publish(
         self, session_id: str, kind: str, data: dict[str, Any], *, ephemeral: bool = False
     ) -> int:
@@ -106,18 +106,12 @@ class EventLog:
         await self.flush(session_id)
         return await fut
 
-    def submit(
+    def submit(  # `data`: as `publish`
         self, session_id: str, kind: str, data: dict[str, Any], *, ephemeral: bool = False
     ) -> asyncio.Future[int]:
         """Queues an event in seq order without writing it; `flush` writes it. A caller with
         more events at hand submits them all and flushes once: one write for all."""
-        event: Event = {
-            "session_id": session_id,
-            "kind": kind,
-            "data": data,
-            "at_ms": self._clock.now_ms(),
-            "ephemeral": ephemeral,
-        }
+        event = Event(session_id, kind, data, self._clock.now_ms(), ephemeral)
         fut: asyncio.Future[int] = asyncio.get_running_loop().create_future()
         self._writer(session_id).pending.append((event, fut))
         return fut
@@ -159,8 +153,8 @@ class EventLog:
             return
         for event, fut in batch:
             if not fut.done():
-                fut.set_result(event["seq"])
-            if self._on_durable is not None and not event["ephemeral"]:
+                fut.set_result(event.seq)
+            if self._on_durable is not None and not event.ephemeral:
                 self._on_durable(session_id, event)
             self._notify(session_id, event)
 
@@ -173,16 +167,14 @@ class EventLog:
                 w.last_seq = await self._store.last_seq(session_id)
             first = w.last_seq + 1
             for offset, event in enumerate(todo):
-                event["seq"] = first + offset
-            inserted = await self._store.insert_events(
-                [_stored(session_id, e, self._keep_chunk_text) for e in todo]
-            )
+                event.seq = first + offset
+            inserted = await self._store.insert_events(todo, chunk_text=self._keep_chunk_text)
             done, todo = todo[:inserted], todo[inserted:]
             for event in done:
-                if event["ephemeral"]:
+                if event.ephemeral:
                     w.chunks.append(event)
             if done:
-                last = int(done[-1]["seq"])
+                last = done[-1].seq
                 w.last_seq = last
                 if last // MARK_EVERY != (first - 1) // MARK_EVERY:
                     await self._store.mark_seq(session_id, last)
@@ -208,21 +200,18 @@ class EventLog:
         horizon = self._clock.now_ms() - self._window_ms
         w = self._writers.get(session_id)
         chunks = [
-            c
-            for c in (w.chunks if w else ())
-            if since < c["seq"] <= until and c["at_ms"] >= horizon
+            c for c in (w.chunks if w else ()) if since < c.seq <= until and c.at_ms >= horizon
         ]
-        held = {int(c["seq"]) for c in chunks}
+        held = {c.seq for c in chunks}
         # A chunk placeholder is replayed only when it kept its text (`keep_chunk_text`, of
         # any replica), is within the window and not held here already.
         persisted = [
             e
             for e in await self._store.events_range(session_id, since + 1, until)
-            if not e.get("ephemeral")
-            or (e.get("data") and e["at_ms"] >= horizon and int(e["seq"]) not in held)
+            if not e.ephemeral or (e.data and e.at_ms >= horizon and e.seq not in held)
         ]
-        events = [{k: v for k, v in e.items() if k != "_id"} for e in persisted] + chunks
-        events.sort(key=lambda e: int(e["seq"]))
+        events = persisted + chunks
+        events.sort(key=lambda e: e.seq)
         return events
 
     async def subscribe(self, session_id: str, since: int) -> AsyncIterator[Event]:
@@ -246,7 +235,7 @@ class EventLog:
             replayed = await self.replay(session_id, since, current)
             for i in range(0, len(replayed), _BATCH):
                 yield replayed[i : i + _BATCH]
-                last = replayed[i : i + _BATCH][-1]["seq"]
+                last = replayed[i : i + _BATCH][-1].seq
             last = max(last, current) if current > since else last
             while True:
                 if sub.overflowed:
@@ -257,20 +246,20 @@ class EventLog:
                     # Another replica may have written: read what the store has.
                     current = await self._store.last_seq(session_id)
                     replayed = [
-                        e for e in await self.replay(session_id, last, current) if e["seq"] > last
+                        e for e in await self.replay(session_id, last, current) if e.seq > last
                     ]
                     for i in range(0, len(replayed), _BATCH):
                         yield replayed[i : i + _BATCH]
-                        last = replayed[i : i + _BATCH][-1]["seq"]
+                        last = replayed[i : i + _BATCH][-1].seq
                     continue
                 ready = [first]
                 while not sub.queue.empty() and len(ready) < _BATCH:
                     ready.append(sub.queue.get_nowait())
                 batch = []
                 for event in ready:
-                    if event["seq"] > last:
+                    if event.seq > last:
                         batch.append(event)
-                        last = event["seq"]
+                        last = event.seq
                 if batch:
                     yield batch
         finally:
@@ -306,12 +295,3 @@ class EventLog:
         for sid in quiet:
             del self._writers[sid]
         return len(quiet)
-
-
-def _stored(session_id: str, event: Event, keep_chunk_text: bool = False) -> dict[str, Any]:
-    """The store document of an event; a stream chunk's is a placeholder claiming its seq
-    (with its text when `keep_chunk_text`)."""
-    doc = {"_id": event_id(session_id, event["seq"]), **event}
-    if event["ephemeral"] and not keep_chunk_text:
-        doc["data"] = {}
-    return doc

@@ -19,6 +19,7 @@ from typing import Any
 
 from pymongo.asynchronous.database import AsyncDatabase
 
+from process_service.process_model import Process
 from process_service.tool_args import ToolError
 from process_service.tool_args import arg_str as _str
 from process_service.user_work.lazy_index import LazyIndex
@@ -163,15 +164,15 @@ class ActivityLog:
         self._clock = clock
 
     async def record(
-        self, caller: dict[str, Any], fact: Fact, key: str, *, at_ms: int = 0
+        self, caller: Process, fact: Fact, key: str, *, at_ms: int = 0
     ) -> dict[str, Any]:
         """Appends one entry (once per key)."""
         doc: Document = {
-            "_id": f"{caller['_id']}:{key}",
-            "tenant_id": str(caller["tenant_id"]),
-            "user_id": str(caller.get("owner_user_id", "")),
-            "session_id": str(caller.get("session_id", "")),
-            "eddie_process_id": str(caller["_id"]),
+            "_id": f"{caller.id}:{key}",
+            "tenant_id": caller.tenant_id,
+            "user_id": caller.owner_user_id,
+            "session_id": caller.session_id,
+            "eddie_process_id": caller.id,
             "ts": at_ms or self._clock.now_ms(),
             "kind": fact.kind.value,
             "summary": fact.summary[:SUMMARY_CHARS],
@@ -185,7 +186,7 @@ class ActivityLog:
         return doc
 
     async def peers(
-        self, caller: dict[str, Any], *, since_ms: int = 0, limit: int = PEER_LIMIT
+        self, caller: Process, *, since_ms: int = 0, limit: int = PEER_LIMIT
     ) -> list[dict[str, Any]]:
         """The other hubs' entries of this user, newest first."""
         await self._index.ready()
@@ -193,10 +194,10 @@ class ActivityLog:
         cursor = (
             self._col.find(
                 {
-                    "tenant_id": str(caller["tenant_id"]),
-                    "user_id": str(caller.get("owner_user_id", "")),
+                    "tenant_id": caller.tenant_id,
+                    "user_id": caller.owner_user_id,
                     "ts": {"$gte": floor},
-                    "eddie_process_id": {"$ne": str(caller["_id"])},
+                    "eddie_process_id": {"$ne": caller.id},
                 }
             )
             .sort("ts", -1)
@@ -204,7 +205,7 @@ class ActivityLog:
         )
         return [entry_view(d) async for d in cursor]
 
-    async def invoke_record(self, caller: dict[str, Any], args: dict[str, Any], key: str) -> Any:
+    async def invoke_record(self, caller: Process, args: dict[str, Any], key: str) -> Any:
         """`hub_activity_record`: the engine's entry for a completed turn."""
         kind = _str(args, "kind", required=False) or ActivityKind.USER_STATEMENT.value
         if kind not in (ActivityKind.USER_STATEMENT.value, ActivityKind.TOOL_CALL.value):

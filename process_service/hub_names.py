@@ -17,6 +17,7 @@ from typing import Any
 
 from pymongo.asynchronous.database import AsyncDatabase
 
+from process_service.process_model import Process
 from process_service.tool_args import ToolError
 from vance.clock import Clock
 from vance.store import Document, is_duplicate_key
@@ -27,8 +28,8 @@ CREATED_WAIT_S = 10.0  # how long the loser waits for the winner's project to ex
 _POLL_S = 0.1
 
 
-def _id(caller: dict[str, Any], name: str) -> str:
-    return json.dumps([str(caller["tenant_id"]), str(caller.get("owner_user_id", "")), name])
+def _id(caller: Process, name: str) -> str:
+    return json.dumps([caller.tenant_id, caller.owner_user_id, name])
 
 
 def _ago(ms: int) -> str:
@@ -45,14 +46,14 @@ class ProjectNames:
         self._col = db["hub_project_names"]
         self._clock = clock
 
-    async def claim(self, caller: dict[str, Any], name: str, key: str) -> None:
+    async def claim(self, caller: Process, name: str, key: str) -> None:
         """Holds the name for this call, or raises the conflict the model turns into "your
         other hub just created that"."""
         for _ in range(3):
             held = await self._try(caller, name, key)
             if held is None:
                 return
-            if held.get("eddie_process_id") == caller["_id"]:
+            if held.get("eddie_process_id") == caller.id:
                 raise ToolError(
                     f"a project named {name!r} exists already; open it with project_open or "
                     "pick another name"
@@ -63,14 +64,14 @@ class ProjectNames:
             raise ToolError(_conflict(name, done, self._clock.now_ms()))
         raise ToolError(f"the project {name!r} is being created elsewhere; try project_open")
 
-    async def _try(self, caller: dict[str, Any], name: str, key: str) -> Document | None:
+    async def _try(self, caller: Process, name: str, key: str) -> Document | None:
         doc: Document = {
             "_id": _id(caller, name),
-            "tenant_id": str(caller["tenant_id"]),
-            "user_id": str(caller.get("owner_user_id", "")),
+            "tenant_id": caller.tenant_id,
+            "user_id": caller.owner_user_id,
             "name": name,
-            "eddie_process_id": str(caller["_id"]),
-            "session_id": str(caller.get("session_id", "")),
+            "eddie_process_id": caller.id,
+            "session_id": caller.session_id,
             "key": key,
             "at_ms": self._clock.now_ms(),
             "created": False,
@@ -97,12 +98,12 @@ class ProjectNames:
             doc = await self._col.find_one({"_id": held["_id"]})
         return doc
 
-    async def created(self, caller: dict[str, Any], name: str, result: dict[str, Any]) -> None:
+    async def created(self, caller: Process, name: str, result: dict[str, Any]) -> None:
         await self._col.update_one(
             {"_id": _id(caller, name)}, {"$set": {"created": True, "result": result}}
         )
 
-    async def release(self, caller: dict[str, Any], name: str, key: str) -> None:
+    async def release(self, caller: Process, name: str, key: str) -> None:
         await self._col.delete_one({"_id": _id(caller, name), "key": key})
 
 

@@ -28,6 +28,7 @@ from pymongo.asynchronous.database import AsyncDatabase
 from process_service.hub_activity import ActivityKind, ActivityLog, Fact, describe
 from process_service.inbox import Inbox
 from process_service.lanes import Lanes
+from process_service.process_model import Process
 from process_service.store import ProcessStore
 from process_service.tool_args import ToolError
 from process_service.tool_args import arg_str as _str
@@ -47,14 +48,14 @@ DEBOUNCE_S = 5.0
 _MAX_REGISTERED = 100_000
 
 
-def is_hub(caller: dict[str, Any]) -> bool:
-    return str(caller.get("engine", "")) in HUB_ONLY_ENGINES
+def is_hub(caller: Process) -> bool:
+    return caller.engine in HUB_ONLY_ENGINES
 
 
 @dataclass
 class _Window:
     until: float  # event-loop time the window ends
-    caller: dict[str, Any]
+    caller: Process
     held: list[dict[str, Any]] = field(default_factory=list)  # facts for the trailing event
     key: str = ""  # idempotency key of the newest held fact
 
@@ -66,14 +67,14 @@ class HubPeers:
         store: ProcessStore,
         inbox: Inbox,
         lanes: Lanes,
-        kick: Callable[[str, str], None],
+        next_turn: Callable[[Process], object],
         activity: ActivityLog,
     ) -> None:
         self._registry = db["hub_peers"]
         self._store = store
         self._inbox = inbox
         self._lanes = lanes
-        self._kick = kick
+        self._next_turn = next_turn  # Dispatcher.next_turn
         self.activity = activity
         self._registered: set[str] = set()
         self._windows: dict[tuple[str, str], _Window] = {}
@@ -81,45 +82,43 @@ class HubPeers:
 
     # ---- who the peers are ----
 
-    async def register(self, caller: dict[str, Any]) -> None:
+    async def register(self, caller: Process) -> None:
         """Makes this hub one of its user's hubs (once per process and replica)."""
-        pid = str(caller["_id"])
+        pid = caller.id
         if pid in self._registered:
             return
         await self._registry.update_one(
             {"_id": _owner_key(caller)},
-            {"$set": {f"hubs.{pid}": str(caller.get("session_id", ""))}},
+            {"$set": {f"hubs.{pid}": caller.session_id}},
             upsert=True,
         )
         if len(self._registered) >= _MAX_REGISTERED:
             self._registered.clear()  # costs each hub one more idempotent write
         self._registered.add(pid)
 
-    async def peers_of(self, caller: dict[str, Any]) -> list[Document]:
+    async def peers_of(self, caller: Process) -> list[Process]:
         """The user's other hub processes that are not closed."""
         doc = await self._registry.find_one({"_id": _owner_key(caller)})
-        ids = [pid for pid in (doc or {}).get("hubs", {}) if pid != str(caller["_id"])]
+        ids = [pid for pid in (doc or {}).get("hubs", {}) if pid != caller.id]
         found = await self._store.get_many(ids) if ids else []
-        closed = [str(d["_id"]) for d in found if d["status"] == ProcessStatus.CLOSED.value]
-        gone = set(ids) - {str(d["_id"]) for d in found}
+        closed = [p.id for p in found if p.closed]
+        gone = set(ids) - {p.id for p in found}
         if closed or gone:
             await self._registry.update_one(
                 {"_id": _owner_key(caller)},
                 {"$unset": {f"hubs.{pid}": "" for pid in [*closed, *gone]}},
             )
         return [
-            d
-            for d in found
-            if d["status"] != ProcessStatus.CLOSED.value
-            and d.get("owner_user_id") == caller.get("owner_user_id")
-            and d.get("tenant_id") == caller.get("tenant_id")
+            p
+            for p in found
+            if not p.closed
+            and p.owner_user_id == caller.owner_user_id
+            and p.tenant_id == caller.tenant_id
         ]
 
     # ---- the tools, and after a tool call ----
 
-    async def invoke(
-        self, tool: str, caller: dict[str, Any], args: dict[str, Any], key: str
-    ) -> Any:
+    async def invoke(self, tool: str, caller: Process, args: dict[str, Any], key: str) -> Any:
         if not is_hub(caller):
             raise ToolError(f"{tool} is for hubs only")
         if tool == "peer_notify":
@@ -127,7 +126,7 @@ class HubPeers:
         return await self.activity.invoke_record(caller, args, key)
 
     async def after_tool(
-        self, tool: str, caller: dict[str, Any], args: dict[str, Any], result: Any, key: str
+        self, tool: str, caller: Process, args: dict[str, Any], result: Any, key: str
     ) -> Any:
         """What follows a hub's successful call. `hub_context` (called every turn) gains the
         peers' activity, and registers the hub as one of its user's hubs. An organizational
@@ -146,10 +145,10 @@ class HubPeers:
             if fact.peer is not None:
                 await self.notify(caller, fact.peer, fact.summary, {"refs": fact.refs}, key, entry)
         except Exception:
-            logger.exception("activity of %s after %s not recorded", caller.get("_id"), tool)
+            logger.exception("activity of %s after %s not recorded", caller.id, tool)
         return result
 
-    async def invoke_notify(self, caller: dict[str, Any], args: dict[str, Any], key: str) -> Any:
+    async def invoke_notify(self, caller: Process, args: dict[str, Any], key: str) -> Any:
         """`peer_notify{type, summary, payload}`: the model tells the user's other hubs."""
         raw = _str(args, "type").upper()
         try:
@@ -168,7 +167,7 @@ class HubPeers:
 
     async def notify(
         self,
-        caller: dict[str, Any],
+        caller: Process,
         ptype: PeerEventType,
         summary: str,
         payload: dict[str, Any],
@@ -185,11 +184,11 @@ class HubPeers:
         now = asyncio.get_running_loop().time()
         peers = await self.peers_of(caller)
         for target in peers:
-            slot = (str(caller["_id"]), str(target["_id"]))
+            slot = (caller.id, target.id)
             window = self._windows.get(slot)
             if window is None or now >= window.until:
                 self._windows[slot] = _Window(now + DEBOUNCE_S, caller)
-                await self._deliver(caller, str(target["_id"]), [fact], key)
+                await self._deliver(caller, target.id, [fact], key)
             else:
                 window.held.append(fact)
                 window.key = key
@@ -199,15 +198,15 @@ class HubPeers:
     # ---- delivery ----
 
     async def _deliver(
-        self, caller: dict[str, Any], target: str, facts: list[dict[str, Any]], key: str
+        self, caller: Process, target: str, facts: list[dict[str, Any]], key: str
     ) -> None:
         last = facts[-1]
         summary = "; ".join(str(f["summary"]) for f in facts)
         event = PeerEvent(
             idempotency_key=f"peer:{key}:{target}",
-            sender_process_id=str(caller["_id"]),
-            source_session_id=str(caller.get("session_id", "")),
-            user_id=str(caller.get("owner_user_id", "")),
+            sender_process_id=caller.id,
+            source_session_id=caller.session_id,
+            user_id=caller.owner_user_id,
             type=PeerEventType(str(last["type"])),
             human_summary=summary,
             payload={"facts": facts},
@@ -216,21 +215,16 @@ class HubPeers:
         if result.outcome is DeliveryOutcome.DEFERRED and result.process is not None:
             await self._wake(result.process)
 
-    async def _wake(self, doc: dict[str, Any]) -> None:
+    async def _wake(self, process: Process) -> None:
         """A suspended hub takes its peer events in a PEER hook; a paused one waits."""
-        if doc.get("status") != ProcessStatus.SUSPENDED.value:
+        if process.status is not ProcessStatus.SUSPENDED:
             return
-        hook = self._lanes.hook_fields(doc, LifecycleCall.PEER)
-        if not hook:
+        hook = self._lanes.hook_for(process, LifecycleCall.PEER)
+        if hook is None:
             return
-        pid = str(doc["_id"])
-        after = await self._store.update(
-            pid,
-            {"status": ProcessStatus.SUSPENDED.value, "hook": {"$exists": False}},
-            {"$set": hook},
-        )
+        after = await self._store.ask_hook(process.id, ProcessStatus.SUSPENDED, hook)
         if after is not None:
-            self._kick(pid, str(after["engine"]))
+            self._next_turn(after)
 
     async def run(self) -> None:
         """Sends each window's held facts when the window ends (owned by server.Background)."""
@@ -256,5 +250,5 @@ class HubPeers:
                 pass
 
 
-def _owner_key(caller: dict[str, Any]) -> str:
-    return f"{caller['tenant_id']}:{caller.get('owner_user_id', '')}"
+def _owner_key(caller: Process) -> str:
+    return f"{caller.tenant_id}:{caller.owner_user_id}"

@@ -16,6 +16,8 @@ from typing import TYPE_CHECKING, Any
 import grpc
 from pymongo.asynchronous.database import AsyncDatabase
 
+from process_service.process_model import Process
+from process_service.store import ProcessStore
 from process_service.tool_args import ToolError, rpc_details
 from process_service.tool_args import arg_str as _str
 from vance.domain import ProcessStatus
@@ -27,40 +29,38 @@ if TYPE_CHECKING:
 MAX_OPEN = 20  # open asks shown to Eddie; older ones stay stored and answerable by id
 
 
-def forwarded_by(caller: dict[str, Any]) -> dict[str, str]:
+def forwarded_by(caller: Process) -> dict[str, str]:
     """The hop tag of the user's words Eddie passes on (seed 001 §7.3)."""
     return {
-        "engine": str(caller.get("engine") or "eddie"),
-        "processId": str(caller["_id"]),
-        "viaSession": str(caller.get("session_id", "")),
+        "engine": str(caller.engine or "eddie"),
+        "processId": caller.id,
+        "viaSession": caller.session_id,
     }
 
 
 class HubTalk:
-    def __init__(self, db: AsyncDatabase[Document], hub: HubTools) -> None:
+    def __init__(self, db: AsyncDatabase[Document], store: ProcessStore, hub: HubTools) -> None:
         self._asks = db["hub_asks"]
         self._observations = db["observations"]
-        self._procs = db["processes"]
+        self._store = store
         self._hub = hub
 
-    async def invoke(
-        self, tool: str, caller: dict[str, Any], args: dict[str, Any], key: str
-    ) -> Any:
+    async def invoke(self, tool: str, caller: Process, args: dict[str, Any], key: str) -> Any:
         handler = getattr(self, f"_{tool}")
         try:
             return await handler(caller, args, key)
         except grpc.aio.AioRpcError as exc:  # session_service, read by project_open
             raise ToolError(rpc_details(exc)) from exc
 
-    async def _chat_of(self, caller: dict[str, Any], project: str) -> dict[str, Any]:
+    async def _chat_of(self, caller: Process, project: str) -> Process:
         """The process Eddie talks to in a project: the one of it Eddie observes (connected by
         project_create or project_open), else the chat of its most recent session."""
-        async for doc in self._observations.find({f"observers.{caller['_id']}.project": project}):
+        async for doc in self._observations.find({f"observers.{caller.id}.project": project}):
             try:
                 found = await self._hub.owned(caller, str(doc["_id"]))
             except ToolError:
                 continue
-            if found.get("status") != ProcessStatus.CLOSED.value:
+            if not found.closed:
                 return found
         opened = await self._hub.project_open(caller, {"name": project}, "")
         chat = opened.get("connectedTo")
@@ -68,28 +68,28 @@ class HubTalk:
             raise ToolError(f"project {project!r} has no open chat; project_open shows it")
         return await self._hub.owned(caller, str(chat))
 
-    async def _project_steer(self, caller: dict[str, Any], args: dict[str, Any], key: str) -> Any:
+    async def _project_steer(self, caller: Process, args: dict[str, Any], key: str) -> Any:
         """The user's words to a project's chat, as USER_CHAT_INPUT from the user with
         `forwardedBy` naming Eddie. processId may name another process of that project."""
         project, message = _str(args, "project"), _str(args, "message")
         process_id = _str(args, "processId", required=False)
         if process_id:
             target = await self._hub.owned(caller, process_id)
-            if str(target.get("project_id", "")) != project:
+            if target.project_id != project:
                 raise ToolError(f"process {process_id!r} is not in project {project!r}")
         else:
             target = await self._chat_of(caller, project)
         outcome = await self._hub.say(caller, target, message, key, forwarded=forwarded_by(caller))
         return {
             "project": project,
-            "processId": str(target["_id"]),
-            "processName": str(target.get("name", "")),
+            "processId": target.id,
+            "processName": target.name,
             "outcome": outcome,
         }
 
-    async def _hub_ask_open(self, caller: dict[str, Any], args: dict[str, Any], key: str) -> Any:
+    async def _hub_ask_open(self, caller: Process, args: dict[str, Any], key: str) -> Any:
         """A worker's question reached this hub: kept until answered or stale. Idempotent."""
-        hub, ask_id = str(caller["_id"]), _str(args, "askId")
+        hub, ask_id = caller.id, _str(args, "askId")
         process_id = _str(args, "processId")
         options = args.get("options") if isinstance(args.get("options"), list) else []
         await self._asks.update_one(
@@ -116,8 +116,8 @@ class HubTalk:
         )
         return {"askId": ask_id}
 
-    async def _hub_asks(self, caller: dict[str, Any], args: dict[str, Any], key: str) -> Any:
-        return {"asks": await self.open_asks(str(caller["_id"]))}
+    async def _hub_asks(self, caller: Process, args: dict[str, Any], key: str) -> Any:
+        return {"asks": await self.open_asks(caller.id)}
 
     async def open_asks(self, hub: str) -> list[dict[str, Any]]:
         docs = (
@@ -128,21 +128,22 @@ class HubTalk:
         if not docs:
             return []
         ids = list({str(d["process_id"]) for d in docs})
-        statuses = {
-            str(p["_id"]): p.get("status")
-            async for p in self._procs.find({"_id": {"$in": ids}}, {"status": 1})
-        }
-        stale = [d["_id"] for d in docs if statuses.get(str(d["process_id"])) != "BLOCKED"]
+        statuses = await self._store.statuses(ids)
+        stale = [
+            d["_id"]
+            for d in docs
+            if statuses.get(str(d["process_id"])) is not ProcessStatus.BLOCKED
+        ]
         if stale:
             await self._asks.update_many(
                 {"_id": {"$in": stale}}, {"$set": {"open": False, "closed": "stale"}}
             )
         return [_ask_view(d) for d in docs if d["_id"] not in stale]
 
-    async def _answer_question(self, caller: dict[str, Any], args: dict[str, Any], key: str) -> Any:
+    async def _answer_question(self, caller: Process, args: dict[str, Any], key: str) -> Any:
         """The user's answer to one open question, to the worker that asked it."""
         ask_id, message = _str(args, "askId"), _str(args, "message")
-        hub = str(caller["_id"])
+        hub = caller.id
         doc = await self._asks.find_one({"_id": f"{hub}:{ask_id}"})
         if doc is None or (not doc.get("open") and doc.get("answer_key") != key):
             raise ToolError(f"no open question {ask_id!r}; the open ones are listed in the turn")

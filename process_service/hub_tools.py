@@ -15,6 +15,7 @@ from pymongo.asynchronous.database import AsyncDatabase
 from process_service.hub_names import ProjectNames
 from process_service.inbox import Inbox
 from process_service.observations import DEFAULT_MODE, MODES, Observations
+from process_service.process_model import Process
 from process_service.processes import Processes
 from process_service.tool_args import ToolError
 from process_service.tool_args import arg_str as _str
@@ -36,8 +37,8 @@ WORKER_PROFILE = "eddie"  # a worker addressed through Eddie: no client tools (v
 TENANT_LEVEL = "_tenant"
 
 
-def _caller(doc: dict[str, Any]) -> spb.Caller:
-    return spb.Caller(user_id=str(doc.get("owner_user_id", "")))
+def _caller(process: Process) -> spb.Caller:
+    return spb.Caller(user_id=process.owner_user_id)
 
 
 def _mode(args: dict[str, Any], default: str = DEFAULT_MODE) -> str:
@@ -73,7 +74,7 @@ class HubTools:
         self.names: ProjectNames | None = None  # conflict protection, set at wiring
 
     async def invoke(
-        self, tool: str, caller: dict[str, Any], args: dict[str, Any], key: str, profile: str = ""
+        self, tool: str, caller: Process, args: dict[str, Any], key: str, profile: str = ""
     ) -> Any:
         if tool == "hub_switch_to" and not capabilities(profile).can_mediate:
             # The engine checks this before it calls; a call that got here another way is
@@ -85,22 +86,18 @@ class HubTools:
         except grpc.aio.AioRpcError as exc:
             raise ToolError(_details(exc)) from exc
 
-    async def owned(self, caller: dict[str, Any], process_id: str) -> dict[str, Any]:
+    async def owned(self, caller: Process, process_id: str) -> Process:
         try:
-            doc = await self._processes.get(process_id)
+            found = await self._processes.get(process_id)
         except VanceError as exc:
             raise ToolError(f"no process {process_id!r}") from exc
-        if doc.get("owner_user_id") != caller.get("owner_user_id") or doc.get(
-            "tenant_id"
-        ) != caller.get("tenant_id"):
+        if found.owner_user_id != caller.owner_user_id or found.tenant_id != caller.tenant_id:
             raise ToolError(f"no process {process_id!r}")
-        return doc
+        return found
 
-    async def _project(self, caller: dict[str, Any], name: str) -> spb.Project:
+    async def _project(self, caller: Process, name: str) -> spb.Project:
         found = await self._sessions.ListProjects(
-            spb.ListProjectsRequest(
-                tenant_id=str(caller["tenant_id"]), caller=_caller(caller), kind="ALL"
-            )
+            spb.ListProjectsRequest(tenant_id=caller.tenant_id, caller=_caller(caller), kind="ALL")
         )
         for project in found.projects:
             if project.project_id == name:
@@ -108,12 +105,12 @@ class HubTools:
                 return result
         raise ToolError(f"no project named {name!r}; see project_list")
 
-    async def _project_create(self, caller: dict[str, Any], args: dict[str, Any], key: str) -> Any:
+    async def _project_create(self, caller: Process, args: dict[str, Any], key: str) -> Any:
         done = await self._created.find_one({"_id": key})
         if done is not None:
             return done["result"]  # a redone turn: created once
-        name, tenant = _str(args, "name"), str(caller["tenant_id"])
-        user, mode = str(caller.get("owner_user_id", "")), _mode(args)
+        name, tenant = _str(args, "name"), caller.tenant_id
+        user, mode = caller.owner_user_id, _mode(args)
         if self.names is not None:  # one hub of the user wins a name (hub_names.py)
             await self.names.claim(caller, name, key)
         try:
@@ -165,8 +162,8 @@ class HubTools:
 
     async def say(
         self,
-        caller: dict[str, Any],
-        target: dict[str, Any],
+        caller: Process,
+        target: Process,
         text: str,
         key: str,
         *,
@@ -176,14 +173,14 @@ class HubTools:
         """The user's words, sent by Eddie: USER_CHAT_INPUT from the user, Eddie as sender
         (and, for project_steer and answers, `forwardedBy` and the question answered)."""
         result = await self._inbox.steer(
-            str(target["_id"]),
+            target.id,
             "",
             "",
             UserChatInput(
                 content=text,
                 idempotency_key=key,
-                sender_process_id=str(caller["_id"]),
-                from_user=str(caller.get("owner_user_id", "")),
+                sender_process_id=caller.id,
+                from_user=caller.owner_user_id,
                 forwarded_by=forwarded or {},
                 ask_id=ask_id,
             ),
@@ -192,10 +189,10 @@ class HubTools:
             raise ToolError(result.reason)
         return result.outcome.value
 
-    async def _project_list(self, caller: dict[str, Any], args: dict[str, Any], key: str) -> Any:
+    async def _project_list(self, caller: Process, args: dict[str, Any], key: str) -> Any:
         found = await self._sessions.ListProjects(
             spb.ListProjectsRequest(
-                tenant_id=str(caller["tenant_id"]),
+                tenant_id=caller.tenant_id,
                 caller=_caller(caller),
                 kind=_str(args, "kind", required=False) or "NORMAL",
             )
@@ -207,14 +204,14 @@ class HubTools:
             ]
         }
 
-    async def _project_open(self, caller: dict[str, Any], args: dict[str, Any], key: str) -> Any:
+    async def _project_open(self, caller: Process, args: dict[str, Any], key: str) -> Any:
         return await self.project_open(caller, args, key)
 
-    async def project_open(self, caller: dict[str, Any], args: dict[str, Any], key: str) -> Any:
+    async def project_open(self, caller: Process, args: dict[str, Any], key: str) -> Any:
         project = await self._project(caller, _str(args, "name"))
         listed = await self._sessions.ListSessions(
             spb.ListSessionsRequest(
-                tenant_id=str(caller["tenant_id"]),
+                tenant_id=caller.tenant_id,
                 project_id=project.project_id,
                 caller=_caller(caller),
             )
@@ -235,12 +232,12 @@ class HubTools:
         connected, mode = None, ""
         if sessions and sessions[0]["chatProcessId"]:
             chat = await self.owned(caller, str(sessions[0]["chatProcessId"]))
-            observers = await self._observations.observers(str(chat["_id"]))
-            mine = observers.get(str(caller["_id"]))
+            observers = await self._observations.observers(chat.id)
+            mine = observers.get(caller.id)
             mode = _mode(args, str((mine or {}).get("mode") or DEFAULT_MODE))
             if mine is None or mine.get("mode") != mode:
                 await self._observations.observe(chat, caller, mode, project.project_id)
-            connected = str(chat["_id"])
+            connected = chat.id
         return {
             "project": project.project_id,
             "title": project.title,
@@ -251,30 +248,30 @@ class HubTools:
             "channelMode": mode or None,
         }
 
-    async def _project_archive(self, caller: dict[str, Any], args: dict[str, Any], key: str) -> Any:
+    async def _project_archive(self, caller: Process, args: dict[str, Any], key: str) -> Any:
         project = await self._sessions.ArchiveProject(
             spb.ProjectOpRequest(
-                tenant_id=str(caller["tenant_id"]),
+                tenant_id=caller.tenant_id,
                 project_id=_str(args, "name"),
                 caller=_caller(caller),
             )
         )
         return {"project": project.project_id, "archived": True}
 
-    async def _process_observe(self, caller: dict[str, Any], args: dict[str, Any], key: str) -> Any:
+    async def _process_observe(self, caller: Process, args: dict[str, Any], key: str) -> Any:
         mode = _str(args, "channelMode")
         if mode not in MODES:
             raise ToolError(f"channelMode must be one of {', '.join(MODES)}")
         target = await self.owned(caller, _str(args, "processId"))
-        await self._observations.observe(target, caller, mode, str(target.get("project_id", "")))
-        return {"processId": str(target["_id"]), "channelMode": mode}
+        await self._observations.observe(target, caller, mode, target.project_id)
+        return {"processId": target.id, "channelMode": mode}
 
-    async def _process_command(self, caller: dict[str, Any], args: dict[str, Any], key: str) -> Any:
+    async def _process_command(self, caller: Process, args: dict[str, Any], key: str) -> Any:
         command = _str(args, "command").lower()
         target = await self.owned(caller, _str(args, "processId"))
         try:
             if command == "stop":
-                doc = await self._processes.stop(target, stopped_by=str(caller["_id"]))
+                doc = await self._processes.stop(target, stopped_by=caller.id)
             elif command == "pause":
                 doc = await self._processes.pause(target)
             elif command == "resume":
@@ -283,25 +280,23 @@ class HubTools:
                 raise ToolError("command must be stop, pause or resume")
         except VanceError as exc:
             raise ToolError(exc.message) from exc
-        return {"processId": str(doc["_id"]), "status": doc["status"]}
+        return {"processId": doc.id, "status": doc.status.value}
 
-    async def _inbox_forward_to_user(
-        self, caller: dict[str, Any], args: dict[str, Any], key: str
-    ) -> Any:
+    async def _inbox_forward_to_user(self, caller: Process, args: dict[str, Any], key: str) -> Any:
         item = await self._sessions_internal.AddInboxItem(
             spb.InboxItem(
-                tenant_id=str(caller["tenant_id"]),
-                user_id=str(caller.get("owner_user_id", "")),
+                tenant_id=caller.tenant_id,
+                user_id=caller.owner_user_id,
                 title=_str(args, "title"),
                 body=_str(args, "body"),
-                source_process_id=str(caller["_id"]),
-                source_session_id=str(caller["session_id"]),
+                source_process_id=caller.id,
+                source_session_id=caller.session_id,
                 idempotency_key=key,
             )
         )
         return {"id": item.id, "title": item.title}
 
-    async def _hub_switch_to(self, caller: dict[str, Any], args: dict[str, Any], key: str) -> Any:
+    async def _hub_switch_to(self, caller: Process, args: dict[str, Any], key: str) -> Any:
         target = _str(args, "target")
         try:
             doc = await self.owned(caller, target)
@@ -312,20 +307,20 @@ class HubTools:
                 raise ToolError(f"project {target!r} has no open session to switch to") from None
             doc = await self.owned(caller, str(chat))
         data = {
-            "targetSessionId": str(doc["session_id"]),
-            "targetProjectId": str(doc.get("project_id", "")),
-            "targetProcessName": str(doc.get("name", "")),
+            "targetSessionId": doc.session_id,
+            "targetProjectId": doc.project_id,
+            "targetProcessName": doc.name,
             "voiceAnnouncement": _str(args, "voiceAnnouncement", required=False) or None,
         }
-        await self._publish([str(caller["session_id"])], "switch-to", data)
+        await self._publish([caller.session_id], "switch-to", data)
         return data
 
-    async def _hub_context(self, caller: dict[str, Any], args: dict[str, Any], key: str) -> Any:
+    async def _hub_context(self, caller: Process, args: dict[str, Any], key: str) -> Any:
         """Language: the process's `chat.language`, else the project's (the hub project for
         Eddie) over the tenant's settings, else en. Voice rules: the hub's document, then the
         tenant's; none stored means the engine's bundled rules."""
-        tenant, project = str(caller["tenant_id"]), str(caller.get("project_id", ""))
-        language = str((caller.get("params") or {}).get("chat.language") or "")
+        tenant, project = caller.tenant_id, caller.project_id
+        language = str(caller.params.get("chat.language") or "")
         if not language:
             settings = await self._sessions.GetSettings(
                 spb.GetSettingsRequest(tenant_id=tenant, project_id=project)
@@ -340,13 +335,11 @@ class HubTools:
                 break
         return out
 
-    async def _hub_voice_rules_store(
-        self, caller: dict[str, Any], args: dict[str, Any], key: str
-    ) -> Any:
+    async def _hub_voice_rules_store(self, caller: Process, args: dict[str, Any], key: str) -> Any:
         """Rules Eddie bootstrapped for a language nobody had rules for: the tenant level, an
         ordinary stored document an admin may overwrite; existing rules are never replaced."""
         language, rules = _str(args, "language").lower(), _str(args, "rules")
-        doc_id = f"{caller['tenant_id']}:{TENANT_LEVEL}:{language}"
+        doc_id = f"{caller.tenant_id}:{TENANT_LEVEL}:{language}"
         result = await self._voice.update_one(
             {"_id": doc_id},
             {"$setOnInsert": {"rules": rules, "language": language, "source": "bootstrap"}},

@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable
-from typing import Any, Protocol
+from typing import Protocol
 
-from process_service.models import SteerResult, TurnRef
+from process_service.models import NextTurn, SteerResult, TurnRef
+from process_service.process_model import InboxMessage, Process
 from process_service.store import ProcessStore
+from process_service.store_docs import message_of
 from vance.clock import Clock
-from vance.domain import HOLDING, WAKING, DeliveryOutcome, ProcessStatus, SteerMessage
+from vance.domain import DeliveryOutcome, SteerMessage
 from vance.errors import InvalidArgumentError
 from vance.ids import new_id
 
@@ -17,12 +19,10 @@ logger = logging.getLogger(__name__)
 
 
 class Dispatch(Protocol):
-    def kick_doc(self, doc: dict[str, Any]) -> None: ...
-
-    def can_start(self, engine: str, process_id: str = "") -> bool: ...
+    def next_turn(self, process: Process) -> NextTurn: ...
 
     async def steer_and_start(
-        self, process_id: str, session_id: str, engine: str, msg: dict[str, Any], key: str
+        self, process_id: str, session_id: str, engine: str, msg: InboxMessage
     ) -> TurnRef | None: ...
 
 
@@ -75,72 +75,62 @@ class Inbox:
             archived = await self._store.archived(pid, key)
             if archived is not None:
                 # Handled already: the same key is stored and handled once.
-                doc = await self._store.get(pid)
-                if session_id and (doc or {}).get("session_id") != session_id:
+                process = await self._store.get(pid)
+                if session_id and (process is None or process.session_id != session_id):
                     return SteerResult(DeliveryOutcome.REJECTED, reason=f"unknown target {pid!r}")
-                return self._duplicate(doc, str(archived.get("id", "")))
-        stored = {**message.model_dump(mode="json"), "keyed": explicit_key}
+                return self._duplicate(process, archived.id)
+        stored = message_of(message, keyed=explicit_key)
         engine = self._engines.get(pid)
         if engine is not None:
-            ref = await self._dispatch.steer_and_start(pid, session_id, engine, stored, key)
+            ref = await self._dispatch.steer_and_start(pid, session_id, engine, stored)
             if ref is not None:
-                # The reply tells the status the message found (the documented contract), as
-                # the slower path does; the RUNNING event follows.
-                found = {**ref.process, "status": ref.prev_status.value}
-                return SteerResult(DeliveryOutcome.STARTED, message_id=message.id, process=found)
-        doc = await self._store.push_pending(pid, stored, key, session_id=session_id)
-        if doc is not None:
-            self._remember_engine(pid, str(doc["engine"]))
-            if self.on_pending is not None:
-                self.on_pending(str(doc["session_id"]))
-        if doc is None:
+                # The reply tells the process as the message found it (the documented
+                # contract), as the slower path does; the RUNNING event follows.
+                return SteerResult(
+                    DeliveryOutcome.STARTED, message_id=message.id, process=ref.process
+                )
+        process = await self._store.push_pending(pid, stored, session_id=session_id)
+        if process is None:
             current = await self._store.get(pid)
-            if current is None or (session_id and current.get("session_id") != session_id):
+            if current is None or (session_id and current.session_id != session_id):
                 # A process of another session is reported as unknown, as a missing one is.
                 return SteerResult(DeliveryOutcome.REJECTED, reason=f"unknown target {pid!r}")
-            if current["status"] == ProcessStatus.CLOSED.value:
+            if current.closed:
                 return SteerResult(
                     DeliveryOutcome.REJECTED,
-                    reason=f"process {current['name']!r} is closed",
+                    reason=f"process {current.name!r} is closed",
                     process=current,
                 )
-            original: dict[str, Any] = next(
-                (
-                    m
-                    for m in [*(current.get("pending") or []), *(current.get("owned") or [])]
-                    if m.get("idempotency_key") == key
-                ),
-                {},
+            original = next(
+                (m.id for m in (*current.pending, *current.owned) if m.key == key),
+                "",
             )
-            return self._duplicate(current, str(original.get("id", "")))
-        status = ProcessStatus(doc["status"])
-        if status in HOLDING:
-            outcome = DeliveryOutcome.DEFERRED
-        elif status in WAKING and not doc.get("lane"):
-            # Started when a worker slot is free now; else it waits its turn in the queue.
-            engine = str(doc["engine"])
-            started = self._dispatch.can_start(engine, pid)
-            outcome = DeliveryOutcome.STARTED if started else DeliveryOutcome.QUEUED
-            self._dispatch.kick_doc(doc)
-        else:
-            # A turn runs (or the start turn is due): this message is handled next.
-            outcome = DeliveryOutcome.QUEUED
-            if status is ProcessStatus.INIT and not doc.get("lane"):
-                self._dispatch.kick_doc(doc)
-        return SteerResult(outcome, message_id=message.id, process=doc)
+            return self._duplicate(current, original)
+        self._remember_engine(pid, process.engine)
+        if self.on_pending is not None:
+            self.on_pending(process.session_id)
+        if process.holding:
+            return SteerResult(DeliveryOutcome.DEFERRED, message_id=message.id, process=process)
+        # The message starts a turn of a waiting process when a worker slot is free now; else
+        # it waits its turn in the queue, or is handled by the turn that runs (or by the start
+        # turn that is due).
+        next_turn = self._dispatch.next_turn(process)
+        started = next_turn is NextTurn.STARTS and process.waking
+        outcome = DeliveryOutcome.STARTED if started else DeliveryOutcome.QUEUED
+        return SteerResult(outcome, message_id=message.id, process=process)
 
     def _remember_engine(self, process_id: str, engine: str) -> None:
         if len(self._engines) >= _MAX_ENGINES:
             self._engines.clear()  # only costs the next steer of each the slower path
         self._engines[process_id] = engine
 
-    def forget(self, docs: list[dict[str, Any]]) -> None:
+    def forget(self, processes: list[Process]) -> None:
         """Processes of a suspended, closed or deleted session (ProcessStore.forget)."""
-        for d in docs:
-            self._engines.pop(str(d["_id"]), None)
+        for p in processes:
+            self._engines.pop(p.id, None)
 
     @staticmethod
-    def _duplicate(doc: dict[str, Any] | None, message_id: str) -> SteerResult:
-        status = ProcessStatus(doc["status"]) if doc else ProcessStatus.CLOSED
-        outcome = DeliveryOutcome.DEFERRED if status in HOLDING else DeliveryOutcome.QUEUED
-        return SteerResult(outcome, message_id=message_id, duplicate=True, process=doc)
+    def _duplicate(process: Process | None, message_id: str) -> SteerResult:
+        holding = process is not None and process.holding
+        outcome = DeliveryOutcome.DEFERRED if holding else DeliveryOutcome.QUEUED
+        return SteerResult(outcome, message_id=message_id, duplicate=True, process=process)

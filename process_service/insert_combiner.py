@@ -19,7 +19,7 @@ import asyncio
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 
-from vance.store import Document
+from vance.store import Document  # the store's documents, as ProcessStore built them
 
 # The store's ordered insert: how many documents went in before an existing `_id`.
 OrderedInsert = Callable[[list[Document]], Awaitable[int]]

@@ -12,12 +12,13 @@ Inbox -> Dispatcher -> Lanes."""
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
-from typing import Any
 
-# A process document whose outbox holds entries, after the write that put them there.
-OutboxWritten = Callable[[dict[str, Any]], Awaitable[None]]
-# A process document a lane take read that still holds outbox entries (a crash left them).
-OutboxSeen = Callable[[dict[str, Any]], None]
+from process_service.process_model import Process
+
+# A process whose outbox holds entries, after the write that put them there.
+OutboxWritten = Callable[[Process], Awaitable[None]]
+# A process a lane take read that still holds outbox entries (a crash left them).
+OutboxSeen = Callable[[Process], None]
 # The id of the session whose process changed status.
 StatusChanged = Callable[[str], None]
 
@@ -32,13 +33,13 @@ class LaneSignals:
         self._written.append(written)
         self._seen.append(seen)
 
-    async def outbox_written(self, doc: dict[str, Any]) -> None:
+    async def outbox_written(self, process: Process) -> None:
         for listener in self._written:
-            await listener(doc)
+            await listener(process)
 
-    def outbox_seen(self, doc: dict[str, Any]) -> None:
+    def outbox_seen(self, process: Process) -> None:
         for listener in self._seen:
-            listener(doc)
+            listener(process)
 
     def status_changed(self, session_id: str) -> None:
         for listener in self._status:

@@ -19,6 +19,7 @@ from typing import Any
 from pymongo import ReturnDocument
 from pymongo.asynchronous.database import AsyncDatabase
 
+from process_service.process_model import Process
 from vance.clock import Clock
 from vance.errors import InvalidArgumentError, NotFoundError
 from vance.store import Document, is_duplicate_key
@@ -48,13 +49,13 @@ class MemoryRecord:
     tags: tuple[str, ...] = ()
 
 
-def scope_key(scope: str, process: Document) -> str:
+def scope_key(scope: str, process: Process) -> str:
     if scope == PROCESS:
-        return f"p:{process['_id']}"
+        return f"p:{process.id}"
     if scope == SESSION:
-        return f"s:{process.get('session_id', '')}"
+        return f"s:{process.session_id}"
     if scope == PROJECT:
-        return f"j:{process.get('tenant_id', '')}:{process.get('project_id', '')}"
+        return f"j:{process.tenant_id}:{process.project_id}"
     raise InvalidArgumentError(f"unknown memory scope {scope!r}")
 
 
@@ -75,7 +76,7 @@ class MemoryStore:
 
     async def record(
         self,
-        process: Document,
+        process: Process,
         scope: str,
         *,
         kind: str,
@@ -112,7 +113,7 @@ class MemoryStore:
             "kind": kind or "note",
             "title": title[:200],
             "content": content[:MAX_CONTENT],
-            "process_id": str(process["_id"]),
+            "process_id": process.id,
             "created_at_ms": self._clock.now_ms(),
         }
         if tags:
@@ -131,7 +132,7 @@ class MemoryStore:
         for listener in self.on_write:
             listener(key)
 
-    async def newest(self, process: Document, scope: str, limit: int) -> list[MemoryRecord]:
+    async def newest(self, process: Process, scope: str, limit: int) -> list[MemoryRecord]:
         key = scope_key(scope, process)
         limit = min(MAX_LIMIT, limit if limit > 0 else DEFAULT_LIMIT)
         head = await self._heads.find_one({"_id": key})
@@ -143,7 +144,7 @@ class MemoryStore:
         docs.sort(key=lambda d: str(d["_id"]), reverse=True)
         return [record_from_doc(d) for d in docs]
 
-    async def project_newest(self, process: Document) -> list[MemoryRecord]:
+    async def project_newest(self, process: Process) -> list[MemoryRecord]:
         """The project's newest DEFAULT_LIMIT records, from the cache when fresh."""
         key = scope_key(PROJECT, process)
         now = time.monotonic()
@@ -197,8 +198,8 @@ def record_from_doc(doc: Document) -> MemoryRecord:
     )
 
 
-async def process_or_404(get: Any, process_id: str) -> Document:
-    doc: Document | None = await get(process_id)
-    if doc is None:
+async def process_or_404(get: Any, process_id: str) -> Process:
+    process: Process | None = await get(process_id)
+    if process is None:
         raise NotFoundError(f"no process {process_id!r}")
-    return doc
+    return process

@@ -3,10 +3,22 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from enum import Enum
 from typing import Any
 
+from process_service.chat_held import TurnChat
 from process_service.memory import MemoryRecord
-from vance.domain import DeliveryOutcome, LifecycleCall, ProcessStatus
+from process_service.process_model import InboxMessage, Process, TurnFacts
+from vance.domain import HOOK_CALLS, DeliveryOutcome, LifecycleCall, ProcessStatus
+
+
+class NextTurn(Enum):
+    """What `Dispatcher.next_turn` found for a process."""
+
+    NONE = "none"  # no turn is due (or this replica runs it already)
+    STARTS = "starts"  # queued, and a worker has a free slot with nobody waiting before it
+    QUEUED = "queued"  # queued behind others, or waiting for a worker slot
+    LATER = "later"  # a failed turn, redone once its backoff has passed
 
 
 @dataclass
@@ -24,62 +36,45 @@ class TurnRef:
     call: LifecycleCall
     prev_status: ProcessStatus
     chat_base: int
-    owned: list[dict[str, Any]]
+    owned: list[InboxMessage]
     lease_until_ms: int
+    # The process as its lane take read it (before the take's write, or after it for a redo
+    # or a hook); the worker is shown `status`.
+    process: Process
     highest_chat: int = 0
     engine_version: str = ""
-    process: dict[str, Any] = field(default_factory=dict)
     chat_shift: int = 0
     done: bool = False
-    # Extra process fields the commit writes (the engine's rolling chat history summary).
-    commit_fields: dict[str, Any] = field(default_factory=dict)
-    # The last committed chat messages, when held in memory (ProcessStore.recent_chat).
-    recent_chat: list[dict[str, Any]] = field(default_factory=list)
+    # What the commit writes besides the turn's end: the engine's rolling chat history
+    # summary and the last chat number it covers.
+    history_summary: tuple[str, int] | None = None
+    # The recipe snapshot (free-form recipe JSON), read when the turn is handed over.
+    recipe_snapshot: dict[str, Any] = field(default_factory=dict)
     # The project's newest memory records (MemoryStore.project_newest); None: not looked up.
     project_memory: list[MemoryRecord] | None = None
-    # The worker holds the chat through chat_base (WorkerConn.chat_held): recent_chat is empty.
-    chat_held: bool = False
-    # The chat messages this turn stored, in order; `chat_fresh` False when a redo met some
-    # stored already (then the worker is not told the turn's chat).
-    stored_chat: list[dict[str, Any]] = field(default_factory=list)
-    chat_fresh: bool = True
+    # What the assignment carries of the process's chat, and what the turn stored
+    # (process_service/chat_held.py).
+    chat: TurnChat = field(default_factory=TurnChat)
+
+    @property
+    def status(self) -> ProcessStatus:
+        """The status the worker is shown: RUNNING, or the status as it is for a hook task."""
+        return self.process.status if self.call in HOOK_CALLS else ProcessStatus.RUNNING
 
     @property
     def owned_keys(self) -> list[str]:
-        return [str(m["idempotency_key"]) for m in self.owned]
+        return [m.key for m in self.owned]
 
-
-@dataclass(frozen=True)
-class TurnFacts:
-    """What a committed turn's observers are told about (process_service/observations.py),
-    kept in the commit's outbox entry so a delivery after a restart tells the same."""
-
-    process_id: str
-    session_id: str
-    process_name: str
-    turn_id: str
-    call: LifecycleCall
-    chat_base: int
-    highest_chat: int
-
-    @classmethod
-    def of(cls, ref: TurnRef) -> TurnFacts:
-        return cls(
-            ref.process_id,
-            ref.session_id,
-            ref.process_name,
-            ref.turn_id,
-            ref.call,
-            ref.chat_base,
-            ref.highest_chat,
+    def facts(self) -> TurnFacts:
+        return TurnFacts(
+            self.process_id,
+            self.session_id,
+            self.process_name,
+            self.turn_id,
+            self.call,
+            self.chat_base,
+            self.highest_chat,
         )
-
-    def to_doc(self) -> dict[str, Any]:
-        return {**self.__dict__, "call": self.call.value}
-
-    @classmethod
-    def from_doc(cls, doc: dict[str, Any]) -> TurnFacts:
-        return cls(**{**doc, "call": LifecycleCall(doc["call"])})
 
 
 @dataclass(frozen=True)
@@ -88,4 +83,4 @@ class SteerResult:
     reason: str = ""
     message_id: str = ""
     duplicate: bool = False
-    process: dict[str, Any] | None = None
+    process: Process | None = None

@@ -29,10 +29,12 @@ from pymongo.asynchronous.database import AsyncDatabase
 
 from process_service.events import NOTICE, PROGRESS, EventLog
 from process_service.inbox import Inbox
-from process_service.models import TurnFacts, TurnRef
-from vance.chat_ids import chat_message_id
+from process_service.models import TurnRef
+from process_service.process_model import Process, TurnFacts
+from process_service.store import ProcessStore
 from vance.domain import (
     PARENT_EVENT_FOR_CLOSE,
+    ChatRole,
     CloseReason,
     LifecycleCall,
     ProcessEvent,
@@ -47,7 +49,6 @@ logger = logging.getLogger(__name__)
 
 MODES = ("verbatim", "milestones", "summary", "inbox")
 DEFAULT_MODE = "milestones"
-OBSERVED = "observed"  # process field: some observer was ever added (`observe`)
 _TRANSIENT = (
     grpc.StatusCode.UNAVAILABLE,
     grpc.StatusCode.DEADLINE_EXCEEDED,
@@ -59,23 +60,24 @@ _CACHE_S = 2.0  # observations change when Eddie calls a hub tool; a commit may 
 class Observations:
     def __init__(
         self,
-        db: AsyncDatabase[Document],
+        db: AsyncDatabase[Document],  # the observations collection's, below
+        store: ProcessStore,
         events: EventLog,
         inbox: Inbox,
         sessions: session_internal_pb2_grpc.SessionInternalServiceAsyncStub,
     ) -> None:
         self._col = db["observations"]
-        self._chat = db["chat_messages"]
-        self._processes = db["processes"]
+        self._store = store
         self._events = events
         self._inbox = inbox
         self._sessions = sessions
+        # Process -> its observers (JSON, as the observations collection holds them).
         self._cache: dict[str, tuple[float, dict[str, Any]]] = {}
 
     async def observe(
         self,
-        observed: dict[str, Any],
-        observer: dict[str, Any],
+        observed: Process,
+        observer: Process,
         mode: str,
         project: str,
         *,
@@ -84,13 +86,13 @@ class Observations:
         """`started`: Eddie connects to a process it just had created; if its start turn
         committed before this observation existed, STARTED is sent from here."""
         await self._col.update_one(
-            {"_id": str(observed["_id"])},
+            {"_id": observed.id},
             {
                 "$set": {
-                    f"observers.{observer['_id']}": {
+                    f"observers.{observer.id}": {
                         "mode": mode,
-                        "session_id": str(observer["session_id"]),
-                        "engine": str(observer.get("engine", "")),
+                        "session_id": observer.session_id,
+                        "engine": observer.engine,
                         "project": project,
                     }
                 }
@@ -98,24 +100,24 @@ class Observations:
             upsert=True,
         )
         # Marks the process, so the commits of the many processes nobody observes never look.
-        await self._processes.update_one({"_id": str(observed["_id"])}, {"$set": {OBSERVED: True}})
-        self._cache.pop(str(observed["_id"]), None)
+        await self._store.mark_observed([observed.id])
+        self._cache.pop(observed.id, None)
         if started:
-            now = await self._processes.find_one({"_id": str(observed["_id"])}, {"status": 1})
-            if now is not None and now.get("status") not in ("INIT", "RUNNING"):
+            now = await self._store.get(observed.id)
+            if now is not None and now.status not in (ProcessStatus.INIT, ProcessStatus.RUNNING):
                 await self._started(
-                    str(observed["_id"]),
-                    str(observed.get("name", "")),
-                    str(observer["_id"]),
-                    {
-                        "channelMode": mode,
-                        "project": project,
-                        "sessionId": str(observed.get("session_id", "")),
-                    },
+                    observed.id,
+                    observed.name,
+                    observer.id,
+                    {"channelMode": mode, "project": project, "sessionId": observed.session_id},
                 )
 
     async def _started(
-        self, process_id: str, name: str, observer_id: str, extra: dict[str, Any]
+        self,
+        process_id: str,
+        name: str,
+        observer_id: str,
+        extra: dict[str, Any],  # JSON: the event's payload
     ) -> None:
         await self._inbox.steer(
             observer_id,
@@ -136,13 +138,9 @@ class Observations:
         """At start: the OBSERVED mark on every observed process, also on those observed
         before the mark existed (cheap: one read, and one write when any lacks it)."""
         ids = [str(d["_id"]) async for d in self._col.find({}, {"_id": 1})]
-        for i in range(0, len(ids), 500):
-            await self._processes.update_many(
-                {"_id": {"$in": ids[i : i + 500]}, OBSERVED: {"$ne": True}},
-                {"$set": {OBSERVED: True}},
-            )
+        await self._store.mark_observed(ids)
 
-    async def observers(self, process_id: str) -> dict[str, Any]:
+    async def observers(self, process_id: str) -> dict[str, Any]:  # JSON, as stored
         hit = self._cache.get(process_id)
         now = time.monotonic()
         if hit is not None and now - hit[0] <= _CACHE_S:
@@ -154,6 +152,7 @@ class Observations:
         self._cache[process_id] = (now, found)
         return found
 
+    # `payload`, `data`: the engine's JSON, passed on as it was sent.
     async def forward_progress(self, ref: TurnRef, kind: str, payload: dict[str, Any]) -> None:
         for observer_id, obs in (await self.observers(ref.process_id)).items():
             session = str(obs["session_id"])
@@ -194,16 +193,20 @@ class Observations:
             await self._events.flush(session)
 
     async def on_commit(
-        self, ref: TurnFacts, doc: dict[str, Any], summary: str, payload: dict[str, Any]
+        self,
+        ref: TurnFacts,
+        process: Process,
+        summary: str,
+        payload: dict[str, Any],  # the engine's JSON
     ) -> None:
         """Tells the observers of a committed turn (the commit's outbox entry, delivered by
         process_service/outbox.py at least once; every message is keyed by turn and observer).
-        `doc` carries the status the commit set."""
+        `process` carries the status the commit set; `payload` is the engine's JSON."""
         observers = await self.observers(ref.process_id)
         if not observers:
             return
-        final = ProcessStatus(doc["status"])
-        event_type = _milestone(final, doc, summary)
+        final = process.status
+        event_type = _milestone(final, process, summary)
         for observer_id, obs in observers.items():
             mode = str(obs.get("mode") or DEFAULT_MODE)
             if ref.call is LifecycleCall.START:
@@ -220,7 +223,7 @@ class Observations:
                 continue
             else:
                 text, kind = summary, event_type
-            extra: dict[str, Any] = {
+            extra: dict[str, Any] = {  # JSON: added to the event's payload
                 "channelMode": mode,
                 "project": obs.get("project", ""),
                 "sessionId": ref.session_id,
@@ -229,7 +232,7 @@ class Observations:
             if kind is ProcessEventType.BLOCKED:
                 extra["askId"] = ask_id(ref.process_id, ref.turn_id)
             if mode == "inbox":
-                item = await self._to_user_inbox(ref, doc, kind, text, observer_id)
+                item = await self._to_user_inbox(ref, process, kind, text, observer_id)
                 extra["inboxItemId"] = item
                 text = (
                     f"{ref.process_name} in {obs.get('project', '')} is {kind.value.lower()}; "
@@ -250,17 +253,15 @@ class Observations:
     async def _turn_chat(self, ref: TurnFacts) -> str:
         """What the worker wrote in this turn (its assistant messages), oldest first."""
         first, last = ref.chat_base + 1, max(ref.highest_chat, ref.chat_base)
-        ids = [chat_message_id(ref.process_id, n) for n in range(first, last + 1)]
-        if not ids:
+        if last < first:
             return ""
-        docs = await self._chat.find({"_id": {"$in": ids}}).to_list(None)
-        docs.sort(key=lambda d: str(d["_id"]))
-        return "\n\n".join(str(d["content"]) for d in docs if d.get("role") == "ASSISTANT")
+        found = await self._store.chat_range(ref.process_id, first, last)
+        return "\n\n".join(m.content for m in found if m.role is ChatRole.ASSISTANT)
 
     async def _to_user_inbox(
         self,
         ref: TurnFacts,
-        doc: dict[str, Any],
+        process: Process,
         kind: ProcessEventType,
         text: str,
         observer_id: str,
@@ -268,8 +269,8 @@ class Observations:
         try:
             item = await self._sessions.AddInboxItem(
                 spb.InboxItem(
-                    tenant_id=str(doc.get("tenant_id", "")),
-                    user_id=str(doc.get("owner_user_id", "")),
+                    tenant_id=process.tenant_id,
+                    user_id=process.owner_user_id,
                     title=f"{ref.process_name} {kind.value.lower()}",
                     body=text,
                     source_process_id=ref.process_id,
@@ -290,13 +291,13 @@ def ask_id(process_id: str, turn_id: str) -> str:
     return "ask_" + hashlib.sha1(f"{process_id}:{turn_id}".encode()).hexdigest()[:12]
 
 
-def _milestone(final: ProcessStatus, doc: dict[str, Any], summary: str) -> ProcessEventType | None:
+def _milestone(final: ProcessStatus, process: Process, summary: str) -> ProcessEventType | None:
     """A status transition worth telling an observer; a chat's finished answer counts as DONE
     (a chat engine never closes, it goes IDLE with its answer)."""
     if final is ProcessStatus.BLOCKED:
         return ProcessEventType.BLOCKED
     if final is ProcessStatus.CLOSED:
-        return PARENT_EVENT_FOR_CLOSE[CloseReason(doc.get("close_reason") or "DONE")]
+        return PARENT_EVENT_FOR_CLOSE[process.close_reason or CloseReason.DONE]
     if final is ProcessStatus.IDLE and summary:
         return ProcessEventType.DONE
     return None

@@ -20,13 +20,21 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from process_service.inbox import Inbox
 from process_service.lane_signals import LaneSignals
-from process_service.models import TurnFacts
-from process_service.parent_notify import PARENT, parent_message
+from process_service.parent_notify import parent_message
+from process_service.process_model import (
+    ObserveEntry,
+    OutboxEntry,
+    ParentEntry,
+    Process,
+    TurnFacts,
+)
 from process_service.store import ProcessStore
+from vance.domain import CloseReason, ProcessStatus
 from vance.ids import new_id
 
 if TYPE_CHECKING:
@@ -34,33 +42,20 @@ if TYPE_CHECKING:
 
 logger = logging.getLogger(__name__)
 
-OUTBOX = "outbox"
-OBSERVE = "observe"  # entry kind: the observers of a committed turn (observations.py)
 RETRY_S = 2.0
-# The fields of a process document a delivery needs (the scan reads no chat state).
-_PROJECTION = {"pending": 0, "owned": 0, "drained_keys": 0, "recipe_snapshot": 0}
-
-
-def entry_fields(entries: list[dict[str, Any]]) -> dict[str, Any]:
-    """The `$set` fields that add entries to a process document's outbox."""
-    return {f"{OUTBOX}.{e['id']}": e for e in entries}
 
 
 def observe_entry(
-    facts: TurnFacts, status: str, close_reason: str, summary: str, payload: dict[str, Any]
-) -> dict[str, Any]:
+    facts: TurnFacts,
+    status: ProcessStatus,
+    close_reason: CloseReason | None,
+    summary: str,
+    payload: dict[str, Any],  # the engine's JSON, passed on as it was sent
+) -> ObserveEntry:
     """The observers of a committed turn are to hear of it (who they are is read at delivery:
     Eddie may add one meanwhile). `status`/`close_reason`: what the commit set, as a later
     delivery must tell it whatever the process did since."""
-    return {
-        "id": new_id("ob"),
-        "kind": OBSERVE,
-        "turn": facts.to_doc(),
-        "status": status,
-        "close_reason": close_reason,
-        "summary": summary,
-        "payload": payload,
-    }
+    return ObserveEntry(new_id("ob"), facts, status, close_reason, summary, payload)
 
 
 class Outbox:
@@ -86,17 +81,17 @@ class Outbox:
         self._wake = asyncio.Event()
         signals.subscribe_outbox(self.deliver, self.note)
 
-    async def deliver(self, doc: dict[str, Any] | None) -> None:
-        """Delivers what the document's outbox holds; failures stay for a retry."""
-        entries: dict[str, Any] = (doc or {}).get(OUTBOX) or {}
-        if doc is None or not entries:
+    async def deliver(self, process: Process | None) -> None:
+        """Delivers what the process's outbox holds; failures stay for a retry."""
+        if process is None or not process.outbox:
             return
+        entries = process.outbox
         self._fault_point()
-        pid = str(doc["_id"])
+        pid = process.id
         done: list[str] = []
         for entry_id in sorted(entries):  # ids are time-ordered: a BLOCKED before its CLOSED
             try:
-                await self._send(doc, entries[entry_id])
+                await self._send(process, entries[entry_id])
             except Exception as exc:
                 logger.warning("outbox entry %s of %s not delivered: %s", entry_id, pid, exc)
                 self._retry.add(pid)
@@ -105,25 +100,23 @@ class Outbox:
             done.append(entry_id)
         if done:
             try:
-                await self._store.update(pid, {}, {"$unset": {f"{OUTBOX}.{e}": "" for e in done}})
+                await self._store.clear_outbox(pid, done)
             except Exception as exc:  # delivered: a later delivery is deduplicated
                 logger.warning("outbox of %s not cleared: %s", pid, exc)
 
-    def note(self, doc: dict[str, Any]) -> None:
-        """A document this replica read anyway (a lane taken) still holds entries: deliver
+    def note(self, process: Process) -> None:
+        """A process this replica read anyway (a lane taken) still holds entries: deliver
         them from `run`."""
-        if doc.get(OUTBOX):
-            self._retry.add(str(doc["_id"]))
+        if process.outbox:
+            self._retry.add(process.id)
             self._wake.set()
 
     async def scan(self) -> int:
         """Delivers every outbox left in the store; returns how many processes had one."""
-        docs = await self._store.processes.find(
-            {OUTBOX: {"$exists": True, "$ne": {}}}, _PROJECTION
-        ).to_list(None)
-        for doc in docs:
-            await self.deliver(doc)
-        return len(docs)
+        found = await self._store.with_outbox()
+        for process in found:
+            await self.deliver(process)
+        return len(found)
 
     async def run(self) -> None:
         """Owned by process_service's background task group: the scan at start and every
@@ -147,39 +140,35 @@ class Outbox:
             await asyncio.sleep(RETRY_S if self._retry else 0)
             ids, self._retry = sorted(self._retry), set()
             try:
-                docs = await self._store.get_many(ids)
+                again = await self._store.get_many(ids)
             except Exception as exc:
                 logger.warning("outbox retry of %d processes failed: %s", len(ids), exc)
                 self._retry.update(ids)
                 self._wake.set()
                 continue
-            for doc in docs:
-                await self.deliver(doc)
+            for process in again:
+                await self.deliver(process)
 
-    async def _send(self, doc: dict[str, Any], entry: dict[str, Any]) -> None:
-        kind = entry.get("kind")
-        if kind == PARENT:
-            found = parent_message(doc, entry)
-            if found is not None:
-                parent, message = found
-                result = await self._inbox.steer(parent, "", "", message)
-                logger.debug("notified parent %s of %s: %s", parent, message.type, result.outcome)
-        elif kind == OBSERVE:
-            if self.observations is not None:
-                facts = TurnFacts.from_doc(entry["turn"])
-                committed = {
-                    **doc,
-                    "status": entry["status"],
-                    "close_reason": entry.get("close_reason") or "",
-                }
-                await self.observations.on_commit(
-                    facts,
-                    committed,
-                    str(entry.get("summary", "")),
-                    dict(entry.get("payload") or {}),
-                )
-        else:
-            logger.error("outbox entry of unknown kind %r dropped", kind)
+    async def _send(self, process: Process, entry: OutboxEntry | None) -> None:
+        match entry:
+            case ParentEntry():
+                found = parent_message(process, entry)
+                if found is not None:
+                    parent, message = found
+                    result = await self._inbox.steer(parent, "", "", message)
+                    logger.debug(
+                        "notified parent %s of %s: %s", parent, message.type, result.outcome
+                    )
+            case ObserveEntry():
+                if self.observations is not None:
+                    committed = replace(
+                        process, status=entry.status, close_reason=entry.close_reason
+                    )
+                    await self.observations.on_commit(
+                        entry.turn, committed, entry.summary, dict(entry.payload)
+                    )
+            case None:
+                logger.error("outbox entry of an unknown kind of %s dropped", process.id)
 
     def _fault_point(self) -> None:
         if self._fault and os.path.exists(self._fault):

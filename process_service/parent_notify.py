@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from process_service.process_model import ParentEntry, Process
 from vance.domain import (
     PARENT_EVENT_FOR_CLOSE,
     CloseReason,
@@ -21,62 +22,65 @@ from vance.domain import (
 )
 from vance.ids import new_id
 
-PARENT = "parent"  # outbox entry kind
-
 
 def parent_entry(
     event_type: ProcessEventType,
     *,
     key: str,
     summary: str = "",
-    payload: dict[str, Any] | None = None,
+    payload: dict[str, Any] | None = None,  # the engine's JSON
     unless_stopped_by: str = "",
-) -> dict[str, Any]:
+) -> ParentEntry:
     """An entry that steers the mapped ProcessEvent into the parent's inbox. `key` is unique
     per child (`<turn>:close`); `unless_stopped_by`: no event when the parent is who stopped
     the child (REFERENCE.md)."""
-    return {
-        "id": new_id("ob"),
-        "kind": PARENT,
-        "type": event_type.value,
-        "key": key,
-        "summary": summary,
-        "payload": payload or {},
-        "unless_stopped_by": unless_stopped_by,
-    }
+    return ParentEntry(
+        id=new_id("ob"),
+        type=event_type,
+        key=key,
+        summary=summary,
+        payload=payload or {},
+        unless_stopped_by=unless_stopped_by,
+    )
 
 
-def close_entry(close_reason: CloseReason | None, turn_id: str, **kw: Any) -> dict[str, Any]:
+def close_entry(
+    close_reason: CloseReason | None,
+    turn_id: str,
+    *,
+    summary: str = "",
+    payload: dict[str, Any] | None = None,  # the engine's JSON
+) -> ParentEntry:
     """The entry of a child closed by its turn `turn_id`: the same key whichever path closed
     it (a commit or `Lanes.close_failed`)."""
     event = PARENT_EVENT_FOR_CLOSE[close_reason or CloseReason.DONE]
-    return parent_entry(event, key=f"{turn_id}:close", **kw)
+    return parent_entry(event, key=f"{turn_id}:close", summary=summary, payload=payload)
 
 
-def stop_entry(stopped_by: str) -> dict[str, Any]:
+def stop_entry(stopped_by: str) -> ParentEntry:
     """What a stopped child owes its parent (`Processes.stop`)."""
     return parent_entry(ProcessEventType.STOPPED, key="stopped", unless_stopped_by=stopped_by)
 
 
-def parent_message(child: dict[str, Any], entry: dict[str, Any]) -> tuple[str, ProcessEvent] | None:
+def parent_message(child: Process, entry: ParentEntry) -> tuple[str, ProcessEvent] | None:
     """The parent and the event an entry owes it; None when there is nobody to tell."""
-    parent = str(child.get("parent_process_id") or "")
-    if not parent or parent == entry.get("unless_stopped_by"):
+    parent = child.parent_process_id
+    if not parent or parent == entry.unless_stopped_by:
         return None
-    event_type = ProcessEventType(entry["type"])
+    event_type = entry.type
     message = ProcessEvent(
-        idempotency_key=f"{child['_id']}:{entry['key']}",
-        sender_process_id=str(child["_id"]),
-        source_process_id=str(child["_id"]),
-        source_process_name=str(child.get("name", "")),
+        idempotency_key=f"{child.id}:{entry.key}",
+        sender_process_id=child.id,
+        source_process_id=child.id,
+        source_process_name=child.name,
         type=event_type,
-        human_summary=entry.get("summary") or _default_summary(child, event_type),
-        payload=dict(entry.get("payload") or {}),
+        human_summary=entry.summary or _default_summary(child, event_type),
+        payload=dict(entry.payload),
     )
     return parent, message
 
 
-def _default_summary(child: dict[str, Any], event_type: ProcessEventType) -> str:
-    detail = child.get("close_detail") or ""
-    text = f"process {child.get('name', '')!r} {event_type.value.lower()}"
+def _default_summary(child: Process, event_type: ProcessEventType) -> str:
+    detail = child.close_detail
+    text = f"process {child.name!r} {event_type.value.lower()}"
     return f"{text}: {detail}" if detail else text

@@ -8,12 +8,11 @@ import re
 from typing import Any
 
 import grpc
-from pymongo.asynchronous.database import AsyncDatabase
 
 from process_service.plans import Plans
+from process_service.store import ProcessStore
 from vance.domain import PROFILE_PATTERN
 from vance.errors import InvalidArgumentError, grpc_errors
-from vance.store import Document
 from vance.v1 import process_pb2 as ppb
 
 
@@ -38,18 +37,15 @@ class ConnectionProfiles:
     """A user's connection bound to a session whose profile is another (a project Eddie made,
     profile `eddie`): its processes are pruned by the connection's profile until it leaves."""
 
-    def __init__(self, db: AsyncDatabase[Document]) -> None:
-        self._processes = db["processes"]
+    def __init__(self, store: ProcessStore) -> None:
+        self._store = store
 
     async def set(self, session_id: str, profile: str) -> int:
         if profile and not re.match(PROFILE_PATTERN, profile):
             raise InvalidArgumentError(
                 f"profile must match {PROFILE_PATTERN}", reason="bad_profile"
             )
-        result = await self._processes.update_many(
-            {"session_id": session_id}, {"$set": {"connection_profile": profile}}
-        )
-        return int(result.modified_count)
+        return await self._store.set_connection_profile(session_id, profile)
 
 
 class PlanRpcs:

@@ -19,6 +19,7 @@ from pymongo.asynchronous.database import AsyncDatabase
 
 from process_service.inbox import Inbox
 from process_service.observations import Observations
+from process_service.process_model import Process
 from vance.domain import DeliveryOutcome, ExternalCommand
 from vance.errors import (
     AbortedError,
@@ -87,9 +88,7 @@ class Plans:
         self._observations = observations
         self._publish = publish
 
-    async def invoke(
-        self, tool: str, caller: dict[str, Any], args: dict[str, Any], key: str
-    ) -> Any:
+    async def invoke(self, tool: str, caller: Process, args: dict[str, Any], key: str) -> Any:
         """The plan tools (process_service/talk_tool_specs.py)."""
         if tool == "plan_store":
             title = args.get("title")
@@ -104,19 +103,17 @@ class Plans:
     async def get(self, process_id: str) -> dict[str, Any]:
         return plan_view(await self._col.find_one({"_id": process_id}), process_id)
 
-    async def propose(
-        self, process: dict[str, Any], title: str, steps: Any, key: str
-    ) -> dict[str, Any]:
+    async def propose(self, process: Process, title: str, steps: Any, key: str) -> dict[str, Any]:
         """A new proposal replaces whatever plan the process had; a redone turn (same key)
         proposes once."""
-        pid = str(process["_id"])
+        pid = process.id
         old = await self._col.find_one({"_id": pid})
         if old is not None and old.get("propose_key") == key:
             return plan_view(old, pid)
         doc = {
-            "session_id": str(process.get("session_id", "")),
-            "process_name": str(process.get("name", "")),
-            "engine": str(process.get("engine", "")),
+            "session_id": process.session_id,
+            "process_name": process.name,
+            "engine": process.engine,
             "plan_id": new_id("plan"),
             "title": title.strip()[:MAX_TEXT] or "Plan",
             "steps": clean_steps(steps),
@@ -203,10 +200,10 @@ class Plans:
             logger.warning("plan decision for %s not delivered: %s", process_id, result.reason)
         return plan_view(fresh, process_id)
 
-    async def todo_update(self, process: dict[str, Any], updates: list[dict[str, Any]]) -> Any:
+    async def todo_update(self, process: Process, updates: list[dict[str, Any]]) -> Any:
         """The engine marks todos while it executes; when every todo is done or skipped the
         plan is done and the process back in normal mode."""
-        pid = str(process["_id"])
+        pid = process.id
         for _ in range(_ATTEMPTS):
             doc = await self._col.find_one({"_id": pid})
             if doc is None or doc.get("mode") != "execution":

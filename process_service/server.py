@@ -186,7 +186,7 @@ async def create_server(
     # A new pending message is session activity too.
     inbox = Inbox(store, clock, dispatcher, on_pending=rollup.note)
     # The hub (Eddie): observations of workers in other projects and the hub tools.
-    observations = Observations(db, events, inbox, sessions_internal)
+    observations = Observations(db, store, events, inbox, sessions_internal)
     await observations.mark_observed()
     # What a commit owes other processes, written with it (outbox.py). VANCE_FAULT_EXIT_BEFORE_
     # OUTBOX is a test's fault hook there.
@@ -200,7 +200,7 @@ async def create_server(
     )
     turns = Turns(store, events, lanes, outbox)
     processes = Processes(
-        store, lanes, dispatcher.kick, dispatcher.cancel_turn, on_stopped=outbox.deliver
+        store, lanes, dispatcher.next_turn, dispatcher.cancel_turn, on_stopped=outbox.deliver
     )
     streams = WorkerStreams(
         dispatcher=dispatcher,
@@ -220,7 +220,7 @@ async def create_server(
     plans = Plans(db, inbox, observations, publish)
     # The user's hubs know what each other did (hub_activity.py, hub_peers.py, hub_names.py).
     hub.names = ProjectNames(db, clock)
-    peers = HubPeers(db, store, inbox, lanes, dispatcher.kick, ActivityLog(db, clock))
+    peers = HubPeers(db, store, inbox, lanes, dispatcher.next_turn, ActivityLog(db, clock))
     known, embedder = knowledge(db, memory, clock, config, sessions)
     work.on_document = known.document_changed  # the user's documents stay indexed for RAG
     tools = ProcessTools(
@@ -231,7 +231,7 @@ async def create_server(
         lambda: dispatcher.engines() - HUB_ONLY_ENGINES,  # what a process may spawn
         hub=hub,
         work=work,
-        talk=HubTalk(db, hub),
+        talk=HubTalk(db, store, hub),
         plans=plans,
         peers=peers,
         knowledge=KnowledgeTools(known),
@@ -242,12 +242,14 @@ async def create_server(
         processes=processes,
         dispatcher=dispatcher,
         streams=streams,
-        cascade=SessionCascade(store, lanes, processes, dispatcher.kick, dispatcher.cancel_turn),
+        cascade=SessionCascade(
+            store, lanes, processes, dispatcher.next_turn, dispatcher.cancel_turn
+        ),
         chat_feed=chat_feed,
         store=store,
         memory=memory,
         plans=plans,
-        connection_profiles=ConnectionProfiles(db),
+        connection_profiles=ConnectionProfiles(store),
     )
     owners = CachedOwners(
         _session_owner(store, session_pb2_grpc.SessionServiceStub(channels.get("session_service"))),
@@ -256,9 +258,7 @@ async def create_server(
     store.forgetters += [
         inbox.forget,
         dispatcher.forget,
-        lambda docs: owners.forget(
-            sorted({str(d.get("session_id", "")) for d in docs}), [str(d["_id"]) for d in docs]
-        ),
+        lambda gone: owners.forget(sorted({p.session_id for p in gone}), [p.id for p in gone]),
     ]
     host = GrpcHost(
         [
@@ -320,10 +320,9 @@ def _session_owner(
     Its GetSession wants the tenant, which any process of the session names."""
 
     async def owner(session_id: str) -> tuple[str, str] | None:
-        doc = await store.processes.find_one({"session_id": session_id}, {"tenant_id": 1})
-        if doc is None:
+        tenant = await store.tenant_of_session(session_id)
+        if tenant is None:
             return None
-        tenant = str(doc["tenant_id"])
         try:
             session = await sessions.GetSession(
                 session_pb2.GetSessionRequest(tenant_id=tenant, session_id=session_id)
@@ -339,8 +338,8 @@ def _session_owner(
 
 def _process_session(store: ProcessStore) -> ProcessLookup:
     async def session_of(process_id: str) -> tuple[str, str] | None:
-        doc = await store.get(process_id)
-        return (str(doc["tenant_id"]), str(doc["session_id"])) if doc else None
+        process = await store.get(process_id)
+        return (process.tenant_id, process.session_id) if process else None
 
     return session_of
 

@@ -9,6 +9,7 @@ from typing import Any
 import grpc
 
 from process_service import convert as pc
+from process_service import worker_protocol as wp
 from process_service.cascade import SessionCascade
 from process_service.dispatcher import Dispatcher
 from process_service.event_feed import ChatFeed, page_to_proto
@@ -18,6 +19,7 @@ from process_service.memory import MemoryStore
 from process_service.memory_rpc import MemoryRpcs
 from process_service.plan_rpcs import ConnectionProfiles, PlanRpcs
 from process_service.plans import Plans
+from process_service.process_model import Process
 from process_service.processes import Processes
 from process_service.store import ProcessStore
 from process_service.worker_stream import WorkerStreams
@@ -97,7 +99,7 @@ class ProcessServicer(
         request: ppb.GetProcessRequest,
         context: grpc.aio.ServicerContext[ppb.GetProcessRequest, pb.ThinkProcess],
     ) -> pb.ThinkProcess:
-        return pc.process_doc_to_proto(await self.processes.get_with_snapshot(request.process_id))
+        return pc.process_to_proto(await self.processes.get_with_snapshot(request.process_id))
 
     @grpc_errors
     async def ListSessionEngines(
@@ -115,12 +117,11 @@ class ProcessServicer(
                     session_id=sid,
                     engines=[
                         pipb.EngineState(
-                            process_id=str(doc["_id"]),
-                            status=c.status_to_proto(d.ProcessStatus(doc["status"])),
-                            pending_count=len(doc.get("pending_keys") or [])
-                            + len(doc.get("owned_keys") or []),
+                            process_id=p.id,
+                            status=c.status_to_proto(p.status),
+                            pending_count=p.pending_count,
                         )
-                        for doc in states.get(sid, [])
+                        for p in states.get(sid, [])
                     ],
                 )
                 for sid in ids
@@ -164,7 +165,7 @@ class ProcessServicer(
         metrics.STEERS.labels(_OUTCOME_LABELS.get(reply.outcome, "UNSPECIFIED")).inc()
         return reply
 
-    async def _ref(self, ref: ppb.ProcessRef) -> dict[str, Any]:
+    async def _ref(self, ref: ppb.ProcessRef) -> Process:
         return await self.processes.resolve(ref.process_id, ref.session_id, ref.process_name)
 
     @grpc_errors
@@ -173,7 +174,7 @@ class ProcessServicer(
         request: ppb.ProcessRef,
         context: grpc.aio.ServicerContext[ppb.ProcessRef, pb.ThinkProcess],
     ) -> pb.ThinkProcess:
-        return pc.process_doc_to_proto(await self.processes.pause(await self._ref(request)))
+        return pc.process_to_proto(await self.processes.pause(await self._ref(request)))
 
     @grpc_errors
     async def Resume(
@@ -181,7 +182,7 @@ class ProcessServicer(
         request: ppb.ProcessRef,
         context: grpc.aio.ServicerContext[ppb.ProcessRef, pb.ThinkProcess],
     ) -> pb.ThinkProcess:
-        return pc.process_doc_to_proto(await self.processes.resume(await self._ref(request)))
+        return pc.process_to_proto(await self.processes.resume(await self._ref(request)))
 
     @grpc_errors
     async def Stop(
@@ -189,7 +190,7 @@ class ProcessServicer(
         request: ppb.ProcessRef,
         context: grpc.aio.ServicerContext[ppb.ProcessRef, pb.ThinkProcess],
     ) -> pb.ThinkProcess:
-        return pc.process_doc_to_proto(await self.processes.stop(await self._ref(request)))
+        return pc.process_to_proto(await self.processes.stop(await self._ref(request)))
 
     @grpc_errors
     async def PauseSession(
@@ -198,7 +199,7 @@ class ProcessServicer(
         context: grpc.aio.ServicerContext[ppb.PauseSessionRequest, ppb.ListProcessesResponse],
     ) -> ppb.ListProcessesResponse:
         paused = await self.processes.pause_session(request.session_id)
-        return ppb.ListProcessesResponse(processes=[pc.process_doc_to_proto(p) for p in paused])
+        return ppb.ListProcessesResponse(processes=[pc.process_to_proto(p) for p in paused])
 
     @grpc_errors
     async def ListChatMessages(
@@ -211,7 +212,7 @@ class ProcessServicer(
         docs = await self.processes.chat(
             request.process_id, request.session_id, limit=request.limit, through=request.through
         )
-        return ppb.ListChatMessagesResponse(messages=[pc.chat_doc_to_proto(m) for m in docs])
+        return ppb.ListChatMessagesResponse(messages=[pc.chat_to_proto(m) for m in docs])
 
     @grpc_errors
     async def DrainPending(
@@ -232,7 +233,7 @@ class ProcessServicer(
     ) -> ppb.ListProcessesResponse:
         cause = pc.suspend_cause_from_proto(request.suspend_cause)
         done = await self.cascade.suspend(_session(request), cause, list(request.process_ids))
-        return ppb.ListProcessesResponse(processes=[pc.process_doc_to_proto(p) for p in done])
+        return ppb.ListProcessesResponse(processes=[pc.process_to_proto(p) for p in done])
 
     @grpc_errors
     async def ResumeProcesses(
@@ -241,7 +242,7 @@ class ProcessServicer(
         context: grpc.aio.ServicerContext[pipb.SessionCascadeRequest, ppb.ListProcessesResponse],
     ) -> ppb.ListProcessesResponse:
         done = await self.cascade.resume(_session(request), list(request.process_ids))
-        return ppb.ListProcessesResponse(processes=[pc.process_doc_to_proto(p) for p in done])
+        return ppb.ListProcessesResponse(processes=[pc.process_to_proto(p) for p in done])
 
     @grpc_errors
     async def CloseProcesses(
@@ -251,7 +252,7 @@ class ProcessServicer(
     ) -> ppb.ListProcessesResponse:
         reason = c.close_reason_from_proto(request.close_reason) or d.CloseReason.STOPPED
         done = await self.cascade.close(_session(request), reason, list(request.process_ids))
-        return ppb.ListProcessesResponse(processes=[pc.process_doc_to_proto(p) for p in done])
+        return ppb.ListProcessesResponse(processes=[pc.process_to_proto(p) for p in done])
 
     @grpc_errors
     async def DeleteSessionData(
@@ -398,12 +399,12 @@ class ProcessServicer(
         except StopAsyncIteration:
             return
         try:
-            hello = pc.hello_from_proto(first)
+            hello = wp.hello_from_proto(first)
         except ValueError as exc:
             raise InvalidArgumentError(str(exc), reason="bad_hello") from exc
-        incoming = (pc.worker_message_from_proto(m) async for m in request_iterator)
+        incoming = (wp.from_proto(m) async for m in request_iterator)
         async for item in self.streams.serve(hello, incoming):
-            yield pc.to_worker_proto(item)
+            yield wp.to_proto(item)
 
     # ---- hub (process_service/observations.py) ----
 

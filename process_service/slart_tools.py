@@ -14,6 +14,7 @@ from typing import Any
 import grpc
 import yaml
 
+from process_service.process_model import Process
 from process_service.tool_args import ToolError, arg_str, rpc_details
 from vance.internal.v1 import recipe_internal_pb2 as ripb
 from vance.internal.v1 import recipe_internal_pb2_grpc
@@ -41,7 +42,7 @@ class GeneratedRecipes:
         self._catalog = catalog  # the engine catalog and the selector's inventory
         self._engines_available = engines_available
 
-    async def context(self, caller: dict[str, Any]) -> dict[str, Any]:
+    async def context(self, caller: Process) -> dict[str, Any]:
         """The engine catalog (engines no worker runs are marked) and the recipe inventory."""
         available = sorted(self._engines_available())
         catalog = await self._catalog.ListEngines(
@@ -49,8 +50,8 @@ class GeneratedRecipes:
         )
         inventory = await self._catalog.ListInventory(
             ripb.ListInventoryRequest(
-                tenant_id=str(caller.get("tenant_id", "")),
-                project_id=str(caller.get("project_id", "")),
+                tenant_id=caller.tenant_id,
+                project_id=caller.project_id,
                 available_engines=available,
             )
         )
@@ -63,14 +64,14 @@ class GeneratedRecipes:
             ],
         }
 
-    async def store(self, caller: dict[str, Any], args: dict[str, Any]) -> dict[str, Any]:
+    async def store(self, caller: Process, args: dict[str, Any]) -> dict[str, Any]:
         """Validates a proposed recipe and stores it; a ToolError lists every problem found,
         so one repair round can fix them all."""
-        if caller.get("engine") != ARCHITECT_ENGINE:
+        if caller.engine != ARCHITECT_ENGINE:
             raise ToolError("only Slartibartfast stores generated recipes")
         name, text = arg_str(args, "name"), arg_str(args, "yaml")
-        tenant = str(caller.get("tenant_id", ""))
-        project = str(caller.get("project_id", ""))
+        tenant = caller.tenant_id
+        project = caller.project_id
         try:
             doc = yaml.safe_load(text)
         except yaml.YAMLError as exc:
@@ -80,7 +81,7 @@ class GeneratedRecipes:
         problems = await self._check(doc, tenant, project)
         if problems:
             raise ToolError("; ".join(problems))
-        path = generated_path(str(caller["_id"]), name)
+        path = generated_path(caller.id, name)
         stored = await self._put(tenant, project, path, text)
         return {"recipe": stored.name, "engine": stored.engine, "description": stored.description}
 

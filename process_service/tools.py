@@ -16,9 +16,9 @@ from process_service.hub_peer_specs import PEER_TOOL_NAMES, PEER_TOOLS
 from process_service.hub_tool_specs import HUB_TOOL_NAMES, HUB_TOOLS
 from process_service.inbox import Inbox
 from process_service.knowledge.tools import KNOWLEDGE_TOOL_NAMES, KNOWLEDGE_TOOLS
+from process_service.process_model import Process
 from process_service.processes import Processes
 from process_service.slart_tools import GeneratedRecipes
-from process_service.store import public_fields
 from process_service.talk_tool_specs import (
     PLAN_TOOL_NAMES,
     PLAN_TOOLS,
@@ -130,7 +130,7 @@ class ProcessTools:
         return result
 
     async def _dispatch(
-        self, tool: str, caller: dict[str, Any], args: dict[str, Any], key: str, profile: str
+        self, tool: str, caller: Process, args: dict[str, Any], key: str, profile: str
     ) -> Any:
         if self.peers is not None and tool in PEER_TOOL_NAMES:
             return await self.peers.invoke(tool, caller, args, key)
@@ -155,14 +155,14 @@ class ProcessTools:
         except VanceError as exc:
             raise ToolError(exc.message) from exc
 
-    async def _target(self, caller: dict[str, Any], name: str) -> dict[str, Any]:
-        pid = await self._inbox.resolve("", str(caller["session_id"]), name)
+    async def _target(self, caller: Process, name: str) -> Process:
+        pid = await self._inbox.resolve("", caller.session_id, name)
         if pid is None:
             raise ToolError(f"no process named {name!r} in this session; see process_list")
         return await self._processes.get(pid)
 
     async def _process_create(
-        self, caller: dict[str, Any], args: dict[str, Any], key: str, profile: str
+        self, caller: Process, args: dict[str, Any], key: str, profile: str
     ) -> Any:
         child = await self.spawn(caller, args, key, profile)
         if child.status is ProcessStatus.INIT:
@@ -173,22 +173,22 @@ class ProcessTools:
         return spawn_result(child)
 
     async def _process_create_delegate(
-        self, caller: dict[str, Any], args: dict[str, Any], key: str, profile: str
+        self, caller: Process, args: dict[str, Any], key: str, profile: str
     ) -> Any:
         return await self._delegation.run(caller, args, key, profile)
 
     async def _slart_context(
-        self, caller: dict[str, Any], args: dict[str, Any], key: str, profile: str
+        self, caller: Process, args: dict[str, Any], key: str, profile: str
     ) -> Any:
         return await self._generated.context(caller)
 
     async def _slart_store_recipe(
-        self, caller: dict[str, Any], args: dict[str, Any], key: str, profile: str
+        self, caller: Process, args: dict[str, Any], key: str, profile: str
     ) -> Any:
         return await self._generated.store(caller, args)
 
     async def spawn(
-        self, caller: dict[str, Any], args: dict[str, Any], key: str, profile: str
+        self, caller: Process, args: dict[str, Any], key: str, profile: str
     ) -> ThinkProcess:
         """A child of the caller from a recipe (or an engine), started at once; `key` makes a
         repeated call (a redone turn) return the same child."""
@@ -202,8 +202,8 @@ class ProcessTools:
         try:
             applied = await self._recipes_internal.ApplyRecipe(
                 ripb.ApplyRecipeRequest(
-                    tenant_id=str(caller.get("tenant_id", "")),
-                    project_id=str(caller.get("project_id", "")),
+                    tenant_id=caller.tenant_id,
+                    project_id=caller.project_id,
                     recipe=recipe,
                     engine=engine,
                     profile=profile,
@@ -220,16 +220,16 @@ class ProcessTools:
             )
         spec = ThinkProcess(
             id="",
-            tenant_id=str(caller.get("tenant_id", "")),
-            project_id=str(caller.get("project_id", "")),
-            session_id=str(caller["session_id"]),
+            tenant_id=caller.tenant_id,
+            project_id=caller.project_id,
+            session_id=caller.session_id,
             name=name,
             title=_str(args, "title", required=False) or name,
             goal=goal,
             engine=applied.engine,
             recipe_name=applied.recipe_name,
-            parent_process_id=str(caller["_id"]),
-            owner_user_id=str(caller.get("owner_user_id", "")),
+            parent_process_id=caller.id,
+            owner_user_id=caller.owner_user_id,
             recipe_snapshot={**struct_to_dict(applied.snapshot), "profile": profile},
             params=struct_to_dict(applied.params),
         )
@@ -245,79 +245,79 @@ class ProcessTools:
                 UserChatInput(
                     content=steer,
                     idempotency_key=f"{key}:steer",
-                    sender_process_id=str(caller["_id"]),
-                    from_user=f"process:{caller['name']}",
+                    sender_process_id=caller.id,
+                    from_user=f"process:{caller.name}",
                 ),
             )
         return child
 
     async def _process_steer(
-        self, caller: dict[str, Any], args: dict[str, Any], key: str, profile: str
+        self, caller: Process, args: dict[str, Any], key: str, profile: str
     ) -> Any:
         target = await self._target(caller, _str(args, "name"))
-        if target["_id"] == caller["_id"]:
+        if target.id == caller.id:
             raise ToolError("a process cannot steer itself")
-        status = ProcessStatus(target["status"])
+        status = ProcessStatus(target.status)
         if status in (ProcessStatus.CLOSED, ProcessStatus.PAUSED):
-            raise ToolError(f"{target['name']!r} is {status.value} and takes no messages")
+            raise ToolError(f"{target.name!r} is {status.value} and takes no messages")
         result = await self._inbox.steer(
-            str(target["_id"]),
+            target.id,
             "",
             "",
             UserChatInput(
                 content=_str(args, "content"),
                 idempotency_key=key,
-                sender_process_id=str(caller["_id"]),
-                from_user=f"process:{caller['name']}",
+                sender_process_id=caller.id,
+                from_user=f"process:{caller.name}",
             ),
         )
         if result.outcome is DeliveryOutcome.REJECTED:
             raise ToolError(result.reason)
-        return {"ok": True, "outcome": result.outcome.value, "name": target["name"]}
+        return {"ok": True, "outcome": result.outcome.value, "name": target.name}
 
     async def _process_stop(
-        self, caller: dict[str, Any], args: dict[str, Any], key: str, profile: str
+        self, caller: Process, args: dict[str, Any], key: str, profile: str
     ) -> Any:
         target = await self._target(caller, _str(args, "name"))
-        if target["_id"] == caller["_id"]:
+        if target.id == caller.id:
             raise ToolError("a process cannot stop itself")
-        stopped = await self._processes.stop(target, stopped_by=str(caller["_id"]))
+        stopped = await self._processes.stop(target, stopped_by=caller.id)
         return {
-            "name": stopped["name"],
-            "status": stopped["status"],
-            "closeReason": stopped.get("close_reason"),
+            "name": stopped.name,
+            "status": stopped.status.value,
+            "closeReason": stopped.close_reason.value if stopped.close_reason else None,
         }
 
     async def _process_pause(
-        self, caller: dict[str, Any], args: dict[str, Any], key: str, profile: str
+        self, caller: Process, args: dict[str, Any], key: str, profile: str
     ) -> Any:
         target = await self._target(caller, _str(args, "name"))
-        if target["_id"] == caller["_id"]:
+        if target.id == caller.id:
             raise ToolError("a process cannot pause itself")
         paused = await self._processes.pause(target)
-        return {"name": paused["name"], "status": paused["status"]}
+        return {"name": paused.name, "status": paused.status.value}
 
     async def _process_list(
-        self, caller: dict[str, Any], args: dict[str, Any], key: str, profile: str
+        self, caller: Process, args: dict[str, Any], key: str, profile: str
     ) -> Any:
         found = await self._processes.in_session(
-            str(caller["session_id"]), include_terminated=bool(args.get("includeTerminated"))
+            caller.session_id, include_terminated=bool(args.get("includeTerminated"))
         )
-        return {"processes": [_summary(p) for p in found if p.id != caller["_id"]]}
+        return {"processes": [_summary(p) for p in found if p.id != caller.id]}
 
     async def _process_status(
-        self, caller: dict[str, Any], args: dict[str, Any], key: str, profile: str
+        self, caller: Process, args: dict[str, Any], key: str, profile: str
     ) -> Any:
         target = await self._target(caller, _str(args, "name"))
-        return _summary(ThinkProcess.model_validate(public_fields(target)))
+        return _summary(target.think_process())
 
     async def _recipe_list(
-        self, caller: dict[str, Any], args: dict[str, Any], key: str, profile: str
+        self, caller: Process, args: dict[str, Any], key: str, profile: str
     ) -> Any:
         resp = await self._recipes.ListRecipes(
             rpb.ListRecipesRequest(
-                tenant_id=str(caller.get("tenant_id", "")),
-                project_id=str(caller.get("project_id", "")),
+                tenant_id=caller.tenant_id,
+                project_id=caller.project_id,
                 listed_only=True,
             )
         )
@@ -335,13 +335,13 @@ class ProcessTools:
         }
 
     async def _recipe_describe(
-        self, caller: dict[str, Any], args: dict[str, Any], key: str, profile: str
+        self, caller: Process, args: dict[str, Any], key: str, profile: str
     ) -> Any:
         try:
             r = await self._recipes.GetRecipe(
                 rpb.GetRecipeRequest(
-                    tenant_id=str(caller.get("tenant_id", "")),
-                    project_id=str(caller.get("project_id", "")),
+                    tenant_id=caller.tenant_id,
+                    project_id=caller.project_id,
                     name=_str(args, "name"),
                 )
             )
@@ -356,12 +356,12 @@ class ProcessTools:
         }
 
     async def _manual_list(
-        self, caller: dict[str, Any], args: dict[str, Any], key: str, profile: str
+        self, caller: Process, args: dict[str, Any], key: str, profile: str
     ) -> Any:
         resp = await self._recipes.ListManuals(
             rpb.ListManualsRequest(
-                tenant_id=str(caller.get("tenant_id", "")),
-                project_id=str(caller.get("project_id", "")),
+                tenant_id=caller.tenant_id,
+                project_id=caller.project_id,
                 paths=_manual_paths(caller),
             )
         )
@@ -370,13 +370,11 @@ class ProcessTools:
             "missing": list(resp.missing),
         }
 
-    async def _how_do_i(
-        self, caller: dict[str, Any], args: dict[str, Any], key: str, profile: str
-    ) -> Any:
+    async def _how_do_i(self, caller: Process, args: dict[str, Any], key: str, profile: str) -> Any:
         return await _how_do_i(self._howdoi, args)
 
     async def _manual_read(
-        self, caller: dict[str, Any], args: dict[str, Any], key: str, profile: str
+        self, caller: Process, args: dict[str, Any], key: str, profile: str
     ) -> Any:
         name = _str(args, "name")
         paths = _manual_paths(caller)
@@ -385,8 +383,8 @@ class ProcessTools:
         try:
             manual = await self._recipes.ReadManual(
                 rpb.ReadManualRequest(
-                    tenant_id=str(caller.get("tenant_id", "")),
-                    project_id=str(caller.get("project_id", "")),
+                    tenant_id=caller.tenant_id,
+                    project_id=caller.project_id,
                     name=name,
                 )
             )
@@ -411,7 +409,7 @@ async def _how_do_i(howdoi: HowDoI, args: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-def _manual_paths(caller: dict[str, Any]) -> list[str]:
+def _manual_paths(caller: Process) -> list[str]:
     """The manuals the process was spawned with (its snapshot), not the recipe as it is now."""
-    paths = (caller.get("params") or {}).get("manualPaths") or []
+    paths = caller.params.get("manualPaths") or []
     return [str(p) for p in paths] if isinstance(paths, list) else []

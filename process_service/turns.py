@@ -8,12 +8,12 @@ from typing import Any
 
 from process_service.events import CHAT_APPENDED, NOTICE, PROGRESS, STREAM_CHUNK, EventLog
 from process_service.lanes import Lanes
-from process_service.models import TurnFacts, TurnRef
-from process_service.observations import OBSERVED
+from process_service.models import TurnRef
 from process_service.outbox import Outbox, observe_entry
 from process_service.parent_notify import close_entry, parent_entry
+from process_service.process_model import ChatRecord, OutboxEntry, Process
 from process_service.store import ProcessStore
-from process_service.worker_messages import ChatAppend
+from process_service.worker_protocol import ChatAppend
 from vance.chat_ids import chat_message_id, turn_message_id
 from vance.domain import (
     HOOK_CALLS,
@@ -22,7 +22,6 @@ from vance.domain import (
     ProcessEventType,
     ProcessStatus,
 )
-from vance.store import Document
 
 logger = logging.getLogger(__name__)
 
@@ -42,54 +41,54 @@ class Turns:
         self._lanes = lanes
         self.outbox = outbox
 
-    async def store_chat(self, ref: TurnRef, appends: list[ChatAppend]) -> list[Document | None]:
+    async def store_chat(self, ref: TurnRef, appends: list[ChatAppend]) -> list[ChatRecord | None]:
         """Stores the turn's chat appends once each, in one insert when none was stored before;
         returns, per append, the stored message whose event is to go out, or None when a redo
         of the turn found it stored already. Numbers continue the process's chat."""
         numbers = [ref.chat_base + a.ordinal + ref.chat_shift for a in appends]
-        docs = [self._chat_doc(ref, a, n) for a, n in zip(appends, numbers, strict=True)]
-        inserted = await self._store.insert_chats(docs)
-        out: list[Document | None] = list(docs[:inserted])
+        records = [self._chat_record(ref, a, n) for a, n in zip(appends, numbers, strict=True)]
+        inserted = await self._store.insert_chats(records)
+        out: list[ChatRecord | None] = list(records[:inserted])
         if inserted:
             ref.highest_chat = max(ref.highest_chat, *numbers[:inserted])
         for a in appends[inserted:]:
             out.append(await self._store_one(ref, a))
         return out
 
-    async def _store_one(self, ref: TurnRef, a: ChatAppend) -> Document | None:
+    async def _store_one(self, ref: TurnRef, a: ChatAppend) -> ChatRecord | None:
         """One append after an insert met an existing id: a redo finds its own message (None),
         or a message an earlier attempt wrote beyond this one's, which it skips."""
         turn_key = turn_message_id(ref.turn_id, a.ordinal)
         n = ref.chat_base + a.ordinal + ref.chat_shift
         while True:
-            doc = self._chat_doc(ref, a, n)
-            if await self._store.insert_chats([doc]):
+            record = self._chat_record(ref, a, n)
+            if await self._store.insert_chats([record]):
                 ref.highest_chat = max(ref.highest_chat, n)
-                return doc
-            existing = await self._store.get_chat(str(doc["_id"]))
-            if existing is not None and existing.get("turn_key") == turn_key:
+                return record
+            existing = await self._store.get_chat(record.id)
+            if existing is not None and existing.turn_key == turn_key:
                 ref.highest_chat = max(ref.highest_chat, n)
                 return None
             ref.chat_shift += 1
             n += 1
 
-    def _chat_doc(self, ref: TurnRef, a: ChatAppend, n: int) -> Document:
-        return {
-            "_id": chat_message_id(ref.process_id, n),
-            "turn_key": turn_message_id(ref.turn_id, a.ordinal),
-            "session_id": ref.session_id,
-            "think_process_id": ref.process_id,
-            "process_name": ref.process_name,
-            "role": a.role.value,
-            "content": a.content,
-            "meta": a.meta,
-            "created_at_ms": self._lanes.clock.now_ms(),
-        }
+    def _chat_record(self, ref: TurnRef, a: ChatAppend, n: int) -> ChatRecord:
+        return ChatRecord(
+            id=chat_message_id(ref.process_id, n),
+            turn_key=turn_message_id(ref.turn_id, a.ordinal),
+            session_id=ref.session_id,
+            think_process_id=ref.process_id,
+            process_name=ref.process_name,
+            role=a.role,
+            content=a.content,
+            meta=a.meta,
+            created_at_ms=self._lanes.clock.now_ms(),
+        )
 
-    def chat_event(self, ref: TurnRef, doc: Document) -> None:
+    def chat_event(self, ref: TurnRef, record: ChatRecord) -> None:
         """Queues the event of a stored chat message (the caller flushes the session's events:
         several reports of a turn share one write)."""
-        self._events.submit(ref.session_id, CHAT_APPENDED, _chat_event(doc))
+        self._events.submit(ref.session_id, CHAT_APPENDED, _chat_event(record))
 
     def chunk(self, ref: TurnRef, role: ChatRole, chunk: str) -> None:
         self._events.submit(
@@ -104,6 +103,7 @@ class Turns:
             ephemeral=True,
         )
 
+    # `payload`: the engine's JSON, passed on to clients as it was sent.
     async def progress(self, ref: TurnRef, kind: str, payload: dict[str, Any]) -> None:
         frame = OWN_FRAMES.get(kind)
         if frame is not None:
@@ -123,7 +123,7 @@ class Turns:
             },
         )
         observers = self.outbox.observations
-        if observers is not None and ref.process.get(OBSERVED):
+        if observers is not None and ref.process.observed:
             await observers.forward_progress(ref, kind, payload)
 
     async def commit(
@@ -132,23 +132,23 @@ class Turns:
         status: ProcessStatus,
         close_reason: CloseReason | None,
         summary: str,
-        payload: dict[str, Any],
+        payload: dict[str, Any],  # the engine's JSON
         close_detail: str = "",
-    ) -> dict[str, Any] | None:
+    ) -> Process | None:
         if ref.call in HOOK_CALLS:
             # A hook's end: the lane is released, the status and the parent are left alone.
             return await self._lanes.end_hook(ref)
         owed = self._owed(ref, status, close_reason, summary, payload)
-        doc = await self._lanes.commit(ref, status, close_reason, close_detail, outbox=owed)
-        if doc is not None and owed:
-            await self.outbox.deliver(doc)
+        process = await self._lanes.commit(ref, status, close_reason, close_detail, outbox=owed)
+        if process is not None and owed:
+            await self.outbox.deliver(process)
         observers = self.outbox.observations
-        if doc is not None and observers is not None and doc.get(OBSERVED):
-            if not ref.process.get(OBSERVED):
+        if process is not None and observers is not None and process.observed:
+            if not ref.process.observed:
                 # Observed since this turn started (Eddie's project_create observes a chat
                 # whose start turn runs): no entry was written, so it is told at once.
-                await observers.on_commit(TurnFacts.of(ref), doc, summary, payload)
-        return doc
+                await observers.on_commit(ref.facts(), process, summary, payload)
+        return process
 
     def _owed(
         self,
@@ -156,12 +156,12 @@ class Turns:
         status: ProcessStatus,
         close_reason: CloseReason | None,
         summary: str,
-        payload: dict[str, Any],
-    ) -> list[dict[str, Any]]:
+        payload: dict[str, Any],  # the engine's JSON
+    ) -> list[OutboxEntry]:
         """The outbox entries a commit writes with itself (process_service/outbox.py): the
         parent's event when a child closes or blocks, the observers' when some observe it.
         An ordinary turn owes nothing, and its commit stays one write."""
-        owed: list[dict[str, Any]] = []
+        owed: list[OutboxEntry] = []
         if ref.parent_process_id:
             if status is ProcessStatus.CLOSED:
                 owed.append(
@@ -176,21 +176,20 @@ class Turns:
                         payload=payload,
                     )
                 )
-        if self.outbox.observations is not None and ref.process.get(OBSERVED):
-            reason = (
-                (close_reason or CloseReason.DONE).value if status is ProcessStatus.CLOSED else ""
-            )
-            owed.append(observe_entry(TurnFacts.of(ref), status.value, reason, summary, payload))
+        if self.outbox.observations is not None and ref.process.observed:
+            reason = (close_reason or CloseReason.DONE) if status is ProcessStatus.CLOSED else None
+            owed.append(observe_entry(ref.facts(), status, reason, summary, payload))
         return owed
 
 
-def _chat_event(doc: dict[str, Any]) -> dict[str, Any]:
+def _chat_event(record: ChatRecord) -> dict[str, Any]:  # JSON: an event's data
+    """The event's data (JSON: it is stored and replayed as it is, events.py)."""
     return {
-        "chat_message_id": doc["_id"],
-        "think_process_id": doc["think_process_id"],
-        "process_name": doc["process_name"],
-        "role": doc["role"],
-        "content": doc["content"],
-        "created_at_ms": doc["created_at_ms"],
-        "meta": doc.get("meta") or {},
+        "chat_message_id": record.id,
+        "think_process_id": record.think_process_id,
+        "process_name": record.process_name,
+        "role": record.role.value,
+        "content": record.content,
+        "created_at_ms": record.created_at_ms,
+        "meta": record.meta,
     }

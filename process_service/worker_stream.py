@@ -1,7 +1,7 @@
 """The worker stream: one engine worker's connection, from its hello to its last report.
 
 `serve` is the whole protocol of `WorkerService.WorkerConnect` in typed messages
-(process_service/worker_messages.py; the servicer only converts): it registers the worker with
+(process_service/worker_protocol.py; the servicer only converts): it registers the worker with
 the dispatcher, sends what the dispatcher queues for it (assignments, cancels, commit acks),
 reads its heartbeats and turn reports, and hands each turn's reports, in order, to a pump that
 calls the turn domain (process_service/turns.py, lanes.py).
@@ -27,7 +27,7 @@ from process_service.events import EventLog
 from process_service.lanes import Lanes
 from process_service.models import TurnRef
 from process_service.turns import Turns
-from process_service.worker_messages import (
+from process_service.worker_protocol import (
     Ack,
     Assign,
     Capacity,
@@ -44,7 +44,6 @@ from process_service.worker_messages import (
     ToWorker,
     Welcome,
 )
-from vance.domain import ProcessStatus
 
 logger = logging.getLogger(__name__)
 
@@ -191,10 +190,7 @@ class WorkerStreams:
         appends = [r for r in reports if isinstance(r, ChatAppend)]
         stored = await self._turns.store_chat(ref, appends) if appends else []
         for doc in stored:
-            if doc is None:
-                ref.chat_fresh = False
-            else:
-                ref.stored_chat.append(doc)
+            ref.chat.stored_one(doc)
         chat = iter(stored)
         for r in reports:
             if isinstance(r, ChatAppend):
@@ -207,7 +203,7 @@ class WorkerStreams:
                 await self._turns.progress(ref, r.kind, r.payload)
 
     async def _commit(self, ref: TurnRef, commit: Commit) -> None:
-        ref.commit_fields = commit.fields
+        ref.history_summary = commit.history_summary
         doc = await self._turns.commit(
             ref,
             commit.status,
@@ -219,30 +215,22 @@ class WorkerStreams:
         if doc is None:
             ack = Ack(ref.turn_id, False, "the lane is no longer this turn's")
         else:
-            through = int(doc.get("chat_count", 0))
-            whole = ref.chat_fresh and through == ref.chat_base + len(ref.stored_chat)
+            through = doc.chat_count
             # With all of the turn's chat, the worker holds the process's chat through here.
-            ack = (
-                Ack(ref.turn_id, True, chat=ref.stored_chat, held_through=through)
-                if whole
-                else Ack(ref.turn_id, True)
-            )
+            chat = ref.chat.for_ack(ref.chat_base, through)
+            ack = Ack(ref.turn_id, True, chat=chat, held_through=through)
         self._dispatcher.finished(ref, ack)
-        if doc is not None and doc.get("wake") and doc["status"] in ("IDLE", "BLOCKED"):
-            # Messages arrived during the turn: the next one starts at once.
-            self._dispatcher.kick_ref(ref)
-        elif doc is not None and doc.get("hook"):
-            # A hook asked for while this lane was held (a second peer event): it runs now.
-            self._dispatcher.kick_ref(ref)
+        if doc is not None:
+            # Messages (or a hook) that arrived during the turn: the next one starts at once.
+            self._dispatcher.next_turn(doc)
 
     async def _failure(self, ref: TurnRef, failure: Failure) -> None:
         logger.warning("turn %s of %s failed: %s", ref.turn_id, ref.process_id, failure.error)
         doc = await self._lanes.fail(ref, failure.error, backoff=True)
         self._dispatcher.finished(ref, None)
-        if doc is not None and doc.get("status") == ProcessStatus.RUNNING.value:
+        if doc is not None:
             # Redone once the backoff written into its lease has passed.
-            delay = int(doc["lane"]["lease_until_ms"]) - self._lanes.clock.now_ms() + 1
-            self._dispatcher.kick_later(ref, delay)
+            self._dispatcher.next_turn(doc)
 
 
 def _is_event(report: Report | None) -> bool:

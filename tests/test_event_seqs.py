@@ -49,9 +49,9 @@ async def test_two_replicas_writing_one_session_never_share_or_lose_a_seq(system
         assert persisted == sorted((w, i) for w in "ab" for i in range(n) if i % 5 != 4)
         # A replay from the store holds the persisted events only, in seq order.
         replayed = await replicas[0].replay(sid, 0, max(a + b))
-        kinds = [e["kind"] for e in replayed if e["kind"] != STREAM_CHUNK]
+        kinds = [e.kind for e in replayed if e.kind != STREAM_CHUNK]
         assert len(kinds) == len(persisted)
-        assert [e["seq"] for e in replayed] == sorted(e["seq"] for e in replayed)
+        assert [e.seq for e in replayed] == sorted(e.seq for e in replayed)
         # A restarted replica finds the last seq even past the stream document's lower bound.
         bound = await db["session_streams"].find_one({"_id": sid})
         assert bound is not None and max(a + b) - MARK_EVERY < bound["seq"] <= max(a + b)

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import logging
-from typing import Any
 
 from engine_worker.context import ThinkEngineContext
 from engine_worker.engine import EngineDefaults, TurnOutcome
@@ -12,6 +11,7 @@ from engine_worker.engines.common import history_to_llm, inbox_to_llm_messages
 from engine_worker.engines.context_budget import fit, history_limit
 from engine_worker.engines.history_summary import Summary, roll
 from engine_worker.engines.knowledge_turn import note_finished_children, turn_query, user_text
+from engine_worker.json_types import JsonObject, ModelMessage
 from vance.domain import (
     ChatMessage,
     ChatRole,
@@ -108,7 +108,7 @@ class Arthur(EngineDefaults):
         budget = await settings.get_int(MAX_CONTEXT_TOKENS, DEFAULT_MAX_CONTEXT_TOKENS)
         limit = history_limit(budget)
         history = await ctx.chat.history(limit=limit)
-        turn_input: list[dict[str, Any]] = []
+        turn_input: list[ModelMessage] = []
         if note:
             turn_input.append({"role": "system", "content": note})
         for message in model_inbox:
@@ -187,7 +187,7 @@ class Arthur(EngineDefaults):
 
     async def _dispatch(self, ctx: ThinkEngineContext, command: ExternalCommand) -> None:
         """E.g. an Approve button: forwarded to its target without a model turn."""
-        params: dict[str, Any] = command.params
+        params: JsonObject = command.params
         target = str(params.get("target") or params.get("processName") or "")
         content = str(params.get("content") or command.command)
         result = await ctx.tools.invoke(
@@ -210,9 +210,9 @@ async def _model(ctx: ThinkEngineContext) -> str:
     return model
 
 
-def _user_meta(message: UserChatInput) -> dict[str, Any]:
+def _user_meta(message: UserChatInput) -> JsonObject:
     """Words the hub passed on carry the hop (seed 001 §7.3), and an answer its question."""
-    meta: dict[str, Any] = {}
+    meta: JsonObject = {}
     if message.forwarded_by:
         meta["forwardedBy"] = message.forwarded_by
     if message.ask_id:
@@ -221,14 +221,14 @@ def _user_meta(message: UserChatInput) -> dict[str, Any]:
 
 
 def fit_with_summary(
-    system: dict[str, Any],
+    system: ModelMessage,
     history: list[ChatMessage],
-    turn_input: list[dict[str, Any]],
+    turn_input: list[ModelMessage],
     budget: int,
     previous: Summary,
     *,
     older_unread: bool,
-) -> tuple[list[dict[str, Any]], Summary]:
+) -> tuple[list[ModelMessage], Summary]:
     """Fits the history into the budget; what is cut rolls into the summary, which the note
     carries. A longer note can cut one more message, so this settles in a few rounds."""
     llm_history = history_to_llm(history)

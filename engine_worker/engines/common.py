@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import json
-from typing import Any
 
+from engine_worker.json_types import Json, ModelMessage
 from vance.domain import (
     ChatMessage,
     ChatRole,
@@ -21,7 +21,7 @@ from vance.domain import (
 _LLM_ROLE = {ChatRole.USER: "user", ChatRole.ASSISTANT: "assistant", ChatRole.SYSTEM: "system"}
 
 
-def history_to_llm(history: list[ChatMessage]) -> list[dict[str, Any]]:
+def history_to_llm(history: list[ChatMessage]) -> list[ModelMessage]:
     return [{"role": _LLM_ROLE[m.role], "content": m.content} for m in history]
 
 
@@ -33,7 +33,7 @@ PAYLOAD_LIMIT = 4_000
 STRING_LIMIT = 1_000
 
 
-def _shorten(value: Any) -> Any:
+def _shorten(value: Json) -> Json:
     """Long strings are cut one by one first, so one big field does not push out the small
     ones (identifiers, counts) that the model needs most."""
     if isinstance(value, str) and len(value) > STRING_LIMIT:
@@ -45,7 +45,7 @@ def _shorten(value: Any) -> Any:
     return value
 
 
-def bounded_json(value: Any, limit: int = PAYLOAD_LIMIT) -> str:
+def bounded_json(value: Json, limit: int = PAYLOAD_LIMIT) -> str:
     text = json.dumps(_shorten(value), default=str, ensure_ascii=False)
     if len(text) <= limit:
         return text
@@ -66,7 +66,7 @@ def process_event_text(m: ProcessEvent, *, with_payload: bool = True) -> str:
     )
 
 
-def inbox_to_llm_messages(m: SteerMessage) -> list[dict[str, Any]]:
+def inbox_to_llm_messages(m: SteerMessage) -> list[ModelMessage]:
     """One inbox message as model messages. A tool result is a tool message matched to its call
     by `tool_call_id`; the call was made in an earlier turn, whose assistant step is not in the
     chat history, so the call is restated right before its result (a tool message must follow
@@ -94,7 +94,7 @@ def inbox_to_llm_messages(m: SteerMessage) -> list[dict[str, Any]]:
     return [inbox_to_llm(m)]
 
 
-def inbox_to_llm(m: SteerMessage) -> dict[str, Any]:
+def inbox_to_llm(m: SteerMessage) -> ModelMessage:
     """One inbox message as one user-role model message (tool results: `inbox_to_llm_messages`)."""
     match m:
         case UserChatInput():

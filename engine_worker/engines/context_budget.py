@@ -3,17 +3,17 @@
 
 from __future__ import annotations
 
-from typing import Any
+from engine_worker.json_types import ModelMessage
 
 TRUNCATED_NOTE = "Earlier conversation was truncated."
 
 
-def estimate_tokens(message: dict[str, Any]) -> int:
+def estimate_tokens(message: ModelMessage) -> int:
     """About four characters a token, plus the message's framing."""
     return len(str(message.get("content") or "")) // 4 + 4
 
 
-def truncation_note(summary: str) -> dict[str, Any]:
+def truncation_note(summary: str) -> ModelMessage:
     text = TRUNCATED_NOTE
     if summary:
         text += f" A summary of it, oldest first:\n{summary}"
@@ -21,14 +21,14 @@ def truncation_note(summary: str) -> dict[str, Any]:
 
 
 def fit(
-    system: dict[str, Any],
-    history: list[dict[str, Any]],
-    turn_input: list[dict[str, Any]],
+    system: ModelMessage,
+    history: list[ModelMessage],
+    turn_input: list[ModelMessage],
     budget: int,
     *,
     summary: str = "",
     older_unread: bool = False,
-) -> tuple[list[dict[str, Any]], int]:
+) -> tuple[list[ModelMessage], int]:
     """The model input and how many of the oldest history messages were cut. The system prompt
     and this turn's input always stay; history fills what is left. `older_unread`: the history
     given is only the newest part of the chat, so something was cut in any case."""
@@ -37,7 +37,7 @@ def fit(
         return [system, *history, *turn_input], 0
     note = truncation_note(summary)
     room = budget - fixed - estimate_tokens(note)
-    kept: list[dict[str, Any]] = []
+    kept: list[ModelMessage] = []
     for message in reversed(history):
         cost = estimate_tokens(message)
         if cost > room:
@@ -49,11 +49,11 @@ def fit(
 
 
 def fit_history(
-    system: dict[str, Any],
-    history: list[dict[str, Any]],
-    turn_input: list[dict[str, Any]],
+    system: ModelMessage,
+    history: list[ModelMessage],
+    turn_input: list[ModelMessage],
     budget: int,
-) -> list[dict[str, Any]]:
+) -> list[ModelMessage]:
     return fit(system, history, turn_input, budget)[0]
 
 

@@ -7,7 +7,6 @@ own (BUNDLED below), not a recipe's."""
 from __future__ import annotations
 
 import logging
-from typing import Any
 
 from engine_worker.context import ThinkEngineContext
 from engine_worker.engine import PEER_HOOK, EngineDefaults, TurnOutcome
@@ -15,9 +14,11 @@ from engine_worker.engines import eddie_actions as a
 from engine_worker.engines import eddie_asks, eddie_guards, eddie_peers, plan_mode
 from engine_worker.engines.common import history_to_llm, inbox_to_llm, process_event_text
 from engine_worker.engines.context_budget import fit_history
+from engine_worker.engines.eddie_hub import HubContext
 from engine_worker.engines.eddie_voice import BUNDLED_RULES, system_prompt
 from engine_worker.engines.eddie_work import WORK_TOOLS
 from engine_worker.engines.loop import run_action_loop
+from engine_worker.json_types import Json, JsonObject, ModelMessage
 from vance.domain import (
     ChatMessage,
     ChatRole,
@@ -35,7 +36,7 @@ logger = logging.getLogger(__name__)
 
 WELCOME = "Hi, I'm Eddie. What can I do for you?"
 # The engine's bundled configuration: what a recipe gives other engines.
-BUNDLED: dict[str, Any] = {
+BUNDLED: JsonObject = {
     "params": {"model": "default:chat", "maxIterations": 8, "historyLimit": 60},
     "tools": [
         "process_create",
@@ -67,7 +68,7 @@ STARTED = ProcessEventType.STARTED
 CANNOT_MEDIATE = "I can't hand you over on this device, so I'll keep passing things on for you."
 
 
-def _setting(ctx: ThinkEngineContext, key: str) -> Any:
+def _setting(ctx: ThinkEngineContext, key: str) -> Json:
     return ctx.settings.get(key, BUNDLED["params"].get(key))
 
 
@@ -122,7 +123,7 @@ class Eddie(EngineDefaults):
             return TurnOutcome.idle()
         pool = await ctx.tools.pool(BUNDLED["tools"] + sorted(INTERNAL_TOOLS))
         history: list[ChatMessage] | None = None
-        hub: dict[str, Any] | None = None
+        hub: HubContext | None = None
         peers, inbox = eddie_peers.split(inbox)
         if peers or opening:
             history = await ctx.chat.history(limit=int(_setting(ctx, "historyLimit")))
@@ -144,7 +145,7 @@ class Eddie(EngineDefaults):
         if history is None or peers or opening:  # what this turn appended so far, too
             history = await ctx.chat.history(limit=int(_setting(ctx, "historyLimit")))
         events: list[ProcessEvent] = []
-        turn_input: list[dict[str, Any]] = []
+        turn_input: list[ModelMessage] = []
         for message in inbox:
             if isinstance(message, UserChatInput):
                 await ctx.chat.append(ChatRole.USER, message.content)
@@ -195,12 +196,12 @@ class Eddie(EngineDefaults):
         await self._bootstrap_voice(ctx, hub)
         return outcome
 
-    async def _bootstrap_voice(self, ctx: ThinkEngineContext, hub: dict[str, Any]) -> None:
+    async def _bootstrap_voice(self, ctx: ThinkEngineContext, hub: HubContext) -> None:
         """A language with no rules anywhere: this turn spoke with the English rules; once its
         answer is out, a fast-tier call writes rules for the language at the tenant level, and
         the next turn uses them. A failure leaves English in place."""
-        lang = str(hub.get("language") or "en")
-        if hub.get("voiceRules") or lang in BUNDLED_RULES:
+        lang = hub.language
+        if hub.voice_rules or lang in BUNDLED_RULES:
             return
         try:
             reply = await ctx.llm.complete(
@@ -215,12 +216,10 @@ class Eddie(EngineDefaults):
                 "hub_voice_rules_store", {"language": lang, "rules": reply.text.strip()}, "voice"
             )
 
-    async def _hub_context(self, ctx: ThinkEngineContext) -> dict[str, Any]:
+    async def _hub_context(self, ctx: ThinkEngineContext) -> HubContext:
         """Language and voice rules, resolved fresh each turn (a change applies next turn)."""
         result = await ctx.tools.invoke("hub_context", {}, "hub-context")
-        if result.error or not isinstance(result.result, dict):
-            return {}
-        return dict(result.result)
+        return HubContext() if result.error else HubContext.from_json(result.result)
 
     async def _propose(
         self, ctx: ThinkEngineContext, proposal: plan_mode.PlanProposal
@@ -272,7 +271,7 @@ class Eddie(EngineDefaults):
         args = action.args
         match action.name:
             case a.ANSWER:
-                meta: dict[str, Any] = {"action": a.ANSWER}
+                meta: JsonObject = {"action": a.ANSWER}
                 if args.get("info"):
                     meta["info"] = args["info"]
                 await ctx.chat.append(ChatRole.ASSISTANT, args["message"], meta)
@@ -309,7 +308,7 @@ class Eddie(EngineDefaults):
             message = "There is news from a worker."
         if eddie_guards.written(message):
             return await self._unspoken(ctx, source, message, event)
-        meta: dict[str, Any] = {"action": a.RELAY, "source": source}
+        meta: JsonObject = {"action": a.RELAY, "source": source}
         if event is None or event.type is not ProcessEventType.BLOCKED:
             await ctx.chat.append(ChatRole.ASSISTANT, message, meta)
             return TurnOutcome(ProcessStatus.IDLE, summary=message)
@@ -339,7 +338,7 @@ class Eddie(EngineDefaults):
                 },
             )
         spoken = f"Here is what {name} says."
-        meta: dict[str, Any] = {"action": a.ANSWER, "info": text, "source": source}
+        meta: JsonObject = {"action": a.ANSWER, "info": text, "source": source}
         if event is not None and event.type is ProcessEventType.BLOCKED:
             spoken = f"{name} has a question. It is shown beside this."
             meta["askId"] = eddie_asks.ask_id_of(event)
@@ -363,7 +362,7 @@ class Eddie(EngineDefaults):
             kept = {"action": a.ANSWER, "info": args["body"], "inboxError": result.error}
             await ctx.chat.append(ChatRole.ASSISTANT, args["spoken"], kept)
             return TurnOutcome(ProcessStatus.IDLE, summary=args["spoken"])
-        meta: dict[str, Any] = {
+        meta: JsonObject = {
             "action": a.RELAY_INBOX,
             "inboxItemId": result.result.get("id"),
             "inboxTitle": args["inboxTitle"],
@@ -389,7 +388,7 @@ class Eddie(EngineDefaults):
                 ChatRole.ASSISTANT, text, {"action": a.ANSWER, "info": result.error}
             )
             return TurnOutcome(ProcessStatus.IDLE, summary=text)
-        switched: dict[str, Any] = {
+        switched: JsonObject = {
             "action": a.MEDIATE,
             "switchTo": result.result,
             "reason": args["reason"],

@@ -3,8 +3,10 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+
+from engine_worker.json_types import Json, JsonObject, ModelTool
 
 ANSWER, ASK_USER, RELAY, RELAY_INBOX, MEDIATE = (
     "answer",
@@ -26,9 +28,7 @@ _OPTIONS = {
 }
 
 
-def _tool(
-    name: str, description: str, props: dict[str, Any], required: list[str]
-) -> dict[str, Any]:
+def _tool(name: str, description: str, props: JsonObject, required: list[str]) -> ModelTool:
     return {
         "type": "function",
         "function": {
@@ -40,7 +40,7 @@ def _tool(
 
 
 _S = {"type": "string"}
-ACTION_TOOLS: list[dict[str, Any]] = [
+ACTION_TOOLS: list[ModelTool] = [
     _tool(
         ANSWER,
         "Say something to the user. message: the spoken line (plain sentences, no Markdown, no "
@@ -90,14 +90,14 @@ class Action:
     options: list[dict[str, str]] = field(default_factory=list)
 
 
-def _text(args: dict[str, Any], key: str, *, required: bool) -> str | None:
+def _text(args: JsonObject, key: str, *, required: bool) -> str | None:
     value = args.get(key)
     if value is None or value == "":
         return None if not required else ""
     return value.strip() if isinstance(value, str) else None
 
 
-def _options(raw: Any) -> list[dict[str, str]] | str:
+def _options(raw: Json) -> list[dict[str, str]] | str:
     if not raw:
         return []
     if not isinstance(raw, list) or not 2 <= len(raw) <= 4:
@@ -122,10 +122,10 @@ _REQUIRED = {
 }
 
 
-def parser(name: str) -> Any:
+def parser(name: str) -> Callable[[JsonObject], Action | str]:
     required, optional = _REQUIRED[name]
 
-    def parse(arguments: dict[str, Any]) -> Action | str:
+    def parse(arguments: JsonObject) -> Action | str:
         args: dict[str, str] = {}
         for key in required:
             value = _text(arguments, key, required=True)

@@ -8,14 +8,45 @@ last"."""
 
 from __future__ import annotations
 
-from typing import Any
+from dataclasses import dataclass
 
 from engine_worker.context import ThinkEngineContext
 from engine_worker.engines import eddie_actions as a
+from engine_worker.json_types import JsonObject
 from vance.domain import ChatRole, ProcessEvent, ProcessEventType, SteerMessage, UserChatInput
 
 FORWARDED = "I passed your answer on."
 NOT_FORWARDED = "I could not pass your answer on."
+
+
+@dataclass(frozen=True, slots=True)
+class OpenAsk:
+    """A question a worker asked the hub that the user has not answered yet (`hub_asks`,
+    process_service/hub_talk.py)."""
+
+    ask_id: str
+    process_id: str  # the asking worker
+    project: str  # its project, "" for a local child
+    source: str  # the asking process's name
+    question: str
+    option_labels: list[str]
+
+    @classmethod
+    def from_json(cls, raw: JsonObject) -> OpenAsk:
+        """One entry of the tool's JSON result."""
+        options = raw.get("options")
+        return cls(
+            ask_id=str(raw.get("askId") or ""),
+            process_id=str(raw.get("processId") or ""),
+            project=str(raw.get("project") or ""),
+            source=str(raw.get("source") or ""),
+            question=str(raw.get("question") or ""),
+            option_labels=[
+                str(o.get("label") or "")
+                for o in (options if isinstance(options, list) else [])
+                if isinstance(o, dict)
+            ],
+        )
 
 
 def options_of(m: ProcessEvent) -> list[dict[str, str]]:
@@ -47,18 +78,18 @@ async def open_ask(ctx: ThinkEngineContext, m: ProcessEvent) -> None:
     )
 
 
-def _matches(text: str, ask: dict[str, Any]) -> bool:
+def _matches(text: str, ask: OpenAsk) -> bool:
     said = text.strip().casefold()
-    for opt in ask.get("options") or []:
-        label = str(opt.get("label") or "").strip().casefold()
+    for option in ask.option_labels:
+        label = option.strip().casefold()
         if label and (said == label or said.startswith(label)):
             return True
     return False
 
 
-def _target(message: UserChatInput, asks: list[dict[str, Any]]) -> dict[str, Any] | None:
+def _target(message: UserChatInput, asks: list[OpenAsk]) -> OpenAsk | None:
     if message.ask_id:
-        return next((x for x in asks if x["askId"] == message.ask_id), None)
+        return next((x for x in asks if x.ask_id == message.ask_id), None)
     by_option = [x for x in asks if _matches(message.content, x)]
     # Anything else may be an answer or a new request ("make another project" while a worker
     # waits): the model tells them apart, with the open questions in front of it.
@@ -67,12 +98,15 @@ def _target(message: UserChatInput, asks: list[dict[str, Any]]) -> dict[str, Any
 
 async def route(
     ctx: ThinkEngineContext, inbox: list[SteerMessage]
-) -> tuple[list[SteerMessage], list[dict[str, Any]]]:
+) -> tuple[list[SteerMessage], list[OpenAsk]]:
     """The inbox minus the answers sent on, and the asks still open."""
     if not any(isinstance(m, UserChatInput) for m in inbox):
         return inbox, []
     listed = await ctx.tools.invoke("hub_asks", {}, "asks")
-    asks = list((listed.result or {}).get("asks") or []) if isinstance(listed.result, dict) else []
+    raw = listed.result.get("asks") if isinstance(listed.result, dict) else None
+    asks = (
+        [OpenAsk.from_json(x) for x in raw if isinstance(x, dict)] if isinstance(raw, list) else []
+    )
     if not asks:
         return inbox, []
     rest: list[SteerMessage] = []
@@ -81,23 +115,26 @@ async def route(
         if target is None or not isinstance(message, UserChatInput):
             rest.append(message)
             continue
-        await ctx.chat.append(ChatRole.USER, message.content, {"askId": target["askId"]})
+        await ctx.chat.append(ChatRole.USER, message.content, {"askId": target.ask_id})
         result = await ctx.tools.invoke(
             "answer_question",
-            {"askId": target["askId"], "message": message.content},
-            f"answer-{target['askId']}",
+            {"askId": target.ask_id, "message": message.content},
+            f"answer-{target.ask_id}",
         )
         asks.remove(target)
-        meta: dict[str, Any] = {"action": a.ANSWER, "askId": target["askId"]}
+        meta: JsonObject = {
+            "action": a.ANSWER,
+            "askId": target.ask_id,
+        }  # the message's meta (JSON)
         if result.error:
             await ctx.chat.append(ChatRole.ASSISTANT, NOT_FORWARDED, {**meta, "info": result.error})
         else:
-            meta["forwardedTo"] = target["processId"]
+            meta["forwardedTo"] = target.process_id
             await ctx.chat.append(ChatRole.ASSISTANT, FORWARDED, meta)
     return rest, asks
 
 
-def open_questions_note(asks: list[dict[str, Any]]) -> str:
+def open_questions_note(asks: list[OpenAsk]) -> str:
     """For the model when a user message did not say which question it answers."""
     lines = [
         "<open-questions>Workers are waiting for the user's answers. If the user's message "
@@ -105,10 +142,10 @@ def open_questions_note(asks: list[dict[str, Any]]) -> str:
         "user (ask_user). Otherwise treat the message as usual."
     ]
     for x in asks:
-        options = "; ".join(str(o.get("label")) for o in x.get("options") or [])
-        where = f"project {x['project']}" if x.get("project") else f"process {x['source']}"
+        options = "; ".join(x.option_labels)
+        where = f"project {x.project}" if x.project else f"process {x.source}"
         lines.append(
-            f'- askId="{x["askId"]}" ({where}): {x["question"]}'
+            f'- askId="{x.ask_id}" ({where}): {x.question}'
             + (f" Options: {options}" if options else "")
         )
     return "\n".join(lines) + "</open-questions>"

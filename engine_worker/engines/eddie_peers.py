@@ -10,9 +10,9 @@ from __future__ import annotations
 
 import logging
 import time
-from typing import Any
 
 from engine_worker.context import ThinkEngineContext
+from engine_worker.engines.eddie_hub import HubContext
 from vance.domain import (
     ChatMessage,
     ChatRole,
@@ -87,16 +87,13 @@ def _ago(ms: int) -> str:
     return f"{s // 86400} days ago"
 
 
-def block(hub: dict[str, Any]) -> str:
+def block(hub: HubContext) -> str:
     """The peers' activity for the system prompt, newest first."""
-    entries = [e for e in hub.get("peerActivity") or [] if isinstance(e, dict)]
+    entries = hub.peer_activity
     if not entries:
         return ""
     now = int(time.time() * 1000)
-    lines = [
-        f"- {_ago(now - int(e.get('atMs', now)))}: {e.get('summary', '')}"
-        for e in entries[:PROMPT_ENTRIES]
-    ]
+    lines = [f"- {_ago(now - (e.at_ms or now))}: {e.summary}" for e in entries[:PROMPT_ENTRIES]]
     return (
         "\n\n<peer-activity>What the user's other hub sessions (their other devices) did, "
         "newest first. You share the user's projects, facts and documents with them; this is "
@@ -108,26 +105,22 @@ def last_spoke_ms(history: list[ChatMessage]) -> int:
     return max((m.created_at_ms for m in history if m.role is ChatRole.ASSISTANT), default=0)
 
 
-def recap_line(hub: dict[str, Any], since_ms: int) -> str:
+def recap_line(hub: HubContext, since_ms: int) -> str:
     """One short spoken line about what the other hubs did since `since_ms`, or ""."""
-    entries = [
-        e
-        for e in hub.get("peerActivity") or []
-        if isinstance(e, dict) and e.get("kind") in RECAP_KINDS and int(e.get("atMs", 0)) > since_ms
-    ]
+    entries = [e for e in hub.peer_activity if e.kind in RECAP_KINDS and e.at_ms > since_ms]
     if not entries:
         return ""
     now = int(time.time() * 1000)
-    said = [str(e.get("summary", "")).split(" for: ")[0] for e in entries[:2]]
+    said = [e.summary.split(" for: ")[0] for e in entries[:2]]
     what = " and ".join(said)
     more = len(entries) - len(said)
     tail = f", and {more} more {'thing' if more == 1 else 'things'}" if more > 0 else ""
-    when = _ago(now - int(entries[0].get("atMs", now)))
+    when = _ago(now - (entries[0].at_ms or now))
     return f"Since we last spoke, your other hub {what}{tail} ({when})."
 
 
 async def recap(
-    ctx: ThinkEngineContext, hub: dict[str, Any], history: list[ChatMessage], *, new: bool
+    ctx: ThinkEngineContext, hub: HubContext, history: list[ChatMessage], *, new: bool
 ) -> bool:
     """The bootstrap recap (seed 001 §6.5): spoken once when something happened since this
     session last spoke to the user; otherwise nothing extra."""

@@ -4,8 +4,7 @@ those and the language each turn)."""
 
 from __future__ import annotations
 
-from typing import Any
-
+from engine_worker.engines.eddie_hub import HubContext
 from engine_worker.engines.eddie_work import WORK_PROMPT
 from vance.domain import ThinkProcess
 
@@ -33,27 +32,26 @@ BUNDLED_RULES: dict[str, str] = {
 }
 
 
-def voice_rules(hub: dict[str, Any]) -> tuple[str, str]:
+def voice_rules(hub: HubContext) -> tuple[str, str]:
     """(rules, where they came from): the stored levels (hub, tenant) first, then bundled;
     a language nobody has rules for yet speaks with the English ones."""
-    lang = str(hub.get("language") or "en")
-    stored = hub.get("voiceRules")
-    if isinstance(stored, str) and stored.strip():
-        return stored, str(hub.get("voiceRulesSource") or "stored")
+    lang = hub.language
+    if hub.voice_rules:
+        return hub.voice_rules, hub.voice_rules_source or "stored"
     if lang in BUNDLED_RULES:
         return BUNDLED_RULES[lang], f"bundled:{lang}"
     return BUNDLED_RULES["en"], "bundled:en"
 
 
-def system_prompt(process: ThinkProcess, hub: dict[str, Any]) -> str:
-    lang = str(hub.get("language") or "en")
+def system_prompt(process: ThinkProcess, hub: HubContext) -> str:
+    lang = hub.language
     rules, _ = voice_rules(hub)
     parts = [PERSONA, WORK_PROMPT]
     extra = process.recipe_snapshot.get("prompt")
     if isinstance(extra, str) and extra.strip():
         parts.append(extra.strip())  # a tenant's or project's addition (promptMode APPEND)
     parts.append(f"Speak {lang} (language code). Voice rules:\n{rules}")
-    user_project = hub.get("userProject")
+    user_project = hub.user_project
     if user_project:
         parts.append(
             f"You run in the user's hub project {user_project}; the user's own notes and files "

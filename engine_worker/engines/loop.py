@@ -9,13 +9,14 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from engine_worker.context import ThinkEngineContext
+from engine_worker.json_types import JsonObject, ModelMessage, ModelTool
 from engine_worker.tools import ToolSpec
 from vance.llm import StreamedArgs
 
 logger = logging.getLogger(__name__)
 
 RESPOND = "respond"
-RESPOND_TOOL: dict[str, Any] = {
+RESPOND_TOOL: ModelTool = {
     "type": "function",
     "function": {
         "name": RESPOND,
@@ -57,8 +58,10 @@ ALONE_ERROR = (
     "respond must stand alone in its step. The other tools ran; read their results, then call "
     "respond again on its own."
 )
-# An action tool's arguments -> the parsed action, or an error text the model can act on.
-ActionParser = Callable[[dict[str, Any]], Any]
+# An action tool's arguments -> the parsed action, or an error text the model can act on. The
+# action's type is the parser's (Answer, eddie_actions.Action, plan_mode.PlanProposal): `Any`,
+# since the caller knows it by the tool's name, which a type cannot carry.
+ActionParser = Callable[[JsonObject], Any]
 
 
 def alone_error(name: str) -> str:
@@ -71,9 +74,9 @@ class Answer:
     awaiting_user_input: bool
     options: list[dict[str, str]] = field(default_factory=list)
     structured: bool = True  # False: a plain-text answer without `respond`
-    payload: dict[str, Any] = field(default_factory=dict)  # for a worker's parent
+    payload: JsonObject = field(default_factory=dict)  # for a worker's parent
 
-    def rendered(self) -> tuple[str, dict[str, Any]]:
+    def rendered(self) -> tuple[str, JsonObject]:
         """The chat text (options as a Markdown list) and the message meta."""
         if not self.options:
             return self.message, {}
@@ -84,7 +87,7 @@ class Answer:
         return "\n".join(lines), {"options": self.options}
 
 
-def _respond_args(arguments: dict[str, Any]) -> Answer | str:
+def _respond_args(arguments: JsonObject) -> Answer | str:
     message = arguments.get("message")
     if not isinstance(message, str) or not message.strip():
         return "respond needs a non-empty 'message'"
@@ -110,7 +113,7 @@ def _respond_args(arguments: dict[str, Any]) -> Answer | str:
 
 async def run_tool_loop(
     ctx: ThinkEngineContext,
-    messages: list[dict[str, Any]],
+    messages: list[ModelMessage],
     pool: list[ToolSpec],
     *,
     tier: str,
@@ -134,16 +137,16 @@ async def run_tool_loop(
 
 async def run_action_loop(
     ctx: ThinkEngineContext,
-    messages: list[dict[str, Any]],
+    messages: list[ModelMessage],
     pool: list[ToolSpec],
     *,
     tier: str,
     max_iterations: int,
-    action_tools: list[dict[str, Any]],
+    action_tools: list[ModelTool],
     parsers: Mapping[str, ActionParser],
     streamed: StreamedArgs | None = None,
     refused: Mapping[str, str] | None = None,
-) -> tuple[str, Any]:
+) -> tuple[str, Any]:  # (tool name, what its ActionParser returned)
     """The loop behind `respond` and Eddie's actions: the model gets the pool plus the action
     tools; tools run and their results go back; one action standing alone in its step ends the
     turn as `(action name, parsed arguments)`. A plain-text reply ends it as `("", text)`.

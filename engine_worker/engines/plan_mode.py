@@ -12,7 +12,6 @@ approval starts the execution."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
 
 from engine_worker.context import ThinkEngineContext
 from engine_worker.engines.loop import (
@@ -23,6 +22,7 @@ from engine_worker.engines.loop import (
     _respond_args,
     run_action_loop,
 )
+from engine_worker.json_types import JsonObject, ModelMessage, ModelTool
 from engine_worker.tools import ToolSpec
 from vance.domain import ExternalCommand, SteerMessage
 
@@ -33,7 +33,7 @@ PLAN_TOOLS = ["todo_update", "plan_store"]
 INTERNAL = frozenset({"plan_store"})
 MAX_STEPS = 20
 
-PLAN_PROPOSE_TOOL: dict[str, Any] = {
+PLAN_PROPOSE_TOOL: ModelTool = {
     "type": "function",
     "function": {
         "name": PLAN_PROPOSE,
@@ -79,7 +79,7 @@ class PlanProposal:
     steps: list[dict[str, str]] = field(default_factory=list)
 
 
-def parse_plan(arguments: dict[str, Any]) -> PlanProposal | str:
+def parse_plan(arguments: JsonObject) -> PlanProposal | str:
     title = arguments.get("title")
     if not isinstance(title, str) or not title.strip():
         return "plan_propose needs a non-empty 'title'"
@@ -102,7 +102,7 @@ def parse_plan(arguments: dict[str, Any]) -> PlanProposal | str:
 
 async def run_loop(
     ctx: ThinkEngineContext,
-    messages: list[dict[str, Any]],
+    messages: list[ModelMessage],
     pool: list[ToolSpec],
     *,
     tier: str,
@@ -128,7 +128,7 @@ async def run_loop(
     return Answer(str(result), False, structured=False)
 
 
-async def store(ctx: ThinkEngineContext, proposal: PlanProposal) -> dict[str, Any] | str:
+async def store(ctx: ThinkEngineContext, proposal: PlanProposal) -> JsonObject | str:
     """The plan stored and shown to the user's client; an error text when that failed."""
     result = await ctx.tools.invoke(
         "plan_store", {"title": proposal.title, "steps": proposal.steps}, "plan-propose"
@@ -138,7 +138,7 @@ async def store(ctx: ThinkEngineContext, proposal: PlanProposal) -> dict[str, An
     return dict(result.result)
 
 
-def render(view: dict[str, Any]) -> str:
+def render(view: JsonObject) -> str:
     """The plan as Markdown, for the chat."""
     lines = [f"**Plan: {view.get('title') or 'Plan'}**", ""]
     for i, step in enumerate(view.get("steps") or [], 1):
@@ -148,7 +148,7 @@ def render(view: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
-def plan_meta(view: dict[str, Any]) -> dict[str, Any]:
+def plan_meta(view: JsonObject) -> JsonObject:
     return {
         "action": PLAN_PROPOSE,
         "planId": view.get("planId"),

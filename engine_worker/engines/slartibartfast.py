@@ -13,12 +13,12 @@ import asyncio
 import json
 import logging
 import re
-from typing import Any
 
 import yaml
 
 from engine_worker.context import ThinkEngineContext
 from engine_worker.engine import EngineDefaults, TurnOutcome
+from engine_worker.json_types import Json, JsonObject, ModelMessage
 from vance.domain import ChatRole, CloseReason, ProcessStatus, ThinkProcess, ToolCallStatus
 from vance.llm_core import ModelCallError, ModelReply
 
@@ -86,7 +86,7 @@ class Slartibartfast(EngineDefaults):
         if known.status is not ToolCallStatus.SUCCESS:
             return _failed(f"the engine catalog is not available: {known.error}")
         prompt = str(process.recipe_snapshot.get("prompt") or FALLBACK_PROMPT)
-        messages: list[dict[str, Any]] = [
+        messages: list[ModelMessage] = [
             {"role": "system", "content": f"{prompt.strip()}\n\n{FORMAT}"},
             {"role": "user", "content": _brief(known.result, task)},
         ]
@@ -120,7 +120,7 @@ class Slartibartfast(EngineDefaults):
 
 
 async def _complete(
-    ctx: ThinkEngineContext, tier: str, messages: list[dict[str, Any]], attempt: int
+    ctx: ThinkEngineContext, tier: str, messages: list[ModelMessage], attempt: int
 ) -> ModelReply:
     """One design call; a transient failure is tried again (`modelRetries` times, after
     `modelRetryBaseMs` doubling), each retry visible as a RETRYING status event."""
@@ -157,7 +157,7 @@ def parse_proposal(text: str) -> tuple[str, str, list[str]]:
     return name, yaml.safe_dump(doc, sort_keys=False, allow_unicode=True), []
 
 
-def _brief(known: Any, task: str) -> str:
+def _brief(known: Json, task: str) -> str:
     known = known if isinstance(known, dict) else {}
     recipes = "\n".join(
         f"- `{r.get('name')}` (engine {r.get('engine')}): {r.get('description')}"
@@ -174,7 +174,7 @@ def _bullets(problems: list[str]) -> str:
     return "\n".join(f"- {p}" for p in problems)
 
 
-def _next_step(ctx: ThinkEngineContext, stored: dict[str, Any]) -> str:
+def _next_step(ctx: ThinkEngineContext, stored: JsonObject) -> str:
     """What the parent should do with the recipe: process_create_delegate's synchronous mode
     spawns it itself, so telling the caller to spawn it would start it twice."""
     if ctx.settings.get("delegateMode") == "sync":
@@ -183,7 +183,7 @@ def _next_step(ctx: ThinkEngineContext, stored: dict[str, Any]) -> str:
 
 
 async def _done(
-    ctx: ThinkEngineContext, stored: dict[str, Any], attempt: int, next_step: str
+    ctx: ThinkEngineContext, stored: JsonObject, attempt: int, next_step: str
 ) -> TurnOutcome:
     path = str(stored.get("recipe") or "")
     engine = str(stored.get("engine") or "")

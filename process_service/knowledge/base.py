@@ -10,6 +10,7 @@ from typing import Any
 from process_service.knowledge.rag_index import Hit, RagIndex, project_corpus, user_corpus
 from process_service.knowledge.recall import MemoryRecall
 from process_service.memory import MemoryRecord, MemoryStore
+from process_service.process_model import Process
 from process_service.user_work.owner import Owner
 from vance.store import Document
 
@@ -38,22 +39,22 @@ class Knowledge:
         self.rag = rag
 
     @staticmethod
-    def corpora(process: Document) -> dict[str, str]:
+    def corpora(process: Process) -> dict[str, str]:
         """The corpora a process searches: its project's files and its owner's documents."""
-        tenant = str(process.get("tenant_id", ""))
-        out = {project_corpus(tenant, str(process.get("project_id", ""))): PROJECT}
-        user = str(process.get("owner_user_id", ""))
+        tenant = process.tenant_id
+        out = {project_corpus(tenant, process.project_id): PROJECT}
+        user = process.owner_user_id
         if user:
             out[user_corpus(tenant, user)] = DOCUMENTS
         return out
 
     async def rag_for(
-        self, process: Document, query: str, top_k: int, min_score: float
+        self, process: Process, query: str, top_k: int, min_score: float
     ) -> tuple[list[Hit], bool]:
         return await self.rag.query(
             self.corpora(process),
             query,
-            tenant=str(process.get("tenant_id", "")),
+            tenant=process.tenant_id,
             top_k=top_k,
             min_score=min_score,
         )

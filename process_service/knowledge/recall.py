@@ -25,6 +25,7 @@ from process_service.memory import (
     record_from_doc,
     scope_key,
 )
+from process_service.process_model import Process
 from session_service.search.tokens import tokens
 from vance.errors import InvalidArgumentError, NotFoundError
 from vance.store import Document
@@ -94,7 +95,7 @@ class MemoryRecall:
     def _drop(self, key: str) -> None:
         self._windows.pop(key, None)
 
-    async def window(self, process: Document, scope: str) -> list[MemoryRecord]:
+    async def window(self, process: Process, scope: str) -> list[MemoryRecord]:
         """The scope's newest WINDOW records, newest first."""
         key = scope_key(scope, process)
         now = time.monotonic()
@@ -109,7 +110,7 @@ class MemoryRecall:
 
     async def recall(
         self,
-        process: Document,
+        process: Process,
         scope: str,
         query: str,
         *,
@@ -122,7 +123,7 @@ class MemoryRecall:
             ranked = [s for s in ranked if s.score > 0]
         return within(ranked, limit, max_chars)
 
-    async def forget(self, process: Document, record_id: str) -> MemoryRecord:
+    async def forget(self, process: Process, record_id: str) -> MemoryRecord:
         """Deletes a record of one of the process's own scopes; another's is not found."""
         key = record_id.rpartition(":")[0]
         if key not in {scope_key(s, process) for s in SCOPES}:
@@ -147,5 +148,6 @@ class MemoryRecall:
         await self.delete(key, record_id)
 
 
-def _project(tenant: str, project: str) -> Document:
-    return {"_id": "", "tenant_id": tenant, "project_id": project}
+def _project(tenant: str, project: str) -> Process:
+    """A stand-in for a process of the project: memory scopes are keyed by these fields."""
+    return Process(id="", session_id="", name="", engine="", tenant_id=tenant, project_id=project)

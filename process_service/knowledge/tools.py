@@ -9,6 +9,7 @@ from typing import Any
 
 from process_service.knowledge.base import Knowledge, record_view
 from process_service.knowledge.recall import check_scope
+from process_service.process_model import Process
 from process_service.tool_args import ToolError, arg_str
 from process_service.tool_specs import _obj
 from process_service.user_work.args import whole
@@ -69,9 +70,7 @@ class KnowledgeTools:
     def __init__(self, knowledge: Knowledge) -> None:
         self._k = knowledge
 
-    async def invoke(
-        self, tool: str, caller: dict[str, Any], args: dict[str, Any], key: str
-    ) -> Any:
+    async def invoke(self, tool: str, caller: Process, args: dict[str, Any], key: str) -> Any:
         try:
             if tool == "memory_remember":
                 return await self._remember(caller, args, key)
@@ -86,7 +85,7 @@ class KnowledgeTools:
             raise ToolError(exc.message) from exc
         raise ToolError(f"process_service does not host {tool!r}")
 
-    async def _remember(self, caller: dict[str, Any], args: dict[str, Any], key: str) -> Any:
+    async def _remember(self, caller: Process, args: dict[str, Any], key: str) -> Any:
         text = arg_str(args, "text")
         if len(text) > MAX_TEXT:
             raise ToolError(f"'text' is longer than {MAX_TEXT} characters; keep notes compact")
@@ -106,7 +105,7 @@ class KnowledgeTools:
         )
         return {"remembered": record_view(record)}
 
-    async def _recall(self, caller: dict[str, Any], args: dict[str, Any]) -> Any:
+    async def _recall(self, caller: Process, args: dict[str, Any]) -> Any:
         limit = whole(args.get("limit", DEFAULT_RECALL), "limit", 1, MAX_RECALL)
         query = arg_str(args, "query", required=False)
         found = await self._k.recall.recall(
@@ -117,7 +116,7 @@ class KnowledgeTools:
             **({} if found else {"note": "nothing recorded matches"}),
         }
 
-    async def _rag_query(self, caller: dict[str, Any], args: dict[str, Any]) -> Any:
+    async def _rag_query(self, caller: Process, args: dict[str, Any]) -> Any:
         top_k = whole(args.get("topK", DEFAULT_TOP_K), "topK", 1, 50)
         hits, hybrid = await self._k.rag_for(caller, arg_str(args, "query"), top_k, 0.0)
         return {

@@ -12,6 +12,7 @@ from typing import Any
 
 from pymongo.asynchronous.database import AsyncDatabase
 
+from process_service.process_model import Process
 from process_service.tool_args import ToolError
 from process_service.user_work import web
 from process_service.user_work.documents import Documents, split_lines, summary
@@ -52,9 +53,7 @@ class UserWork:
         found = await self._sessions.GetSettings(spb.GetSettingsRequest(tenant_id=tenant))
         return WorkSettings.from_values(dict(found.effective))
 
-    async def invoke(
-        self, tool: str, caller: dict[str, Any], args: dict[str, Any], key: str
-    ) -> Any:
+    async def invoke(self, tool: str, caller: Process, args: dict[str, Any], key: str) -> Any:
         owner = Owner.of(caller)
         handler = getattr(self, f"_{tool}")
         return await handler(owner, args, key)

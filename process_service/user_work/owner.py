@@ -8,8 +8,8 @@ import hashlib
 import json
 import re
 from dataclasses import dataclass
-from typing import Any
 
+from process_service.process_model import Process
 from process_service.tool_args import ToolError
 
 _SAFE = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.\-]{0,63}$")
@@ -21,8 +21,8 @@ class Owner:
     user_id: str
 
     @classmethod
-    def of(cls, caller: dict[str, Any]) -> Owner:
-        tenant, user = str(caller.get("tenant_id") or ""), str(caller.get("owner_user_id") or "")
+    def of(cls, caller: Process) -> Owner:
+        tenant, user = caller.tenant_id, caller.owner_user_id
         if not tenant or not user:
             raise ToolError("this tool works on a user's own things; the caller has no user")
         return cls(tenant, user)

@@ -120,11 +120,10 @@ class TurnEvent(_message.Message):
     def __init__(self, turn_id: _Optional[str] = ..., chat_append: _Optional[_Union[ChatAppend, _Mapping]] = ..., stream_chunk: _Optional[_Union[_common_pb2.StreamChunk, _Mapping]] = ..., progress: _Optional[_Union[TurnProgress, _Mapping]] = ...) -> None: ...
 
 class TurnCommit(_message.Message):
-    __slots__ = ("turn_id", "status", "close_reason", "drained_ids", "summary_for_parent", "parent_payload", "close_detail", "events", "chat_history_summary", "chat_history_summary_through")
+    __slots__ = ("turn_id", "status", "close_reason", "summary_for_parent", "parent_payload", "close_detail", "events", "chat_history_summary", "chat_history_summary_through")
     TURN_ID_FIELD_NUMBER: _ClassVar[int]
     STATUS_FIELD_NUMBER: _ClassVar[int]
     CLOSE_REASON_FIELD_NUMBER: _ClassVar[int]
-    DRAINED_IDS_FIELD_NUMBER: _ClassVar[int]
     SUMMARY_FOR_PARENT_FIELD_NUMBER: _ClassVar[int]
     PARENT_PAYLOAD_FIELD_NUMBER: _ClassVar[int]
     CLOSE_DETAIL_FIELD_NUMBER: _ClassVar[int]
@@ -134,24 +133,21 @@ class TurnCommit(_message.Message):
     turn_id: str
     status: _common_pb2.ProcessStatus
     close_reason: _common_pb2.CloseReason
-    drained_ids: _containers.RepeatedScalarFieldContainer[str]
     summary_for_parent: str
     parent_payload: _struct_pb2.Struct
     close_detail: str
     events: _containers.RepeatedCompositeFieldContainer[TurnEvent]
     chat_history_summary: str
     chat_history_summary_through: int
-    def __init__(self, turn_id: _Optional[str] = ..., status: _Optional[_Union[_common_pb2.ProcessStatus, str]] = ..., close_reason: _Optional[_Union[_common_pb2.CloseReason, str]] = ..., drained_ids: _Optional[_Iterable[str]] = ..., summary_for_parent: _Optional[str] = ..., parent_payload: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ..., close_detail: _Optional[str] = ..., events: _Optional[_Iterable[_Union[TurnEvent, _Mapping]]] = ..., chat_history_summary: _Optional[str] = ..., chat_history_summary_through: _Optional[int] = ...) -> None: ...
+    def __init__(self, turn_id: _Optional[str] = ..., status: _Optional[_Union[_common_pb2.ProcessStatus, str]] = ..., close_reason: _Optional[_Union[_common_pb2.CloseReason, str]] = ..., summary_for_parent: _Optional[str] = ..., parent_payload: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ..., close_detail: _Optional[str] = ..., events: _Optional[_Iterable[_Union[TurnEvent, _Mapping]]] = ..., chat_history_summary: _Optional[str] = ..., chat_history_summary_through: _Optional[int] = ...) -> None: ...
 
 class TurnFailure(_message.Message):
-    __slots__ = ("turn_id", "error", "retryable")
+    __slots__ = ("turn_id", "error")
     TURN_ID_FIELD_NUMBER: _ClassVar[int]
     ERROR_FIELD_NUMBER: _ClassVar[int]
-    RETRYABLE_FIELD_NUMBER: _ClassVar[int]
     turn_id: str
     error: str
-    retryable: bool
-    def __init__(self, turn_id: _Optional[str] = ..., error: _Optional[str] = ..., retryable: _Optional[bool] = ...) -> None: ...
+    def __init__(self, turn_id: _Optional[str] = ..., error: _Optional[str] = ...) -> None: ...
 
 class WorkerMessage(_message.Message):
     __slots__ = ("hello", "heartbeat", "event", "commit", "failure", "draining", "capacity")

@@ -1,0 +1,265 @@
+"""The worker's side of `WorkerService.WorkerConnect`, as typed messages.
+
+This module alone converts between them and the protos of protos/vance/internal/v1/
+worker.proto; engine_worker/worker.py, reports.py and chat_held.py only ever see the classes
+below. process_service's side of the same stream is process_service/worker_protocol.py.
+
+Conversion runs once per message, in the stream's request pump (outgoing) and reader
+(incoming), and checks nothing a proto does not: the turn path pays no validation
+(docs/performance.md).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from engine_worker.json_types import JsonObject
+from engine_worker.memory import MemoryEntry, entry_from_proto
+from vance import convert as c
+from vance.domain import (
+    ChatMessage,
+    ChatRole,
+    CloseReason,
+    LifecycleCall,
+    ProcessStatus,
+    SteerMessage,
+    ThinkProcess,
+)
+from vance.internal.v1 import worker_pb2 as wkpb
+from vance.protoutil import dict_to_struct
+from vance.v1 import common_pb2 as pb
+
+# ---- worker -> process_service ----
+
+
+@dataclass(frozen=True, slots=True)
+class Hello:
+    worker_id: str
+    engines: dict[str, str]  # name -> version
+    hooks: dict[str, list[str]]  # engine -> the hooks it implements (SUSPEND, STOP, PEER)
+    slots: int
+
+
+@dataclass(frozen=True, slots=True)
+class Heartbeat:
+    turn_ids: list[str]  # turns still running here
+
+
+@dataclass(frozen=True, slots=True)
+class Draining:
+    """No new turns from now on (SIGTERM); running ones finish."""
+
+
+@dataclass(frozen=True, slots=True)
+class Capacity:
+    slots: int
+    reason: str
+
+
+@dataclass(frozen=True, slots=True)
+class ChatAppend:
+    """A chat message of the turn; its id comes from the turn (vance/chat_ids.py), so a redone
+    turn writes it once."""
+
+    turn_id: str
+    message_id: str
+    role: ChatRole
+    content: str
+    meta: JsonObject | None  # JSON as the engine gave it (ChatMessage.meta)
+
+
+@dataclass(frozen=True, slots=True)
+class Chunk:
+    turn_id: str
+    role: ChatRole
+    text: str
+
+
+@dataclass(frozen=True, slots=True)
+class Progress:
+    turn_id: str
+    kind: str
+    payload: JsonObject  # JSON for the client's frame (docs/protocol.md "process-progress")
+
+
+Report = ChatAppend | Chunk | Progress
+
+
+@dataclass(frozen=True, slots=True)
+class Commit:
+    turn_id: str
+    status: ProcessStatus
+    close_reason: CloseReason | None
+    close_detail: str
+    summary: str  # for the parent: the question when BLOCKED, the result when CLOSED
+    payload: JsonObject  # JSON for the parent (TurnOutcome.payload)
+    history_summary: str | None  # the engine's rolling chat history summary; None: unchanged
+    history_summary_through: int
+    # The reports held back until the commit, in order: process_service stores them first.
+    reports: list[Report] = field(default_factory=list)
+
+
+@dataclass(frozen=True, slots=True)
+class Failure:
+    turn_id: str
+    error: str
+
+
+ToServer = Hello | Heartbeat | Draining | Capacity | Report | Commit | Failure
+
+# ---- process_service -> worker ----
+
+
+@dataclass(frozen=True, slots=True)
+class Welcome:
+    lease_ms: int
+    heartbeat_ms: int
+
+
+@dataclass(frozen=True, slots=True)
+class Assignment:
+    turn_id: str
+    attempt: int
+    call: LifecycleCall
+    process: ThinkProcess
+    pending: list[SteerMessage]  # the inbox messages the turn owns, oldest first
+    chat_count: int  # chat messages the process had committed when the turn was taken
+    # The last committed messages (numbers chat_count-len+1 .. chat_count), oldest first; None
+    # when this worker holds them already (engine_worker/chat_held.py).
+    recent_chat: list[ChatMessage] | None
+    # The project's newest memory records; None: process_service did not look them up.
+    project_memory: list[MemoryEntry] | None
+    trace_context: dict[str, str]  # W3C trace context; empty when tracing is off
+
+
+@dataclass(frozen=True, slots=True)
+class Ack:
+    """The turn's commit is stored (ok), or refused because the lane is no longer the turn's."""
+
+    turn_id: str
+    ok: bool
+    error: str
+    # With ok: the messages the turn stored (numbers chat_count+1 on), when they are all of
+    # them; None otherwise.
+    chat: list[ChatMessage] | None
+
+
+@dataclass(frozen=True, slots=True)
+class Cancel:
+    """The turn was taken from this worker (stopped, lease lost): stop working on it."""
+
+    turn_id: str
+
+
+FromServer = Welcome | Assignment | Ack | Cancel
+
+
+# ---- conversion ----
+
+
+def to_proto(msg: ToServer) -> wkpb.WorkerMessage:
+    match msg:
+        case Hello():
+            return wkpb.WorkerMessage(
+                hello=wkpb.WorkerHello(
+                    worker_id=msg.worker_id,
+                    engines=[
+                        wkpb.EngineDescriptor(name=n, version=v, hooks=msg.hooks.get(n))
+                        for n, v in msg.engines.items()
+                    ],
+                    slots=msg.slots,
+                )
+            )
+        case Heartbeat():
+            return wkpb.WorkerMessage(heartbeat=wkpb.WorkerHeartbeat(turn_ids=msg.turn_ids))
+        case Draining():
+            return wkpb.WorkerMessage(draining=wkpb.WorkerDraining())
+        case Capacity():
+            return wkpb.WorkerMessage(
+                capacity=wkpb.WorkerCapacity(slots=msg.slots, reason=msg.reason)
+            )
+        case ChatAppend() | Chunk() | Progress():
+            return wkpb.WorkerMessage(event=_report_to_proto(msg))
+        case Commit():
+            return wkpb.WorkerMessage(
+                commit=wkpb.TurnCommit(
+                    turn_id=msg.turn_id,
+                    status=c.status_to_proto(msg.status),
+                    close_reason=c.close_reason_to_proto(msg.close_reason),
+                    close_detail=msg.close_detail,
+                    summary_for_parent=msg.summary,
+                    parent_payload=dict_to_struct(msg.payload),
+                    chat_history_summary=msg.history_summary,
+                    chat_history_summary_through=msg.history_summary_through,
+                    events=[_report_to_proto(r) for r in msg.reports],
+                )
+            )
+        case Failure():
+            return wkpb.WorkerMessage(
+                failure=wkpb.TurnFailure(turn_id=msg.turn_id, error=msg.error)
+            )
+
+
+def _report_to_proto(report: Report) -> wkpb.TurnEvent:
+    match report:
+        case ChatAppend():
+            return wkpb.TurnEvent(
+                turn_id=report.turn_id,
+                chat_append=wkpb.ChatAppend(
+                    message_id=report.message_id,
+                    role=c.role_to_proto(report.role),
+                    content=report.content,
+                    meta=dict_to_struct(report.meta),
+                ),
+            )
+        case Chunk():
+            return wkpb.TurnEvent(
+                turn_id=report.turn_id,
+                stream_chunk=pb.StreamChunk(chunk=report.text, role=c.role_to_proto(report.role)),
+            )
+        case Progress():
+            return wkpb.TurnEvent(
+                turn_id=report.turn_id,
+                progress=wkpb.TurnProgress(
+                    kind=report.kind, payload=dict_to_struct(report.payload)
+                ),
+            )
+
+
+def from_proto(msg: wkpb.DispatchMessage) -> FromServer:
+    """Raises ValueError for a message this worker does not know (a newer process_service)."""
+    match msg.WhichOneof("kind"):
+        case "welcome":
+            return Welcome(msg.welcome.lease_ms, msg.welcome.heartbeat_ms)
+        case "assignment":
+            return _assignment_from_proto(msg.assignment)
+        case "commit_ack":
+            a = msg.commit_ack
+            chat = [c.chat_from_proto(m) for m in a.chat] if a.ok and a.chat_included else None
+            return Ack(a.turn_id, a.ok, a.error, chat)
+        case "cancel_turn_id":
+            return Cancel(msg.cancel_turn_id)
+        case other:
+            raise ValueError(f"unexpected dispatch message {other!r}")
+
+
+def assignment_turn_id(msg: wkpb.DispatchMessage) -> str:
+    """The turn an undecodable assignment was for ("" for any other message), so its failure
+    can be reported."""
+    return msg.assignment.turn_id if msg.WhichOneof("kind") == "assignment" else ""
+
+
+def _assignment_from_proto(a: wkpb.TurnAssignment) -> Assignment:
+    return Assignment(
+        turn_id=a.turn_id,
+        attempt=a.attempt,
+        call=c.call_from_proto(a.call),
+        process=c.process_from_proto(a.process),
+        pending=[c.steer_from_proto(m) for m in a.pending],
+        chat_count=a.chat_count,
+        recent_chat=None if a.recent_chat_held else [c.chat_from_proto(m) for m in a.recent_chat],
+        project_memory=(
+            [entry_from_proto(r) for r in a.project_memory] if a.project_memory_included else None
+        ),
+        trace_context=dict(a.trace_context),
+    )

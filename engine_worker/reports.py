@@ -1,0 +1,125 @@
+"""A turn's reports on their way to process_service: held back briefly, sent in order.
+
+The reports are engine_worker/protocol.py's typed messages; `send` puts them in the worker's
+outbox (engine_worker/worker.py), and what is still held when the turn ends rides with its
+commit. The engine reaches this as `ctx.events` (engine_worker/context.py); the tool
+dispatcher (engine_worker/tools.py) adds its tool-call reports as riders.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable
+
+from engine_worker.json_types import JsonObject
+from engine_worker.protocol import ChatAppend, Chunk, Progress, Report, ToServer
+from vance.domain import ChatRole
+
+Send = Callable[[ToServer], None]
+
+# What a turn reports is held back briefly and goes out in order: stream chunks for at most
+# CHUNK_WINDOW_S (one message instead of one per token, unnoticeable to a reader: a model
+# streams a token every 20-50 ms), chat appends and progress for at most HOLD_S, or until a
+# chunk goes out before. What is still held when the turn ends rides with its commit, so
+# process_service stores a short turn's messages, events and commit in one write each.
+CHUNK_WINDOW_S = 0.05
+HOLD_S = 0.25
+# A turn's first chunk waits only this long: a reader sees the answer begin within tens of
+# milliseconds of the model's first token, while a reply that arrives whole within it (a fast
+# model, a short answer) still rides with the commit at no write of its own.
+FIRST_CHUNK_WINDOW_S = 0.015
+# The user's own message, appended as the turn starts, waits for the turn's first chunk (or its
+# commit) up to this long: at a hosted model's pace (a second or more to the first token) it
+# then costs no store write of its own. The client shows what its user sent at once anyway.
+USER_HOLD_S = 3.0
+
+
+class EventPublisher:
+    """The turn's reports on their way to process_service: the live overlay for the bound
+    client (token chunks, progress) and the chat appends, in the order they were made."""
+
+    def __init__(self, turn_id: str, send: Send) -> None:
+        self._turn_id = turn_id
+        self._send = send
+        self._held: list[Report] = []
+        self._chunks: list[str] = []
+        self._role = ChatRole.ASSISTANT
+        self._timer: asyncio.TimerHandle | None = None
+        # Whether something held must go out by itself (a chat append, a chunk, progress); what
+        # only rides along (`ride`) waits for it or for the commit.
+        self._due = False
+        self._chunked = False  # whether this turn has streamed a chunk yet
+
+    async def chunk(self, text: str, role: ChatRole = ChatRole.ASSISTANT) -> None:
+        if role is not self._role:
+            self._close_chunk()
+            self._role = role
+        self._chunks.append(text)
+        if self._chunked:
+            self._arm(CHUNK_WINDOW_S)
+        else:
+            self._chunked = True
+            self._arm(FIRST_CHUNK_WINDOW_S)
+
+    async def progress(self, kind: str, payload: JsonObject) -> None:
+        self.hold(Progress(self._turn_id, kind, payload))
+
+    def ride(self, kind: str, payload: JsonObject) -> None:
+        """A report that never causes a send (nor so a store write) of its own: it goes out, in
+        its place, with the next report that does, or with the commit (a turn's tool calls,
+        engine_worker/tools.py)."""
+        self._close_chunk()
+        self._held.append(Progress(self._turn_id, kind, payload))
+
+    def append(
+        self, message_id: str, role: ChatRole, content: str, meta: JsonObject | None
+    ) -> None:
+        """A chat message of the turn (engine_worker/context.py's ChatApi). The user's own
+        message waits longer (USER_HOLD_S)."""
+        self.hold(
+            ChatAppend(self._turn_id, message_id, role, content, meta),
+            USER_HOLD_S if role is ChatRole.USER else HOLD_S,
+        )
+
+    def hold(self, report: Report, window_s: float = HOLD_S) -> None:
+        """Queues a report after everything queued before it, sent within window_s."""
+        self._close_chunk()
+        self._held.append(report)
+        self._due = True
+        self._arm(window_s)
+
+    def flush(self, *, riders: bool = False) -> None:
+        """Sends what is held now (before something that must follow it); when only riders are
+        held, they wait, unless `riders` (a failed turn sends all it has)."""
+        if not (self._due or self._chunks or (riders and self._held)):
+            return
+        for report in self.take():
+            self._send(report)
+
+    def take(self) -> list[Report]:
+        """What is held, in order, no longer held (for the commit to carry)."""
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
+        self._close_chunk()
+        held, self._held = self._held, []
+        self._due = False
+        return held
+
+    def _arm(self, window_s: float) -> None:
+        """Flushes within window_s at the latest (sooner if already due sooner)."""
+        loop = asyncio.get_running_loop()
+        due = loop.time() + window_s
+        if self._timer is not None:
+            if self._timer.when() <= due:
+                return
+            self._timer.cancel()
+        self._timer = loop.call_at(due, self.flush)
+
+    def _close_chunk(self) -> None:
+        if not self._chunks:
+            return
+        text = "".join(self._chunks)
+        self._chunks.clear()
+        self._due = True
+        self._held.append(Chunk(self._turn_id, self._role, text))

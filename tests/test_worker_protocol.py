@@ -1,0 +1,232 @@
+"""The two sides of the worker protocol agree (engine_worker/protocol.py and
+process_service/worker_protocol.py, docs/architecture.md "The worker protocol"): what one side
+sends, through the wire bytes, is what the other reads; and process_service's chat-held
+bookkeeping (process_service/chat_held.py) names one holder per process.
+
+Pure conversions and bookkeeping, so no system is started; the turn tests (for example
+tests/test_chat_history_turns.py) run the same messages over a real stream."""
+
+from __future__ import annotations
+
+from engine_worker import protocol as ew
+from process_service import worker_protocol as ps
+from process_service.chat_held import HELD_MAX, ChatHolders, TurnChat
+from process_service.models import TurnRef
+from process_service.process_model import ChatRecord, Process
+from process_service.store_docs import chat_from_doc, process_from_doc
+from vance.chat_ids import chat_message_id, turn_message_id
+from vance.domain import ChatRole, CloseReason, LifecycleCall, ProcessStatus
+from vance.internal.v1 import worker_pb2 as wkpb
+
+
+def _to_server(msg: ew.ToServer) -> wkpb.WorkerMessage:
+    return wkpb.WorkerMessage.FromString(ew.to_proto(msg).SerializeToString())
+
+
+def _to_worker(msg: ps.ToWorker) -> ew.FromServer:
+    wire = wkpb.DispatchMessage.FromString(ps.to_proto(msg).SerializeToString())
+    return ew.from_proto(wire)
+
+
+def _chat_doc(process_id: str, n: int, content: str) -> ChatRecord:
+    return chat_from_doc(
+        {
+            "_id": chat_message_id(process_id, n),
+            "session_id": "s1",
+            "think_process_id": process_id,
+            "process_name": "chat",
+            "role": "ASSISTANT",
+            "content": content,
+            "meta": {"n": n},
+            "created_at_ms": 1_000 + n,
+        }
+    )
+
+
+def _ref(chat: TurnChat) -> TurnRef:
+    process: Process = process_from_doc(
+        {
+            "_id": "p1",
+            "session_id": "s1",
+            "tenant_id": "t1",
+            "name": "chat",
+            "engine": "arthur",
+            "status": "RUNNING",
+            "params": {"historyLimit": 10},
+        }
+    )
+    return TurnRef(
+        turn_id="turn-1",
+        attempt=2,
+        process_id="p1",
+        session_id="s1",
+        process_name="chat",
+        engine="arthur",
+        parent_process_id="",
+        worker_id="w1",
+        call=LifecycleCall.STEER,
+        prev_status=ProcessStatus.IDLE,
+        chat_base=2,
+        owned=[],
+        lease_until_ms=5_000,
+        process=process,
+        chat=chat,
+    )
+
+
+def test_the_hello_names_engines_hooks_and_slots() -> None:
+    sent = ew.Hello("w1", {"arthur": "1.2.0", "eddie": "1.0.0"}, {"eddie": ["PEER"]}, 8)
+    hello = ps.hello_from_proto(_to_server(sent))
+    assert (hello.worker_id, hello.engines, hello.hooks, hello.slots) == (
+        "w1",
+        {"arthur": "1.2.0", "eddie": "1.0.0"},
+        {"eddie": ["PEER"]},
+        8,
+    )
+
+
+def test_a_commit_reads_with_its_reports_before_it() -> None:
+    reports: list[ew.Report] = [
+        ew.ChatAppend("turn-1", turn_message_id("turn-1", 1), ChatRole.USER, "hi", None),
+        ew.Chunk("turn-1", ChatRole.ASSISTANT, "Hel"),
+        ew.Progress("turn-1", "STATUS", {"phase": "DONE"}),
+        ew.ChatAppend(
+            "turn-1", turn_message_id("turn-1", 2), ChatRole.ASSISTANT, "Hello", {"a": 1}
+        ),
+    ]
+    commit = ew.Commit(
+        "turn-1",
+        ProcessStatus.CLOSED,
+        CloseReason.DONE,
+        "detail",
+        "the result",
+        {"score": 3},
+        "what came before",
+        7,
+        reports,
+    )
+    read = ps.from_proto(_to_server(commit))
+    assert [type(r) for r in read] == [
+        ps.ChatAppend,
+        ps.Chunk,
+        ps.Progress,
+        ps.ChatAppend,
+        ps.Commit,
+    ]
+    first, chunk, progress, second, end = read
+    assert isinstance(first, ps.ChatAppend) and isinstance(second, ps.ChatAppend)
+    assert (first.ordinal, first.role, first.content) == (1, ChatRole.USER, "hi")
+    assert (second.ordinal, second.content, second.meta) == (2, "Hello", {"a": 1})
+    assert isinstance(chunk, ps.Chunk) and chunk.text == "Hel"
+    assert isinstance(progress, ps.Progress) and progress.payload == {"phase": "DONE"}
+    assert isinstance(end, ps.Commit)
+    assert (end.status, end.close_reason, end.close_detail) == (
+        ProcessStatus.CLOSED,
+        CloseReason.DONE,
+        "detail",
+    )
+    assert (end.summary, end.payload) == ("the result", {"score": 3})
+    assert end.history_summary == ("what came before", 7)
+
+
+def test_a_commit_without_a_new_history_summary_leaves_it_alone() -> None:
+    commit = ew.Commit("turn-1", ProcessStatus.IDLE, None, "", "", {}, None, 0)
+    (end,) = ps.from_proto(_to_server(commit))
+    assert isinstance(end, ps.Commit) and end.history_summary is None and end.close_reason is None
+
+
+def test_a_failure_and_the_worker_messages_without_a_turn() -> None:
+    (failure,) = ps.from_proto(_to_server(ew.Failure("turn-1", "ValueError: boom")))
+    assert failure == ps.Failure("turn-1", "ValueError: boom")
+    assert ps.from_proto(_to_server(ew.Heartbeat(["a", "b"]))) == [ps.Heartbeat(["a", "b"])]
+    assert ps.from_proto(_to_server(ew.Draining())) == [ps.Draining()]
+    assert ps.from_proto(_to_server(ew.Capacity(3, "event loop lag"))) == [
+        ps.Capacity(3, "event loop lag")
+    ]
+
+
+def test_an_assignment_carries_the_recent_chat_or_says_it_is_held() -> None:
+    recent = [_chat_doc("p1", 1, "one"), _chat_doc("p1", 2, "two")]
+    sent = _to_worker(ps.Assign(_ref(TurnChat(recent=recent)), {"traceparent": "00-ab-cd-01"}))
+    assert isinstance(sent, ew.Assignment)
+    assert (sent.turn_id, sent.attempt, sent.call, sent.chat_count) == (
+        "turn-1",
+        2,
+        LifecycleCall.STEER,
+        2,
+    )
+    assert (sent.process.id, sent.process.engine, sent.process.params) == (
+        "p1",
+        "arthur",
+        {"historyLimit": 10},
+    )
+    assert sent.recent_chat is not None
+    assert [m.content for m in sent.recent_chat] == ["one", "two"]
+    assert sent.project_memory is None and sent.trace_context == {"traceparent": "00-ab-cd-01"}
+
+    held = _to_worker(ps.Assign(_ref(TurnChat(held=True))))
+    assert isinstance(held, ew.Assignment) and held.recent_chat is None
+    # Held is not the same as "memory had none": that one is an empty list, read by the engine.
+    empty = _to_worker(ps.Assign(_ref(TurnChat())))
+    assert isinstance(empty, ew.Assignment) and empty.recent_chat == []
+
+
+def test_a_commit_ack_brings_the_turns_chat_only_when_it_is_all_of_it() -> None:
+    chat = TurnChat()
+    chat.stored_one(_chat_doc("p1", 3, "asked"))
+    chat.stored_one(_chat_doc("p1", 4, "answered"))
+    stored = chat.for_ack(chat_base=2, through=4)
+    ack = _to_worker(ps.Ack("turn-1", True, chat=stored, held_through=4))
+    assert isinstance(ack, ew.Ack) and ack.ok and ack.chat is not None
+    assert [(m.id, m.content) for m in ack.chat] == [
+        (chat_message_id("p1", 3), "asked"),
+        (chat_message_id("p1", 4), "answered"),
+    ]
+    # Another turn's message landed in between: the worker is not told a chat with a gap.
+    assert chat.for_ack(chat_base=2, through=5) is None
+    # A redo met a message stored already: neither.
+    chat.stored_one(None)
+    assert chat.for_ack(chat_base=2, through=4) is None
+    refused = _to_worker(ps.Ack("turn-1", False, "the lane is no longer this turn's"))
+    assert refused == ew.Ack("turn-1", False, "the lane is no longer this turn's", None)
+    assert _to_worker(ps.Cancel("turn-1")) == ew.Cancel("turn-1")
+    assert _to_worker(ps.Welcome(30_000, 3_000)) == ew.Welcome(30_000, 3_000)
+
+
+def _recent(n: int) -> list[ChatRecord]:
+    return [_chat_doc("p", i, str(i)) for i in range(1, n + 1)]
+
+
+def test_one_worker_holds_a_process_chat_at_a_time() -> None:
+    holders: ChatHolders[str] = ChatHolders()
+    first = holders.assign("w1", "p", 3, lambda pid, last: _recent(last))
+    assert not first.held and len(first.recent) == 3 and holders.holder("p") == "w1"
+    # The next turn on the same worker needs no chat sent.
+    assert holders.assign("w1", "p", 3, lambda pid, last: _recent(last)).held
+    # Its commit ack brought the turn's chat: held through the new count.
+    holders.acked("w1", "p", 5)
+    assert holders.assign("w1", "p", 5, lambda pid, last: []).held
+    # Another worker takes the chat over: the first one's copy is stale from then on.
+    holders.assign("w2", "p", 5, lambda pid, last: _recent(last))
+    assert holders.holder("p") == "w2"
+    assert not holders.assign("w1", "p", 5, lambda pid, last: []).held
+    # w1's turn went without chat (memory had none): w2's copy is still the newest.
+    assert holders.holder("p") == "w2"
+    # An ack without the chat lets it go; a lost stream takes what it held with it.
+    holders.assign("w2", "p", 5, lambda pid, last: _recent(last))
+    holders.acked("w2", "p", None)
+    assert holders.holder("p") is None
+    holders.assign("w2", "p", 5, lambda pid, last: _recent(last))
+    holders.drop_worker("w2")
+    assert holders.holder("p") is None
+    holders.assign("w1", "q", 1, lambda pid, last: _recent(last))
+    holders.forget("q")
+    assert holders.holder("q") is None
+
+
+def test_a_worker_holds_at_most_as_many_processes_as_it_keeps() -> None:
+    holders: ChatHolders[str] = ChatHolders()
+    for i in range(HELD_MAX + 5):
+        holders.acked("w1", f"p{i}", 1)
+    assert holders.holder("p0") is None and holders.holder("p4") is None
+    assert holders.holder("p5") == "w1" and holders.holder(f"p{HELD_MAX + 4}") == "w1"
