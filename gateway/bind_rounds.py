@@ -29,7 +29,10 @@ if TYPE_CHECKING:
 
 logger = logging.getLogger(__name__)
 
-ROUND_S = 0.2  # how often; a takeover waits for about one to two rounds
+# How often; a takeover waits for about one to two rounds (at most about the former 1 s lease).
+# Each round is two store commands (its upsert and its read), whatever the replica's sockets:
+# at 0.2 s that was 3 commands per turn of a system doing 3 turns a second.
+ROUND_S = 0.5
 # The round lease asked for. A round late by up to this much (a loaded session_service) keeps
 # the trust; a takeover waits this long only for a replica that stopped applying drops.
 ROUND_LEASE_MS = 3_000
