@@ -19,14 +19,14 @@ from pymongo import AsyncMongoClient, monitoring
 
 from bench.stats import Summary
 from bench.system import BenchSystem, make_tmp
-from session_service.access import Actor
-from session_service.metadata import Metadata
-from session_service.models import Session, SessionMetadata, SessionStatus
+from session_service.access.actor import Actor
+from session_service.domain.models import Session, SessionMetadata, SessionStatus
+from session_service.search.index_store import SearchStore
 from session_service.search.indexer import SearchIndexer
 from session_service.search.query import SessionFilter, SessionSearch
-from session_service.search.store import SearchStore
+from session_service.search.session_metadata import Metadata
 from session_service.search.tokens import STOPWORDS
-from session_service.store import SessionStore
+from session_service.store.session_store import SessionStore
 from vance.auth import ServiceCredential
 from vance.authclient import authed_channel
 from vance.chat_ids import chat_message_id

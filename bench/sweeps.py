@@ -6,7 +6,7 @@ bound and idle-sweepable), then times SessionService.RunSweeps over gRPC with a 
 
 - `quiet`: nothing is due (the steady state of a healthy system);
 - `idle_due`: 1% of the sessions went quiet: they are checked and suspended (one engine check
-  and one suspend cascade call for all of them, session_service/batches.py);
+  and one suspend cascade call for all of them, session_service/lifecycle/batch_transitions.py);
 - `stale_binds`: 1% of the binds went silent and are released;
 - `transitions`: 1% of the sessions are SUSPENDED past transitionAt and are archived (abandoned
   evaluation, engine cascade, lifecycle hooks; each one batch);
@@ -25,8 +25,8 @@ import time
 from typing import Any
 
 from bench.system import BenchSystem, make_tmp
-from session_service.models import LifecycleProps, Session, SessionStatus
-from session_service.sweep_sets import BOUND, IDLE, SUSPENDED, SweepSets
+from session_service.domain.models import LifecycleProps, Session, SessionStatus
+from session_service.lifecycle.sweep_sets import BOUND, IDLE, SUSPENDED, SweepSets
 from vance.auth import ServiceCredential
 from vance.authclient import authed_channel
 from vance.ids import new_id

@@ -1,5 +1,6 @@
 """The typed settings API of the engine context (`ctx.settings_api()`): a key's value looked up
-through process -> session -> project -> group -> tenant (session_service/engine_settings.py),
+through process -> session -> project -> group -> tenant
+(session_service/settings/engine_settings.py),
 then the engine's `default_settings()` (level ENGINE_DEFAULT), and `set` at a chosen level. The
 whole chain is read on the first `get` of a turn; a `set` refreshes it, so the turn sees its own
 write. What was read is kept for the next turns of the scope while the worker watches

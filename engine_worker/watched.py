@@ -23,7 +23,8 @@ logger = logging.getLogger(__name__)
 TTL_S = 2.0
 # Every process has its own settings entry, and session_service reports every settings write
 # on the watch stream, another replica's within about a second, and drops everything when it
-# cannot tell (session_service/settings_cache.py): so an entry is kept until a change, and this
+# cannot tell (session_service/settings/settings_docs.py): so an entry is kept until a change, and
+# this
 # bound only limits how long one lives without any (issue 28: a short bound made each chat ask
 # session_service again every few seconds of its turns).
 SETTINGS_TTL_S = 600.0

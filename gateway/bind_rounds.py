@@ -1,4 +1,4 @@
-"""This gateway replica's bind rounds (session_service/bind_drops.py).
+"""This gateway replica's bind rounds (session_service/lifecycle/bind_drops.py).
 
 A few times a second the replica calls BindRound: it renews its round lease and learns which
 sessions' binds were taken away or ended since its last round; their connections stop

@@ -38,12 +38,12 @@ async def heartbeat(conn: Connection) -> str:
     """Before every frame of a bound connection: "" to go on, else the reason to close.
     A session_service outage does not drop clients: the frame goes on unchecked.
 
-    A heartbeat asks for a lease (session_service/bind_leases.py): for that long, counted from
-    when the request was sent, frames go on without asking. Whatever takes the bind away
-    answers only after the lease has run out, so the first frame after a takeover still
-    asks and is refused. The lease is trusted only while the replica's bind rounds hold
-    theirs (gateway/bind_rounds.py): they are how a takeover reaches this connection. While
-    they do not (a round late under load, session_service out of reach), a leased connection
+    A heartbeat asks for a lease (session_service/lifecycle/bind_leases.py): for that long,
+    counted from when the request was sent, frames go on without asking. Whatever takes the
+    bind away answers only once this replica's bind round has dropped the trust or the lease
+    has run out, so the first frame after a takeover still asks and is refused. The lease is
+    trusted only while the replica's bind rounds hold theirs (gateway/bind_rounds.py): they are
+    how a takeover reaches this connection. While they do not (a round late under load, session_service out of reach), a leased connection
     asks without a lease: a check that writes at most once a second per connection, so a
     late round does not turn every frame into a session write."""
     if not conn.session_id or conn.monitor:

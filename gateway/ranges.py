@@ -1,7 +1,7 @@
 """Value ranges of the integers clients send, by what the number means (docs/protocol.md,
 "Limits"). gateway/limits.py refuses integers no proto field can carry; these bounds are
 tighter where the services do arithmetic with the value: a duration is added to a timestamp
-(session_service/lifecycle.py: `suspended_at + suspendKeepDurationMs`, transitions.py:
+(session_service/lifecycle/rules.py: `suspended_at + suspendKeepDurationMs`, transitions.py:
 `activity + idleTimeoutMs`), and a sum past int64 cannot be stored (BSON) or sent (protobuf).
 With both bounds below, any timestamp plus any duration stays far inside int64."""
 

@@ -1,4 +1,4 @@
-"""This gateway replica's ownership of its sessions (session_service/ownership.py).
+"""This gateway replica's ownership of its sessions (session_service/lifecycle/replica_takeover.py).
 
 The replica renews a lease every third of it and sends the sessions its sockets hold. When the
 replica stops, the server closes every socket with 1012 (going away); those sockets keep their
@@ -32,7 +32,8 @@ if TYPE_CHECKING:
 
 logger = logging.getLogger(__name__)
 
-LEASE_MS = 30_000  # lifecycle.replica_lease_ms; session_service/ownership.py uses the same
+# lifecycle.replica_lease_ms; session_service/lifecycle/replica_takeover.py uses the same
+LEASE_MS = 30_000
 GOING_AWAY = 1012  # the close code a stopping server gives its sockets
 
 

@@ -3,7 +3,7 @@ user of the tenant may read them (they decide how that user's sessions behave); 
 admins write, except a user's own hub project, where its owner sets the user-level keys
 (`chat.language`; `/me/settings`). Another user's hub project is 404 for everyone, admins
 included. session_service validates keys and values (400 unknown_setting / invalid_setting)
-and checks who may write (session_service/settings_access.py)."""
+and checks who may write (session_service/settings/permissions.py)."""
 
 from __future__ import annotations
 

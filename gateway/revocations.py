@@ -1,6 +1,6 @@
 """Token checks that need more than the signature: revocation (logout, an admin's revoke).
 
-session_service keeps the record (session_service/token_revocations.py); the gateway keeps a
+session_service keeps the record (session_service/access/token_service.py); the gateway keeps a
 snapshot of every user's record, as every gRPC service does (vance/revocations.py), refreshed
 from ListTokenRevocationsSince every `auth.revocation_refresh_s` (2 s): one read per refresh for
 the whole replica, where a per-user cache read each active user's record every few seconds (at

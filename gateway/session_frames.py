@@ -87,7 +87,7 @@ async def session_create(conn: Connection, data: CreateData) -> dict[str, Any]:
 
 async def _open_hub(conn: Connection, profile: str) -> dict[str, Any]:
     """`session-create{hub:true}`: the user's most recent unbound open hub session of this
-    profile, or a new one whose chat runs Eddie (session_service/home.py)."""
+    profile, or a new one whose chat runs Eddie (session_service/hub/home.py)."""
     opened = await conn.clients.sessions.OpenHubSession(
         spb.OpenHubSessionRequest(
             tenant_id=conn.principal.tenant_id,

@@ -15,16 +15,23 @@ from __future__ import annotations
 import logging
 from dataclasses import dataclass, field
 from enum import StrEnum
-from typing import Any
 
+from pydantic import field_validator
 from pymongo.asynchronous.database import AsyncDatabase
 
 from process_service.process_model import Process
-from process_service.tool_args import ToolError
-from process_service.tool_args import arg_str as _str
+from process_service.tool_args import (
+    OptText,
+    Text,
+    ToolArgs,
+    ToolResult,
+    parse_args,
+    reason,
+)
 from process_service.user_work.lazy_index import LazyIndex
 from vance.clock import Clock
 from vance.domain import PeerEventType
+from vance.json_types import JsonObject, JsonValue
 from vance.store import Document, is_duplicate_key
 
 logger = logging.getLogger(__name__)
@@ -64,6 +71,18 @@ RECAP_KINDS = frozenset(
 )
 
 
+class Ref(ToolResult):
+    """What an entry is about: a project, a process (by id, or by name in the hub's session),
+    an inbox item, a document."""
+
+    type: str
+    id: str
+
+
+def _refs(*pairs: tuple[str, str]) -> list[Ref]:
+    return [Ref(type=t, id=i) for t, i in pairs]
+
+
 @dataclass
 class Fact:
     """One organizational call as the log and the peers read it; `peer` is the peer event type
@@ -71,29 +90,28 @@ class Fact:
 
     kind: ActivityKind
     summary: str
-    refs: list[dict[str, str]] = field(default_factory=list)
+    refs: list[Ref] = field(default_factory=list)
     peer: PeerEventType | None = None
 
 
-def _cut(text: Any, n: int = _TEXT) -> str:
+def _cut(text: JsonValue, n: int = _TEXT) -> str:
     s = " ".join(str(text or "").split())
     return s if len(s) <= n else s[: n - 1] + "…"
 
 
-def describe(tool: str, args: dict[str, Any], result: Any) -> Fact | None:
-    """The fact of a successful organizational (or user-work writing) call; None for reads."""
-    r = result if isinstance(result, dict) else {}
+def describe(tool: str, args: JsonObject, result: ToolResult) -> Fact | None:
+    """The fact of a successful organizational (or user-work writing) call; None for reads.
+
+    It reads the call as the model wrote and saw it, as JSON: the tools it covers live in
+    several modules (hub_tools, hub_talk, tools, user_work), which it does not import."""
+    r = result.to_json()
     project = str(r.get("project") or args.get("name") or args.get("project") or "")
-    pref = [{"type": "project", "id": project}] if project else []
+    pref = _refs(("project", project)) if project else []
     match tool:
         case "project_create":
             task = _cut(args.get("steerContent"))
             text = f"created the project {project}" + (f" for: {task}" if task else "")
-            chat = (
-                [{"type": "process", "id": str(r["chatProcessId"])}]
-                if r.get("chatProcessId")
-                else []
-            )
+            chat = _refs(("process", str(r["chatProcessId"]))) if r.get("chatProcessId") else []
             return Fact(
                 ActivityKind.PROJECT_CREATED, text, pref + chat, PeerEventType.PROJECT_CREATED
             )
@@ -107,28 +125,26 @@ def describe(tool: str, args: dict[str, Any], result: Any) -> Fact | None:
             return Fact(ActivityKind.PROJECT_STEERED, text, pref)
         case "process_command":
             pid, command = str(r.get("processId", "")), str(args.get("command", "")).lower()
-            refs = [{"type": "process", "id": pid}]
+            refs = _refs(("process", pid))
             text = f"{command} the process {pid} (now {r.get('status', '?')})"
             return Fact(ActivityKind.PROCESS_CHANGED, text, refs, PeerEventType.PROCESS_CHANGED)
         case "process_observe":
             pid = str(r.get("processId", ""))
             text = f"listens to the process {pid} in mode {r.get('channelMode', '')}"
-            return Fact(ActivityKind.PROCESS_OBSERVED, text, [{"type": "process", "id": pid}])
+            return Fact(ActivityKind.PROCESS_OBSERVED, text, _refs(("process", pid)))
         case "process_create" | "process_create_delegate":
             nested = r.get("process")
-            spawned: dict[str, Any] = nested if isinstance(nested, dict) else r
+            spawned = nested if isinstance(nested, dict) else r
             name = str(spawned.get("name") or args.get("name") or "")
             text = f"started the worker {name}: {_cut(args.get('goal') or args.get('task'))}"
-            refs = [{"type": "process_name", "id": name}]  # a name in the hub's session
+            refs = _refs(("process_name", name))  # a name in the hub's session
             return Fact(ActivityKind.PROCESS_SPAWNED, text, refs, PeerEventType.PROCESS_SPAWNED)
         case "answer_question":
             text = f"passed the user's answer on to {r.get('project') or r.get('processId')}"
             return Fact(ActivityKind.QUESTION_ANSWERED, text, pref)
         case "inbox_forward_to_user":
             text = f"put '{_cut(args.get('title'), 60)}' into the user's inbox"
-            return Fact(
-                ActivityKind.INBOX_FORWARDED, text, [{"type": "inbox", "id": str(r.get("id", ""))}]
-            )
+            return Fact(ActivityKind.INBOX_FORWARDED, text, _refs(("inbox", str(r.get("id", "")))))
         case "relations_add":
             fact = " ".join(_cut(args.get(k), 60) for k in ("subject", "relation", "object"))
             return Fact(ActivityKind.FACT_RECORDED, f"noted the fact: {fact}")
@@ -140,21 +156,57 @@ def describe(tool: str, args: dict[str, Any], result: Any) -> Fact | None:
             return Fact(
                 ActivityKind.DOCUMENT_WRITTEN,
                 f"{verb} the document {path}",
-                [{"type": "document", "id": path}],
+                _refs(("document", path)),
             )
         case _:
             return None
 
 
-def entry_view(doc: dict[str, Any]) -> dict[str, Any]:
-    return {
-        "atMs": int(doc["ts"]),
-        "kind": doc["kind"],
-        "summary": doc["summary"],
-        "hubSessionId": doc.get("session_id", ""),
-        "eddieProcessId": doc.get("eddie_process_id", ""),
-        "refs": doc.get("refs") or [],
-    }
+class ActivityEntry(ToolResult):
+    """One entry of the log as a hub reads it (`peerActivity` of hub_context)."""
+
+    at_ms: int
+    kind: str
+    summary: str
+    hub_session_id: str
+    eddie_process_id: str
+    refs: list[Ref]
+
+    @classmethod
+    def from_doc(cls, doc: Document) -> ActivityEntry:
+        return cls(
+            at_ms=int(doc["ts"]),
+            kind=str(doc["kind"]),
+            summary=str(doc["summary"]),
+            hub_session_id=str(doc.get("session_id", "")),
+            eddie_process_id=str(doc.get("eddie_process_id", "")),
+            refs=[Ref.model_validate(r) for r in doc.get("refs") or []],
+        )
+
+
+@dataclass(frozen=True)
+class Recorded:
+    """An entry as written: its `_id` (the process and the call's key) and its time."""
+
+    id: str
+    at_ms: int
+
+
+class RecordArgs(ToolArgs):
+    kind: OptText = ""  # USER_STATEMENT when not given
+    summary: Text
+
+    @field_validator("kind")
+    @classmethod
+    def _engine_kind(cls, kind: str) -> str:
+        if kind and kind not in (ActivityKind.USER_STATEMENT.value, ActivityKind.TOOL_CALL.value):
+            raise reason("kind must be USER_STATEMENT or TOOL_CALL")
+        return kind
+
+
+class RecordedResult(ToolResult):
+    id: str
+    at_ms: int
 
 
 class ActivityLog:
@@ -163,9 +215,7 @@ class ActivityLog:
         self._index = LazyIndex(self._col, "ts", "eddie_activity_owner_ts")
         self._clock = clock
 
-    async def record(
-        self, caller: Process, fact: Fact, key: str, *, at_ms: int = 0
-    ) -> dict[str, Any]:
+    async def record(self, caller: Process, fact: Fact, key: str, *, at_ms: int = 0) -> Recorded:
         """Appends one entry (once per key)."""
         doc: Document = {
             "_id": f"{caller.id}:{key}",
@@ -176,18 +226,18 @@ class ActivityLog:
             "ts": at_ms or self._clock.now_ms(),
             "kind": fact.kind.value,
             "summary": fact.summary[:SUMMARY_CHARS],
-            "refs": fact.refs,
+            "refs": [r.model_dump() for r in fact.refs],
         }
         try:
             await self._col.insert_one(doc)
         except Exception as exc:
             if not is_duplicate_key(exc):
                 raise
-        return doc
+        return Recorded(id=str(doc["_id"]), at_ms=int(doc["ts"]))
 
     async def peers(
         self, caller: Process, *, since_ms: int = 0, limit: int = PEER_LIMIT
-    ) -> list[dict[str, Any]]:
+    ) -> list[ActivityEntry]:
         """The other hubs' entries of this user, newest first."""
         await self._index.ready()
         floor = max(since_ms, self._clock.now_ms() - WINDOW_MS)
@@ -203,13 +253,11 @@ class ActivityLog:
             .sort("ts", -1)
             .limit(limit)
         )
-        return [entry_view(d) async for d in cursor]
+        return [ActivityEntry.from_doc(d) async for d in cursor]
 
-    async def invoke_record(self, caller: Process, args: dict[str, Any], key: str) -> Any:
+    async def invoke_record(self, caller: Process, args: JsonObject, key: str) -> RecordedResult:
         """`hub_activity_record`: the engine's entry for a completed turn."""
-        kind = _str(args, "kind", required=False) or ActivityKind.USER_STATEMENT.value
-        if kind not in (ActivityKind.USER_STATEMENT.value, ActivityKind.TOOL_CALL.value):
-            raise ToolError("kind must be USER_STATEMENT or TOOL_CALL")
-        fact = Fact(ActivityKind(kind), _str(args, "summary"))
-        doc = await self.record(caller, fact, key)
-        return {"id": doc["_id"], "atMs": doc["ts"]}
+        parsed = parse_args(RecordArgs, args)
+        kind = ActivityKind(parsed.kind or ActivityKind.USER_STATEMENT.value)
+        done = await self.record(caller, Fact(kind, parsed.summary), key)
+        return RecordedResult(id=done.id, at_ms=done.at_ms)

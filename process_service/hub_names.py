@@ -13,10 +13,11 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
-from typing import Any
+from dataclasses import dataclass
 
 from pymongo.asynchronous.database import AsyncDatabase
 
+from process_service.hub_tool_models import ProjectCreated
 from process_service.process_model import Process
 from process_service.tool_args import ToolError
 from vance.clock import Clock
@@ -30,6 +31,29 @@ _POLL_S = 0.1
 
 def _id(caller: Process, name: str) -> str:
     return json.dumps([caller.tenant_id, caller.owner_user_id, name])
+
+
+@dataclass(frozen=True)
+class NameClaim:
+    """A hub's claim of a project name (a `hub_project_names` document)."""
+
+    id: str
+    eddie_process_id: str
+    session_id: str
+    key: str
+    at_ms: int
+    created: bool
+
+    @classmethod
+    def from_doc(cls, doc: Document) -> NameClaim:
+        return cls(
+            id=str(doc["_id"]),
+            eddie_process_id=str(doc.get("eddie_process_id", "")),
+            session_id=str(doc.get("session_id", "")),
+            key=str(doc.get("key", "")),
+            at_ms=int(doc.get("at_ms", 0)),
+            created=bool(doc.get("created")),
+        )
 
 
 def _ago(ms: int) -> str:
@@ -53,7 +77,7 @@ class ProjectNames:
             held = await self._try(caller, name, key)
             if held is None:
                 return
-            if held.get("eddie_process_id") == caller.id:
+            if held.eddie_process_id == caller.id:
                 raise ToolError(
                     f"a project named {name!r} exists already; open it with project_open or "
                     "pick another name"
@@ -64,7 +88,7 @@ class ProjectNames:
             raise ToolError(_conflict(name, done, self._clock.now_ms()))
         raise ToolError(f"the project {name!r} is being created elsewhere; try project_open")
 
-    async def _try(self, caller: Process, name: str, key: str) -> Document | None:
+    async def _try(self, caller: Process, name: str, key: str) -> NameClaim | None:
         doc: Document = {
             "_id": _id(caller, name),
             "tenant_id": caller.tenant_id,
@@ -85,33 +109,35 @@ class ProjectNames:
         held = await self._col.find_one({"_id": doc["_id"]})
         if held is None or held.get("key") == key:
             return None  # released meanwhile (claimed again next round), or a redo of this call
-        return held
+        return NameClaim.from_doc(held)
 
-    async def _created(self, held: Document) -> Document | None:
+    async def _created(self, held: NameClaim) -> NameClaim | None:
         """The winner's claim once its project exists; None when it was released."""
         deadline = asyncio.get_running_loop().time() + CREATED_WAIT_S
-        doc: Document | None = held
-        while doc is not None and not doc.get("created"):
+        claim: NameClaim | None = held
+        while claim is not None and not claim.created:
             if asyncio.get_running_loop().time() >= deadline:
-                return doc  # still in the making: the model may try project_open later
+                return claim  # still in the making: the model may try project_open later
             await asyncio.sleep(_POLL_S)
-            doc = await self._col.find_one({"_id": held["_id"]})
-        return doc
+            doc = await self._col.find_one({"_id": held.id})
+            claim = None if doc is None else NameClaim.from_doc(doc)
+        return claim
 
-    async def created(self, caller: Process, name: str, result: dict[str, Any]) -> None:
+    async def created(self, caller: Process, name: str, result: ProjectCreated) -> None:
+        """Marks the claim's project made, keeping project_create's answer."""
         await self._col.update_one(
-            {"_id": _id(caller, name)}, {"$set": {"created": True, "result": result}}
+            {"_id": _id(caller, name)}, {"$set": {"created": True, "result": result.to_json()}}
         )
 
     async def release(self, caller: Process, name: str, key: str) -> None:
         await self._col.delete_one({"_id": _id(caller, name), "key": key})
 
 
-def _conflict(name: str, held: Document, now_ms: int) -> str:
-    when = _ago(now_ms - int(held.get("at_ms", now_ms)))
-    state = "exists now" if held.get("created") else "is being made"
+def _conflict(name: str, held: NameClaim, now_ms: int) -> str:
+    when = _ago(now_ms - (held.at_ms or now_ms))
+    state = "exists now" if held.created else "is being made"
     return (
-        f"conflict: your other hub (hub session {held.get('session_id', '')}) created the "
+        f"conflict: your other hub (hub session {held.session_id}) created the "
         f"project {name!r} {when}, and it {state}. It is the same project: do not create it "
         f"again. Join it with project_open{{name: {name!r}}} and tell the user their other hub "
         "already made it."

@@ -4,14 +4,13 @@
 
 from __future__ import annotations
 
-from typing import Any
-
-from process_service.tool_specs import _obj
+from process_service.tool_specs import ToolSpec, _obj
 from vance.domain import PeerEventType
+from vance.json_types import JsonObject
 
-_S = {"type": "string"}
+_S: JsonObject = {"type": "string"}
 
-PEER_TOOLS: list[dict[str, Any]] = [
+PEER_TOOLS: list[ToolSpec] = [
     {
         "name": "peer_notify",
         "description": (

@@ -21,17 +21,24 @@ import asyncio
 import logging
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
 
+from pydantic import Field, field_validator
 from pymongo.asynchronous.database import AsyncDatabase
 
 from process_service.hub_activity import ActivityKind, ActivityLog, Fact, describe
+from process_service.hub_tool_models import HubContext
 from process_service.inbox import Inbox
 from process_service.lanes import Lanes
 from process_service.process_model import Process
 from process_service.store import ProcessStore
-from process_service.tool_args import ToolError
-from process_service.tool_args import arg_str as _str
+from process_service.tool_args import (
+    Text,
+    ToolArgs,
+    ToolError,
+    ToolResult,
+    parse_args,
+    reason,
+)
 from vance.domain import (
     HUB_ONLY_ENGINES,
     DeliveryOutcome,
@@ -40,6 +47,7 @@ from vance.domain import (
     PeerEventType,
     ProcessStatus,
 )
+from vance.json_types import JsonObject, JsonValue
 from vance.store import Document
 
 logger = logging.getLogger(__name__)
@@ -52,11 +60,49 @@ def is_hub(caller: Process) -> bool:
     return caller.engine in HUB_ONLY_ENGINES
 
 
+class PeerFact(ToolResult):
+    """One fact of a PEER_EVENT's `payload.facts`."""
+
+    type: str
+    summary: str
+    at_ms: int
+    payload: JsonObject  # what the sending hub attached: free-form JSON, passed on unread
+
+
+class NotifyArgs(ToolArgs):
+    type: Text
+    summary: Text
+    payload: JsonObject = Field(default_factory=dict)  # free-form, for the peers to read
+
+    @field_validator("type")
+    @classmethod
+    def _known(cls, value: str) -> str:
+        try:
+            return PeerEventType(value.upper()).value
+        except ValueError:
+            allowed = ", ".join(t.value for t in PeerEventType)
+            raise reason(f"type must be one of {allowed}") from None
+
+    @field_validator("payload", mode="before")
+    @classmethod
+    def _object(cls, value: JsonValue) -> JsonValue:
+        if not value:
+            return {}
+        if not isinstance(value, dict):
+            raise reason("'payload' must be an object")
+        return value
+
+
+class PeerNotified(ToolResult):
+    type: str
+    peers: int
+
+
 @dataclass
 class _Window:
     until: float  # event-loop time the window ends
     caller: Process
-    held: list[dict[str, Any]] = field(default_factory=list)  # facts for the trailing event
+    held: list[PeerFact] = field(default_factory=list)  # facts for the trailing event
     key: str = ""  # idempotency key of the newest held fact
 
 
@@ -118,7 +164,7 @@ class HubPeers:
 
     # ---- the tools, and after a tool call ----
 
-    async def invoke(self, tool: str, caller: Process, args: dict[str, Any], key: str) -> Any:
+    async def invoke(self, tool: str, caller: Process, args: JsonObject, key: str) -> ToolResult:
         if not is_hub(caller):
             raise ToolError(f"{tool} is for hubs only")
         if tool == "peer_notify":
@@ -126,61 +172,50 @@ class HubPeers:
         return await self.activity.invoke_record(caller, args, key)
 
     async def after_tool(
-        self, tool: str, caller: Process, args: dict[str, Any], result: Any, key: str
-    ) -> Any:
+        self, tool: str, caller: Process, args: JsonObject, result: ToolResult, key: str
+    ) -> ToolResult:
         """What follows a hub's successful call. `hub_context` (called every turn) gains the
         peers' activity, and registers the hub as one of its user's hubs. An organizational
         call gets an activity entry now and, for what the other hubs should know at once, a
         peer event; that never fails the call it follows."""
         if not is_hub(caller):
             return result
-        if tool == "hub_context" and isinstance(result, dict):
+        if isinstance(result, HubContext):
             await self.register(caller)
-            return {**result, "peerActivity": await self.activity.peers(caller)}
+            result.peer_activity = await self.activity.peers(caller)
+            return result
         fact = describe(tool, args, result)
         if fact is None:
             return result
         try:
             entry = await self.activity.record(caller, fact, key)
             if fact.peer is not None:
-                await self.notify(caller, fact.peer, fact.summary, {"refs": fact.refs}, key, entry)
+                refs: JsonObject = {"refs": [r.to_json() for r in fact.refs]}
+                await self.notify(caller, fact.peer, fact.summary, refs, key, entry.at_ms)
         except Exception:
             logger.exception("activity of %s after %s not recorded", caller.id, tool)
         return result
 
-    async def invoke_notify(self, caller: Process, args: dict[str, Any], key: str) -> Any:
+    async def invoke_notify(self, caller: Process, args: JsonObject, key: str) -> PeerNotified:
         """`peer_notify{type, summary, payload}`: the model tells the user's other hubs."""
-        raw = _str(args, "type").upper()
-        try:
-            ptype = PeerEventType(raw)
-        except ValueError:
-            allowed = ", ".join(t.value for t in PeerEventType)
-            raise ToolError(f"type must be one of {allowed}") from None
-        summary = _str(args, "summary")
-        payload = args.get("payload") or {}
-        if not isinstance(payload, dict):
-            raise ToolError("'payload' must be an object")
-        fact = Fact(ActivityKind.PEER_NOTIFIED, f"noted: {summary}")
+        parsed = parse_args(NotifyArgs, args)
+        ptype = PeerEventType(parsed.type)
+        fact = Fact(ActivityKind.PEER_NOTIFIED, f"noted: {parsed.summary}")
         entry = await self.activity.record(caller, fact, key)
-        sent = await self.notify(caller, ptype, summary, payload, key, entry)
-        return {"type": ptype.value, "peers": sent}
+        sent = await self.notify(caller, ptype, parsed.summary, parsed.payload, key, entry.at_ms)
+        return PeerNotified(type=ptype.value, peers=sent)
 
     async def notify(
         self,
         caller: Process,
         ptype: PeerEventType,
         summary: str,
-        payload: dict[str, Any],
+        payload: JsonObject,
         key: str,
-        entry: dict[str, Any],
+        at_ms: int,
     ) -> int:
         """Sends the fact to every peer, or holds it for the window's trailing event."""
-        fact = {
-            "type": ptype.value,
-            "summary": summary,
-            "atMs": int(entry["ts"]),
-            "payload": payload,
-        }
+        fact = PeerFact(type=ptype.value, summary=summary, at_ms=at_ms, payload=payload)
         now = asyncio.get_running_loop().time()
         peers = await self.peers_of(caller)
         for target in peers:
@@ -197,19 +232,17 @@ class HubPeers:
 
     # ---- delivery ----
 
-    async def _deliver(
-        self, caller: Process, target: str, facts: list[dict[str, Any]], key: str
-    ) -> None:
+    async def _deliver(self, caller: Process, target: str, facts: list[PeerFact], key: str) -> None:
         last = facts[-1]
-        summary = "; ".join(str(f["summary"]) for f in facts)
+        summary = "; ".join(f.summary for f in facts)
         event = PeerEvent(
             idempotency_key=f"peer:{key}:{target}",
             sender_process_id=caller.id,
             source_session_id=caller.session_id,
             user_id=caller.owner_user_id,
-            type=PeerEventType(str(last["type"])),
+            type=PeerEventType(last.type),
             human_summary=summary,
-            payload={"facts": facts},
+            payload={"facts": [f.to_json() for f in facts]},
         )
         result = await self._inbox.steer(target, "", "", event)
         if result.outcome is DeliveryOutcome.DEFERRED and result.process is not None:

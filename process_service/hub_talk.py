@@ -11,22 +11,102 @@ BLOCKED (answered elsewhere, stopped): `hub_asks` reads the workers' statuses wi
 from __future__ import annotations
 
 import time
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import grpc
+from pydantic import Field, field_validator
 from pymongo.asynchronous.database import AsyncDatabase
 
 from process_service.process_model import Process
 from process_service.store import ProcessStore
-from process_service.tool_args import ToolError, rpc_details
-from process_service.tool_args import arg_str as _str
+from process_service.tool_args import (
+    OptText,
+    Text,
+    ToolArgs,
+    ToolError,
+    ToolResult,
+    parse_args,
+    rpc_details,
+)
 from vance.domain import ProcessStatus
+from vance.json_types import JsonObject, JsonValue
 from vance.store import Document
 
 if TYPE_CHECKING:
     from process_service.hub_tools import HubTools
 
 MAX_OPEN = 20  # open asks shown to Eddie; older ones stay stored and answerable by id
+
+
+class SteerArgs(ToolArgs):
+    project: Text
+    message: Text
+    process_id: OptText = ""
+
+
+class AskArgs(ToolArgs):
+    ask_id: Text
+    process_id: Text
+    # The worker's answer options as it sent them (strings or objects): shown to Eddie as
+    # they are; anything but a list counts as none.
+    options: list[JsonValue] = Field(default_factory=list)
+    project: OptText = ""
+    source: OptText = ""
+    question: OptText = ""
+
+    @field_validator("options", mode="before")
+    @classmethod
+    def _list(cls, value: JsonValue) -> JsonValue:
+        return value if isinstance(value, list) else []
+
+
+class AnswerArgs(ToolArgs):
+    ask_id: Text
+    message: Text
+
+
+class ProjectSteered(ToolResult):
+    project: str
+    process_id: str
+    process_name: str
+    outcome: str
+
+
+class AskOpened(ToolResult):
+    ask_id: str
+
+
+class Ask(ToolResult):
+    """An open question of a worker, as Eddie sees it (a `hub_asks` document)."""
+
+    ask_id: str
+    process_id: str
+    project: str | None
+    source: str | None
+    question: str
+    options: list[JsonValue]  # as the worker sent them
+
+    @classmethod
+    def from_doc(cls, d: Document) -> Ask:
+        return cls(
+            ask_id=str(d["ask_id"]),
+            process_id=str(d["process_id"]),
+            project=d.get("project") or None,
+            source=d.get("source") or None,
+            question=d.get("question") or "",
+            options=d.get("options") or [],
+        )
+
+
+class OpenAsks(ToolResult):
+    asks: list[Ask]
+
+
+class Answered(ToolResult):
+    ask_id: str
+    process_id: str
+    project: str | None
+    outcome: str
 
 
 def forwarded_by(caller: Process) -> dict[str, str]:
@@ -45,12 +125,13 @@ class HubTalk:
         self._store = store
         self._hub = hub
 
-    async def invoke(self, tool: str, caller: Process, args: dict[str, Any], key: str) -> Any:
+    async def invoke(self, tool: str, caller: Process, args: JsonObject, key: str) -> ToolResult:
         handler = getattr(self, f"_{tool}")
         try:
-            return await handler(caller, args, key)
+            result: ToolResult = await handler(caller, args, key)
         except grpc.aio.AioRpcError as exc:  # session_service, read by project_open
             raise ToolError(rpc_details(exc)) from exc
+        return result
 
     async def _chat_of(self, caller: Process, project: str) -> Process:
         """The process Eddie talks to in a project: the one of it Eddie observes (connected by
@@ -62,17 +143,17 @@ class HubTalk:
                 continue
             if not found.closed:
                 return found
-        opened = await self._hub.project_open(caller, {"name": project}, "")
-        chat = opened.get("connectedTo")
+        opened = await self._hub.project_open(caller, project)
+        chat = opened.connected_to
         if not chat:
             raise ToolError(f"project {project!r} has no open chat; project_open shows it")
-        return await self._hub.owned(caller, str(chat))
+        return await self._hub.owned(caller, chat)
 
-    async def _project_steer(self, caller: Process, args: dict[str, Any], key: str) -> Any:
+    async def _project_steer(self, caller: Process, args: JsonObject, key: str) -> ProjectSteered:
         """The user's words to a project's chat, as USER_CHAT_INPUT from the user with
         `forwardedBy` naming Eddie. processId may name another process of that project."""
-        project, message = _str(args, "project"), _str(args, "message")
-        process_id = _str(args, "processId", required=False)
+        parsed = parse_args(SteerArgs, args)
+        project, message, process_id = parsed.project, parsed.message, parsed.process_id
         if process_id:
             target = await self._hub.owned(caller, process_id)
             if target.project_id != project:
@@ -80,18 +161,17 @@ class HubTalk:
         else:
             target = await self._chat_of(caller, project)
         outcome = await self._hub.say(caller, target, message, key, forwarded=forwarded_by(caller))
-        return {
-            "project": project,
-            "processId": target.id,
-            "processName": target.name,
-            "outcome": outcome,
-        }
+        return ProjectSteered(
+            project=project,
+            process_id=target.id,
+            process_name=target.name,
+            outcome=outcome,
+        )
 
-    async def _hub_ask_open(self, caller: Process, args: dict[str, Any], key: str) -> Any:
+    async def _hub_ask_open(self, caller: Process, args: JsonObject, key: str) -> AskOpened:
         """A worker's question reached this hub: kept until answered or stale. Idempotent."""
-        hub, ask_id = caller.id, _str(args, "askId")
-        process_id = _str(args, "processId")
-        options = args.get("options") if isinstance(args.get("options"), list) else []
+        parsed = parse_args(AskArgs, args)
+        hub, ask_id, process_id = caller.id, parsed.ask_id, parsed.process_id
         await self._asks.update_one(
             {"_id": f"{hub}:{ask_id}"},
             {
@@ -99,10 +179,10 @@ class HubTalk:
                     "hub": hub,
                     "ask_id": ask_id,
                     "process_id": process_id,
-                    "project": _str(args, "project", required=False),
-                    "source": _str(args, "source", required=False),
-                    "question": _str(args, "question", required=False),
-                    "options": options,
+                    "project": parsed.project,
+                    "source": parsed.source,
+                    "question": parsed.question,
+                    "options": parsed.options,
                     "open": True,
                     "created_ms": int(time.time() * 1000),
                 }
@@ -114,12 +194,12 @@ class HubTalk:
             {"hub": hub, "process_id": process_id, "open": True, "ask_id": {"$ne": ask_id}},
             {"$set": {"open": False, "closed": "superseded"}},
         )
-        return {"askId": ask_id}
+        return AskOpened(ask_id=ask_id)
 
-    async def _hub_asks(self, caller: Process, args: dict[str, Any], key: str) -> Any:
-        return {"asks": await self.open_asks(caller.id)}
+    async def _hub_asks(self, caller: Process, args: JsonObject, key: str) -> OpenAsks:
+        return OpenAsks(asks=await self.open_asks(caller.id))
 
-    async def open_asks(self, hub: str) -> list[dict[str, Any]]:
+    async def open_asks(self, hub: str) -> list[Ask]:
         docs = (
             await self._asks.find({"hub": hub, "open": True})
             .sort("created_ms", 1)
@@ -138,11 +218,12 @@ class HubTalk:
             await self._asks.update_many(
                 {"_id": {"$in": stale}}, {"$set": {"open": False, "closed": "stale"}}
             )
-        return [_ask_view(d) for d in docs if d["_id"] not in stale]
+        return [Ask.from_doc(d) for d in docs if d["_id"] not in stale]
 
-    async def _answer_question(self, caller: Process, args: dict[str, Any], key: str) -> Any:
+    async def _answer_question(self, caller: Process, args: JsonObject, key: str) -> Answered:
         """The user's answer to one open question, to the worker that asked it."""
-        ask_id, message = _str(args, "askId"), _str(args, "message")
+        parsed = parse_args(AnswerArgs, args)
+        ask_id, message = parsed.ask_id, parsed.message
         hub = caller.id
         doc = await self._asks.find_one({"_id": f"{hub}:{ask_id}"})
         if doc is None or (not doc.get("open") and doc.get("answer_key") != key):
@@ -155,20 +236,9 @@ class HubTalk:
             {"_id": doc["_id"]},
             {"$set": {"open": False, "closed": "answered", "answer_key": key, "answer": message}},
         )
-        return {
-            "askId": ask_id,
-            "processId": str(doc["process_id"]),
-            "project": doc.get("project") or None,
-            "outcome": outcome,
-        }
-
-
-def _ask_view(d: dict[str, Any]) -> dict[str, Any]:
-    return {
-        "askId": d["ask_id"],
-        "processId": d["process_id"],
-        "project": d.get("project") or None,
-        "source": d.get("source") or None,
-        "question": d.get("question") or "",
-        "options": d.get("options") or [],
-    }
+        return Answered(
+            ask_id=ask_id,
+            process_id=str(doc["process_id"]),
+            project=doc.get("project") or None,
+            outcome=outcome,
+        )

@@ -3,15 +3,14 @@ offered to the model; the `@hub` ones the Eddie engine calls itself."""
 
 from __future__ import annotations
 
-from typing import Any
+from process_service.tool_specs import ToolSpec, _obj
+from vance.json_types import JsonObject
 
-from process_service.tool_specs import _obj
-
-_S = {"type": "string"}
+_S: JsonObject = {"type": "string"}
 _ORG = ["@organizational"]
-MODE = {"type": "string", "enum": ["verbatim", "milestones", "summary", "inbox"]}
+MODE: JsonObject = {"type": "string", "enum": ["verbatim", "milestones", "summary", "inbox"]}
 
-HUB_TOOLS: list[dict[str, Any]] = [
+HUB_TOOLS: list[ToolSpec] = [
     {
         "name": "project_create",
         "description": (

@@ -12,9 +12,8 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
-from typing import Any
 
 from pymongo import ReturnDocument
 from pymongo.asynchronous.database import AsyncDatabase
@@ -107,7 +106,7 @@ class MemoryStore:
         head = await self._heads.find_one_and_update(
             {"_id": key}, {"$inc": {"n": 1}}, upsert=True, return_document=ReturnDocument.AFTER
         )
-        doc: dict[str, Any] = {
+        doc: Document = {
             "_id": f"{key}:{int((head or {}).get('n', 1)):08d}",
             "scope": scope,
             "kind": kind or "note",
@@ -198,7 +197,9 @@ def record_from_doc(doc: Document) -> MemoryRecord:
     )
 
 
-async def process_or_404(get: Any, process_id: str) -> Process:
+async def process_or_404(
+    get: Callable[[str], Awaitable[Process | None]], process_id: str
+) -> Process:
     process: Process | None = await get(process_id)
     if process is None:
         raise NotFoundError(f"no process {process_id!r}")

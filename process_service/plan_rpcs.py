@@ -5,7 +5,6 @@ service.py."""
 from __future__ import annotations
 
 import re
-from typing import Any
 
 import grpc
 
@@ -13,23 +12,30 @@ from process_service.plans import Plans
 from process_service.store import ProcessStore
 from vance.domain import PROFILE_PATTERN
 from vance.errors import InvalidArgumentError, grpc_errors
+from vance.json_types import JsonObject
 from vance.v1 import process_pb2 as ppb
 
 
-def plan_to_proto(view: dict[str, Any]) -> ppb.PlanState:
+def plan_to_proto(view: JsonObject) -> ppb.PlanState:
+    """plans.py's view of a plan (the JSON the plan tools answer with) as the proto."""
+    steps = view.get("steps")
     return ppb.PlanState(
-        process_id=view["processId"],
+        process_id=str(view["processId"]),
         session_id=str(view.get("sessionId") or ""),
-        plan_id=view["planId"],
+        plan_id=str(view["planId"]),
         title=str(view.get("title") or ""),
         mode=str(view.get("mode") or "normal"),
         status=str(view.get("status") or ""),
-        steps=[
-            ppb.PlanStep(
-                id=s["id"], text=s["text"], status=s["status"], project=s.get("project", "")
-            )
-            for s in view.get("steps") or []
-        ],
+        steps=[_step(s) for s in steps if isinstance(s, dict)] if isinstance(steps, list) else [],
+    )
+
+
+def _step(step: JsonObject) -> ppb.PlanStep:
+    return ppb.PlanStep(
+        id=str(step["id"]),
+        text=str(step["text"]),
+        status=str(step["status"]),
+        project=str(step.get("project", "")),
     )
 
 

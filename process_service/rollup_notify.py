@@ -1,6 +1,7 @@
 """Tells session_service which sessions' engines changed status or got a new pending message,
 so it keeps the sessions' RUNNING/IDLE roll-up and engine activity current
-(session_service/rollup.py). Off the turn's path: a status change or a pending message
+(session_service/lifecycle/engine_rollup.py). Off the turn's path: a status change or a pending
+message
 only marks the session; one background loop sends the marks in batches, WINDOW_S after the
 first, so a quick turn's RUNNING and IDLE cost one call, and under load one call (two store
 reads on each side) covers many sessions. A failed call keeps its marks for

@@ -9,15 +9,15 @@ recipe_service, not in the engine. A generated recipe is stored in the caller's 
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
 
 import grpc
 import yaml
 
 from process_service.process_model import Process
-from process_service.tool_args import ToolError, arg_str, rpc_details
+from process_service.tool_args import Text, ToolArgs, ToolError, ToolResult, parse_args, rpc_details
 from vance.internal.v1 import recipe_internal_pb2 as ripb
 from vance.internal.v1 import recipe_internal_pb2_grpc
+from vance.json_types import JsonObject
 from vance.v1 import recipe_pb2 as rpb
 from vance.v1 import recipe_pb2_grpc
 
@@ -25,6 +25,34 @@ ARCHITECT_ENGINE = "slartibartfast"
 GENERATED_PREFIX = "_slart/"
 # Recipe names a generated recipe may reference (params.allowedRecipes) must exist.
 REFERENCE_KEYS = ("allowedRecipes",)
+
+
+class StoreArgs(ToolArgs):
+    name: Text
+    yaml: Text
+
+
+class EngineEntry(ToolResult):
+    name: str
+    available: bool
+
+
+class RecipeEntry(ToolResult):
+    name: str
+    engine: str
+    description: str
+
+
+class SlartContext(ToolResult):
+    catalog: str  # the engine catalog as markdown
+    engines: list[EngineEntry]
+    recipes: list[RecipeEntry]
+
+
+class StoredRecipe(ToolResult):
+    recipe: str
+    engine: str
+    description: str
 
 
 def generated_path(run_id: str, name: str) -> str:
@@ -42,7 +70,7 @@ class GeneratedRecipes:
         self._catalog = catalog  # the engine catalog and the selector's inventory
         self._engines_available = engines_available
 
-    async def context(self, caller: Process) -> dict[str, Any]:
+    async def context(self, caller: Process) -> SlartContext:
         """The engine catalog (engines no worker runs are marked) and the recipe inventory."""
         available = sorted(self._engines_available())
         catalog = await self._catalog.ListEngines(
@@ -55,25 +83,28 @@ class GeneratedRecipes:
                 available_engines=available,
             )
         )
-        return {
-            "catalog": catalog.markdown,
-            "engines": [{"name": e.name, "available": not e.unavailable} for e in catalog.engines],
-            "recipes": [
-                {"name": r.name, "engine": r.engine, "description": r.description}
+        return SlartContext(
+            catalog=catalog.markdown,
+            engines=[
+                EngineEntry(name=e.name, available=not e.unavailable) for e in catalog.engines
+            ],
+            recipes=[
+                RecipeEntry(name=r.name, engine=r.engine, description=r.description)
                 for r in inventory.recipes
             ],
-        }
+        )
 
-    async def store(self, caller: Process, args: dict[str, Any]) -> dict[str, Any]:
+    async def store(self, caller: Process, args: JsonObject) -> StoredRecipe:
         """Validates a proposed recipe and stores it; a ToolError lists every problem found,
         so one repair round can fix them all."""
         if caller.engine != ARCHITECT_ENGINE:
             raise ToolError("only Slartibartfast stores generated recipes")
-        name, text = arg_str(args, "name"), arg_str(args, "yaml")
+        parsed = parse_args(StoreArgs, args)
+        name, text = parsed.name, parsed.yaml
         tenant = caller.tenant_id
         project = caller.project_id
         try:
-            doc = yaml.safe_load(text)
+            doc: object = yaml.safe_load(text)
         except yaml.YAMLError as exc:
             raise ToolError(f"the recipe is not valid YAML: {exc}") from None
         if not isinstance(doc, dict):
@@ -83,9 +114,13 @@ class GeneratedRecipes:
             raise ToolError("; ".join(problems))
         path = generated_path(caller.id, name)
         stored = await self._put(tenant, project, path, text)
-        return {"recipe": stored.name, "engine": stored.engine, "description": stored.description}
+        return StoredRecipe(
+            recipe=stored.name, engine=stored.engine, description=stored.description
+        )
 
-    async def _check(self, doc: dict[str, Any], tenant: str, project: str) -> list[str]:
+    async def _check(self, doc: dict[object, object], tenant: str, project: str) -> list[str]:
+        """The problems of a designed recipe, read from its YAML mapping as written (any
+        shape: recipe_service validates the document itself)."""
         problems = []
         engine = str(doc.get("engine") or "")
         catalog = await self._catalog.ListEngines(rpb.ListEnginesRequest())

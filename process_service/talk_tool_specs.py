@@ -4,15 +4,14 @@ model; `@hub` and `@internal` ones only engines call."""
 
 from __future__ import annotations
 
-from typing import Any
+from process_service.tool_specs import ToolSpec, _obj
+from vance.json_types import JsonObject
 
-from process_service.tool_specs import _obj
+_S: JsonObject = {"type": "string"}
+_OPTIONS: JsonObject = {"type": "array", "items": {"type": "object"}}
+_STATUS: JsonObject = {"type": "string", "enum": ["pending", "in_progress", "done", "skipped"]}
 
-_S = {"type": "string"}
-_OPTIONS = {"type": "array", "items": {"type": "object"}}
-_STATUS = {"type": "string", "enum": ["pending", "in_progress", "done", "skipped"]}
-
-TALK_TOOLS: list[dict[str, Any]] = [
+TALK_TOOLS: list[ToolSpec] = [
     {
         "name": "project_steer",
         "description": (
@@ -56,7 +55,7 @@ TALK_TOOLS: list[dict[str, Any]] = [
     },
 ]
 
-PLAN_TOOLS: list[dict[str, Any]] = [
+PLAN_TOOLS: list[ToolSpec] = [
     {
         "name": "todo_update",
         "description": (

@@ -2,18 +2,30 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import NotRequired, TypedDict
 
 from process_service.delegate import TOOL_TIMEOUT_MS
+from vance.json_types import JsonObject
 
 
-def _obj(props: dict[str, Any], required: list[str]) -> dict[str, Any]:
-    return {"type": "object", "properties": props, "required": required}
+class ToolSpec(TypedDict):
+    """A tool as registered with tool_service (toolhost.register_forever)."""
+
+    name: str
+    description: str
+    parameters: JsonObject  # the arguments' JSON Schema, handed to the model as it is
+    labels: list[str]
+    timeoutMs: NotRequired[int]  # tool_service's bound on one call, when not its default
 
 
-_S = {"type": "string"}
+def _obj(props: JsonObject, required: list[str]) -> JsonObject:
+    """The JSON Schema of an arguments object."""
+    return {"type": "object", "properties": props, "required": [*required]}
 
-PROCESS_TOOLS: list[dict[str, Any]] = [
+
+_S: JsonObject = {"type": "string"}
+
+PROCESS_TOOLS: list[ToolSpec] = [
     {
         "name": "process_create",
         "description": (

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import json
 import logging
 
 import grpc
@@ -51,7 +50,7 @@ class ProcessToolHost(tool_pb2_grpc.ToolHostServiceServicer):
                 status=pb.TOOL_CALL_STATUS_ERROR, error=f"{request.tool_name} failed: {exc}"
             )
         return tpb.InvokeToolResponse(
-            status=pb.TOOL_CALL_STATUS_SUCCESS, result=to_value(json.loads(json.dumps(result)))
+            status=pb.TOOL_CALL_STATUS_SUCCESS, result=to_value(result.to_json())
         )
 
 
@@ -66,9 +65,9 @@ async def register_forever(channel: grpc.aio.Channel, address: str) -> None:
                 name=t["name"],
                 description=t["description"],
                 parameters=dict_to_struct(t["parameters"]),
-                labels=t.get("labels", []),
+                labels=t["labels"],
                 owner=OWNER,
-                timeout_ms=int(t.get("timeoutMs", 0)),
+                timeout_ms=t.get("timeoutMs", 0),
             )
             for t in PROCESS_TOOLS
             + HUB_TOOLS

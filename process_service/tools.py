@@ -6,12 +6,12 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import grpc
 
 from process_service.delegate import Delegation
-from process_service.how_do_i import DEFAULT_RESULTS, MAX_RESULTS, HowDoI, bundled_manuals
+from process_service.how_do_i import HowDoI, bundled_manuals
 from process_service.hub_peer_specs import PEER_TOOL_NAMES, PEER_TOOLS
 from process_service.hub_tool_specs import HUB_TOOL_NAMES, HUB_TOOLS
 from process_service.inbox import Inbox
@@ -25,13 +25,41 @@ from process_service.talk_tool_specs import (
     TALK_TOOL_NAMES,
     TALK_TOOLS,
 )
-from process_service.tool_args import ToolError, arg_str, rpc_details, spawn_result
+from process_service.tool_args import (
+    JsonResult,
+    SpawnResult,
+    ToolError,
+    ToolResult,
+    parse_args,
+    rpc_details,
+)
+from process_service.tool_models import (
+    HowDoIAnswer,
+    HowDoIArgs,
+    ListArgs,
+    Manual,
+    ManualEntry,
+    ManualList,
+    NamedArgs,
+    Paused,
+    ProcessList,
+    ProcessSummary,
+    RecipeDescribed,
+    RecipeEntry,
+    RecipeList,
+    Section,
+    SpawnArgs,
+    SteerArgs,
+    Steered,
+    Stopped,
+)
 from process_service.tool_specs import PROCESS_TOOLS
 from process_service.user_work.specs import USER_WORK_TOOL_NAMES, USER_WORK_TOOLS
 from vance.domain import DeliveryOutcome, ProcessStatus, ThinkProcess, UserChatInput
 from vance.errors import VanceError
 from vance.internal.v1 import recipe_internal_pb2 as ripb
 from vance.internal.v1 import recipe_internal_pb2_grpc
+from vance.json_types import JsonObject
 from vance.protoutil import dict_to_struct, struct_to_dict
 from vance.v1 import recipe_pb2 as rpb
 from vance.v1 import recipe_pb2_grpc
@@ -50,26 +78,14 @@ logger = logging.getLogger(__name__)
 # How long process_create waits for its child to leave INIT before it answers.
 STARTED_WAIT_S = 3.0
 
-_str = arg_str
 _details = rpc_details
-
-
-def _summary(p: ThinkProcess) -> dict[str, Any]:
-    return {
-        "name": p.name,
-        "status": p.status.value,
-        "engine": p.engine,
-        "recipe": p.recipe_name or None,
-        "goal": p.goal,
-        "closeReason": p.close_reason.value if p.close_reason else None,
-    }
 
 
 # Tools whose effect outlives the chat (label `@persistent`: a stored recipe, a project, a
 # message in another session or in the user's inbox). A successful call is a side effect that
-# keeps the session from counting as abandoned (session_service/abandoned.py).
+# keeps the session from counting as abandoned (session_service/lifecycle/abandoned.py).
 PERSISTENT_TOOL_NAMES = frozenset(
-    str(t["name"])
+    t["name"]
     for t in (
         PROCESS_TOOLS
         + HUB_TOOLS
@@ -79,7 +95,7 @@ PERSISTENT_TOOL_NAMES = frozenset(
         + PEER_TOOLS
         + KNOWLEDGE_TOOLS
     )
-    if "@persistent" in t.get("labels", [])
+    if "@persistent" in t["labels"]
 )
 
 
@@ -116,8 +132,8 @@ class ProcessTools:
         self._howdoi = HowDoI(manuals=bundled_manuals(recipes))
 
     async def invoke(
-        self, tool: str, args: dict[str, Any], caller_id: str, key: str, profile: str
-    ) -> Any:
+        self, tool: str, args: JsonObject, caller_id: str, key: str, profile: str
+    ) -> ToolResult:
         try:
             caller = await self._processes.get(caller_id)
         except VanceError as exc:
@@ -130,8 +146,8 @@ class ProcessTools:
         return result
 
     async def _dispatch(
-        self, tool: str, caller: Process, args: dict[str, Any], key: str, profile: str
-    ) -> Any:
+        self, tool: str, caller: Process, args: JsonObject, key: str, profile: str
+    ) -> ToolResult:
         if self.peers is not None and tool in PEER_TOOL_NAMES:
             return await self.peers.invoke(tool, caller, args, key)
         if self.hub is not None and tool in HUB_TOOL_NAMES:
@@ -144,16 +160,17 @@ class ProcessTools:
             return await self.talk.invoke(tool, caller, args, key)
         if self.plans is not None and tool in PLAN_TOOL_NAMES:
             try:
-                return await self.plans.invoke(tool, caller, args, key)
+                return JsonResult(body=await self.plans.invoke(tool, caller, args, key))
             except VanceError as exc:
                 raise ToolError(exc.message) from exc
         handler = getattr(self, f"_{tool}", None)
         if handler is None:
             raise ToolError(f"process_service does not host {tool!r}")
         try:
-            return await handler(caller, args, key, profile)
+            result: ToolResult = await handler(caller, args, key, profile)
         except VanceError as exc:
             raise ToolError(exc.message) from exc
+        return result
 
     async def _target(self, caller: Process, name: str) -> Process:
         pid = await self._inbox.resolve("", caller.session_id, name)
@@ -162,43 +179,40 @@ class ProcessTools:
         return await self._processes.get(pid)
 
     async def _process_create(
-        self, caller: Process, args: dict[str, Any], key: str, profile: str
-    ) -> Any:
+        self, caller: Process, args: JsonObject, key: str, profile: str
+    ) -> ToolResult:
         child = await self.spawn(caller, args, key, profile)
         if child.status is ProcessStatus.INIT:
             # The caller learns what the child reached once a lane took it (RUNNING, or already
             # IDLE/BLOCKED/CLOSED), not the INIT of its creation; bounded, since the child waits
             # for a free worker slot (INIT is reported when none came in time).
             child = await self._processes.started(child.id, STARTED_WAIT_S)
-        return spawn_result(child)
+        return SpawnResult.of(child)
 
     async def _process_create_delegate(
-        self, caller: Process, args: dict[str, Any], key: str, profile: str
-    ) -> Any:
-        return await self._delegation.run(caller, args, key, profile)
+        self, caller: Process, args: JsonObject, key: str, profile: str
+    ) -> ToolResult:
+        return JsonResult(body=await self._delegation.run(caller, args, key, profile))
 
     async def _slart_context(
-        self, caller: Process, args: dict[str, Any], key: str, profile: str
-    ) -> Any:
+        self, caller: Process, args: JsonObject, key: str, profile: str
+    ) -> ToolResult:
         return await self._generated.context(caller)
 
     async def _slart_store_recipe(
-        self, caller: Process, args: dict[str, Any], key: str, profile: str
-    ) -> Any:
+        self, caller: Process, args: JsonObject, key: str, profile: str
+    ) -> ToolResult:
         return await self._generated.store(caller, args)
 
     async def spawn(
-        self, caller: Process, args: dict[str, Any], key: str, profile: str
+        self, caller: Process, args: JsonObject, key: str, profile: str
     ) -> ThinkProcess:
         """A child of the caller from a recipe (or an engine), started at once; `key` makes a
         repeated call (a redone turn) return the same child."""
-        name, goal = _str(args, "name"), _str(args, "goal")
-        recipe, engine = _str(args, "recipe", required=False), _str(args, "engine", required=False)
+        parsed = parse_args(SpawnArgs, args)
+        recipe, engine = parsed.recipe, parsed.engine
         if not recipe and not engine:
             recipe = "default"
-        params = args.get("params") or {}
-        if not isinstance(params, dict):
-            raise ToolError("'params' must be an object")
         try:
             applied = await self._recipes_internal.ApplyRecipe(
                 ripb.ApplyRecipeRequest(
@@ -207,7 +221,7 @@ class ProcessTools:
                     recipe=recipe,
                     engine=engine,
                     profile=profile,
-                    caller_params=dict_to_struct(params),
+                    caller_params=dict_to_struct(parsed.params),
                 )
             )
         except Exception as exc:
@@ -223,9 +237,9 @@ class ProcessTools:
             tenant_id=caller.tenant_id,
             project_id=caller.project_id,
             session_id=caller.session_id,
-            name=name,
-            title=_str(args, "title", required=False) or name,
-            goal=goal,
+            name=parsed.name,
+            title=parsed.title or parsed.name,
+            goal=parsed.goal,
             engine=applied.engine,
             recipe_name=applied.recipe_name,
             parent_process_id=caller.id,
@@ -236,7 +250,7 @@ class ProcessTools:
         child = await self._processes.create(
             spec, idempotency_key=key, start=True, spawned_by=caller
         )
-        steer = _str(args, "steerContent", required=False)
+        steer = parsed.steer_content
         if steer:
             await self._inbox.steer(
                 child.id,
@@ -252,9 +266,10 @@ class ProcessTools:
         return child
 
     async def _process_steer(
-        self, caller: Process, args: dict[str, Any], key: str, profile: str
-    ) -> Any:
-        target = await self._target(caller, _str(args, "name"))
+        self, caller: Process, args: JsonObject, key: str, profile: str
+    ) -> ToolResult:
+        parsed = parse_args(SteerArgs, args)
+        target = await self._target(caller, parsed.name)
         if target.id == caller.id:
             raise ToolError("a process cannot steer itself")
         status = ProcessStatus(target.status)
@@ -265,7 +280,7 @@ class ProcessTools:
             "",
             "",
             UserChatInput(
-                content=_str(args, "content"),
+                content=parsed.content,
                 idempotency_key=key,
                 sender_process_id=caller.id,
                 from_user=f"process:{caller.name}",
@@ -273,47 +288,48 @@ class ProcessTools:
         )
         if result.outcome is DeliveryOutcome.REJECTED:
             raise ToolError(result.reason)
-        return {"ok": True, "outcome": result.outcome.value, "name": target.name}
+        return Steered(ok=True, outcome=result.outcome.value, name=target.name)
 
     async def _process_stop(
-        self, caller: Process, args: dict[str, Any], key: str, profile: str
-    ) -> Any:
-        target = await self._target(caller, _str(args, "name"))
+        self, caller: Process, args: JsonObject, key: str, profile: str
+    ) -> ToolResult:
+        target = await self._target(caller, parse_args(NamedArgs, args).name)
         if target.id == caller.id:
             raise ToolError("a process cannot stop itself")
         stopped = await self._processes.stop(target, stopped_by=caller.id)
-        return {
-            "name": stopped.name,
-            "status": stopped.status.value,
-            "closeReason": stopped.close_reason.value if stopped.close_reason else None,
-        }
+        return Stopped(
+            name=stopped.name,
+            status=stopped.status.value,
+            close_reason=stopped.close_reason.value if stopped.close_reason else None,
+        )
 
     async def _process_pause(
-        self, caller: Process, args: dict[str, Any], key: str, profile: str
-    ) -> Any:
-        target = await self._target(caller, _str(args, "name"))
+        self, caller: Process, args: JsonObject, key: str, profile: str
+    ) -> ToolResult:
+        target = await self._target(caller, parse_args(NamedArgs, args).name)
         if target.id == caller.id:
             raise ToolError("a process cannot pause itself")
         paused = await self._processes.pause(target)
-        return {"name": paused.name, "status": paused.status.value}
+        return Paused(name=paused.name, status=paused.status.value)
 
     async def _process_list(
-        self, caller: Process, args: dict[str, Any], key: str, profile: str
-    ) -> Any:
+        self, caller: Process, args: JsonObject, key: str, profile: str
+    ) -> ToolResult:
         found = await self._processes.in_session(
-            caller.session_id, include_terminated=bool(args.get("includeTerminated"))
+            caller.session_id,
+            include_terminated=parse_args(ListArgs, args).include_terminated,
         )
-        return {"processes": [_summary(p) for p in found if p.id != caller.id]}
+        return ProcessList(processes=[ProcessSummary.of(p) for p in found if p.id != caller.id])
 
     async def _process_status(
-        self, caller: Process, args: dict[str, Any], key: str, profile: str
-    ) -> Any:
-        target = await self._target(caller, _str(args, "name"))
-        return _summary(target.think_process())
+        self, caller: Process, args: JsonObject, key: str, profile: str
+    ) -> ToolResult:
+        target = await self._target(caller, parse_args(NamedArgs, args).name)
+        return ProcessSummary.of(target.think_process())
 
     async def _recipe_list(
-        self, caller: Process, args: dict[str, Any], key: str, profile: str
-    ) -> Any:
+        self, caller: Process, args: JsonObject, key: str, profile: str
+    ) -> ToolResult:
         resp = await self._recipes.ListRecipes(
             rpb.ListRecipesRequest(
                 tenant_id=caller.tenant_id,
@@ -321,43 +337,41 @@ class ProcessTools:
                 listed_only=True,
             )
         )
-        return {
-            "recipes": [
-                {
-                    "name": r.name,
-                    "description": r.description,
-                    "engine": r.engine,
-                    "source": r.source,
-                    "tags": list(r.tags),
-                }
+        return RecipeList(
+            recipes=[
+                RecipeEntry(
+                    name=r.name,
+                    description=r.description,
+                    engine=r.engine,
+                    source=r.source,
+                    tags=list(r.tags),
+                )
                 for r in resp.recipes
             ]
-        }
+        )
 
     async def _recipe_describe(
-        self, caller: Process, args: dict[str, Any], key: str, profile: str
-    ) -> Any:
+        self, caller: Process, args: JsonObject, key: str, profile: str
+    ) -> ToolResult:
+        name = parse_args(NamedArgs, args).name
         try:
             r = await self._recipes.GetRecipe(
                 rpb.GetRecipeRequest(
                     tenant_id=caller.tenant_id,
                     project_id=caller.project_id,
-                    name=_str(args, "name"),
+                    name=name,
                 )
             )
         except Exception as exc:
             details = _details(exc)
-            raise ToolError(f"no recipe {args.get('name')!r}: {details}") from exc
-        return {
-            "name": r.name,
-            "engine": r.engine,
-            "source": r.source,
-            "document": struct_to_dict(r.document),
-        }
+            raise ToolError(f"no recipe {name!r}: {details}") from exc
+        return RecipeDescribed(
+            name=r.name, engine=r.engine, source=r.source, document=struct_to_dict(r.document)
+        )
 
     async def _manual_list(
-        self, caller: Process, args: dict[str, Any], key: str, profile: str
-    ) -> Any:
+        self, caller: Process, args: JsonObject, key: str, profile: str
+    ) -> ToolResult:
         resp = await self._recipes.ListManuals(
             rpb.ListManualsRequest(
                 tenant_id=caller.tenant_id,
@@ -365,18 +379,20 @@ class ProcessTools:
                 paths=_manual_paths(caller),
             )
         )
-        return {
-            "manuals": [{"name": m.name, "title": m.title, "size": m.size} for m in resp.manuals],
-            "missing": list(resp.missing),
-        }
+        return ManualList(
+            manuals=[ManualEntry(name=m.name, title=m.title, size=m.size) for m in resp.manuals],
+            missing=list(resp.missing),
+        )
 
-    async def _how_do_i(self, caller: Process, args: dict[str, Any], key: str, profile: str) -> Any:
+    async def _how_do_i(
+        self, caller: Process, args: JsonObject, key: str, profile: str
+    ) -> ToolResult:
         return await _how_do_i(self._howdoi, args)
 
     async def _manual_read(
-        self, caller: Process, args: dict[str, Any], key: str, profile: str
-    ) -> Any:
-        name = _str(args, "name")
+        self, caller: Process, args: JsonObject, key: str, profile: str
+    ) -> ToolResult:
+        name = parse_args(NamedArgs, args).name
         paths = _manual_paths(caller)
         if name not in paths:
             raise ToolError(f"{name!r} is not one of your manuals: {', '.join(paths) or 'none'}")
@@ -390,23 +406,21 @@ class ProcessTools:
             )
         except grpc.aio.AioRpcError as exc:
             raise ToolError(f"manual {name!r}: {_details(exc)}") from exc
-        return {"name": manual.name, "title": manual.title, "content": manual.content}
+        return Manual(name=manual.name, title=manual.title, content=manual.content)
 
 
-async def _how_do_i(howdoi: HowDoI, args: dict[str, Any]) -> dict[str, Any]:
-    question = _str(args, "question")
-    limit = args.get("limit", DEFAULT_RESULTS)
-    if not isinstance(limit, int) or isinstance(limit, bool) or not 1 <= limit <= MAX_RESULTS:
-        raise ToolError(f"'limit' must be a whole number from 1 to {MAX_RESULTS}")
+async def _how_do_i(howdoi: HowDoI, args: JsonObject) -> HowDoIAnswer:
+    parsed = parse_args(HowDoIArgs, args)
+    question, limit = parsed.question, parsed.limit
     try:
         hits = await howdoi.search(question, limit)
     except grpc.aio.AioRpcError as exc:
         raise ToolError(f"the manuals cannot be read now ({exc.code().name}); try again") from exc
-    return {
-        "question": question,
-        "sections": [{"source": h.source, "title": h.title, "text": h.excerpt} for h in hits],
-        **({} if hits else {"note": "nothing matched; try other words, or ask the user"}),
-    }
+    return HowDoIAnswer(
+        question=question,
+        sections=[Section(source=h.source, title=h.title, text=h.excerpt) for h in hits],
+        note=None if hits else "nothing matched; try other words, or ask the user",
+    )
 
 
 def _manual_paths(caller: Process) -> list[str]:

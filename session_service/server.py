@@ -2,24 +2,24 @@
 
 from __future__ import annotations
 
-from session_service.engine_settings import EngineSettings, default_chat_engine
-from session_service.home import Home
-from session_service.hooks import Hooks
-from session_service.lifecycle_wiring import (
+from session_service.access.token_service import TokenRevocationStore, TokenServicer
+from session_service.hub.home import Home
+from session_service.hub.user_inbox import UserInbox
+from session_service.lifecycle.engine_rollup import Rollup
+from session_service.lifecycle.hooks import Hooks
+from session_service.lifecycle.lifecycle_wiring import (
     build_lifecycle,
     release_lifecycle,
     start_lifecycle_tasks,
 )
-from session_service.ownership import Ownership, take_over_forever
-from session_service.rollup import Rollup
-from session_service.search.wiring import build_search
-from session_service.seed import seed_defaults
+from session_service.lifecycle.replica_takeover import Ownership, take_over_forever
+from session_service.registry.seed import seed_defaults
+from session_service.registry.sessions import Sessions
+from session_service.search.search_wiring import build_search
 from session_service.service import SessionServicer
-from session_service.sessions import Sessions
-from session_service.settings_cache import SettingsDocs
-from session_service.store import SessionStore
-from session_service.token_revocations import TokenRevocationStore, TokenServicer
-from session_service.user_inbox import UserInbox
+from session_service.settings.engine_settings import EngineSettings, default_chat_engine
+from session_service.settings.settings_docs import SettingsDocs
+from session_service.store.session_store import SessionStore
 from vance.channels import Channels
 from vance.clients.process import ProcessClient
 from vance.clients.recipe import RecipeClient
@@ -95,7 +95,7 @@ async def create_server(
     if config.seed_defaults:
         await seed_defaults(sessions, dev_admin=config.seed_dev_admin)
     home = Home(store, sessions, lifecycle.binding, clock)
-    await home.ensure_all()  # at boot: every user's hub (session_service/home.py)
+    await home.ensure_all()  # at boot: every user's hub (session_service/hub/home.py)
     inbox = UserInbox(db, clock, home, processes.stub, processes.internal)
     revocations = TokenRevocationStore(db, clock)
     host = GrpcHost(

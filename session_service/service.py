@@ -2,27 +2,39 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Protocol
 
 import grpc
 
-from session_service import convert as sc
-from session_service.engine_settings_rpc import EngineSettingsRpcs
-from session_service.home import Home, is_foreign_hub
-from session_service.hub_service import HubRpcs
-from session_service.lifecycle_wiring import LifecycleServices
-from session_service.models import Session
-from session_service.ownership import OwnershipRpcs
-from session_service.rollup import RollupRpcs
-from session_service.search.wiring import SearchServices
-from session_service.sessions import DEFAULT_CHAT_ENGINE, Sessions
-from session_service.settings_access import check_visible, user_may_write
-from session_service.user_inbox import UserInbox
+from session_service import protos as sc
+from session_service.access.actor import is_foreign_hub
+from session_service.domain.models import Session
+from session_service.hub.home import Home
+from session_service.hub.hub_rpcs import HubRpcs
+from session_service.hub.user_inbox import UserInbox
+from session_service.lifecycle.engine_rollup import RollupRpcs
+from session_service.lifecycle.lifecycle_wiring import LifecycleServices
+from session_service.lifecycle.replica_takeover import OwnershipRpcs
+from session_service.registry.sessions import DEFAULT_CHAT_ENGINE, Sessions
+from session_service.search.search_wiring import SearchServices
+from session_service.settings.engine_settings_rpc import EngineSettingsRpcs
+from session_service.settings.permissions import check_visible, user_may_write
 from vance.errors import InvalidArgumentError, NotFoundError, PermissionDeniedError, grpc_errors
 from vance.internal.v1 import session_internal_pb2 as sipb
 from vance.internal.v1 import session_internal_pb2_grpc
 from vance.v1 import session_pb2 as spb
 from vance.v1 import session_pb2_grpc
+
+
+class _SessionOp(Protocol):
+    """The request messages that name a session and the caller acting on it."""
+
+    @property
+    def tenant_id(self) -> str: ...
+    @property
+    def session_id(self) -> str: ...
+    @property
+    def caller(self) -> spb.Caller: ...
 
 
 class SessionServicer(
@@ -41,7 +53,7 @@ class SessionServicer(
         home: Home,
         inbox: UserInbox,
     ) -> None:
-        self.home = home  # the hub RPCs (hub_service.py)
+        self.home = home  # the hub RPCs (hub/hub_rpcs.py)
         self.inbox = inbox
         self.sessions = sessions
         self.lifecycle = lifecycle
@@ -138,11 +150,11 @@ class SessionServicer(
             autonomous=request.autonomous,
             chat_engine=request.chat_engine,
             recipe=request.recipe,
-            lifecycle={
-                **sc.lifecycle_from_resolved(resolved),
-                "allow_multiple_clients": request.allow_multiple_clients,
-                "bound_connection_id": request.connection_id or None,
-            },
+            options=sc.options_from_resolved(
+                resolved,
+                allow_multiple_clients=request.allow_multiple_clients,
+                bound_connection_id=request.connection_id or None,
+            ),
         )
         return sc.session_to_proto(session)
 
@@ -155,7 +167,8 @@ class SessionServicer(
         session = await self.sessions.session(request.tenant_id, request.session_id)
         return sc.session_to_proto(await self.transitions.view(session))
 
-    # ---- lifecycle (session_service/binding.py, transitions.py, archive.py, sweepers.py) ----
+    # ---- lifecycle (session_service/lifecycle/connection_binding.py, lifecycle/transitions.py,
+    # lifecycle/archive.py, lifecycle/sweepers.py) ----
 
     @grpc_errors
     async def BindSession(
@@ -221,7 +234,7 @@ class SessionServicer(
         )
         return sipb.BindRoundResponse(
             lease_ms=done.lease_ms,
-            drops=[sipb.BindDrop(drop_id=d, session_id=s) for d, s in done.drops],
+            drops=[sipb.BindDrop(drop_id=d.drop_id, session_id=d.session_id) for d in done.drops],
             read_at_ms=done.read_at_ms,
         )
 
@@ -247,7 +260,7 @@ class SessionServicer(
         )
         return sc.session_to_proto(session)
 
-    async def _load(self, request: Any) -> Session:
+    async def _load(self, request: _SessionOp) -> Session:
         return await self.transitions.load(
             request.tenant_id, request.session_id, sc.caller_from_proto(request.caller)
         )

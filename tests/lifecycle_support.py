@@ -14,7 +14,7 @@ from typing import Any
 import httpx
 from pymongo import AsyncMongoClient
 
-from session_service.hooks import Hooks
+from session_service.lifecycle.hooks import Hooks
 from session_service.server import create_server
 from tests.harness import System, WsClient, eventually
 from vance.authclient import authed_channel
@@ -194,7 +194,8 @@ def recipes(system: System) -> recipe_pb2_grpc.RecipeServiceAsyncStub:
 async def cut_off(system: System, sid: str) -> None:
     """A FORCED suspend as a gateway replica's shutdown makes it when no client comes back:
     the session was bound through the replica, its work was cut off, and the takeover after
-    the reconnect grace suspends it (session_service/ownership.py). The takeover is asked for
+    the reconnect grace suspends it (session_service/lifecycle/replica_takeover.py). The takeover
+    is asked for
     a moment just past that grace; the live gateway's lease, renewed for a whole lease, is not
     over by then."""
     m = uuid.uuid4().hex[:8]

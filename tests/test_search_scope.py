@@ -14,14 +14,14 @@ import httpx
 import pytest
 from pymongo import AsyncMongoClient, monitoring
 
-from session_service.access import Actor
-from session_service.models import Session
+from session_service.access.actor import Actor
+from session_service.domain.models import Session
 from session_service.search.fulltext import FullTextStage
 from session_service.search.held import HeldSessions
+from session_service.search.index_store import SearchStore
 from session_service.search.query import SessionFilter, SessionSearch
 from session_service.search.stage import MessageSnippet, SearchStage, StageMatch
-from session_service.search.store import SearchStore
-from session_service.store import SessionStore
+from session_service.store.session_store import SessionStore
 from tests.harness import System, eventually
 from tests.lifecycle_support import wait_status
 from tests.sessions_support import (

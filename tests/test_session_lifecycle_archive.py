@@ -7,8 +7,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from session_service.hooks import Hooks
-from session_service.models import Session
+from session_service.domain.models import Session
+from session_service.lifecycle.hooks import Hooks
 from tests.harness import System, eventually
 from tests.lifecycle_support import (
     chat_once,

@@ -332,7 +332,7 @@ async def test_on_disconnect_keep_open_suspend_close_and_logout(system: System) 
     assert name(pb.SuspendCause, s.suspend_cause, "SUSPEND_CAUSE_") == "DISCONNECT"
     assert s.transition_at_ms == s.suspended_at_ms + DAY
 
-    # The session is marked first, then its engines (session_service/transitions.py).
+    # The session is marked first, then its engines (session_service/lifecycle/transitions.py).
     async def engines_suspended() -> bool:
         return await engines(system, suspended) == {"chat": "SUSPENDED"}
 

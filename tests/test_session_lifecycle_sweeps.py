@@ -8,8 +8,8 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
-from session_service.models import Session
-from session_service.sweepers import resume_paced
+from session_service.domain.models import Session
+from session_service.lifecycle.sweepers import resume_paced
 from tests.harness import System, eventually
 from tests.lifecycle_support import (
     DAY,
@@ -279,7 +279,8 @@ async def test_abandoned_sessions_skip_the_archive_and_kept_ones_do_not(system: 
         )
     )
     touched = await new_session(system)
-    await system.sessions.UpdateMetadata(  # the user pins it (session_service/metadata.py)
+    # the user pins it (session_service/search/session_metadata.py)
+    await system.sessions.UpdateMetadata(
         spb.UpdateMetadataRequest(
             tenant_id="default",
             session_id=touched.session_id,

@@ -8,10 +8,14 @@ from typing import Any
 import grpc
 import pytest
 
-from session_service.metadata import normalize_color, normalize_icon, normalize_tags
-from session_service.models import AccentColor, Session, SessionStatus
-from session_service.store import SessionStore
-from session_service.suggest import TOOL_NAME, parse_suggestion
+from session_service.domain.models import AccentColor, Session, SessionStatus
+from session_service.search.session_metadata import (
+    normalize_color,
+    normalize_icon,
+    normalize_tags,
+)
+from session_service.search.suggest import TOOL_NAME, parse_suggestion
+from session_service.store.session_store import SessionStore
 from tests.harness import System, eventually
 from tests.sessions_support import (
     SUGGEST,

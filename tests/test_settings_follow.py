@@ -14,7 +14,7 @@ from contextlib import asynccontextmanager
 
 from pymongo import AsyncMongoClient, monitoring
 
-from session_service.settings_cache import SettingsDocs
+from session_service.settings.settings_docs import SettingsDocs
 from tests.harness import System, eventually
 from vance.store import Document
 
@@ -56,8 +56,8 @@ async def replica(
         await mongo.close()
 
 
-def _value(doc: Document | None) -> str:
-    return next((str(i["value"]) for i in (doc or {}).get("values") or []), "")
+def _value(values: dict[str, str] | None) -> str:
+    return next(iter((values or {}).values()), "")
 
 
 def _setter(value: str) -> Callable[[dict[str, str]], dict[str, str]]:

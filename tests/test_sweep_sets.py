@@ -1,4 +1,5 @@
-"""The sweep sets (session_service/sweep_sets.py) against the store: a tick reads only the time
+"""The sweep sets (session_service/lifecycle/sweep_sets.py) against the store: a tick reads only
+the time
 buckets that are due, a sweep drops only what it read and handled, an emptied bucket leaves
 nothing behind, and neither a put nor a second sweep that races with a sweep loses an entry."""
 
@@ -6,7 +7,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from session_service.sweep_sets import IDLE, SweepSets, bucket
+from session_service.lifecycle.sweep_sets import IDLE, SweepSets, bucket
 from tests.harness import System
 from tests.lifecycle_support import MIN, marker, store
 

@@ -28,6 +28,7 @@ from tests.user_work_support import (
     tool_results,
     tools_then_answer,
 )
+from vance.json_types import JsonObject
 from vance.work_settings import WorkSettings
 
 PRIMES = """
@@ -195,7 +196,7 @@ async def test_a_sandbox_that_cannot_start_never_runs_the_script(
     owner = Owner("t", "u")
     sandbox = Sandbox(Workspaces(tmp_path / "ws"))
     settings = WorkSettings(exec_enabled=True)
-    code = {"language": "bash", "code": "touch ran", "timeoutMs": 5000}
+    code: JsonObject = {"language": "bash", "code": "touch ran", "timeoutMs": 5000}
     bin_dir = tmp_path / "bin"
     bin_dir.mkdir()
     prlimit = "/usr/bin/prlimit"
@@ -206,6 +207,6 @@ async def test_a_sandbox_that_cannot_start_never_runs_the_script(
     _fake_bwrap(bin_dir)  # one that cannot set the sandbox up
     result = await sandbox.run(owner, settings, code, "k2")
     await sandbox.close()
-    assert result["status"] == "error", result
-    assert result["error"].startswith("the sandbox could not start: bwrap: setting up uid map")
+    assert result.status == "error", result
+    assert (result.error or "").startswith("the sandbox could not start: bwrap: setting up uid map")
     assert not (tmp_path / "ws" / "t" / "u" / "ran").exists()

@@ -202,7 +202,7 @@ class LifecycleConfig(_Frozen):
     bind_stale_after_ms: int = 120_000
     # A gateway replica that stops or dies leaves its sessions running: they are suspended
     # FORCED only when no client has bound them again this long after its lease ended
-    # (session_service/ownership.py).
+    # (session_service/lifecycle/replica_takeover.py).
     reconnect_grace_ms: int = Field(default=30_000, ge=0)
     # A gateway replica's lease on its sessions, renewed every third of it (gateway/replica.py).
     replica_lease_ms: int = Field(default=30_000, ge=1_000)
@@ -274,7 +274,7 @@ class Config(_Frozen):
     grpc_host: str = "127.0.0.1"
     grpc_port_base: int = 50051
     seed_defaults: bool = True
-    # The `dev`/`dev` tenant admin (session_service/seed.py), seeded only with seed_defaults.
+    # The `dev`/`dev` tenant admin (session_service/registry/seed.py), seeded only with seed_defaults.
     seed_dev_admin: bool = True
     store: StoreConfig = StoreConfig()
     addresses: Addresses = Addresses()

@@ -84,7 +84,7 @@ class DeliveryOutcome(StrEnum):
 
 
 # Engines that run only as the chat of their own sessions, never as a spawned process: Eddie,
-# the hub (session_service/home.py). Spawning and the recipe selector treat them as not run.
+# the hub (session_service/hub/home.py). Spawning and the recipe selector treat them as not run.
 HUB_ONLY_ENGINES = frozenset({"eddie"})
 
 # Client profiles (REFERENCE): `foot`, `web`, `mobile`, `daemon`, `eddie`, plus `default`.

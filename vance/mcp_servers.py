@@ -84,7 +84,8 @@ def parse_servers(raw: str) -> list[McpServer]:
 
 
 def normalise(raw: str) -> str:
-    """The settings check (session_service/settings.py): the value as compact JSON."""
+    """The settings check (session_service/settings/session_settings.py): the value as compact
+    JSON."""
     servers = parse_servers(raw)
     return json.dumps(
         [s.model_dump(by_alias=True, exclude_defaults=True) | {"name": s.name} for s in servers],

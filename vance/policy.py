@@ -48,7 +48,7 @@ def _tenant(request: Any, who: Identity) -> None:
 
 def _caller(request: Any, who: Identity) -> None:
     """A body's `caller` may only repeat what the token says (the servicer acts on the token's
-    identity, see session_service/convert.py)."""
+    identity, see session_service/protos.py)."""
     if not request.HasField("caller"):
         return
     if request.caller.user_id and request.caller.user_id != who.name:
@@ -167,14 +167,14 @@ async def process_id(request: Any, who: Identity, owners: Owners | None) -> None
 
 async def own_user(request: Any, who: Identity, owners: Owners | None) -> None:
     """The token's own user only, admins included: a hub is its owner's alone
-    (session_service/home.py)."""
+    (session_service/hub/home.py)."""
     _tenant(request, who)
     if request.username != who.name:
         raise _deny("only the user themself may open their hub", "hub_foreign")
 
 
 async def own_inbox(request: Any, who: Identity, owners: Owners | None) -> None:
-    """The user's inbox (session_service/user_inbox.py): the token's own user only."""
+    """The user's inbox (session_service/hub/user_inbox.py): the token's own user only."""
     ref = request.ref if hasattr(request, "ref") else request
     _tenant(ref, who)
     if ref.user_id != who.name:

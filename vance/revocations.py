@@ -1,5 +1,5 @@
 """Revoked login tokens, as every gRPC service sees them: a snapshot of session_service's record
-(session_service/token_revocations.py) kept in memory and refreshed in the background.
+(session_service/access/token_service.py) kept in memory and refreshed in the background.
 
 The per-call check (`RevocationSnapshot.is_revoked`, the Verifier's hook in vance/auth.py) is one
 dictionary lookup, so it also runs on a verified-token cache hit. A background task asks

@@ -2,8 +2,8 @@
 "store calls per turn" table: with `VANCE_STORE_TRACE=<dir>` set, every process that connects to
 the store writes its counts to `<dir>/<pid>.json` once a second. Off (no listener) otherwise.
 With `VANCE_STORE_TRACE_SITES=1` as well, each count also names the function of ours that sent
-the command (`find sessions <- session_service.binding:heartbeat`): how the costs in the
-benchmark's table were traced to their callers."""
+the command (`find sessions <- session_service.lifecycle.connection_binding:heartbeat`): how the
+costs in the benchmark's table were traced to their callers."""
 
 from __future__ import annotations
 

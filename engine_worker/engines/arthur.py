@@ -40,7 +40,7 @@ TOOLS = [
     "rag_query",
     "@client",
 ]
-# Settings (session_service/engine_settings.py) Arthur reads each turn.
+# Settings (session_service/settings/engine_settings.py) Arthur reads each turn.
 MAX_CONTEXT_TOKENS = "arthur.maxContextTokens"
 DEFAULT_MAX_CONTEXT_TOKENS = 64_000
 INCLUDE_MEMORY = "arthur.includeProjectMemorySummary"

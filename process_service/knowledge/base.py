@@ -5,14 +5,14 @@ documents indexed as the doc tools change them (process_service/user_work/host.p
 from __future__ import annotations
 
 import logging
-from typing import Any
 
 from process_service.knowledge.rag_index import Hit, RagIndex, project_corpus, user_corpus
 from process_service.knowledge.recall import MemoryRecall
 from process_service.memory import MemoryRecord, MemoryStore
 from process_service.process_model import Process
+from process_service.tool_args import ToolResult
+from process_service.user_work.documents import UserDocument
 from process_service.user_work.owner import Owner
-from vance.store import Document
 
 logger = logging.getLogger(__name__)
 
@@ -20,16 +20,28 @@ DOCUMENTS = "documents"  # the label of a user's documents in a chunk's source
 PROJECT = "project"
 
 
-def record_view(r: MemoryRecord) -> dict[str, Any]:
-    return {
-        "id": r.id,
-        "scope": r.scope.lower(),
-        "kind": r.kind,
-        "title": r.title or None,
-        "text": r.content,
-        "tags": list(r.tags),
-        "createdAt": r.created_at_ms,
-    }
+class MemoryNote(ToolResult):
+    """A memory record as the memory tools show it."""
+
+    id: str
+    scope: str
+    kind: str
+    title: str | None
+    text: str
+    tags: list[str]
+    created_at: int
+
+    @classmethod
+    def of(cls, r: MemoryRecord) -> MemoryNote:
+        return cls(
+            id=r.id,
+            scope=r.scope.lower(),
+            kind=r.kind,
+            title=r.title or None,
+            text=r.content,
+            tags=list(r.tags),
+            created_at=r.created_at_ms,
+        )
 
 
 class Knowledge:
@@ -59,7 +71,7 @@ class Knowledge:
             min_score=min_score,
         )
 
-    async def document_changed(self, owner: Owner, path: str, doc: Document | None) -> None:
+    async def document_changed(self, owner: Owner, path: str, doc: UserDocument | None) -> None:
         """A doc tool created, changed (doc) or deleted (None) one of the user's documents.
         The document is stored whatever happens here; a failed index write is logged, and the
         next change of the document indexes it again."""
@@ -68,7 +80,7 @@ class Knowledge:
             if doc is None:
                 await self.rag.remove(corpus, path)
                 return
-            body = str(doc.get("body") or "")
+            body = doc.body
             if not body.strip():
                 await self.rag.remove(corpus, path)
                 return
@@ -76,7 +88,7 @@ class Knowledge:
                 corpus,
                 tenant=owner.tenant_id,
                 source=path,
-                title=str(doc.get("title") or path),
+                title=doc.title or path,
                 media_type="text/markdown",
                 text=body,
                 added_by=owner.user_id,

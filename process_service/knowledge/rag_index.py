@@ -26,9 +26,9 @@ import math
 import re
 from collections import Counter
 from dataclasses import dataclass
-from typing import Any
 
 import numpy as np
+import numpy.typing as npt
 from pymongo import ASCENDING, ReturnDocument, UpdateOne
 from pymongo.asynchronous.database import AsyncDatabase
 
@@ -74,11 +74,36 @@ class Hit:
     vector_score: float
 
 
+@dataclass(frozen=True)
+class RagDoc:
+    """An indexed document (a `rag_docs` document, without its word list)."""
+
+    source: str
+    title: str
+    media_type: str
+    chunks: int
+    size: int
+    updated_at_ms: int
+    added_by: str
+
+    @classmethod
+    def from_doc(cls, d: Document) -> RagDoc:
+        return cls(
+            source=str(d.get("source", "")),
+            title=str(d.get("title", "")),
+            media_type=str(d.get("media_type", "")),
+            chunks=int(d.get("chunks", 0)),
+            size=int(d.get("size", 0)),
+            updated_at_ms=int(d.get("updated_at_ms", 0)),
+            added_by=str(d.get("added_by", "")),
+        )
+
+
 @dataclass
 class _Vectors:
     version: int
     ids: list[str]
-    matrix: Any  # numpy array, one unit row per chunk
+    matrix: npt.NDArray[np.float32]  # one unit row per chunk
 
 
 class RagIndex:
@@ -105,7 +130,7 @@ class RagIndex:
         media_type: str,
         text: str,
         added_by: str = "",
-    ) -> Document:
+    ) -> RagDoc:
         """Indexes a document, replacing the one of the same source."""
         pieces = chunks(text)
         vectors = await self._embed_chunks(tenant, title, pieces)
@@ -168,7 +193,7 @@ class RagIndex:
             )
         )
         await self._postings.bulk_write(ops, ordered=False)
-        return doc
+        return RagDoc.from_doc(doc)
 
     async def _embed_chunks(self, tenant: str, title: str, pieces: list[str]) -> list[list[float]]:
         model = await self._embedder.model(tenant)
@@ -208,10 +233,10 @@ class RagIndex:
             await self._chunks.delete_many({"_id": {"$in": ids}})
         return True
 
-    async def listing(self, corpus: str) -> list[Document]:
+    async def listing(self, corpus: str) -> list[RagDoc]:
         await self._ensure_index()
         docs = await self._docs.find({"corpus": corpus}, {"words": 0}).to_list(None)
-        return sorted(docs, key=lambda d: str(d.get("source", "")))
+        return sorted((RagDoc.from_doc(d) for d in docs), key=lambda d: d.source)
 
     async def _ensure_index(self) -> None:
         # Listing and vector loading read by corpus; everything else by `_id`.

@@ -6,7 +6,7 @@ from __future__ import annotations
 import grpc
 
 from process_service.knowledge.base import Knowledge
-from process_service.knowledge.rag_index import project_corpus
+from process_service.knowledge.rag_index import RagDoc, project_corpus
 from process_service.knowledge.rag_text import extract, media_type_of
 from process_service.knowledge.recall import check_scope
 from process_service.memory import MemoryRecord, process_or_404
@@ -15,7 +15,6 @@ from vance.auth import current_identity
 from vance.errors import InvalidArgumentError, NotFoundError, grpc_errors
 from vance.internal.v1 import knowledge_internal_pb2 as kipb
 from vance.internal.v1 import knowledge_internal_pb2_grpc
-from vance.store import Document
 from vance.v1 import common_pb2 as pb
 from vance.v1 import knowledge_pb2 as kpb
 from vance.v1 import knowledge_pb2_grpc, session_pb2_grpc
@@ -39,15 +38,15 @@ def record_to_proto(r: MemoryRecord, score: float = 0.0) -> kpb.KnowledgeRecord:
     )
 
 
-def rag_doc_to_proto(d: Document) -> kpb.RagDocument:
+def rag_doc_to_proto(d: RagDoc) -> kpb.RagDocument:
     return kpb.RagDocument(
-        source=str(d.get("source", "")),
-        title=str(d.get("title", "")),
-        media_type=str(d.get("media_type", "")),
-        chunks=int(d.get("chunks", 0)),
-        size=int(d.get("size", 0)),
-        updated_at_ms=int(d.get("updated_at_ms", 0)),
-        added_by=str(d.get("added_by", "")),
+        source=d.source,
+        title=d.title,
+        media_type=d.media_type,
+        chunks=d.chunks,
+        size=d.size,
+        updated_at_ms=d.updated_at_ms,
+        added_by=d.added_by,
     )
 
 
@@ -78,7 +77,7 @@ class KnowledgeServicer(
     async def _project(self, ref: kpb.ProjectRef) -> tuple[str, str]:
         """The project, when the caller sees it: a service always; a user a shared project
         (no owner), their own, or another's as a tenant admin unless it is a hub (SYSTEM)
-        project: session_service's rule (session_service/home.py). NOT_FOUND otherwise."""
+        project: session_service's rule (session_service/hub/home.py). NOT_FOUND otherwise."""
         if not ref.tenant_id or not ref.project_id:
             raise InvalidArgumentError("tenant_id and project_id are required")
         who = current_identity.get()

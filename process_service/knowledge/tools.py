@@ -5,18 +5,27 @@ own scopes: its process, session and project, and its owner's documents."""
 
 from __future__ import annotations
 
-from typing import Any
+from pydantic import Field, field_validator
 
-from process_service.knowledge.base import Knowledge, record_view
+from process_service.knowledge.base import Knowledge, MemoryNote
 from process_service.knowledge.recall import check_scope
 from process_service.process_model import Process
-from process_service.tool_args import ToolError, arg_str
-from process_service.tool_specs import _obj
-from process_service.user_work.args import whole
+from process_service.tool_args import (
+    OptText,
+    Text,
+    ToolArgs,
+    ToolError,
+    ToolResult,
+    parse_args,
+    reason,
+)
+from process_service.tool_specs import ToolSpec, _obj
+from process_service.user_work.args import whole_checked
 from vance.errors import VanceError
+from vance.json_types import JsonObject, JsonValue
 
-_S = {"type": "string"}
-_SCOPE = {
+_S: JsonObject = {"type": "string"}
+_SCOPE: JsonObject = {
     "type": "string",
     "enum": ["process", "session", "project"],
     "description": "process: your own working notes; session: every process of this session; "
@@ -28,7 +37,7 @@ DEFAULT_RECALL = 5
 MAX_RECALL = 50
 DEFAULT_TOP_K = 5
 
-KNOWLEDGE_TOOLS: list[dict[str, Any]] = [
+KNOWLEDGE_TOOLS: list[ToolSpec] = [
     {
         "name": "memory_remember",
         "description": (
@@ -63,67 +72,158 @@ KNOWLEDGE_TOOLS: list[dict[str, Any]] = [
         "labels": ["@rag", "@read"],
     },
 ]
-KNOWLEDGE_TOOL_NAMES = frozenset(str(t["name"]) for t in KNOWLEDGE_TOOLS)
+KNOWLEDGE_TOOL_NAMES = frozenset(t["name"] for t in KNOWLEDGE_TOOLS)
+
+
+class RememberArgs(ToolArgs):
+    text: Text
+    tags: list[str] = Field(default_factory=list)
+    scope: str = Field("", validate_default=True)
+
+    @field_validator("text")
+    @classmethod
+    def _compact(cls, value: str) -> str:
+        if len(value) > MAX_TEXT:
+            raise reason(f"'text' is longer than {MAX_TEXT} characters; keep notes compact")
+        return value
+
+    @field_validator("tags", mode="before")
+    @classmethod
+    def _texts(cls, value: JsonValue) -> JsonValue:
+        tags = value or []
+        if not isinstance(tags, list) or not all(isinstance(t, str) for t in tags):
+            raise reason("'tags' must be a list of texts")
+        if len(tags) > MAX_TAGS:
+            raise reason(f"at most {MAX_TAGS} tags")
+        return tags
+
+    @field_validator("scope", mode="before")
+    @classmethod
+    def _scope(cls, value: JsonValue) -> str:
+        return _checked_scope(value)
+
+
+class RecallArgs(ToolArgs):
+    limit: int = DEFAULT_RECALL
+    query: OptText = ""
+    scope: str = Field("", validate_default=True)
+
+    @field_validator("limit", mode="before")
+    @classmethod
+    def _limit(cls, value: JsonValue) -> int:
+        return whole_checked(value, "limit", 1, MAX_RECALL)
+
+    @field_validator("scope", mode="before")
+    @classmethod
+    def _scope(cls, value: JsonValue) -> str:
+        return _checked_scope(value)
+
+
+class ForgetArgs(ToolArgs):
+    id: Text
+
+
+class RagArgs(ToolArgs):
+    top_k: int = DEFAULT_TOP_K
+    query: Text
+
+    @field_validator("top_k", mode="before")
+    @classmethod
+    def _top_k(cls, value: JsonValue) -> int:
+        return whole_checked(value, "topK", 1, 50)
+
+
+def _checked_scope(value: JsonValue) -> str:
+    """check_scope (shared with the memory RPCs) as a validator's check."""
+    try:
+        return check_scope(value)
+    except VanceError as exc:
+        raise reason(exc.message) from None
+
+
+class Remembered(ToolResult):
+    remembered: MemoryNote
+
+
+class RecalledNote(MemoryNote):
+    score: float
+
+
+class Recalled(ToolResult):
+    OMIT_NONE = frozenset({"note"})
+
+    notes: list[RecalledNote]
+    note: str | None = None
+
+
+class Forgotten(ToolResult):
+    forgotten: str
+
+
+class Chunk(ToolResult):
+    source: str
+    title: str
+    text: str
+    score: float
+
+
+class RagAnswer(ToolResult):
+    OMIT_NONE = frozenset({"note"})
+
+    chunks: list[Chunk]
+    ranking: str
+    note: str | None = None
 
 
 class KnowledgeTools:
     def __init__(self, knowledge: Knowledge) -> None:
         self._k = knowledge
 
-    async def invoke(self, tool: str, caller: Process, args: dict[str, Any], key: str) -> Any:
+    async def invoke(self, tool: str, caller: Process, args: JsonObject, key: str) -> ToolResult:
         try:
             if tool == "memory_remember":
-                return await self._remember(caller, args, key)
+                return await self._remember(caller, parse_args(RememberArgs, args), key)
             if tool == "memory_recall":
-                return await self._recall(caller, args)
+                return await self._recall(caller, parse_args(RecallArgs, args))
             if tool == "memory_forget":
-                forgotten = await self._k.recall.forget(caller, arg_str(args, "id"))
-                return {"forgotten": forgotten.id}
+                forgotten = await self._k.recall.forget(caller, parse_args(ForgetArgs, args).id)
+                return Forgotten(forgotten=forgotten.id)
             if tool == "rag_query":
-                return await self._rag_query(caller, args)
+                return await self._rag_query(caller, parse_args(RagArgs, args))
         except VanceError as exc:
             raise ToolError(exc.message) from exc
         raise ToolError(f"process_service does not host {tool!r}")
 
-    async def _remember(self, caller: Process, args: dict[str, Any], key: str) -> Any:
-        text = arg_str(args, "text")
-        if len(text) > MAX_TEXT:
-            raise ToolError(f"'text' is longer than {MAX_TEXT} characters; keep notes compact")
-        tags = args.get("tags") or []
-        if not isinstance(tags, list) or not all(isinstance(t, str) for t in tags):
-            raise ToolError("'tags' must be a list of texts")
-        if len(tags) > MAX_TAGS:
-            raise ToolError(f"at most {MAX_TAGS} tags")
+    async def _remember(self, caller: Process, args: RememberArgs, key: str) -> Remembered:
         record = await self._k.memory.record(
             caller,
-            check_scope(args.get("scope")),
+            args.scope,
             kind="note",
             title="",
-            content=text,
+            content=args.text,
             idempotency_key=key,
-            tags=[t.strip()[:50] for t in tags if t.strip()],
+            tags=[t.strip()[:50] for t in args.tags if t.strip()],
         )
-        return {"remembered": record_view(record)}
+        return Remembered(remembered=MemoryNote.of(record))
 
-    async def _recall(self, caller: Process, args: dict[str, Any]) -> Any:
-        limit = whole(args.get("limit", DEFAULT_RECALL), "limit", 1, MAX_RECALL)
-        query = arg_str(args, "query", required=False)
+    async def _recall(self, caller: Process, args: RecallArgs) -> Recalled:
         found = await self._k.recall.recall(
-            caller, check_scope(args.get("scope")), query, limit=limit, matching_only=True
+            caller, args.scope, args.query, limit=args.limit, matching_only=True
         )
-        return {
-            "notes": [{**record_view(s.record), "score": round(s.score, 3)} for s in found],
-            **({} if found else {"note": "nothing recorded matches"}),
-        }
-
-    async def _rag_query(self, caller: Process, args: dict[str, Any]) -> Any:
-        top_k = whole(args.get("topK", DEFAULT_TOP_K), "topK", 1, 50)
-        hits, hybrid = await self._k.rag_for(caller, arg_str(args, "query"), top_k, 0.0)
-        return {
-            "chunks": [
-                {"source": h.source, "title": h.title, "text": h.text, "score": h.score}
-                for h in hits
+        return Recalled(
+            notes=[
+                RecalledNote(**MemoryNote.of(s.record).model_dump(), score=round(s.score, 3))
+                for s in found
             ],
-            "ranking": "hybrid" if hybrid else "keyword",
-            **({} if hits else {"note": "no document passage matches"}),
-        }
+            note=None if found else "nothing recorded matches",
+        )
+
+    async def _rag_query(self, caller: Process, args: RagArgs) -> RagAnswer:
+        hits, hybrid = await self._k.rag_for(caller, args.query, args.top_k, 0.0)
+        return RagAnswer(
+            chunks=[
+                Chunk(source=h.source, title=h.title, text=h.text, score=h.score) for h in hits
+            ],
+            ranking="hybrid" if hybrid else "keyword",
+            note=None if hits else "no document passage matches",
+        )

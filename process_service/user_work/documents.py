@@ -8,16 +8,17 @@ from __future__ import annotations
 
 import asyncio
 import re
-from typing import Any
+from dataclasses import dataclass
 
 from pymongo.asynchronous.database import AsyncDatabase
 
-from process_service.tool_args import ToolError
+from process_service.tool_args import ToolError, ToolResult
 from process_service.user_work.args import whole
 from process_service.user_work.lazy_index import LazyIndex
 from process_service.user_work.owner import Owner
 from process_service.user_work.workspace import PREFIX, Workspaces
 from vance.clock import Clock
+from vance.json_types import JsonValue
 from vance.store import Document, is_duplicate_key
 
 MAX_BODY_CHARS = 200_000
@@ -26,7 +27,55 @@ MAX_LISTED = 500
 _SEGMENT = re.compile(r"^[^/\x00-\x1f]{1,100}$")
 
 
-def clean_path(raw: Any, *, allow_workspace: bool = True) -> str:
+@dataclass
+class UserDocument:
+    """One of the user's documents (a `user_documents` document), or a workspace file read
+    as one (source "workspace", no `_id`, never edited)."""
+
+    path: str
+    title: str | None
+    body: str
+    size: int
+    source: str = "documents"
+    id: str = ""
+    updated_at_ms: int | None = None
+    version: int = 1
+
+    @classmethod
+    def from_doc(cls, doc: Document) -> UserDocument:
+        body = str(doc.get("body") or "")
+        return cls(
+            id=str(doc["_id"]),
+            path=str(doc["path"]),
+            title=doc.get("title") or None,
+            body=body,
+            size=int(doc.get("size", len(body))),
+            updated_at_ms=doc.get("updated_at_ms"),
+            version=int(doc.get("v", 1)),
+        )
+
+
+class DocSummary(ToolResult):
+    """A document as doc_list and the doc tools show it."""
+
+    path: str
+    title: str
+    size: int
+    updated_at: int
+    source: str
+
+    @classmethod
+    def of(cls, doc: UserDocument) -> DocSummary:
+        return cls(
+            path=doc.path,
+            title=doc.title or doc.path.rsplit("/", 1)[-1],
+            size=doc.size,
+            updated_at=doc.updated_at_ms or 0,
+            source="documents",
+        )
+
+
+def clean_path(raw: JsonValue, *, allow_workspace: bool = True) -> str:
     if not isinstance(raw, str) or not raw.strip():
         raise ToolError("'path' must be a non-empty text such as notes/todo.md")
     path = raw.strip().strip("/")
@@ -43,22 +92,12 @@ def clean_path(raw: Any, *, allow_workspace: bool = True) -> str:
     return path
 
 
-def _body(raw: Any, name: str = "body") -> str:
+def check_body(raw: JsonValue, name: str = "body") -> str:
     if not isinstance(raw, str):
         raise ToolError(f"'{name}' must be text")
     if len(raw) > MAX_BODY_CHARS:
         raise ToolError(f"'{name}' is longer than {MAX_BODY_CHARS} characters")
     return raw
-
-
-def summary(doc: Document) -> dict[str, Any]:
-    return {
-        "path": doc["path"],
-        "title": doc.get("title") or doc["path"].rsplit("/", 1)[-1],
-        "size": doc.get("size", len(doc.get("body") or "")),
-        "updatedAt": doc.get("updated_at_ms", 0),
-        "source": "documents",
-    }
 
 
 class Documents:
@@ -68,17 +107,17 @@ class Documents:
         self._clock = clock
         self._index = LazyIndex(self._c, "path", "owner_path")
 
-    async def create(self, owner: Owner, path: Any, body: Any, title: Any = None) -> Document:
+    async def create(self, owner: Owner, path: str, body: str, title: str) -> UserDocument:
+        """A new document at `path` (checked by clean_path), `body` checked by check_body."""
         await self._index.ready()
-        clean = clean_path(path, allow_workspace=False)
         now = self._clock.now_ms()
         doc: Document = {
-            "_id": owner.doc_id(clean),
+            "_id": owner.doc_id(path),
             "tenant_id": owner.tenant_id,
             "user_id": owner.user_id,
-            "path": clean,
-            "title": str(title or "").strip()[:200] or None,
-            "body": _body(body),
+            "path": path,
+            "title": title.strip()[:200] or None,
+            "body": body,
             "size": len(body),
             "created_at_ms": now,
             "updated_at_ms": now,
@@ -88,37 +127,36 @@ class Documents:
             await self._c.insert_one(doc)
         except Exception as exc:
             if is_duplicate_key(exc):
-                raise ToolError(f"{clean!r} exists already; change it with doc_edit") from exc
+                raise ToolError(f"{path!r} exists already; change it with doc_edit") from exc
             raise
-        return doc
+        return UserDocument.from_doc(doc)
 
-    async def get(self, owner: Owner, path: Any) -> Document:
-        clean = clean_path(path)
-        if (clean + "/").startswith(PREFIX):
-            text, size = await asyncio.to_thread(self._workspaces.read, owner, clean)
-            return {
-                "path": clean,
-                "title": clean.removeprefix(PREFIX),
-                "body": text,
-                "size": size,
-                "source": "workspace",
-            }
-        doc = await self._c.find_one({"_id": owner.doc_id(clean)})
+    async def get(self, owner: Owner, path: str) -> UserDocument:
+        """The document at `path` (checked by clean_path), or the workspace file there."""
+        if (path + "/").startswith(PREFIX):
+            text, size = await asyncio.to_thread(self._workspaces.read, owner, path)
+            return UserDocument(
+                path=path,
+                title=path.removeprefix(PREFIX),
+                body=text,
+                size=size,
+                source="workspace",
+            )
+        doc = await self._c.find_one({"_id": owner.doc_id(path)})
         if doc is None:
-            raise ToolError(f"no document {clean!r}; see doc_list")
-        return doc
+            raise ToolError(f"no document {path!r}; see doc_list")
+        return UserDocument.from_doc(doc)
 
     async def edit(
-        self, owner: Owner, path: Any, text: Any, from_line: Any, to_line: Any
-    ) -> Document:
-        clean = clean_path(path, allow_workspace=False)
-        new_text = _body(text, "text")
+        self, owner: Owner, path: str, text: str, from_line: int | None, to_line: int | None
+    ) -> UserDocument:
+        """Lines from..to of the document replaced by `text` (appended without from_line)."""
         for _ in range(5):  # another edit between our read and write: read again
-            doc = await self.get(owner, clean)
-            body = _apply(str(doc.get("body") or ""), new_text, from_line, to_line)
-            _body(body)
+            doc = await self.get(owner, path)
+            body = _apply(doc.body, text, from_line, to_line)
+            check_body(body)
             done = await self._c.update_one(
-                {"_id": doc["_id"], "v": doc.get("v", 1)},
+                {"_id": doc.id, "v": doc.version},
                 {
                     "$set": {
                         "body": body,
@@ -129,51 +167,50 @@ class Documents:
                 },
             )
             if done.modified_count:
-                doc["body"], doc["size"] = body, len(body)
+                doc.body, doc.size, doc.version = body, len(body), doc.version + 1
                 return doc
-        raise ToolError(f"{clean!r} is being changed by someone else right now; try again")
+        raise ToolError(f"{path!r} is being changed by someone else right now; try again")
 
-    async def listing(self, owner: Owner, prefix: Any = None) -> list[dict[str, Any]]:
+    async def listing(self, owner: Owner, prefix: str = "") -> list[DocSummary]:
         await self._index.ready()
-        start = str(prefix or "").strip().strip("/")
-        query: dict[str, Any] = {"tenant_id": owner.tenant_id, "user_id": owner.user_id}
+        start = prefix.strip().strip("/")
         docs = await self._c.find(
-            query, {"size": 1, "path": 1, "title": 1, "updated_at_ms": 1}
+            {"tenant_id": owner.tenant_id, "user_id": owner.user_id},
+            {"size": 1, "path": 1, "title": 1, "updated_at_ms": 1},
         ).to_list(None)
-        found = [summary(d) for d in docs]
+        found = [DocSummary.of(UserDocument.from_doc(d)) for d in docs]
         files = await asyncio.to_thread(self._workspaces.files, owner)
         found += [
-            {
-                "path": f.path,
-                "title": f.path.removeprefix(PREFIX),
-                "size": f.size,
-                "updatedAt": f.updated_at_ms,
-                "source": "workspace",
-            }
+            DocSummary(
+                path=f.path,
+                title=f.path.removeprefix(PREFIX),
+                size=f.size,
+                updated_at=f.updated_at_ms,
+                source="workspace",
+            )
             for f in files
         ]
         if start:
-            found = [d for d in found if d["path"] == start or d["path"].startswith(start + "/")]
-        return sorted(found, key=lambda d: str(d["path"]))[:MAX_LISTED]
+            found = [d for d in found if d.path == start or d.path.startswith(start + "/")]
+        return sorted(found, key=lambda d: d.path)[:MAX_LISTED]
 
-    async def purge(self, owner: Owner, path: Any, prefix: Any) -> list[str]:
+    async def purge(self, owner: Owner, path: str, prefix: str) -> list[str]:
+        """Deletes the document at `path`, else every document under `prefix` (both checked
+        by clean_path; one is given)."""
         await self._index.ready()
         if path:
-            clean = clean_path(path, allow_workspace=False)
-            done = await self._c.delete_one({"_id": owner.doc_id(clean)})
+            done = await self._c.delete_one({"_id": owner.doc_id(path)})
             if not done.deleted_count:
-                raise ToolError(f"no document {clean!r}; see doc_list")
-            return [clean]
-        if not prefix:
-            raise ToolError("name a 'path' or a 'prefix' to delete")
-        folder = clean_path(prefix, allow_workspace=False)
-        gone = [d["path"] for d in await self.listing(owner, folder) if d["source"] == "documents"]
+                raise ToolError(f"no document {path!r}; see doc_list")
+            return [path]
+        found = await self.listing(owner, prefix)
+        gone = [d.path for d in found if d.source == "documents"]
         if gone:
             await self._c.delete_many({"_id": {"$in": [owner.doc_id(p) for p in gone]}})
         return gone
 
 
-def _line(value: Any, name: str) -> int:
+def line_number(value: JsonValue, name: str) -> int:
     return whole(value, name, 1, 10_000_000)
 
 
@@ -187,7 +224,7 @@ def split_lines(body: str) -> tuple[list[str], bool]:
     return lines, False
 
 
-def _apply(body: str, text: str, from_line: Any, to_line: Any) -> str:
+def _apply(body: str, text: str, from_line: int | None, to_line: int | None) -> str:
     """The body with lines from..to replaced by text, or text appended (no from_line)."""
     lines, trailing = split_lines(body)
     added = text.split("\n") if text else []
@@ -196,8 +233,8 @@ def _apply(body: str, text: str, from_line: Any, to_line: Any) -> str:
             raise ToolError("'toLine' needs a 'fromLine'")
         lines += added
     else:
-        start = _line(from_line, "fromLine")
-        end = start if to_line is None else _line(to_line, "toLine")
+        start = from_line
+        end = start if to_line is None else to_line
         if end < start or end > len(lines):
             raise ToolError(
                 f"lines {start}..{end} are not in the document, which has {len(lines)} lines"

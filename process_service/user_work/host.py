@@ -8,19 +8,45 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Awaitable, Callable
 from pathlib import Path
-from typing import Any
 
 from pymongo.asynchronous.database import AsyncDatabase
 
 from process_service.process_model import Process
-from process_service.tool_args import ToolError
+from process_service.tool_args import ToolError, ToolResult, parse_args
 from process_service.user_work import web
-from process_service.user_work.documents import Documents, split_lines, summary
-from process_service.user_work.notes import Relations, Scratchpads
+from process_service.user_work.doc_models import (
+    CreateArgs,
+    DocCreated,
+    DocEdited,
+    DocList,
+    DocPurged,
+    DocRead,
+    EditArgs,
+    ListArgs,
+    PurgeArgs,
+    ReadArgs,
+)
+from process_service.user_work.documents import (
+    DocSummary,
+    Documents,
+    UserDocument,
+    split_lines,
+)
+from process_service.user_work.notes import (
+    Done,
+    FactAdded,
+    FactRemoved,
+    Facts,
+    Relations,
+    Scratchpad,
+    Scratchpads,
+    Written,
+)
 from process_service.user_work.owner import Owner
-from process_service.user_work.sandbox import Sandbox
+from process_service.user_work.sandbox import JobView, Sandbox
 from process_service.user_work.workspace import PREFIX, Workspaces
 from vance.clock import Clock
+from vance.json_types import JsonObject
 from vance.store import Document
 from vance.v1 import session_pb2 as spb
 from vance.v1 import session_pb2_grpc
@@ -43,9 +69,9 @@ class UserWork:
         self._sessions = sessions
         # Told of every document a doc tool created, changed or deleted (None), so the RAG
         # index follows (process_service/knowledge/base.py); set at wiring.
-        self.on_document: Callable[[Owner, str, Document | None], Awaitable[None]] | None = None
+        self.on_document: Callable[[Owner, str, UserDocument | None], Awaitable[None]] | None = None
 
-    async def _changed(self, owner: Owner, path: str, doc: Document | None) -> None:
+    async def _changed(self, owner: Owner, path: str, doc: UserDocument | None) -> None:
         if self.on_document is not None:
             await self.on_document(owner, path, doc)
 
@@ -53,78 +79,83 @@ class UserWork:
         found = await self._sessions.GetSettings(spb.GetSettingsRequest(tenant_id=tenant))
         return WorkSettings.from_values(dict(found.effective))
 
-    async def invoke(self, tool: str, caller: Process, args: dict[str, Any], key: str) -> Any:
+    async def invoke(self, tool: str, caller: Process, args: JsonObject, key: str) -> ToolResult:
         owner = Owner.of(caller)
         handler = getattr(self, f"_{tool}")
-        return await handler(owner, args, key)
+        result: ToolResult = await handler(owner, args, key)
+        return result
 
-    async def _doc_create(self, owner: Owner, args: dict[str, Any], key: str) -> Any:
-        doc = await self.documents.create(
-            owner, args.get("path"), args.get("body"), args.get("title")
-        )
-        await self._changed(owner, doc["path"], doc)
-        return {"created": summary(doc)}
+    async def _doc_create(self, owner: Owner, args: JsonObject, key: str) -> DocCreated:
+        parsed = parse_args(CreateArgs, args)
+        doc = await self.documents.create(owner, parsed.path, parsed.body, parsed.title)
+        await self._changed(owner, doc.path, doc)
+        return DocCreated(created=DocSummary.of(doc))
 
-    async def _doc_read(self, owner: Owner, args: dict[str, Any], key: str) -> Any:
-        doc = await self.documents.get(owner, args.get("path"))
-        body = str(doc.get("body") or "")
+    async def _doc_read(self, owner: Owner, args: JsonObject, key: str) -> DocRead:
+        parsed = parse_args(ReadArgs, args)
+        doc = await self.documents.get(owner, parsed.path)
+        body = doc.body
         lines, _ = split_lines(body)
-        if args.get("numbered") is True:
+        if parsed.numbered:
             body = "\n".join(f"{i}: {line}" for i, line in enumerate(lines, 1))
-        return {
-            "path": doc["path"],
-            "title": doc.get("title") or doc["path"],
-            "body": body,
-            "lines": len(lines),
-            "source": doc.get("source") or "documents",
-            "updatedAt": doc.get("updated_at_ms"),
-        }
-
-    async def _doc_edit(self, owner: Owner, args: dict[str, Any], key: str) -> Any:
-        doc = await self.documents.edit(
-            owner, args.get("path"), args.get("text"), args.get("fromLine"), args.get("toLine")
+        return DocRead(
+            path=doc.path,
+            title=doc.title or doc.path,
+            body=body,
+            lines=len(lines),
+            source=doc.source,
+            updated_at=doc.updated_at_ms,
         )
-        await self._changed(owner, doc["path"], doc)
-        return {"edited": summary(doc), "lines": len(split_lines(str(doc.get("body") or ""))[0])}
 
-    async def _doc_list(self, owner: Owner, args: dict[str, Any], key: str) -> Any:
-        found = await self.documents.listing(owner, args.get("prefix"))
-        return {"documents": found, **({} if found else {"note": "no documents yet"})}
+    async def _doc_edit(self, owner: Owner, args: JsonObject, key: str) -> DocEdited:
+        parsed = parse_args(EditArgs, args)
+        doc = await self.documents.edit(
+            owner, parsed.path, parsed.text, parsed.from_line, parsed.to_line
+        )
+        await self._changed(owner, doc.path, doc)
+        return DocEdited(edited=DocSummary.of(doc), lines=len(split_lines(doc.body)[0]))
 
-    async def _doc_purge(self, owner: Owner, args: dict[str, Any], key: str) -> Any:
-        deleted = await self.documents.purge(owner, args.get("path"), args.get("prefix"))
+    async def _doc_list(self, owner: Owner, args: JsonObject, key: str) -> DocList:
+        found = await self.documents.listing(owner, parse_args(ListArgs, args).prefix)
+        return DocList(documents=found, note=None if found else "no documents yet")
+
+    async def _doc_purge(self, owner: Owner, args: JsonObject, key: str) -> DocPurged:
+        parsed = parse_args(PurgeArgs, args)
+        if not parsed.path and not parsed.prefix:
+            raise ToolError("name a 'path' or a 'prefix' to delete")
+        deleted = await self.documents.purge(owner, parsed.path, parsed.prefix)
         for path in deleted:
             await self._changed(owner, path, None)
-        return {"deleted": deleted}
+        return DocPurged(deleted=deleted)
 
-    async def _scratchpad_read(self, owner: Owner, args: dict[str, Any], key: str) -> Any:
+    async def _scratchpad_read(self, owner: Owner, args: JsonObject, key: str) -> Scratchpad:
         return await self._scratchpads.read(owner)
 
-    async def _scratchpad_write(self, owner: Owner, args: dict[str, Any], key: str) -> Any:
+    async def _scratchpad_write(self, owner: Owner, args: JsonObject, key: str) -> Written:
         return await self._scratchpads.write(owner, args)
 
-    async def _scratchpad_append(self, owner: Owner, args: dict[str, Any], key: str) -> Any:
+    async def _scratchpad_append(self, owner: Owner, args: JsonObject, key: str) -> Written:
         return await self._scratchpads.append(owner, args)
 
-    async def _scratchpad_clear(self, owner: Owner, args: dict[str, Any], key: str) -> Any:
+    async def _scratchpad_clear(self, owner: Owner, args: JsonObject, key: str) -> Done:
         return await self._scratchpads.clear(owner)
 
-    async def _relations_add(self, owner: Owner, args: dict[str, Any], key: str) -> Any:
-        return {"fact": await self._relations.add(owner, args)}
+    async def _relations_add(self, owner: Owner, args: JsonObject, key: str) -> FactAdded:
+        return await self._relations.add(owner, args)
 
-    async def _relations_query(self, owner: Owner, args: dict[str, Any], key: str) -> Any:
+    async def _relations_query(self, owner: Owner, args: JsonObject, key: str) -> Facts:
         return await self._relations.query(owner, args)
 
-    async def _relations_remove(self, owner: Owner, args: dict[str, Any], key: str) -> Any:
+    async def _relations_remove(self, owner: Owner, args: JsonObject, key: str) -> FactRemoved:
         return await self._relations.remove(owner, args)
 
-    async def _web_search(self, owner: Owner, args: dict[str, Any], key: str) -> Any:
+    async def _web_search(self, owner: Owner, args: JsonObject, key: str) -> web.SearchResults:
         return await web.search(await self.settings(owner.tenant_id), args)
 
-    async def _web_fetch(self, owner: Owner, args: dict[str, Any], key: str) -> Any:
+    async def _web_fetch(self, owner: Owner, args: JsonObject, key: str) -> web.FetchedPage:
         return await web.fetch(await self.settings(owner.tenant_id), args)
 
-    async def _work_exec_run(self, owner: Owner, args: dict[str, Any], key: str) -> Any:
+    async def _work_exec_run(self, owner: Owner, args: JsonObject, key: str) -> JobView:
         settings = await self.settings(owner.tenant_id)
         if not settings.exec_enabled:
             raise ToolError(
@@ -133,14 +164,14 @@ class UserWork:
             )
         result = await self.sandbox.run(owner, settings, args, key)
         files = await asyncio.to_thread(self.workspaces.files, owner)
-        result["files"] = [f.path for f in files][:50]
-        result["readFilesWith"] = f"doc_read {PREFIX}<file>"
+        result.files = [f.path for f in files][:50]
+        result.read_files_with = f"doc_read {PREFIX}<file>"
         return result
 
-    async def _work_exec_status(self, owner: Owner, args: dict[str, Any], key: str) -> Any:
+    async def _work_exec_status(self, owner: Owner, args: JsonObject, key: str) -> JobView:
         return self.sandbox.job(owner, args.get("jobId")).view()
 
-    async def _work_exec_kill(self, owner: Owner, args: dict[str, Any], key: str) -> Any:
+    async def _work_exec_kill(self, owner: Owner, args: JsonObject, key: str) -> JobView:
         return await self.sandbox.kill(owner, args.get("jobId"))
 
     async def close(self) -> None:

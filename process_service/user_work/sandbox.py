@@ -21,13 +21,15 @@ import shutil
 import signal
 import time
 from dataclasses import dataclass, field
-from typing import Any
 
-from process_service.tool_args import ToolError
+from pydantic import field_validator
+
+from process_service.tool_args import ToolArgs, ToolError, ToolResult, parse_args, reason
 from process_service.user_work.args import whole
 from process_service.user_work.owner import Owner
 from process_service.user_work.workspace import Workspaces
 from vance.ids import new_id
+from vance.json_types import JsonObject, JsonValue
 from vance.work_settings import WorkSettings
 
 logger = logging.getLogger(__name__)
@@ -39,6 +41,52 @@ MAX_FILE_BYTES = 100 * 1024 * 1024
 MAX_KEPT_JOBS = 1_000
 _COMMANDS = {"python": ["python3", "-I", "-c"], "bash": ["bash", "-c"]}
 _SYSTEM_RO = ("/usr", "/etc/alternatives", "/etc/ld.so.cache", "/etc/localtime")
+
+
+class RunArgs(ToolArgs):
+    NULL_WHEN_ABSENT = ("language", "code")
+
+    language: str
+    code: str
+    # Checked in run() against the tenant's limit (work.exec.timeoutMs), which the model
+    # cannot know: as the model wrote them until then.
+    timeout_ms: JsonValue = None
+    wait_ms: JsonValue = None
+
+    @field_validator("language", mode="before")
+    @classmethod
+    def _language(cls, value: JsonValue) -> str:
+        if not isinstance(value, str) or value not in _COMMANDS:
+            raise reason("'language' must be python or bash")
+        return value
+
+    @field_validator("code", mode="before")
+    @classmethod
+    def _code(cls, value: JsonValue) -> str:
+        if not isinstance(value, str) or not value.strip():
+            raise reason("'code' must be the script's text")
+        if len(value) > MAX_CODE_CHARS:
+            raise reason(f"'code' is longer than {MAX_CODE_CHARS} characters")
+        return value
+
+
+class JobView(ToolResult):
+    """A job as work_exec_run, _status and _kill answer it."""
+
+    OMIT_NONE = frozenset({"error", "note", "files", "read_files_with"})
+
+    job_id: str
+    language: str
+    status: str
+    exit_code: int | None
+    stdout: str
+    stderr: str
+    output_truncated: bool
+    duration_ms: int
+    error: str | None = None
+    note: str | None = None
+    files: list[str] | None = None  # work_exec_run: the workspace's files after the run
+    read_files_with: str | None = None
 
 
 @dataclass
@@ -59,22 +107,20 @@ class Job:
     proc: asyncio.subprocess.Process | None = None
     finished: asyncio.Event = field(default_factory=asyncio.Event)
 
-    def view(self) -> dict[str, Any]:
-        out: dict[str, Any] = {
-            "jobId": self.id,
-            "language": self.language,
-            "status": self.status,
-            "exitCode": self.exit_code,
-            "stdout": self.stdout,
-            "stderr": self.stderr,
-            "outputTruncated": self.truncated,
-            "durationMs": self.duration_ms or int((time.monotonic() - self.started_at) * 1000),
-        }
-        if self.error:
-            out["error"] = self.error
-        if self.status == "timeout":
-            out["note"] = f"killed after its time limit of {self.timeout_ms} ms"
-        return out
+    def view(self) -> JobView:
+        timed_out = self.status == "timeout"
+        return JobView(
+            job_id=self.id,
+            language=self.language,
+            status=self.status,
+            exit_code=self.exit_code,
+            stdout=self.stdout,
+            stderr=self.stderr,
+            output_truncated=self.truncated,
+            duration_ms=self.duration_ms or int((time.monotonic() - self.started_at) * 1000),
+            error=self.error or None,
+            note=f"killed after its time limit of {self.timeout_ms} ms" if timed_out else None,
+        )
 
 
 # Every namespace of its own (no network: only a loopback that is down), an unprivileged uid,
@@ -122,14 +168,17 @@ async def _keep(stream: asyncio.StreamReader | None, limit: int) -> tuple[bytes,
     return bytes(kept), cut
 
 
-def _status_lines(fd: int) -> list[dict[str, Any]]:
+def _status_lines(fd: int) -> list[JsonObject]:
+    """bubblewrap's --json-status-fd lines, one JSON object each."""
     chunks = []
     while chunk := os.read(fd, 65536):
         chunks.append(chunk)
     out = []
     for line in b"".join(chunks).decode(errors="replace").splitlines():
         with contextlib.suppress(ValueError):
-            out.append(json.loads(line))
+            status = json.loads(line)
+            if isinstance(status, dict):
+                out.append(status)
     return out
 
 
@@ -152,23 +201,18 @@ class Sandbox:
         return ""
 
     async def run(
-        self, owner: Owner, settings: WorkSettings, args: dict[str, Any], key: str
-    ) -> dict[str, Any]:
+        self, owner: Owner, settings: WorkSettings, args: JsonObject, key: str
+    ) -> JobView:
         if key and key in self._by_key:  # a redone turn: the job it started
             job = self._jobs[self._by_key[key]]
             return await self._wait(job, min(job.timeout_ms / 1000, MAX_WAIT_S))
-        language, code = args.get("language"), args.get("code")
-        if language not in _COMMANDS:
-            raise ToolError("'language' must be python or bash")
-        if not isinstance(code, str) or not code.strip():
-            raise ToolError("'code' must be the script's text")
-        if len(code) > MAX_CODE_CHARS:
-            raise ToolError(f"'code' is longer than {MAX_CODE_CHARS} characters")
+        parsed = parse_args(RunArgs, args)
+        language, code = parsed.language, parsed.code
         # The upper bound is the tenant's work.exec.timeoutMs.
         limit = settings.exec_timeout_ms
-        timeout_ms = whole(args.get("timeoutMs"), "timeoutMs", 100, limit, limit)
+        timeout_ms = whole(parsed.timeout_ms, "timeoutMs", 100, limit, limit)
         most = int(MAX_WAIT_S * 1000)
-        wait_ms = whole(args.get("waitMs"), "waitMs", 0, most, min(timeout_ms + 1000, most))
+        wait_ms = whole(parsed.wait_ms, "waitMs", 0, most, min(timeout_ms + 1000, most))
         running = [j for j in self._jobs.values() if j.owner == owner and j.status == "running"]
         if len(running) >= MAX_RUNNING_PER_USER:
             raise ToolError(
@@ -178,11 +222,11 @@ class Sandbox:
         why = self.available()
         if why:
             raise ToolError(f"the sandbox cannot start: {why}")
-        job = Job(new_id("job"), owner, str(language), timeout_ms)
+        job = Job(new_id("job"), owner, language, timeout_ms)
         self._remember(job, key)
         workspace = str(self._workspaces.dir(owner, create=True))
         task = asyncio.create_task(
-            self._execute(job, workspace, settings, [*_COMMANDS[str(language)], code])
+            self._execute(job, workspace, settings, [*_COMMANDS[language], code])
         )
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
@@ -200,19 +244,20 @@ class Sandbox:
             alive = set(self._jobs)
             self._by_key = {k: v for k, v in self._by_key.items() if v in alive}
 
-    async def _wait(self, job: Job, seconds: float) -> dict[str, Any]:
+    async def _wait(self, job: Job, seconds: float) -> JobView:
         with contextlib.suppress(TimeoutError):
             async with asyncio.timeout(seconds):
                 await job.finished.wait()
         return job.view()
 
-    def job(self, owner: Owner, job_id: Any) -> Job:
+    def job(self, owner: Owner, job_id: JsonValue) -> Job:
+        """The owner's job of `job_id` (the model's `jobId`, any JSON it sent)."""
         job = self._jobs.get(str(job_id))
         if job is None or job.owner != owner:  # another user's job is as unknown as none
             raise ToolError(f"no job {job_id!r} (jobs are kept while this server runs)")
         return job
 
-    async def kill(self, owner: Owner, job_id: Any) -> dict[str, Any]:
+    async def kill(self, owner: Owner, job_id: JsonValue) -> JobView:
         job = self.job(owner, job_id)
         if job.status == "running":
             job.kill_requested = True

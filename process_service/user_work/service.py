@@ -31,17 +31,17 @@ class UserWorkServicer(work_pb2_grpc.UserWorkServiceServicer):
     ) -> wpb.ListDocumentsResponse:
         owner = _owner(request.owner)
         try:
-            found = await self._documents.listing(owner, request.prefix or None)
+            found = await self._documents.listing(owner, request.prefix)
         except ToolError as exc:
             raise InvalidArgumentError(str(exc)) from exc
         return wpb.ListDocumentsResponse(
             documents=[
                 wpb.DocumentSummary(
-                    path=d["path"],
-                    title=str(d["title"]),
-                    size=int(d["size"]),
-                    updated_at_ms=int(d["updatedAt"] or 0),
-                    source=str(d["source"]),
+                    path=d.path,
+                    title=d.title,
+                    size=d.size,
+                    updated_at_ms=d.updated_at,
+                    source=d.source,
                 )
                 for d in found
             ]
@@ -63,9 +63,9 @@ class UserWorkServicer(work_pb2_grpc.UserWorkServiceServicer):
         except ToolError as exc:
             raise NotFoundError(str(exc), reason="document_not_found") from exc
         return wpb.UserDocument(
-            path=doc["path"],
-            title=str(doc.get("title") or doc["path"]),
-            body=str(doc.get("body") or ""),
-            updated_at_ms=int(doc.get("updated_at_ms") or 0),
-            source=str(doc.get("source") or "documents"),
+            path=doc.path,
+            title=doc.title or doc.path,
+            body=doc.body,
+            updated_at_ms=doc.updated_at_ms or 0,
+            source=doc.source,
         )

@@ -5,21 +5,20 @@ because seed 001 §4 keeps destructive bulk operations out of Eddie's reach."""
 
 from __future__ import annotations
 
-from typing import Any
+from process_service.tool_specs import ToolSpec, _obj
+from vance.json_types import JsonObject
 
-from process_service.tool_specs import _obj
-
-_S = {"type": "string"}
-_I = {"type": "integer"}
+_S: JsonObject = {"type": "string"}
+_I: JsonObject = {"type": "integer"}
 _W = "@userwork"
-PATH = {
+PATH: JsonObject = {
     **_S,
     "description": "a path such as notes/groceries.md; workspace/... names a file of "
     "your exec workspace (read-only here)",
 }
 EXEC_TIMEOUT_MS = 180_000  # tool_service's bound for work_exec_run: the longest wait it makes
 
-USER_WORK_TOOLS: list[dict[str, Any]] = [
+USER_WORK_TOOLS: list[ToolSpec] = [
     {
         "name": "doc_create",
         "description": "Create a document (Markdown) of the user's, at a path that is free.",
@@ -161,4 +160,4 @@ USER_WORK_TOOLS: list[dict[str, Any]] = [
         "labels": [_W, "@executive"],
     },
 ]
-USER_WORK_TOOL_NAMES = frozenset(str(t["name"]) for t in USER_WORK_TOOLS)
+USER_WORK_TOOL_NAMES = frozenset(t["name"] for t in USER_WORK_TOOLS)

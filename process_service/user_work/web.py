@@ -8,16 +8,17 @@ from __future__ import annotations
 import asyncio
 import json
 import re
-from typing import Any
 from urllib.parse import quote_plus, urlsplit
 
 import httpx
 from bs4 import BeautifulSoup
 from markdownify import MarkdownConverter
+from pydantic import field_validator
 
-from process_service.tool_args import ToolError
-from process_service.user_work.args import whole
+from process_service.tool_args import ToolArgs, ToolError, ToolResult, parse_args, reason
+from process_service.user_work.args import whole_checked
 from process_service.user_work.netguard import FetchRefused, guarded_transport
+from vance.json_types import JsonObject, JsonValue
 from vance.work_settings import SEARCH_URL, WorkSettings
 
 MAX_TEXT_CHARS = 20_000
@@ -49,11 +50,64 @@ async def _read(response: httpx.Response, limit: int) -> tuple[bytes, bool]:
     return bytes(body), False
 
 
-async def search(settings: WorkSettings, args: dict[str, Any]) -> dict[str, Any]:
-    query = args.get("query")
-    if not isinstance(query, str) or not query.strip():
-        raise ToolError("'query' must be a non-empty text")
-    limit = whole(args.get("limit"), "limit", 1, MAX_RESULTS, 8)
+class SearchArgs(ToolArgs):
+    NULL_WHEN_ABSENT = ("query", "limit")
+
+    query: str
+    limit: int
+
+    @field_validator("query", mode="before")
+    @classmethod
+    def _query(cls, value: JsonValue) -> str:
+        if not isinstance(value, str) or not value.strip():
+            raise reason("'query' must be a non-empty text")
+        return value
+
+    @field_validator("limit", mode="before")
+    @classmethod
+    def _limit(cls, value: JsonValue) -> int:
+        return whole_checked(value, "limit", 1, MAX_RESULTS, 8)
+
+
+class FetchArgs(ToolArgs):
+    NULL_WHEN_ABSENT = ("url",)
+
+    url: str
+
+    @field_validator("url", mode="before")
+    @classmethod
+    def _http(cls, value: JsonValue) -> str:
+        if not isinstance(value, str) or urlsplit(value.strip()).scheme not in ("http", "https"):
+            raise reason("'url' must be an http or https URL")
+        return value
+
+
+class SearchHit(ToolResult):
+    title: str
+    url: str
+    snippet: str
+
+
+class SearchResults(ToolResult):
+    OMIT_NONE = frozenset({"note"})
+
+    query: str
+    results: list[SearchHit]
+    note: str | None = None
+
+
+class FetchedPage(ToolResult):
+    url: str
+    status: int
+    content_type: str | None
+    title: str | None
+    text: str
+    truncated: bool
+
+
+async def search(settings: WorkSettings, args: JsonObject) -> SearchResults:
+    parsed = parse_args(SearchArgs, args)
+    query, limit = parsed.query, parsed.limit
     if not settings.search_url:
         raise ToolError(not_configured())
     if "{query}" in settings.search_url:
@@ -72,15 +126,16 @@ async def search(settings: WorkSettings, args: dict[str, Any]) -> dict[str, Any]
     if status != 200:
         raise ToolError(f"the search provider answered HTTP {status}")
     try:
-        data = json.loads(body)
+        data: JsonValue = json.loads(body)  # the provider's own JSON, read by _items
     except ValueError as exc:
         raise ToolError("the search provider did not answer JSON; see " + SEARCH_URL) from exc
     results = [_result(item) for item in _items(data)]
-    results = [r for r in results if r["url"]][:limit]
-    return {"query": query, "results": results, **({} if results else {"note": "no results"})}
+    results = [r for r in results if r.url][:limit]
+    return SearchResults(query=query, results=results, note=None if results else "no results")
 
 
-def _items(data: Any) -> list[Any]:
+def _items(data: JsonValue) -> list[JsonValue]:
+    """The result list of a provider's answer, at the first of the places providers put it."""
     for path in _LISTS:
         found = data
         for key in path:
@@ -90,24 +145,23 @@ def _items(data: Any) -> list[Any]:
     return []
 
 
-def _result(item: Any) -> dict[str, str]:
+def _result(item: JsonValue) -> SearchHit:
     if not isinstance(item, dict):
-        return {"title": "", "url": "", "snippet": ""}
+        return SearchHit(title="", url="", snippet="")
+    fields = item
 
     def first(*keys: str) -> str:
-        return next((str(item[k]) for k in keys if isinstance(item.get(k), str)), "")
+        return next((str(fields[k]) for k in keys if isinstance(fields.get(k), str)), "")
 
-    return {
-        "title": first("title", "name"),
-        "url": first("url", "link"),
-        "snippet": first("content", "snippet", "description")[:500],
-    }
+    return SearchHit(
+        title=first("title", "name"),
+        url=first("url", "link"),
+        snippet=first("content", "snippet", "description")[:500],
+    )
 
 
-async def fetch(settings: WorkSettings, args: dict[str, Any]) -> dict[str, Any]:
-    url = args.get("url")
-    if not isinstance(url, str) or urlsplit(url.strip()).scheme not in ("http", "https"):
-        raise ToolError("'url' must be an http or https URL")
+async def fetch(settings: WorkSettings, args: JsonObject) -> FetchedPage:
+    url = parse_args(FetchArgs, args).url
     timeout = settings.fetch_timeout_ms / 1000
     try:
         async with asyncio.timeout(timeout):
@@ -133,14 +187,14 @@ async def fetch(settings: WorkSettings, args: dict[str, Any]) -> dict[str, Any]:
         raise ToolError(f"{url} could not be fetched: {exc!r}") from exc
     text, title = _readable(raw, kind, encoding)
     truncated = cut or len(text) > MAX_TEXT_CHARS
-    return {
-        "url": final,
-        "status": status,
-        "contentType": kind or None,
-        "title": title,
-        "text": text[:MAX_TEXT_CHARS],
-        "truncated": truncated,
-    }
+    return FetchedPage(
+        url=final,
+        status=status,
+        content_type=kind or None,
+        title=title,
+        text=text[:MAX_TEXT_CHARS],
+        truncated=truncated,
+    )
 
 
 def _readable(raw: bytes, kind: str, encoding: str) -> tuple[str, str | None]:

@@ -1,6 +1,6 @@
 """The first completed question-and-answer pair of each session's chat, seen as the indexer
 indexes it: it sets `metadata.first_qa_at_ms` and triggers the metadata auto-suggest
-(session_service/suggest.py), which runs beside the feed (seconds of a model call).
+(session_service/search/suggest.py), which runs beside the feed (seconds of a model call).
 
 What the indexer keeps of a chat process (its first question, then its answer) is a document
 in `search_cursors` under the process id; it is also held here, bounded, so the pages of a
@@ -14,13 +14,12 @@ import logging
 from collections import OrderedDict
 from collections.abc import Iterable
 
-from session_service.metadata import Metadata
-from session_service.models import Session
-from session_service.search.store import SearchStore
-from session_service.store import SessionStore
-from session_service.suggest import Suggester
+from session_service.domain.models import Session
+from session_service.search.index_store import FirstPairCursor, SearchStore
+from session_service.search.session_metadata import Metadata
+from session_service.search.suggest import Suggester
+from session_service.store.session_store import SessionStore
 from vance.domain import ChatMessage, ChatRole
-from vance.store import Document
 
 logger = logging.getLogger(__name__)
 
@@ -42,7 +41,8 @@ class FirstPairs:
         self._index = index
         self._metadata = metadata
         self._suggester = suggester
-        self._held: OrderedDict[str, Document] = OrderedDict()  # chat process -> its cursor
+        # chat process -> its cursor
+        self._held: OrderedDict[str, FirstPairCursor] = OrderedDict()
         self._suggesting: set[str] = set()
 
     def settled(self, s: Session) -> bool:
@@ -65,17 +65,17 @@ class FirstPairs:
             return
         unheld = [s.chat_process_id for s, _ in todo if s.chat_process_id not in self._held]
         if unheld:
-            for pid, doc in (await self._index.cursors_of(unheld)).items():
-                self._hold(pid, doc)
+            for pid, held in (await self._index.cursors_of(unheld)).items():
+                self._hold(pid, held)
         for s, chat in todo:
-            cursor = self._held.get(s.chat_process_id) or {"_id": s.chat_process_id}
-            fields = await self._watch(s, cursor, chat)
-            if fields:
-                await self._index.save_cursor(s.chat_process_id, fields)
-                self._hold(s.chat_process_id, {**cursor, **fields})
+            cursor = self._held.get(s.chat_process_id) or FirstPairCursor()
+            moved = await self._watch(s, cursor, chat)
+            if moved is not None:
+                await self._index.save_cursor(s.chat_process_id, moved)
+                self._hold(s.chat_process_id, moved)
 
-    def _hold(self, process_id: str, doc: Document) -> None:
-        self._held[process_id] = doc
+    def _hold(self, process_id: str, cursor: FirstPairCursor) -> None:
+        self._held[process_id] = cursor
         self._held.move_to_end(process_id)
         while len(self._held) > _HELD:
             self._held.popitem(last=False)
@@ -85,24 +85,22 @@ class FirstPairs:
             self._held.pop(pid, None)
 
     async def _watch(
-        self, session: Session, cursor: Document, new: Iterable[ChatMessage]
-    ) -> Document:
-        """The cursor fields to store: the first user message, then the answer after it."""
-        if session.metadata.first_qa_at_ms is not None or cursor.get("first_answer"):
-            return {}
-        known = str(cursor.get("first_user") or "")
+        self, session: Session, cursor: FirstPairCursor, new: Iterable[ChatMessage]
+    ) -> FirstPairCursor | None:
+        """The cursor to store when it moved: the first user message, then the answer after
+        it; None when nothing new was seen."""
+        if session.metadata.first_qa_at_ms is not None or cursor.first_answer:
+            return None
+        known = cursor.first_user
         question = known
         for m in new:
             if m.role is ChatRole.USER and not question:
                 question = m.content[:4000]
             elif m.role is ChatRole.ASSISTANT and question:
-                await self._sessions.sessions.update_one(
-                    {"_id": session.session_id, "metadata.first_qa_at_ms": None},
-                    {"$set": {"metadata.first_qa_at_ms": m.created_at_ms}},
-                )
+                await self._sessions.mark_first_pair(session.session_id, m.created_at_ms)
                 session.metadata.first_qa_at_ms = m.created_at_ms
-                return {"first_user": question, "first_answer": m.content[:4000]}
-        return {"first_user": question} if question != known else {}
+                return FirstPairCursor(question, m.content[:4000])
+        return FirstPairCursor(question) if question != known else None
 
     async def suggest(self, session: Session, background: asyncio.TaskGroup | None) -> None:
         """Starts the suggestion for a session that has its first pair, beside the feed (in
@@ -142,9 +140,7 @@ class FirstPairs:
         cursor = await self._index.cursor(session.chat_process_id)
         try:
             async with asyncio.timeout(SUGGEST_TIMEOUT_S):
-                suggestion = await self._suggester.suggest(
-                    str(cursor.get("first_user", "")), str(cursor.get("first_answer", ""))
-                )
+                suggestion = await self._suggester.suggest(cursor.first_user, cursor.first_answer)
         except (Exception, TimeoutError) as exc:
             logger.warning("metadata suggestion for %s failed: %r", session.session_id, exc)
             await self._finished(session.session_id, done=False)
@@ -153,7 +149,4 @@ class FirstPairs:
         await self._finished(session.session_id, done=True)
 
     async def _finished(self, session_id: str, *, done: bool) -> None:
-        await self._sessions.sessions.update_one(
-            {"_id": session_id},
-            {"$set": {"metadata.suggest_done": done}, "$inc": {"metadata.suggest_attempts": 1}},
-        )
+        await self._sessions.count_suggestion(session_id, done=done)

@@ -1,6 +1,6 @@
 """The full-text search stage: the words of a query in sessions' titles (weighing most), tags
-and conversations, from the posting lists of the index (store.py), with snippets of the
-messages that hold them (words.py says which message, store.py keeps its text).
+and conversations, from the posting lists of the index (index_store.py), with snippets of the
+messages that hold them (words.py says which message, index_store.py keeps its text).
 
 Every word of the query must match somewhere; the last one also matches as a prefix (type-ahead)
 unless the query ends with a space, standing for at most MAX_EXPANSIONS words of the tenant's
@@ -11,9 +11,9 @@ from __future__ import annotations
 
 from collections.abc import Collection, Sequence
 
-from session_service.models import Session
+from session_service.domain.models import Session
+from session_service.search.index_store import Posting, SearchStore
 from session_service.search.stage import MessageSnippet, StageMatch
-from session_service.search.store import Posting, SearchStore
 from session_service.search.tokens import QueryTerm, query_terms, snippet, tokens
 from session_service.search.words import shard_lookup
 

@@ -4,11 +4,13 @@ a session document costs FerretDB ~0.45 ms of CPU (it decodes every field), and 
 them, most of a query's store time.
 
 A held document is only reused while the session's card, which every search reads fresh
-(cards.py), vouches for it: its newest line must be older than the read (with STAMP_SLACK_MS for
-clocks of other machines) and agree with the document on status, pinned, activity and project.
+(store/session_cards.py), vouches for it: its newest line must be older than the read (with
+STAMP_SLACK_MS for clocks of other machines) and agree with the document on status, pinned, activity and project.
 Every write that changes what a search decides on or shows in a hit's ranking appends a card
-line: creation, title, tags and pinned (metadata.py), RUNNING/IDLE (rollup.py), close
-(transitions.py, batches.py), archive and reactivate (search/wiring.py), and a delete removes the
+line: creation, title, tags and pinned (search/session_metadata.py), RUNNING/IDLE
+(lifecycle/engine_rollup.py), close
+(lifecycle/transitions.py, lifecycle/batch_transitions.py), archive and reactivate
+(search/search_wiring.py), and a delete removes the
 lines. So a session closed, archived, renamed, retagged or deleted on any replica is read again
 on the next search. What no card line follows (the bind, engine activity, lifecycle settings,
 IDLE/SUSPENDED by the sweeps) may show up to HELD_MS late in a hit; a search filtering on
@@ -21,8 +23,8 @@ import time
 from collections import OrderedDict
 from collections.abc import Iterable
 
-from session_service.models import Session
-from session_service.search.cards import Card
+from session_service.domain.models import Session
+from session_service.store.session_cards import Card
 
 HELD_MS = 3_000
 STAMP_SLACK_MS = 2_000

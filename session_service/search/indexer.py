@@ -26,15 +26,15 @@ import string
 import time
 from typing import TypeVar
 
-from session_service.metadata import Metadata
-from session_service.models import Session
-from session_service.search.cards import ACTIVITY_SLACK_MS
+from session_service.domain.models import Session
 from session_service.search.first_pair import FirstPairs
-from session_service.search.store import SearchStore
+from session_service.search.index_store import SearchStore
+from session_service.search.session_metadata import Metadata
+from session_service.search.suggest import Suggester
 from session_service.search.tokens import tokens
 from session_service.search.words import KnownWords, parse_shard
-from session_service.store import SessionStore
-from session_service.suggest import Suggester
+from session_service.store.session_cards import ACTIVITY_SLACK_MS
+from session_service.store.session_store import SessionStore
 from vance.clients.process import ChatFeedPage, Processes
 from vance.clock import Clock
 from vance.domain import ChatMessage
@@ -198,7 +198,8 @@ class SearchIndexer:
 
     async def _refresh_cards(self, sessions: list[Session]) -> None:
         """New messages usually come with activity (the gateway's heartbeats set
-        `last_activity_at_ms`; session_service/binding.py owns it): bring a card's ranking
+        `last_activity_at_ms`; session_service/lifecycle/connection_binding.py owns it): bring a
+        card's ranking
         hint up to date when it is off by the slack or more."""
         stale = [
             s

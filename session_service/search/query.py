@@ -1,14 +1,14 @@
 """Listing and searching sessions, scoped to the caller, filtered and ranked.
 
 A search runs its stages (stage.py; today the full-text one, fulltext.py) beside the read of
-the session cards in the caller's scope (cards.py), ranks the candidates by the most each may
-score, then reads the session documents of the best ones a page at a time, beside where their
+the session cards in the caller's scope (store/session_cards.py), ranks the candidates by the
+most each may score, then reads the session documents of the best ones a page at a time, beside where their
 snippets are, until the page is full and no candidate left may outrank it. Every session
 returned has passed the filter on its own document. A query without words lists instead.
 
 Who sees what: a tenant admin any session of the tenant, in every project (the cross-project
 search); anyone else their own sessions, in every project unless the filter names one.
-Another user's hub sessions stay out of an admin's lists (session_service/home.py). CLOSED
+Another user's hub sessions stay out of an admin's lists (session_service/hub/home.py). CLOSED
 sessions are never listed or found, whatever the filter.
 """
 
@@ -18,14 +18,14 @@ import asyncio
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 
-from session_service.access import Actor
-from session_service.models import Session, SessionStatus
-from session_service.search.cards import Card
+from session_service.access.actor import Actor
+from session_service.domain.models import Session, SessionStatus
 from session_service.search.fulltext import FullTextStage
 from session_service.search.held import HeldSessions
+from session_service.search.index_store import SearchStore
 from session_service.search.stage import MessageSnippet, SearchStage, StageFindings
-from session_service.search.store import SearchStore
-from session_service.store import SessionStore
+from session_service.store.session_cards import Card
+from session_service.store.session_store import SessionStore
 from vance.clock import Clock
 from vance.errors import InvalidArgumentError, PermissionDeniedError
 
@@ -135,7 +135,8 @@ class SessionSearch:
                 or (tagged and not all(sid in ids for ids in tagged))
             ):
                 continue
-            # Another user's hub sessions stay out of an admin's lists (session_service/home.py).
+            # Another user's hub sessions stay out of an admin's lists
+            # (session_service/hub/home.py).
             if (
                 viewer
                 and c.owner != viewer

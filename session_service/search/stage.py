@@ -14,7 +14,7 @@ from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
-from session_service.models import Session
+from session_service.domain.models import Session
 from session_service.search.tokens import Snippet
 
 

@@ -19,10 +19,10 @@ from collections import OrderedDict
 from collections.abc import Iterable
 
 from pymongo import UpdateOne
-from pymongo.asynchronous.collection import AsyncCollection
 
-from session_service.search.packed import Appends
-from vance.store import Document, is_duplicate_key
+from session_service.store.packed_lists import Appends
+from session_service.store.raw import Bson, Collection
+from vance.store import is_duplicate_key
 
 _IN_BATCH = 500
 _APPEND_ATTEMPTS = 3
@@ -32,7 +32,7 @@ KNOWN_WORDS = 200_000
 
 
 class SessionWords:
-    def __init__(self, coll: AsyncCollection[Document]) -> None:
+    def __init__(self, coll: Collection) -> None:
         self.coll = coll
         self._appends = Appends()
 
@@ -49,9 +49,9 @@ class SessionWords:
         doc = await self.coll.find_one({"_id": self.letters_id(session_id)})
         return set(doc.get("l") or []) if doc else set()
 
-    async def shards(self, shard_ids: Iterable[str]) -> dict[str, Document]:
+    async def shards(self, shard_ids: Iterable[str]) -> dict[str, Bson]:
         ids = sorted(set(shard_ids))
-        out: dict[str, Document] = {}
+        out: dict[str, Bson] = {}
         for i in range(0, len(ids), _IN_BATCH):
             for d in await self.coll.find({"_id": {"$in": ids[i : i + _IN_BATCH]}}).to_list(None):
                 out[str(d["_id"])] = d
@@ -112,13 +112,13 @@ def _duplicate(exc: BaseException) -> bool:
     return is_duplicate_key(exc) or "duplicate" in str(exc).lower()
 
 
-def _texts(doc: Document | None) -> list[str]:
+def _texts(doc: Bson | None) -> list[str]:
     if not doc:
         return []
     return [str(doc.get("p") or ""), *(str(t) for t in doc.get("a") or [])]
 
 
-def parse_shard(doc: Document | None) -> dict[str, str]:
+def parse_shard(doc: Bson | None) -> dict[str, str]:
     """word -> id of a message holding it (the first line listing the word)."""
     out: dict[str, str] = {}
     for text in _texts(doc):
@@ -129,7 +129,7 @@ def parse_shard(doc: Document | None) -> dict[str, str]:
     return out
 
 
-def shard_lookup(doc: Document | None, word: str) -> str:
+def shard_lookup(doc: Bson | None, word: str) -> str:
     """The message id listed for `word`, without splitting the whole list."""
     for body in _texts(doc):
         text = "\n" + body

@@ -66,6 +66,6 @@ class RecipeClient:
     async def resolve_lifecycle(
         self, request: ripb.ResolveLifecycleRequest
     ) -> ripb.ResolvedLifecycle:
-        # The lifecycle messages are session_service's own vocabulary (session_service/convert.py
+        # The lifecycle messages are session_service's own vocabulary (session_service/protos.py
         # turns them into LifecycleProps), so they cross this seam as they are.
         return await call(self.stub.ResolveLifecycle(request))

@@ -126,9 +126,9 @@ class SessionInternalServiceServicer:
         raise NotImplementedError('Method not implemented!')
 
     def BindRound(self, request, context):
-        """A gateway replica's bind round (session_service/bind_drops.py), a few times a second: its
-        round lease (while it holds one, its connections may trust their bind leases), and the
-        sessions whose binds were taken away or ended since `since_ms` (their connections ask
+        """A gateway replica's bind round (session_service/lifecycle/bind_drops.py), a few times a
+        second: its round lease (while it holds one, its connections may trust their bind leases),
+        and the sessions whose binds were taken away or ended since `since_ms` (their connections ask
         with Heartbeat on their next frame). Whatever takes a bind away answers once every live
         replica has applied that drop (`applied_ms`) or the bind's own lease has run out.
         """

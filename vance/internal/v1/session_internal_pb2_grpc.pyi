@@ -41,9 +41,9 @@ class SessionInternalServiceStub:
     `ok: false` was not renewed (its connection asks with Heartbeat on its next frame).
     """
     BindRound: _grpc.UnaryUnaryMultiCallable[_session_internal_pb2.BindRoundRequest, _session_internal_pb2.BindRoundResponse]
-    """A gateway replica's bind round (session_service/bind_drops.py), a few times a second: its
-    round lease (while it holds one, its connections may trust their bind leases), and the
-    sessions whose binds were taken away or ended since `since_ms` (their connections ask
+    """A gateway replica's bind round (session_service/lifecycle/bind_drops.py), a few times a
+    second: its round lease (while it holds one, its connections may trust their bind leases),
+    and the sessions whose binds were taken away or ended since `since_ms` (their connections ask
     with Heartbeat on their next frame). Whatever takes a bind away answers once every live
     replica has applied that drop (`applied_ms`) or the bind's own lease has run out.
     """
@@ -90,9 +90,9 @@ class SessionInternalServiceAsyncStub(SessionInternalServiceStub):
     `ok: false` was not renewed (its connection asks with Heartbeat on its next frame).
     """
     BindRound: _aio.UnaryUnaryMultiCallable[_session_internal_pb2.BindRoundRequest, _session_internal_pb2.BindRoundResponse]  # type: ignore[assignment]
-    """A gateway replica's bind round (session_service/bind_drops.py), a few times a second: its
-    round lease (while it holds one, its connections may trust their bind leases), and the
-    sessions whose binds were taken away or ended since `since_ms` (their connections ask
+    """A gateway replica's bind round (session_service/lifecycle/bind_drops.py), a few times a
+    second: its round lease (while it holds one, its connections may trust their bind leases),
+    and the sessions whose binds were taken away or ended since `since_ms` (their connections ask
     with Heartbeat on their next frame). Whatever takes a bind away answers once every live
     replica has applied that drop (`applied_ms`) or the bind's own lease has run out.
     """
@@ -154,9 +154,9 @@ class SessionInternalServiceServicer(metaclass=_abc_1.ABCMeta):
         request: _session_internal_pb2.BindRoundRequest,
         context: _ServicerContext,
     ) -> _typing.Union[_session_internal_pb2.BindRoundResponse, _abc.Awaitable[_session_internal_pb2.BindRoundResponse]]:
-        """A gateway replica's bind round (session_service/bind_drops.py), a few times a second: its
-        round lease (while it holds one, its connections may trust their bind leases), and the
-        sessions whose binds were taken away or ended since `since_ms` (their connections ask
+        """A gateway replica's bind round (session_service/lifecycle/bind_drops.py), a few times a
+        second: its round lease (while it holds one, its connections may trust their bind leases),
+        and the sessions whose binds were taken away or ended since `since_ms` (their connections ask
         with Heartbeat on their next frame). Whatever takes a bind away answers once every live
         replica has applied that drop (`applied_ms`) or the bind's own lease has run out.
         """

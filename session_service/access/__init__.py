@@ -1,0 +1,1 @@
+"""Who may act: owner-or-admin checks, password hashes, revoked login tokens."""

@@ -1,0 +1,133 @@
+"""TokenService: the record of revoked login tokens, one document per user in
+`token_revocations` (`revokedBeforeMs` for "every token issued before", and single token ids
+with their expiry, forgotten once they would have expired anyway). The gateway caches what it
+reads here for a few seconds (docs/protocol.md, "Refresh and revocation"); every gRPC service
+keeps a snapshot of all records, refreshed from `ListTokenRevocationsSince` (vance/revocations.py).
+`updatedAtMs` marks each write so that refresh reads only what changed."""
+
+from __future__ import annotations
+
+import grpc
+
+from session_service.store.raw import Bson, Db
+from vance.clock import Clock
+from vance.errors import InvalidArgumentError, grpc_errors
+from vance.internal.v1 import tokens_internal_pb2 as tipb
+from vance.internal.v1 import tokens_internal_pb2_grpc
+from vance.v1 import tokens_pb2 as tpb
+from vance.v1 import tokens_pb2_grpc
+
+
+class TokenRevocationStore:
+    def __init__(self, db: Db, clock: Clock) -> None:
+        self.docs = db["token_revocations"]
+        self.clock = clock
+
+    @staticmethod
+    def _key(tenant: str, username: str) -> str:
+        return f"{tenant}:{username}"
+
+    @staticmethod
+    def _who(tenant: str, username: str, now: int) -> Bson:
+        return {"tenantId": tenant, "username": username, "updatedAtMs": now}
+
+    async def revoke(self, tenant: str, username: str, token_id: str, expires_at_ms: int) -> None:
+        key = self._key(tenant, username)
+        now = self.clock.now_ms()
+        # Two writes, so the list never grows with tokens that expired on their own.
+        await self.docs.update_one(
+            {"_id": key}, {"$pull": {"tokens": {"expiresAtMs": {"$lt": now}}}}
+        )
+        await self.docs.update_one(
+            {"_id": key},
+            {
+                "$addToSet": {"tokens": {"id": token_id, "expiresAtMs": expires_at_ms}},
+                "$set": self._who(tenant, username, now),
+            },
+            upsert=True,
+        )
+
+    async def revoke_all(self, tenant: str, username: str) -> None:
+        now = self.clock.now_ms()
+        await self.docs.update_one(
+            {"_id": self._key(tenant, username)},
+            {
+                "$max": {"revokedBeforeMs": now},
+                "$set": {**self._who(tenant, username, now), "tokens": []},
+            },
+            upsert=True,
+        )
+
+    async def get(self, tenant: str, username: str) -> tpb.TokenRevocations:
+        doc = await self.docs.find_one({"_id": self._key(tenant, username)}) or {}
+        return self._record(doc, self.clock.now_ms())
+
+    @staticmethod
+    def _record(doc: Bson, now: int) -> tpb.TokenRevocations:
+        tokens = [t for t in doc.get("tokens", []) if int(t.get("expiresAtMs", 0)) >= now]
+        return tpb.TokenRevocations(
+            revoked_before_ms=int(doc.get("revokedBeforeMs", 0)),
+            token_ids=[str(t["id"]) for t in tokens],
+        )
+
+    async def changed_since(self, since_ms: int) -> tipb.ListTokenRevocationsSinceResponse:
+        """Every record written at or after `since_ms` (0: all of them)."""
+        now = self.clock.now_ms()
+        query: Bson = {} if since_ms <= 0 else {"updatedAtMs": {"$gte": since_ms}}
+        users = []
+        async for doc in self.docs.find(query):
+            # Records written before `updatedAtMs` existed carry their names only in the key.
+            tenant, _, username = str(doc["_id"]).partition(":")
+            users.append(
+                tipb.UserTokenRevocations(
+                    tenant_id=str(doc.get("tenantId", tenant)),
+                    username=str(doc.get("username", username)),
+                    revocations=self._record(doc, now),
+                )
+            )
+        return tipb.ListTokenRevocationsSinceResponse(users=users, as_of_ms=now)
+
+
+class TokenServicer(
+    tokens_pb2_grpc.TokenServiceServicer, tokens_internal_pb2_grpc.TokenInternalServiceServicer
+):
+    """The public TokenService and the service-only revocation feed (vance.internal.v1)."""
+
+    def __init__(self, store: TokenRevocationStore) -> None:
+        self.store = store
+
+    @grpc_errors
+    async def RevokeTokens(
+        self,
+        request: tpb.RevokeTokensRequest,
+        context: grpc.aio.ServicerContext[tpb.RevokeTokensRequest, tpb.TokenRevocations],
+    ) -> tpb.TokenRevocations:
+        if not request.tenant_id or not request.username:
+            raise InvalidArgumentError("tenant_id and username are required")
+        if request.all:
+            await self.store.revoke_all(request.tenant_id, request.username)
+        elif request.token_id:
+            await self.store.revoke(
+                request.tenant_id, request.username, request.token_id, request.expires_at_ms
+            )
+        else:
+            raise InvalidArgumentError("name a token_id or set all", reason="token_id_required")
+        return await self.store.get(request.tenant_id, request.username)
+
+    @grpc_errors
+    async def GetTokenRevocations(
+        self,
+        request: tpb.GetTokenRevocationsRequest,
+        context: grpc.aio.ServicerContext[tpb.GetTokenRevocationsRequest, tpb.TokenRevocations],
+    ) -> tpb.TokenRevocations:
+        return await self.store.get(request.tenant_id, request.username)
+
+    @grpc_errors
+    async def ListTokenRevocationsSince(
+        self,
+        request: tipb.ListTokenRevocationsSinceRequest,
+        context: grpc.aio.ServicerContext[
+            tipb.ListTokenRevocationsSinceRequest, tipb.ListTokenRevocationsSinceResponse
+        ],
+    ) -> tipb.ListTokenRevocationsSinceResponse:
+        return await self.store.changed_since(request.since_ms)

@@ -1,0 +1,1 @@
+"""Eddie's home: hub projects, the hub RPCs, the user's inbox."""

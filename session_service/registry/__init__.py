@@ -1,0 +1,1 @@
+"""Users, projects and sessions: creating them and looking them up; the dev seed."""

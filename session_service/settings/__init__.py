@@ -1,0 +1,1 @@
+"""Tenant, project and engine settings, and who may read and write them."""
