@@ -50,7 +50,7 @@ RUN pip install -c requirements.lock . ./clients/python \
     && rm -rf /src
 WORKDIR /
 COPY --from=web /web/dist /opt/vance/web
-# The how_do_i tool searches these (process_service/how_do_i.py).
+# The how_do_i tool searches these (process_service/tools/how_do_i.py).
 COPY docs /opt/vance/docs
 ENV VANCE_DOCS_DIR=/opt/vance/docs
 

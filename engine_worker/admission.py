@@ -6,7 +6,7 @@ report, every tool call of every turn runs on it) and memory. This watches both:
 lags more than `worker.max_loop_lag_ms` (smoothed) or the RSS passes `worker.max_rss_mb`, the
 worker tells process_service to give it no more turns than it runs now (a `WorkerCapacity`
 message); when the lag has fallen below half the bound and memory is back under it, the full
-slots again. process_service then queues the turns (fairly, process_service/fair_queue.py) or
+slots again. process_service then queues the turns (fairly, process_service/runtime/fair_queue.py) or
 gives them to another worker, instead of every turn on this one getting slower. The provider's
 own limits are the model client's (vance/llm_limits.py)."""
 

@@ -1,7 +1,7 @@
 """The chat this worker holds of the processes it ran: the last committed messages of each, so
 the next turn of a process on this worker needs neither the recent chat in its assignment nor
 a ListChatMessages call. The worker's half of the chat-held bookkeeping; process_service's
-half (process_service/chat_held.py) tracks the same per worker stream: an assignment carries
+half (process_service/runtime/chat_held.py) tracks the same per worker stream: an assignment carries
 no recent chat (`Assignment.recent_chat` None) when this worker holds the chat through the
 turn's chat count, and a commit ack carries the turn's stored messages to append. Anything
 missing here only costs the read it saved: the engine's history read falls back to
@@ -15,8 +15,8 @@ from collections import OrderedDict
 from engine_worker.protocol import Ack, Assignment
 from vance.domain import ChatMessage
 
-MAX_PROCESSES = 512  # as many as process_service assumes (process_service/chat_held.py)
-# The recent window an assignment carries (process_service/store.py): held from the start.
+MAX_PROCESSES = 512  # as many as process_service assumes (process_service/runtime/chat_held.py)
+# The recent window an assignment carries (process_service/store/process_store.py): held from the start.
 RECENT = 100
 # A long chat's history read brings more; kept up to this many per process and in all, so a
 # worker's memory stays bounded whatever its processes' chats grow to.

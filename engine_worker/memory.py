@@ -1,6 +1,6 @@
 """The memory API of the engine context (`ctx.memory()`): records of this process (working
 notes, `record_turn`) and of its project (what every later session of the project should know).
-Stored by process_service (process_service/memory.py); engines never see the store."""
+Stored by process_service (process_service/knowledge/memory_store.py); engines never see the store."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ from vance.internal.v1 import worker_pb2 as wkpb
 
 PROCESS = wkpb.MEMORY_SCOPE_PROCESS
 PROJECT = wkpb.MEMORY_SCOPE_PROJECT
-# How many of the project's newest records an assignment carries (process_service/memory.py).
+# How many of the project's newest records an assignment carries (process_service/knowledge/memory_store.py).
 CARRIED = 20
 
 

@@ -2,7 +2,7 @@
 
 This module alone converts between them and the protos of protos/vance/internal/v1/
 worker.proto; engine_worker/worker.py, reports.py and chat_held.py only ever see the classes
-below. process_service's side of the same stream is process_service/worker_protocol.py.
+below. process_service's side of the same stream is process_service/runtime/worker_protocol.py.
 
 Conversion runs once per message, in the stream's request pump (outgoing) and reader
 (incoming), and checks nothing a proto does not: the turn path pays no validation

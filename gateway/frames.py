@@ -125,7 +125,7 @@ def event_frame(e: pb.SessionEvent) -> dict[str, Any]:
             return out
         case "notice":
             data = struct_to_dict(e.notice.data)
-            # A worker's plan frame a hub forwards (process_service/plans.py): the hop goes
+            # A worker's plan frame a hub forwards (process_service/lifecycle/plans.py): the hop goes
             # into the envelope, as for process-progress.
             hop = data.pop("forwardedBy", None)
             notice = frame(e.notice.type, data, seq=e.seq)

@@ -5,7 +5,7 @@ Each replica delivers live only what it writes itself: the events and stream chu
 turns its workers run, and the steers, cascades and notices called on it. So a socket follows
 its session on every replica (one `SubscribeSessionBatches` each) and merges the streams by
 seq. Seqs are contiguous per session and a replica takes a seq only after every earlier one is
-in the store (process_service/events.py), so a seq that is missing while a later one arrived is
+in the store (process_service/events/log.py), so a seq that is missing while a later one arrived is
 either on its way from another replica or readable from the store:
 
 - a gap is given `events.gap_fill_ms` to fill from the streams (usually it does within

@@ -59,7 +59,7 @@ def _status(value: str) -> pb.ProcessStatus:
 
 def event_to_proto(event: SessionEvent) -> pb.SessionEvent:
     out = pb.SessionEvent(session_id=event.session_id, seq=event.seq, at_ms=event.at_ms)
-    data = event.data  # JSON, by kind (process_service/turns.py, lanes.py)
+    data = event.data  # JSON, by kind (process_service/runtime/turns.py, lanes.py)
     kind = event.kind
     match kind:
         case "chat_message_appended":
@@ -142,7 +142,7 @@ def steer_result_to_proto(r: SteerResult) -> ppb.SteerResponse:
 
 
 class WorkerView(Protocol):
-    """What ListWorkers tells of a connected worker (process_service/dispatcher.py's
+    """What ListWorkers tells of a connected worker (process_service/runtime/dispatcher.py's
     WorkerConn), named here so this module needs nothing of the dispatcher."""
 
     @property

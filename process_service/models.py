@@ -6,9 +6,9 @@ from dataclasses import dataclass, field
 from enum import Enum
 from typing import Any
 
-from process_service.chat_held import TurnChat
-from process_service.memory import MemoryRecord
+from process_service.knowledge.memory_store import MemoryRecord
 from process_service.process_model import InboxMessage, Process, TurnFacts
+from process_service.runtime.chat_held import TurnChat
 from vance.domain import HOOK_CALLS, DeliveryOutcome, LifecycleCall, ProcessStatus
 
 
@@ -53,7 +53,7 @@ class TurnRef:
     # The project's newest memory records (MemoryStore.project_newest); None: not looked up.
     project_memory: list[MemoryRecord] | None = None
     # What the assignment carries of the process's chat, and what the turn stored
-    # (process_service/chat_held.py).
+    # (process_service/runtime/chat_held.py).
     chat: TurnChat = field(default_factory=TurnChat)
 
     @property

@@ -76,7 +76,7 @@ class InboxMessage:
 
 @dataclass(frozen=True, slots=True)
 class TurnFacts:
-    """What a committed turn's observers are told about (process_service/observations.py),
+    """What a committed turn's observers are told about (process_service/lifecycle/observations.py),
     kept in the commit's outbox entry so a delivery after a restart tells the same."""
 
     process_id: str
@@ -90,8 +90,8 @@ class TurnFacts:
 
 @dataclass(frozen=True, slots=True)
 class ParentEntry:
-    """An outbox entry (process_service/outbox.py): the event a child's close or block owes
-    its parent (process_service/parent_notify.py)."""
+    """An outbox entry (process_service/runtime/outbox.py): the event a child's close or block owes
+    its parent (process_service/runtime/parent_notify.py)."""
 
     id: str
     type: ProcessEventType
@@ -150,7 +150,7 @@ class Process:
     connection_profile: str = ""
     # The recipe snapshot copied at spawn: free-form recipe JSON.
     recipe_snapshot: dict[str, Any] = field(default_factory=dict)
-    # ---- the runtime state (process_service/lanes.py) ----
+    # ---- the runtime state (process_service/runtime/lanes.py) ----
     wake: bool = False  # a turn is wanted
     started: bool = False  # the engine ran its start turn
     chat_count: int = 0  # the chat messages committed
@@ -165,7 +165,7 @@ class Process:
     owned: tuple[InboxMessage, ...] = ()
     owned_keys: tuple[str, ...] = ()
     drained_keys: tuple[str, ...] = ()
-    # Outbox entries by id (process_service/outbox.py); None: an entry of a kind this version
+    # Outbox entries by id (process_service/runtime/outbox.py); None: an entry of a kind this version
     # does not know (dropped at delivery).
     outbox: dict[str, OutboxEntry | None] = field(default_factory=dict)
     observed: bool = False  # some observer was ever added (observations.py)
@@ -228,7 +228,7 @@ class Process:
 
 @dataclass(slots=True)
 class SessionEvent:
-    """One event of a session's stream (process_service/events.py). `seq` is given when the
+    """One event of a session's stream (process_service/events/log.py). `seq` is given when the
     event is written; `data` is the event's JSON payload, stored and replayed as it is and
     converted to its proto by kind (process_service/convert.py)."""
 

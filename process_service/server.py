@@ -10,16 +10,14 @@ from typing import Any
 
 import grpc
 
-from process_service.cascade import SessionCascade
-from process_service.dispatcher import Dispatcher
-from process_service.event_feed import ChatFeed
-from process_service.events import NOTICE, EventLog
-from process_service.hub_activity import ActivityLog
-from process_service.hub_names import ProjectNames
-from process_service.hub_peers import HubPeers
-from process_service.hub_talk import HubTalk
-from process_service.hub_tools import HubTools
-from process_service.inbox import Inbox
+from process_service.events.chat_feed import ChatFeed
+from process_service.events.log import NOTICE, EventLog
+from process_service.hub.activity import ActivityLog
+from process_service.hub.names import ProjectNames
+from process_service.hub.peers import HubPeers
+from process_service.hub.talk import HubTalk
+from process_service.hub.tools import HubTools
+from process_service.knowledge.memory_store import MemoryStore
 from process_service.knowledge.tools import KnowledgeTools
 from process_service.knowledge.wiring import (
     KNOWLEDGE_INTERNAL_SERVICE_NAME,
@@ -27,22 +25,24 @@ from process_service.knowledge.wiring import (
     knowledge,
     serve_knowledge,
 )
-from process_service.lane_signals import LaneSignals
-from process_service.lanes import Lanes
-from process_service.memory import MemoryStore
-from process_service.observations import Observations
-from process_service.outbox import Outbox
-from process_service.plan_rpcs import ConnectionProfiles
-from process_service.plans import Plans
-from process_service.processes import Processes
-from process_service.rollup_notify import RollupNotifier
+from process_service.lifecycle.observations import Observations
+from process_service.lifecycle.plan_rpcs import ConnectionProfiles
+from process_service.lifecycle.plans import Plans
+from process_service.lifecycle.processes import Processes
+from process_service.lifecycle.rollup_notify import RollupNotifier
+from process_service.lifecycle.session_teardown import SessionCascade
+from process_service.runtime.dispatcher import Dispatcher
+from process_service.runtime.inbox import Inbox
+from process_service.runtime.lane_signals import LaneSignals
+from process_service.runtime.lanes import Lanes
+from process_service.runtime.outbox import Outbox
+from process_service.runtime.turns import Turns
+from process_service.runtime.worker_stream import WorkerStreams
 from process_service.service import ProcessServicer
-from process_service.store import ProcessStore
-from process_service.toolhost import ProcessToolHost, register_forever
-from process_service.tools import ProcessTools
-from process_service.turns import Turns
+from process_service.store.process_store import ProcessStore
+from process_service.tools.host import ProcessToolHost, register_forever
+from process_service.tools.process_tools import ProcessTools
 from process_service.user_work.wiring import WORK_SERVICE_NAME, serve_user_work, user_work
-from process_service.worker_stream import WorkerStreams
 from vance.channels import Channels
 from vance.clock import Clock, SystemClock
 from vance.config import Config, LanesConfig, load_config

@@ -9,20 +9,20 @@ from typing import Any
 import grpc
 
 from process_service import convert as pc
-from process_service import worker_protocol as wp
-from process_service.cascade import SessionCascade
-from process_service.dispatcher import Dispatcher
-from process_service.event_feed import ChatFeed, page_to_proto
-from process_service.events import NOTICE, EventLog, SubscriberOverflow
-from process_service.inbox import Inbox
-from process_service.memory import MemoryStore
-from process_service.memory_rpc import MemoryRpcs
-from process_service.plan_rpcs import ConnectionProfiles, PlanRpcs
-from process_service.plans import Plans
+from process_service.events.chat_feed import ChatFeed, page_to_proto
+from process_service.events.log import NOTICE, EventLog, SubscriberOverflow
+from process_service.knowledge.memory_rpc import MemoryRpcs
+from process_service.knowledge.memory_store import MemoryStore
+from process_service.lifecycle.plan_rpcs import ConnectionProfiles, PlanRpcs
+from process_service.lifecycle.plans import Plans
+from process_service.lifecycle.processes import Processes
+from process_service.lifecycle.session_teardown import SessionCascade
 from process_service.process_model import Process
-from process_service.processes import Processes
-from process_service.store import ProcessStore
-from process_service.worker_stream import WorkerStreams
+from process_service.runtime import worker_protocol as wp
+from process_service.runtime.dispatcher import Dispatcher
+from process_service.runtime.inbox import Inbox
+from process_service.runtime.worker_stream import WorkerStreams
+from process_service.store.process_store import ProcessStore
 from vance import convert as c
 from vance import domain as d
 from vance.errors import AbortedError, InvalidArgumentError, grpc_errors
@@ -223,7 +223,7 @@ class ProcessServicer(
         msgs = await self.processes.pending(request.process_id, set(request.exclude_ids))
         return wkpb.DrainPendingResponse(messages=[c.steer_to_proto(m) for m in msgs])
 
-    # ---- session lifecycle cascades (process_service/cascade.py) ----
+    # ---- session lifecycle cascades (process_service/lifecycle/session_teardown.py) ----
 
     @grpc_errors
     async def SuspendProcesses(
@@ -406,7 +406,7 @@ class ProcessServicer(
         async for item in self.streams.serve(hello, incoming):
             yield wp.to_proto(item)
 
-    # ---- hub (process_service/observations.py) ----
+    # ---- hub (process_service/lifecycle/observations.py) ----
 
     @grpc_errors
     async def PublishNotice(

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import NotRequired, TypedDict
 
-from process_service.delegate import TOOL_TIMEOUT_MS
+from process_service.tools.delegate import TOOL_TIMEOUT_MS
 from vance.json_types import JsonObject
 
 

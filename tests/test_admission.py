@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 
 from engine_worker.admission import Admission
-from process_service.fair_queue import FairQueue
+from process_service.runtime.fair_queue import FairQueue
 from vance.llm_core import ArgumentStream
 
 

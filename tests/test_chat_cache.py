@@ -1,10 +1,10 @@
-"""process_service's chat cache (process_service/chat_cache.py) stays within its bounds and
+"""process_service's chat cache (process_service/store/chat_cache.py) stays within its bounds and
 forgets a process on request; what it serves is checked end to end by the flow tests."""
 
 from __future__ import annotations
 
-from process_service.chat_cache import PER_PROCESS, ChatCache
 from process_service.process_model import ChatRecord
+from process_service.store.chat_cache import PER_PROCESS, ChatCache
 from vance.domain import ChatRole
 
 

@@ -1,4 +1,4 @@
-"""What an observed worker's output becomes for its observers (process_service/observations.py):
+"""What an observed worker's output becomes for its observers (process_service/lifecycle/observations.py):
 four Eddies of one user watch the same Arthur, each in another channel mode; its side-channel
 frames reach every hub socket tagged `forwardedBy`; a worker addressed through Eddie never sees
 client tools."""

@@ -1,4 +1,4 @@
-"""Eddie talking to projects over the WebSocket (process_service/hub_talk.py): a steer through
+"""Eddie talking to projects over the WebSocket (process_service/hub/talk.py): a steer through
 Eddie reaches a running project's Arthur as the user's words with `forwardedBy`; project_open
 connects Eddie to a project made elsewhere in the channel mode asked for; process_command
 stops and resumes; two workers' questions are answered in the hub, each answer reaching its own

@@ -58,7 +58,7 @@ async def test_suspend_and_stop_hooks_run_and_leave_the_status(system: System) -
     assert await _notes(system, chat) == []
 
     await system.sessions.ResumeSession(spb.SessionOpRequest(tenant_id="default", session_id=sid))
-    # A resume leaves every started engine IDLE (process_service/processes.py).
+    # A resume leaves every started engine IDLE (process_service/lifecycle/processes.py).
     await wait_statuses(client, {"chat": "IDLE", "maps": "IDLE"})
     await client.ok("process-stop", {"processName": "maps"})
 

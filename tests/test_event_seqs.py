@@ -1,5 +1,5 @@
 """The session event stream's seqs when two process_service replicas write one session at the
-same time (process_service/events.py): two EventLogs on the real store, as two replicas would
+same time (process_service/events/log.py): two EventLogs on the real store, as two replicas would
 be. Every event gets its own seq, none is lost, each writer's events keep their order, stream
 chunks claim seqs without their text reaching the store, and a fresh reader (a restarted
 replica) finds the last seq past the stream document's lower bound."""
@@ -9,8 +9,8 @@ from __future__ import annotations
 import asyncio
 import uuid
 
-from process_service.events import MARK_EVERY, STREAM_CHUNK, EventLog
-from process_service.store import ProcessStore
+from process_service.events.log import MARK_EVERY, STREAM_CHUNK, EventLog
+from process_service.store.process_store import ProcessStore
 from tests.harness import System
 from tests.lifecycle_support import store
 from vance.clock import SystemClock
@@ -63,7 +63,7 @@ async def test_many_sessions_written_at_once_by_two_replicas_share_inserts_and_l
     system: System,
 ) -> None:
     """Each replica sends the inserts of its sessions together while one is in flight
-    (process_service/insert_combiner.py). With two replicas writing the same 20 sessions at
+    (process_service/store/insert_combiner.py). With two replicas writing the same 20 sessions at
     once, a duplicate seq met in one combined insert stops only its own session's events:
     every event is stored once, each session's seqs are 1..N, each writer's in its order."""
     tag = uuid.uuid4().hex[:8]

@@ -1,11 +1,11 @@
-"""The how_do_i search (process_service/how_do_i.py): its ranking on files, and the bundled
+"""The how_do_i search (process_service/tools/how_do_i.py): its ranking on files, and the bundled
 manuals read through recipe_service."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
-from process_service.how_do_i import HowDoI, bundled_manuals, split_sections
+from process_service.tools.how_do_i import HowDoI, bundled_manuals, split_sections
 from tests.harness import System
 from vance.v1 import recipe_pb2_grpc
 

@@ -1,6 +1,6 @@
 """The parent always hears (issue 24, part 4): a child's close and its parent's notification are
 one durable step. process_service is made to exit between the child's commit and the delivery
-of what the commit owes (the fault hook of process_service/outbox.py); the real supervisor
+of what the commit owes (the fault hook of process_service/runtime/outbox.py); the real supervisor
 restarts it, and the parent still gets the child's DONE exactly once and answers it once."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Plan mode over the WebSocket (process_service/plans.py, engines/plan_mode.py): Arthur
+"""Plan mode over the WebSocket (process_service/lifecycle/plans.py, engines/plan_mode.py): Arthur
 proposes a plan and waits; approved, it runs as a todo list whose changes arrive as
 `todos-updated`, and a reconnecting client replays them; a rejected plan is not executed; a
 worker's plan reaches the hub with `forwardedBy` and is approved from there; Eddie plans too,

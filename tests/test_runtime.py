@@ -171,7 +171,7 @@ async def test_a_steer_of_a_waiting_chat_starts_its_turn_and_its_key_stays_uniqu
     system: System,
 ) -> None:
     """A steer that finds the chat IDLE starts the turn in the same write that stores it
-    (process_service/lanes.py `take_steered`); the reply still tells the status it found, and
+    (process_service/runtime/lanes.py `take_steered`); the reply still tells the status it found, and
     the message's key is taken for as long as its turn runs."""
     m = marker()
     system.script(Rule(match=f"{m} slow", text=f"ack {m}", delay_ms=400))

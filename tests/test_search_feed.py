@@ -1,4 +1,4 @@
-"""Search is fed from process_service's chat feed (process_service/event_feed.py,
+"""Search is fed from process_service's chat feed (process_service/events/chat_feed.py,
 session_service/search/indexer.py): a message is findable about a second after it is stored
 at most, and session_service, killed and started again, resumes the feed from the position it
 stored and indexes what was written while it was down, losing nothing."""

@@ -6,10 +6,10 @@ from __future__ import annotations
 
 import pytest
 
-from process_service.hub_peers import NotifyArgs
+from process_service.hub.peers import NotifyArgs
 from process_service.knowledge.tools import RememberArgs
 from process_service.tool_args import ToolArgs, ToolError, parse_args
-from process_service.tool_models import HowDoIAnswer, ProcessSummary, SpawnArgs
+from process_service.tools.models import HowDoIAnswer, ProcessSummary, SpawnArgs
 from process_service.user_work.doc_models import CreateArgs, EditArgs, PurgeArgs
 from process_service.user_work.notes import RemoveArgs
 from vance.json_types import JsonObject

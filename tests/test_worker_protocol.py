@@ -1,7 +1,7 @@
 """The two sides of the worker protocol agree (engine_worker/protocol.py and
-process_service/worker_protocol.py, docs/architecture.md "The worker protocol"): what one side
+process_service/runtime/worker_protocol.py, docs/architecture.md "The worker protocol"): what one side
 sends, through the wire bytes, is what the other reads; and process_service's chat-held
-bookkeeping (process_service/chat_held.py) names one holder per process.
+bookkeeping (process_service/runtime/chat_held.py) names one holder per process.
 
 Pure conversions and bookkeeping, so no system is started; the turn tests (for example
 tests/test_chat_history_turns.py) run the same messages over a real stream."""
@@ -9,11 +9,11 @@ tests/test_chat_history_turns.py) run the same messages over a real stream."""
 from __future__ import annotations
 
 from engine_worker import protocol as ew
-from process_service import worker_protocol as ps
-from process_service.chat_held import HELD_MAX, ChatHolders, TurnChat
 from process_service.models import TurnRef
 from process_service.process_model import ChatRecord, Process
-from process_service.store_docs import chat_from_doc, process_from_doc
+from process_service.runtime import worker_protocol as ps
+from process_service.runtime.chat_held import HELD_MAX, ChatHolders, TurnChat
+from process_service.store.documents import chat_from_doc, process_from_doc
 from vance.chat_ids import chat_message_id, turn_message_id
 from vance.domain import ChatRole, CloseReason, LifecycleCall, ProcessStatus
 from vance.internal.v1 import worker_pb2 as wkpb

@@ -1,7 +1,7 @@
 """The formats of chat message ids, in one place.
 
 A stored chat message is `<process id>:<number>`, its number zero-padded to 8 digits so ids
-sort in chat order (process_service/store.py reads ranges of them by id). A worker names the
+sort in chat order (process_service/store/process_store.py reads ranges of them by id). A worker names the
 messages of a turn `<turn id>:<ordinal>` (the ordinal counts the turn's appends from 1), and
 process_service turns the ordinal into the stored number; a redo of the turn reuses the
 ordinals, so it writes each message once."""

@@ -159,7 +159,7 @@ class LiteLLMClient:
             "stream": True,
             "stream_options": {"include_usage": True},
             "timeout": self._config.timeout_s,
-            # A failed turn is retried by its lane (process_service/lanes.py).
+            # A failed turn is retried by its lane (process_service/runtime/lanes.py).
             "max_retries": 0,
         }
         if self._config.api_base:

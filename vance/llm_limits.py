@@ -6,7 +6,7 @@
   full jitter, so a thousand refused turns do not come back in one burst. A Retry-After holds
   every call to that model, not only the refused one: the provider said the model is busy. A
   call that streamed part of its answer is not tried again here (the user saw the part): it
-  fails, and its lane redoes the turn (process_service/lanes.py).
+  fails, and its lane redoes the turn (process_service/runtime/lanes.py).
 - *Configured limits* (`llm.limits[<model>]`): at most `concurrency` calls in flight, and at
   most `tokens_per_minute` tokens (the prompt estimated at four characters a token before the
   call, settled with the usage the provider reports after it). A call above either waits, in

@@ -251,7 +251,7 @@ RULES.update(
             "SubscribeSession": session_only,
             "SubscribeSessionBatches": session_only,
             "ListWorkers": any_admin,
-            # Plan mode and the connection's profile (process_service/plan_rpcs.py).
+            # Plan mode and the connection's profile (process_service/lifecycle/plan_rpcs.py).
             "DecidePlan": process_or_session,
             "GetPlan": process_ref,
             "SetConnectionProfile": session_only,

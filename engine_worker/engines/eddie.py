@@ -1,7 +1,7 @@
 """Eddie: the user's personal hub (docs/architecture.md "Engines"). A chat engine like Arthur,
 in the user's SYSTEM project, that ends every turn with one action (answer, ask_user, relay,
 relay_inbox, mediate: engines/eddie_actions.py) and coordinates projects through the hub tools
-(process_service/hub_tools.py). Its persona, prompt, parameters and tool cut are the engine's
+(process_service/hub/tools.py). Its persona, prompt, parameters and tool cut are the engine's
 own (BUNDLED below), not a recipe's."""
 
 from __future__ import annotations

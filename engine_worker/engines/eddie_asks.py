@@ -1,5 +1,5 @@
 """Where the user's answer goes (seed 001 §5.6, §5.8): every question a worker asks the hub is
-an *ask* with its own id (process_service/hub_talk.py). A user message goes to the ask it
+an *ask* with its own id (process_service/hub/talk.py). A user message goes to the ask it
 answers, without a model call, when that is clear: the client named the ask (an option
 clicked), or the text is (or starts with) an option of exactly one open ask. Otherwise Eddie's
 model sees the open questions with their ids before the user's words and chooses
@@ -22,7 +22,7 @@ NOT_FORWARDED = "I could not pass your answer on."
 @dataclass(frozen=True, slots=True)
 class OpenAsk:
     """A question a worker asked the hub that the user has not answered yet (`hub_asks`,
-    process_service/hub_talk.py)."""
+    process_service/hub/talk.py)."""
 
     ask_id: str
     process_id: str  # the asking worker

@@ -1,5 +1,5 @@
 """What Eddie knows of its hub each turn, read once from the `hub_context` tool's JSON result
-(process_service/hub_tools.py, with `peerActivity` from process_service/hub_peers.py)."""
+(process_service/hub/tools.py, with `peerActivity` from process_service/hub/peers.py)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 
 @dataclass(frozen=True, slots=True)
 class PeerActivity:
-    """One entry of the user's other hubs' activity log (process_service/hub_activity.py)."""
+    """One entry of the user's other hubs' activity log (process_service/hub/activity.py)."""
 
     at_ms: int
     kind: str

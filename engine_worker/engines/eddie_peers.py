@@ -3,7 +3,7 @@ what each other did"): peer events taken into the chat as system lines (never sp
 peers' activity log in the model's context each turn, one spoken recap line when a session
 starts or resumes after the other hubs did something, and the turn's own activity entry.
 
-The activity comes with `hub_context` (process_service/hub_peers.py adds `peerActivity`), so
+The activity comes with `hub_context` (process_service/hub/peers.py adds `peerActivity`), so
 reading it costs the turn no call of its own; the turn's entry is one `hub_activity_record`."""
 
 from __future__ import annotations
@@ -26,7 +26,7 @@ from vance.domain import (
 logger = logging.getLogger(__name__)
 
 RECORD_TOOL = "hub_activity_record"
-# The kinds a recap speaks about (process_service/hub_activity.py RECAP_KINDS).
+# The kinds a recap speaks about (process_service/hub/activity.py RECAP_KINDS).
 RECAP_KINDS = frozenset(
     {"PROJECT_CREATED", "PROJECT_ARCHIVED", "PROCESS_SPAWNED", "PROCESS_CHANGED", "PEER_NOTIFIED"}
 )

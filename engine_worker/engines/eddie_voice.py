@@ -1,5 +1,5 @@
 """Eddie's persona and voice rules: the bundled level of the voice-rule cascade (the user's hub
-and the tenant may hold their own rules; process_service/hub_tools.py `hub_context` resolves
+and the tenant may hold their own rules; process_service/hub/tools.py `hub_context` resolves
 those and the language each turn)."""
 
 from __future__ import annotations

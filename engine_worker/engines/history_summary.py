@@ -22,7 +22,7 @@ class Summary:
 
 
 def message_number(m: ChatMessage) -> int:
-    """Chat message ids are `<process>:<number>` (process_service/store.py chat_id)."""
+    """Chat message ids are `<process>:<number>` (process_service/store/process_store.py chat_id)."""
     tail = m.id.rpartition(":")[2]
     return int(tail) if tail.isdigit() else 0
 

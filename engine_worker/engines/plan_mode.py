@@ -1,6 +1,6 @@
 """Plan mode for Arthur and Eddie (docs/architecture.md "Plan mode"): the model may end a turn
 with `plan_propose{title, steps}` instead of answering; the plan is stored and shown
-(process_service/plans.py publishes `plan-proposed`), the process waits BLOCKED for the user's
+(process_service/lifecycle/plans.py publishes `plan-proposed`), the process waits BLOCKED for the user's
 decision, which arrives as an EXTERNAL_COMMAND `plan-decision`; on approval the model executes
 the todo list, marking each todo with `todo_update`.
 
@@ -27,7 +27,7 @@ from engine_worker.tools import ToolSpec
 from vance.domain import ExternalCommand, SteerMessage
 
 PLAN_PROPOSE = "plan_propose"
-DECISION_COMMAND = "plan-decision"  # process_service/plans.py
+DECISION_COMMAND = "plan-decision"  # process_service/lifecycle/plans.py
 # Tools of plan mode: todo_update for the model, plan_store for the engine only.
 PLAN_TOOLS = ["todo_update", "plan_store"]
 INTERNAL = frozenset({"plan_store"})

@@ -6,9 +6,9 @@ from __future__ import annotations
 
 import logging
 
+from process_service.knowledge.memory_store import MemoryRecord, MemoryStore
 from process_service.knowledge.rag_index import Hit, RagIndex, project_corpus, user_corpus
 from process_service.knowledge.recall import MemoryRecall
-from process_service.memory import MemoryRecord, MemoryStore
 from process_service.process_model import Process
 from process_service.tool_args import ToolResult
 from process_service.user_work.documents import UserDocument

@@ -1,4 +1,4 @@
-"""Memory recalled by a query: the newest WINDOW records of a scope (process_service/memory.py
+"""Memory recalled by a query: the newest WINDOW records of a scope (process_service/knowledge/memory_store.py
 numbers them, so they are one head read and one `_id $in` read), ranked by the words they share
 with the query, weighed by how rare each word is among them (the idf part of BM25).
 
@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 from pymongo.asynchronous.database import AsyncDatabase
 
-from process_service.memory import (
+from process_service.knowledge.memory_store import (
     PROCESS,
     PROJECT,
     SESSION,

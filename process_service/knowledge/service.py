@@ -6,11 +6,11 @@ from __future__ import annotations
 import grpc
 
 from process_service.knowledge.base import Knowledge
+from process_service.knowledge.memory_store import MemoryRecord, process_or_404
 from process_service.knowledge.rag_index import RagDoc, project_corpus
 from process_service.knowledge.rag_text import extract, media_type_of
 from process_service.knowledge.recall import check_scope
-from process_service.memory import MemoryRecord, process_or_404
-from process_service.store import ProcessStore
+from process_service.store.process_store import ProcessStore
 from vance.auth import current_identity
 from vance.errors import InvalidArgumentError, NotFoundError, grpc_errors
 from vance.internal.v1 import knowledge_internal_pb2 as kipb

@@ -1,5 +1,5 @@
 """The memory and RAG tools (seed 000 §2.2 "MemoryApi"): what Arthur, Ford and Eddie keep and
-find beyond their chat. Hosted by process_service's tool host (process_service/tools.py hands
+find beyond their chat. Hosted by process_service's tool host (process_service/tools/process_tools.py hands
 every name in KNOWLEDGE_TOOL_NAMES here); every record and chunk is of the calling process's
 own scopes: its process, session and project, and its owner's documents."""
 

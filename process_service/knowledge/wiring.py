@@ -7,11 +7,11 @@ from pymongo.asynchronous.database import AsyncDatabase
 
 from process_service.knowledge.base import Knowledge
 from process_service.knowledge.embeddings import Embedder
+from process_service.knowledge.memory_store import MemoryStore
 from process_service.knowledge.rag_index import RagIndex
 from process_service.knowledge.recall import MemoryRecall
 from process_service.knowledge.service import KnowledgeServicer
-from process_service.memory import MemoryStore
-from process_service.store import ProcessStore
+from process_service.store.process_store import ProcessStore
 from vance.clock import Clock
 from vance.config import Config
 from vance.internal.v1 import knowledge_internal_pb2, knowledge_internal_pb2_grpc

@@ -1,5 +1,5 @@
 """The user's own tools (specs.py), dispatched for process_service's tool host
-(process_service/tools.py hands every name in USER_WORK_TOOL_NAMES here). Each call works on the
+(process_service/tools/process_tools.py hands every name in USER_WORK_TOOL_NAMES here). Each call works on the
 calling process's owner's things only (owner.py) and reads the tenant's settings fresh
 (vance/work_settings.py), so an admin's change applies to the next call."""
 

@@ -1,6 +1,6 @@
 """The RUNNING/IDLE roll-up kept current (seed 002 §4): process_service reports the sessions
 whose engines changed status or got a new pending message (NoteEngineStatus,
-process_service/rollup_notify.py), and each is rolled up again here and written when it changed,
+process_service/lifecycle/rollup_notify.py), and each is rolled up again here and written when it changed,
 with its list card, so lists, status filters and search see the engines' state without anyone
 reading the session first.
 

@@ -1,4 +1,4 @@
-"""Feeds the search index from process_service's chat feed (process_service/event_feed.py),
+"""Feeds the search index from process_service's chat feed (process_service/events/chat_feed.py),
 and hands each session's first question-and-answer pair to the metadata auto-suggest
 (first_pair.py).
 

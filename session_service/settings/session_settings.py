@@ -87,7 +87,7 @@ KNOWN: dict[str, Callable[[str], str]] = {
     # The engine keys (session_service/settings/engine_settings.py) can be set per tenant and
     # project too.
     **ENGINE_KEYS,
-    "chat.language": _language,  # Eddie's spoken language (process_service/hub_tools.py)
+    "chat.language": _language,  # Eddie's spoken language (process_service/hub/tools.py)
     # The user's own work: search, fetch, sandboxed exec (process_service/user_work/).
     **WORK_KEYS,
     SETTING_MCP_SERVERS: mcp_servers,  # MCP tool servers (tool_service/mcp_hub.py)

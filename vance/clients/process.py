@@ -55,7 +55,7 @@ class ProcessSpec:
 
 @dataclass(frozen=True)
 class ChatFeedPage:
-    """One page of the chat feed (process_service/event_feed.py): resume after `position`."""
+    """One page of the chat feed (process_service/events/chat_feed.py): resume after `position`."""
 
     position: int
     messages: list[ChatMessage]

@@ -1,0 +1,297 @@
+"""The per-session event stream: a monotonic seq per session, group-committed writes, replay
+from the store (persisted events) and from memory (stream chunks, within a window).
+
+Seqs are taken optimistically: a replica remembers the last seq of each session it writes and
+inserts the next events under `<session>:<seq>` ids. The store's unique `_id` is the arbiter: an
+insert that meets an id another replica took fails as a duplicate, and the writer re-reads the
+last seq and numbers the rest again. So a batch is one insert, with no separate counter update.
+A batch of stream chunks inserts small placeholders (no text), so chunk seqs are claimed in the
+store too and never collide with another replica's events; the chunks themselves stay in memory.
+The stream document keeps a lower bound of the last seq, raised every MARK_EVERY seqs, from
+which `ProcessStore.last_seq` probes forward."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections import deque
+from collections.abc import AsyncIterator, Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from process_service.process_model import SessionEvent as Event
+from process_service.store.process_store import ProcessStore
+from vance.clock import Clock
+
+logger = logging.getLogger(__name__)
+
+CHAT_APPENDED = "chat_message_appended"
+STREAM_CHUNK = "stream_chunk"
+STATUS_CHANGED = "process_status_changed"
+PROGRESS = "process_progress"
+NOTICE = "notice"  # a hub push such as inbox-item-added or switch-to
+
+_QUEUE_LIMIT = 10_000
+# Events per batch of `subscribe_batches`: a replay of a long stream goes out in pieces well
+# under gRPC's message size limit.
+_BATCH = 200
+_RING_LIMIT = 4_096
+MARK_EVERY = 128
+# Each lost attempt means another writer's insert went in, so the stream makes progress; a
+# writer can lose many in a row on a busy machine (8 was seen to run out at load 12 on 2 cores).
+_RENUMBER_ATTEMPTS = 64
+
+
+class SubscriberOverflow(Exception):
+    """A subscriber fell too far behind; it should resubscribe from its last seq."""
+
+
+@dataclass
+class _Writer:
+    pending: list[tuple[Event, asyncio.Future[int]]] = field(default_factory=list)
+    busy: bool = False
+    idle: asyncio.Event = field(default_factory=asyncio.Event)
+    chunks: deque[Event] = field(default_factory=lambda: deque(maxlen=_RING_LIMIT))
+    last_used_ms: int = 0
+    last_seq: int | None = None  # None: read it from the store before the next write
+
+    def __post_init__(self) -> None:
+        self.idle.set()
+
+
+@dataclass(eq=False)
+class _Subscriber:
+    queue: asyncio.Queue[Event] = field(default_factory=lambda: asyncio.Queue(_QUEUE_LIMIT))
+    overflowed: bool = False
+
+
+class EventLog:
+    def __init__(
+        self,
+        store: ProcessStore,
+        clock: Clock,
+        *,
+        chunk_window_s: int,
+        poll_ms: int = 0,
+        on_durable: Callable[[str, Event], None] | None = None,
+        keep_chunk_text: bool = False,
+    ) -> None:
+        """`on_durable` sees every stored (not ephemeral) event once written: the chat feed
+        (event_feed.py) takes the chat messages from it. `keep_chunk_text` (several replicas)
+        stores the text of stream chunks in their placeholders, so any replica can replay
+        them within the window (a gateway filling a gap, gateway/session_events.py)."""
+        self._keep_chunk_text = keep_chunk_text
+        self._store = store
+        self._on_durable = on_durable
+        self._clock = clock
+        self._window_ms = chunk_window_s * 1000
+        self._poll_s = poll_ms / 1000 if poll_ms > 0 else None
+        self._writers: dict[str, _Writer] = {}
+        self._subscribers: dict[str, set[_Subscriber]] = {}
+
+    def _writer(self, session_id: str) -> _Writer:
+        w = self._writers.get(session_id)
+        if w is None:
+            w = self._writers[session_id] = _Writer()
+        w.last_used_ms = self._clock.now_ms()
+        return w
+
+    # `data`: the event's JSON payload (SessionEvent.data).
+    async def publish(
+        self, session_id: str, kind: str, data: dict[str, Any], *, ephemeral: bool = False
+    ) -> int:
+        """Appends one event and returns its seq once it is durable (or, for ephemeral stream
+        chunks, once it has a seq)."""
+        fut = self.submit(session_id, kind, data, ephemeral=ephemeral)
+        await self.flush(session_id)
+        return await fut
+
+    def submit(  # `data`: as `publish`
+        self, session_id: str, kind: str, data: dict[str, Any], *, ephemeral: bool = False
+    ) -> asyncio.Future[int]:
+        """Queues an event in seq order without writing it; `flush` writes it. A caller with
+        more events at hand submits them all and flushes once: one write for all."""
+        event = Event(session_id, kind, data, self._clock.now_ms(), ephemeral)
+        fut: asyncio.Future[int] = asyncio.get_running_loop().create_future()
+        self._writer(session_id).pending.append((event, fut))
+        return fut
+
+    async def flush(self, session_id: str) -> None:
+        """Writes what is queued for the session. Concurrent flushers share a write: the first
+        one writes every event queued meanwhile (group commit), the others wait for it."""
+        w = self._writer(session_id)
+        if w.busy:
+            await w.idle.wait()
+            if not w.pending:
+                return
+        if w.busy:
+            # Someone else took the writer first after the wait: their loop writes ours too.
+            await w.idle.wait()
+            return
+        w.busy = True
+        w.idle.clear()
+        try:
+            while w.pending:
+                batch, w.pending = w.pending, []
+                await self._write(session_id, w, batch)
+        finally:
+            w.busy = False
+            w.idle.set()
+
+    async def _write(
+        self, session_id: str, w: _Writer, batch: list[tuple[Event, asyncio.Future[int]]]
+    ) -> None:
+        try:
+            await self._insert_numbered(session_id, w, [event for event, _ in batch])
+        except BaseException as exc:
+            w.last_seq = None
+            for _, fut in batch:
+                if not fut.done():
+                    fut.set_exception(exc if isinstance(exc, Exception) else RuntimeError(exc))
+            if not isinstance(exc, Exception):
+                raise
+            return
+        for event, fut in batch:
+            if not fut.done():
+                fut.set_result(event.seq)
+            if self._on_durable is not None and not event.ephemeral:
+                self._on_durable(session_id, event)
+            self._notify(session_id, event)
+
+    async def _insert_numbered(self, session_id: str, w: _Writer, events: list[Event]) -> None:
+        """Numbers the events after the last seq and inserts them in order; on a duplicate id
+        (another replica wrote meanwhile) keeps what went in and numbers the rest again."""
+        todo = events
+        for _ in range(_RENUMBER_ATTEMPTS):
+            if w.last_seq is None:
+                w.last_seq = await self._store.last_seq(session_id)
+            first = w.last_seq + 1
+            for offset, event in enumerate(todo):
+                event.seq = first + offset
+            inserted = await self._store.insert_events(todo, chunk_text=self._keep_chunk_text)
+            done, todo = todo[:inserted], todo[inserted:]
+            for event in done:
+                if event.ephemeral:
+                    w.chunks.append(event)
+            if done:
+                last = done[-1].seq
+                w.last_seq = last
+                if last // MARK_EVERY != (first - 1) // MARK_EVERY:
+                    await self._store.mark_seq(session_id, last)
+            if not todo:
+                return
+            w.last_seq = None  # another replica took the next id: re-read the last seq
+        raise RuntimeError(f"event seqs of {session_id} kept being taken by other writers")
+
+    def _notify(self, session_id: str, event: Event) -> None:
+        for sub in self._subscribers.get(session_id, ()):
+            if sub.overflowed:
+                continue
+            try:
+                sub.queue.put_nowait(event)
+            except asyncio.QueueFull:
+                sub.overflowed = True
+                logger.warning("event subscriber of %s fell behind; dropping it", session_id)
+
+    async def replay(self, session_id: str, since: int, until: int) -> list[Event]:
+        """Persisted events in (since, until] from the store, plus chunks still in the window."""
+        if until <= since:
+            return []
+        horizon = self._clock.now_ms() - self._window_ms
+        w = self._writers.get(session_id)
+        chunks = [
+            c for c in (w.chunks if w else ()) if since < c.seq <= until and c.at_ms >= horizon
+        ]
+        held = {c.seq for c in chunks}
+        # A chunk placeholder is replayed only when it kept its text (`keep_chunk_text`, of
+        # any replica), is within the window and not held here already.
+        persisted = [
+            e
+            for e in await self._store.events_range(session_id, since + 1, until)
+            if not e.ephemeral or (e.data and e.at_ms >= horizon and e.seq not in held)
+        ]
+        events = persisted + chunks
+        events.sort(key=lambda e: e.seq)
+        return events
+
+    async def subscribe(self, session_id: str, since: int) -> AsyncIterator[Event]:
+        """Every event after `since` (replayed), then live events, in seq order."""
+        async for batch in self.subscribe_batches(session_id, since):
+            for event in batch:
+                yield event
+
+    async def subscribe_batches(self, session_id: str, since: int) -> AsyncIterator[list[Event]]:
+        """As `subscribe`, a list at a time: the replay, then what each wake-up finds queued."""
+        sub = _Subscriber()
+        self._subscribers.setdefault(session_id, set()).add(sub)
+        try:
+            w = self._writer(session_id)
+            # A write in flight has a seq but may not be readable yet; wait for it to land.
+            await w.idle.wait()
+            if w.last_seq is None:
+                w.last_seq = await self._store.last_seq(session_id)
+            current = w.last_seq
+            last = since
+            replayed = await self.replay(session_id, since, current)
+            for i in range(0, len(replayed), _BATCH):
+                yield replayed[i : i + _BATCH]
+                last = replayed[i : i + _BATCH][-1].seq
+            last = max(last, current) if current > since else last
+            while True:
+                if sub.overflowed:
+                    raise SubscriberOverflow(f"subscriber of {session_id} fell behind at {last}")
+                try:
+                    first = await asyncio.wait_for(sub.queue.get(), self._poll_s)
+                except TimeoutError:
+                    # Another replica may have written: read what the store has.
+                    current = await self._store.last_seq(session_id)
+                    replayed = [
+                        e for e in await self.replay(session_id, last, current) if e.seq > last
+                    ]
+                    for i in range(0, len(replayed), _BATCH):
+                        yield replayed[i : i + _BATCH]
+                        last = replayed[i : i + _BATCH][-1].seq
+                    continue
+                ready = [first]
+                while not sub.queue.empty() and len(ready) < _BATCH:
+                    ready.append(sub.queue.get_nowait())
+                batch = []
+                for event in ready:
+                    if event.seq > last:
+                        batch.append(event)
+                        last = event.seq
+                if batch:
+                    yield batch
+        finally:
+            subs = self._subscribers.get(session_id)
+            if subs is not None:
+                subs.discard(sub)
+                if not subs:
+                    del self._subscribers[session_id]
+
+    async def read_stored(self, session_id: str, since: int, until: int) -> list[Event]:
+        """The events in (since, until] as the store has them now (until 0: its last seq):
+        a gateway's gap fill or catch-up after a replica's stream broke."""
+        if until <= 0:
+            until = await self._store.last_seq(session_id)
+        return await self.replay(session_id, since, until)
+
+    def forget(self, session_id: str) -> None:
+        """A suspended, closed or deleted session: its writer (last seq, chunk ring) goes,
+        unless a write is in flight or someone still follows the stream. The last seq is read
+        from the store again on the next write."""
+        w = self._writers.get(session_id)
+        if w is not None and not w.busy and not w.pending and session_id not in self._subscribers:
+            del self._writers[session_id]
+
+    def evict_idle(self) -> int:
+        """Forgets chunk rings of sessions quiet for longer than the window."""
+        horizon = self._clock.now_ms() - self._window_ms
+        quiet = [
+            sid
+            for sid, w in self._writers.items()
+            if not w.busy and w.last_used_ms < horizon and sid not in self._subscribers
+        ]
+        for sid in quiet:
+            del self._writers[sid]
+        return len(quiet)

@@ -1,0 +1,1 @@
+"""The hub (Eddie): its organizational tools, talk, and hubs that know what each other did."""

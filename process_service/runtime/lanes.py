@@ -1,0 +1,374 @@
+"""Lanes: at most one turn per process, taken by compare-and-set on the process document.
+
+The lane lives in the process document (`lane`), so it holds across replicas and restarts:
+- steer pushes the message onto `pending` and sets `wake` in one update;
+- taking a turn moves `pending` to `owned` and writes `lane` in one update, only if no lane is
+  held; a redo after a lost worker keeps `owned` and the turn id, so idempotency keys derived
+  from the turn make the redo write nothing twice;
+- commit archives `owned` as drained and clears `lane` in one update, only if the lane is still
+  this turn's; a stale worker's commit is refused.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from dataclasses import replace
+
+from process_service.events.log import STATUS_CHANGED, EventLog
+from process_service.models import TurnRef
+from process_service.process_model import (
+    InboxMessage,
+    Lane,
+    MessageKind,
+    ObserveEntry,
+    OutboxEntry,
+    ParentEntry,
+    Process,
+)
+from process_service.runtime.lane_signals import LaneSignals
+from process_service.runtime.parent_notify import close_entry
+from process_service.store.process_store import ProcessStore
+from process_service.store.transitions import TurnEnd
+from vance.clock import Clock
+from vance.config import LanesConfig
+from vance.domain import (
+    HOOK_CALLS,
+    CloseReason,
+    LifecycleCall,
+    ProcessStatus,
+)
+from vance.ids import new_id
+
+logger = logging.getLogger(__name__)
+
+
+class Lanes:
+    def __init__(
+        self,
+        store: ProcessStore,
+        events: EventLog,
+        clock: Clock,
+        config: LanesConfig,
+        signals: LaneSignals,
+    ) -> None:
+        self.store = store
+        self.events = events
+        self.clock = clock
+        self.config = config
+        # Outbox entries written or found (outbox.py delivers them); every status change
+        # (rollup_notify.py keeps the session's roll-up current).
+        self._signals = signals
+        # Processes someone waits to see leave INIT (process_create, process_service/tools/process_tools.py).
+        self._past_init: dict[str, asyncio.Event] = {}
+        # engine -> the hooks (SUSPEND, STOP) its workers declared in their hello.
+        self._hooks: dict[str, set[LifecycleCall]] = {}
+
+    # ---- hooks ----
+
+    def declare_hooks(self, hooks: dict[str, list[str]]) -> None:
+        for engine, names in hooks.items():
+            self._hooks.setdefault(engine, set()).update(LifecycleCall(n) for n in names)
+
+    def hook_for(self, process: Process, call: LifecycleCall) -> LifecycleCall | None:
+        """The hook task to ask for with the transition itself: only for a process that has
+        started (its engine ran start) and whose engine declared the hook. A hook runs at most
+        once: a failure or a lost worker drops it (logged)."""
+        if process.started and call in self._hooks.get(process.engine, ()):
+            return call
+        return None
+
+    async def _take_hook(self, process: Process, worker_id: str, now: int) -> TurnRef | None:
+        """Takes the lane for a hook task (the status stays), or drops a hook lane whose worker
+        was lost."""
+        lane = process.lane
+        if lane is not None:
+            if lane.hook is not None and lane.lease_until_ms < now:
+                await self.store.drop_lane(process.id, lane.turn_id)
+                logger.warning("hook %s of %s lost with its worker; dropped", lane.hook, process.id)
+            return None
+        assert process.hook is not None
+        call = process.hook
+        new = Lane(new_id("turn"), 1, worker_id, now + self.config.lease_ms, hook=call)
+        after = await self.store.take_hook_lane(process.id, new)
+        if after is None:
+            return None
+        # A PEER hook is handed the pending peer events to read; they stay pending (the hook
+        # drains nothing), so the resume turn still sees them (engines/eddie_peers.py).
+        peers = [m for m in after.pending if m.kind is MessageKind.PEER_EVENT]
+        return self._ref(
+            after, new, call, peers if call is LifecycleCall.PEER else [], after.chat_count
+        )
+
+    async def end_hook(self, ref: TurnRef) -> Process | None:
+        """Releases a hook's lane (its commit or its failure); no status change, no event."""
+        ref.done = True
+        return await self.store.end_hook(
+            ref.process_id, ref.turn_id, max(ref.highest_chat, ref.chat_base)
+        )
+
+    async def take(self, process_id: str, worker_id: str) -> TurnRef | None:
+        """Takes the lane of a process that wants a turn; None when there is nothing to do."""
+        now = self.clock.now_ms()
+        lane = Lane(new_id("turn"), 1, worker_id, now + self.config.lease_ms)
+        before = await self.store.take_lane(process_id, lane, now)
+        if before is None:
+            return await self._retake(process_id, worker_id, now)
+        self._seen(before)
+        # chat_count only changes when this lane commits, so it is the base for the turn's
+        # chat message numbers on every attempt.
+        ref = self._ref(before, lane, _call_for(before), list(before.pending), before.chat_count)
+        await self._status_event(before, before.status, ProcessStatus.RUNNING)
+        return ref
+
+    async def take_steered(
+        self, process_id: str, session_id: str, msg: InboxMessage, worker_id: str
+    ) -> TurnRef | None:
+        """Delivers a steered message and takes the lane for it in one write, when the process
+        waits for exactly that: started, idle or blocked, no lane, nothing else pending, and no
+        message with this key. None otherwise (the caller pushes it to the inbox as usual).
+        The status event is the caller's to publish (`status_event`), after its reply."""
+        now = self.clock.now_ms()
+        lane = Lane(new_id("turn"), 1, worker_id, now + self.config.lease_ms)
+        before = await self.store.take_steered(process_id, session_id, msg, lane, now)
+        if before is None:
+            return None
+        self._seen(before)
+        return self._ref(before, lane, _call_for(before), [msg], before.chat_count)
+
+    async def _retake(self, process_id: str, worker_id: str, now: int) -> TurnRef | None:
+        """Redoes a turn whose worker was lost or whose lease expired."""
+        process = await self.store.get(process_id)
+        if process is None:
+            return None
+        if process.hook is not None or (process.lane is not None and process.lane.hook):
+            return await self._take_hook(process, worker_id, now)
+        lane = process.lane
+        if lane is None or process.status is not ProcessStatus.RUNNING:
+            return None
+        if lane.lease_until_ms >= now:
+            return None
+        if lane.attempt + 1 > self.config.max_attempts:
+            await self.close_failed(process, lane.last_error or "worker lost or lease expired")
+            return None
+        new = replace(
+            lane,
+            attempt=lane.attempt + 1,
+            worker_id=worker_id,
+            lease_until_ms=now + self.config.lease_ms,
+        )
+        updated = await self.store.retake(process_id, lane, new, now)
+        if updated is None:
+            return None
+        logger.info("redoing turn %s of %s (attempt %d)", lane.turn_id, process_id, new.attempt)
+        # The client sees the redo start like any turn.
+        await self._status_event(updated, ProcessStatus.RUNNING, ProcessStatus.RUNNING)
+        return self._ref(
+            updated,
+            new,
+            _call_for(updated),
+            list(updated.owned),
+            updated.chat_count,
+            prev_status=ProcessStatus.IDLE,
+        )
+
+    def _seen(self, process: Process) -> None:
+        if process.outbox:
+            self._signals.outbox_seen(process)
+
+    def _ref(
+        self,
+        process: Process,
+        lane: Lane,
+        call: LifecycleCall,
+        owned: list[InboxMessage],
+        chat_base: int,
+        prev_status: ProcessStatus | None = None,
+    ) -> TurnRef:
+        return TurnRef(
+            process=process,
+            turn_id=lane.turn_id,
+            attempt=lane.attempt,
+            process_id=process.id,
+            session_id=process.session_id,
+            process_name=process.name,
+            engine=process.engine,
+            parent_process_id=process.parent_process_id,
+            worker_id=lane.worker_id,
+            call=call,
+            prev_status=prev_status or process.status,
+            chat_base=chat_base,
+            owned=owned,
+            lease_until_ms=lane.lease_until_ms,
+            highest_chat=chat_base,
+        )
+
+    async def renew(self, refs: list[TurnRef]) -> list[TurnRef]:
+        """Extends the leases of running turns in one store write; returns the turns whose lane
+        is no longer theirs (stopped, or taken by a redo after their lease ran out)."""
+        if not refs:
+            return []
+        until = self.clock.now_ms() + self.config.lease_ms
+        renewed = await self.store.renew_leases(
+            [(r.process_id, r.turn_id, r.attempt) for r in refs], until
+        )
+        lost = []
+        for ref in refs:
+            if ref.turn_id in renewed:
+                ref.lease_until_ms = until
+            else:
+                lost.append(ref)
+        return lost
+
+    async def commit(
+        self,
+        ref: TurnRef,
+        status: ProcessStatus,
+        close_reason: CloseReason | None,
+        close_detail: str = "",
+        outbox: list[OutboxEntry] | None = None,
+    ) -> Process | None:
+        """Ends a turn: owned messages become drained, the lane is released, the status set,
+        and `outbox` entries (process_service/runtime/outbox.py) written in the same compare-and-set. Returns the process after the commit, or None when the lane is no
+        longer ours."""
+        now = self.clock.now_ms()
+        # The drained record serves the duplicate check of client-chosen keys and keeps what
+        # no chat message holds (events, results, commands). A plain user message without a key
+        # can never come again and its text is in the chat: recording it too costs a write
+        # per turn for nothing.
+        await self.store.archive(
+            ref.process_id,
+            [m for m in ref.owned if m.keyed or m.kind is not MessageKind.USER_CHAT_INPUT],
+            turn_id=ref.turn_id,
+            now_ms=now,
+        )
+        end = TurnEnd(
+            status=status,
+            close_reason=close_reason,
+            close_detail=close_detail,
+            chat_count=max(ref.highest_chat, ref.chat_base),
+            # The client-chosen keys this turn drained stay on the document until the next
+            # commit: a steer with the same key that checked the archive just before it was
+            # written (above) and pushes just after the lane is released is still refused
+            # (ProcessStore.push_pending), so a concurrent resend is never handled twice.
+            drained_keys=[m.key for m in ref.owned if m.keyed],
+            now_ms=now,
+            # The process runs the engine version of the worker that started it.
+            engine_version=ref.engine_version
+            if ref.call is LifecycleCall.START and not ref.process.engine_version
+            else "",
+            history_summary=ref.history_summary,
+        )
+        lane = (ref.turn_id, ref.attempt)
+        entries = outbox or []
+        pausable = status is not ProcessStatus.CLOSED
+        process = await self.store.commit_turn(
+            ref.process_id, lane, end, entries, unless_pause_requested=pausable
+        )
+        if process is None and pausable:
+            # A pause was asked for meanwhile: the turn ends PAUSED.
+            end = replace(end, status=ProcessStatus.PAUSED)
+            process = await self.store.commit_turn(
+                ref.process_id, lane, end, _paused(entries), unless_pause_requested=False
+            )
+        ref.done = True
+        if process is None:
+            logger.info("commit of stale turn %s for %s refused", ref.turn_id, ref.process_id)
+            return None
+        await self._status_event(process, ProcessStatus.RUNNING, end.status)
+        return process
+
+    async def fail(self, ref: TurnRef, error: str, *, backoff: bool) -> Process | None:
+        """Gives the turn back: it is redone (by any worker) after an optional backoff, up to
+        max_attempts; then the process closes STALE with the error as its detail."""
+        if ref.call in HOOK_CALLS:
+            logger.warning("hook %s of %s failed: %s", ref.call.value, ref.process_id, error)
+            await self.end_hook(ref)
+            return None
+        now = self.clock.now_ms()
+        ref.done = True
+        if ref.attempt >= self.config.max_attempts:
+            process = await self.store.get(ref.process_id)
+            if process is None or process.lane is None or process.lane.turn_id != ref.turn_id:
+                return None
+            return await self.close_failed(process, error)
+        delay = self.config.retry_backoff_ms * ref.attempt if backoff else 0
+        return await self.store.release_for_retry(
+            ref.process_id, (ref.turn_id, ref.attempt), now + delay - 1, error
+        )
+
+    async def close_failed(self, process: Process, error: str) -> Process | None:
+        """Closes the process STALE; its parent is told like of a commit of that turn (the
+        entry is written with the close)."""
+        lane = process.lane
+        attempts = lane.attempt if lane is not None else 1
+        turn_id = lane.turn_id if lane is not None else ""
+        owed = [close_entry(CloseReason.STALE, turn_id)] if process.parent_process_id else []
+        closed = await self.store.close_stale(
+            process.id,
+            turn_id,
+            f"turn failed {attempts} times: {error}",
+            self.clock.now_ms(),
+            owed,
+        )
+        if closed is not None:
+            logger.warning("process %s closed after %d failed attempts", process.id, attempts)
+            await self._status_event(closed, ProcessStatus.RUNNING, ProcessStatus.CLOSED)
+            await self._signals.outbox_written(closed)
+        return closed
+
+    async def _status_event(self, process: Process, old: ProcessStatus, new: ProcessStatus) -> None:
+        self.queue_status_event(process, old, new)
+        await self.events.flush(process.session_id)
+
+    def queue_status_event(
+        self, process: Process, old: ProcessStatus, new: ProcessStatus
+    ) -> asyncio.Future[int]:
+        """Queues a status event in the session's seq order without writing it (the caller
+        flushes the session's events)."""
+        self._signals.status_changed(process.session_id)
+        if new is not ProcessStatus.INIT:
+            waiter = self._past_init.get(process.id)
+            if waiter is not None:
+                waiter.set()
+        return self.events.submit(
+            process.session_id,
+            STATUS_CHANGED,
+            {
+                "think_process_id": process.id,
+                "process_name": process.name,
+                "engine": process.engine,
+                "from_status": old.value,
+                "to_status": new.value,
+                "close_reason": process.close_reason.value if process.close_reason else "",
+                "parent_process_id": process.parent_process_id,
+            },
+        )
+
+    status_event = _status_event
+
+    def past_init(self, process_id: str) -> asyncio.Event:
+        """An event set when a status change of this replica moves the process out of INIT;
+        the caller drops it with `forget_past_init`."""
+        return self._past_init.setdefault(process_id, asyncio.Event())
+
+    def forget_past_init(self, process_id: str) -> None:
+        self._past_init.pop(process_id, None)
+
+
+def _paused(entries: list[OutboxEntry]) -> list[OutboxEntry]:
+    """The entries of a commit that became PAUSED (a pause asked meanwhile): no BLOCKED goes
+    to the parent, observers hear the PAUSED status."""
+    return [
+        replace(e, status=ProcessStatus.PAUSED) if isinstance(e, ObserveEntry) else e
+        for e in entries
+        if not isinstance(e, ParentEntry)
+    ]
+
+
+def _call_for(process: Process) -> LifecycleCall:
+    if process.status is ProcessStatus.INIT or not process.started:
+        return LifecycleCall.START
+    if process.call is LifecycleCall.RESUME:
+        return LifecycleCall.RESUME
+    return LifecycleCall.STEER

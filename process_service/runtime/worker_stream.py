@@ -1,0 +1,237 @@
+"""The worker stream: one engine worker's connection, from its hello to its last report.
+
+`serve` is the whole protocol of `WorkerService.WorkerConnect` in typed messages
+(process_service/runtime/worker_protocol.py; the servicer only converts): it registers the worker with
+the dispatcher, sends what the dispatcher queues for it (assignments, cancels, commit acks),
+reads its heartbeats and turn reports, and hands each turn's reports, in order, to a pump that
+calls the turn domain (process_service/runtime/turns.py, lanes.py).
+
+Every task runs in this module's task group: a stream's reader, and one pump per assigned turn.
+Pumps outlive their stream on purpose: a turn whose worker left still has its queued reports
+stored (its chat messages and events), and the dispatcher redoes the turn.
+
+A pump takes every report at hand as one batch. The chat appends of a batch are stored in one
+insert, and their events go out in one write with whatever else the batch queued; a worker
+sends the reports it held back together with the commit (engine_worker/context.py), so a
+short turn's chat messages, events and commit take one write each.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import AsyncIterator
+
+from process_service.events.log import EventLog
+from process_service.models import TurnRef
+from process_service.runtime.dispatcher import Dispatcher, WorkerConn
+from process_service.runtime.lanes import Lanes
+from process_service.runtime.turns import Turns
+from process_service.runtime.worker_protocol import (
+    Ack,
+    Assign,
+    Capacity,
+    ChatAppend,
+    Chunk,
+    Commit,
+    Draining,
+    Failure,
+    FromWorker,
+    Heartbeat,
+    Hello,
+    Progress,
+    Report,
+    ToWorker,
+    Welcome,
+)
+
+logger = logging.getLogger(__name__)
+
+# A turn's queue: its reports in order, then None when its stream ended.
+TurnQueue = asyncio.Queue[Report | None]
+
+
+class WorkerStreams:
+    def __init__(
+        self,
+        *,
+        dispatcher: Dispatcher,
+        turns: Turns,
+        lanes: Lanes,
+        events: EventLog,
+        heartbeat_ms: int,
+    ) -> None:
+        self._dispatcher = dispatcher
+        self._turns = turns
+        self._lanes = lanes
+        self._events = events
+        self._heartbeat_ms = heartbeat_ms
+        self._tg: asyncio.TaskGroup | None = None
+        self._stop = asyncio.Event()
+
+    async def run(self) -> None:
+        """Hosts the streams' tasks until `stop`; then lets the pumps finish what they hold."""
+        async with asyncio.TaskGroup() as tg:
+            self._tg = tg
+            await self._stop.wait()
+        self._tg = None
+
+    def stop(self) -> None:
+        self._stop.set()
+
+    def _group(self) -> asyncio.TaskGroup:
+        if self._tg is None:
+            raise RuntimeError("worker streams are not running")
+        return self._tg
+
+    # ---- one stream ----
+
+    async def serve(
+        self, hello: Hello, incoming: AsyncIterator[list[FromWorker]]
+    ) -> AsyncIterator[ToWorker]:
+        """The messages for one worker, while it stays connected. `incoming` yields what each
+        of its stream messages holds (a commit carries the reports held back for it)."""
+        tg = self._group()
+        conn = self._dispatcher.register(hello.worker_id, hello.engines, hello.slots)
+        self._lanes.declare_hooks(hello.hooks)
+        queues: dict[str, TurnQueue] = {}
+        reader = tg.create_task(self._read(conn, queues, incoming))
+        try:
+            yield Welcome(lease_ms=self._lanes.config.lease_ms, heartbeat_ms=self._heartbeat_ms)
+            while True:
+                item = await conn.outbox.get()
+                if item is None:
+                    return
+                if isinstance(item, Assign):
+                    queue = queues[item.ref.turn_id] = asyncio.Queue()
+                    tg.create_task(self._pump(item.ref, queue, queues))
+                yield item
+        finally:
+            reader.cancel()
+            self._dispatcher.unregister(conn)
+            for queue in queues.values():
+                queue.put_nowait(None)
+
+    async def _read(
+        self,
+        conn: WorkerConn,
+        queues: dict[str, TurnQueue],
+        incoming: AsyncIterator[list[FromWorker]],
+    ) -> None:
+        try:
+            async for messages in incoming:
+                for msg in messages:
+                    if isinstance(msg, Heartbeat):
+                        await self._dispatcher.renew(conn, msg.turn_ids)
+                    elif isinstance(msg, Draining):
+                        conn.draining = True
+                        logger.info("worker %s is draining", conn.worker_id)
+                    elif isinstance(msg, Capacity):
+                        self._dispatcher.set_capacity(conn, msg.slots, msg.reason)
+                    else:
+                        queue = queues.get(msg.turn_id)
+                        if queue is not None:
+                            queue.put_nowait(msg)
+        except Exception as exc:
+            # The worker went away (or sent what we cannot read): its turns are redone.
+            logger.info("stream of worker %s ended: %r", conn.worker_id, exc)
+        finally:
+            conn.outbox.put_nowait(None)
+
+    # ---- one turn ----
+
+    async def _pump(self, ref: TurnRef, queue: TurnQueue, queues: dict[str, TurnQueue]) -> None:
+        """Handles one turn's reports in order, a batch of those at hand at a time, until its
+        commit or failure (or its stream's end)."""
+        try:
+            ended = False
+            while not ended:
+                batch = [await queue.get()]
+                while not queue.empty():
+                    batch.append(queue.get_nowait())
+                ended = await self._handle(ref, batch)
+        finally:
+            if queues.get(ref.turn_id) is queue:
+                del queues[ref.turn_id]
+            # A failed or lost turn's chat messages are stored: their events go out too.
+            await self._events.flush(ref.session_id)
+
+    async def _handle(self, ref: TurnRef, batch: list[Report | None]) -> bool:
+        """Stores a batch; True when the turn ended with it."""
+        if ref.done:
+            return True  # cancelled (stopped, or its lease lost): the rest is not its to write
+        end = next((i for i, r in enumerate(batch) if not _is_event(r)), len(batch))
+        events = [r for r in batch[:end] if r is not None and _is_event(r)]
+        try:
+            await self._store_events(ref, events)
+        except Exception:
+            logger.exception("storing reports of turn %s failed", ref.turn_id)
+        last = batch[end] if end < len(batch) else None
+        if end == len(batch):
+            # Nothing ends the turn yet: write the events now, so the client sees them.
+            await self._events.flush(ref.session_id)
+            return False
+        if last is None or ref.done:
+            return True
+        try:
+            if isinstance(last, Commit):
+                await self._commit(ref, last)
+            elif isinstance(last, Failure):
+                await self._failure(ref, last)
+        except Exception as exc:
+            logger.exception("handling the end of turn %s failed", ref.turn_id)
+            # The worker's slot frees; the lane, still held, is redone once its lease ran out.
+            self._dispatcher.finished(ref, Ack(ref.turn_id, False, f"commit failed: {exc!r}"))
+        return True
+
+    async def _store_events(self, ref: TurnRef, reports: list[Report]) -> None:
+        """Chat appends first, all in one insert; then every report's event in its order (the
+        caller writes them)."""
+        appends = [r for r in reports if isinstance(r, ChatAppend)]
+        stored = await self._turns.store_chat(ref, appends) if appends else []
+        for doc in stored:
+            ref.chat.stored_one(doc)
+        chat = iter(stored)
+        for r in reports:
+            if isinstance(r, ChatAppend):
+                doc = next(chat)
+                if doc is not None:
+                    self._turns.chat_event(ref, doc)
+            elif isinstance(r, Chunk):
+                self._turns.chunk(ref, r.role, r.text)
+            elif isinstance(r, Progress):
+                await self._turns.progress(ref, r.kind, r.payload)
+
+    async def _commit(self, ref: TurnRef, commit: Commit) -> None:
+        ref.history_summary = commit.history_summary
+        doc = await self._turns.commit(
+            ref,
+            commit.status,
+            commit.close_reason,
+            commit.summary,
+            commit.payload,
+            commit.close_detail,
+        )
+        if doc is None:
+            ack = Ack(ref.turn_id, False, "the lane is no longer this turn's")
+        else:
+            through = doc.chat_count
+            # With all of the turn's chat, the worker holds the process's chat through here.
+            chat = ref.chat.for_ack(ref.chat_base, through)
+            ack = Ack(ref.turn_id, True, chat=chat, held_through=through)
+        self._dispatcher.finished(ref, ack)
+        if doc is not None:
+            # Messages (or a hook) that arrived during the turn: the next one starts at once.
+            self._dispatcher.next_turn(doc)
+
+    async def _failure(self, ref: TurnRef, failure: Failure) -> None:
+        logger.warning("turn %s of %s failed: %s", ref.turn_id, ref.process_id, failure.error)
+        doc = await self._lanes.fail(ref, failure.error, backoff=True)
+        self._dispatcher.finished(ref, None)
+        if doc is not None:
+            # Redone once the backoff written into its lease has passed.
+            self._dispatcher.next_turn(doc)
+
+
+def _is_event(report: Report | None) -> bool:
+    return isinstance(report, ChatAppend | Chunk | Progress)

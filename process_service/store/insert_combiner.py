@@ -1,0 +1,90 @@
+"""Ordered inserts of many callers sent as one command: a group commit across sessions.
+
+Each session's events are already group-committed (process_service/events/log.py): one insert for
+what its writers queued meanwhile. At a hosted model's pace a busy replica has hundreds of
+sessions each writing a little (a RUNNING event, a batch of chunks, a commit), so the store saw
+one insert, one SQLite transaction, per session and step. Here an insert that finds another in
+flight waits for it and goes with everything queued meanwhile in the next one; an insert that
+finds none goes at once, so an idle system waits for nothing.
+
+The contract is the store's ordered `insert_many` as each caller used it alone: it returns how
+many of its documents went in before one whose `_id` exists (all of them when none did), and
+raises other errors. In one ordered command the first duplicate stops the rest: the caller
+whose document it was gets its count; callers before it got everything; callers after it had
+nothing tried, so they go again in the next command, first."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+
+from vance.store import Document  # the store's documents, as ProcessStore built them
+
+# The store's ordered insert: how many documents went in before an existing `_id`.
+OrderedInsert = Callable[[list[Document]], Awaitable[int]]
+
+
+@dataclass(eq=False)
+class _Request:
+    docs: list[Document]
+    done: asyncio.Future[int]
+
+
+class InsertCombiner:
+    def __init__(self, insert: OrderedInsert) -> None:
+        self._insert = insert
+        self._queue: list[_Request] = []
+        self._writing = False
+        self._idle = asyncio.Event()
+        self._idle.set()
+
+    async def insert(self, docs: list[Document]) -> int:
+        if not docs:
+            return 0
+        req = _Request(docs, asyncio.get_running_loop().create_future())
+        self._queue.append(req)
+        while not req.done.done():
+            if self._writing:
+                # The writer sends ours with its next command; if it stops first (cancelled),
+                # the first of us to wake takes over.
+                await self._idle.wait()
+                continue
+            await self._write()
+        return req.done.result()
+
+    async def _write(self) -> None:
+        self._writing = True
+        self._idle.clear()
+        try:
+            while self._queue:
+                batch, self._queue = self._queue, []
+                await self._one(batch)
+        finally:
+            self._writing = False
+            self._idle.set()
+
+    async def _one(self, batch: list[_Request]) -> None:
+        docs = [d for r in batch for d in r.docs]
+        try:
+            inserted = await self._insert(docs)
+        except BaseException as exc:
+            failure = exc if isinstance(exc, Exception) else RuntimeError(f"insert cut: {exc!r}")
+            for r in batch:
+                if not r.done.done():
+                    r.done.set_exception(failure)
+            if not isinstance(exc, Exception):
+                raise  # cancelled: the next waiter takes over what is queued
+            return
+        untried: list[_Request] = []
+        start = 0
+        for r in batch:
+            end = start + len(r.docs)
+            if end <= inserted:
+                r.done.set_result(len(r.docs))
+            elif start <= inserted:
+                r.done.set_result(inserted - start)  # the duplicate is this caller's
+            else:
+                untried.append(r)
+            start = end
+        self._queue = untried + self._queue
