@@ -38,6 +38,7 @@ from gateway import (
     ws,
 )
 from gateway.auth import Principal, Tokens, load_secret
+from gateway.bind_rounds import BindRounds
 from gateway.body_guard import BodyGuard
 from gateway.client_tools import ClientToolHub, GatewayToolHost
 from gateway.clients import Clients
@@ -49,11 +50,13 @@ from gateway.webui import mount_webui
 from vance.background import Background
 from vance.channels import Channels
 from vance.config import Config, load_config
+from vance.internal.v1 import tokens_internal_pb2 as tipb
 from vance.internal.v1 import tool_pb2, tool_pb2_grpc
 from vance.logsetup import setup_logging
 from vance.observability import metrics
 from vance.observability.setup import start_observability
 from vance.observability.tracing import instrument_app
+from vance.revocations import remote_source
 from vance.server import GrpcHost
 from vance.v1 import tokens_pb2_grpc
 
@@ -74,9 +77,16 @@ def create_app(config: Config) -> FastAPI:
     def token_stub() -> tokens_pb2_grpc.TokenServiceAsyncStub:
         return tokens_pb2_grpc.TokenServiceStub(channels.get("session_service"))
 
-    authenticator = Authenticator(tokens, token_stub)
+    async def revocations_since(since_ms: int) -> tipb.ListTokenRevocationsSinceResponse:
+        # The channel is made on the first call, in the server's loop (see above).
+        return await remote_source(channels.get("session_service"))(since_ms)
+
+    authenticator = Authenticator(
+        tokens, token_stub, revocations_since, config.auth.revocation_refresh_s
+    )
 
     replica = Replica(config.lifecycle.replica_lease_ms)
+    bind_rounds = BindRounds()
     client_tools = ClientToolHub(channels)
     # The lease renewals (vance/background.py); a failed one shows on /healthz.
     background = Background("gateway")
@@ -84,7 +94,14 @@ def create_app(config: Config) -> FastAPI:
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         tool_host = await _start_tool_host(config, client_tools)
+        await authenticator.watch.refresh()  # the first snapshot before the first socket
+        authenticator.watch.start()
         background.start("replica-lease", replica.renew_forever(clients()))
+        background.start(
+            "bind-rounds",
+            bind_rounds.run_forever(replica.connections, clients()),
+            forever=config.gateway.bind_lease_ms > 0,
+        )
         background.start(
             "bind-leases",
             binding.renew_leases_forever(
@@ -94,6 +111,7 @@ def create_app(config: Config) -> FastAPI:
         )
         yield
         await background.stop()
+        await authenticator.watch.stop()
         await replica.shutdown(clients())
         await tool_host.stop(grace=1.0)
         await channels.close()
@@ -160,6 +178,7 @@ def create_app(config: Config) -> FastAPI:
         config.gateway.bind_lease_ms,
         replica,
         client_tools,
+        bind_rounds,
     )
 
     @app.websocket("/brain/{tenant}/ws")

@@ -38,15 +38,19 @@ async def heartbeat(conn: Connection) -> str:
     """Before every frame of a bound connection: "" to go on, else the reason to close.
     A session_service outage does not drop clients: the frame goes on unchecked.
 
-    A heartbeat asks for a lease (session_service/lifecycle/bind_leases.py): for that long, counted
-    from
-    when the request was sent, frames go on without asking. Whatever takes the bind away
-    answers only after the lease has run out, so the first frame after a takeover still
-    asks and is refused."""
+    A heartbeat asks for a lease (session_service/lifecycle/bind_leases.py): for that long,
+    counted from when the request was sent, frames go on without asking. Whatever takes the
+    bind away answers only once this replica's bind round has dropped the trust or the lease
+    has run out, so the first frame after a takeover still asks and is refused. The lease is
+    trusted only while the replica's bind rounds hold theirs (gateway/bind_rounds.py): they are
+    how a takeover reaches this connection. While they do not (a round late under load, session_service out of reach), a leased connection
+    asks without a lease: a check that writes at most once a second per connection, so a
+    late round does not turn every frame into a session write."""
     if not conn.session_id or conn.monitor:
         return ""
     sent = time.monotonic()
-    if sent < conn.bind_trusted_until:
+    leased = sent < conn.bind_trusted_until
+    if leased and _rounds_trust(conn, sent):
         conn.bind_used = True  # renew_leases keeps a busy socket's lease ahead of its frames
         return ""
     try:
@@ -55,7 +59,7 @@ async def heartbeat(conn: Connection) -> str:
                 session_id=conn.session_id,
                 connection_id=conn.connection_id,
                 reclaim=True,
-                lease_ms=conn.bind_lease_ms,
+                lease_ms=0 if leased else conn.bind_lease_ms,
             )
         )
     except grpc.aio.AioRpcError as exc:
@@ -63,9 +67,16 @@ async def heartbeat(conn: Connection) -> str:
         return ""
     if not beat.ok:
         return beat.reason or "session_bound_elsewhere"
-    conn.bind_trusted_until = sent + min(beat.lease_ms, conn.bind_lease_ms) / 1000
+    if leased:
+        return ""  # the lease stands; its renewal is renew_leases' (bind_used is kept)
+    if conn.bind_dropped_at < sent:  # else a bind round dropped it while this was on its way
+        conn.bind_trusted_until = sent + min(beat.lease_ms, conn.bind_lease_ms) / 1000
     conn.bind_used = False
     return ""
+
+
+def _rounds_trust(conn: Connection, now: float) -> bool:
+    return conn.bind_rounds is not None and conn.bind_rounds.trusts(now)
 
 
 async def renew_leases_forever(
@@ -121,13 +132,13 @@ async def renew_leases(connections: list[Connection], clients: Clients, *, horiz
     for (c, session_id, lease_ms), beat in zip(asked, reply.beats, strict=True):
         if c.session_id != session_id:
             continue
-        if beat.ok:
+        if beat.ok and c.bind_dropped_at < sent:
             c.bind_trusted_until = max(
                 c.bind_trusted_until, sent + min(beat.lease_ms, lease_ms) / 1000
             )
             c.bind_used = False
             granted += 1
-        else:
+        elif not beat.ok:
             c.bind_trusted_until = 0.0  # its next frame asks (and learns why)
     return granted
 

@@ -24,6 +24,7 @@ from vance.v1 import common_pb2 as pb
 from vance.v1 import process_pb2 as ppb
 
 if TYPE_CHECKING:
+    from gateway.bind_rounds import BindRounds
     from gateway.client_tools import ClientToolHub
 
 logger = logging.getLogger(__name__)
@@ -45,6 +46,7 @@ class Connection:
         profile: str,
         ping_interval_s: int,
         bind_lease_ms: int,
+        bind_rounds: BindRounds | None = None,
         revoke: Callable[[Principal], Awaitable[None]],
     ) -> None:
         self.ws = ws
@@ -57,6 +59,11 @@ class Connection:
         # Until when (time.monotonic()) the bind is trusted without a heartbeat (binding.py).
         self.bind_trusted_until = 0.0
         self.bind_used = False  # a frame went on under the lease since it was granted
+        # When (time.monotonic()) a bind round last dropped this bind (gateway/bind_rounds.py):
+        # a heartbeat sent before then does not restore the trust.
+        self.bind_dropped_at = 0.0
+        # The replica's bind rounds: a lease is trusted only while they hold theirs.
+        self.bind_rounds = bind_rounds
         self.revoke_token = revoke  # logout revokes the token this socket logged in with
         self.session_id = ""
         self.chat_process_id = ""

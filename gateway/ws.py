@@ -16,6 +16,7 @@ from pydantic import ValidationError
 
 from gateway import binding
 from gateway.auth import Principal
+from gateway.bind_rounds import BindRounds
 from gateway.client_tools import ClientToolHub
 from gateway.clients import Clients
 from gateway.connection import Connection
@@ -49,6 +50,8 @@ class SocketDeps:
     bind_lease_ms: int
     replica: Replica | None = None  # this replica's sessions (gateway/replica.py)
     client_tools: ClientToolHub | None = None  # tools clients host (gateway/client_tools.py)
+    # The replica's bind rounds (gateway/bind_rounds.py); None: every frame asks (no lease).
+    bind_rounds: BindRounds | None = None
 
 
 def _offered_token(ws: WebSocket) -> str:
@@ -115,6 +118,7 @@ async def serve(ws: WebSocket, tenant: str, deps: SocketDeps) -> None:
             profile=profile,
             ping_interval_s=deps.ping_interval_s,
             bind_lease_ms=deps.bind_lease_ms,
+            bind_rounds=deps.bind_rounds,
             revoke=deps.revoke,
         )
         conn.client_tools = deps.client_tools

@@ -224,6 +224,21 @@ class SessionServicer(
         )
 
     @grpc_errors
+    async def BindRound(
+        self,
+        request: sipb.BindRoundRequest,
+        context: grpc.aio.ServicerContext[sipb.BindRoundRequest, sipb.BindRoundResponse],
+    ) -> sipb.BindRoundResponse:
+        done = await self.lifecycle.binding.drops.round(
+            request.replica_id, request.lease_ms, request.since_ms, request.applied_ms
+        )
+        return sipb.BindRoundResponse(
+            lease_ms=done.lease_ms,
+            drops=[sipb.BindDrop(drop_id=d.drop_id, session_id=d.session_id) for d in done.drops],
+            read_at_ms=done.read_at_ms,
+        )
+
+    @grpc_errors
     async def ReleaseBind(
         self,
         request: spb.ReleaseBindRequest,

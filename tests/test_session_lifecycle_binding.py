@@ -23,6 +23,7 @@ from tests.lifecycle_support import (
     op,
     replica,
     status,
+    store,
     sweep,
     user,
     wait_status,
@@ -103,15 +104,19 @@ async def test_the_resume_error_table(system: System) -> None:
 
 
 async def test_a_bind_lost_right_after_a_frame_refuses_the_next_frame(system: System) -> None:
-    """The gateway trusts a bind for a lease after each heartbeat (gateway.bind_lease_ms);
-    a takeover or an archive answers only once that lease has run out, so a connection that
-    has just sent a frame still has its very next frame refused."""
+    """The gateway trusts a bind for a lease after each heartbeat (gateway.bind_lease_ms, 30 s);
+    a takeover or an archive answers once the gateway's bind round has dropped that trust, well
+    before the lease ends, so a connection that has just sent a frame still has its very next
+    frame refused."""
     owner = await system.connect()
     sid = (await create(owner))["sessionId"]
     await owner.ok("process-list")  # a heartbeat: the bind is now leased to this connection
     other = await system.connect()
+    asked = now_ms()
     took = await other.ok("session-resume", {"sessionId": sid, "takeover": True})
     assert took["tookOver"]
+    # Not the 30 s lease: a round or two (generous for a loaded machine).
+    assert now_ms() - asked < 10_000
     assert error(await owner.request("process-list")) == (409, "session_bound_elsewhere")
     await eventually(owner.closed.is_set, what="the old connection closed")
     await other.ok("process-list")  # leased to the new holder now
@@ -124,40 +129,70 @@ async def test_batched_lease_renewal_grants_only_holders_and_a_takeover_outlasts
     system: System,
 ) -> None:
     """RenewBindLeases (the gateway's one call per round for its busy sockets) renews the
-    holder's lease and refuses a connection that does not hold the session; a takeover made
-    right after answers only once the renewed lease has run out."""
+    holder's lease and refuses a connection that does not hold the session. A takeover made
+    right after answers once every gateway replica with a live bind round has applied the
+    drop, or the renewed lease has run out: here a replica that never applies it (its round
+    called by hand) makes the takeover wait out the lease, and its next round reads the drop."""
     owner = await system.connect()
     sid = (await create(owner))["sessionId"]
     holder = editor(owner)
     other_sid = (await create(await system.connect()))["sessionId"]
+    taker = await system.connect()  # before the renewal: the takeover comes right after it
     beats = [
-        spb.HeartbeatRequest(session_id=sid, connection_id=holder, lease_ms=800),
-        spb.HeartbeatRequest(session_id=sid, connection_id="conn_not_bound", lease_ms=800),
-        spb.HeartbeatRequest(session_id=other_sid, connection_id=holder, lease_ms=800),
-        spb.HeartbeatRequest(session_id="sess_missing", connection_id=holder, lease_ms=800),
+        spb.HeartbeatRequest(session_id=sid, connection_id=holder, lease_ms=3_000),
+        spb.HeartbeatRequest(session_id=sid, connection_id="conn_not_bound", lease_ms=3_000),
+        spb.HeartbeatRequest(session_id=other_sid, connection_id=holder, lease_ms=3_000),
+        spb.HeartbeatRequest(session_id="sess_missing", connection_id=holder, lease_ms=3_000),
     ]
     reply = await system.sessions_internal.RenewBindLeases(sipb.RenewBindLeasesRequest(beats=beats))
     assert [(b.ok, b.lease_ms) for b in reply.beats] == [
-        (True, 800),
+        (True, 3_000),
         (False, 0),
         (False, 0),
         (False, 0),
     ]
     renewed_at = now_ms()
-    taker = await system.connect()
-    took = await taker.ok("session-resume", {"sessionId": sid, "takeover": True})
-    assert took["tookOver"]
-    assert now_ms() >= renewed_at + 800 - 50  # it waited out the renewed lease
-    assert error(await owner.request("process-list")) == (409, "session_bound_elsewhere")
+    quiet = sipb.BindRoundRequest(replica_id=f"gwb_quiet_{marker()}", lease_ms=5_000)
+    first = await system.sessions_internal.BindRound(quiet)
+    assert first.lease_ms == 5_000 and not first.drops  # a first round reads no drops
+    try:
+        took = await taker.ok("session-resume", {"sessionId": sid, "takeover": True})
+        assert took["tookOver"]
+        assert now_ms() >= renewed_at + 3_000 - 50  # it waited out the renewed lease
+        assert error(await owner.request("process-list")) == (409, "session_bound_elsewhere")
+        quiet.since_ms = first.read_at_ms
+        later = await system.sessions_internal.BindRound(quiet)
+        assert sid in {d.session_id for d in later.drops}
+    finally:
+        quiet.lease_ms = 0  # its round lease ends: no later revoke waits for it
+        await system.sessions_internal.BindRound(quiet)
     # All held: one write and no read-back; the grant is capped as a Heartbeat's is.
     reply = await system.sessions_internal.RenewBindLeases(
         sipb.RenewBindLeasesRequest(
             beats=[
-                spb.HeartbeatRequest(session_id=sid, connection_id=editor(taker), lease_ms=60_000)
+                spb.HeartbeatRequest(session_id=sid, connection_id=editor(taker), lease_ms=90_000)
             ]
         )
     )
-    assert [(b.ok, b.lease_ms) for b in reply.beats] == [(True, 5_000)]
+    assert [(b.ok, b.lease_ms) for b in reply.beats] == [(True, 60_000)]
+
+
+async def test_frames_under_a_bind_lease_write_no_session_document(system: System) -> None:
+    """A busy socket's frames cost no session write: after the heartbeat that takes the lease,
+    frames for longer than the former 1 s lease leave the session document as it was."""
+    client = await system.connect()
+    sid = (await create(client))["sessionId"]
+    await client.ok("process-list")  # the heartbeat that takes the lease
+    async with store(system) as db:
+        before = (await db["sessions"].find_one({"_id": sid})) or {}
+        assert before.get("bind_lease_until_ms", 0) > now_ms() + 20_000
+        started, frames = now_ms(), 0
+        while now_ms() - started < 1_500 or frames < 10:
+            await client.ok("process-list")
+            frames += 1
+        after = (await db["sessions"].find_one({"_id": sid})) or {}
+    assert after.get("last_activity_at_ms") == before.get("last_activity_at_ms")
+    assert after.get("bind_lease_until_ms") == before.get("bind_lease_until_ms")
 
 
 async def test_stale_takeover_and_its_refusal_while_fresh(system: System) -> None:

@@ -16,6 +16,8 @@ from websockets.typing import Subprotocol
 from tests.harness import System, WsClient, eventually
 from tests.hostile_support import logged_tokens
 from tests.sessions_support import new_user
+from vance.v1 import tokens_pb2 as tpb
+from vance.v1 import tokens_pb2_grpc
 
 DEFAULT_TTL_S = 12 * 3600
 
@@ -125,6 +127,28 @@ async def test_an_admin_revokes_every_token_of_a_user(system: System) -> None:
     again = await system.login(user, "pw")
     assert await me(system, again) == 200
     assert await me(system, plain) == 200
+
+
+async def test_a_revocation_written_elsewhere_reaches_the_gateway_within_its_refresh(
+    system: System,
+) -> None:
+    """A token revoked through another gateway replica (here: TokenService directly) stops
+    working on this one at its next snapshot refresh (auth.revocation_refresh_s, 2 s), with
+    no per-user read on the frame path; other users' tokens are untouched."""
+    user, token = await new_user(system)
+    _, other = await new_user(system)
+    assert await me(system, token) == 200
+    stub = tokens_pb2_grpc.TokenServiceStub(system.channel("session_service"))
+    await stub.RevokeTokens(tpb.RevokeTokensRequest(tenant_id="default", username=user, all=True))
+    started = time.monotonic()
+
+    async def refused() -> bool:
+        return await me(system, token) == 401
+
+    await eventually(refused, what="the gateway refusing the revoked token")
+    # Two refreshes and then some, for a loaded machine.
+    assert time.monotonic() - started < 15
+    assert await me(system, other) == 200
 
 
 async def test_the_token_as_a_subprotocol(system: System) -> None:

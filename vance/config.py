@@ -101,8 +101,10 @@ class GatewayConfig(_Frozen):
     ping_interval_s: int = 30
     # How long a connection's bind is trusted after a heartbeat before the next frame asks
     # session_service again (gateway/binding.py); 0 asks before every frame. A takeover, close
-    # or archive of a session waits out this lease of a live connection before it answers.
-    bind_lease_ms: int = Field(default=1_000, ge=0, le=5_000)
+    # or archive of a session does not wait this out: it answers once the replica's bind round
+    # has dropped the trust (gateway/bind_rounds.py), within a fraction of a second. Long, so
+    # that a busy session's document is written about once per lease, not once per frame.
+    bind_lease_ms: int = Field(default=30_000, ge=0, le=60_000)
     # The gRPC ToolHost through which tool_service reaches the client tools of this replica's
     # sockets (gateway/client_tools.py): its port on `grpc_host` (0: any free port), and the
     # address tool_service should use (empty: `grpc_host:<port>`; set it behind NAT or in

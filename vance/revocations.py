@@ -53,14 +53,23 @@ class RevocationSnapshot:
             issued = iat * 1000 if isinstance(iat, int) else 0
         return issued < revoked_before_ms
 
+    def record(self, tenant: str, username: str) -> tuple[int, frozenset[str]] | None:
+        """The user's record: (tokens issued before this ms are revoked, revoked token ids)."""
+        return self._users.get((tenant, username))
+
+    def put(self, tenant: str, username: str, revoked_before_ms: int, token_ids: list[str]) -> None:
+        """One user's record as a write just returned it (the gateway's own revocations)."""
+        if revoked_before_ms or token_ids:
+            self._users[(tenant, username)] = (revoked_before_ms, frozenset(token_ids))
+        else:
+            self._users.pop((tenant, username), None)
+
     def apply(self, changed: tipb.ListTokenRevocationsSinceResponse) -> None:
         for user in changed.users:
-            key = (user.tenant_id, user.username)
             record = user.revocations
-            if record.revoked_before_ms or record.token_ids:
-                self._users[key] = (record.revoked_before_ms, frozenset(record.token_ids))
-            else:
-                self._users.pop(key, None)
+            self.put(
+                user.tenant_id, user.username, record.revoked_before_ms, list(record.token_ids)
+            )
 
     def __len__(self) -> int:
         return len(self._users)

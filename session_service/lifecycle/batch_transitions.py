@@ -176,9 +176,11 @@ class Batches:
             if ends:
                 # The lease stamps as they are after the write (a heartbeat may have raised one
                 # since the sweep read the session; none can after it).
-                await bind_leases.outlast(await self.c.store.lease_stamps(mine))
+                await bind_leases.outlast(
+                    self.c.store.bind_drops, await self.c.store.lease_stamps(mine)
+                )
             return mine
         held = await self.c.store.carrying(list(updates), marks)
         if ends:
-            await bind_leases.outlast(stamp for _, stamp in held)
+            await bind_leases.outlast(self.c.store.bind_drops, held)
         return [sid for sid, _ in held]

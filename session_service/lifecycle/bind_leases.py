@@ -5,9 +5,14 @@ MAX_LEASE_MS; the grant is stamped on the session (`Session.bind_lease_until_ms`
 ms, the latest of every holder's and participant's grant). The gateway counts its lease from
 when it sent the request, so its trust ends before the stamp does. Whatever takes a bind away
 or ends the session (a takeover, a close, an archive, a forced unbind or a stale-bind sweep)
-writes first and answers only after the stamp has passed (`outlast`): once that call has
-returned, the old connection's next frame asks again and learns the bind is gone. The holder
-itself giving the bind back waits for nothing: its own gateway drops the lease.
+writes first and answers only once the holder's gateway replica has dropped its trust
+(bind_drops.py) or the stamp has passed (`outlast`): once that call has returned, the old
+connection's next frame asks again and learns the bind is gone. The holder itself giving the
+bind back waits for nothing: its own gateway drops the lease.
+
+The lease is long (a minute at most; the gateway asks for 30 s) because the drops, not its
+end, are what make a takeover quick: a busy session's document is written about once per
+lease, not once per frame.
 
 The stamp is wall-clock time, not the service clock (tests move that by hand): the lease is
 real time on the gateway. Replicas on different hosts compare their wall clocks, so a skew up
@@ -15,18 +20,15 @@ to SKEW_MARGIN_MS is tolerated."""
 
 from __future__ import annotations
 
-import asyncio
-import time
 from collections.abc import Iterable
 
 from session_service.domain.models import DEAD, SessionFields
+from session_service.lifecycle.bind_drops import SKEW_MARGIN_MS, BindDrops, wall_ms
+from session_service.store.bind_drop_store import BindDropStore
 
-MAX_LEASE_MS = 5_000
-SKEW_MARGIN_MS = 50
+__all__ = ["MAX_LEASE_MS", "SKEW_MARGIN_MS", "ends_binds", "grant", "outlast", "wall_ms"]
 
-
-def wall_ms() -> int:
-    return time.time_ns() // 1_000_000
+MAX_LEASE_MS = 60_000
 
 
 def grant(requested_ms: int) -> int:
@@ -39,12 +41,9 @@ def ends_binds(fields: SessionFields) -> bool:
     return unbinds or fields.get("status") in DEAD
 
 
-async def outlast(leases: Iterable[int]) -> None:
-    """Returns once every given lease stamp has passed (plus the skew margin); at once when
-    they all have, as for any connection that sent no frame in the last few seconds."""
-    latest = max(leases, default=0)
-    if latest <= 0:
-        return
-    wait_ms = latest + SKEW_MARGIN_MS - wall_ms()
-    if wait_ms > 0:
-        await asyncio.sleep(wait_ms / 1000)
+async def outlast(drops: BindDropStore, leases: Iterable[tuple[str, int]]) -> None:
+    """Returns once the binds of the given sessions (session id, lease stamp) are no longer
+    trusted by any gateway replica (bind_drops.py), or their stamps have passed (plus the skew
+    margin); at once when they all have, as for any connection that sent no frame within its
+    lease. `drops` is the session store's (SessionStore.bind_drops)."""
+    await BindDrops(drops).revoke(leases)

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from session_service.access.actor import Actor, check_owner_or_admin
 from session_service.domain.models import Guard, Session, SessionStatus
 from session_service.lifecycle import bind_leases
+from session_service.lifecycle.bind_drops import BindDrops
 from session_service.lifecycle.sweep_sets import BOUND
 from session_service.lifecycle.transitions import Transitions
 from vance.domain import CloseReason, OnDisconnect, SuspendCause
@@ -56,6 +57,7 @@ class Binding:
         # any idle timeout or the bind staleness it is kept under.
         self.refresh_every_ms = min(_REFRESH_EVERY_MS, stale_after_ms // 4)
         self._written: dict[str, tuple[str, int]] = {}  # session -> (connection, written at)
+        self.drops = BindDrops(transitions.store.bind_drops)  # the gateways' bind rounds
 
     async def _usable(self, tenant: str, session_id: str, actor: Actor) -> Session:
         """The resume error table: 404 missing or closed, 403 foreign, 409 archived."""
@@ -123,7 +125,9 @@ class Binding:
             stale_before=None if force else now - self.stale_after_ms,
         )
         if before is not None and before.bound_connection_id not in (None, connection_id):
-            await bind_leases.outlast([before.bind_lease_until_ms])
+            await bind_leases.outlast(
+                self.c.store.bind_drops, [(session_id, before.bind_lease_until_ms)]
+            )
         return before
 
     async def heartbeat(

@@ -184,7 +184,10 @@ class Sweepers:
             report.unbound += unbound
             # A bind without frames for minutes holds no live lease; this only waits when the
             # service clock runs ahead of the wall clock (a replica's clock moved by hand).
-            await bind_leases.outlast(found[sid].bind_lease_until_ms for sid in clear)
+            await bind_leases.outlast(
+                self.c.store.bind_drops,
+                ((sid, found[sid].bind_lease_until_ms) for sid in clear),
+            )
             if unbound == len(clear):
                 done |= set(clear)
             else:

@@ -95,7 +95,9 @@ class Transitions:
         if after is None:
             return None
         if not holder_leaves and bind_leases.ends_binds(fields):
-            await bind_leases.outlast([after.bind_lease_until_ms])
+            await bind_leases.outlast(
+                self.store.bind_drops, [(session_id, after.bind_lease_until_ms)]
+            )
         return after
 
     async def reload(self, session: Session) -> Session:

@@ -22,6 +22,7 @@ from session_service.domain.models import (
     SessionFields,
     User,
 )
+from session_service.store.bind_drop_store import BindDropStore
 from session_service.store.raw import Bson, Collection, Db
 from session_service.store.session_cards import SessionCards
 from vance.store import is_duplicate_key
@@ -116,6 +117,7 @@ class SessionStore:
         self.sessions = db["sessions"]
         self.project_sessions = db["project_sessions"]
         self.cards = SessionCards(db)
+        self.bind_drops = BindDropStore(db)  # the gateways' bind rounds (lifecycle/bind_drops.py)
 
     @staticmethod
     def _key(tenant: str, name: str) -> str:
@@ -190,12 +192,13 @@ class SessionStore:
         cond["_id"] = {"$in": list(ids)}
         return {str(d["_id"]) async for d in self.sessions.find(cond, {"_id": 1})}
 
-    async def lease_stamps(self, ids: list[str]) -> list[int]:
-        """The bind lease stamps (lifecycle/bind_leases.py) of the sessions, as stored now."""
-        out: list[int] = []
+    async def lease_stamps(self, ids: list[str]) -> list[tuple[str, int]]:
+        """The bind lease stamps (lifecycle/bind_leases.py) of the sessions, as stored now:
+        (session id, stamp)."""
+        out: list[tuple[str, int]] = []
         for i in range(0, len(ids), _IN_BATCH):
             found = self.sessions.find({"_id": {"$in": ids[i : i + _IN_BATCH]}}, {LEASE_FIELD: 1})
-            out.extend(_stamp(d) for d in await found.to_list(None))
+            out.extend((str(d["_id"]), _stamp(d)) for d in await found.to_list(None))
         return out
 
     async def carrying(self, ids: list[str], marks: SessionFields) -> list[tuple[str, int]]:
@@ -275,6 +278,9 @@ class SessionStore:
             {"$pull": {"ids": session.session_id}},
         )
         await self.sessions.delete_one({"_id": session.session_id})
+        # Its bind drops: its binds were revoked before (the close), so no gateway replica
+        # needs them, and a deleted session leaves nothing behind.
+        await self.bind_drops.forget(session.session_id)
 
     # ---- metadata ----
 

@@ -45,6 +45,36 @@ class RenewBindLeasesResponse(_message.Message):
     beats: _containers.RepeatedCompositeFieldContainer[_session_pb2.HeartbeatResponse]
     def __init__(self, beats: _Optional[_Iterable[_Union[_session_pb2.HeartbeatResponse, _Mapping]]] = ...) -> None: ...
 
+class BindRoundRequest(_message.Message):
+    __slots__ = ("replica_id", "lease_ms", "since_ms", "applied_ms")
+    REPLICA_ID_FIELD_NUMBER: _ClassVar[int]
+    LEASE_MS_FIELD_NUMBER: _ClassVar[int]
+    SINCE_MS_FIELD_NUMBER: _ClassVar[int]
+    APPLIED_MS_FIELD_NUMBER: _ClassVar[int]
+    replica_id: str
+    lease_ms: int
+    since_ms: int
+    applied_ms: int
+    def __init__(self, replica_id: _Optional[str] = ..., lease_ms: _Optional[int] = ..., since_ms: _Optional[int] = ..., applied_ms: _Optional[int] = ...) -> None: ...
+
+class BindDrop(_message.Message):
+    __slots__ = ("drop_id", "session_id")
+    DROP_ID_FIELD_NUMBER: _ClassVar[int]
+    SESSION_ID_FIELD_NUMBER: _ClassVar[int]
+    drop_id: str
+    session_id: str
+    def __init__(self, drop_id: _Optional[str] = ..., session_id: _Optional[str] = ...) -> None: ...
+
+class BindRoundResponse(_message.Message):
+    __slots__ = ("lease_ms", "drops", "read_at_ms")
+    LEASE_MS_FIELD_NUMBER: _ClassVar[int]
+    DROPS_FIELD_NUMBER: _ClassVar[int]
+    READ_AT_MS_FIELD_NUMBER: _ClassVar[int]
+    lease_ms: int
+    drops: _containers.RepeatedCompositeFieldContainer[BindDrop]
+    read_at_ms: int
+    def __init__(self, lease_ms: _Optional[int] = ..., drops: _Optional[_Iterable[_Union[BindDrop, _Mapping]]] = ..., read_at_ms: _Optional[int] = ...) -> None: ...
+
 class RunSweepsRequest(_message.Message):
     __slots__ = ("now_ms", "only_session_ids")
     NOW_MS_FIELD_NUMBER: _ClassVar[int]

@@ -45,6 +45,11 @@ class SessionInternalServiceStub:
                 request_serializer=vance_dot_internal_dot_v1_dot_session__internal__pb2.RenewBindLeasesRequest.SerializeToString,
                 response_deserializer=vance_dot_internal_dot_v1_dot_session__internal__pb2.RenewBindLeasesResponse.FromString,
                 _registered_method=True)
+        self.BindRound = channel.unary_unary(
+                '/vance.internal.v1.SessionInternalService/BindRound',
+                request_serializer=vance_dot_internal_dot_v1_dot_session__internal__pb2.BindRoundRequest.SerializeToString,
+                response_deserializer=vance_dot_internal_dot_v1_dot_session__internal__pb2.BindRoundResponse.FromString,
+                _registered_method=True)
         self.RunSweeps = channel.unary_unary(
                 '/vance.internal.v1.SessionInternalService/RunSweeps',
                 request_serializer=vance_dot_internal_dot_v1_dot_session__internal__pb2.RunSweepsRequest.SerializeToString,
@@ -115,6 +120,17 @@ class SessionInternalServiceServicer:
         """Many heartbeats in one call and one store write: a gateway renews the bind leases of all
         its busy connections at once, ahead of their frames. `reclaim` is ignored; a beat answered
         `ok: false` was not renewed (its connection asks with Heartbeat on its next frame).
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def BindRound(self, request, context):
+        """A gateway replica's bind round (session_service/lifecycle/bind_drops.py), a few times a
+        second: its round lease (while it holds one, its connections may trust their bind leases),
+        and the sessions whose binds were taken away or ended since `since_ms` (their connections ask
+        with Heartbeat on their next frame). Whatever takes a bind away answers once every live
+        replica has applied that drop (`applied_ms`) or the bind's own lease has run out.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
@@ -214,6 +230,11 @@ def add_SessionInternalServiceServicer_to_server(servicer, server):
                     servicer.RenewBindLeases,
                     request_deserializer=vance_dot_internal_dot_v1_dot_session__internal__pb2.RenewBindLeasesRequest.FromString,
                     response_serializer=vance_dot_internal_dot_v1_dot_session__internal__pb2.RenewBindLeasesResponse.SerializeToString,
+            ),
+            'BindRound': grpc.unary_unary_rpc_method_handler(
+                    servicer.BindRound,
+                    request_deserializer=vance_dot_internal_dot_v1_dot_session__internal__pb2.BindRoundRequest.FromString,
+                    response_serializer=vance_dot_internal_dot_v1_dot_session__internal__pb2.BindRoundResponse.SerializeToString,
             ),
             'RunSweeps': grpc.unary_unary_rpc_method_handler(
                     servicer.RunSweeps,
@@ -325,6 +346,33 @@ class SessionInternalService:
             '/vance.internal.v1.SessionInternalService/RenewBindLeases',
             vance_dot_internal_dot_v1_dot_session__internal__pb2.RenewBindLeasesRequest.SerializeToString,
             vance_dot_internal_dot_v1_dot_session__internal__pb2.RenewBindLeasesResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def BindRound(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/vance.internal.v1.SessionInternalService/BindRound',
+            vance_dot_internal_dot_v1_dot_session__internal__pb2.BindRoundRequest.SerializeToString,
+            vance_dot_internal_dot_v1_dot_session__internal__pb2.BindRoundResponse.FromString,
             options,
             channel_credentials,
             insecure,

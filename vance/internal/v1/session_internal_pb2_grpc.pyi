@@ -40,6 +40,13 @@ class SessionInternalServiceStub:
     its busy connections at once, ahead of their frames. `reclaim` is ignored; a beat answered
     `ok: false` was not renewed (its connection asks with Heartbeat on its next frame).
     """
+    BindRound: _grpc.UnaryUnaryMultiCallable[_session_internal_pb2.BindRoundRequest, _session_internal_pb2.BindRoundResponse]
+    """A gateway replica's bind round (session_service/lifecycle/bind_drops.py), a few times a
+    second: its round lease (while it holds one, its connections may trust their bind leases),
+    and the sessions whose binds were taken away or ended since `since_ms` (their connections ask
+    with Heartbeat on their next frame). Whatever takes a bind away answers once every live
+    replica has applied that drop (`applied_ms`) or the bind's own lease has run out.
+    """
     RunSweeps: _grpc.UnaryUnaryMultiCallable[_session_internal_pb2.RunSweepsRequest, _session_internal_pb2.RunSweepsResponse]
     """Admin and tests: every sweep once, with now_ms as the time."""
     RestartForced: _grpc.UnaryUnaryMultiCallable[_session_internal_pb2.RestartForcedRequest, _session_internal_pb2.RunSweepsResponse]
@@ -81,6 +88,13 @@ class SessionInternalServiceAsyncStub(SessionInternalServiceStub):
     """Many heartbeats in one call and one store write: a gateway renews the bind leases of all
     its busy connections at once, ahead of their frames. `reclaim` is ignored; a beat answered
     `ok: false` was not renewed (its connection asks with Heartbeat on its next frame).
+    """
+    BindRound: _aio.UnaryUnaryMultiCallable[_session_internal_pb2.BindRoundRequest, _session_internal_pb2.BindRoundResponse]  # type: ignore[assignment]
+    """A gateway replica's bind round (session_service/lifecycle/bind_drops.py), a few times a
+    second: its round lease (while it holds one, its connections may trust their bind leases),
+    and the sessions whose binds were taken away or ended since `since_ms` (their connections ask
+    with Heartbeat on their next frame). Whatever takes a bind away answers once every live
+    replica has applied that drop (`applied_ms`) or the bind's own lease has run out.
     """
     RunSweeps: _aio.UnaryUnaryMultiCallable[_session_internal_pb2.RunSweepsRequest, _session_internal_pb2.RunSweepsResponse]  # type: ignore[assignment]
     """Admin and tests: every sweep once, with now_ms as the time."""
@@ -132,6 +146,19 @@ class SessionInternalServiceServicer(metaclass=_abc_1.ABCMeta):
         """Many heartbeats in one call and one store write: a gateway renews the bind leases of all
         its busy connections at once, ahead of their frames. `reclaim` is ignored; a beat answered
         `ok: false` was not renewed (its connection asks with Heartbeat on its next frame).
+        """
+
+    @_abc_1.abstractmethod
+    def BindRound(
+        self,
+        request: _session_internal_pb2.BindRoundRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_session_internal_pb2.BindRoundResponse, _abc.Awaitable[_session_internal_pb2.BindRoundResponse]]:
+        """A gateway replica's bind round (session_service/lifecycle/bind_drops.py), a few times a
+        second: its round lease (while it holds one, its connections may trust their bind leases),
+        and the sessions whose binds were taken away or ended since `since_ms` (their connections ask
+        with Heartbeat on their next frame). Whatever takes a bind away answers once every live
+        replica has applied that drop (`applied_ms`) or the bind's own lease has run out.
         """
 
     @_abc_1.abstractmethod

@@ -1427,9 +1427,10 @@ type HeartbeatRequest struct {
 	// On a miss, try to bind again (free or stale only)
 	Reclaim bool `protobuf:"varint,3,opt,name=reclaim,proto3" json:"reclaim,omitempty"`
 	// How long the caller will treat the bind as held without asking again (0: it asks before
-	// every frame). The service grants at most 5,000 ms (the reply says how much), and whatever
-	// takes this bind away or ends the session answers only after a granted lease has run out,
-	// so a connection never acts on a bind it lost once the taking call has returned.
+	// every frame). The service grants at most 60,000 ms (the reply says how much), and whatever
+	// takes this bind away or ends the session answers only once the caller's gateway replica
+	// has been told (its bind round) or the granted lease has run out, so a connection never
+	// acts on a bind it lost once the taking call has returned.
 	LeaseMs       uint32 `protobuf:"varint,4,opt,name=lease_ms,json=leaseMs,proto3" json:"lease_ms,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
