@@ -9,13 +9,15 @@ import logging
 import math
 import time
 from collections.abc import Sequence
-
-import aiohttp
+from typing import TYPE_CHECKING
 
 from vance.config import LlmConfig
 from vance.llm_core import OPENAI_PREFIX
 from vance.v1 import session_pb2 as spb
 from vance.v1 import session_pb2_grpc
+
+if TYPE_CHECKING:
+    import aiohttp
 
 logger = logging.getLogger(__name__)
 
@@ -63,6 +65,10 @@ class Embedder:
         return out
 
     async def _batch(self, model: str, texts: list[str]) -> list[list[float]]:
+        # Imported on first use: most projects embed nothing, and aiohttp is a tenth of
+        # process_service's start (its restart time, docs/operations.md "Failure model").
+        import aiohttp
+
         if self._http is None:
             self._http = aiohttp.ClientSession(timeout=aiohttp.ClientTimeout(total=TIMEOUT_S))
         url = self._config.api_base.rstrip("/") + "/embeddings"

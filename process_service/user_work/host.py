@@ -8,12 +8,12 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Awaitable, Callable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from pymongo.asynchronous.database import AsyncDatabase
 
 from process_service.process_model import Process
 from process_service.tool_args import ToolError, ToolResult, parse_args
-from process_service.user_work import web
 from process_service.user_work.doc_models import (
     CreateArgs,
     DocCreated,
@@ -51,6 +51,9 @@ from vance.store import Document
 from vance.v1 import session_pb2 as spb
 from vance.v1 import session_pb2_grpc
 from vance.work_settings import EXEC_ENABLED, WorkSettings
+
+if TYPE_CHECKING:
+    from process_service.user_work import web
 
 
 class UserWork:
@@ -150,9 +153,15 @@ class UserWork:
         return await self._relations.remove(owner, args)
 
     async def _web_search(self, owner: Owner, args: JsonObject, key: str) -> web.SearchResults:
+        # Imported on first use: httpx, BeautifulSoup and markdownify are a fifth of
+        # process_service's start (docs/operations.md "Failure model": restart time).
+        from process_service.user_work import web
+
         return await web.search(await self.settings(owner.tenant_id), args)
 
     async def _web_fetch(self, owner: Owner, args: JsonObject, key: str) -> web.FetchedPage:
+        from process_service.user_work import web
+
         return await web.fetch(await self.settings(owner.tenant_id), args)
 
     async def _work_exec_run(self, owner: Owner, args: JsonObject, key: str) -> JobView:
