@@ -200,7 +200,7 @@ class ProcessServiceServicer:
         raise NotImplementedError('Method not implemented!')
 
     def DecidePlan(self, request, context):
-        """Plan mode (process_service/plans.py): the user's decision on a proposed plan, and a
+        """Plan mode (process_service/lifecycle/plans.py): the user's decision on a proposed plan, and a
         process's plan with its todo list as they stand.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)

@@ -71,7 +71,7 @@ class ProcessServiceStub:
     (PERMISSION_DENIED admin_required).
     """
     DecidePlan: _grpc.UnaryUnaryMultiCallable[_process_pb2.DecidePlanRequest, _process_pb2.PlanState]
-    """Plan mode (process_service/plans.py): the user's decision on a proposed plan, and a
+    """Plan mode (process_service/lifecycle/plans.py): the user's decision on a proposed plan, and a
     process's plan with its todo list as they stand.
     """
     GetPlan: _grpc.UnaryUnaryMultiCallable[_process_pb2.ProcessRef, _process_pb2.PlanState]
@@ -123,7 +123,7 @@ class ProcessServiceAsyncStub(ProcessServiceStub):
     (PERMISSION_DENIED admin_required).
     """
     DecidePlan: _aio.UnaryUnaryMultiCallable[_process_pb2.DecidePlanRequest, _process_pb2.PlanState]  # type: ignore[assignment]
-    """Plan mode (process_service/plans.py): the user's decision on a proposed plan, and a
+    """Plan mode (process_service/lifecycle/plans.py): the user's decision on a proposed plan, and a
     process's plan with its todo list as they stand.
     """
     GetPlan: _aio.UnaryUnaryMultiCallable[_process_pb2.ProcessRef, _process_pb2.PlanState]  # type: ignore[assignment]
@@ -244,7 +244,7 @@ class ProcessServiceServicer(metaclass=_abc_1.ABCMeta):
         request: _process_pb2.DecidePlanRequest,
         context: _ServicerContext,
     ) -> _typing.Union[_process_pb2.PlanState, _abc.Awaitable[_process_pb2.PlanState]]:
-        """Plan mode (process_service/plans.py): the user's decision on a proposed plan, and a
+        """Plan mode (process_service/lifecycle/plans.py): the user's decision on a proposed plan, and a
         process's plan with its todo list as they stand.
         """
 

@@ -251,7 +251,7 @@ class SessionServiceServicer:
         raise NotImplementedError('Method not implemented!')
 
     def UpdateMetadata(self, request, context):
-        """---- metadata and search (seed 002 §14, §15); session_service/metadata.py, search.py ----
+        """---- metadata and search (seed 002 §14, §15); session_service/search/ ----
         Owner or tenant admin; idempotent; any status but CLOSED (409 session_closed).
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
@@ -266,7 +266,7 @@ class SessionServiceServicer:
         raise NotImplementedError('Method not implemented!')
 
     def BindSession(self, request, context):
-        """---- lifecycle (seed 002 §8-§12); session_service/binding.py, cascade.py, sweepers.py ----
+        """---- lifecycle (seed 002 §8-§12); session_service/lifecycle/ ----
         Binds a connection (session-resume): 404 missing or closed, 403 foreign, 409
         session_archived, 409 session_bound_elsewhere unless the owner takes over; a stale bind is
         taken over; a SUSPENDED session is resumed; a multi-client session is joined.
@@ -344,7 +344,7 @@ class SessionServiceServicer:
         raise NotImplementedError('Method not implemented!')
 
     def GetSettings(self, request, context):
-        """---- settings (seed 002: vance.session.*); session_service/settings.py ----
+        """---- settings (seed 002: vance.session.*); session_service/settings/ ----
         One level's values (project_id empty: the tenant level) and the effective cascade.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)

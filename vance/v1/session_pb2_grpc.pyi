@@ -60,13 +60,13 @@ class SessionServiceStub:
     who is not a tenant admin sees only their own. CLOSED never unless asked by status.
     """
     UpdateMetadata: _grpc.UnaryUnaryMultiCallable[_session_pb2.UpdateMetadataRequest, _session_pb2.Session]
-    """---- metadata and search (seed 002 §14, §15); session_service/metadata.py, search.py ----
+    """---- metadata and search (seed 002 §14, §15); session_service/search/ ----
     Owner or tenant admin; idempotent; any status but CLOSED (409 session_closed).
     """
     SearchSessions: _grpc.UnaryUnaryMultiCallable[_session_pb2.SearchSessionsRequest, _session_pb2.SearchSessionsResponse]
     """Title and tags (title weighs most) and the conversation, with snippets."""
     BindSession: _grpc.UnaryUnaryMultiCallable[_session_pb2.BindSessionRequest, _session_pb2.BindSessionResponse]
-    """---- lifecycle (seed 002 §8-§12); session_service/binding.py, cascade.py, sweepers.py ----
+    """---- lifecycle (seed 002 §8-§12); session_service/lifecycle/ ----
     Binds a connection (session-resume): 404 missing or closed, 403 foreign, 409
     session_archived, 409 session_bound_elsewhere unless the owner takes over; a stale bind is
     taken over; a SUSPENDED session is resumed; a multi-client session is joined.
@@ -100,7 +100,7 @@ class SessionServiceStub:
     deleted=false.
     """
     GetSettings: _grpc.UnaryUnaryMultiCallable[_session_pb2.GetSettingsRequest, _session_pb2.Settings]
-    """---- settings (seed 002: vance.session.*); session_service/settings.py ----
+    """---- settings (seed 002: vance.session.*); session_service/settings/ ----
     One level's values (project_id empty: the tenant level) and the effective cascade.
     """
     UpdateSettings: _grpc.UnaryUnaryMultiCallable[_session_pb2.UpdateSettingsRequest, _session_pb2.Settings]
@@ -162,13 +162,13 @@ class SessionServiceAsyncStub(SessionServiceStub):
     who is not a tenant admin sees only their own. CLOSED never unless asked by status.
     """
     UpdateMetadata: _aio.UnaryUnaryMultiCallable[_session_pb2.UpdateMetadataRequest, _session_pb2.Session]  # type: ignore[assignment]
-    """---- metadata and search (seed 002 §14, §15); session_service/metadata.py, search.py ----
+    """---- metadata and search (seed 002 §14, §15); session_service/search/ ----
     Owner or tenant admin; idempotent; any status but CLOSED (409 session_closed).
     """
     SearchSessions: _aio.UnaryUnaryMultiCallable[_session_pb2.SearchSessionsRequest, _session_pb2.SearchSessionsResponse]  # type: ignore[assignment]
     """Title and tags (title weighs most) and the conversation, with snippets."""
     BindSession: _aio.UnaryUnaryMultiCallable[_session_pb2.BindSessionRequest, _session_pb2.BindSessionResponse]  # type: ignore[assignment]
-    """---- lifecycle (seed 002 §8-§12); session_service/binding.py, cascade.py, sweepers.py ----
+    """---- lifecycle (seed 002 §8-§12); session_service/lifecycle/ ----
     Binds a connection (session-resume): 404 missing or closed, 403 foreign, 409
     session_archived, 409 session_bound_elsewhere unless the owner takes over; a stale bind is
     taken over; a SUSPENDED session is resumed; a multi-client session is joined.
@@ -202,7 +202,7 @@ class SessionServiceAsyncStub(SessionServiceStub):
     deleted=false.
     """
     GetSettings: _aio.UnaryUnaryMultiCallable[_session_pb2.GetSettingsRequest, _session_pb2.Settings]  # type: ignore[assignment]
-    """---- settings (seed 002: vance.session.*); session_service/settings.py ----
+    """---- settings (seed 002: vance.session.*); session_service/settings/ ----
     One level's values (project_id empty: the tenant level) and the effective cascade.
     """
     UpdateSettings: _aio.UnaryUnaryMultiCallable[_session_pb2.UpdateSettingsRequest, _session_pb2.Settings]  # type: ignore[assignment]
@@ -309,7 +309,7 @@ class SessionServiceServicer(metaclass=_abc_1.ABCMeta):
         request: _session_pb2.UpdateMetadataRequest,
         context: _ServicerContext,
     ) -> _typing.Union[_session_pb2.Session, _abc.Awaitable[_session_pb2.Session]]:
-        """---- metadata and search (seed 002 §14, §15); session_service/metadata.py, search.py ----
+        """---- metadata and search (seed 002 §14, §15); session_service/search/ ----
         Owner or tenant admin; idempotent; any status but CLOSED (409 session_closed).
         """
 
@@ -327,7 +327,7 @@ class SessionServiceServicer(metaclass=_abc_1.ABCMeta):
         request: _session_pb2.BindSessionRequest,
         context: _ServicerContext,
     ) -> _typing.Union[_session_pb2.BindSessionResponse, _abc.Awaitable[_session_pb2.BindSessionResponse]]:
-        """---- lifecycle (seed 002 §8-§12); session_service/binding.py, cascade.py, sweepers.py ----
+        """---- lifecycle (seed 002 §8-§12); session_service/lifecycle/ ----
         Binds a connection (session-resume): 404 missing or closed, 403 foreign, 409
         session_archived, 409 session_bound_elsewhere unless the owner takes over; a stale bind is
         taken over; a SUSPENDED session is resumed; a multi-client session is joined.
@@ -421,7 +421,7 @@ class SessionServiceServicer(metaclass=_abc_1.ABCMeta):
         request: _session_pb2.GetSettingsRequest,
         context: _ServicerContext,
     ) -> _typing.Union[_session_pb2.Settings, _abc.Awaitable[_session_pb2.Settings]]:
-        """---- settings (seed 002: vance.session.*); session_service/settings.py ----
+        """---- settings (seed 002: vance.session.*); session_service/settings/ ----
         One level's values (project_id empty: the tenant level) and the effective cascade.
         """
 

@@ -173,7 +173,7 @@ class ProcessInternalServiceServicer:
 
     def ListSessionEngines(self, request, context):
         """The status and inbox size of every process of many sessions, in two store reads: what
-        session_service's RUNNING/IDLE roll-up needs (session_service/rollup.py).
+        session_service's RUNNING/IDLE roll-up needs (session_service/lifecycle/engine_rollup.py).
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
@@ -182,7 +182,7 @@ class ProcessInternalServiceServicer:
     def StreamChatFeed(self, request, context):
         """Chat messages appended in any session, page by page in the order process_service logged
         them, after a position the caller keeps (0: from the start), then live, until the caller
-        cancels. session_service's search indexer reads it (process_service/event_feed.py).
+        cancels. session_service's search indexer reads it (process_service/events/chat_feed.py).
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')

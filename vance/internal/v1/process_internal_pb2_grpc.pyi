@@ -59,12 +59,12 @@ class ProcessInternalServiceStub:
     """CloseProcesses of every process of each session."""
     ListSessionEngines: _grpc.UnaryUnaryMultiCallable[_process_internal_pb2.ListSessionEnginesRequest, _process_internal_pb2.ListSessionEnginesResponse]
     """The status and inbox size of every process of many sessions, in two store reads: what
-    session_service's RUNNING/IDLE roll-up needs (session_service/rollup.py).
+    session_service's RUNNING/IDLE roll-up needs (session_service/lifecycle/engine_rollup.py).
     """
     StreamChatFeed: _grpc.UnaryStreamMultiCallable[_process_internal_pb2.ChatFeedRequest, _process_internal_pb2.ChatFeedPage]
     """Chat messages appended in any session, page by page in the order process_service logged
     them, after a position the caller keeps (0: from the start), then live, until the caller
-    cancels. session_service's search indexer reads it (process_service/event_feed.py).
+    cancels. session_service's search indexer reads it (process_service/events/chat_feed.py).
     """
     AckChatFeed: _grpc.UnaryUnaryMultiCallable[_process_internal_pb2.ChatFeedRequest, _process_internal_pb2.AckChatFeedResponse]
     """The reader has indexed every page up to `after`: those pages may go."""
@@ -98,12 +98,12 @@ class ProcessInternalServiceAsyncStub(ProcessInternalServiceStub):
     """CloseProcesses of every process of each session."""
     ListSessionEngines: _aio.UnaryUnaryMultiCallable[_process_internal_pb2.ListSessionEnginesRequest, _process_internal_pb2.ListSessionEnginesResponse]  # type: ignore[assignment]
     """The status and inbox size of every process of many sessions, in two store reads: what
-    session_service's RUNNING/IDLE roll-up needs (session_service/rollup.py).
+    session_service's RUNNING/IDLE roll-up needs (session_service/lifecycle/engine_rollup.py).
     """
     StreamChatFeed: _aio.UnaryStreamMultiCallable[_process_internal_pb2.ChatFeedRequest, _process_internal_pb2.ChatFeedPage]  # type: ignore[assignment]
     """Chat messages appended in any session, page by page in the order process_service logged
     them, after a position the caller keeps (0: from the start), then live, until the caller
-    cancels. session_service's search indexer reads it (process_service/event_feed.py).
+    cancels. session_service's search indexer reads it (process_service/events/chat_feed.py).
     """
     AckChatFeed: _aio.UnaryUnaryMultiCallable[_process_internal_pb2.ChatFeedRequest, _process_internal_pb2.AckChatFeedResponse]  # type: ignore[assignment]
     """The reader has indexed every page up to `after`: those pages may go."""
@@ -194,7 +194,7 @@ class ProcessInternalServiceServicer(metaclass=_abc_1.ABCMeta):
         context: _ServicerContext,
     ) -> _typing.Union[_process_internal_pb2.ListSessionEnginesResponse, _abc.Awaitable[_process_internal_pb2.ListSessionEnginesResponse]]:
         """The status and inbox size of every process of many sessions, in two store reads: what
-        session_service's RUNNING/IDLE roll-up needs (session_service/rollup.py).
+        session_service's RUNNING/IDLE roll-up needs (session_service/lifecycle/engine_rollup.py).
         """
 
     @_abc_1.abstractmethod
@@ -205,7 +205,7 @@ class ProcessInternalServiceServicer(metaclass=_abc_1.ABCMeta):
     ) -> _typing.Union[_abc.Iterator[_process_internal_pb2.ChatFeedPage], _abc.AsyncIterator[_process_internal_pb2.ChatFeedPage]]:
         """Chat messages appended in any session, page by page in the order process_service logged
         them, after a position the caller keeps (0: from the start), then live, until the caller
-        cancels. session_service's search indexer reads it (process_service/event_feed.py).
+        cancels. session_service's search indexer reads it (process_service/events/chat_feed.py).
         """
 
     @_abc_1.abstractmethod

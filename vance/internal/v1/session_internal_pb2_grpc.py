@@ -151,7 +151,7 @@ class SessionInternalServiceServicer:
         raise NotImplementedError('Method not implemented!')
 
     def ResolveEngineSettings(self, request, context):
-        """Engines (session_service/engine_settings.py): the typed settings of a process, read
+        """Engines (session_service/settings/engine_settings.py): the typed settings of a process, read
         through process -> session -> project -> tenant, and written at a chosen level.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
@@ -175,14 +175,14 @@ class SessionInternalServiceServicer:
     def NoteEngineStatus(self, request, context):
         """process_service, after engine status changes and new pending messages: recompute the
         RUNNING/IDLE roll-up of these sessions and write it (and their list cards) when it changed,
-        and stamp their engine activity (session_service/rollup.py).
+        and stamp their engine activity (session_service/lifecycle/engine_rollup.py).
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
     def RenewReplica(self, request, context):
-        """Gateway replicas (session_service/ownership.py): renew the lease on the sessions a replica
+        """Gateway replicas (session_service/lifecycle/replica_takeover.py): renew the lease on the sessions a replica
         holds; a replica shutting down suspends them FORCED; an expired lease is taken over (the
         sweep does it; admin and tests call it with a time) and its sessions suspended FORCED,
         then auto-restarted when that is enabled.

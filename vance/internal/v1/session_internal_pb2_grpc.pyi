@@ -52,7 +52,7 @@ class SessionInternalServiceStub:
     RestartForced: _grpc.UnaryUnaryMultiCallable[_session_internal_pb2.RestartForcedRequest, _session_internal_pb2.RunSweepsResponse]
     """Admin and tests: the auto-restart pass over FORCED-suspended sessions (seed 002 §10.1)."""
     ResolveEngineSettings: _grpc.UnaryUnaryMultiCallable[_session_internal_pb2.ResolveEngineSettingsRequest, _session_internal_pb2.EngineSettings]
-    """Engines (session_service/engine_settings.py): the typed settings of a process, read
+    """Engines (session_service/settings/engine_settings.py): the typed settings of a process, read
     through process -> session -> project -> tenant, and written at a chosen level.
     """
     SetEngineSetting: _grpc.UnaryUnaryMultiCallable[_session_internal_pb2.SetEngineSettingRequest, _session_internal_pb2.EngineSettings]
@@ -63,10 +63,10 @@ class SessionInternalServiceStub:
     NoteEngineStatus: _grpc.UnaryUnaryMultiCallable[_session_internal_pb2.NoteEngineStatusRequest, _session_internal_pb2.NoteEngineStatusResponse]
     """process_service, after engine status changes and new pending messages: recompute the
     RUNNING/IDLE roll-up of these sessions and write it (and their list cards) when it changed,
-    and stamp their engine activity (session_service/rollup.py).
+    and stamp their engine activity (session_service/lifecycle/engine_rollup.py).
     """
     RenewReplica: _grpc.UnaryUnaryMultiCallable[_session_internal_pb2.ReplicaRequest, _session_internal_pb2.ReplicaResponse]
-    """Gateway replicas (session_service/ownership.py): renew the lease on the sessions a replica
+    """Gateway replicas (session_service/lifecycle/replica_takeover.py): renew the lease on the sessions a replica
     holds; a replica shutting down suspends them FORCED; an expired lease is taken over (the
     sweep does it; admin and tests call it with a time) and its sessions suspended FORCED,
     then auto-restarted when that is enabled.
@@ -101,7 +101,7 @@ class SessionInternalServiceAsyncStub(SessionInternalServiceStub):
     RestartForced: _aio.UnaryUnaryMultiCallable[_session_internal_pb2.RestartForcedRequest, _session_internal_pb2.RunSweepsResponse]  # type: ignore[assignment]
     """Admin and tests: the auto-restart pass over FORCED-suspended sessions (seed 002 §10.1)."""
     ResolveEngineSettings: _aio.UnaryUnaryMultiCallable[_session_internal_pb2.ResolveEngineSettingsRequest, _session_internal_pb2.EngineSettings]  # type: ignore[assignment]
-    """Engines (session_service/engine_settings.py): the typed settings of a process, read
+    """Engines (session_service/settings/engine_settings.py): the typed settings of a process, read
     through process -> session -> project -> tenant, and written at a chosen level.
     """
     SetEngineSetting: _aio.UnaryUnaryMultiCallable[_session_internal_pb2.SetEngineSettingRequest, _session_internal_pb2.EngineSettings]  # type: ignore[assignment]
@@ -112,10 +112,10 @@ class SessionInternalServiceAsyncStub(SessionInternalServiceStub):
     NoteEngineStatus: _aio.UnaryUnaryMultiCallable[_session_internal_pb2.NoteEngineStatusRequest, _session_internal_pb2.NoteEngineStatusResponse]  # type: ignore[assignment]
     """process_service, after engine status changes and new pending messages: recompute the
     RUNNING/IDLE roll-up of these sessions and write it (and their list cards) when it changed,
-    and stamp their engine activity (session_service/rollup.py).
+    and stamp their engine activity (session_service/lifecycle/engine_rollup.py).
     """
     RenewReplica: _aio.UnaryUnaryMultiCallable[_session_internal_pb2.ReplicaRequest, _session_internal_pb2.ReplicaResponse]  # type: ignore[assignment]
-    """Gateway replicas (session_service/ownership.py): renew the lease on the sessions a replica
+    """Gateway replicas (session_service/lifecycle/replica_takeover.py): renew the lease on the sessions a replica
     holds; a replica shutting down suspends them FORCED; an expired lease is taken over (the
     sweep does it; admin and tests call it with a time) and its sessions suspended FORCED,
     then auto-restarted when that is enabled.
@@ -183,7 +183,7 @@ class SessionInternalServiceServicer(metaclass=_abc_1.ABCMeta):
         request: _session_internal_pb2.ResolveEngineSettingsRequest,
         context: _ServicerContext,
     ) -> _typing.Union[_session_internal_pb2.EngineSettings, _abc.Awaitable[_session_internal_pb2.EngineSettings]]:
-        """Engines (session_service/engine_settings.py): the typed settings of a process, read
+        """Engines (session_service/settings/engine_settings.py): the typed settings of a process, read
         through process -> session -> project -> tenant, and written at a chosen level.
         """
 
@@ -212,7 +212,7 @@ class SessionInternalServiceServicer(metaclass=_abc_1.ABCMeta):
     ) -> _typing.Union[_session_internal_pb2.NoteEngineStatusResponse, _abc.Awaitable[_session_internal_pb2.NoteEngineStatusResponse]]:
         """process_service, after engine status changes and new pending messages: recompute the
         RUNNING/IDLE roll-up of these sessions and write it (and their list cards) when it changed,
-        and stamp their engine activity (session_service/rollup.py).
+        and stamp their engine activity (session_service/lifecycle/engine_rollup.py).
         """
 
     @_abc_1.abstractmethod
@@ -221,7 +221,7 @@ class SessionInternalServiceServicer(metaclass=_abc_1.ABCMeta):
         request: _session_internal_pb2.ReplicaRequest,
         context: _ServicerContext,
     ) -> _typing.Union[_session_internal_pb2.ReplicaResponse, _abc.Awaitable[_session_internal_pb2.ReplicaResponse]]:
-        """Gateway replicas (session_service/ownership.py): renew the lease on the sessions a replica
+        """Gateway replicas (session_service/lifecycle/replica_takeover.py): renew the lease on the sessions a replica
         holds; a replica shutting down suspends them FORCED; an expired lease is taken over (the
         sweep does it; admin and tests call it with a time) and its sessions suspended FORCED,
         then auto-restarted when that is enabled.

@@ -73,7 +73,7 @@ type ProcessServiceClient interface {
 	// The engine workers connected now, with their engines and free slots. Tenant admins only
 	// (PERMISSION_DENIED admin_required).
 	ListWorkers(ctx context.Context, in *ListWorkersRequest, opts ...grpc.CallOption) (*ListWorkersResponse, error)
-	// Plan mode (process_service/plans.py): the user's decision on a proposed plan, and a
+	// Plan mode (process_service/lifecycle/plans.py): the user's decision on a proposed plan, and a
 	// process's plan with its todo list as they stand.
 	DecidePlan(ctx context.Context, in *DecidePlanRequest, opts ...grpc.CallOption) (*PlanState, error)
 	// A process's plan and todo list as they stand; plan_id empty when it never proposed one.
@@ -285,7 +285,7 @@ type ProcessServiceServer interface {
 	// The engine workers connected now, with their engines and free slots. Tenant admins only
 	// (PERMISSION_DENIED admin_required).
 	ListWorkers(context.Context, *ListWorkersRequest) (*ListWorkersResponse, error)
-	// Plan mode (process_service/plans.py): the user's decision on a proposed plan, and a
+	// Plan mode (process_service/lifecycle/plans.py): the user's decision on a proposed plan, and a
 	// process's plan with its todo list as they stand.
 	DecidePlan(context.Context, *DecidePlanRequest) (*PlanState, error)
 	// A process's plan and todo list as they stand; plan_id empty when it never proposed one.

@@ -1455,7 +1455,7 @@ type ListManualsRequest struct {
 	// (the process keeps what it was spawned with).
 	Paths []string `protobuf:"bytes,6,rep,name=paths,proto3" json:"paths,omitempty"`
 	// When set: every manual the system ships (bundled), whatever the recipe or paths say;
-	// process_service's how_do_i searches them (process_service/how_do_i.py).
+	// process_service's how_do_i searches them (process_service/tools/how_do_i.py).
 	Bundled       bool `protobuf:"varint,7,opt,name=bundled,proto3" json:"bundled,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache

@@ -80,12 +80,12 @@ type SessionServiceClient interface {
 	// Sessions in the default order (pinned first, then last activity), filtered; a caller
 	// who is not a tenant admin sees only their own. CLOSED never unless asked by status.
 	ListSessions(ctx context.Context, in *ListSessionsRequest, opts ...grpc.CallOption) (*ListSessionsResponse, error)
-	// ---- metadata and search (seed 002 §14, §15); session_service/metadata.py, search.py ----
+	// ---- metadata and search (seed 002 §14, §15); session_service/search/ ----
 	// Owner or tenant admin; idempotent; any status but CLOSED (409 session_closed).
 	UpdateMetadata(ctx context.Context, in *UpdateMetadataRequest, opts ...grpc.CallOption) (*Session, error)
 	// Title and tags (title weighs most) and the conversation, with snippets.
 	SearchSessions(ctx context.Context, in *SearchSessionsRequest, opts ...grpc.CallOption) (*SearchSessionsResponse, error)
-	// ---- lifecycle (seed 002 §8-§12); session_service/binding.py, cascade.py, sweepers.py ----
+	// ---- lifecycle (seed 002 §8-§12); session_service/lifecycle/ ----
 	// Binds a connection (session-resume): 404 missing or closed, 403 foreign, 409
 	// session_archived, 409 session_bound_elsewhere unless the owner takes over; a stale bind is
 	// taken over; a SUSPENDED session is resumed; a multi-client session is joined.
@@ -113,7 +113,7 @@ type SessionServiceClient interface {
 	// Deletes a session and everything kept for it. Owner or tenant admin; a repeated delete answers
 	// deleted=false.
 	DeleteSession(ctx context.Context, in *SessionOpRequest, opts ...grpc.CallOption) (*DeleteSessionResponse, error)
-	// ---- settings (seed 002: vance.session.*); session_service/settings.py ----
+	// ---- settings (seed 002: vance.session.*); session_service/settings/ ----
 	// One level's values (project_id empty: the tenant level) and the effective cascade.
 	GetSettings(ctx context.Context, in *GetSettingsRequest, opts ...grpc.CallOption) (*Settings, error)
 	// Tenant admins only (403 admin_required); unknown keys (400 unknown_setting) and bad values
@@ -476,12 +476,12 @@ type SessionServiceServer interface {
 	// Sessions in the default order (pinned first, then last activity), filtered; a caller
 	// who is not a tenant admin sees only their own. CLOSED never unless asked by status.
 	ListSessions(context.Context, *ListSessionsRequest) (*ListSessionsResponse, error)
-	// ---- metadata and search (seed 002 §14, §15); session_service/metadata.py, search.py ----
+	// ---- metadata and search (seed 002 §14, §15); session_service/search/ ----
 	// Owner or tenant admin; idempotent; any status but CLOSED (409 session_closed).
 	UpdateMetadata(context.Context, *UpdateMetadataRequest) (*Session, error)
 	// Title and tags (title weighs most) and the conversation, with snippets.
 	SearchSessions(context.Context, *SearchSessionsRequest) (*SearchSessionsResponse, error)
-	// ---- lifecycle (seed 002 §8-§12); session_service/binding.py, cascade.py, sweepers.py ----
+	// ---- lifecycle (seed 002 §8-§12); session_service/lifecycle/ ----
 	// Binds a connection (session-resume): 404 missing or closed, 403 foreign, 409
 	// session_archived, 409 session_bound_elsewhere unless the owner takes over; a stale bind is
 	// taken over; a SUSPENDED session is resumed; a multi-client session is joined.
@@ -509,7 +509,7 @@ type SessionServiceServer interface {
 	// Deletes a session and everything kept for it. Owner or tenant admin; a repeated delete answers
 	// deleted=false.
 	DeleteSession(context.Context, *SessionOpRequest) (*DeleteSessionResponse, error)
-	// ---- settings (seed 002: vance.session.*); session_service/settings.py ----
+	// ---- settings (seed 002: vance.session.*); session_service/settings/ ----
 	// One level's values (project_id empty: the tenant level) and the effective cascade.
 	GetSettings(context.Context, *GetSettingsRequest) (*Settings, error)
 	// Tenant admins only (403 admin_required); unknown keys (400 unknown_setting) and bad values
