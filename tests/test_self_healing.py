@@ -118,7 +118,17 @@ async def test_every_child_killed_in_turn_under_load_loses_nothing(
             bound, why = _bound()
             system.supervisor.kill(victim)
             killed_at = time.monotonic()
-            await probe(system, bound)
+            try:
+                await probe(system, bound)
+            except AssertionError:
+                # The load average lags by a minute: the suite's other system may have loaded
+                # the machine past OVERLOAD only while this one recovered. Then the test's own
+                # rule (above) widens the bound; on a machine that stayed below it, it fails.
+                late, late_why = _bound()
+                if late <= bound:
+                    raise
+                bound, why = late, f"{late_why}, while it recovered"
+                await probe(system, bound - (time.monotonic() - killed_at))
             recovery[victim] = (round(time.monotonic() - killed_at, 2), bound, why)
             await _progress(system, users)
 
