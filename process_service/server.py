@@ -77,6 +77,7 @@ TOOL_HOST_NAME = tool_pb2.DESCRIPTOR.services_by_name["ToolHostService"].full_na
 
 _PUMP_GRACE_S = 5.0
 _FAULT_ENV = "VANCE_FAULT_EXIT_BEFORE_OUTBOX"
+_CHAT_FAULT_ENV = "VANCE_FAULT_EXIT_BEFORE_CHAT_EVENTS"
 
 
 class Background:
@@ -198,7 +199,9 @@ async def create_server(
         scan_every_s=config.lanes.scan_interval_ms / 1000,
         exit_before_delivery=os.environ.get(_FAULT_ENV, ""),
     )
-    turns = Turns(store, events, lanes, outbox)
+    turns = Turns(
+        store, events, lanes, outbox, exit_before_chat_events=os.environ.get(_CHAT_FAULT_ENV, "")
+    )
     processes = Processes(
         store, lanes, dispatcher.next_turn, dispatcher.cancel_turn, on_stopped=outbox.deliver
     )

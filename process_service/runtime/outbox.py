@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import os
 from dataclasses import replace
 from typing import Any, Protocol
 
@@ -31,6 +30,7 @@ from process_service.process_model import (
     Process,
     TurnFacts,
 )
+from process_service.runtime.fault_points import FaultPoint
 from process_service.runtime.inbox import Inbox
 from process_service.runtime.lane_signals import LaneSignals
 from process_service.runtime.parent_notify import parent_message
@@ -94,7 +94,7 @@ class Outbox:
         after the commit and before any message left (tests/test_outbox.py)."""
         self._store = store
         self._inbox = inbox
-        self._fault = exit_before_delivery
+        self._fault = FaultPoint(exit_before_delivery, "between a commit and its outbox delivery")
         self._scan_every_s = scan_every_s
         self.observations = observations  # the hub's observers (observations.py)
         self._retry: set[str] = set()
@@ -106,7 +106,7 @@ class Outbox:
         if process is None or not process.outbox:
             return
         entries = process.outbox
-        self._fault_point()
+        self._fault.hit()
         pid = process.id
         done: list[str] = []
         for entry_id in sorted(entries):  # ids are time-ordered: a BLOCKED before its CLOSED
@@ -189,9 +189,3 @@ class Outbox:
                     )
             case None:
                 logger.error("outbox entry of an unknown kind of %s dropped", process.id)
-
-    def _fault_point(self) -> None:
-        if self._fault and os.path.exists(self._fault):
-            os.remove(self._fault)
-            logger.error("fault hook: exiting between a commit and its outbox delivery")
-            os._exit(3)

@@ -9,6 +9,7 @@ from typing import Any
 from process_service.events.log import CHAT_APPENDED, NOTICE, PROGRESS, STREAM_CHUNK, EventLog
 from process_service.models import TurnRef
 from process_service.process_model import ChatRecord, OutboxEntry, Process
+from process_service.runtime.fault_points import FaultPoint
 from process_service.runtime.lanes import Lanes
 from process_service.runtime.outbox import Outbox, observe_entry
 from process_service.runtime.parent_notify import close_entry, parent_entry
@@ -25,6 +26,8 @@ from vance.domain import (
 
 logger = logging.getLogger(__name__)
 
+_CLOCK_MARGIN_MS = 5_000
+
 # Reports that go to clients as frames of their own (docs/protocol.md), not as process-progress:
 # a turn's tool calls. They stay in their session: a hub that observes the worker does not get
 # them (each would cost the hub session a write; its side-channel frames are enough).
@@ -35,16 +38,28 @@ OWN_FRAMES = {
 
 
 class Turns:
-    def __init__(self, store: ProcessStore, events: EventLog, lanes: Lanes, outbox: Outbox) -> None:
+    def __init__(
+        self,
+        store: ProcessStore,
+        events: EventLog,
+        lanes: Lanes,
+        outbox: Outbox,
+        *,
+        exit_before_chat_events: str = "",
+    ) -> None:
+        """`exit_before_chat_events`: a test's fault hook (VANCE_FAULT_EXIT_BEFORE_CHAT_EVENTS):
+        when that file exists, process_service exits once a turn's chat is stored, before its
+        events are written."""
         self._store = store
         self._events = events
         self._lanes = lanes
         self.outbox = outbox
+        self._fault = FaultPoint(exit_before_chat_events, "between a chat insert and its events")
 
     async def store_chat(self, ref: TurnRef, appends: list[ChatAppend]) -> list[ChatRecord | None]:
         """Stores the turn's chat appends once each, in one insert when none was stored before;
         returns, per append, the stored message whose event is to go out, or None when a redo
-        of the turn found it stored already. Numbers continue the process's chat."""
+        of the turn found it stored and announced already. Numbers continue the process's chat."""
         numbers = [ref.chat_base + a.ordinal + ref.chat_shift for a in appends]
         records = [self._chat_record(ref, a, n) for a, n in zip(appends, numbers, strict=True)]
         inserted = await self._store.insert_chats(records)
@@ -53,6 +68,7 @@ class Turns:
             ref.highest_chat = max(ref.highest_chat, *numbers[:inserted])
         for a in appends[inserted:]:
             out.append(await self._store_one(ref, a))
+        self._fault.hit()
         return out
 
     async def _store_one(self, ref: TurnRef, a: ChatAppend) -> ChatRecord | None:
@@ -68,9 +84,21 @@ class Turns:
             existing = await self._store.get_chat(record.id)
             if existing is not None and existing.turn_key == turn_key:
                 ref.highest_chat = max(ref.highest_chat, n)
-                return None
+                # An earlier attempt stored it; if that attempt ended before its event was
+                # written, the message goes out now (once: the event is looked up first).
+                return None if await self._announced(existing) else existing
             ref.chat_shift += 1
             n += 1
+
+    async def _announced(self, record: ChatRecord) -> bool:
+        """Whether the message's chat event is in its session's stream. Its event was written
+        after it was stored, so the search stops at events from before then (less a margin for
+        another replica's clock)."""
+        return await self._store.has_event_since(
+            record.session_id,
+            record.created_at_ms - _CLOCK_MARGIN_MS,
+            lambda e: e.kind == CHAT_APPENDED and e.data.get("chat_message_id") == record.id,
+        )
 
     def _chat_record(self, ref: TurnRef, a: ChatAppend, n: int) -> ChatRecord:
         return ChatRecord(

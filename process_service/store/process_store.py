@@ -431,6 +431,23 @@ class ProcessStore(ProcessTransitions):
             raise
         return len(docs)
 
+    async def has_event_since(
+        self, session_id: str, since_ms: int, match: Callable[[SessionEvent], bool]
+    ) -> bool:
+        """Whether the session's stream holds an event that `match`es, looking from the newest
+        seq back to the first one written before `since_ms`. A few windows for a recent event:
+        a redone turn asks it of its own chat messages (runtime/turns.py)."""
+        last = await self.last_seq(session_id)
+        while last > 0:
+            first = max(1, last - _PROBE + 1)
+            window = await self.events_range(session_id, first, last)
+            if any(match(e) for e in window):
+                return True
+            if not window or window[0].at_ms < since_ms:
+                return False
+            last = first - 1
+        return False
+
     async def events_range(self, session_id: str, first: int, last: int) -> list[SessionEvent]:
         ids = [event_id(session_id, s) for s in range(first, last + 1)]
         out: list[SessionEvent] = []
