@@ -45,11 +45,7 @@ class Authenticator:
         return p
 
     async def check(self, p: Principal) -> None:
-        record = self.snapshot.record(p.tenant_id, p.username)
-        if record is None:
-            return
-        revoked_before_ms, token_ids = record
-        if p.issued_at_ms < revoked_before_ms or p.token_id in token_ids:
+        if self.snapshot.revoked(p.tenant_id, p.username, p.token_id, p.issued_at_ms):
             raise UnauthenticatedError("the token was revoked", reason="token_revoked")
 
     async def revoke(self, p: Principal) -> None:

@@ -12,7 +12,7 @@ records (outbox entries, turn facts) are frozen.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
 
@@ -190,9 +190,6 @@ class Process:
     @property
     def closed(self) -> bool:
         return self.status is ProcessStatus.CLOSED
-
-    def with_status(self, status: ProcessStatus) -> Process:
-        return replace(self, status=status)
 
     def think_process(self) -> ThinkProcess:
         """The ThinkProcess the API shows. Built without validation: every field is typed

@@ -133,15 +133,6 @@ def arg_str(args: Mapping[str, JsonValue], key: str, *, required: bool = True) -
     return value.strip()
 
 
-def arg_bool(args: Mapping[str, JsonValue], key: str, default: bool) -> bool:
-    value = args.get(key)
-    if value is None:
-        return default
-    if not isinstance(value, bool):
-        raise ToolError(f"'{key}' must be true or false")
-    return value
-
-
 def rpc_details(exc: Exception) -> str:
     """The message of a failed gRPC call, or of any other exception."""
     if isinstance(exc, grpc.aio.AioRpcError):

@@ -40,22 +40,22 @@ class RevocationSnapshot:
         self._users: dict[tuple[str, str], tuple[int, frozenset[str]]] = {}
 
     def is_revoked(self, claims: Mapping[str, Any]) -> bool:
-        entry = self._users.get((str(claims.get("tenant", "")), str(claims.get("sub", ""))))
-        if entry is None:
-            return False
-        revoked_before_ms, token_ids = entry
-        if claims.get("jti") in token_ids:
-            return True
-        # Same issue time as the gateway's check (gateway/auth.py): `iat_ms`, else `iat`.
+        # Same issue time as the gateway's Principal (gateway/auth.py): `iat_ms`, else `iat`.
         issued = claims.get("iat_ms")
         if not isinstance(issued, int):
             iat = claims.get("iat")
             issued = iat * 1000 if isinstance(iat, int) else 0
-        return issued < revoked_before_ms
+        return self.revoked(
+            str(claims.get("tenant", "")), str(claims.get("sub", "")), claims.get("jti"), issued
+        )
 
-    def record(self, tenant: str, username: str) -> tuple[int, frozenset[str]] | None:
-        """The user's record: (tokens issued before this ms are revoked, revoked token ids)."""
-        return self._users.get((tenant, username))
+    def revoked(self, tenant: str, username: str, token_id: object, issued_at_ms: int) -> bool:
+        """The one rule: the token's id is revoked, or it was issued before the user's cut."""
+        entry = self._users.get((tenant, username))
+        if entry is None:
+            return False
+        revoked_before_ms, token_ids = entry
+        return token_id in token_ids or issued_at_ms < revoked_before_ms
 
     def put(self, tenant: str, username: str, revoked_before_ms: int, token_ids: list[str]) -> None:
         """One user's record as a write just returned it (the gateway's own revocations)."""
