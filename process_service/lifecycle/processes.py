@@ -229,18 +229,25 @@ class Processes:
             raise FailedPreconditionError("the process has not started yet", reason="process_init")
         if status is ProcessStatus.CLOSED:
             raise FailedPreconditionError("the process is closed", reason="process_closed")
-        if process.holding:
-            return process
-        paused = await self._store.pause_waiting(pid, self._lanes.clock.now_ms())
-        if paused is not None:
-            await self._lanes.status_event(paused, status, ProcessStatus.PAUSED)
-            return paused
-        # A turn runs: it finishes, and its commit leaves the process PAUSED.
-        running = await self._store.request_pause(pid)
-        if running is not None:
-            # Every client of the session shows the pause on its way (docs/protocol.md).
-            await self._lanes.events.publish(running.session_id, NOTICE, _halt_requested(running))
-        return running or await self.get(pid)
+        for _ in range(_PAUSE_ATTEMPTS):
+            if process.holding or process.closed:
+                return process
+            paused = await self._store.pause_waiting(pid, self._lanes.clock.now_ms())
+            if paused is not None:
+                await self._lanes.status_event(paused, process.status, ProcessStatus.PAUSED)
+                return paused
+            # A turn runs: it finishes, and its commit leaves the process PAUSED.
+            running = await self._store.request_pause(pid)
+            if running is not None:
+                # Every client of the session shows the pause on its way (docs/protocol.md).
+                await self._lanes.events.publish(
+                    running.session_id, NOTICE, _halt_requested(running)
+                )
+                return running
+            # Neither matched: the turn committed (or one started) between the two writes.
+            # Both are compare-and-sets, so reading the process again and retrying is safe.
+            process = await self.get(pid)
+        return process
 
     async def resume(self, process: Process) -> Process:
         status = process.status
@@ -309,6 +316,10 @@ class Processes:
             if process.status in (ProcessStatus.RUNNING, ProcessStatus.INIT):
                 paused.append(await self.pause(process, allow_init=True))
         return paused
+
+
+# Tries of pause's two compare-and-sets against a turn that starts and ends meanwhile.
+_PAUSE_ATTEMPTS = 5
 
 
 def _halt_requested(process: Process) -> dict[str, Any]:  # JSON: a client frame
