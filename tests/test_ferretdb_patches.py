@@ -114,3 +114,115 @@ async def test_id_pushdown_a_lookup_by_id_with_more_conditions_uses_the_id_index
         assert "USING INDEX" in steps, (filter_, steps)
     found = await collection.find_one({"_id": {"$in": ["d3", "d9"]}, "version": 0})
     assert found is not None and found["_id"] == "d3"
+
+
+# Values of every type the services store, and strings that JSON must escape.
+AWKWARD = [
+    "",
+    'quo"te and back\\slash',
+    "tab\tnew\nline\x00nul\x1f\x7f",
+    "<b>&amp;</b>",
+    "héllo wörld \U0001f600 \u2028\u2029",
+]
+
+
+async def test_sjson_write_one_pass_every_value_reads_back_as_written(
+    collection: AsyncCollection[Doc],
+) -> None:
+    """sjson-write-one-pass.patch writes stored documents in one pass (upstream's bytes, which
+    its Go test compares on every type); here a document with every kind of value, inserted
+    and then rewritten by an update, reads back as written."""
+    from datetime import datetime
+
+    from bson import Int64, ObjectId
+
+    doc: Doc = {
+        "_id": "awkward",
+        "strings": AWKWARD,
+        "by_key": {s.replace("\x00", "") + "k": s for s in AWKWARD},  # BSON keys hold no NUL
+        "numbers": [0, -7, 2**31 - 1, Int64(2**62), 1.5, -0.25, 1e300],
+        "flags": [True, False, None],
+        "nested": {
+            "a": [{"b": {"c": [1, "x"], "e": []}}, {}],
+            "oid": ObjectId(),
+            "bin": b"\x00\xff",  # PyMongo reads binary subtype 0 as bytes
+        },
+        "when": datetime(2026, 12, 1, 12, 30, 15, 123000),  # PyMongo reads naive UTC, in ms
+    }
+    await collection.insert_one(doc)
+    assert await collection.find_one({"_id": "awkward"}) == doc
+    await collection.update_one({"_id": "awkward"}, {"$set": {"more": AWKWARD[::-1]}})
+    assert await collection.find_one({"_id": "awkward"}) == {**doc, "more": AWKWARD[::-1]}
+
+
+async def test_wire_decode_once_a_nan_is_refused_with_a_clear_error(
+    collection: AsyncCollection[Doc],
+) -> None:
+    """wire-decode-once.patch: upstream decoded every message a second time to refuse NaN
+    (SQLite's JSON cannot hold it) and closed the connection on one; now the command answers
+    BadValue, nothing is stored, and the connection serves the next command."""
+    from pymongo.errors import OperationFailure
+
+    with pytest.raises(OperationFailure) as refused:
+        await collection.insert_one({"_id": "n", "x": [{"y": float("nan")}]})
+    assert refused.value.code == 2 and "NaN" in str(refused.value)
+    with pytest.raises(OperationFailure):
+        await collection.find_one({"x": float("nan")})
+    await collection.insert_one({"_id": "ok", "x": 1.0})
+    found = await collection.find({}, comment="a comment is still read").to_list(None)
+    assert found == [{"_id": "ok", "x": 1.0}]
+
+
+async def test_write_autocommit_single_writes_keep_their_errors_and_counts(
+    collection: AsyncCollection[Doc],
+) -> None:
+    """write-autocommit.patch: an insert or update of one document runs without BEGIN and
+    COMMIT around it. A duplicate _id still fails and changes nothing; an ordered insert of
+    several stops at the duplicate with the ones before it stored; counts are right."""
+    from pymongo.errors import BulkWriteError, DuplicateKeyError
+
+    await collection.insert_one({"_id": "a", "n": 1})
+    with pytest.raises(DuplicateKeyError):
+        await collection.insert_one({"_id": "a", "n": 2})
+    assert await collection.find_one({"_id": "a"}) == {"_id": "a", "n": 1}
+    with pytest.raises(BulkWriteError) as stopped:
+        await collection.insert_many([{"_id": "b"}, {"_id": "a"}, {"_id": "c"}], ordered=True)
+    assert stopped.value.details["nInserted"] == 1
+    assert sorted(str(d["_id"]) for d in await collection.find({}).to_list(None)) == ["a", "b"]
+    done = await collection.update_one({"_id": "a", "n": 1}, {"$inc": {"n": 1}})
+    assert (done.matched_count, done.modified_count) == (1, 1)
+    missed = await collection.update_one({"_id": "a", "n": 1}, {"$inc": {"n": 1}})
+    assert (missed.matched_count, missed.modified_count) == (0, 0)
+    assert await collection.find_one({"_id": "a"}) == {"_id": "a", "n": 2}
+
+
+async def test_params_tag_cache_unknown_and_missing_parameters_are_still_refused(
+    collection: AsyncCollection[Doc],
+) -> None:
+    """params-tag-cache.patch parses each command's parameter tags once instead of per key;
+    what they say is unchanged: an unknown field, a missing required one and an unimplemented
+    one are refused with upstream's errors, and a well-formed command with optional fields
+    runs."""
+    from pymongo.errors import OperationFailure
+
+    db = collection.database
+    with pytest.raises(OperationFailure) as unknown:
+        await db.command({"findAndModify": collection.name, "query": {}, "bogus": 1})
+    assert unknown.value.code == 9 and "unknown field" in str(unknown.value)
+    with pytest.raises(OperationFailure) as missing:
+        await db.command({"update": collection.name})
+    assert missing.value.code == 40414 and "updates" in str(missing.value)
+    with pytest.raises(OperationFailure) as unimplemented:
+        await db.command({"findAndModify": collection.name, "query": {}, "fields": {"v": 1}})
+    assert unimplemented.value.code == 238 and '"fields"' in str(unimplemented.value)
+    await collection.insert_one({"_id": "p", "v": 1})
+    done = await db.command(
+        {
+            "findAndModify": collection.name,
+            "query": {"_id": "p"},
+            "update": {"$inc": {"v": 1}},
+            "new": True,
+            "upsert": False,
+        }
+    )
+    assert done["value"] == {"_id": "p", "v": 2}

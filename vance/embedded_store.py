@@ -24,12 +24,16 @@ PATCH_MARKER = "vancetope-patches:"
 REQUIRED_PATCHES = frozenset(
     {
         "atomic-writes",
+        "params-tag-cache",
         "resource-tracking",
         "sjson-one-pass",
+        "sjson-write-one-pass",
         "sqlite-id-pushdown",
         "sqlite-idle-connections",
         "statement-cache",
         "update-connections",
+        "wire-decode-once",
+        "write-autocommit",
     }
 )
 
@@ -93,6 +97,12 @@ CONN_IDLE_S = 30
 # limit the collector runs sooner instead, so a larger live heap no longer grows the process
 # fivefold. SQLite's caches are outside it (the driver allocates them itself).
 GOMEMLIMIT = "64MiB"
+# Pages the write-ahead log may grow to before a commit copies it into the database file
+# (SQLite's default: 1,000, 4 MB). Each copy writes every page changed since the last one and
+# syncs twice; the turn path rewrites the same few pages (processes, sessions, the _id indexes)
+# over and over, so a longer log copies each of them once instead of ten times (about 40 MB of
+# log at most; docs/operations.md "The embedded store").
+WAL_AUTOCHECKPOINT = 10000
 
 
 def ferretdb_command(data_dir: Path, port: int, *, sync: str = "normal") -> list[str]:
@@ -101,7 +111,11 @@ def ferretdb_command(data_dir: Path, port: int, *, sync: str = "normal") -> list
     sqlite_dir = data_dir / "store"
     sqlite_dir.mkdir(parents=True, exist_ok=True)
     cache_kib = int(os.environ.get("VANCE_STORE_CACHE_KIB", CACHE_KIB))
-    pragmas = f"_pragma=synchronous({sync})&_pragma=cache_size(-{cache_kib})"
+    checkpoint = int(os.environ.get("VANCE_STORE_WAL_AUTOCHECKPOINT", WAL_AUTOCHECKPOINT))
+    pragmas = (
+        f"_pragma=synchronous({sync})&_pragma=cache_size(-{cache_kib})"
+        f"&_pragma=wal_autocheckpoint({checkpoint})"
+    )
     return [
         str(ferretdb_binary()),
         "--handler=sqlite",
@@ -109,7 +123,9 @@ def ferretdb_command(data_dir: Path, port: int, *, sync: str = "normal") -> list
         f"--listen-addr=127.0.0.1:{port}",
         f"--state-dir={sqlite_dir}",
         "--telemetry=disable",
-        "--debug-addr=",
+        # Empty: no debug HTTP handler. VANCE_STORE_DEBUG_ADDR=127.0.0.1:8088 serves Go's pprof
+        # (/debug/pprof/profile) for profiling the store (docs/operations.md).
+        f"--debug-addr={os.environ.get('VANCE_STORE_DEBUG_ADDR', '')}",
         # Warnings include a dump of every unsupported command (pymongo's endSessions).
         "--log-level=error",
     ]
