@@ -18,6 +18,18 @@ async def test_a_bad_stored_setting_falls_back_to_the_default(system: System) ->
     await system.sessions.CreateProject(
         spb.CreateProjectRequest(tenant_id="default", project_id=project, title=project)
     )
+    # A value stored before the bound existed, written straight into the store (before the
+    # admin's write below, which keeps it: session_service reads the documents it wrote again,
+    # not ones changed behind its back).
+    client, db = connect(system.config)
+    try:
+        await db["settings"].update_one(
+            {"_id": f"default:{project}"},
+            {"$push": {"values": {"key": "vance.session.idleTimeoutMs", "value": "9" * 30}}},
+            upsert=True,
+        )
+    finally:
+        await client.close()
     admin = await system.login()
     async with httpx.AsyncClient(
         base_url=f"http://{system.gateway}/brain/default",
@@ -33,15 +45,9 @@ async def test_a_bad_stored_setting_falls_back_to_the_default(system: System) ->
             f"/project/{project}/settings", json={"set": {"vance.session.onIdle": "SUSPEND"}}
         )
         assert ok.status_code == 200, ok.text
-    # A value stored before the bound existed, written straight into the store.
-    client, db = connect(system.config)
-    try:
-        await db["settings"].update_one(
-            {"_id": f"default:{project}"},
-            {"$push": {"values": {"key": "vance.session.idleTimeoutMs", "value": "9" * 30}}},
-        )
-    finally:
-        await client.close()
+        # The stored bad value is still there, and skipped.
+        assert ok.json()["values"]["vance.session.idleTimeoutMs"] == "9" * 30
+        assert "vance.session.idleTimeoutMs" not in ok.json()["effective"]
     socket = await system.connect(admin)
     created = await socket.ok("session-create", {"projectId": project})
     session = await get(system, created["sessionId"])

@@ -53,7 +53,10 @@ class FirstPairs:
         )
 
     async def watch(self, batch: Iterable[tuple[Session, list[ChatMessage]]]) -> None:
-        """Looks for the first pair in the chat messages of sessions that have none yet."""
+        """Looks for the first pair in the chat messages of sessions that have none yet. What
+        a page moved is stored in one bulk write per collection, whatever its number of
+        sessions: the cursors first, then the sessions' first-pair marks, so a session marked
+        has its answer stored for the suggestion."""
         todo = [
             (s, chat)
             for s, msgs in batch
@@ -67,12 +70,23 @@ class FirstPairs:
         if unheld:
             for pid, held in (await self._index.cursors_of(unheld)).items():
                 self._hold(pid, held)
+        moved: dict[str, FirstPairCursor] = {}  # chat process -> its cursor, as it moved
+        marks: dict[str, int] = {}  # session -> when its first pair was answered
         for s, chat in todo:
             cursor = self._held.get(s.chat_process_id) or FirstPairCursor()
-            moved = await self._watch(s, cursor, chat)
-            if moved is not None:
-                await self._index.save_cursor(s.chat_process_id, moved)
-                self._hold(s.chat_process_id, moved)
+            found = _moved(s, cursor, chat)
+            if found is None:
+                continue
+            moved[s.chat_process_id], answered_at = found
+            if answered_at is not None:
+                marks[s.session_id] = answered_at
+        await self._index.save_cursors(moved)
+        for pid, cursor in moved.items():
+            self._hold(pid, cursor)
+        await self._sessions.mark_first_pairs(marks)
+        for s, _ in todo:
+            if s.session_id in marks:
+                s.metadata.first_qa_at_ms = marks[s.session_id]
 
     def _hold(self, process_id: str, cursor: FirstPairCursor) -> None:
         self._held[process_id] = cursor
@@ -83,24 +97,6 @@ class FirstPairs:
     def forget(self, process_ids: Iterable[str]) -> None:
         for pid in process_ids:
             self._held.pop(pid, None)
-
-    async def _watch(
-        self, session: Session, cursor: FirstPairCursor, new: Iterable[ChatMessage]
-    ) -> FirstPairCursor | None:
-        """The cursor to store when it moved: the first user message, then the answer after
-        it; None when nothing new was seen."""
-        if session.metadata.first_qa_at_ms is not None or cursor.first_answer:
-            return None
-        known = cursor.first_user
-        question = known
-        for m in new:
-            if m.role is ChatRole.USER and not question:
-                question = m.content[:4000]
-            elif m.role is ChatRole.ASSISTANT and question:
-                await self._sessions.mark_first_pair(session.session_id, m.created_at_ms)
-                session.metadata.first_qa_at_ms = m.created_at_ms
-                return FirstPairCursor(question, m.content[:4000])
-        return FirstPairCursor(question) if question != known else None
 
     async def suggest(self, session: Session, background: asyncio.TaskGroup | None) -> None:
         """Starts the suggestion for a session that has its first pair, beside the feed (in
@@ -137,7 +133,11 @@ class FirstPairs:
         if all(f in md.user_fields or getattr(md, f) for f in ("title", "icon", "color")):
             await self._finished(session.session_id, done=True)
             return  # nothing left to fill: no model call
-        cursor = await self._index.cursor(session.chat_process_id)
+        # Held since the page that found the answer (watch), unless this replica has not seen
+        # that page (a restart, another replica's feed) or has let it go.
+        cursor = self._held.get(session.chat_process_id)
+        if cursor is None or not cursor.first_answer:
+            cursor = await self._index.cursor(session.chat_process_id)
         try:
             async with asyncio.timeout(SUGGEST_TIMEOUT_S):
                 suggestion = await self._suggester.suggest(cursor.first_user, cursor.first_answer)
@@ -145,8 +145,26 @@ class FirstPairs:
             logger.warning("metadata suggestion for %s failed: %r", session.session_id, exc)
             await self._finished(session.session_id, done=False)
             return
-        await self._metadata.apply_suggestion(session.session_id, suggestion)
+        await self._metadata.apply_suggestion(session.session_id, suggestion, known=session)
         await self._finished(session.session_id, done=True)
+        self._held.pop(session.chat_process_id, None)  # its last reader is done
 
     async def _finished(self, session_id: str, *, done: bool) -> None:
         await self._sessions.count_suggestion(session_id, done=done)
+
+
+def _moved(
+    session: Session, cursor: FirstPairCursor, new: Iterable[ChatMessage]
+) -> tuple[FirstPairCursor, int | None] | None:
+    """The cursor to store when it moved (the first user message, then the answer after it)
+    with the answer's time once there is one; None when nothing new was seen."""
+    if session.metadata.first_qa_at_ms is not None or cursor.first_answer:
+        return None
+    known = cursor.first_user
+    question = known
+    for m in new:
+        if m.role is ChatRole.USER and not question:
+            question = m.content[:4000]
+        elif m.role is ChatRole.ASSISTANT and question:
+            return FirstPairCursor(question, m.content[:4000]), m.created_at_ms
+    return (FirstPairCursor(question), None) if question != known else None

@@ -239,11 +239,16 @@ class SearchStore:
     async def cursor(self, process_id: str) -> FirstPairCursor:
         return (await self.cursors_of([process_id]))[process_id]
 
-    async def save_cursor(self, process_id: str, cursor: FirstPairCursor) -> None:
-        """Stores the parts of the cursor that are known (an empty one is left as it is)."""
-        fields = {k: v for k, v in asdict(cursor).items() if v}
-        if fields:
-            await self.cursors.update_one({"_id": process_id}, {"$set": fields}, upsert=True)
+    async def save_cursors(self, cursors: dict[str, FirstPairCursor]) -> None:
+        """Stores the parts of each chat process's cursor that are known (an empty one is
+        left as it is), in one bulk write."""
+        ops = [
+            UpdateOne({"_id": process_id}, {"$set": fields}, upsert=True)
+            for process_id, cursor in cursors.items()
+            if (fields := {k: v for k, v in asdict(cursor).items() if v})
+        ]
+        if ops:
+            await self.cursors.bulk_write(ops, ordered=False)
 
     async def feed_position(self) -> int:
         """The last chat feed page the index holds (0: none yet)."""

@@ -185,12 +185,19 @@ class Metadata:
             await self._store.cards.put(updated, self._clock.now_ms())
         return updated
 
-    async def apply_suggestion(self, session_id: str, s: Suggestion) -> Session | None:
+    async def apply_suggestion(
+        self, session_id: str, s: Suggestion, *, known: Session | None = None
+    ) -> Session | None:
         """Fills title, icon and color only where empty and never set by a user, in one
         compare-and-set on exactly those conditions: a user's concurrent patch
-        makes it fail and the fields are decided again, so the user's value always wins."""
+        makes it fail and the fields are decided again, so the user's value always wins.
+        `known` (the session as the caller last read it) is tried first, without a read: the
+        compare-and-set checks the same conditions in the store, so a stale copy only costs
+        the read it saved. A suggestion with nothing in it reads and writes nothing."""
+        if not (s.title or s.icon or s.color):
+            return known
         for _ in range(5):
-            before = await self._store.session(session_id)
+            before, known = known or await self._store.session(session_id), None
             if before is None or before.status is SessionStatus.CLOSED:
                 return before
             md = before.metadata

@@ -125,8 +125,12 @@ def validate(key: str, raw: str, *, project: bool) -> str:
 
 class Settings:
     def __init__(self, db: Db, docs: SettingsDocs | None = None) -> None:
-        # The one read and write path of these documents, shared with the engine settings,
-        # whose reads it caches (settings/settings_docs.py); these reads are fresh.
+        # The one read and write path of these documents, shared with the engine settings.
+        # Reads come from its copies, kept until a write (here or, through the shared write
+        # counter, on another replica within about a second; settings/settings_docs.py): the
+        # services that ask for these settings (tool_service's MCP servers, process_service's
+        # work and embedding settings) and every session create read them again and again,
+        # and the documents change only when an admin writes.
         self._docs = docs or SettingsDocs(db["settings"])
 
     @staticmethod
@@ -135,17 +139,12 @@ class Settings:
 
     async def effective(self, tenant: str, project: str = "") -> dict[str, str]:
         """The settings a session of this project sees: project values over tenant values."""
-        ids = [tenant] + ([f"{tenant}:{project}"] if project else [])
-        docs = await self._docs.fresh(ids)
-        out: dict[str, str] = {}
-        for key in ids:
-            out |= _sane(docs.get(key, {}), key)
-        return out
+        return _layered(await self._docs.get_many(_layers(tenant, project)), tenant, project)
 
     async def view(self, tenant: str, project: str = "") -> SettingsView:
-        doc_id = self._id(tenant, project)
-        values = (await self._docs.fresh([doc_id])).get(doc_id, {})
-        return SettingsView(tenant, project, values, await self.effective(tenant, project))
+        docs = await self._docs.get_many(_layers(tenant, project))
+        values = docs.get(self._id(tenant, project), {})
+        return SettingsView(tenant, project, values, _layered(docs, tenant, project))
 
     async def update(
         self,
@@ -178,6 +177,18 @@ class Settings:
             lambda stored: {k: v for k, v in (stored | clean).items() if k not in dropped},
         )
         return await self.view(tenant, project)
+
+
+def _layers(tenant: str, project: str) -> list[str]:
+    """The documents a project's settings are layered from, the lowest first."""
+    return [tenant] + ([f"{tenant}:{project}"] if project else [])
+
+
+def _layered(docs: dict[str, dict[str, str]], tenant: str, project: str) -> dict[str, str]:
+    out: dict[str, str] = {}
+    for key in _layers(tenant, project):
+        out |= _sane(docs.get(key, {}), key)
+    return out
 
 
 def _sane(values: dict[str, str], level: str) -> dict[str, str]:

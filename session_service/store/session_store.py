@@ -324,11 +324,20 @@ class SessionStore:
         )
         return Session.model_validate(doc) if doc else None
 
-    async def mark_first_pair(self, session_id: str, at_ms: int) -> None:
-        """When the first question-and-answer pair was seen; only the first time counts."""
-        await self.sessions.update_one(
-            {"_id": session_id, "metadata.first_qa_at_ms": None},
-            {"$set": {"metadata.first_qa_at_ms": at_ms}},
+    async def mark_first_pairs(self, seen: Mapping[str, int]) -> None:
+        """When each session's first question-and-answer pair was seen (session -> ms), in
+        one bulk write; only the first time counts."""
+        if not seen:
+            return
+        await self.sessions.bulk_write(
+            [
+                UpdateOne(
+                    {"_id": session_id, "metadata.first_qa_at_ms": None},
+                    {"$set": {"metadata.first_qa_at_ms": at_ms}},
+                )
+                for session_id, at_ms in seen.items()
+            ],
+            ordered=False,
         )
 
     async def count_suggestion(self, session_id: str, *, done: bool) -> None:
