@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import gc
 import logging
 import os
 from collections.abc import Callable, Coroutine
@@ -48,6 +47,7 @@ from vance.channels import Channels
 from vance.clock import Clock, SystemClock
 from vance.config import Config, LanesConfig, load_config
 from vance.domain import HUB_ONLY_ENGINES
+from vance.heap import settle_heap
 from vance.internal.v1 import (
     process_internal_pb2,
     process_internal_pb2_grpc,
@@ -369,23 +369,6 @@ async def serve() -> None:
             await serve_until_signal(host, "process_service")
         finally:
             await background.stop()
-
-
-# Container allocations between young collections. With CPython's 700 about 80 ran in the 15 s
-# window of `make bench`'s throughput round (each walking what the turns in flight kept alive:
-# futures, protos, documents), and their survivors made the older generations' runs due.
-GC_YOUNG_THRESHOLD = 20_000
-
-
-def settle_heap() -> None:
-    """Moves what start-up built (modules, protobuf descriptors, the wiring) out of the
-    collector's sight and collects less often. A full collection walked all of it, 40-70 ms of
-    CPU each on this machine, and a young one ran every 700 allocations; a turn makes few
-    reference cycles (its objects die by reference count), so neither found much. Measured
-    with `python -m bench --rounds throughput4` (docs/operations.md, "process_service CPU")."""
-    gc.collect()
-    gc.freeze()
-    gc.set_threshold(GC_YOUNG_THRESHOLD, 20, 20)
 
 
 def main() -> None:
