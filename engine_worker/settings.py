@@ -77,6 +77,7 @@ class EngineSettingsApi:
             if self._stub is None:
                 self._values = dict(self._defaults)
             else:
+                since = self._cache.version if self._cache is not None else None
                 try:
                     resp = await self._stub.ResolveEngineSettings(
                         sipb.ResolveEngineSettingsRequest(scope=self._scope),
@@ -99,7 +100,7 @@ class EngineSettingsApi:
                     **{v.key: (v.value, int(v.level)) for v in resp.values},
                 }
                 if self._cache is not None:
-                    self._cache.put(self._key, self._values)
+                    self._cache.put(self._key, self._values, since)
         return self._values
 
     async def get(self, key: str) -> str | None:

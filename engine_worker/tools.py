@@ -69,7 +69,7 @@ PoolKey = tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...], str, str, str
 
 # Resolved pools of this worker (engine_worker/watched.py): a pool only changes when a service
 # registers tools, so asking tool_service on every turn (a call and a schema conversion per
-# turn) bought nothing.
+# turn) bought nothing; it is kept until tool_service reports a change.
 PoolCache = WatchedCache[PoolKey, list[ToolSpec]]
 
 
@@ -132,23 +132,15 @@ class ToolDispatcher:
         # before its first message, sooner than the registry's change notice may reach us.
         cache = self._cache if not session else None
         specs = cache.get(key) if cache is not None else None
-        if specs is None:
-            resp = await self._stub.ResolvePool(
-                tpb.ResolvePoolRequest(
-                    engine_tools=engine_tools,
-                    add=add,
-                    remove=remove,
-                    profile=self.profile,
-                    session_id=session,
-                    tenant_id=p.tenant_id,
-                    project_id=p.project_id,
-                )
-            )
-            specs = [
-                ToolSpec(t.name, t.description, struct_to_dict(t.parameters)) for t in resp.tools
-            ]
-            if cache is not None:
-                cache.put(key, specs)
+        if specs is None and cache is not None and cache.watching:
+            async with cache.reading:
+                specs = cache.get(key)
+                if specs is None:
+                    since = cache.version
+                    specs = await _resolve(self._stub, key)
+                    cache.put(key, specs, since)
+        elif specs is None:
+            specs = await _resolve(self._stub, key)
         self._pool = {s.name: s for s in specs}
         return specs
 
@@ -195,6 +187,22 @@ class ToolDispatcher:
                 },
             )
         return result
+
+
+async def _resolve(stub: tool_pb2_grpc.ToolServiceAsyncStub, key: PoolKey) -> list[ToolSpec]:
+    engine_tools, add, remove, profile, session, tenant, project = key
+    resp = await stub.ResolvePool(
+        tpb.ResolvePoolRequest(
+            engine_tools=engine_tools,
+            add=add,
+            remove=remove,
+            profile=profile,
+            session_id=session,
+            tenant_id=tenant,
+            project_id=project,
+        )
+    )
+    return [ToolSpec(t.name, t.description, struct_to_dict(t.parameters)) for t in resp.tools]
 
 
 def _bounded(value: Json) -> Json:

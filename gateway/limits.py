@@ -41,6 +41,11 @@ def _finite_float(text: str) -> float:
     return value
 
 
+# Made once: json.loads with these hooks builds a decoder per call (several times the cost of
+# parsing a small frame).
+_DECODER = json.JSONDecoder(parse_constant=_refuse_constant, parse_float=_finite_float)
+
+
 def parse_json(raw: str | bytes, *, limit: int, what: str = "frame") -> Any:
     """Parses and checks one JSON document; any violation is a 400 GatewayError whose reason
     names the top-level field (`bad_<field>`, or `bad_<what>` when the whole input is wrong)."""
@@ -59,7 +64,9 @@ def load_json(raw: str | bytes, *, limit: int, what: str = "frame") -> Any:
             f"{what}_too_large",
         )
     try:
-        value = json.loads(raw, parse_constant=_refuse_constant, parse_float=_finite_float)
+        if isinstance(raw, bytes):  # as json.loads reads bytes
+            raw = raw.decode(json.detect_encoding(raw), "surrogatepass")
+        value = _DECODER.decode(raw)
     except GatewayError:
         raise
     except RecursionError as exc:

@@ -100,3 +100,20 @@ def test_an_argument_before_the_streamed_one_is_not_streamed() -> None:
     stream = ArgumentStream("message")
     raw = json.dumps({"source": "worker-1", "message": "hello"})
     assert "".join(stream.feed(raw[i : i + 3]) for i in range(0, len(raw), 3)) == "hello"
+
+
+def test_a_long_answer_streams_whole_split_anywhere() -> None:
+    # Past the 256 KB the prefix-rereading parser gave up at, with escapes and surrogate pairs
+    # (`\ud83d\ude00` as the model writes them with ensure_ascii) cut at every possible place.
+    message = ('a "quote", a back\\slash, a line\nand \u00e9\u4e2d\U0001f600 ' * 6000)[:300_000]
+    raw = json.dumps({"source": "x", "message": message, "awaiting_user_input": False})
+    stream = ArgumentStream("message")
+    parts = [stream.feed(raw[i : i + 5]) for i in range(0, len(raw), 5)]
+    assert "".join(parts) == message
+    assert all(not p or not ("\ud800" <= p[-1] <= "\udbff") for p in parts)  # no half pair
+
+
+def test_a_closed_message_streams_nothing_after_it() -> None:
+    stream = ArgumentStream("message")
+    raw = json.dumps({"message": "hi", "note": "not streamed \\ at all"})
+    assert [stream.feed(raw[:16]), stream.feed(raw[16:])] == ["hi", ""]

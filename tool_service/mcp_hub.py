@@ -5,7 +5,12 @@ shows as unavailable tools with the reason, and calling one answers that reason.
 
 One connection per tenant and server configuration (tool_service/mcp_conn.py), each run by a
 task of the hub's TaskGroup, made when a pool first needs it and closed after it has gone
-unused for IDLE_S."""
+unused for IDLE_S.
+
+The servers of a project come from its settings, kept until session_service reports a settings
+write on `WatchSettings` (then every pool watcher is told too, as their pools name those
+servers' tools); while that stream is down, for SETTINGS_TTL_S, and the watchers are told every
+SETTINGS_TTL_S, so no pool outlives a change by more than that."""
 
 from __future__ import annotations
 
@@ -14,7 +19,7 @@ import fnmatch
 import json
 import logging
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import AsyncIterable, Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
@@ -33,7 +38,8 @@ from vance.v1 import session_pb2_grpc
 logger = logging.getLogger(__name__)
 
 LABEL = "@mcp"
-SETTINGS_TTL_S = 5.0  # a settings write is seen by the next pool after this
+SETTINGS_TTL_S = 5.0  # without the settings watch: a settings write is seen after this
+WATCHED_SETTINGS_TTL_S = 600.0  # with it: only bounds how long a list lives without a change
 FIRST_CONNECT_S = 8.0  # a pool that first needs a server waits this long for its tools
 CALL_RECONNECT_S = 5.0  # a call to a server that is down waits this long for it to come back
 IDLE_S = 600.0
@@ -46,8 +52,12 @@ class McpHub:
         sessions: session_pb2_grpc.SessionServiceAsyncStub,
         secrets_dir: Path,
         on_change: Callable[[], Awaitable[None]],
+        settings_changes: Callable[[], AsyncIterable[object]] | None = None,
     ) -> None:
         self._sessions = sessions
+        # session_service's settings writes (SessionInternalService.WatchSettings)
+        self._settings_changes = settings_changes
+        self._watching_settings = False
         self._secrets_dir = secrets_dir
         self._on_change = on_change
         self._settings: dict[tuple[str, str], tuple[float, list[McpServer]]] = {}
@@ -63,14 +73,31 @@ class McpHub:
         """Owns every connection's task; returns only by cancellation (tool_service stops)."""
         async with asyncio.TaskGroup() as tg:
             self._tg = tg
+            watch = tg.create_task(self._follow_settings())
             try:
                 while True:
                     await asyncio.sleep(IDLE_S / 4)
                     self._close_idle()
             finally:
                 self._tg = None
+                watch.cancel()
                 for task in self._tasks.values():
                     task.cancel()
+
+    async def _follow_settings(self) -> None:
+        if self._settings_changes is None:
+            return
+        while True:
+            try:
+                async for _ in self._settings_changes():
+                    self._settings.clear()
+                    self._watching_settings = True
+                    await self._on_change()
+            except grpc.aio.AioRpcError as exc:
+                logger.debug("settings watch lost: %s", exc.code().name)
+            self._watching_settings = False
+            await self._on_change()
+            await asyncio.sleep(SETTINGS_TTL_S)
 
     def _close_idle(self) -> None:
         cutoff = time.monotonic() - IDLE_S
@@ -120,7 +147,8 @@ class McpHub:
         except ValueError as exc:  # checked on write; one stored before the check is skipped
             logger.warning("MCP settings of %s/%s ignored: %s", tenant_id, project_id, exc)
             servers = []
-        self._settings[key] = (now + SETTINGS_TTL_S, servers)
+        ttl_s = WATCHED_SETTINGS_TTL_S if self._watching_settings else SETTINGS_TTL_S
+        self._settings[key] = (now + ttl_s, servers)
         return servers
 
     def _connection(self, tenant_id: str, server: McpServer) -> McpConnection:

@@ -1,4 +1,13 @@
-"""The tool registry (in the store, so every replica sees one) and invocation routing."""
+"""The tool registry (in the store, so every replica sees one) and invocation routing.
+
+Every turn's pool is resolved from the registry, and it changes only when a service registers
+its tools. So each replica keeps what it read until a change: a registration here drops it at
+once and bumps one shared counter in the store (`tools_generation`); each replica reads that
+counter once a second (`follow_store`) and, when another replica has registered, drops its copy
+too. Both tell the watchers (engine workers holding pools, `WatchRegistry`), so a worker keeps
+a pool for as long as it stays valid rather than asking again every few seconds of a chat
+(issue 28: no cost per second in flight). While the counter cannot be read, a copy is kept at
+most CACHE_S, as before, and the watchers are told to drop theirs."""
 
 from __future__ import annotations
 
@@ -10,6 +19,7 @@ from typing import Any
 
 import grpc
 from pymongo.asynchronous.database import AsyncDatabase
+from pymongo.errors import PyMongoError
 
 from vance.auth import ServiceCredential
 from vance.authclient import authed_channel
@@ -21,18 +31,32 @@ from vance.v1 import common_pb2 as pb
 logger = logging.getLogger(__name__)
 
 INVOKE_TIMEOUT_S = 60.0
+# How long a copy is trusted when the shared counter is not being read: the bound within which
+# a registration through another replica is seen then.
 CACHE_S = 2.0
+FOLLOW_EVERY_S = 1.0
+_FOLLOW_TRUSTED_S = 3.0  # how recent the last good counter read must be to keep copies longer
+_GENERATION_ID = "tools"
 
 
 class ToolRegistry:
     def __init__(self, db: AsyncDatabase[Document], credential: ServiceCredential) -> None:
         self._tools = db["tools"]
+        self._shared = db["tools_generation"]  # the registrations of every replica, counted
         self._credential = credential  # tool hosts check it like every service (vance/authz.py)
         self._channels: dict[str, grpc.aio.Channel] = {}
-        # Every turn resolves a pool; the registry changes only when a service starts.
+        # The registry as last read, and when (time.monotonic()).
         self._cache: tuple[float, list[Document]] | None = None
+        # One read at a time: the callers that find the copy gone while a read runs wait for it
+        # instead of each reading the registry again.
+        self._reading = asyncio.Lock()
         self._generation = 0
         self._changed = asyncio.Condition()
+        self._seen_shared: int | None = None
+        self._followed_at = float("-inf")  # monotonic time of the last good counter read
+        # Copies read from this moment on (the first good counter read) may be kept past
+        # CACHE_S: a registration before it is in the count that read saw.
+        self._trusted_since = float("inf")
 
     async def register(self, owner: str, address: str, specs: list[dict[str, Any]]) -> int:
         for spec in specs:
@@ -42,8 +66,47 @@ class ToolRegistry:
                 upsert=True,
             )
         self._cache = None
+        # After the writes: a replica that sees the new count reads the new documents.
+        await self._shared.update_one({"_id": _GENERATION_ID}, {"$inc": {"n": 1}}, upsert=True)
         await self.changed()
         return len(specs)
+
+    @property
+    def followed_at(self) -> float:
+        """When (time.monotonic()) the shared registration counter was last read."""
+        return self._followed_at
+
+    async def follow_store(self) -> None:
+        """Reads the shared registration counter every FOLLOW_EVERY_S for the replica's life;
+        when another replica has registered, drops the copy and tells the watchers. A failed
+        read tells them too (a change may go unseen now) and leaves the copy to CACHE_S."""
+        while True:
+            try:
+                doc = await self._shared.find_one({"_id": _GENERATION_ID})
+            except PyMongoError as exc:
+                logger.warning("reading the tool registration counter failed: %s", exc)
+                self._followed_at = float("-inf")
+                self._cache = None
+                await self.changed()
+            else:
+                shared = int((doc or {}).get("n") or 0)
+                if self._seen_shared is None or self._followed_at == float("-inf"):
+                    self._trusted_since = time.monotonic()
+                if self._seen_shared is not None and shared != self._seen_shared:
+                    self._cache = None
+                    await self.changed()
+                self._seen_shared = shared
+                self._followed_at = time.monotonic()
+            await asyncio.sleep(FOLLOW_EVERY_S)
+
+    def _held(self, now: float) -> list[Document] | None:
+        if self._cache is None:
+            return None
+        read_at, docs = self._cache
+        if now - read_at <= CACHE_S:
+            return docs
+        following = now - self._followed_at < _FOLLOW_TRUSTED_S
+        return docs if following and read_at >= self._trusted_since else None
 
     async def changed(self) -> None:
         """Tells the watchers (engine workers holding pools) that a pool may have changed: a
@@ -63,15 +126,18 @@ class ToolRegistry:
             yield seen
 
     async def list(self, profile: str = "") -> list[Document]:
-        now = time.monotonic()
-        if self._cache is not None and now - self._cache[0] <= CACHE_S:
-            docs = self._cache[1]
-        else:
-            generation = self._generation
-            docs = await self._tools.find({}).to_list(None)
-            # A registration that landed during the read may be missing from it: don't keep it.
-            if generation == self._generation:
-                self._cache = (now, docs)
+        docs = self._held(time.monotonic())
+        if docs is None:
+            async with self._reading:
+                now = time.monotonic()
+                docs = self._held(now)
+                if docs is None:
+                    generation = self._generation
+                    docs = await self._tools.find({}).to_list(None)
+                    # A registration that landed during the read may be missing from it: don't
+                    # keep it.
+                    if generation == self._generation:
+                        self._cache = (now, docs)
         return [
             d
             for d in docs
