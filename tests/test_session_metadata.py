@@ -229,14 +229,17 @@ async def test_a_first_pair_split_by_a_session_service_restart_still_brings_its_
     m = word()
     system.script(suggestion(m, title=f"Split {m}", icon="🧭", color="teal"))
     question, answer = f"Where is the {m} valve?", f"Behind the {m} panel."
-    # The answer waits, so the question's page is indexed on its own first.
-    system.script(Rule(match_last=question, text=answer, ttft_ms=3_000))
+    # The answer is held mid-stream until session_service is down, so the question's page is
+    # indexed on its own first and the answer's only after the restart.
+    hold = f"split-{m}"
+    system.script(Rule(match_last=question, text=answer, chunks=2, hold=hold))
     owner, token = await new_user(system)
     client, sid = await chat_session(system, token)
     chat = (await get(system, sid)).chat_process_id
     await client.ok("process-steer", {"content": question})
     await found(system, m, caller(owner), sid)
     system.supervisor.kill("session_service")
+    system.llm.release(hold)
 
     async def answered() -> bool:
         listed = await system.processes.ListChatMessages(
