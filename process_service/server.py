@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import asyncio
+import gc
 import logging
 import os
 from collections.abc import Callable, Coroutine
 
 import grpc
 
+from process_service import convert as process_convert
 from process_service.events.chat_feed import ChatFeed
 from process_service.events.log import NOTICE, EventLog
 from process_service.hub.activity import ActivityLog
@@ -261,6 +263,7 @@ async def create_server(
     store.forgetters += [
         inbox.forget,
         dispatcher.forget,
+        process_convert.forget,
         lambda gone: owners.forget(sorted({p.session_id for p in gone}), [p.id for p in gone]),
     ]
     host = GrpcHost(
@@ -358,6 +361,7 @@ async def serve() -> None:
     setup_logging(config.logging, "process_service")
     start_observability(config, "process_service")
     host, _, background = await create_server(config)
+    settle_heap()
     async with asyncio.TaskGroup() as tg:
         # Every replica's address: tool_service's channel fails over between them.
         tg.create_task(background.run(config.grpc_target("process_service")))
@@ -365,6 +369,23 @@ async def serve() -> None:
             await serve_until_signal(host, "process_service")
         finally:
             await background.stop()
+
+
+# Container allocations between young collections. With CPython's 700 about 80 ran in the 15 s
+# window of `make bench`'s throughput round (each walking what the turns in flight kept alive:
+# futures, protos, documents), and their survivors made the older generations' runs due.
+GC_YOUNG_THRESHOLD = 20_000
+
+
+def settle_heap() -> None:
+    """Moves what start-up built (modules, protobuf descriptors, the wiring) out of the
+    collector's sight and collects less often. A full collection walked all of it, 40-70 ms of
+    CPU each on this machine, and a young one ran every 700 allocations; a turn makes few
+    reference cycles (its objects die by reference count), so neither found much. Measured
+    with `python -m bench --rounds throughput4` (docs/operations.md, "process_service CPU")."""
+    gc.collect()
+    gc.freeze()
+    gc.set_threshold(GC_YOUNG_THRESHOLD, 20, 20)
 
 
 def main() -> None:
