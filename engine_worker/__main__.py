@@ -17,6 +17,7 @@ from engine_worker.health import WorkerHealth
 from engine_worker.worker import Worker
 from vance.channels import Channels
 from vance.config import load_config
+from vance.heap import settle_heap
 from vance.internal.v1 import session_internal_pb2_grpc, tool_pb2_grpc
 from vance.llm import (
     is_configured,
@@ -71,6 +72,7 @@ async def serve() -> None:
             logger.warning(
                 "warming up the model client failed; the first turn pays for it", exc_info=True
             )
+    settle_heap()
     async with asyncio.TaskGroup() as tg:
         for w in workers:
             tg.create_task(w.run())

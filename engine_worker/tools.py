@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import json
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -32,6 +33,13 @@ class ToolSpec:
     parameters: JsonObject
 
     def for_model(self) -> ModelTool:
+        """The same object for every turn that uses this spec (pools are held between turns,
+        engine_worker/watched.py), so the model client encodes a pool's tools once
+        (vance/llm_http.py); nobody may change it."""
+        return self._for_model
+
+    @functools.cached_property
+    def _for_model(self) -> ModelTool:
         return {
             "type": "function",
             "function": {

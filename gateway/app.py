@@ -50,6 +50,7 @@ from gateway.webui import mount_webui
 from vance.background import Background
 from vance.channels import Channels
 from vance.config import Config, load_config
+from vance.heap import settle_heap
 from vance.internal.v1 import tokens_internal_pb2 as tipb
 from vance.internal.v1 import tool_pb2, tool_pb2_grpc
 from vance.logsetup import setup_logging
@@ -226,8 +227,10 @@ def main() -> None:
     start_observability(config, "gateway")
     log_redact.install()
     _return_freed_memory_to_the_os()
+    app = create_app(config)
+    settle_heap()
     uvicorn.run(
-        create_app(config),
+        app,
         host=config.gateway.host,
         port=config.gateway.port,
         loop="uvloop",

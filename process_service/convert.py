@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections import OrderedDict
 from collections.abc import Iterable, Mapping
 from typing import Any, Protocol
 
@@ -15,6 +16,49 @@ from vance.v1 import common_pb2 as pb
 from vance.v1 import process_pb2 as ppb
 
 
+class _StructBytes:
+    """The Structs of the JSON a process keeps as it was spawned (`params`, the recipe
+    snapshot), serialized once per process: every steer reply and every assignment carries
+    them, and building a Struct walks the JSON in Python (protobuf's `well_known_types`),
+    about 95 us for Arthur's snapshot against 10 us to parse the bytes into the message. An
+    entry is used only while its JSON is equal to the one given, so a changed one is
+    converted again; bounded, least recently used first out."""
+
+    def __init__(self, limit: int) -> None:
+        self._limit = limit
+        # (process id, field) -> (the JSON as converted, its Struct's bytes)
+        self._held: OrderedDict[tuple[str, str], tuple[dict[str, Any], bytes]] = OrderedDict()
+
+    def bytes_of(self, process_id: str, field: str, data: dict[str, Any]) -> bytes:
+        if not data:
+            return b""  # a steer reply's process has no snapshot: that must not evict it
+        key = (process_id, field)
+        held = self._held.get(key)
+        if held is not None and (held[0] is data or held[0] == data):
+            self._held.move_to_end(key)
+            return held[1]
+        raw = dict_to_struct(data).SerializeToString()
+        self._held[key] = (data, raw)
+        if len(self._held) > self._limit:
+            self._held.popitem(last=False)
+        return raw
+
+    def forget(self, process_ids: Iterable[str]) -> None:
+        for pid in process_ids:
+            self._held.pop((pid, "recipe_snapshot"), None)
+            self._held.pop((pid, "params"), None)
+
+
+# Two fields each of the processes with a turn now and then: as many as process_store.py's
+# recipe snapshot cache holds (SNAPSHOT_CACHE), a few KB each.
+_STRUCTS = _StructBytes(4096)
+
+
+def forget(processes: list[Process]) -> None:
+    """Processes of a suspended, closed or deleted session (ProcessStore.forget)."""
+    _STRUCTS.forget(p.id for p in processes)
+
+
 def process_to_proto(
     p: Process,
     *,
@@ -22,7 +66,7 @@ def process_to_proto(
     recipe_snapshot: dict[str, Any] | None = None,  # JSON, when read apart (TurnRef)
 ) -> pb.ThinkProcess:
     """Built from the record directly (every assignment and steer reply converts one)."""
-    return pb.ThinkProcess(
+    out = pb.ThinkProcess(
         id=p.id,
         tenant_id=p.tenant_id,
         project_id=p.project_id,
@@ -38,10 +82,6 @@ def process_to_proto(
         status=c.status_to_proto(status or p.status),
         close_reason=c.close_reason_to_proto(p.close_reason),
         close_detail=p.close_detail,
-        recipe_snapshot=dict_to_struct(
-            p.recipe_snapshot if recipe_snapshot is None else recipe_snapshot
-        ),
-        params=dict_to_struct(p.params),
         created_at_ms=p.created_at_ms,
         updated_at_ms=p.updated_at_ms,
         pending_count=p.pending_count,
@@ -51,6 +91,11 @@ def process_to_proto(
         persistent_tool_calls=p.persistent_tool_calls,
         connection_profile=p.connection_profile,
     )
+    snapshot = p.recipe_snapshot if recipe_snapshot is None else recipe_snapshot
+    # Set even when empty, as the constructor did: a Struct field is present once assigned.
+    out.recipe_snapshot.MergeFromString(_STRUCTS.bytes_of(p.id, "recipe_snapshot", snapshot))
+    out.params.MergeFromString(_STRUCTS.bytes_of(p.id, "params", p.params))
+    return out
 
 
 def _status(value: str) -> pb.ProcessStatus:

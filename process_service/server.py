@@ -9,6 +9,7 @@ from collections.abc import Callable, Coroutine
 
 import grpc
 
+from process_service import convert as process_convert
 from process_service.events.chat_feed import ChatFeed
 from process_service.events.log import NOTICE, EventLog
 from process_service.hub.activity import ActivityLog
@@ -46,6 +47,7 @@ from vance.channels import Channels
 from vance.clock import Clock, SystemClock
 from vance.config import Config, LanesConfig, load_config
 from vance.domain import HUB_ONLY_ENGINES
+from vance.heap import settle_heap
 from vance.internal.v1 import (
     process_internal_pb2,
     process_internal_pb2_grpc,
@@ -261,6 +263,7 @@ async def create_server(
     store.forgetters += [
         inbox.forget,
         dispatcher.forget,
+        process_convert.forget,
         lambda gone: owners.forget(sorted({p.session_id for p in gone}), [p.id for p in gone]),
     ]
     host = GrpcHost(
@@ -358,6 +361,7 @@ async def serve() -> None:
     setup_logging(config.logging, "process_service")
     start_observability(config, "process_service")
     host, _, background = await create_server(config)
+    settle_heap()
     async with asyncio.TaskGroup() as tg:
         # Every replica's address: tool_service's channel fails over between them.
         tg.create_task(background.run(config.grpc_target("process_service")))

@@ -11,6 +11,7 @@ from recipe_service.service import RecipeServicer
 from recipe_service.store import RecipeStore
 from vance.clock import Clock, SystemClock
 from vance.config import Config, load_config
+from vance.heap import settle_heap
 from vance.internal.v1 import recipe_internal_pb2, recipe_internal_pb2_grpc
 from vance.llm import ModelClient, is_configured, make_model_client, uses_litellm
 from vance.logsetup import setup_logging
@@ -73,6 +74,7 @@ async def serve() -> None:
     setup_logging(config.logging, "recipe_service")
     start_observability(config, "recipe_service")
     host, _ = await create_server(config)
+    settle_heap()
     await serve_until_signal(host, "recipe_service")
 
 

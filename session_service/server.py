@@ -25,6 +25,7 @@ from vance.clients.process import ProcessClient
 from vance.clients.recipe import RecipeClient
 from vance.clock import Clock, SystemClock
 from vance.config import Config, load_config
+from vance.heap import settle_heap
 from vance.internal.v1 import (
     session_internal_pb2,
     session_internal_pb2_grpc,
@@ -147,6 +148,7 @@ async def serve() -> None:
     setup_logging(config.logging, "session_service")
     start_observability(config, "session_service")
     host, _ = await create_server(config)
+    settle_heap()
     await serve_until_signal(host, "session_service")
 
 

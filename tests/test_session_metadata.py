@@ -3,6 +3,7 @@ that only ever fills what no user has set."""
 
 from __future__ import annotations
 
+from collections.abc import AsyncIterator
 from typing import Any
 
 import grpc
@@ -16,7 +17,7 @@ from session_service.search.session_metadata import (
 )
 from session_service.search.suggest import TOOL_NAME, parse_suggestion
 from session_service.store.session_store import SessionStore
-from tests.harness import System, eventually
+from tests.harness import System, eventually, running_system
 from tests.sessions_support import (
     SUGGEST,
     ask,
@@ -31,7 +32,8 @@ from tests.sessions_support import (
 from vance.errors import InvalidArgumentError
 from vance.llm import ModelReply, ToolCall
 from vance.store import connect
-from vance.testing.scripted_llm import Rule
+from vance.testing.scripted_llm import Rule, ThreadedScriptedLlm
+from vance.v1 import process_pb2 as ppb
 from vance.v1 import session_pb2 as spb
 
 
@@ -206,3 +208,55 @@ async def test_a_closed_session_keeps_its_metadata(system: System) -> None:
         await patch(system, sid, caller(owner), title="too late")
     assert refused.value.code() == grpc.StatusCode.FAILED_PRECONDITION
     assert ("vance-reason", "session_closed") in tuple(refused.value.trailing_metadata() or ())
+
+
+@pytest.fixture(scope="module")
+async def own_system(
+    tmp_path_factory: pytest.TempPathFactory, llm: ThreadedScriptedLlm
+) -> AsyncIterator[System]:
+    async with running_system(tmp_path_factory.mktemp("first-pair"), llm) as system:
+        yield system
+
+
+async def test_a_first_pair_split_by_a_session_service_restart_still_brings_its_suggestion(
+    own_system: System,
+) -> None:
+    """The question is indexed before session_service dies, its answer is stored while it is
+    down: the restarted indexer finds the pair from what it stored before (the question's
+    cursor, or the feed position from which it indexes the question's page again), and the
+    suggestion sees both."""
+    system = own_system
+    m = word()
+    system.script(suggestion(m, title=f"Split {m}", icon="🧭", color="teal"))
+    question, answer = f"Where is the {m} valve?", f"Behind the {m} panel."
+    # The answer is held mid-stream until session_service is down, so the question's page is
+    # indexed on its own first and the answer's only after the restart.
+    hold = f"split-{m}"
+    system.script(Rule(match_last=question, text=answer, chunks=2, hold=hold))
+    owner, token = await new_user(system)
+    client, sid = await chat_session(system, token)
+    chat = (await get(system, sid)).chat_process_id
+    await client.ok("process-steer", {"content": question})
+    await found(system, m, caller(owner), sid)
+    system.supervisor.kill("session_service")
+    system.llm.release(hold)
+
+    async def answered() -> bool:
+        listed = await system.processes.ListChatMessages(
+            ppb.ListChatMessagesRequest(session_id=sid, process_id=chat)
+        )
+        return any(answer in x.content for x in listed.messages)
+
+    await eventually(answered, timeout=120, what="the answer stored while session_service is down")
+    await system.supervisor.restart_service("session_service")
+
+    async def suggested() -> spb.Session | None:
+        s = await get(system, sid)
+        return s if s.metadata.title else None
+
+    s = await eventually(suggested, timeout=120, what="the suggested title")
+    assert s.metadata.title == f"Split {m}"
+    asked = [r for r in system.llm.script.side_requests[SUGGEST] if m in str(r)]
+    assert len(asked) == 1
+    assert question in str(asked[0]["messages"]) and answer in str(asked[0]["messages"])
+    await client.close()

@@ -58,6 +58,9 @@ class McpHub:
         # session_service's settings writes (SessionInternalService.WatchSettings)
         self._settings_changes = settings_changes
         self._watching_settings = False
+        # Counts the settings changes reported: a list read while one arrived may predate it and
+        # is not kept.
+        self._settings_version = 0
         self._secrets_dir = secrets_dir
         self._on_change = on_change
         self._settings: dict[tuple[str, str], tuple[float, list[McpServer]]] = {}
@@ -91,11 +94,16 @@ class McpHub:
             try:
                 async for _ in self._settings_changes():
                     self._settings.clear()
+                    self._settings_version += 1
                     self._watching_settings = True
                     await self._on_change()
             except grpc.aio.AioRpcError as exc:
                 logger.debug("settings watch lost: %s", exc.code().name)
+            # Lists kept for the watched bound must not outlive the watch: a change may go
+            # unseen now, so from here on they are kept SETTINGS_TTL_S.
             self._watching_settings = False
+            self._settings.clear()
+            self._settings_version += 1
             await self._on_change()
             await asyncio.sleep(SETTINGS_TTL_S)
 
@@ -132,6 +140,7 @@ class McpHub:
     ) -> list[McpServer]:
         key = (tenant_id, project_id)
         now = time.monotonic()
+        since = self._settings_version
         try:
             view = await self._sessions.GetSettings(
                 spb.GetSettingsRequest(tenant_id=tenant_id, project_id=project_id), timeout=5
@@ -148,7 +157,8 @@ class McpHub:
             logger.warning("MCP settings of %s/%s ignored: %s", tenant_id, project_id, exc)
             servers = []
         ttl_s = WATCHED_SETTINGS_TTL_S if self._watching_settings else SETTINGS_TTL_S
-        self._settings[key] = (now + ttl_s, servers)
+        if since == self._settings_version:
+            self._settings[key] = (now + ttl_s, servers)
         return servers
 
     def _connection(self, tenant_id: str, server: McpServer) -> McpConnection:

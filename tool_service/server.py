@@ -15,6 +15,7 @@ from tool_service.service import ToolServicer
 from vance.auth import ServiceCredential
 from vance.channels import Channels
 from vance.config import Config, load_config
+from vance.heap import settle_heap
 from vance.internal.v1 import session_internal_pb2 as sipb
 from vance.internal.v1 import session_internal_pb2_grpc, tool_pb2, tool_pb2_grpc
 from vance.logsetup import setup_logging
@@ -68,6 +69,7 @@ async def serve() -> None:
     setup_logging(config.logging, "tool_service")
     start_observability(config, "tool_service")
     host, _ = await create_server(config)
+    settle_heap()
     await serve_until_signal(host, "tool_service")
 
 

@@ -48,6 +48,7 @@ class OpenAIClient:
         if purpose:
             self._headers[PURPOSE_HEADER] = purpose
         self._session: aiohttp.ClientSession | None = None
+        self._tools = _ToolsJson()
 
     def _client(self) -> aiohttp.ClientSession:
         # Made on first use: a session belongs to the event loop that runs the calls.
@@ -85,13 +86,14 @@ class OpenAIClient:
             "stream": True,
             "stream_options": {"include_usage": True},
         }
-        if tools:
-            body["tools"] = tools
         if temperature is not None:
             body["temperature"] = temperature
+        data = json.dumps(body)
+        if tools:
+            data = f'{data[:-1]}, "tools": {self._tools.encode(tools)}}}'
         with model_span(model, tier), timed_model_call(model, tier):
             try:
-                async with self._client().post(self._url, data=json.dumps(body)) as response:
+                async with self._client().post(self._url, data=data) as response:
                     if response.status >= 400:
                         raise ModelCallError(
                             response.status,
@@ -106,6 +108,31 @@ class OpenAIClient:
                 # not a chunk (_Malformed): the provider's answer cannot be read, which the lane
                 # treats as any failed call.
                 raise ModelCallError(0, f"the model's stream could not be read: {exc}") from exc
+
+
+class _ToolsJson:
+    """A request's `tools` as JSON, encoded once per list of the same tool objects: a worker
+    sends the same pool with every call of a chat (the pool is held between turns and each
+    tool's dict is made once, engine_worker/tools.py), and re-encoding its schemas was a good
+    part of a call's JSON encoding. Keyed by the objects' ids, and holding the objects, so an
+    id cannot be reused by another object while its entry lives; a tool dict is never changed
+    after it is made."""
+
+    _MAX = 64
+
+    def __init__(self) -> None:
+        self._held: dict[tuple[int, ...], tuple[list[dict[str, Any]], str]] = {}
+
+    def encode(self, tools: list[dict[str, Any]]) -> str:
+        key = tuple(map(id, tools))
+        hit = self._held.get(key)
+        if hit is not None:
+            return hit[1]
+        text = json.dumps(tools)
+        if len(self._held) >= self._MAX:
+            self._held.clear()
+        self._held[key] = (list(tools), text)
+        return text
 
 
 async def _read(response: aiohttp.ClientResponse, out: ReplyBuilder) -> ModelReply:

@@ -19,8 +19,8 @@ def struct_to_dict(s: struct_pb2.Struct | None) -> dict[str, Any]:
     """What `json_format.MessageToDict` gives for a Struct (numbers as floats, an unset value as
     None, a non-finite number refused), read field by field: MessageToDict walks descriptors
     and was the largest single cost of a worker's turn (every chat message carries a Struct)."""
-    if s is None:
-        return {}
+    if s is None or not s.fields:
+        return {}  # most chat messages' meta: no items view to build
     return {k: _plain(v) for k, v in s.fields.items()}
 
 

@@ -204,11 +204,14 @@ class Lanes:
         )
 
     async def renew(self, refs: list[TurnRef]) -> list[TurnRef]:
-        """Extends the leases of running turns in one store write; returns the turns whose lane
-        is no longer theirs (stopped, or taken by a redo after their lease ran out)."""
+        """Extends, in one store write, the leases of the running turns that need it before the
+        worker's next heartbeat (`renewal_due`); returns the turns whose lane is no longer
+        theirs (stopped, or taken by a redo after their lease ran out)."""
+        now = self.clock.now_ms()
+        refs = [r for r in refs if renewal_due(self.config, r.lease_until_ms, now)]
         if not refs:
             return []
-        until = self.clock.now_ms() + self.config.lease_ms
+        until = now + self.config.lease_ms
         renewed = await self.store.renew_leases(
             [(r.process_id, r.turn_id, r.attempt) for r in refs], until
         )
@@ -354,6 +357,20 @@ class Lanes:
 
     def forget_past_init(self, process_id: str) -> None:
         self._past_init.pop(process_id, None)
+
+
+def renewal_due(config: LanesConfig, lease_until_ms: int, now_ms: int) -> bool:
+    """Whether a lease would run below its floor before the next heartbeat: the floor is
+    the larger of a lease less two heartbeats (9 s of 15 with the defaults) and half a
+    lease. A lease is renewed only then, not at every heartbeat (each renewal is a
+    statement the store executes): a turn shorter than a heartbeat or two (a hosted
+    model's answer) is never renewed, a long one every other heartbeat, and a worker that
+    stops heartbeating still holds its turns for at least the floor (docs/architecture.md,
+    "Lanes, leases and exactly-once effects"). With a lease of four heartbeats or less
+    (the tests' 6 s) the floor is half a lease and nearly every heartbeat renews."""
+    lease, beat = config.lease_ms, config.heartbeat_ms
+    floor = max(lease - 2 * beat, lease // 2)
+    return lease_until_ms - now_ms - beat < floor
 
 
 def _paused(entries: list[OutboxEntry]) -> list[OutboxEntry]:
