@@ -33,6 +33,7 @@ from vance.errors import InvalidArgumentError
 from vance.llm import ModelReply, ToolCall
 from vance.store import connect
 from vance.testing.scripted_llm import Rule, ThreadedScriptedLlm
+from vance.v1 import common_pb2 as cpb
 from vance.v1 import process_pb2 as ppb
 from vance.v1 import session_pb2 as spb
 
@@ -236,6 +237,16 @@ async def test_a_first_pair_split_by_a_session_service_restart_still_brings_its_
     owner, token = await new_user(system)
     client, sid = await chat_session(system, token)
     chat = (await get(system, sid)).chat_process_id
+
+    async def greeted() -> bool:
+        listed = await system.processes.ListChatMessages(
+            ppb.ListChatMessagesRequest(session_id=sid, process_id=chat)
+        )
+        return any(x.role == cpb.CHAT_ROLE_ASSISTANT for x in listed.messages)
+
+    # Arthur's greeting first: a question sent while the start turn still runs is stored
+    # before the greeting, which would then be the first assistant message after it.
+    await eventually(greeted, timeout=60, what="Arthur's greeting")
     await client.ok("process-steer", {"content": question})
     await found(system, m, caller(owner), sid)
     system.supervisor.kill("session_service")
