@@ -12,36 +12,20 @@ import uuid
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 
-from pymongo import AsyncMongoClient, monitoring
+from pymongo import AsyncMongoClient
 
 from session_service.settings.settings_docs import SettingsDocs
 from tests.harness import System, eventually
+from tests.store_reads import FindCounter
 from vance.store import Document
-
-
-class SettingsReads(monitoring.CommandListener):
-    """Counts the reads of `settings` documents a client sends."""
-
-    def __init__(self) -> None:
-        self.count = 0
-
-    def started(self, event: monitoring.CommandStartedEvent) -> None:
-        if event.command_name == "find" and event.command.get("find") == "settings":
-            self.count += 1
-
-    def succeeded(self, event: monitoring.CommandSucceededEvent) -> None:
-        pass
-
-    def failed(self, event: monitoring.CommandFailedEvent) -> None:
-        pass
 
 
 @asynccontextmanager
 async def replica(
     system: System, **kwargs: float
-) -> AsyncIterator[tuple[SettingsDocs, SettingsReads]]:
+) -> AsyncIterator[tuple[SettingsDocs, FindCounter]]:
     """One replica's settings documents, following the shared write counter."""
-    reads = SettingsReads()
+    reads = FindCounter("settings")
     mongo: AsyncMongoClient[Document] = AsyncMongoClient(
         system.config.mongodb_uri, tz_aware=False, event_listeners=[reads]
     )

@@ -13,33 +13,19 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
 import pytest
-from pymongo import AsyncMongoClient, monitoring
+from pymongo import AsyncMongoClient
 
 from tests.harness import System, eventually
+from tests.store_reads import FindCounter
 from tool_service import registry as registry_module
 from tool_service.registry import ToolRegistry
 from vance.auth import ServiceCredential
 from vance.store import Document
 
 
-class RegistryReads(monitoring.CommandListener):
-    def __init__(self) -> None:
-        self.count = 0
-
-    def started(self, event: monitoring.CommandStartedEvent) -> None:
-        if event.command_name == "find" and event.command.get("find") == "tools":
-            self.count += 1
-
-    def succeeded(self, event: monitoring.CommandSucceededEvent) -> None:
-        pass
-
-    def failed(self, event: monitoring.CommandFailedEvent) -> None:
-        pass
-
-
 @asynccontextmanager
-async def replica(system: System) -> AsyncIterator[tuple[ToolRegistry, RegistryReads]]:
-    reads = RegistryReads()
+async def replica(system: System) -> AsyncIterator[tuple[ToolRegistry, FindCounter]]:
+    reads = FindCounter("tools")
     mongo: AsyncMongoClient[Document] = AsyncMongoClient(
         system.config.mongodb_uri, tz_aware=False, event_listeners=[reads]
     )

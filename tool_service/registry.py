@@ -19,12 +19,12 @@ from typing import Any
 
 import grpc
 from pymongo.asynchronous.database import AsyncDatabase
-from pymongo.errors import PyMongoError
 
 from vance.auth import ServiceCredential
 from vance.authclient import authed_channel
 from vance.internal.v1 import tool_pb2 as tpb
 from vance.internal.v1 import tool_pb2_grpc
+from vance.shared_counter import SharedCounter
 from vance.store import Document
 from vance.v1 import common_pb2 as pb
 
@@ -34,15 +34,13 @@ INVOKE_TIMEOUT_S = 60.0
 # How long a copy is trusted when the shared counter is not being read: the bound within which
 # a registration through another replica is seen then.
 CACHE_S = 2.0
-FOLLOW_EVERY_S = 1.0
-_FOLLOW_TRUSTED_S = 3.0  # how recent the last good counter read must be to keep copies longer
-_GENERATION_ID = "tools"
 
 
 class ToolRegistry:
     def __init__(self, db: AsyncDatabase[Document], credential: ServiceCredential) -> None:
         self._tools = db["tools"]
-        self._shared = db["tools_generation"]  # the registrations of every replica, counted
+        # The registrations of every replica, counted (vance/shared_counter.py).
+        self._shared = SharedCounter(db["tools_generation"], "tools")
         self._credential = credential  # tool hosts check it like every service (vance/authz.py)
         self._channels: dict[str, grpc.aio.Channel] = {}
         # The registry as last read, and when (time.monotonic()).
@@ -52,11 +50,6 @@ class ToolRegistry:
         self._reading = asyncio.Lock()
         self._generation = 0
         self._changed = asyncio.Condition()
-        self._seen_shared: int | None = None
-        self._followed_at = float("-inf")  # monotonic time of the last good counter read
-        # Copies read from this moment on (the first good counter read) may be kept past
-        # CACHE_S: a registration before it is in the count that read saw.
-        self._trusted_since = float("inf")
 
     async def register(self, owner: str, address: str, specs: list[dict[str, Any]]) -> int:
         for spec in specs:
@@ -67,37 +60,24 @@ class ToolRegistry:
             )
         self._cache = None
         # After the writes: a replica that sees the new count reads the new documents.
-        await self._shared.update_one({"_id": _GENERATION_ID}, {"$inc": {"n": 1}}, upsert=True)
+        await self._shared.bump()
         await self.changed()
         return len(specs)
 
     @property
     def followed_at(self) -> float:
         """When (time.monotonic()) the shared registration counter was last read."""
-        return self._followed_at
+        return self._shared.followed_at
 
     async def follow_store(self) -> None:
-        """Reads the shared registration counter every FOLLOW_EVERY_S for the replica's life;
-        when another replica has registered, drops the copy and tells the watchers. A failed
-        read tells them too (a change may go unseen now) and leaves the copy to CACHE_S."""
-        while True:
-            try:
-                doc = await self._shared.find_one({"_id": _GENERATION_ID})
-            except PyMongoError as exc:
-                logger.warning("reading the tool registration counter failed: %s", exc)
-                self._followed_at = float("-inf")
-                self._cache = None
-                await self.changed()
-            else:
-                shared = int((doc or {}).get("n") or 0)
-                if self._seen_shared is None or self._followed_at == float("-inf"):
-                    self._trusted_since = time.monotonic()
-                if self._seen_shared is not None and shared != self._seen_shared:
-                    self._cache = None
-                    await self.changed()
-                self._seen_shared = shared
-                self._followed_at = time.monotonic()
-            await asyncio.sleep(FOLLOW_EVERY_S)
+        """Follows the shared registration counter for the replica's life: when another
+        replica has registered, or a read of the counter fails (a change may go unseen then),
+        the copy is dropped and the watchers told."""
+        await self._shared.follow(self._dropped)
+
+    async def _dropped(self) -> None:
+        self._cache = None
+        await self.changed()
 
     def _held(self, now: float) -> list[Document] | None:
         if self._cache is None:
@@ -105,8 +85,7 @@ class ToolRegistry:
         read_at, docs = self._cache
         if now - read_at <= CACHE_S:
             return docs
-        following = now - self._followed_at < _FOLLOW_TRUSTED_S
-        return docs if following and read_at >= self._trusted_since else None
+        return docs if self._shared.trusts(read_at, now) else None
 
     async def changed(self) -> None:
         """Tells the watchers (engine workers holding pools) that a pool may have changed: a

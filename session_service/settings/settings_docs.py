@@ -17,10 +17,9 @@ import logging
 import time
 from collections.abc import AsyncIterator, Callable
 
-from pymongo.errors import PyMongoError
-
 from session_service.store.raw import Bson, Collection
 from vance.errors import AbortedError
+from vance.shared_counter import SharedCounter
 from vance.store import is_duplicate_key
 
 logger = logging.getLogger(__name__)
@@ -28,10 +27,6 @@ logger = logging.getLogger(__name__)
 # How long a copy is trusted when the shared counter is not being read (no follower, or the
 # store out of reach): the bound a write through another replica may go unseen.
 CACHE_S = 10.0
-# How often the shared counter is read, and how recent the last good read must be for copies
-# to be kept past CACHE_S.
-FOLLOW_EVERY_S = 1.0
-_FOLLOW_TRUSTED_S = 3.0
 # Past this many entries the oldest half is dropped (dicts keep insertion order), so the copies
 # of sessions long gone do not stay in memory.
 _MAX_ENTRIES = 4_096
@@ -60,29 +55,22 @@ class SettingsDocs:
     ) -> None:
         self._c = collection
         self._ttl_s = ttl_s
-        # The shared write counter (one document); None: this replica follows nothing and
-        # trusts its copies ttl_s only.
-        self._generation = generation
+        # The shared write counter (vance/shared_counter.py); None: this replica follows
+        # nothing and trusts its copies ttl_s only.
+        self._counter = None if generation is None else SharedCounter(generation, _GENERATION_ID)
         self._docs: dict[str, tuple[float, Values | None]] = {}  # id -> (read at, values)
         self._writes = 0
         self._changed = asyncio.Event()  # replaced at every write: watchers wait on it
-        self._seen_generation: int | None = None
-        self._followed_at = float("-inf")  # monotonic time of the last good counter read
-        # Copies read from this moment on (set at the first good counter read) may be kept
-        # past ttl_s: anything written before it is in the count that read saw.
-        self._trusted_since = float("inf")
 
     @property
     def followed_at(self) -> float:
         """When (time.monotonic()) the shared write counter was last read."""
-        return self._followed_at
+        return float("-inf") if self._counter is None else self._counter.followed_at
 
     def _trusted(self, read_at: float, now: float) -> bool:
         if now - read_at < self._ttl_s:
             return True
-        # Past the short bound only while the counter is being read, and only for copies read
-        # after the first read of it (an older copy may predate a change that read counted).
-        return now - self._followed_at < _FOLLOW_TRUSTED_S and read_at >= self._trusted_since
+        return self._counter is not None and self._counter.trusts(read_at, now)
 
     async def fresh(self, ids: list[str]) -> dict[str, Values]:
         """The values of the documents that exist among `ids`, read now (no copy used)."""
@@ -116,38 +104,22 @@ class SettingsDocs:
         return out
 
     async def follow_store(self) -> None:
-        """Reads the shared write counter every FOLLOW_EVERY_S for the replica's life and
-        drops every copy when another replica has written. A read that fails leaves the copies
-        to their short bound (CACHE_S) until a read succeeds again."""
-        if self._generation is None:
-            return
-        while True:
-            try:
-                doc = await self._generation.find_one({"_id": _GENERATION_ID})
-            except PyMongoError as exc:
-                # A change may go unseen now: the watching workers drop what they keep (their
-                # copies have no short bound of their own), and ours fall back to CACHE_S.
-                logger.warning("reading the settings write counter failed: %s", exc)
-                self._drop_all()
-            else:
-                generation = int((doc or {}).get("n") or 0)
-                if self._seen_generation is None:
-                    self._trusted_since = time.monotonic()
-                elif generation != self._seen_generation:
-                    self._drop_all()
-                self._seen_generation = generation
-                self._followed_at = time.monotonic()
-            await asyncio.sleep(FOLLOW_EVERY_S)
+        """Follows the shared write counter for the replica's life: every copy is dropped
+        (and the watching workers told) when another replica has written, or when a read of
+        the counter fails (ours then fall back to CACHE_S; the workers' have no short bound)."""
+        if self._counter is not None:
+            await self._counter.follow(self._dropped)
+
+    async def _dropped(self) -> None:
+        self._drop_all()
 
     def _drop_all(self) -> None:
         self._docs.clear()
         self._bump()
 
     async def _count_write(self) -> None:
-        if self._generation is not None:
-            await self._generation.update_one(
-                {"_id": _GENERATION_ID}, {"$inc": {"n": 1}}, upsert=True
-            )
+        if self._counter is not None:
+            await self._counter.bump()
 
     async def update(self, doc_id: str, change: Callable[[dict[str, str]], dict[str, str]]) -> None:
         """Rewrites one document's values as `change` makes them from the stored ones: a
