@@ -238,11 +238,14 @@ async def test_a_first_pair_split_by_a_session_service_restart_still_brings_its_
     client, sid = await chat_session(system, token)
     chat = (await get(system, sid)).chat_process_id
 
-    async def greeted() -> bool:
+    async def messages() -> list[cpb.ChatMessage]:
         listed = await system.processes.ListChatMessages(
             ppb.ListChatMessagesRequest(session_id=sid, process_id=chat)
         )
-        return any(x.role == cpb.CHAT_ROLE_ASSISTANT for x in listed.messages)
+        return list(listed.messages)
+
+    async def greeted() -> bool:
+        return any(x.role == cpb.CHAT_ROLE_ASSISTANT for x in await messages())
 
     # Arthur's greeting first: a question sent while the start turn still runs is stored
     # before the greeting, which would then be the first assistant message after it.
@@ -253,10 +256,7 @@ async def test_a_first_pair_split_by_a_session_service_restart_still_brings_its_
     system.llm.release(hold)
 
     async def answered() -> bool:
-        listed = await system.processes.ListChatMessages(
-            ppb.ListChatMessagesRequest(session_id=sid, process_id=chat)
-        )
-        return any(answer in x.content for x in listed.messages)
+        return any(answer in x.content for x in await messages())
 
     await eventually(answered, timeout=120, what="the answer stored while session_service is down")
     await system.supervisor.restart_service("session_service")
