@@ -64,10 +64,10 @@ class McpHub:
         self._secrets_dir = secrets_dir
         self._on_change = on_change
         self._settings: dict[tuple[str, str], tuple[float, list[McpServer]]] = {}
-        # The settings read under way per key: the pools that find the copy expired meanwhile
+        # One settings read per key at a time: the pools that find the copy expired meanwhile
         # wait for it instead of each asking session_service (hundreds of turns in flight
         # would otherwise send a burst of reads at every expiry).
-        self._reading: dict[tuple[str, str], asyncio.Future[list[McpServer]]] = {}
+        self._reading: dict[tuple[str, str], asyncio.Lock] = {}
         self._conns: dict[tuple[str, str], McpConnection] = {}
         self._tasks: dict[tuple[str, str], asyncio.Task[None]] = {}
         self._tg: asyncio.TaskGroup | None = None
@@ -122,18 +122,11 @@ class McpHub:
         held = self._settings.get(key)
         if held is not None and held[0] > now:
             return held[1]
-        reading = self._reading.get(key)
-        if reading is not None:
-            return await asyncio.shield(reading)
-        self._reading[key] = reading = asyncio.get_running_loop().create_future()
-        try:
-            servers = await self._read(tenant_id, project_id, held)
-            reading.set_result(servers)
-        finally:
-            del self._reading[key]
-            if not reading.done():  # this caller was cancelled: the others keep the last list
-                reading.set_result(held[1] if held is not None else [])
-        return servers
+        async with self._reading.setdefault(key, asyncio.Lock()):
+            held = self._settings.get(key)
+            if held is not None and held[0] > time.monotonic():
+                return held[1]  # read by the caller this one waited for
+            return await self._read(tenant_id, project_id, held)
 
     async def _read(
         self, tenant_id: str, project_id: str, held: tuple[float, list[McpServer]] | None
