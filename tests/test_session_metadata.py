@@ -10,6 +10,8 @@ import grpc
 import pytest
 
 from session_service.domain.models import AccentColor, Session, SessionStatus
+from session_service.search.first_pair import next_cursor
+from session_service.search.index_store import FirstPairCursor
 from session_service.search.session_metadata import (
     normalize_color,
     normalize_icon,
@@ -29,6 +31,7 @@ from tests.sessions_support import (
     patch,
     word,
 )
+from vance.domain import ChatMessage, ChatRole
 from vance.errors import InvalidArgumentError
 from vance.llm import ModelReply, ToolCall
 from vance.store import connect
@@ -77,6 +80,39 @@ def test_a_suggestion_keeps_its_good_fields_and_drops_bad_ones() -> None:
     text = parse_suggestion(ModelReply(text='Sure: {"title": "Trip", "icon": "🧳", "color": "x"}'))
     assert (text.title, text.icon, text.color) == ("Trip", "🧳", None)
     assert parse_suggestion(ModelReply(text="I cannot")).title is None
+
+
+def test_a_page_read_again_after_a_restart_does_not_answer_the_question_with_the_greeting() -> None:
+    """The feed position is saved every few seconds, so a restarted indexer reads the greeting's
+    and the question's page again with the question's cursor already stored: the greeting,
+    written before the question, is not its answer; the answer written after it is."""
+    session = Session(session_id="s1", tenant_id="t", project_id="p", owner_user_id="u")
+
+    def msg(mid: str, role: ChatRole, content: str, at: int) -> ChatMessage:
+        return ChatMessage(
+            id=mid,
+            session_id="s1",
+            think_process_id="c1",
+            role=role,
+            content=content,
+            created_at_ms=at,
+        )
+
+    greeting = msg("m1", ChatRole.ASSISTANT, "Hi, I'm Arthur.", 100)
+    question = msg("m2", ChatRole.USER, "Where is the valve?", 200)
+    answer = msg("m3", ChatRole.ASSISTANT, "Behind the panel.", 300)
+    seen = next_cursor(session, FirstPairCursor(), [greeting, question])
+    assert seen is not None and seen[1] is None
+    stored = seen[0]
+    assert (stored.first_user, stored.first_answer) == ("Where is the valve?", "")
+    assert next_cursor(session, stored, [greeting]) is None
+    assert next_cursor(session, stored, [greeting, question]) is None
+    paired = next_cursor(session, stored, [greeting, question, answer])
+    assert paired is not None
+    assert (paired[0].first_answer, paired[1]) == ("Behind the panel.", 300)
+    # An answer in the same millisecond as its question still pairs when it follows it.
+    quick = msg("m3", ChatRole.ASSISTANT, "Behind the panel.", 200)
+    assert next_cursor(session, FirstPairCursor(), [greeting, question, quick]) is not None
 
 
 async def test_a_patch_normalises_stamps_user_touched_once_and_is_idempotent(

@@ -13,6 +13,7 @@ import asyncio
 import logging
 from collections import OrderedDict
 from collections.abc import Iterable
+from dataclasses import replace
 
 from session_service.domain.models import Session
 from session_service.search.index_store import FirstPairCursor, SearchStore
@@ -74,7 +75,7 @@ class FirstPairs:
         marks: dict[str, int] = {}  # session -> when its first pair was answered
         for s, chat in todo:
             cursor = self._held.get(s.chat_process_id) or FirstPairCursor()
-            found = _moved(s, cursor, chat)
+            found = next_cursor(s, cursor, chat)
             if found is None:
                 continue
             moved[s.chat_process_id], answered_at = found
@@ -153,18 +154,25 @@ class FirstPairs:
         await self._sessions.count_suggestion(session_id, done=done)
 
 
-def _moved(
+def next_cursor(
     session: Session, cursor: FirstPairCursor, new: Iterable[ChatMessage]
 ) -> tuple[FirstPairCursor, int | None] | None:
     """The cursor to store when it moved (the first user message, then the answer after it)
-    with the answer's time once there is one; None when nothing new was seen."""
+    with the answer's time once there is one; None when nothing new was seen.
+
+    An assistant message answers the question when it comes after the question in `new`, or
+    was written after it: a page read again after a restart holds Arthur's greeting, written
+    before the question, and the greeting must not become the answer."""
     if session.metadata.first_qa_at_ms is not None or cursor.first_answer:
         return None
-    known = cursor.first_user
-    question = known
+    asked = cursor if cursor.first_user else None
+    after = False  # the question itself was met in `new`
     for m in new:
-        if m.role is ChatRole.USER and not question:
-            question = m.content[:4000]
-        elif m.role is ChatRole.ASSISTANT and question:
-            return FirstPairCursor(question, m.content[:4000]), m.created_at_ms
-    return (FirstPairCursor(question), None) if question != known else None
+        if m.role is ChatRole.USER:
+            if asked is None:
+                asked = FirstPairCursor(m.content[:4000], "", m.id, m.created_at_ms)
+            after = after or m.id == asked.first_user_id
+        elif m.role is ChatRole.ASSISTANT and asked is not None:
+            if after or m.created_at_ms > asked.first_user_at_ms:
+                return replace(asked, first_answer=m.content[:4000]), m.created_at_ms
+    return (asked, None) if asked is not None and asked != cursor else None

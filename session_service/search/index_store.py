@@ -46,10 +46,14 @@ class Posting:
 @dataclass(frozen=True, slots=True)
 class FirstPairCursor:
     """A chat process's first question and the answer after it, as the indexer found them
-    (search/first_pair.py): "" while not seen yet."""
+    (search/first_pair.py): "" while not seen yet. The question's id and time let a page
+    read again after a restart (the feed position is saved every few seconds) tell an
+    assistant message written before the question from its answer."""
 
     first_user: str = ""
     first_answer: str = ""
+    first_user_id: str = ""
+    first_user_at_ms: int = 0
 
 
 class SearchStore:
@@ -228,13 +232,7 @@ class SearchStore:
     async def cursors_of(self, process_ids: list[str]) -> dict[str, FirstPairCursor]:
         """What the indexer keeps of chat processes: their first question and answer."""
         found = {str(d["_id"]): d for d in await self._by_ids(self.cursors, process_ids)}
-        return {
-            p: FirstPairCursor(
-                str((found.get(p) or {}).get("first_user") or ""),
-                str((found.get(p) or {}).get("first_answer") or ""),
-            )
-            for p in process_ids
-        }
+        return {p: _cursor(found.get(p) or {}) for p in process_ids}
 
     async def cursor(self, process_id: str) -> FirstPairCursor:
         return (await self.cursors_of([process_id]))[process_id]
@@ -289,3 +287,15 @@ def _unchanged(doc: Bson) -> Bson:
     for key in ("t", "g", "ca", "cp", "cz", "cv"):
         out[key] = doc[key] if key in doc else {"$exists": False}
     return out
+
+
+def _cursor(doc: dict[str, object]) -> FirstPairCursor:
+    """A stored cursor; one stored before the question's id and time were kept reads with
+    none, and pairs its question with the next assistant message as it did then."""
+    at = doc.get("first_user_at_ms")
+    return FirstPairCursor(
+        str(doc.get("first_user") or ""),
+        str(doc.get("first_answer") or ""),
+        str(doc.get("first_user_id") or ""),
+        at if isinstance(at, int) else 0,
+    )
