@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import math
+import os
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -39,7 +40,10 @@ from bench.wsclient import Client
 
 TTFT_MS = 1200
 STREAM_MS = 300
-CHUNKS = 8
+# The pieces the model's answer comes in (8 over STREAM_MS: about three chunk frames after the
+# gateway's coalescing). BENCH_REALPACE_CHUNKS=1 sends it whole, which prices the chunk path:
+# the same round without chunks in between.
+CHUNKS = int(os.environ.get("BENCH_REALPACE_CHUNKS") or 8)
 
 
 @dataclass
