@@ -124,8 +124,8 @@ class GatewayWebSocketProtocol(WebSocketsSansIOProtocol):
 
     def _flush(self) -> None:
         self._flush_due = False
-        if self.disconnected:
-            return
+        if self.disconnected or self.transport.is_closing():
+            return  # the socket went meanwhile: nothing can be written (uvloop would raise)
         output = self.conn.data_to_send()
         if output:
             self.transport.write(b"".join(output))
