@@ -5,6 +5,7 @@ and reads both."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 import uuid
 from collections.abc import Sequence
@@ -153,3 +154,42 @@ async def test_a_client_without_compression_reads_the_same_frames(system: System
     seqs = [f["seq"] for f in client.frames if "seq" in f]
     assert seqs == sorted(seqs) and len(seqs) == len(set(seqs))
     await client.close()
+
+
+async def test_a_client_that_stops_reading_gets_every_frame_in_order_later(
+    system: System,
+) -> None:
+    """Megabytes of replies to a client that reads nothing for a while: the gateway's writes
+    pause (the socket's buffers are full) and resume, and nothing is lost or reordered."""
+    ws = await websockets.connect(
+        f"ws://{system.gateway}/brain/default/ws",
+        additional_headers={"Authorization": f"Bearer {await system.login()}"},
+        max_size=None,
+        max_queue=2,  # the client stops reading its socket after two unread messages
+        compression=None,
+    )
+    count, size = 40, 200_000  # 8 MB of pongs: well past what the sockets buffer
+
+    async def pings() -> None:
+        for i in range(count):
+            stamp = f"{i:04d}" + "p" * size
+            await ws.send(
+                json.dumps({"id": f"p{i}", "type": "ping", "data": {"clientTimestamp": stamp}})
+            )
+
+    sender = asyncio.create_task(pings())
+    try:
+        welcome = json.loads(await asyncio.wait_for(ws.recv(), 30))
+        assert welcome["type"] == "welcome"
+        for i in range(count):
+            pong = json.loads(await asyncio.wait_for(ws.recv(), 60))
+            assert pong["type"] == "pong" and pong["replyTo"] == f"p{i}", pong["replyTo"]
+            assert pong["data"]["clientTimestamp"] == f"{i:04d}" + "p" * size
+        await asyncio.wait_for(sender, 30)
+        # The socket still works both ways afterwards.
+        await ws.send(json.dumps({"id": "last", "type": "ping", "data": {"clientTimestamp": 1}}))
+        last = json.loads(await asyncio.wait_for(ws.recv(), 30))
+        assert last["replyTo"] == "last"
+    finally:
+        sender.cancel()
+        await ws.close()
