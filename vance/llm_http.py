@@ -5,8 +5,8 @@ JSON itself is what brings a streamed call from about 3.4 ms of CPU to under 0.5
 against the scripted server, 200 calls in one process); splitting the events by hand and
 decoding them with jiter (about a quarter of json.loads' time on a chunk) cuts what each event
 costs by about a third (issue 28). tests/test_model_clients.py holds this path to the same
-replies, tool calls, usage and errors as litellm, and shows every way a stream can fail to read (too long a line, bad JSON, a chunk of the wrong shape, a cut connection) as a
-ModelCallError."""
+replies, tool calls, usage and errors as litellm, and shows every way a stream can fail to read
+(too long a line, bad JSON, a chunk of the wrong shape, a cut connection) as a ModelCallError."""
 
 from __future__ import annotations
 
