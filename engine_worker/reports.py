@@ -36,9 +36,11 @@ FIRST_CHUNK_WINDOW_S = 0.015
 USER_HOLD_S = 3.0
 # How much sooner than its window's end a turn's reports may go when another turn's window ends
 # (Flusher): a later chunk goes out 45-50 ms after it arrived, so every turn whose window ends
-# within the same 5 ms shares one stream message; a window this short a fraction of it.
+# within the same 5 ms shares one stream message. A turn's first chunk goes 5-15 ms after the
+# model's first token: a reply that arrives whole commits right after its first chunk, so it
+# still rides with the commit.
 EARLY_S = 0.005
-EARLY_SHARE = 0.2
+FIRST_CHUNK_EARLY_S = 0.010
 
 
 class Flusher:
@@ -58,9 +60,10 @@ class Flusher:
         self._tokens = itertools.count()
         self._timer: asyncio.TimerHandle | None = None
 
-    def arm(self, publisher: EventPublisher, window_s: float) -> None:
+    def arm(self, publisher: EventPublisher, window_s: float, early_s: float = EARLY_S) -> None:
         """The publisher's held reports go out within window_s at the latest (sooner if it is
-        armed to go sooner already)."""
+        armed to go sooner already), and not before early_s before that unless the flusher
+        runs for another turn's window anyway."""
         loop = asyncio.get_running_loop()
         now = loop.time()
         end = now + window_s
@@ -69,7 +72,7 @@ class Flusher:
         token = next(self._tokens)
         publisher.due_at, publisher.token = end, token
         heapq.heappush(self._ends, (end, token, publisher))
-        heapq.heappush(self._starts, (end - min(EARLY_S, window_s * EARLY_SHARE), token, publisher))
+        heapq.heappush(self._starts, (end - early_s, token, publisher))
         if self._timer is not None:
             if self._timer.when() <= end:
                 return
@@ -124,7 +127,7 @@ class EventPublisher:
             self._flusher.arm(self, CHUNK_WINDOW_S)
         else:
             self._chunked = True
-            self._flusher.arm(self, FIRST_CHUNK_WINDOW_S)
+            self._flusher.arm(self, FIRST_CHUNK_WINDOW_S, FIRST_CHUNK_EARLY_S)
 
     async def progress(self, kind: str, payload: JsonObject) -> None:
         self.hold(Progress(self._turn_id, kind, payload))
