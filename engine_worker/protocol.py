@@ -200,6 +200,13 @@ def to_proto(msg: ToServer) -> wkpb.WorkerMessage:
             )
 
 
+def batch_of(messages: list[wkpb.WorkerMessage]) -> wkpb.WorkerMessage:
+    """Several stream messages as one (WorkerBatch), in order; one goes as itself."""
+    if len(messages) == 1:
+        return messages[0]
+    return wkpb.WorkerMessage(batch=wkpb.WorkerBatch(messages=messages))
+
+
 def _report_to_proto(report: Report) -> wkpb.TurnEvent:
     match report:
         case ChatAppend():

@@ -9,6 +9,8 @@ dispatcher (engine_worker/tools.py) adds its tool-call reports as riders.
 from __future__ import annotations
 
 import asyncio
+import heapq
+import itertools
 from collections.abc import Callable
 
 from engine_worker.json_types import JsonObject
@@ -32,19 +34,85 @@ FIRST_CHUNK_WINDOW_S = 0.015
 # commit) up to this long: at a hosted model's pace (a second or more to the first token) it
 # then costs no store write of its own. The client shows what its user sent at once anyway.
 USER_HOLD_S = 3.0
+# How much sooner than its window's end a turn's reports may go when another turn's window ends
+# (Flusher): a later chunk goes out 45-50 ms after it arrived, so every turn whose window ends
+# within the same 5 ms shares one stream message. A turn's first chunk goes 5-15 ms after the
+# model's first token: a reply that arrives whole commits right after its first chunk, so it
+# still rides with the commit.
+EARLY_S = 0.005
+FIRST_CHUNK_EARLY_S = 0.010
+
+
+class Flusher:
+    """The worker's one clock for its turns' held reports (one per worker, engine_worker/
+    worker.py). When a turn's window ends, every turn whose window ends within EARLY_S of it
+    sends too, in the same event-loop step, so the worker's stream writes them as one message
+    (engine_worker/worker.py batches what its outbox holds). With a timer per turn, 200 turns
+    streaming at once cost a stream message (a gRPC write, and on process_service a read) per
+    chunk each (issue 28)."""
+
+    def __init__(self, send: Send) -> None:
+        self.send = send
+        # (time, token, publisher): when each publisher's window ends, and from when it may
+        # go; an entry whose token is no longer its publisher's is stale and skipped.
+        self._ends: list[tuple[float, int, EventPublisher]] = []
+        self._starts: list[tuple[float, int, EventPublisher]] = []
+        self._tokens = itertools.count()
+        self._timer: asyncio.TimerHandle | None = None
+
+    def arm(self, publisher: EventPublisher, window_s: float, early_s: float = EARLY_S) -> None:
+        """The publisher's held reports go out within window_s at the latest (sooner if it is
+        armed to go sooner already), and not before early_s before that unless the flusher
+        runs for another turn's window anyway."""
+        loop = asyncio.get_running_loop()
+        now = loop.time()
+        end = now + window_s
+        if publisher.due_at is not None and publisher.due_at <= end:
+            return
+        token = next(self._tokens)
+        publisher.due_at, publisher.token = end, token
+        heapq.heappush(self._ends, (end, token, publisher))
+        heapq.heappush(self._starts, (end - early_s, token, publisher))
+        if self._timer is not None:
+            if self._timer.when() <= end:
+                return
+            self._timer.cancel()
+        self._timer = loop.call_at(end, self._fire)
+
+    @staticmethod
+    def disarm(publisher: EventPublisher) -> None:
+        publisher.due_at = publisher.token = None  # its entries are stale from now on
+
+    def _fire(self) -> None:
+        self._timer = None
+        loop = asyncio.get_running_loop()
+        now = loop.time()
+        starts = self._starts
+        while starts and starts[0][0] <= now:
+            _, token, publisher = heapq.heappop(starts)
+            if publisher.token == token:
+                self.disarm(publisher)
+                publisher.flush()
+        ends = self._ends
+        while ends and (ends[0][0] <= now or ends[0][2].token != ends[0][1]):
+            heapq.heappop(ends)
+        if ends:
+            self._timer = loop.call_at(ends[0][0], self._fire)
 
 
 class EventPublisher:
     """The turn's reports on their way to process_service: the live overlay for the bound
     client (token chunks, progress) and the chat appends, in the order they were made."""
 
-    def __init__(self, turn_id: str, send: Send) -> None:
+    def __init__(self, turn_id: str, flusher: Flusher) -> None:
         self._turn_id = turn_id
-        self._send = send
+        self._flusher = flusher
         self._held: list[Report] = []
         self._chunks: list[str] = []
         self._role = ChatRole.ASSISTANT
-        self._timer: asyncio.TimerHandle | None = None
+        # When the held reports go at the latest (None: not armed), and the flusher's entry.
+        self.due_at: float | None = None
+        self.token: int | None = None
         # Whether something held must go out by itself (a chat append, a chunk, progress); what
         # only rides along (`ride`) waits for it or for the commit.
         self._due = False
@@ -56,10 +124,10 @@ class EventPublisher:
             self._role = role
         self._chunks.append(text)
         if self._chunked:
-            self._arm(CHUNK_WINDOW_S)
+            self._flusher.arm(self, CHUNK_WINDOW_S)
         else:
             self._chunked = True
-            self._arm(FIRST_CHUNK_WINDOW_S)
+            self._flusher.arm(self, FIRST_CHUNK_WINDOW_S, FIRST_CHUNK_EARLY_S)
 
     async def progress(self, kind: str, payload: JsonObject) -> None:
         self.hold(Progress(self._turn_id, kind, payload))
@@ -86,35 +154,24 @@ class EventPublisher:
         self._close_chunk()
         self._held.append(report)
         self._due = True
-        self._arm(window_s)
+        self._flusher.arm(self, window_s)
 
     def flush(self, *, riders: bool = False) -> None:
         """Sends what is held now (before something that must follow it); when only riders are
         held, they wait, unless `riders` (a failed turn sends all it has)."""
         if not (self._due or self._chunks or (riders and self._held)):
             return
+        send = self._flusher.send
         for report in self.take():
-            self._send(report)
+            send(report)
 
     def take(self) -> list[Report]:
         """What is held, in order, no longer held (for the commit to carry)."""
-        if self._timer is not None:
-            self._timer.cancel()
-            self._timer = None
+        self._flusher.disarm(self)
         self._close_chunk()
         held, self._held = self._held, []
         self._due = False
         return held
-
-    def _arm(self, window_s: float) -> None:
-        """Flushes within window_s at the latest (sooner if already due sooner)."""
-        loop = asyncio.get_running_loop()
-        due = loop.time() + window_s
-        if self._timer is not None:
-            if self._timer.when() <= due:
-                return
-            self._timer.cancel()
-        self._timer = loop.call_at(due, self.flush)
 
     def _close_chunk(self) -> None:
         if not self._chunks:

@@ -22,7 +22,7 @@ from engine_worker.context import ThinkEngineContext
 from engine_worker.engine import EngineRegistry, TurnOutcome, compatible
 from engine_worker.failures import not_configured
 from engine_worker.project_groups import ProjectGroups
-from engine_worker.reports import EventPublisher
+from engine_worker.reports import EventPublisher, Flusher
 from engine_worker.settings import SettingsCache
 from engine_worker.tools import PoolCache, ToolDispatcher
 from engine_worker.watched import keep_watching
@@ -44,6 +44,10 @@ logger = logging.getLogger(__name__)
 
 # What a stream sends next (engine_worker/protocol.py's messages); None ends the stream.
 Outbox = asyncio.Queue[wp.ToServer | None]
+# At most this many messages, and this many bytes, in one write: far below gRPC's 4 MB message
+# limit (a commit carries the turn's chat messages, which may be long).
+MAX_BATCH = 256
+MAX_BATCH_BYTES = 1024 * 1024
 
 
 class Worker:
@@ -80,6 +84,7 @@ class Worker:
         self._groups = ProjectGroups(projects)  # GetProject: the project's group
         self._stopping = asyncio.Event()
         self._outbox: Outbox = asyncio.Queue()
+        self._flusher = Flusher(self._send)  # the turns' held reports (engine_worker/reports.py)
         self._turns: dict[str, asyncio.Task[None]] = {}
         self._acks: dict[str, asyncio.Future[wp.Ack | None]] = {}
         self._chat = ChatHeld()
@@ -128,8 +133,30 @@ class Worker:
         yield wp.to_proto(
             wp.Hello(self.worker_id, self._registry.versions(), self._registry.hooks(), self._slots)
         )
-        while (item := await outbox.get()) is not None:
-            yield wp.to_proto(item)
+        carried: wkpb.WorkerMessage | None = None
+        while True:
+            if carried is None:
+                item = await outbox.get()
+                if item is None:
+                    return
+                carried = wp.to_proto(item)
+            # Everything queued meanwhile goes in the same write (a WorkerBatch): the reports
+            # of all turns whose windows ended together (engine_worker/reports.py's Flusher),
+            # and whatever queued while the previous write was under way.
+            batch, size, carried = [carried], carried.ByteSize(), None
+            while not outbox.empty() and len(batch) < MAX_BATCH:
+                item = outbox.get_nowait()
+                if item is None:
+                    yield wp.batch_of(batch)
+                    return
+                proto = wp.to_proto(item)
+                more = proto.ByteSize()
+                if size + more > MAX_BATCH_BYTES:
+                    carried = proto  # the next write's first
+                    break
+                batch.append(proto)
+                size += more
+            yield wp.batch_of(batch)
 
     def _send(self, msg: wp.ToServer) -> None:
         self._outbox.put_nowait(msg)
@@ -231,7 +258,7 @@ class Worker:
                 self._send(wp.Heartbeat(list(self._turns)))
 
     async def _run_turn(self, a: wp.Assignment) -> None:
-        events = EventPublisher(a.turn_id, self._send)
+        events = EventPublisher(a.turn_id, self._flusher)
         started = time.perf_counter()
         logcontext.for_turn(a.process.session_id, a.process.id, a.turn_id)
         try:

@@ -175,9 +175,9 @@ BROKEN_STREAMS: dict[str, tuple[bytes, bool]] = {
 
 
 @pytest.fixture
-async def raw_server() -> AsyncIterator[tuple[str, dict[str, bytes | bool]]]:
+async def raw_server() -> AsyncIterator[tuple[str, dict[str, bytes | bool | int]]]:
     """An OpenAI-compatible endpoint on loopback that answers 200 and then `body`."""
-    answer: dict[str, bytes | bool] = {"body": b"", "cut": False}
+    answer: dict[str, bytes | bool | int] = {"body": b"", "cut": False, "piece": 0}
 
     async def serve(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         length = 0
@@ -194,7 +194,18 @@ async def raw_server() -> AsyncIterator[tuple[str, dict[str, bytes | bool]]]:
             head += f"Content-Length: {len(body) + 100}\r\n\r\n".encode()
         else:
             head += f"Content-Length: {len(body)}\r\nConnection: close\r\n\r\n".encode()
-        writer.write(head + body)
+        piece = answer["piece"]
+        assert isinstance(piece, int)
+        if not piece:
+            writer.write(head + body)
+        else:
+            # A few bytes per write, each sent before the next: the client reads the events
+            # in as many pieces as the socket delivers them.
+            writer.write(head)
+            for at in range(0, len(body), piece):
+                writer.write(body[at : at + piece])
+                await writer.drain()
+                await asyncio.sleep(0)
         await writer.drain()
         writer.close()
 
@@ -209,7 +220,7 @@ async def raw_server() -> AsyncIterator[tuple[str, dict[str, bytes | bool]]]:
 
 @pytest.mark.parametrize("case", sorted(BROKEN_STREAMS))
 async def test_every_unreadable_stream_is_a_model_call_error(
-    case: str, raw_server: tuple[str, dict[str, bytes | bool]]
+    case: str, raw_server: tuple[str, dict[str, bytes | bool | int]]
 ) -> None:
     base_url, answer = raw_server
     answer["body"], answer["cut"] = BROKEN_STREAMS[case]
@@ -222,3 +233,31 @@ async def test_every_unreadable_stream_is_a_model_call_error(
     assert info.value.status_code == 0
     if case == "an error event":
         assert info.value.detail == "overloaded"
+
+
+async def test_events_split_anywhere_with_crlf_comments_and_data_lines_read_whole(
+    raw_server: tuple[str, dict[str, bytes | bool | int]],
+) -> None:
+    """The stream is split by hand (vance/llm_http.py `_read`): CR LF line ends, comments, an
+    event's data over two lines and an event cut between any two reads give the reply the
+    events say."""
+    base_url, answer = raw_server
+    answer["body"] = (
+        b": keep-alive\r\n\r\n"
+        b'data: {"choices": [{"index": 0, "delta": {"content": "Hel"}}]}\r\n\r\n'
+        b'data: {"choices": [{"index": 0,\r\ndata: "delta": {"content": "lo"}}]}\r\n\r\n'
+        b"event: ignored\n"
+        b'data: {"choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]}\n\n'
+        b'data: {"choices": [], "usage": {"prompt_tokens": 3, "completion_tokens": 2, '
+        b'"total_tokens": 5}}\r\n\r\n'
+        b"data: [DONE]\r\n\r\n"
+    )
+    for piece in (1, 3, 7, 0):
+        answer["piece"] = piece
+        client = OpenAIClient(LlmConfig(model="openai/x", api_base=base_url, timeout_s=30))
+        try:
+            reply, chunks = await _call(client, "hello")
+        finally:
+            await client.aclose()
+        assert (reply.text, chunks, reply.finish_reason) == ("Hello", ["Hel", "lo"], "stop")
+        assert reply.usage.total_tokens == 5

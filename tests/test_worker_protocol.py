@@ -8,6 +8,8 @@ tests/test_chat_history_turns.py) run the same messages over a real stream."""
 
 from __future__ import annotations
 
+import pytest
+
 from engine_worker import protocol as ew
 from process_service.models import TurnRef
 from process_service.process_model import ChatRecord, Process
@@ -143,6 +145,49 @@ def test_a_failure_and_the_worker_messages_without_a_turn() -> None:
     assert ps.from_proto(_to_server(ew.Capacity(3, "event loop lag"))) == [
         ps.Capacity(3, "event loop lag")
     ]
+
+
+def test_a_batch_reads_as_its_messages_of_many_turns_in_order() -> None:
+    """What the worker's outbox held at one write (engine_worker/worker.py): the chunks of two
+    turns whose windows ended together, a heartbeat and a commit, read as if sent one by one."""
+    sent: list[ew.ToServer] = [
+        ew.Chunk("turn-1", ChatRole.ASSISTANT, "Hel"),
+        ew.Chunk("turn-2", ChatRole.ASSISTANT, "Bon"),
+        ew.Heartbeat(["turn-1", "turn-2"]),
+        ew.Commit(
+            "turn-2",
+            ProcessStatus.IDLE,
+            None,
+            "",
+            "",
+            {},
+            None,
+            0,
+            [ew.Chunk("turn-2", ChatRole.ASSISTANT, "jour")],
+        ),
+    ]
+    wire = wkpb.WorkerMessage.FromString(
+        ew.batch_of([ew.to_proto(m) for m in sent]).SerializeToString()
+    )
+    assert wire.WhichOneof("kind") == "batch"
+    assert ps.from_proto(wire) == [
+        ps.Chunk("turn-1", ChatRole.ASSISTANT, "Hel"),
+        ps.Chunk("turn-2", ChatRole.ASSISTANT, "Bon"),
+        ps.Heartbeat(["turn-1", "turn-2"]),
+        ps.Chunk("turn-2", ChatRole.ASSISTANT, "jour"),
+        ps.Commit("turn-2", ProcessStatus.IDLE),
+    ]
+    # One message goes as itself.
+    alone = ew.batch_of([ew.to_proto(sent[0])])
+    assert alone.WhichOneof("kind") == "event"
+
+
+def test_a_batch_holds_no_hello_and_no_batch() -> None:
+    hello = ew.to_proto(ew.Hello("w1", {"arthur": "1"}, {}, 8))
+    chunk = ew.to_proto(ew.Chunk("turn-1", ChatRole.ASSISTANT, "Hel"))
+    for inner in (hello, ew.batch_of([chunk, chunk])):
+        with pytest.raises(ValueError, match="a batch holds no"):
+            ps.from_proto(ew.batch_of([chunk, inner]))
 
 
 def test_an_assignment_carries_the_recent_chat_or_says_it_is_held() -> None:

@@ -171,9 +171,17 @@ def hello_from_proto(msg: wkpb.WorkerMessage) -> Hello:
 
 
 def from_proto(msg: wkpb.WorkerMessage) -> list[FromWorker]:
-    """What one stream message holds: a commit carries the reports held back for it, which go
-    before it."""
+    """What one stream message holds, in order: a commit carries the reports held back for it,
+    which go before it; a batch carries several messages (of many turns: the chunks of every
+    turn whose window ended together, engine_worker/reports.py)."""
     match msg.WhichOneof("kind"):
+        case "batch":
+            held: list[FromWorker] = []
+            for one in msg.batch.messages:
+                if one.WhichOneof("kind") in ("batch", "hello"):
+                    raise ValueError(f"a batch holds no {one.WhichOneof('kind')}")
+                held += from_proto(one)
+            return held
         case "heartbeat":
             return [Heartbeat(list(msg.heartbeat.turn_ids))]
         case "draining":

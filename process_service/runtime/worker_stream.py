@@ -90,7 +90,8 @@ class WorkerStreams:
         self, hello: Hello, incoming: AsyncIterator[list[FromWorker]]
     ) -> AsyncIterator[ToWorker]:
         """The messages for one worker, while it stays connected. `incoming` yields what each
-        of its stream messages holds (a commit carries the reports held back for it)."""
+        of its stream messages holds (a commit carries the reports held back for it; a batch,
+        the messages of many turns, worker_protocol.py)."""
         tg = self._group()
         conn = self._dispatcher.register(hello.worker_id, hello.engines, hello.slots)
         self._lanes.declare_hooks(hello.hooks)

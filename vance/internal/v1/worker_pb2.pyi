@@ -149,8 +149,14 @@ class TurnFailure(_message.Message):
     error: str
     def __init__(self, turn_id: _Optional[str] = ..., error: _Optional[str] = ...) -> None: ...
 
+class WorkerBatch(_message.Message):
+    __slots__ = ("messages",)
+    MESSAGES_FIELD_NUMBER: _ClassVar[int]
+    messages: _containers.RepeatedCompositeFieldContainer[WorkerMessage]
+    def __init__(self, messages: _Optional[_Iterable[_Union[WorkerMessage, _Mapping]]] = ...) -> None: ...
+
 class WorkerMessage(_message.Message):
-    __slots__ = ("hello", "heartbeat", "event", "commit", "failure", "draining", "capacity")
+    __slots__ = ("hello", "heartbeat", "event", "commit", "failure", "draining", "capacity", "batch")
     HELLO_FIELD_NUMBER: _ClassVar[int]
     HEARTBEAT_FIELD_NUMBER: _ClassVar[int]
     EVENT_FIELD_NUMBER: _ClassVar[int]
@@ -158,6 +164,7 @@ class WorkerMessage(_message.Message):
     FAILURE_FIELD_NUMBER: _ClassVar[int]
     DRAINING_FIELD_NUMBER: _ClassVar[int]
     CAPACITY_FIELD_NUMBER: _ClassVar[int]
+    BATCH_FIELD_NUMBER: _ClassVar[int]
     hello: WorkerHello
     heartbeat: WorkerHeartbeat
     event: TurnEvent
@@ -165,7 +172,8 @@ class WorkerMessage(_message.Message):
     failure: TurnFailure
     draining: WorkerDraining
     capacity: WorkerCapacity
-    def __init__(self, hello: _Optional[_Union[WorkerHello, _Mapping]] = ..., heartbeat: _Optional[_Union[WorkerHeartbeat, _Mapping]] = ..., event: _Optional[_Union[TurnEvent, _Mapping]] = ..., commit: _Optional[_Union[TurnCommit, _Mapping]] = ..., failure: _Optional[_Union[TurnFailure, _Mapping]] = ..., draining: _Optional[_Union[WorkerDraining, _Mapping]] = ..., capacity: _Optional[_Union[WorkerCapacity, _Mapping]] = ...) -> None: ...
+    batch: WorkerBatch
+    def __init__(self, hello: _Optional[_Union[WorkerHello, _Mapping]] = ..., heartbeat: _Optional[_Union[WorkerHeartbeat, _Mapping]] = ..., event: _Optional[_Union[TurnEvent, _Mapping]] = ..., commit: _Optional[_Union[TurnCommit, _Mapping]] = ..., failure: _Optional[_Union[TurnFailure, _Mapping]] = ..., draining: _Optional[_Union[WorkerDraining, _Mapping]] = ..., capacity: _Optional[_Union[WorkerCapacity, _Mapping]] = ..., batch: _Optional[_Union[WorkerBatch, _Mapping]] = ...) -> None: ...
 
 class TurnAssignment(_message.Message):
     __slots__ = ("turn_id", "attempt", "call", "process", "pending", "lease_deadline_ms", "chat_count", "recent_chat", "project_memory_included", "project_memory", "recent_chat_held", "trace_context")
