@@ -32,7 +32,7 @@ async def test_a_turn_whose_renewal_is_late_is_not_redone(system: System) -> Non
     client: AsyncMongoClient[dict[str, Any]] = AsyncMongoClient(gate.uri)
     db = client[f"lease_late_{uuid.uuid4().hex[:8]}"]
     clock = SystemClock()
-    config = LanesConfig(lease_ms=4_000, heartbeat_ms=250, scan_interval_ms=600_000)
+    config = LanesConfig(lease_ms=6_000, heartbeat_ms=250, scan_interval_ms=600_000)
     store = ProcessStore(db)
     lanes = Lanes(store, EventLog(store, clock, chunk_window_s=600), clock, config, LaneSignals())
     dispatcher = Dispatcher(store, lanes, clock, config)
@@ -52,16 +52,18 @@ async def test_a_turn_whose_renewal_is_late_is_not_redone(system: System) -> Non
             dispatcher._turns[ref.turn_id] = ref
             refs.append(ref)
         renewed, forgotten = refs
-        # The renewal goes out late in the lease (a heartbeat is due then anyway), so that the
-        # lease it asks for runs well past the one it renews.
+        # The renewal goes out in the second half of the lease (due then anyway), so that the
+        # lease it asks for runs seconds past the one it renews.
         await eventually(
-            lambda: renewed.lease_until_ms - clock.now_ms() < 500,
+            lambda: renewed.lease_until_ms - clock.now_ms() < 2_000,
             timeout=10.0,
-            what="the lease nearly over",
+            what="the lease in its second half",
         )
         assert renewal_due(config, renewed.lease_until_ms, clock.now_ms())
         gate.hold()  # the store answers nothing from now on: the renewal is late
         renewal = asyncio.create_task(dispatcher.renew(conn, [renewed.turn_id]))
+        await asyncio.sleep(0)  # the renewal is sent (and waits at the gate)
+        assert renewed.lease_until_ms > clock.now_ms(), "the machine was too slow to test this"
         # Both leases pass; the sweep loop looks every heartbeat.
         await eventually(
             lambda: dispatcher.turn(forgotten.turn_id) is None,
