@@ -47,6 +47,7 @@ from gateway.limits import MAX_REQUEST_HEAD_BYTES, WS_MAX_BYTES
 from gateway.replica import Replica
 from gateway.revocations import Authenticator
 from gateway.webui import mount_webui
+from gateway.ws_transport import GatewayWebSocketProtocol
 from vance.background import Background
 from vance.channels import Channels
 from vance.config import Config, load_config
@@ -237,6 +238,7 @@ def main() -> None:
         log_level=config.logging.level.lower(),
         log_config=None,  # uvicorn logs through the root handler, with its token filter
         access_log=False,
+        ws=GatewayWebSocketProtocol,  # uvicorn's, with fewer writes and less deflate
         ws_ping_interval=None,
         ws_max_size=WS_MAX_BYTES,
         # Room for a request line with a 100 KB id, so such a request reaches the app and gets

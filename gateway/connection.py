@@ -6,7 +6,6 @@ imports neither, so handlers can take a `Connection` without an import cycle."""
 from __future__ import annotations
 
 import asyncio
-import json
 import logging
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
@@ -16,7 +15,7 @@ from fastapi import WebSocket, WebSocketDisconnect
 
 from gateway.auth import Principal
 from gateway.clients import Clients
-from gateway.frames import event_frame, frame
+from gateway.frames import encode_frame, event_text, frame
 from gateway.session_events import MergedEvents
 from vance import PROTOCOL_VERSION, __version__
 from vance.ids import new_id
@@ -83,9 +82,12 @@ class Connection:
         self.client_tools: ClientToolHub | None = None
 
     async def send(self, data: dict[str, Any]) -> None:
+        await self.send_text(encode_frame(data))
+
+    async def send_text(self, text: str) -> None:
+        """A frame already encoded (gateway/frames.py)."""
         async with self._send_lock:
-            # allow_nan=False: a value that is not JSON is a bug here, never sent to a client.
-            await self.ws.send_text(json.dumps(data, separators=(",", ":"), allow_nan=False))
+            await self.ws.send_text(text)
 
     async def close(self, code: int, reason: str) -> None:
         self.closed = True
@@ -163,11 +165,11 @@ class Connection:
         if event.seq <= self.last_seq:
             return
         try:
-            rendered = event_frame(event)
+            rendered = event_text(event)
         except ValueError as exc:  # a kind this gateway does not know yet
             logger.warning("event %s of %s skipped: %s", event.seq, session_id, exc)
         else:
-            await self.send(rendered)
+            await self.send_text(rendered)
         self.last_seq = event.seq
 
     async def welcome(self) -> None:
