@@ -25,7 +25,9 @@ def realpace_section(
         "",
         f"The scripted model answers each call after {first.ttft_ms} ms to the first chunk and "
         f"{first.stream_ms} ms of streaming, through `respond` with its message in pieces; "
-        "every client chats in its own session, one turn after the other. The system runs as "
+        "every client chats in its own session, one turn after the other; the measured window "
+        "opens once every client has had its first answer (a session's first turn does work "
+        "done once per session) and a warm-up has passed. The system runs as "
         "`make run` ships it (2 engine workers, default slots and leases). Ceiling: clients / "
         "the model's own time. Chunk lag: from the model sending the first piece of text a user "
         "reads (the first piece reaching into `respond`'s message) to the client reading its "

@@ -16,7 +16,9 @@ from pymongo import AsyncMongoClient
 
 from session_service.settings.settings_docs import SettingsDocs
 from tests.harness import System, eventually
+from tests.store_gate import StoreGate
 from tests.store_reads import FindCounter
+from vance.shared_counter import TRUSTED_S, SharedCounter
 from vance.store import Document
 
 
@@ -91,3 +93,103 @@ async def test_copies_are_kept_past_their_short_bound_while_nothing_is_written(
 
 async def _followed(docs: SettingsDocs, since: float = 0.0) -> bool:
     return docs.followed_at > since
+
+
+async def test_copies_stay_trusted_while_a_check_of_the_counter_is_late(system: System) -> None:
+    """The store slow, not down (800 clients): a read of the counter that takes longer than
+    TRUSTED_S keeps the copies trusted, so GetSettings does not add a settings read per call
+    to the store that is slow already; once the read answers, a change is seen as before."""
+    doc_id = f"tenant:late-{uuid.uuid4().hex[:8]}"
+    gate = StoreGate(system.config.mongodb_uri)
+    await gate.start()
+    reads = FindCounter("settings")
+    direct: AsyncMongoClient[Document] = AsyncMongoClient(
+        system.config.mongodb_uri, tz_aware=False, event_listeners=[reads]
+    )
+    slow: AsyncMongoClient[Document] = AsyncMongoClient(gate.uri, tz_aware=False)
+    name = system.config.store.db_name
+    # The documents read directly, the counter through the gate: only the check is late.
+    docs = SettingsDocs(
+        direct[name]["settings"], ttl_s=0.2, generation=slow[name]["settings_generation"]
+    )
+    follower = asyncio.create_task(docs.follow_store())  # cancelled and awaited below
+    try:
+        async with replica(system) as (writer, _):
+            await writer.update(doc_id, _setter("nl"))
+            written_at = time.monotonic()
+            await eventually(lambda: _followed(docs, since=written_at), what="the count read")
+            assert _value((await docs.get_many([doc_id])).get(doc_id)) == "nl"
+            before = reads.count
+            gate.hold()
+            # The last good read is now older than TRUSTED_S: the old rule re-read the store.
+            await eventually(
+                lambda: time.monotonic() - docs.followed_at > TRUSTED_S + 0.5,
+                timeout=TRUSTED_S + 5,
+                what="the counter's check running late",
+            )
+            assert _value((await docs.get_many([doc_id])).get(doc_id)) == "nl"
+            assert reads.count == before, "a late check made the copies untrusted"
+            # A write through another replica meanwhile is seen once the late read answers.
+            await writer.update(doc_id, _setter("pt"))
+            gate.release()
+
+            async def sees_pt() -> bool:
+                return _value((await docs.get_many([doc_id])).get(doc_id)) == "pt"
+
+            await eventually(sees_pt, timeout=6.0, what="the change after the late read")
+    finally:
+        follower.cancel()
+        await asyncio.gather(follower, return_exceptions=True)
+        await gate.close()
+        await slow.close()
+        await direct.close()
+
+
+async def test_a_check_late_beyond_its_bound_ends_the_trust(system: System) -> None:
+    """A read of the counter that never answers keeps the copies for at most `late_s` (the
+    owner's short bound), so a store that stops answering costs no more staleness than
+    following nothing; a failed read ends the trust at once (as before)."""
+    gate = StoreGate(system.config.mongodb_uri)
+    await gate.start()
+    slow: AsyncMongoClient[Document] = AsyncMongoClient(
+        gate.uri, tz_aware=False, serverSelectionTimeoutMS=2000
+    )
+    counter = SharedCounter(
+        slow[system.config.store.db_name]["settings_generation"],
+        f"late-{uuid.uuid4().hex[:8]}",
+        late_s=TRUSTED_S + 3.0,
+    )
+
+    async def nothing() -> None:
+        return None
+
+    follower = asyncio.create_task(counter.follow(nothing))  # cancelled and awaited below
+    try:
+        await eventually(lambda: counter.followed_at > float("-inf"), what="a first read")
+        read_at = time.monotonic()
+        await eventually(lambda: counter.followed_at > read_at, what="a read after the copy")
+        gate.hold()
+        await eventually(
+            lambda: time.monotonic() - counter.followed_at > TRUSTED_S + 0.2,
+            timeout=TRUSTED_S + 5,
+            what="the check running late",
+        )
+        # The read in flight began about FOLLOW_EVERY_S after the last good one: well inside
+        # late_s of its start, so still trusted.
+        assert counter.trusts(read_at, time.monotonic())
+        await eventually(
+            lambda: not counter.trusts(read_at, time.monotonic()),
+            timeout=TRUSTED_S + 8,
+            what="the trust ending past late_s",
+        )
+        gate.release()
+        await eventually(
+            lambda: counter.trusts(read_at, time.monotonic()),
+            timeout=6.0,
+            what="the trust back once the read answered",
+        )
+    finally:
+        follower.cancel()
+        await asyncio.gather(follower, return_exceptions=True)
+        await gate.close()
+        await slow.close()

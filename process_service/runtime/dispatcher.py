@@ -73,6 +73,8 @@ class Dispatcher:
         self._ready: dict[str, FairQueue] = {}  # by engine
         self._queued: set[str] = set()
         self._turns: dict[str, TurnRef] = {}
+        # Turn id -> when (clock ms) the renewal of its lease now in flight was sent.
+        self._renewing: dict[str, int] = {}
         self._wakeup = asyncio.Event()
         self._tg: asyncio.TaskGroup | None = None
         self._stopping = False
@@ -293,7 +295,15 @@ class Dispatcher:
     async def renew(self, conn: WorkerConn, turn_ids: list[str]) -> None:
         """Renews the leases of a worker's running turns, all in one store write."""
         refs = [r for r in (conn.turns.get(t) for t in turn_ids) if r is not None and not r.done]
-        lost = await self._lanes.renew(refs)
+        sent = self._clock.now_ms()
+        for ref in refs:
+            self._renewing[ref.turn_id] = sent
+        try:
+            lost = await self._lanes.renew(refs)
+        finally:
+            for ref in refs:
+                if self._renewing.get(ref.turn_id) == sent:
+                    del self._renewing[ref.turn_id]
         for ref in lost:
             # A commit may have landed while the renewal was on its way: only a turn that is
             # still running and lost its lane (stopped, or taken after expiry) is cancelled.
@@ -410,10 +420,18 @@ class Dispatcher:
                 logger.exception("lane sweep failed")
 
     def expire_local(self) -> None:
-        """Our own turns whose worker stopped renewing the lease (hung, not disconnected)."""
+        """Our own turns whose worker stopped renewing the lease (hung, not disconnected).
+        A turn whose worker asked in time, with the renewal still on its way to the store, is
+        late, not hung: the renewal's answer decides (`renew` cancels the turn when its lane
+        was taken meanwhile), for up to a lease. Redoing it instead threw away a running turn
+        whenever the store was slow, and the redo made the store slower still (800 clients at
+        a hosted model's pace: up to 1,000 turns redone in a minute)."""
         now = self._clock.now_ms()
         for ref in list(self._turns.values()):
             if ref.lease_until_ms < now and not ref.done:
+                sent = self._renewing.get(ref.turn_id)
+                if sent is not None and now - sent < self._config.lease_ms:
+                    continue
                 logger.warning("turn %s missed its lease; redoing it", ref.turn_id)
                 metrics.LEASES_LOST.labels("expired").inc()
                 self.cancel_turn(ref.turn_id)
