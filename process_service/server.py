@@ -168,8 +168,10 @@ async def create_server(
         chunk_window_s=config.events.chunk_replay_window_s,
         poll_ms=config.events.poll_ms,
         on_durable=chat_feed.note,
-        # Another replica's gateway subscriber may have to read a chunk from the store.
+        # Another replica's gateway subscriber may have to read a chunk from the store; with
+        # one replica no other writes the streams, and chunks claim their seqs in blocks.
         keep_chunk_text=replicated(config),
+        sole_writer=not replicated(config),
     )
     channels = Channels(config)
     sessions = session_pb2_grpc.SessionServiceStub(channels.get("session_service"))
