@@ -246,6 +246,14 @@ class EventLog:
                     await self._store.mark_seq(session_id, w.last_seq)
             if not todo:
                 return
+            if self._sole_writer:
+                # Claims ahead are safe only when no one else writes (EventLog's docstring).
+                logger.error(
+                    "another writer took seq %d of session %s's events, but this process_service"
+                    " is configured as the only replica: set replicas.process_service",
+                    todo[0].seq,
+                    session_id,
+                )
             w.last_seq = None  # another replica took the next id: re-read the last seq
         raise RuntimeError(f"event seqs of {session_id} kept being taken by other writers")
 
