@@ -149,3 +149,21 @@ async def test_a_client_resuming_from_a_chunk_after_a_restart_misses_nothing(
         # From the start, a client gets both messages; the unused claimed seqs are a gap.
         replayed = await after.read_stored(sid, 0, 0)
         assert [e.data["chat_message_id"] for e in replayed] == ["m1", "m2"]
+
+
+async def test_a_chunk_riding_with_a_stored_event_claims_nothing_ahead(system: System) -> None:
+    """An answer that arrives whole rides with its commit: its one chunk is followed in the
+    same write by the answer's chat event, whose insert claims the seqs below it, so no block
+    is claimed ahead; a restarted replica still numbers after the chunk."""
+    sid = f"sess_chw{uuid.uuid4().hex[:10]}"
+    async with store(system) as db:
+        log, counting = _log(db)
+        await log.publish(sid, "progress", {"status": "RUNNING"})
+        log.chunk(sid, _chunk("the whole answer"))
+        answer = log.submit(sid, CHAT_APPENDED, {"chat_message_id": "m1"})
+        await log.flush(sid)
+        assert counting.marks == 0
+        chunk_seq = (await log.replay(sid, 0, await answer))[-2].seq
+        assert chunk_seq == await answer - 1
+        restarted, _ = _log(db)
+        assert await restarted.publish(sid, "progress", {"status": "IDLE"}) == await answer + 1

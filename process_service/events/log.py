@@ -225,7 +225,10 @@ class EventLog:
             stored = todo
             if self._sole_writer:
                 stored = [e for e in todo if not e.ephemeral]
-                if last > w.reserved and (_crossed_mark(first, last) or len(stored) < len(todo)):
+                # A chunk before a stored event of the batch has its seq claimed by that
+                # event's insert (a restart numbers after it); chunks at the batch's end need
+                # seqs claimed ahead (a turn's answer sent whole rides with its commit: none).
+                if last > w.reserved and (_crossed_mark(first, last) or todo[-1].ephemeral):
                     # The bound goes a block ahead: chunks are numbered from memory until
                     # the seqs reach it. Durable before any chunk under it is handed out.
                     await self._store.mark_seq(session_id, last + RESERVE)
