@@ -6,6 +6,8 @@ from collections import OrderedDict
 from collections.abc import Iterable, Mapping
 from typing import Any, Protocol
 
+from google.protobuf import struct_pb2
+
 from process_service.models import SteerResult
 from process_service.process_model import ChatRecord, Process, SessionEvent
 from vance import convert as c
@@ -102,63 +104,85 @@ def _status(value: str) -> pb.ProcessStatus:
     return c.status_to_proto(d.ProcessStatus(value) if value else None)
 
 
+# Chat roles as stored in an event's data -> their proto numbers: every chunk and chat event
+# converts one, and the enum's constructor is a large part of a small event's conversion.
+_ROLES = {r.value: c.role_to_proto(r) for r in d.ChatRole}
+
+
 def event_to_proto(event: SessionEvent) -> pb.SessionEvent:
-    out = pb.SessionEvent(session_id=event.session_id, seq=event.seq, at_ms=event.at_ms)
+    out = pb.SessionEvent()
+    _fill_event(out, event)
+    return out
+
+
+def events_to_batch(events: Iterable[SessionEvent]) -> ppb.SessionEventBatch:
+    """A SubscribeSessionBatches message, each event converted in its place in the batch (a
+    list of converted events given to the batch's constructor is copied once more)."""
+    batch = ppb.SessionEventBatch()
+    add = batch.events.add
+    for event in events:
+        _fill_event(add(), event)
+    return batch
+
+
+def _fill_event(out: pb.SessionEvent, event: SessionEvent) -> None:
+    """Sets an empty SessionEvent's fields field by field: each event goes out once per
+    subscriber (a streamed answer's chunks included), and building the kind's message apart
+    to copy it in costs about twice as much."""
+    out.session_id = event.session_id
+    out.seq = event.seq
+    out.at_ms = event.at_ms
     data = event.data  # JSON, by kind (process_service/runtime/turns.py, lanes.py)
     kind = event.kind
     match kind:
-        case "chat_message_appended":
-            out.chat_message_appended.CopyFrom(
-                pb.ChatMessage(
-                    id=data["chat_message_id"],
-                    session_id=event.session_id,
-                    think_process_id=data["think_process_id"],
-                    process_name=data["process_name"],
-                    role=c.role_to_proto(d.ChatRole(data["role"])),
-                    content=data["content"],
-                    created_at_ms=int(data["created_at_ms"]),
-                    meta=dict_to_struct(data.get("meta")),
-                )
-            )
         case "stream_chunk":
-            out.stream_chunk.CopyFrom(
-                pb.StreamChunk(
-                    think_process_id=data["think_process_id"],
-                    process_name=data["process_name"],
-                    role=c.role_to_proto(d.ChatRole(data["role"])),
-                    chunk=data["chunk"],
-                )
-            )
+            chunk = out.stream_chunk
+            chunk.think_process_id = data["think_process_id"]
+            chunk.process_name = data["process_name"]
+            chunk.role = _ROLES[data["role"]]
+            chunk.chunk = data["chunk"]
+        case "chat_message_appended":
+            m = out.chat_message_appended
+            m.id = data["chat_message_id"]
+            m.session_id = event.session_id
+            m.think_process_id = data["think_process_id"]
+            m.process_name = data["process_name"]
+            m.role = _ROLES[data["role"]]
+            m.content = data["content"]
+            m.created_at_ms = int(data["created_at_ms"])
+            _set_struct(m.meta, data.get("meta"))
         case "process_status_changed":
-            out.process_status_changed.CopyFrom(
-                pb.ProcessStatusChanged(
-                    think_process_id=data["think_process_id"],
-                    process_name=data["process_name"],
-                    engine=data["engine"],
-                    from_status=_status(data["from_status"]),
-                    to_status=_status(data["to_status"]),
-                    close_reason=c.close_reason_to_proto(
-                        d.CloseReason(data["close_reason"]) if data.get("close_reason") else None
-                    ),
-                    parent_process_id=data.get("parent_process_id", ""),
-                )
+            st = out.process_status_changed
+            st.think_process_id = data["think_process_id"]
+            st.process_name = data["process_name"]
+            st.engine = data["engine"]
+            st.from_status = _status(data["from_status"])
+            st.to_status = _status(data["to_status"])
+            st.close_reason = c.close_reason_to_proto(
+                d.CloseReason(data["close_reason"]) if data.get("close_reason") else None
             )
+            st.parent_process_id = data.get("parent_process_id", "")
         case "process_progress":
-            out.process_progress.CopyFrom(
-                pb.ProcessProgress(
-                    think_process_id=data["think_process_id"],
-                    process_name=data["process_name"],
-                    engine=data["engine"],
-                    parent_process_id=data.get("parent_process_id", ""),
-                    kind=data["kind"],
-                    payload=dict_to_struct(data.get("payload")),
-                )
-            )
+            pr = out.process_progress
+            pr.think_process_id = data["think_process_id"]
+            pr.process_name = data["process_name"]
+            pr.engine = data["engine"]
+            pr.parent_process_id = data.get("parent_process_id", "")
+            pr.kind = data["kind"]
+            _set_struct(pr.payload, data.get("payload"))
         case "notice":
-            out.notice.CopyFrom(pb.Notice(type=data["type"], data=dict_to_struct(data.get("data"))))
+            n = out.notice
+            n.type = data["type"]
+            _set_struct(n.data, data.get("data"))
         case _:
             raise ValueError(f"unknown event kind {kind!r}")
-    return out
+
+
+def _set_struct(field: struct_pb2.Struct, data: dict[str, Any] | None) -> None:
+    """As `dict_to_struct` given to the constructor: the field is present even when empty."""
+    field.SetInParent()
+    if data:
+        field.update(data)
 
 
 def chat_to_proto(record: ChatRecord) -> pb.ChatMessage:

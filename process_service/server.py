@@ -168,8 +168,10 @@ async def create_server(
         chunk_window_s=config.events.chunk_replay_window_s,
         poll_ms=config.events.poll_ms,
         on_durable=chat_feed.note,
-        # Another replica's gateway subscriber may have to read a chunk from the store.
+        # Another replica's gateway subscriber may have to read a chunk from the store; with
+        # one replica no other writes the streams, and chunks claim their seqs in blocks.
         keep_chunk_text=replicated(config),
+        sole_writer=sole_event_writer(config),
     )
     channels = Channels(config)
     sessions = session_pb2_grpc.SessionServiceStub(channels.get("session_service"))
@@ -306,6 +308,13 @@ async def create_server(
 
 def replicated(config: Config) -> bool:
     return config.replica_count("process_service") > 1
+
+
+def sole_event_writer(config: Config) -> bool:
+    """Whether this replica is the only writer of the session event streams: one replica, and
+    no `events.poll_ms` (which is set only to follow streams that other process_service
+    instances write, docs/operations.md)."""
+    return not replicated(config) and config.events.poll_ms <= 0
 
 
 def sweep_config(config: Config) -> LanesConfig:

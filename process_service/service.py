@@ -351,13 +351,11 @@ class ProcessServicer(
                 request.session_id, request.since_seq, request.until_seq
             )
             for i in range(0, len(stored), _REPLAY_BATCH):
-                yield ppb.SessionEventBatch(
-                    events=[pc.event_to_proto(e) for e in stored[i : i + _REPLAY_BATCH]]
-                )
+                yield pc.events_to_batch(stored[i : i + _REPLAY_BATCH])
             return
         try:
             async for batch in self.events.subscribe_batches(request.session_id, request.since_seq):
-                yield ppb.SessionEventBatch(events=[pc.event_to_proto(e) for e in batch])
+                yield pc.events_to_batch(batch)
         except SubscriberOverflow as exc:
             raise AbortedError(str(exc), reason="subscriber_overflow") from exc
 

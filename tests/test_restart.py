@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import AsyncIterator
+from typing import Any
 
 import pytest
 
@@ -77,3 +78,78 @@ async def test_a_turn_cut_by_a_process_service_crash_is_redone_once(own_system: 
     await late.wait_for(lambda f: bool(_answers(late, pid, f"{m} after")))
     await client.close()
     await late.close()
+
+
+async def test_a_client_resuming_from_a_chunk_seen_before_a_crash_misses_nothing(
+    own_system: System,
+) -> None:
+    """process_service claims chunk seqs a block at a time and keeps the chunks in memory
+    (process_service/events/log.py): killed between a streamed answer's chunk and the turn's
+    commit, it comes back numbering after every seq it handed out, so a client that saw chunk N
+    and resumes from N gets the answer and every other stored event after N."""
+    system = own_system
+    m = f"m-{uuid.uuid4().hex[:10]}"
+    answer = f"{m} streamed " + " ".join(f"word{i}" for i in range(30))
+    system.script(
+        Rule(
+            match_last=f"{m} ask",
+            tool_calls=[
+                {"name": "respond", "arguments": {"message": answer, "awaiting_user_input": False}}
+            ],
+            arg_chunks=12,
+            stream_ms=6000,  # the crash comes while the answer streams
+            repeat=True,  # the redone turn asks the model again
+        )
+    )
+    client = await system.connect()
+    created = await client.ok("session-create", {"projectId": "demo"})
+    sid, pid = created["sessionId"], created["chatProcessId"]
+    mark = len(client.frames)
+    await client.ok("process-steer", {"processId": pid, "content": f"{m} ask"})
+    chunk = await client.wait_for(
+        lambda f: (
+            f["type"] == "chat-message-stream-chunk"
+            and client.frames.index(f) >= mark
+            and f["data"]["thinkProcessId"] == pid
+        ),
+        timeout=30,
+        what="a chunk of the answer",
+    )
+    seen = int(chunk["seq"])
+    before = client.frames.index(chunk)
+    await system.supervisor.restart_service("process_service")
+    await eventually(lambda: has_workers(system), what="workers back", timeout=60)
+    # The client's own socket follows on from the chunk it saw.
+    await client.wait_for(lambda f: bool(_answers(client, pid, answer)), timeout=90)
+    assert len(_answers(client, pid, answer)) == 1
+
+    def stored(c: WsClient, since: int) -> list[tuple[str, int]]:
+        return stored_in(c.frames, since)
+
+    def stored_in(frames: list[dict[str, Any]], since: int) -> list[tuple[str, int]]:
+        """The frames of stored events after `since` (chunks are not stored)."""
+        return [
+            (str(f["type"]), int(f["seq"]))
+            for f in frames
+            if f.get("seq") is not None
+            and int(f["seq"]) > since
+            and f["type"] != "chat-message-stream-chunk"
+        ]
+
+    everything = await system.connect()
+    await everything.ok("session-resume", {"sessionId": sid, "takeover": True, "sinceSeq": 0})
+    await everything.wait_for(lambda f: bool(_answers(everything, pid, answer)), timeout=30)
+    # What was stored after the chunk: everything but what the client had before it.
+    after_chunk = set(stored(everything, 0)) - set(stored_in(client.frames[:before], 0))
+    await everything.close()
+    resumed = await system.connect()
+    await resumed.ok("session-resume", {"sessionId": sid, "takeover": True, "sinceSeq": seen})
+    await resumed.wait_for(lambda f: bool(_answers(resumed, pid, answer)), timeout=30)
+    # The answer came after the chunk, and nothing stored after the chunk is missing or twice.
+    answered = _answers(resumed, pid, answer)
+    assert len(answered) == 1 and int(str(answered[0]["seq"])) > seen
+    assert after_chunk
+    await eventually(lambda: after_chunk <= set(stored(resumed, seen)), what="every event")
+    assert len(stored(resumed, seen)) == len(set(stored(resumed, seen)))
+    await client.close()
+    await resumed.close()

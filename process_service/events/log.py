@@ -5,17 +5,32 @@ Seqs are taken optimistically: a replica remembers the last seq of each session 
 inserts the next events under `<session>:<seq>` ids. The store's unique `_id` is the arbiter: an
 insert that meets an id another replica took fails as a duplicate, and the writer re-reads the
 last seq and numbers the rest again. So a batch is one insert, with no separate counter update.
-A batch of stream chunks inserts small placeholders (no text), so chunk seqs are claimed in the
-store too and never collide with another replica's events; the chunks themselves stay in memory.
-The stream document keeps a lower bound of the last seq, raised every MARK_EVERY seqs, from
-which `ProcessStore.last_seq` probes forward."""
+The stream document (`session_streams`) keeps a lower bound of the last seq, raised every
+MARK_EVERY seqs, from which `ProcessStore.last_seq` probes forward.
+
+Stream chunks are not stored (their text stays in memory, replayed within the window), but
+their seqs must never be handed out again, after a restart either: a client that saw chunk N
+resumes from N and must still get every persisted event after it. How they are claimed
+depends on who writes the stream:
+
+- several replicas (`sole_writer=False`): each batch of chunks inserts placeholders (with their
+  text under `keep_chunk_text`, so another replica can replay them), so the `_id` arbiter sees
+  them and seqs stay contiguous in the store, which the gateway's merge of the replicas'
+  streams relies on (gateway/session_events.py);
+- one replica (`sole_writer`): the writer claims a block of seqs ahead (RESERVE) when it raises
+  the stream document's bound, to the last seq plus RESERVE, and numbers chunks from memory
+  while the block lasts: no store command per chunk. A chunk with a claimed seq at hand and
+  nothing queued or in flight for its session is handed to subscribers at once, without the
+  group commit (`chunk`). A restarted replica reads the last seq as the bound at the least, so
+  it numbers after every seq handed out; the unused rest of a block is a gap, which
+  docs/protocol.md allows ("Resume and replay": increasing, not contiguous)."""
 
 from __future__ import annotations
 
 import asyncio
 import logging
 from collections import deque
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncGenerator, AsyncIterator, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -37,6 +52,8 @@ _QUEUE_LIMIT = 10_000
 _BATCH = 200
 _RING_LIMIT = 4_096
 MARK_EVERY = 128
+# Seqs a sole writer claims past the last one each time it raises the stream document's bound.
+RESERVE = MARK_EVERY
 # Each lost attempt means another writer's insert went in, so the stream makes progress; a
 # writer can lose many in a row on a busy machine (8 was seen to run out at load 12 on 2 cores).
 _RENUMBER_ATTEMPTS = 64
@@ -46,14 +63,21 @@ class SubscriberOverflow(Exception):
     """A subscriber fell too far behind; it should resubscribe from its last seq."""
 
 
+# A queued event and who waits for its seq (none for a chunk: `chunk` returns nothing).
+_Queued = tuple[Event, asyncio.Future[int] | None]
+
+
 @dataclass
 class _Writer:
-    pending: list[tuple[Event, asyncio.Future[int]]] = field(default_factory=list)
+    pending: list[_Queued] = field(default_factory=list)
     busy: bool = False
     idle: asyncio.Event = field(default_factory=asyncio.Event)
     chunks: deque[Event] = field(default_factory=lambda: deque(maxlen=_RING_LIMIT))
     last_used_ms: int = 0
     last_seq: int | None = None  # None: read it from the store before the next write
+    # A sole writer's seqs up to here are claimed in the stream document: chunks are numbered
+    # from memory up to it. 0: none claimed since the last seq was read.
+    reserved: int = 0
 
     def __post_init__(self) -> None:
         self.idle.set()
@@ -75,11 +99,18 @@ class EventLog:
         poll_ms: int = 0,
         on_durable: Callable[[str, Event], None] | None = None,
         keep_chunk_text: bool = False,
+        sole_writer: bool = False,
     ) -> None:
         """`on_durable` sees every stored (not ephemeral) event once written: the chat feed
         (event_feed.py) takes the chat messages from it. `keep_chunk_text` (several replicas)
         stores the text of stream chunks in their placeholders, so any replica can replay
-        them within the window (a gateway filling a gap, gateway/session_events.py)."""
+        them within the window (a gateway filling a gap, gateway/session_events.py).
+        `sole_writer` (one replica): no other EventLog writes these sessions' streams, so
+        chunk seqs are claimed a block at a time and chunks leave nothing in the store (the
+        module's doc); it excludes `keep_chunk_text`."""
+        if sole_writer and keep_chunk_text:
+            raise ValueError("a sole writer stores no chunks: keep_chunk_text needs replicas")
+        self._sole_writer = sole_writer
         self._keep_chunk_text = keep_chunk_text
         self._store = store
         self._on_durable = on_durable
@@ -120,10 +151,27 @@ class EventLog:
         self._writer(session_id).pending.append((event, fut))
         return fut
 
+    def chunk(self, session_id: str, data: dict[str, Any]) -> None:  # `data`: as `publish`
+        """Appends a stream chunk. A sole writer with a claimed seq at hand and nothing queued
+        or in flight for the session numbers it and hands it to subscribers at once: no store
+        command, no wait, and its seq is after every event handed out before it and before
+        any queued after it. Otherwise it is queued in order like any event (`flush`)."""
+        w = self._writer(session_id)
+        event = Event(session_id, STREAM_CHUNK, data, w.last_used_ms, True)
+        last = w.last_seq
+        if not w.busy and not w.pending and last is not None and last < w.reserved:
+            event.seq = w.last_seq = last + 1
+            w.chunks.append(event)
+            self._notify(session_id, event)
+            return
+        w.pending.append((event, None))
+
     async def flush(self, session_id: str) -> None:
         """Writes what is queued for the session. Concurrent flushers share a write: the first
         one writes every event queued meanwhile (group commit), the others wait for it."""
         w = self._writer(session_id)
+        if not w.busy and not w.pending:
+            return  # nothing queued (a chunk handed out at once by `chunk`)
         if w.busy:
             await w.idle.wait()
             if not w.pending:
@@ -142,21 +190,20 @@ class EventLog:
             w.busy = False
             w.idle.set()
 
-    async def _write(
-        self, session_id: str, w: _Writer, batch: list[tuple[Event, asyncio.Future[int]]]
-    ) -> None:
+    async def _write(self, session_id: str, w: _Writer, batch: list[_Queued]) -> None:
         try:
             await self._insert_numbered(session_id, w, [event for event, _ in batch])
         except BaseException as exc:
             w.last_seq = None
+            w.reserved = 0
             for _, fut in batch:
-                if not fut.done():
+                if fut is not None and not fut.done():
                     fut.set_exception(exc if isinstance(exc, Exception) else RuntimeError(exc))
             if not isinstance(exc, Exception):
                 raise
             return
         for event, fut in batch:
-            if not fut.done():
+            if fut is not None and not fut.done():
                 fut.set_result(event.seq)
             if self._on_durable is not None and not event.ephemeral:
                 self._on_durable(session_id, event)
@@ -164,26 +211,52 @@ class EventLog:
 
     async def _insert_numbered(self, session_id: str, w: _Writer, events: list[Event]) -> None:
         """Numbers the events after the last seq and inserts them in order; on a duplicate id
-        (another replica wrote meanwhile) keeps what went in and numbers the rest again."""
+        (another replica wrote meanwhile) keeps what went in and numbers the rest again. A
+        sole writer claims seqs ahead for its chunks first and inserts only the rest."""
         todo = events
         for _ in range(_RENUMBER_ATTEMPTS):
             if w.last_seq is None:
                 w.last_seq = await self._store.last_seq(session_id)
+                w.reserved = 0
             first = w.last_seq + 1
             for offset, event in enumerate(todo):
                 event.seq = first + offset
-            inserted = await self._store.insert_events(todo, chunk_text=self._keep_chunk_text)
-            done, todo = todo[:inserted], todo[inserted:]
+            last = todo[-1].seq
+            stored = todo
+            if self._sole_writer:
+                stored = [e for e in todo if not e.ephemeral]
+                # A chunk before a stored event of the batch has its seq claimed by that
+                # event's insert (a restart numbers after it); chunks at the batch's end need
+                # seqs claimed ahead (a turn's answer sent whole rides with its commit: none).
+                if last > w.reserved and (_crossed_mark(first, last) or todo[-1].ephemeral):
+                    # The bound goes a block ahead: chunks are numbered from memory until
+                    # the seqs reach it. Durable before any chunk under it is handed out.
+                    await self._store.mark_seq(session_id, last + RESERVE)
+                    w.reserved = last + RESERVE
+            inserted = (
+                await self._store.insert_events(stored, chunk_text=self._keep_chunk_text)
+                if stored
+                else 0
+            )
+            cut = len(todo) if inserted == len(stored) else _position(todo, stored[inserted])
+            done, todo = todo[:cut], todo[cut:]
             for event in done:
                 if event.ephemeral:
                     w.chunks.append(event)
             if done:
-                last = done[-1].seq
-                w.last_seq = last
-                if last // MARK_EVERY != (first - 1) // MARK_EVERY:
-                    await self._store.mark_seq(session_id, last)
+                w.last_seq = done[-1].seq
+                if w.last_seq > w.reserved and _crossed_mark(first, w.last_seq):
+                    await self._store.mark_seq(session_id, w.last_seq)
             if not todo:
                 return
+            if self._sole_writer:
+                # Claims ahead are safe only when no one else writes (EventLog's docstring).
+                logger.error(
+                    "another writer took seq %d of session %s's events, but this process_service"
+                    " is configured as the only replica: set replicas.process_service",
+                    todo[0].seq,
+                    session_id,
+                )
             w.last_seq = None  # another replica took the next id: re-read the last seq
         raise RuntimeError(f"event seqs of {session_id} kept being taken by other writers")
 
@@ -224,7 +297,9 @@ class EventLog:
             for event in batch:
                 yield event
 
-    async def subscribe_batches(self, session_id: str, since: int) -> AsyncIterator[list[Event]]:
+    async def subscribe_batches(
+        self, session_id: str, since: int
+    ) -> AsyncGenerator[list[Event], None]:
         """As `subscribe`, a list at a time: the replay, then what each wake-up finds queued."""
         sub = _Subscriber()
         self._subscribers.setdefault(session_id, set()).add(sub)
@@ -232,9 +307,13 @@ class EventLog:
             w = self._writer(session_id)
             # A write in flight has a seq but may not be readable yet; wait for it to land.
             await w.idle.wait()
-            if w.last_seq is None:
-                w.last_seq = await self._store.last_seq(session_id)
             current = w.last_seq
+            if current is None:
+                current = await self._store.last_seq(session_id)
+                if w.last_seq is None and not w.busy:
+                    # Only while no write began meanwhile: one that did reads it itself, and
+                    # a value older than its own would hand its seqs out again.
+                    w.last_seq, w.reserved = current, 0
             last = since
             replayed = await self.replay(session_id, since, current)
             for i in range(0, len(replayed), _BATCH):
@@ -299,3 +378,14 @@ class EventLog:
         for sid in quiet:
             del self._writers[sid]
         return len(quiet)
+
+
+def _crossed_mark(first: int, last: int) -> bool:
+    """Whether seqs first..last pass a multiple of MARK_EVERY (the stream document's bound is
+    raised then, so `ProcessStore.last_seq` probes a short way past it)."""
+    return last // MARK_EVERY != (first - 1) // MARK_EVERY
+
+
+def _position(events: list[Event], event: Event) -> int:
+    """The index of this very event (events compare by value, two may be equal)."""
+    return next(i for i, e in enumerate(events) if e is event)

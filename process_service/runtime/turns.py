@@ -6,7 +6,7 @@ from __future__ import annotations
 import logging
 from typing import Any
 
-from process_service.events.log import CHAT_APPENDED, NOTICE, PROGRESS, STREAM_CHUNK, EventLog
+from process_service.events.log import CHAT_APPENDED, NOTICE, PROGRESS, EventLog
 from process_service.models import TurnRef
 from process_service.process_model import ChatRecord, OutboxEntry, Process
 from process_service.runtime.fault_points import FaultPoint
@@ -119,16 +119,16 @@ class Turns:
         self._events.submit(ref.session_id, CHAT_APPENDED, _chat_event(record))
 
     def chunk(self, ref: TurnRef, role: ChatRole, chunk: str) -> None:
-        self._events.submit(
+        """Hands a stream chunk to the session's stream: at once when nothing of the session
+        is queued before it (EventLog.chunk), else in order with the next flush."""
+        self._events.chunk(
             ref.session_id,
-            STREAM_CHUNK,
             {
                 "think_process_id": ref.process_id,
                 "process_name": ref.process_name,
                 "role": role.value,
                 "chunk": chunk,
             },
-            ephemeral=True,
         )
 
     # `payload`: the engine's JSON, passed on to clients as it was sent.

@@ -400,9 +400,10 @@ class ProcessStore(ProcessTransitions):
     # ---- session events ----
 
     async def last_seq(self, session_id: str) -> int:
-        """The highest seq written for the session. The stream document holds a lower bound
-        (events.py raises it every MARK_EVERY seqs); the ids past it are probed a window at
-        a time until a window holds none."""
+        """The highest seq taken for the session: written, or claimed ahead in the stream
+        document by a sole writer (events/log.py). The document holds a lower bound (log.py
+        raises it every MARK_EVERY seqs, or a block ahead); the ids past it are probed a
+        window at a time until a window holds none."""
         doc = await self.streams.find_one({"_id": session_id})
         last = int(doc["seq"]) if doc else 0
         while True:
@@ -441,14 +442,16 @@ class ProcessStore(ProcessTransitions):
     ) -> bool:
         """Whether the session's stream holds an event that `match`es, looking from the newest
         seq back to the first one written before `since_ms`. A few windows for a recent event:
-        a redone turn asks it of its own chat messages (runtime/turns.py)."""
+        a redone turn asks it of its own chat messages (runtime/turns.py). A window may hold
+        nothing: seqs claimed ahead and never used (a restart's gap, events/log.py RESERVE),
+        or only chunks, which are not stored; the search goes on below it."""
         last = await self.last_seq(session_id)
         while last > 0:
             first = max(1, last - _PROBE + 1)
             window = await self.events_range(session_id, first, last)
             if any(match(e) for e in window):
                 return True
-            if not window or window[0].at_ms < since_ms:
+            if window and window[0].at_ms < since_ms:
                 return False
             last = first - 1
         return False

@@ -1,0 +1,169 @@
+"""Stream chunk seqs with one process_service replica (process_service/events/log.py,
+`sole_writer`): the writer claims a block of seqs ahead in the stream document and numbers
+chunks from memory, so a streamed answer costs no store command per chunk; a restarted replica
+numbers after every seq handed out, so a client that saw chunk N and resumes from N misses no
+persisted event. An EventLog on the real store, as process_service builds it; the store is
+wrapped only to count the commands the log sends through it."""
+
+from __future__ import annotations
+
+import asyncio
+import uuid
+from collections.abc import AsyncIterator
+from typing import Any
+
+from process_service.events.log import CHAT_APPENDED, RESERVE, EventLog
+from process_service.process_model import SessionEvent
+from process_service.store.process_store import ProcessStore
+from tests.harness import System
+from tests.lifecycle_support import store
+from vance.clock import SystemClock
+
+
+class _CountingStore(ProcessStore):
+    """The real ProcessStore, counting the writes an EventLog sends through it."""
+
+    def __init__(self, db: Any) -> None:  # the test's database handle
+        super().__init__(db)
+        self.inserts = 0
+        self.marks = 0
+
+    async def insert_events(self, events: list[SessionEvent], *, chunk_text: bool) -> int:
+        self.inserts += 1
+        return await super().insert_events(events, chunk_text=chunk_text)
+
+    async def mark_seq(self, session_id: str, seq: int) -> None:
+        self.marks += 1
+        await super().mark_seq(session_id, seq)
+
+
+def _log(db: Any) -> tuple[EventLog, _CountingStore]:
+    counting = _CountingStore(db)
+    return EventLog(counting, SystemClock(), chunk_window_s=600, sole_writer=True), counting
+
+
+def _chunk(text: str) -> dict[str, Any]:  # JSON: a stream chunk's data (runtime/turns.py)
+    return {"think_process_id": "p", "process_name": "chat", "role": "ASSISTANT", "chunk": text}
+
+
+async def _received(sub: AsyncIterator[list[SessionEvent]], n: int) -> list[SessionEvent]:
+    got: list[SessionEvent] = []
+    while len(got) < n:
+        got.extend(await asyncio.wait_for(anext(sub), 10))
+    return got
+
+
+async def test_a_sole_writers_chunks_cost_no_store_command_each_and_keep_their_order(
+    system: System,
+) -> None:
+    sid = f"sess_chk{uuid.uuid4().hex[:10]}"
+    async with store(system) as db:
+        log, counting = _log(db)
+        sub = log.subscribe_batches(sid, 0)
+        first = asyncio.ensure_future(anext(sub))
+        await asyncio.sleep(0)
+        # Turns as a worker reports them: a status event, chunks flushed one at a time, the
+        # answer's chat event. Enough of them to run through more than one claimed block.
+        turns, chunks = 12, 30
+        for t in range(turns):
+            await log.publish(sid, "progress", {"turn": t})
+            for i in range(chunks):
+                log.chunk(sid, _chunk(f"t{t}c{i} "))
+                await log.flush(sid)
+            await log.publish(sid, CHAT_APPENDED, {"turn": t})
+        total = turns * (chunks + 2)
+        got = list(await first) + await _received(sub, total - len(await first))
+        await sub.aclose()
+        seqs = [e.seq for e in got]
+        # Every event once, in the order it was pushed, with seqs rising.
+        assert seqs == sorted(set(seqs)) and len(seqs) == total
+        assert [e.data.get("chunk") for e in got if e.ephemeral] == [
+            f"t{t}c{i} " for t in range(turns) for i in range(chunks)
+        ]
+        # The chunks reached no store document; their seqs were claimed a block at a time.
+        stored = await db["session_events"].find({"session_id": sid}).to_list(None)
+        assert not [d for d in stored if d["ephemeral"]]
+        assert len(stored) == 2 * turns
+        assert counting.inserts == 2 * turns  # one per persisted event here, none per chunk
+        assert counting.marks <= total // RESERVE + 1
+        bound = await db["session_streams"].find_one({"_id": sid})
+        assert bound is not None and bound["seq"] >= max(seqs)
+
+
+async def test_a_chunk_goes_out_at_once_unless_an_event_is_queued_before_it(
+    system: System,
+) -> None:
+    sid = f"sess_cho{uuid.uuid4().hex[:10]}"
+    async with store(system) as db:
+        log, counting = _log(db)
+        log.chunk(sid, _chunk("a "))  # the session's first chunk claims a block
+        await log.flush(sid)
+        sub = log.subscribe_batches(sid, 0)
+        assert [e.data["chunk"] for e in await _received(sub, 1)] == ["a "]
+        writes = (counting.inserts, counting.marks)
+        # With nothing queued, a chunk reaches the subscriber with no flush and no write.
+        log.chunk(sid, _chunk("b "))
+        assert [e.data["chunk"] for e in await _received(sub, 1)] == ["b "]
+        assert (counting.inserts, counting.marks) == writes
+        # Behind a queued event it waits for the event's write, and its seq follows it.
+        queued = log.submit(sid, "progress", {"step": 1})
+        log.chunk(sid, _chunk("c "))
+        await log.flush(sid)
+        got = await _received(sub, 2)
+        await sub.aclose()
+        assert [(e.kind, e.seq) for e in got] == [
+            ("progress", await queued),
+            ("stream_chunk", got[0].seq + 1),
+        ]
+
+
+async def test_a_client_resuming_from_a_chunk_after_a_restart_misses_nothing(
+    system: System,
+) -> None:
+    sid = f"sess_chr{uuid.uuid4().hex[:10]}"
+    async with store(system) as db:
+        before, _ = _log(db)
+        asked = await before.publish(sid, CHAT_APPENDED, {"chat_message_id": "m1"})
+        for i in range(5):
+            before.chunk(sid, _chunk(f"c{i} "))
+        await before.flush(sid)
+        seen = [e.seq for e in await before.replay(sid, asked, asked + 5)]
+        assert seen == list(range(asked + 1, asked + 6))  # held in memory, within the window
+        last_chunk = seen[-1]
+
+        # process_service restarts: the chunks are gone with its memory, the claim is not.
+        # A redone turn first asks whether its message's event went out (runtime/turns.py):
+        # the search goes on below a window that holds only chunks and unused claimed seqs.
+        assert await ProcessStore(db).has_event_since(
+            sid, 0, lambda e: e.data.get("chat_message_id") == "m1"
+        )
+        after, _ = _log(db)
+        sub = after.subscribe_batches(sid, last_chunk)
+        pending = asyncio.ensure_future(anext(sub))
+        await asyncio.sleep(0)
+        answer = await after.publish(sid, CHAT_APPENDED, {"chat_message_id": "m2"})
+        assert answer > last_chunk
+        got = await asyncio.wait_for(pending, 10)
+        await sub.aclose()
+        assert [(e.seq, e.data["chat_message_id"]) for e in got] == [(answer, "m2")]
+        # From the start, a client gets both messages; the unused claimed seqs are a gap.
+        replayed = await after.read_stored(sid, 0, 0)
+        assert [e.data["chat_message_id"] for e in replayed] == ["m1", "m2"]
+
+
+async def test_a_chunk_riding_with_a_stored_event_claims_nothing_ahead(system: System) -> None:
+    """An answer that arrives whole rides with its commit: its one chunk is followed in the
+    same write by the answer's chat event, whose insert claims the seqs below it, so no block
+    is claimed ahead; a restarted replica still numbers after the chunk."""
+    sid = f"sess_chw{uuid.uuid4().hex[:10]}"
+    async with store(system) as db:
+        log, counting = _log(db)
+        await log.publish(sid, "progress", {"status": "RUNNING"})
+        log.chunk(sid, _chunk("the whole answer"))
+        answer = log.submit(sid, CHAT_APPENDED, {"chat_message_id": "m1"})
+        await log.flush(sid)
+        assert counting.marks == 0
+        chunk_seq = (await log.replay(sid, 0, await answer))[-2].seq
+        assert chunk_seq == await answer - 1
+        restarted, _ = _log(db)
+        assert await restarted.publish(sid, "progress", {"status": "IDLE"}) == await answer + 1
