@@ -104,6 +104,19 @@ async def _connect(system: System, **kw: Any) -> WsClient:
     return await WsClient(ws).start()
 
 
+async def _echo(client: WsClient, mark: str) -> dict[str, Any]:  # JSON: the frame as read
+    """The model's echo of the question carrying `mark` (the scripted model echoes it)."""
+    return await client.wait_for(
+        lambda f: (
+            f["type"] == "chat-message-appended"
+            and mark in f["data"]["content"][:40]
+            and f["data"]["role"] == "assistant"
+        ),
+        timeout=30,
+        what="the echo",
+    )
+
+
 async def test_large_messages_come_compressed_small_ones_plain(system: System) -> None:
     factory = _RecordingFactory()
     client = await _connect(system, compression=None, extensions=[factory])
@@ -112,15 +125,7 @@ async def test_large_messages_come_compressed_small_ones_plain(system: System) -
     # A question well over the threshold, and the model's echo of it: both large messages.
     content = f"big {m}" + " the same words again and again" * 80
     await client.ok("process-steer", {"processName": "chat", "content": content})
-    echo = await client.wait_for(
-        lambda f: (
-            f["type"] == "chat-message-appended"
-            and m in f["data"]["content"][:40]
-            and f["data"]["role"] == "assistant"
-        ),
-        timeout=30,
-        what="the echo",
-    )
+    echo = await _echo(client, m)
     assert echo["data"]["content"] == f"You said: {content}"  # read whole through the deflate
     compressed = [size for rsv1, size in factory.seen if rsv1]
     plain = [size for rsv1, size in factory.seen if not rsv1]
@@ -141,15 +146,7 @@ async def test_a_client_without_compression_reads_the_same_frames(system: System
     m = uuid.uuid4().hex[:8]
     content = f"plain {m} " + "x" * (2 * COMPRESS_MIN_BYTES)
     await client.ok("process-steer", {"processName": "chat", "content": content})
-    echo = await client.wait_for(
-        lambda f: (
-            f["type"] == "chat-message-appended"
-            and m in f["data"]["content"][:40]
-            and f["data"]["role"] == "assistant"
-        ),
-        timeout=30,
-        what="the echo",
-    )
+    echo = await _echo(client, m)
     assert echo["data"]["content"] == f"You said: {content}"
     seqs = [f["seq"] for f in client.frames if "seq" in f]
     assert seqs == sorted(seqs) and len(seqs) == len(set(seqs))
