@@ -35,5 +35,18 @@ async def system(
         yield system
 
 
+@pytest.fixture(scope="module")
+async def own_system(
+    tmp_path_factory: pytest.TempPathFactory,
+    llm: ThreadedScriptedLlm,
+    request: pytest.FixtureRequest,
+) -> AsyncIterator[System]:
+    """A system of the test module's own, for tests that kill, restart or stop its services
+    (the shared `system` must stay whole for every other module)."""
+    name = request.module.__name__.rsplit(".", 1)[-1]
+    async with running_system(tmp_path_factory.mktemp(name), llm) as system:
+        yield system
+
+
 # Browser fixtures (tests/browser_support.py): loaded here so any test module can use them.
 pytest_plugins = ["tests.browser_support"]

@@ -7,26 +7,17 @@ from __future__ import annotations
 
 import json
 import uuid
-from collections.abc import AsyncIterator, Callable
+from collections.abc import Callable
 from pathlib import Path
 
-import pytest
 from vance_client import ChatMessageAppended, Link
 
 from tests.client_support import sdk_client, terminal, vance_bin
-from tests.harness import System, eventually, running_system
+from tests.harness import System, eventually
 from tests.sessions_support import new_user
 from tests.test_arthur_flow import call
 from tests.test_client_terminal import _login
-from vance.testing.scripted_llm import Rule, ThreadedScriptedLlm
-
-
-@pytest.fixture(scope="module")
-async def own_system(
-    tmp_path_factory: pytest.TempPathFactory, llm: ThreadedScriptedLlm
-) -> AsyncIterator[System]:
-    async with running_system(tmp_path_factory.mktemp("reconnect"), llm) as system:
-        yield system
+from vance.testing.scripted_llm import Rule
 
 
 def _said(text: str) -> Callable[[ChatMessageAppended], bool]:

@@ -9,18 +9,15 @@ from __future__ import annotations
 
 import json
 import uuid
-from collections.abc import AsyncIterator
 
-import pytest
 import websockets
 
-from tests.harness import System, WsClient, eventually, running_system
+from tests.harness import System, WsClient, eventually
 from tests.lifecycle_support import get, now_ms, replica, store, wait_engine
 from tests.test_arthur_flow import assistant_says
 from vance.clock import ManualClock
 from vance.config import AutoRestartConfig
 from vance.internal.v1 import session_internal_pb2 as sipb
-from vance.testing.scripted_llm import ThreadedScriptedLlm
 from vance.v1 import common_pb2 as pb
 from vance.v1 import session_pb2 as spb
 
@@ -88,14 +85,6 @@ async def test_the_replica_taking_over_runs_the_auto_restart_pass(system: System
     await wait_engine(system, pid, "IDLE")
     chat = await system.process(pid)
     assert chat.last_suspend_cause == "FORCED"
-
-
-@pytest.fixture(scope="module")
-async def own_system(
-    tmp_path_factory: pytest.TempPathFactory, llm: ThreadedScriptedLlm
-) -> AsyncIterator[System]:
-    async with running_system(tmp_path_factory.mktemp("replica"), llm) as system:
-        yield system
 
 
 async def _connect(system: System, profile: str) -> WsClient:

@@ -7,23 +7,12 @@ stream goes on with fresh seqs that a resuming client sees once each."""
 from __future__ import annotations
 
 import uuid
-from collections.abc import AsyncIterator
 from typing import Any
 
-import pytest
-
-from tests.harness import System, WsClient, eventually, has_workers, running_system
-from vance.testing.scripted_llm import Rule, ThreadedScriptedLlm
+from tests.harness import System, WsClient, eventually, has_workers
+from vance.testing.scripted_llm import Rule
 from vance.v1 import common_pb2 as pb
 from vance.v1 import process_pb2 as ppb
-
-
-@pytest.fixture(scope="module")
-async def own_system(
-    tmp_path_factory: pytest.TempPathFactory, llm: ThreadedScriptedLlm
-) -> AsyncIterator[System]:
-    async with running_system(tmp_path_factory.mktemp("restart"), llm) as system:
-        yield system
 
 
 def _answers(client: WsClient, pid: str, m: str) -> list[dict[str, object]]:

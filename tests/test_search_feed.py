@@ -6,13 +6,10 @@ stored and indexes what was written while it was down, losing nothing."""
 from __future__ import annotations
 
 import time
-from collections.abc import AsyncIterator
 
-import pytest
-
-from tests.harness import System, eventually, running_system
+from tests.harness import System, eventually
 from tests.sessions_support import TENANT, ask, caller, chat_session, found, new_user, search, word
-from vance.testing.scripted_llm import Rule, ThreadedScriptedLlm
+from vance.testing.scripted_llm import Rule
 from vance.v1 import common_pb2 as pb
 from vance.v1 import process_pb2 as ppb
 from vance.v1 import session_pb2 as spb
@@ -32,14 +29,6 @@ async def test_a_stored_message_is_findable_within_a_second(system: System) -> N
     assert hit.conversation_match
     assert elapsed <= FINDABLE_WITHIN_S, f"found {elapsed:.2f}s after the answer was stored"
     await client.close()
-
-
-@pytest.fixture(scope="module")
-async def own_system(
-    tmp_path_factory: pytest.TempPathFactory, llm: ThreadedScriptedLlm
-) -> AsyncIterator[System]:
-    async with running_system(tmp_path_factory.mktemp("feed"), llm) as system:
-        yield system
 
 
 async def test_after_a_session_service_restart_the_feed_resumes_without_loss(

@@ -3,7 +3,6 @@ that only ever fills what no user has set."""
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
 from typing import Any
 
 import grpc
@@ -19,7 +18,7 @@ from session_service.search.session_metadata import (
 )
 from session_service.search.suggest import TOOL_NAME, parse_suggestion
 from session_service.store.session_store import SessionStore
-from tests.harness import System, eventually, running_system
+from tests.harness import System, eventually
 from tests.sessions_support import (
     SUGGEST,
     ask,
@@ -35,7 +34,7 @@ from vance.domain import ChatMessage, ChatRole
 from vance.errors import InvalidArgumentError
 from vance.llm import ModelReply, ToolCall
 from vance.store import connect
-from vance.testing.scripted_llm import Rule, ThreadedScriptedLlm
+from vance.testing.scripted_llm import Rule
 from vance.v1 import common_pb2 as cpb
 from vance.v1 import process_pb2 as ppb
 from vance.v1 import session_pb2 as spb
@@ -245,14 +244,6 @@ async def test_a_closed_session_keeps_its_metadata(system: System) -> None:
         await patch(system, sid, caller(owner), title="too late")
     assert refused.value.code() == grpc.StatusCode.FAILED_PRECONDITION
     assert ("vance-reason", "session_closed") in tuple(refused.value.trailing_metadata() or ())
-
-
-@pytest.fixture(scope="module")
-async def own_system(
-    tmp_path_factory: pytest.TempPathFactory, llm: ThreadedScriptedLlm
-) -> AsyncIterator[System]:
-    async with running_system(tmp_path_factory.mktemp("first-pair"), llm) as system:
-        yield system
 
 
 async def test_a_first_pair_split_by_a_session_service_restart_still_brings_its_suggestion(
