@@ -71,11 +71,12 @@ async def test_a_quiet_system_polls_the_store_neither_for_its_chat_feed_nor_for_
 ) -> None:
     """Two timers of an open system used to read the store whatever happened: the chat feed's
     end (process_service/events/chat_feed.py, two reads every half second while the feed was
-    quiet) and the token revocation refresh every service asks session_service for each
-    second (session_service/access/token_service.py, one read per caller). With one replica of
-    each, the writer of those records is the one answering, so neither reads while nothing
-    changes; what they answer still arrives at once: a message asked after the quiet spell is
-    findable, and a token revoked then is refused."""
+    quiet) and the token revocation refresh every service asks session_service for every two
+    seconds (session_service/access/token_service.py, one read per caller). With one replica
+    of each, the writer of those records is the one answering, so neither reads while nothing
+    changes (the revocations are re-read every RECONCILE_S, for a writer the configuration
+    does not know of); what they answer still arrives at once: a message asked after the quiet
+    spell is findable, and a token revoked then is refused."""
     system, trace = traced
     owner, token = await new_user(system)
     client, sid = await chat_session(system, token)
@@ -92,7 +93,9 @@ async def test_a_quiet_system_polls_the_store_neither_for_its_chat_feed_nor_for_
     token_reads = tokens_after.get("find token_revocations", 0) - tokens.get(
         "find token_revocations", 0
     )
-    assert token_reads == 0, f"{token_reads} revocation reads in {QUIET_DUMPS} s of quiet"
+    # At most the copy's re-read (RECONCILE_S, 10 s; the window is about 6 s): the refreshes of
+    # seven processes, one read each every two seconds, were about 20.
+    assert token_reads <= 1, f"{token_reads} revocation reads in {QUIET_DUMPS} s of quiet"
 
     second = word()
     await ask(system, client, "And the second gauge?", f"It reads {second}.")

@@ -8,13 +8,16 @@ keeps a snapshot of all records, refreshed from `ListTokenRevocationsSince` (van
 Every service asks every `auth.revocation_refresh_s` (a second), so the refresh is a steady
 cost of an open system whatever it does: three store reads a second with the shipped services.
 A sole session_service replica writes every record itself, so it keeps a copy of the records
-in memory (read once, then kept current by its own writes) and answers the refresh from it: no
-store read, and a revocation is in every answer from the moment its write returns. With several
-replicas another one may have written a record, so each refresh reads the store as before."""
+in memory (read once, then kept current by its own writes) and answers the refresh from it: a
+revocation is in every answer from the moment its write returns. A writer the configuration
+does not know of (the old pod of a rolling update, a replica started by hand) is caught by
+re-reading what changed every RECONCILE_S: one store read per RECONCILE_S instead of one per
+refresh of every process. With several replicas each refresh reads the store as before."""
 
 from __future__ import annotations
 
 import asyncio
+import time
 
 import grpc
 
@@ -23,8 +26,12 @@ from vance.clock import Clock
 from vance.errors import InvalidArgumentError, grpc_errors
 from vance.internal.v1 import tokens_internal_pb2 as tipb
 from vance.internal.v1 import tokens_internal_pb2_grpc
+from vance.revocations import OVERLAP_MS
 from vance.v1 import tokens_pb2 as tpb
 from vance.v1 import tokens_pb2_grpc
+
+# How often a sole replica's copy re-reads the records changed since its last read.
+RECONCILE_S = 10.0
 
 
 class TokenRevocationStore:
@@ -37,6 +44,8 @@ class TokenRevocationStore:
         self._copy: dict[str, Bson] | None = None  # _id -> record; None: not read yet
         self._load = asyncio.Lock()
         self._writes = 0  # this replica's writes so far: a load they overlapped is redone
+        self._read_ms = 0  # service clock at the copy's last store read
+        self._read_at = 0.0  # time.monotonic() then
 
     @staticmethod
     def _key(tenant: str, username: str) -> str:
@@ -98,10 +107,17 @@ class TokenRevocationStore:
             return [doc async for doc in self.docs.find(query)]
         async with self._load:
             while self._copy is None:
-                writes = self._writes
+                writes, read_ms = self._writes, self.clock.now_ms()
                 loaded = {str(doc["_id"]): doc async for doc in self.docs.find({})}
                 if writes == self._writes:  # else a write may have missed it: read again
                     self._copy = loaded
+                    self._read_ms, self._read_at = read_ms, time.monotonic()
+            if time.monotonic() - self._read_at >= RECONCILE_S:
+                read_ms = self.clock.now_ms()
+                query = {"updatedAtMs": {"$gte": self._read_ms - OVERLAP_MS}}
+                async for doc in self.docs.find(query):
+                    self._copy[str(doc["_id"])] = doc
+                self._read_ms, self._read_at = read_ms, time.monotonic()
         if since_ms <= 0:
             return list(self._copy.values())
         return [d for d in self._copy.values() if int(d.get("updatedAtMs", 0)) >= since_ms]
