@@ -157,7 +157,10 @@ class ReplyBuilder:
             await self._on_chunk(content)
 
     async def tool_delta(self, index: int, call_id: str, name: str, arguments: str) -> None:
-        slot, parts = self._calls.setdefault(index, ({"id": "", "name": ""}, []))
+        found = self._calls.get(index)
+        if found is None:
+            found = self._calls[index] = ({"id": "", "name": ""}, [])
+        slot, parts = found
         if call_id:
             slot["id"] = call_id
         if name:
