@@ -264,9 +264,11 @@ class _Structs:
     them value by value was the largest part of decoding an assignment (about 0.1-0.3 ms a
     turn, issue 28), where their bytes cost a few microseconds. The dicts are shared by the
     turns that bring the same Struct: a process's snapshot and parameters are read, never
-    changed, on this side (engines copy what they change, `ThinkEngineContext.settings`)."""
+    changed, on this side (engines copy what they change, `ThinkEngineContext.settings`).
+    A snapshot is its recipe's (the processes of one recipe share it), so a few dozen entries
+    serve a worker; past them it starts over rather than hold a recipe per process."""
 
-    _MAX = 256
+    _MAX = 64
 
     def __init__(self) -> None:
         self._held: dict[bytes, JsonObject] = {}
