@@ -123,7 +123,10 @@ class EventPublisher:
         self._due = False
         self._chunked = False  # whether this turn has streamed a chunk yet
 
-    async def chunk(self, text: str, role: ChatRole = ChatRole.ASSISTANT) -> None:
+    def chunk(self, text: str, role: ChatRole = ChatRole.ASSISTANT) -> None:
+        """A piece of the streamed answer. Synchronous (a ChunkSink may be, vance/llm_core.py):
+        it only appends and arms the flusher, so the model client hands every event of a socket
+        read over in one pass, with no coroutine per event (issue 28)."""
         if role is not self._role:
             self._close_chunk()
             self._role = role

@@ -9,6 +9,7 @@ loopback server here: each is a ModelCallError, never another exception."""
 from __future__ import annotations
 
 import asyncio
+import json
 import uuid
 from collections.abc import AsyncIterator
 from typing import Any
@@ -27,6 +28,7 @@ from vance.llm import (
     uses_direct_client,
     uses_litellm,
 )
+from vance.llm_http import UNREACHABLE
 from vance.llm_limits import LimitedClient
 from vance.testing.scripted_llm import Rule, ThreadedScriptedLlm
 
@@ -48,7 +50,15 @@ def _clients(config: LlmConfig) -> list[ModelClient]:
     return [LiteLLMClient(config), OpenAIClient(config)]
 
 
-async def _call(client: ModelClient, content: str) -> tuple[ModelReply, list[str]]:
+async def _call(
+    client: ModelClient,
+    content: str,
+    *,
+    sync: bool = False,
+    stream_args: dict[str, str] | None = None,
+) -> tuple[ModelReply, list[str]]:
+    """One call; its chunks through an async sink, or (`sync`) a synchronous one as the
+    worker's EventPublisher.chunk is."""
     chunks: list[str] = []
 
     async def sink(text: str) -> None:
@@ -58,7 +68,8 @@ async def _call(client: ModelClient, content: str) -> tuple[ModelReply, list[str
         tier="default:chat",
         messages=[{"role": "user", "content": content}],
         tools=[TOOL],
-        on_chunk=sink,
+        on_chunk=chunks.append if sync else sink,
+        stream_args=stream_args,
     )
     return reply, chunks
 
@@ -177,7 +188,12 @@ BROKEN_STREAMS: dict[str, tuple[bytes, bool]] = {
 @pytest.fixture
 async def raw_server() -> AsyncIterator[tuple[str, dict[str, bytes | bool | int]]]:
     """An OpenAI-compatible endpoint on loopback that answers 200 and then `body`."""
-    answer: dict[str, bytes | bool | int] = {"body": b"", "cut": False, "piece": 0}
+    answer: dict[str, bytes | bool | int] = {
+        "body": b"",
+        "cut": False,
+        "piece": 0,
+        "stall": False,
+    }
 
     async def serve(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         length = 0
@@ -196,7 +212,12 @@ async def raw_server() -> AsyncIterator[tuple[str, dict[str, bytes | bool | int]
             head += f"Content-Length: {len(body)}\r\nConnection: close\r\n\r\n".encode()
         piece = answer["piece"]
         assert isinstance(piece, int)
-        if not piece:
+        if answer.get("stall"):
+            # The head and the body, then nothing more until the client hangs up.
+            writer.write(head.replace(b"Content-Length", b"X-Ignored") + body)
+            await writer.drain()
+            await reader.read()
+        elif not piece:
             writer.write(head + body)
         else:
             # A few bytes per write, each sent before the next: the client reads the events
@@ -252,12 +273,78 @@ async def test_events_split_anywhere_with_crlf_comments_and_data_lines_read_whol
         b'"total_tokens": 5}}\r\n\r\n'
         b"data: [DONE]\r\n\r\n"
     )
+    config = LlmConfig(model="openai/x", api_base=base_url, timeout_s=30)
     for piece in (1, 3, 7, 0):
         answer["piece"] = piece
-        client = OpenAIClient(LlmConfig(model="openai/x", api_base=base_url, timeout_s=30))
-        try:
-            reply, chunks = await _call(client, "hello")
-        finally:
-            await client.aclose()
-        assert (reply.text, chunks, reply.finish_reason) == ("Hello", ["Hel", "lo"], "stop")
-        assert reply.usage.total_tokens == 5
+        for sync in (False, True):
+            # A synchronous sink through the limits' wrapper, as a worker's turn streams.
+            client: ModelClient = LimitedClient(OpenAIClient(config), config)
+            try:
+                reply, chunks = await _call(client, "hello", sync=sync)
+            finally:
+                await client.aclose()
+            assert (reply.text, chunks, reply.finish_reason) == ("Hello", ["Hel", "lo"], "stop")
+            assert reply.usage.total_tokens == 5
+
+
+async def test_a_stream_that_stalls_fails_after_the_calls_timeout(
+    raw_server: tuple[str, dict[str, bytes | bool | int]],
+) -> None:
+    """`llm.timeout_s` bounds the whole call (one asyncio.timeout around it, vance/llm_http.py):
+    a provider that begins its answer and then sends nothing more fails the call as one that
+    timed out, after about that long, not never."""
+    base_url, answer = raw_server
+    answer["body"], answer["stall"] = _sse(_GOOD), True
+    client = OpenAIClient(LlmConfig(model="openai/x", api_base=base_url, timeout_s=0.5))
+    loop = asyncio.get_running_loop()
+    started = loop.time()
+    try:
+        with pytest.raises(ModelCallError) as info:
+            await _call(client, "hello")
+    finally:
+        await client.aclose()
+    assert (info.value.status_code, info.value.detail) == (0, UNREACHABLE)
+    assert 0.4 <= loop.time() - started < 10
+
+
+def _respond_delta(arguments: str, *, first: bool = False) -> str:
+    call: dict[str, object] = {"index": 0, "function": {"arguments": arguments}}
+    if first:
+        call["id"] = "call_1"
+        call["function"] = {"name": "respond", "arguments": arguments}
+    return json.dumps({"choices": [{"index": 0, "delta": {"tool_calls": [call]}}]})
+
+
+async def test_a_streamed_message_goes_out_per_event_when_a_read_holds_many(
+    raw_server: tuple[str, dict[str, bytes | bool | int]],
+) -> None:
+    """The events of one socket read are handled in one pass (vance/llm_http.py `_read`): a
+    `respond` message written over several events still reaches the sink piece by piece, in
+    order, from a synchronous sink as from an async one, and the arguments parse whole."""
+    base_url, answer = raw_server
+    answer["body"] = _sse(
+        _respond_delta('{"message": "Hel', first=True),
+        _respond_delta('lo, \\"wor'),
+        _respond_delta('ld\\"", "awaiting_user_input": false}'),
+        '{"choices": [{"index": 0, "delta": {}, "finish_reason": "tool_calls"}]}',
+        "[DONE]",
+    )
+    config = LlmConfig(model="openai/x", api_base=base_url, timeout_s=30)
+    for piece in (0, 5):  # the whole stream in one read; then a few bytes per read
+        answer["piece"] = piece
+        for sync in (False, True):
+            client: ModelClient = LimitedClient(OpenAIClient(config), config)
+            try:
+                reply, chunks = await _call(
+                    client, "hello", sync=sync, stream_args={"respond": "message"}
+                )
+            finally:
+                await client.aclose()
+            assert "".join(chunks) == 'Hello, "world"'
+            if piece == 0:
+                assert chunks == ["Hel", 'lo, "wor', 'ld"']
+            assert reply.tool_calls[0].arguments == {
+                "message": 'Hello, "world"',
+                "awaiting_user_input": False,
+            }
+            assert reply.finish_reason == "tool_calls"

@@ -72,12 +72,12 @@ async def test_turns_whose_windows_end_together_send_in_one_step(recorder: Recor
     loop = asyncio.get_running_loop()
     a, b, c = (EventPublisher(f"turn-{n}", flusher) for n in "abc")
     for p in (a, b, c):
-        await p.chunk("first ")  # each turn's first chunk: its own short window
+        p.chunk("first ")  # each turn's first chunk: its own short window
     await recorder.until(3)
     recorder.sent.clear()
 
     started = loop.time()
-    await a.chunk("A")
+    a.chunk("A")
     # b's window ends within EARLY_S after a's: it goes with a's; c's ends later than that,
     # so it waits for its own.
     b.hold(ew.Progress("turn-b", "PLAN", {"n": 1}), CHUNK_WINDOW_S + EARLY_S / 2)
@@ -100,15 +100,15 @@ async def test_a_turns_chunks_coalesce_within_their_windows(recorder: Recorder) 
     loop = asyncio.get_running_loop()
     turn = EventPublisher("turn-1", flusher)
     started = loop.time()
-    await turn.chunk("Hel")
-    await turn.chunk("lo")
+    turn.chunk("Hel")
+    turn.chunk("lo")
     await recorder.until(1)
     assert _text(recorder.sent[0]) == "Hello"
     assert recorder.sent[0].at >= started + FIRST_CHUNK_WINDOW_S - FIRST_CHUNK_EARLY_S
 
     later = loop.time()
     for piece in (" wor", "ld", "!"):
-        await turn.chunk(piece)
+        turn.chunk(piece)
     await recorder.until(2)
     assert _text(recorder.sent[1]) == " world!"
     assert recorder.sent[1].at >= later + CHUNK_WINDOW_S - EARLY_S
@@ -118,11 +118,11 @@ async def test_what_the_commit_takes_is_never_sent_again(recorder: Recorder) -> 
     flusher = Flusher(recorder.send)
     turn = EventPublisher("turn-1", flusher)
     other = EventPublisher("turn-2", flusher)
-    await turn.chunk("Hello")
+    turn.chunk("Hello")
     turn.append("m1", ChatRole.ASSISTANT, "Hello.", None)
     taken = turn.take()  # the commit carries them
     assert [type(r) for r in taken] == [ew.Chunk, ew.ChatAppend]
-    await other.chunk("Bye")  # another turn's window still ends and sends
+    other.chunk("Bye")  # another turn's window still ends and sends
     await recorder.until(1)
     await asyncio.sleep(CHUNK_WINDOW_S * 2)
     assert [s.report for s in recorder.sent] == [ew.Chunk("turn-2", ChatRole.ASSISTANT, "Bye")]

@@ -257,16 +257,18 @@ class _Assembler:
             choice = chunk.choices[0]
             delta = choice.delta
             content = getattr(delta, "content", None)
-            if content:
-                await out.text(content)
+            if content and (pending := out.text(content)) is not None:
+                await pending
             for tc in getattr(delta, "tool_calls", None) or []:
                 fn = tc.function
-                await out.tool_delta(
+                pending = out.tool_delta(
                     tc.index or 0,
                     tc.id or "",
                     (fn.name if fn is not None else "") or "",
                     (fn.arguments if fn is not None else "") or "",
                 )
+                if pending is not None:
+                    await pending
             if choice.finish_reason:
                 out.reply.finish_reason = choice.finish_reason
         return out.build()
@@ -364,7 +366,7 @@ async def warm_up_clients(config: LlmConfig) -> None:
 
 
 async def _warm(client: ModelClient) -> None:
-    async def ignore(_: str) -> None:
+    def ignore(_: str) -> None:
         return None
 
     await client.complete(

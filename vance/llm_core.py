@@ -19,7 +19,10 @@ from vance.errors import FailedPreconditionError
 
 logger = logging.getLogger(__name__)
 
-ChunkSink = Callable[[str], Awaitable[None]]
+# Where a streamed reply's new text goes. A sink may be synchronous (returns None: the worker's
+# EventPublisher.chunk only appends and arms a timer), so the events of one socket read are
+# handled in one go with no coroutine per event; an async sink is awaited as before.
+ChunkSink = Callable[[str], Awaitable[None] | None]
 # Tool name -> the string argument of that tool that goes to on_chunk as the model writes it
 # (`respond`'s and Eddie's actions' `message`): real models answer through these tools, so
 # without it a user would see nothing until the whole call had arrived.
@@ -139,7 +142,11 @@ OPENAI_PREFIX = "openai/"
 class ReplyBuilder:
     """Joins a streamed reply: text parts go to on_chunk as they come; tool-call deltas are
     joined by index (and a streamed argument's new text goes to on_chunk too, see
-    `StreamedArgs`); the usage arrives in a last chunk without choices."""
+    `StreamedArgs`); the usage arrives in a last chunk without choices.
+
+    `text` and `tool_delta` are synchronous: they return what on_chunk returned (an awaitable
+    from an async sink, which the reader awaits, or None), so a reader handles every event of
+    a socket read without a coroutine per event (vance/llm_http.py, issue 28)."""
 
     def __init__(self, on_chunk: ChunkSink | None, stream_args: StreamedArgs | None = None) -> None:
         self.reply = ModelReply()
@@ -151,12 +158,15 @@ class ReplyBuilder:
         self._calls: dict[int, tuple[dict[str, str], list[str]]] = {}
         self._streams: dict[int, ArgumentStream] = {}
 
-    async def text(self, content: str) -> None:
+    def text(self, content: str) -> Awaitable[None] | None:
         self._text.append(content)
         if self._on_chunk is not None:
-            await self._on_chunk(content)
+            return self._on_chunk(content)
+        return None
 
-    async def tool_delta(self, index: int, call_id: str, name: str, arguments: str) -> None:
+    def tool_delta(
+        self, index: int, call_id: str, name: str, arguments: str
+    ) -> Awaitable[None] | None:
         found = self._calls.get(index)
         if found is None:
             found = self._calls[index] = ({"id": "", "name": ""}, [])
@@ -166,19 +176,20 @@ class ReplyBuilder:
         if name:
             slot["name"] = name
         if not arguments:
-            return
+            return None
         parts.append(arguments)
         if self._stream_args is None or self._on_chunk is None:
-            return
+            return None
         stream = self._streams.get(index)
         if stream is None:
             key = self._stream_args.get(slot["name"])
             if key is None:
-                return
+                return None
             stream = self._streams[index] = ArgumentStream(key)
         new = stream.feed(arguments)
         if new:
-            await self._on_chunk(new)
+            return self._on_chunk(new)
+        return None
 
     def usage(self, prompt: int, completion: int, total: int) -> None:
         self.reply.usage = Usage(prompt, completion, total)

@@ -10,8 +10,10 @@ replies, tool calls, usage and errors as litellm, and shows every way a stream c
 
 from __future__ import annotations
 
+import asyncio
 import json
-from typing import Any, TypeVar
+from collections.abc import Awaitable
+from typing import Any
 
 import aiohttp
 import orjson
@@ -34,7 +36,6 @@ from vance.observability.tracing import model_span
 OPENAI_API = "https://api.openai.com/v1"
 UNREACHABLE = "the model endpoint could not be reached or timed out"
 _DONE = b"[DONE]"
-_T = TypeVar("_T")
 
 
 class OpenAIClient:
@@ -56,8 +57,13 @@ class OpenAIClient:
         # Made on first use: a session belongs to the event loop that runs the calls.
         if self._session is None or self._session.closed:
             self._session = aiohttp.ClientSession(
-                timeout=aiohttp.ClientTimeout(total=self._config.timeout_s),
+                # No timeout of aiohttp's: `complete` bounds the whole call with one
+                # asyncio.timeout. aiohttp's total timeout enters and leaves a timer context
+                # of its own at every wait on the socket, a cost per read (issue 28).
+                timeout=aiohttp.ClientTimeout(total=None),
                 headers=self._headers,
+                # Not asked for: a compressed event stream costs a decompression per read.
+                skip_auto_headers=("Accept-Encoding",),
                 # As many connections as turns may wait on the provider (LlmConfig).
                 connector=aiohttp.TCPConnector(
                     limit=self._config.max_connections,
@@ -87,9 +93,12 @@ class OpenAIClient:
                 # The body is made in the call's argument, so nothing here holds it while the
                 # answer streams: aiohttp lets go of it once it is sent (a turn in flight holds
                 # its request for seconds at a hosted model's pace, issue 28).
-                async with self._client().post(
-                    self._url, data=self._body(model, messages, tools, temperature)
-                ) as response:
+                async with (
+                    asyncio.timeout(self._config.timeout_s),
+                    self._client().post(
+                        self._url, data=self._body(model, messages, tools, temperature)
+                    ) as response,
+                ):
                     if response.status >= 400:
                         raise ModelCallError(
                             response.status,
@@ -163,9 +172,13 @@ async def _read(response: aiohttp.ClientResponse, out: ReplyBuilder) -> ModelRep
 
     Read as the socket delivers them and split here: at a hosted model's pace each event comes
     in a read of its own, and a `readline` per line (two per event) through aiohttp's
-    StreamReader cost more than the event's own work (issue 28)."""
+    StreamReader cost more than the event's own work (issue 28). The complete events of a read
+    are handled in one synchronous pass (`_event`): the task wakes once per read, and a
+    synchronous sink (the worker's EventPublisher.chunk) costs no coroutine per event; what an
+    async sink returns is awaited after the pass, in order."""
     content = response.content
     rest = b""  # an event not yet ended by its blank line
+    pending: list[Awaitable[None]] = []
     while block := await content.readany():
         if rest:
             block = rest + block
@@ -176,11 +189,22 @@ async def _read(response: aiohttp.ClientResponse, out: ReplyBuilder) -> ModelRep
         rest = events.pop()
         if len(rest) > MAX_EVENT_BYTES:
             raise _Malformed(f"an event of more than {MAX_EVENT_BYTES} bytes")
-        for event in events:
-            if await _event(event, out):
-                return out.build()
+        try:
+            done = any(_event(event, out, pending) for event in events)
+        finally:
+            # What the read's events gave an async sink goes out, even when a later event
+            # of the read fails: the sink saw it before the failure, as without the pass.
+            for sent in pending:
+                await sent
+            pending.clear()
+        if done:
+            return out.build()
     if rest.strip():
-        await _event(rest, out)  # the last event, its blank line never sent
+        try:
+            _event(rest, out, pending)  # the last event, its blank line never sent
+        finally:
+            for sent in pending:
+                await sent
     return out.build()
 
 
@@ -198,14 +222,13 @@ class _Malformed(ValueError):
     """A chunk whose JSON is not shaped as a chat-completion chunk."""
 
 
-def _shaped(value: object, kind: type[_T], what: str) -> _T:
-    if not isinstance(value, kind):
-        raise _Malformed(f"{what} is {type(value).__name__}, not {kind.__name__}")
-    return value
+def _wrong(value: object, kind: type, what: str) -> _Malformed:
+    return _Malformed(f"{what} is {type(value).__name__}, not {kind.__name__}")
 
 
-async def _event(event: bytes, out: ReplyBuilder) -> bool:
-    """Feeds one event; True at the end of the stream."""
+def _event(event: bytes, out: ReplyBuilder, pending: list[Awaitable[None]]) -> bool:
+    """Feeds one event; True at the end of the stream. What an async sink returns goes to
+    `pending`, for the reader to await."""
     payload = _data(event)
     if not payload:
         return False  # a comment, another field, or blank lines between events
@@ -226,26 +249,54 @@ async def _event(event: bytes, out: ReplyBuilder) -> bool:
             int(usage.get("completion_tokens") or 0),
             int(usage.get("total_tokens") or 0),
         )
-    choices = _shaped(chunk.get("choices") or [], list, "choices")
+    # The shape checks inline, each a type test on the way (a helper call per field was a
+    # good part of an event's cost); a value of the wrong shape fails as _Malformed.
+    choices = chunk.get("choices")
     if not choices:
         return False
-    choice = _shaped(choices[0], dict, "a choice")
-    delta = _shaped(choice.get("delta") or {}, dict, "a delta")
-    content = delta.get("content")
-    if content:
-        await out.text(str(content))
-    for tc in _shaped(delta.get("tool_calls") or [], list, "tool_calls"):
-        tc = _shaped(tc, dict, "a tool call")
-        fn = _shaped(tc.get("function") or {}, dict, "a function")
-        await out.tool_delta(
-            int(tc.get("index") or 0),
-            str(tc.get("id") or ""),
-            str(fn.get("name") or ""),
-            str(fn.get("arguments") or ""),
-        )
+    if type(choices) is not list:
+        raise _wrong(choices, list, "choices")
+    choice = choices[0]
+    if type(choice) is not dict:
+        raise _wrong(choice, dict, "a choice")
+    delta = choice.get("delta")
+    if delta:
+        if type(delta) is not dict:
+            raise _wrong(delta, dict, "a delta")
+        content = delta.get("content")
+        if content and (sent := out.text(str(content))) is not None:
+            pending.append(sent)
+        calls = delta.get("tool_calls")
+        if calls:
+            if type(calls) is not list:
+                raise _wrong(calls, list, "tool_calls")
+            for tc in calls:
+                if type(tc) is not dict:
+                    raise _wrong(tc, dict, "a tool call")
+                fn = tc.get("function") or _NONE
+                if type(fn) is not dict:
+                    raise _wrong(fn, dict, "a function")
+                sent = out.tool_delta(
+                    int(tc.get("index") or 0),
+                    _text(tc.get("id")),
+                    _text(fn.get("name")),
+                    _text(fn.get("arguments")),
+                )
+                if sent is not None:
+                    pending.append(sent)
     if choice.get("finish_reason"):
         out.reply.finish_reason = str(choice["finish_reason"])
     return False
+
+
+_NONE: dict[str, Any] = {}
+
+
+def _text(value: object) -> str:
+    """A string field of a delta as a string ("" when absent or empty)."""
+    if type(value) is str:
+        return value
+    return str(value) if value else ""
 
 
 async def _error_text(response: aiohttp.ClientResponse) -> str:

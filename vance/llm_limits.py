@@ -23,6 +23,7 @@ import contextlib
 import json
 import random
 import time
+from collections.abc import Awaitable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -118,11 +119,12 @@ class LimitedClient:
         state = self._state(model)
         streamed = False
 
-        async def sink(text: str) -> None:
+        def sink(text: str) -> Awaitable[None] | None:
+            # Synchronous, so a synchronous on_chunk stays one (ChunkSink).
             nonlocal streamed
             streamed = True
             assert on_chunk is not None
-            await on_chunk(text)
+            return on_chunk(text)
 
         estimate = 0
         if state.tokens is not None:
