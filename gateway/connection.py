@@ -10,7 +10,6 @@ import logging
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
-import grpc
 from fastapi import WebSocket, WebSocketDisconnect
 
 from gateway.auth import Principal
@@ -20,15 +19,12 @@ from gateway.session_events import MergedEvents
 from vance import PROTOCOL_VERSION, __version__
 from vance.ids import new_id
 from vance.v1 import common_pb2 as pb
-from vance.v1 import process_pb2 as ppb
 
 if TYPE_CHECKING:
     from gateway.bind_rounds import BindRounds
     from gateway.client_tools import ClientToolHub
 
 logger = logging.getLogger(__name__)
-
-_RESUBSCRIBE_BACKOFF_S = 0.2
 
 
 class Connection:
@@ -119,26 +115,21 @@ class Connection:
         self.bind_used = False
 
     async def _pump_events(self, session_id: str) -> None:
-        """Follows the session's event stream; after a broken stream (process_service restart)
-        it resubscribes from the last seq it delivered, so the client misses nothing. With
-        several process_service replicas it follows each and merges them (session_events.py)."""
+        """Follows the session's events on the gateway's event feed (gateway/event_feed.py,
+        which resumes from the last seq received after a broken stream, so the client misses
+        nothing). With several process_service replicas it follows each and merges them
+        (session_events.py)."""
         try:
-            if self.clients.process_replicas:
+            if self.clients.event_feed is None:
                 await self._follow_replicas(session_id)  # until cancelled or the client left
                 return
-            while True:
-                try:
-                    call = self.clients.processes.SubscribeSessionBatches(
-                        ppb.SubscribeSessionRequest(session_id=session_id, since_seq=self.last_seq)
-                    )
-                    async for batch in call:
-                        for event in batch.events:
-                            await self._relay(session_id, event)
-                except grpc.aio.AioRpcError as exc:
-                    logger.info(
-                        "event stream of %s broke (%s); resubscribing", session_id, exc.code().name
-                    )
-                await asyncio.sleep(_RESUBSCRIBE_BACKOFF_S)
+            follow = self.clients.event_feed.follow(session_id, self.last_seq)
+            try:
+                while True:
+                    for event in await follow.next():
+                        await self._relay(session_id, event)
+            finally:
+                follow.close()
         except (WebSocketDisconnect, RuntimeError) as exc:
             # The client is gone (starlette raises RuntimeError once the socket is closed);
             # the frame loop sees the disconnect too and releases the bind.
