@@ -37,7 +37,7 @@ from tests.client_support import sdk_client
 from tests.eddie_support import act
 from tests.harness import System, eventually
 from tests.sessions_support import new_user
-from tests.test_arthur_flow import child_asks
+from tests.test_arthur_flow import call, child_asks
 from vance.testing.scripted_llm import Rule
 
 
@@ -91,6 +91,14 @@ async def test_frames_of_a_turn_with_a_child_and_every_process_request(system: S
         assert {"chat", "counter"} <= set(names)
         last = await c.messages(limit=1)
         assert len(last) == 1 and last[0].role == "assistant"
+        # The counter asks again: a child that answered plainly would finish (DONE), and the
+        # pause, resume and stop below would race its end.
+        system.script(
+            Rule(
+                match_last=f"shelf 3 {m}",
+                tool_calls=[call("respond", message=f"Which row? {m}", awaiting_user_input=True)],
+            )
+        )
         cmd = await c.command("steer", {"target": "counter", "content": f"shelf 3 {m}"})
         assert cmd.outcome in ("STARTED", "QUEUED") and cmd.message_id
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import signal
 import time
 from collections.abc import AsyncIterator
 from typing import Any
@@ -221,6 +222,55 @@ async def short_lease(
     env = {"VANCE_REPLICA_LEASE_MS": "5000", "VANCE_WORKER_SLOTS": "8"}
     async with running_system(tmp_path_factory.mktemp("lease"), llm, extra_env=env) as system:
         yield system
+
+
+async def test_a_session_service_stalled_for_most_of_the_lease_costs_the_gateway_nothing(
+    short_lease: System,
+) -> None:
+    """The renewal that falls into the stall times out; the next is tried within a second,
+    not a third of a lease later, and gets through once session_service runs again."""
+    system = short_lease
+    user = StreamUser(system, home=0)
+    await user.say(f"[{user.tag}-1]")
+    client = user._client
+    assert client is not None
+
+    async def lease() -> dict[str, Any] | None:
+        async with store(system) as db:
+            doc: dict[str, Any] | None = await db["replica_leases"].find_one(
+                {"sessions.s": user.session_id}
+            )
+        return doc
+
+    before = await eventually(lease, what="the replica's lease lists the session")
+    last = (await lease() or before)["lease_until_ms"]
+
+    async def renewed() -> bool:
+        doc = await lease()
+        return doc is not None and doc["lease_until_ms"] != last
+
+    # Right after a renewal, stop session_service for 3.5 s of the 5 s lease: the renewal due
+    # 1.7 s later waits its whole 1.7 s and fails, and a third of a lease after that the lease
+    # would be gone; the retry 0.25 s after the failure is answered once it runs again.
+    await eventually(renewed, what="a renewal", timeout=30)
+    system.supervisor.kill("session_service", signal.SIGSTOP)
+    try:
+        await asyncio.sleep(3.5)  # the stall itself, not a wait for something
+    finally:
+        system.supervisor.kill("session_service", signal.SIGCONT)
+    stall_end_ms = now_ms()
+
+    async def renewed_after_the_stall() -> bool:
+        # A renewal before the stall reaches at most 1.5 s past its end; one after it, 5 s.
+        async with store(system) as db:
+            doc = await db["replica_leases"].find_one({"_id": before["_id"]})
+        return doc is not None and doc["lease_until_ms"] > stall_end_ms + 2500
+
+    await eventually(renewed_after_the_stall, what="the same lease renewed", timeout=15)
+    assert not client.closed.is_set()
+    await user.say(f"[{user.tag}-2]")
+    assert user._client is client and not client.closed.is_set()
+    assert user.answered == [f"[{user.tag}-1]", f"[{user.tag}-2]"]
 
 
 async def test_a_gateway_that_lost_its_lease_stops_acting_and_rejoins(
