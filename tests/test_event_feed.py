@@ -11,9 +11,13 @@ import uuid
 from collections.abc import Callable
 from typing import Any
 
+import grpc
+import pytest
+
 from gateway.event_feed import EventFeed, Follow
 from tests.harness import System, WsClient, eventually, has_workers
 from vance.internal.v1 import process_internal_pb2 as pipb
+from vance.internal.v1 import process_internal_pb2_grpc
 from vance.protoutil import dict_to_struct
 from vance.testing.scripted_llm import Rule
 from vance.v1 import common_pb2 as pb
@@ -120,6 +124,26 @@ async def test_a_socket_dropped_mid_answer_resumes_from_its_last_seq(system: Sys
     assert len(_answers(resumed, pid, answer)) == 1
     await resumed.close()
     await everything.close()
+
+
+async def test_a_user_token_cannot_follow_sessions(system: System) -> None:
+    """The stream names any session: it is for the gateway's service credentials only."""
+    token = await system.login()
+    channel = grpc.aio.insecure_channel(system.config.address("process_service"))
+    try:
+        stub = process_internal_pb2_grpc.ProcessInternalServiceStub(channel)
+        request = pipb.FollowSessionsRequest(
+            add=[pipb.SessionFollow(key=1, session_id="s-someone-else", since_seq=0)]
+        )
+        call = stub.FollowSessions(
+            iter([request]), metadata=(("authorization", f"Bearer {token}"),)
+        )
+        with pytest.raises(grpc.aio.AioRpcError) as refused:
+            async for _ in call:
+                pass
+        assert refused.value.code() == grpc.StatusCode.PERMISSION_DENIED
+    finally:
+        await channel.close()
 
 
 async def _read(follow: Follow, want: int, out: list[pb.SessionEvent]) -> None:

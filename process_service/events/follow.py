@@ -125,13 +125,16 @@ class FollowStream:
         if f.ended:
             return
         logger.info("follow of %s ended: %s", f.session_id, reason)
-        f.ended = True
+        f.ended = True  # takes no more events from now on
         f.held = []
-        self._detach(f)
-        self._follows.pop(f.key, None)
-        self._outbox.pop(f.key, None)
-        self._ended[f.key] = reason
-        self._ready.set()
+        # Called from the EventLog's hand-out (`push`/`put`), which walks the session's
+        # subscribers: leave them once it is done.
+        asyncio.get_running_loop().call_soon(self._detach, f)
+        if self._follows.get(f.key) is f:
+            del self._follows[f.key]
+            self._outbox.pop(f.key, None)
+            self._ended[f.key] = reason
+            self._ready.set()
 
     def _detach(self, f: _Follow) -> None:
         f.ended = True
