@@ -16,6 +16,7 @@ from gateway.auth import Principal
 from gateway.clients import Clients
 from gateway.frames import encode_frame, event_text, frame
 from gateway.session_events import MergedEvents
+from gateway.ws_transport import DIRECT_SEND
 from vance import PROTOCOL_VERSION, __version__
 from vance.ids import new_id
 from vance.v1 import common_pb2 as pb
@@ -72,6 +73,8 @@ class Connection:
         self.close_after_reply: tuple[int, str] | None = None
         self.closed = False
         self._send_lock = asyncio.Lock()
+        # The protocol's direct send (gateway/ws_transport.py), for pushed events.
+        self._direct: Callable[[str], bool] | None = ws.scope.get("extensions", {}).get(DIRECT_SEND)
         self._pump: asyncio.Task[None] | None = None
         # The tools this socket's client hosts (gateway/client_tools.py); they belong to the
         # bound session, so leaving it drops them.
@@ -84,6 +87,15 @@ class Connection:
         """A frame already encoded (gateway/frames.py)."""
         async with self._send_lock:
             await self.ws.send_text(text)
+
+    async def push_text(self, text: str) -> None:
+        """A pushed event's frame: queued on the socket directly when it can take it now and
+        no other send is under way (which keeps frames in the order they were sent), else as
+        `send_text`."""
+        direct = self._direct
+        if direct is not None and not self._send_lock.locked() and direct(text):
+            return
+        await self.send_text(text)
 
     async def close(self, code: int, reason: str) -> None:
         self.closed = True
@@ -160,7 +172,7 @@ class Connection:
         except ValueError as exc:  # a kind this gateway does not know yet
             logger.warning("event %s of %s skipped: %s", event.seq, session_id, exc)
         else:
-            await self.send_text(rendered)
+            await self.push_text(rendered)
         self.last_seq = event.seq
 
     async def welcome(self) -> None:

@@ -132,12 +132,9 @@ async def test_a_user_token_cannot_follow_sessions(system: System) -> None:
     channel = grpc.aio.insecure_channel(system.config.address("process_service"))
     try:
         stub = process_internal_pb2_grpc.ProcessInternalServiceStub(channel)
-        request = pipb.FollowSessionsRequest(
-            add=[pipb.SessionFollow(key=1, session_id="s-someone-else", since_seq=0)]
-        )
-        call = stub.FollowSessions(
-            iter([request]), metadata=(("authorization", f"Bearer {token}"),)
-        )
+        # No request is written: the refusal comes before the server reads any (a request
+        # written meanwhile would race it and fail on the client's side instead).
+        call = stub.FollowSessions(metadata=(("authorization", f"Bearer {token}"),))
         with pytest.raises(grpc.aio.AioRpcError) as refused:
             async for _ in call:
                 pass
