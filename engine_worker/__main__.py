@@ -25,6 +25,7 @@ from vance.llm import (
     warm_up_clients,
 )
 from vance.logsetup import setup_logging
+from vance.memdebug import interval_from_env, report_growth
 from vance.observability.setup import start_observability
 from vance.server import run_main, wait_for_signal
 from vance.v1 import session_pb2_grpc
@@ -81,10 +82,14 @@ async def serve() -> None:
             health = tg.create_task(
                 WorkerHealth(worker, config.grpc_host, config.worker.health_port).run()
             )
+        memdebug_s = interval_from_env()  # VANCE_DEBUG_TRACEMALLOC (vance/memdebug.py)
+        memdebug = tg.create_task(report_growth(memdebug_s)) if memdebug_s else None
         logger.info("worker %s runs engines %s", worker.worker_id, registry.names())
         await wait_for_signal()
         if health is not None:
             health.cancel()  # NOT_SERVING while it drains: no probe counts it as ready
+        if memdebug is not None:
+            memdebug.cancel()
         # Drains: running turns finish (bounded), then run() returns and the group ends.
         await asyncio.gather(*(w.shutdown() for w in workers))
     await llm.aclose()

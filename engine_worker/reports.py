@@ -58,7 +58,11 @@ class Flusher:
         self._ends: list[tuple[float, int, EventPublisher]] = []
         self._starts: list[tuple[float, int, EventPublisher]] = []
         self._tokens = itertools.count()
-        self._timer: asyncio.TimerHandle | None = None
+        # The armed timer and when it fires. Kept apart from the handle: uvloop's call_at
+        # returns a plain Handle (no `when()`) for a time already past, which `_fire` asks for
+        # when the next window ends while it still runs (a busy loop).
+        self._timer: asyncio.Handle | None = None
+        self._timer_at = 0.0
 
     def arm(self, publisher: EventPublisher, window_s: float, early_s: float = EARLY_S) -> None:
         """The publisher's held reports go out within window_s at the latest (sooner if it is
@@ -74,10 +78,10 @@ class Flusher:
         heapq.heappush(self._ends, (end, token, publisher))
         heapq.heappush(self._starts, (end - early_s, token, publisher))
         if self._timer is not None:
-            if self._timer.when() <= end:
+            if self._timer_at <= end:
                 return
             self._timer.cancel()
-        self._timer = loop.call_at(end, self._fire)
+        self._timer, self._timer_at = loop.call_at(end, self._fire), end
 
     @staticmethod
     def disarm(publisher: EventPublisher) -> None:
@@ -97,7 +101,8 @@ class Flusher:
         while ends and (ends[0][0] <= now or ends[0][2].token != ends[0][1]):
             heapq.heappop(ends)
         if ends:
-            self._timer = loop.call_at(ends[0][0], self._fire)
+            self._timer_at = ends[0][0]
+            self._timer = loop.call_at(self._timer_at, self._fire)
 
 
 class EventPublisher:

@@ -161,7 +161,8 @@ async def create_server(
     client, db = connect(config)
     hot = hot_commands(config, db)
     store = ProcessStore(db, hot)
-    chat_feed = ChatFeed(db, clock)
+    # One replica writes every page itself: its reader waits for them instead of polling.
+    chat_feed = ChatFeed(db, clock, poll_s=0.5 if replicated(config) else None)
     events = EventLog(
         store,
         clock,

@@ -98,7 +98,10 @@ async def create_server(
     home = Home(store, sessions, lifecycle.binding, clock)
     await home.ensure_all()  # at boot: every user's hub (session_service/hub/home.py)
     inbox = UserInbox(db, clock, home, processes.stub, processes.internal)
-    revocations = TokenRevocationStore(db, clock)
+    # One replica writes every revocation itself: it answers the refreshes from memory.
+    revocations = TokenRevocationStore(
+        db, clock, sole_writer=config.replica_count("session_service") <= 1
+    )
     host = GrpcHost(
         [SERVICE_NAME, INTERNAL_SERVICE_NAME, TOKEN_SERVICE_NAME, TOKEN_INTERNAL_SERVICE_NAME],
         config,

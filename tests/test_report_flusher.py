@@ -14,6 +14,7 @@ from collections.abc import AsyncIterator
 from dataclasses import dataclass
 
 import pytest
+import uvloop
 
 from engine_worker import protocol as ew
 from engine_worker.reports import (
@@ -125,3 +126,44 @@ async def test_what_the_commit_takes_is_never_sent_again(recorder: Recorder) -> 
     await recorder.until(1)
     await asyncio.sleep(CHUNK_WINDOW_S * 2)
     assert [s.report for s in recorder.sent] == [ew.Chunk("turn-2", ChatRole.ASSISTANT, "Bye")]
+
+
+def test_a_flush_that_outlasts_the_next_window_keeps_the_clock_running() -> None:
+    """Under uvloop (the services' loop), a timer set for a time already past is a plain
+    Handle without `when()`. When sending one turn's reports takes longer than the gap to the
+    next turn's window (a busy worker), the flusher's next timer is such a one, and a turn
+    that reports in the loop's next step (a model's chunk arriving) arms the flusher while it
+    stands: that must work, and every report still go out (it failed the turn before)."""
+
+    async def scenario() -> tuple[list[str], list[BaseException]]:
+        loop = asyncio.get_running_loop()
+        sent: list[str] = []
+        errors: list[BaseException] = []
+
+        def report_c() -> None:
+            try:
+                c.hold(ew.Progress("turn-c", "PLAN", {}), CHUNK_WINDOW_S)
+            except Exception as exc:
+                errors.append(exc)
+
+        def send(report: ew.ToServer) -> None:
+            assert isinstance(report, ew.Progress)
+            sent.append(report.turn_id)
+            if report.turn_id == "turn-a":
+                # A busy send: the loop's clock passes turn-b's window before it returns, and
+                # turn-c reports in the next step.
+                busy_until = loop.time() + 0.03
+                while loop.time() < busy_until:
+                    pass
+                loop.call_soon(report_c)
+
+        flusher = Flusher(send)
+        a, b, c = (EventPublisher(f"turn-{n}", flusher) for n in "abc")
+        a.hold(ew.Progress("turn-a", "PLAN", {}), 0.01)
+        b.hold(ew.Progress("turn-b", "PLAN", {}), 0.01 + 2 * EARLY_S)
+        await eventually(lambda: len(sent) == 3 or bool(errors), interval=0.001, what="all sent")
+        return sent, errors
+
+    sent, errors = uvloop.run(scenario())
+    assert errors == []
+    assert sent == ["turn-a", "turn-b", "turn-c"]

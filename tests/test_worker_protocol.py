@@ -8,16 +8,19 @@ tests/test_chat_history_turns.py) run the same messages over a real stream."""
 
 from __future__ import annotations
 
+import tracemalloc
+
 import pytest
 
 from engine_worker import protocol as ew
+from engine_worker.chat_held import ChatHeld
 from process_service.models import TurnRef
 from process_service.process_model import ChatRecord, Process
 from process_service.runtime import worker_protocol as ps
 from process_service.runtime.chat_held import HELD_MAX, ChatHolders, TurnChat
 from process_service.store.documents import chat_from_doc, process_from_doc
 from vance.chat_ids import chat_message_id, turn_message_id
-from vance.domain import ChatRole, CloseReason, LifecycleCall, ProcessStatus
+from vance.domain import ChatMessage, ChatRole, CloseReason, LifecycleCall, ProcessStatus
 from vance.internal.v1 import worker_pb2 as wkpb
 
 
@@ -275,3 +278,42 @@ def test_a_worker_holds_at_most_as_many_processes_as_it_keeps() -> None:
         holders.acked("w1", f"p{i}", 1)
     assert holders.holder("p0") is None and holders.holder("p4") is None
     assert holders.holder("p5") == "w1" and holders.holder(f"p{HELD_MAX + 4}") == "w1"
+
+
+def test_every_turn_of_a_process_reads_its_recipe_and_params_alike() -> None:
+    # The worker reads a process's Structs once per distinct content and shares the dicts.
+    first, second = (_to_worker(ps.Assign(_ref(TurnChat()))) for _ in range(2))
+    assert isinstance(first, ew.Assignment) and isinstance(second, ew.Assignment)
+    assert first.process == second.process
+    assert second.process.params == {"historyLimit": 10}
+
+
+def test_held_chat_reads_as_it_came_in_a_third_of_the_memory() -> None:
+    def message(n: int) -> ChatMessage:
+        return ChatMessage(
+            id=chat_message_id("proc_088c70926bb8c6d65fd29f86", n),
+            session_id="sess_0mx5n19114iozcrdmwt",
+            think_process_id="proc_088c70926bb8c6d65fd29f86",
+            process_name="chat",
+            role=ChatRole.ASSISTANT,
+            content=f"answer {n}",
+            created_at_ms=1_000 + n,
+            meta={},
+        )
+
+    expected = [message(n).model_dump(exclude_unset=True) for n in range(1, 501)]
+    tracemalloc.start()
+    try:
+        before = tracemalloc.take_snapshot()
+        held = ChatHeld()
+        held.put("proc_088c70926bb8c6d65fd29f86", 500, [message(n) for n in range(1, 501)])
+        grown = sum(s.size_diff for s in tracemalloc.take_snapshot().compare_to(before, "filename"))
+    finally:
+        tracemalloc.stop()
+    # A pydantic ChatMessage as read costs about 1.5 KB before its content; held, about 0.6.
+    assert grown / 500 < 800
+    got = held.get("proc_088c70926bb8c6d65fd29f86", 500)
+    assert got is not None
+    assert [m.model_dump(exclude_unset=True) for m in got] == expected
+    got[0].content = "edited"  # held messages stay ordinary models
+    assert got[0].content == "edited" and got[1].content == "answer 2"

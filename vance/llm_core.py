@@ -157,7 +157,10 @@ class ReplyBuilder:
             await self._on_chunk(content)
 
     async def tool_delta(self, index: int, call_id: str, name: str, arguments: str) -> None:
-        slot, parts = self._calls.setdefault(index, ({"id": "", "name": ""}, []))
+        found = self._calls.get(index)
+        if found is None:
+            found = self._calls[index] = ({"id": "", "name": ""}, [])
+        slot, parts = found
         if call_id:
             slot["id"] = call_id
         if name:
@@ -297,8 +300,14 @@ def parse_arguments(raw: str) -> dict[str, Any]:
     if not raw.strip():
         return {}
     try:
-        parsed = json.loads(raw)
-    except json.JSONDecodeError:
-        logger.warning("model sent tool arguments that are not JSON")
-        return {"_invalid_json": raw}
+        # jiter: the values json.loads reads (big integers, NaN) at a tenth of its time, once
+        # per tool call; what jiter refuses json.loads gets to read as before (a lone
+        # surrogate escape), so only what neither reads is not JSON.
+        parsed = jiter.from_json(raw.encode())
+    except ValueError:
+        try:
+            parsed = json.loads(raw)
+        except json.JSONDecodeError:
+            logger.warning("model sent tool arguments that are not JSON")
+            return {"_invalid_json": raw}
     return parsed if isinstance(parsed, dict) else {"value": parsed}

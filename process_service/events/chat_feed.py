@@ -15,11 +15,14 @@ raised every MARK_EVERY pages, from which the end is found by probing forward (a
 `_id`, docs/architecture.md "Store access").
 
 Reading. Pages after the reader's position come from a ring of recently written pages when
-held, else from the store; at the end the reader waits for this replica's next page, or
-`poll_s` for another replica's.
+held, else from the store; at the end the reader waits for this replica's next page, and with
+replicas (`poll_s`) looks in the store every `poll_s` for another replica's. A sole replica
+(`poll_s=None`) writes every page itself, so its reader reads nothing while the feed is quiet:
+an idle system costs the store no reads here (it polled 4 reads a second before).
 
 Trimming and deleting. The reader acknowledges what it has indexed (`AckChatFeed`, about once
-a second); the pages up to there are deleted, and the `end` document keeps how far (`trimmed`).
+a second); once TRIM_EVERY pages are acknowledged, the pages up to there are deleted, and the
+`end` document keeps how far (`trimmed`).
 A hard delete of a session (`DeleteSessionData`) scrubs its messages from the pages not yet
 trimmed, from the ring and from what is gathered, so nothing of a deleted session stays here.
 
@@ -53,6 +56,7 @@ logger = logging.getLogger(__name__)
 
 END_ID = "end"
 MARK_EVERY = 32
+TRIM_EVERY = 32  # acknowledged pages are deleted once this many are due
 PAGE_MESSAGES = 500  # at most this many messages in one page
 _PROBE = 64
 _RING = 256
@@ -80,7 +84,11 @@ class FeedPage:
 
 
 class ChatFeed:
-    def __init__(self, db: AsyncDatabase[Document], clock: Clock, *, poll_s: float = 0.5) -> None:
+    def __init__(
+        self, db: AsyncDatabase[Document], clock: Clock, *, poll_s: float | None = 0.5
+    ) -> None:
+        """`poll_s`: how often a reader at the end looks for other replicas' pages; None when
+        this is the only replica (nothing but its own writes can add a page or trim one)."""
         self._pages = db["chat_feed"]
         self._clock = clock
         self._poll_s = poll_s
@@ -194,7 +202,9 @@ class ChatFeed:
     async def trim(self, through: int) -> None:
         """Deletes the pages up to `through` (the reader has indexed them)."""
         first = await self._trimmed_through() + 1
-        if through < first:
+        if through < first + TRIM_EVERY - 1:
+            # A few pages more in the store cost nothing; two writes each second the reader
+            # acknowledges did (a delete and the mark), under load and at a hosted model's pace.
             return
         for start in range(first, through + 1, _IN_BATCH):
             ids = [page_id(n) for n in range(start, min(through, start + _IN_BATCH - 1) + 1)]
@@ -224,6 +234,7 @@ class ChatFeed:
         """Every page after `after`, in order, then each new page as it is written."""
         position = max(0, after)
         quiet = True  # nothing was written here since the last look: check for trimmed pages
+        probing = True  # the last store probe found pages: more may follow them
         while True:
             written = self._written
             if quiet:
@@ -231,21 +242,32 @@ class ChatFeed:
                 # so this reader goes on after them rather than waiting at the gap.
                 self._trimmed = None
                 position = max(position, await self._trimmed_through())
+            elif self._poll_s is None and self._trimmed is not None:
+                # The sole writer trims here too (`trim`): its own note of how far is current.
+                position = max(position, self._trimmed)
             # Past this replica's last page only another replica's pages can be in the store,
             # and the poll looks for those (quiet): no store read after each page read here.
-            probe = quiet or self._last is None or position < self._last
+            probe = probing or self._last is None or position < self._last
             pages = await self._read(position, probe=probe)
+            # The trimmed mark is read once per quiet spell, not with every page after it; the
+            # store is probed again only right after a probe that found pages (a backlog).
+            quiet = False
+            probing = probe and bool(pages) and pages[-1].position not in self._ring
             for page in pages:
                 yield page
                 position = page.position
             if pages:
                 continue
-            quiet = False
+            if self._poll_s is None:
+                # The sole writer: only this replica's pages (announced by `written`) and its
+                # own trims (`trim` keeps `_trimmed`) change the feed.
+                await written.wait()
+                continue
             try:
                 async with asyncio.timeout(self._poll_s):
                     await written.wait()
             except TimeoutError:
-                quiet = True
+                quiet = probing = True
 
     async def _read(self, position: int, *, probe: bool = True) -> list[FeedPage]:
         held: list[FeedPage] = []

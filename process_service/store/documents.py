@@ -222,12 +222,17 @@ def entry_from_doc(doc: Document) -> OutboxEntry | None:
 
 
 def new_process_doc(process: Process) -> Document:
-    """The document a spawn inserts (the recipe snapshot goes to its own collection)."""
-    doc: Document = {f: getattr(process, f) for f in SPEC_FIELDS}
+    """The document a spawn inserts (the recipe snapshot goes to its own collection). Spec
+    fields still at their empty value ("" or 0: a chat's goal, parent, summary, close detail,
+    ...) are left out: process_from_doc reads a missing one as that value, no filter matches
+    on them, and every compare-and-set of every turn reads and rewrites the document whole
+    (in the store, its JSON with a type schema per field is parsed twice per rewrite): a
+    chat's document is 1.18 KB as stored instead of 1.93 (docs/architecture.md "Store
+    access")."""
+    doc: Document = {f: v for f in SPEC_FIELDS if (v := getattr(process, f)) not in ("", 0)}
     doc.update(
         _id=process.id,
         status=process.status.value,
-        close_reason=None,
         params=process.params,
         created_at_ms=process.created_at_ms,
         updated_at_ms=process.updated_at_ms,

@@ -160,10 +160,17 @@ class ProcessTransitions:
             "updated_at_ms": end.now_ms,
             "chat_count": end.chat_count,
             "started": True,
-            "drained_keys": end.drained_keys,
             "status": end.status.value,
             **outbox_fields(outbox),
         }
+        # No keys drained (a plain chat turn): the field goes rather than staying as an empty
+        # list in a document every turn rewrites twice (`drained_keys: {$ne: key}` matches a
+        # missing field).
+        clear = _CLEAR_TURN
+        if end.drained_keys:
+            fields["drained_keys"] = end.drained_keys
+        else:
+            clear = {**_CLEAR_TURN, "drained_keys": ""}
         if end.history_summary is not None:
             fields["chat_history_summary"] = end.history_summary[0]
             fields["chat_history_summary_through"] = end.history_summary[1]
@@ -178,7 +185,7 @@ class ProcessTransitions:
         cond: Document = {"lane.turn_id": lane[0], "lane.attempt": lane[1]}
         if unless_pause_requested:
             cond["pause_requested"] = {"$ne": True}
-        return await self._cas(process_id, cond, {"$set": fields, "$unset": _CLEAR_TURN})
+        return await self._cas(process_id, cond, {"$set": fields, "$unset": clear})
 
     async def release_for_retry(
         self, process_id: str, lane: tuple[str, int], lease_until_ms: int, error: str

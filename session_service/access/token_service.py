@@ -3,9 +3,21 @@
 with their expiry, forgotten once they would have expired anyway). The gateway caches what it
 reads here for a few seconds (docs/protocol.md, "Refresh and revocation"); every gRPC service
 keeps a snapshot of all records, refreshed from `ListTokenRevocationsSince` (vance/revocations.py).
-`updatedAtMs` marks each write so that refresh reads only what changed."""
+`updatedAtMs` marks each write so that refresh reads only what changed.
+
+Every service asks every `auth.revocation_refresh_s` (a second), so the refresh is a steady
+cost of an open system whatever it does: three store reads a second with the shipped services.
+A sole session_service replica writes every record itself, so it keeps a copy of the records
+in memory (read once, then kept current by its own writes) and answers the refresh from it: a
+revocation is in every answer from the moment its write returns. A writer the configuration
+does not know of (the old pod of a rolling update, a replica started by hand) is caught by
+re-reading what changed every RECONCILE_S: one store read per RECONCILE_S instead of one per
+refresh of every process. With several replicas each refresh reads the store as before."""
 
 from __future__ import annotations
+
+import asyncio
+import time
 
 import grpc
 
@@ -14,14 +26,26 @@ from vance.clock import Clock
 from vance.errors import InvalidArgumentError, grpc_errors
 from vance.internal.v1 import tokens_internal_pb2 as tipb
 from vance.internal.v1 import tokens_internal_pb2_grpc
+from vance.revocations import OVERLAP_MS
 from vance.v1 import tokens_pb2 as tpb
 from vance.v1 import tokens_pb2_grpc
 
+# How often a sole replica's copy re-reads the records changed since its last read.
+RECONCILE_S = 10.0
+
 
 class TokenRevocationStore:
-    def __init__(self, db: Db, clock: Clock) -> None:
+    def __init__(self, db: Db, clock: Clock, *, sole_writer: bool = False) -> None:
+        """`sole_writer`: no other replica writes these records (one session_service), so
+        `changed_since` answers from a copy kept in memory."""
         self.docs = db["token_revocations"]
         self.clock = clock
+        self._sole_writer = sole_writer
+        self._copy: dict[str, Bson] | None = None  # _id -> record; None: not read yet
+        self._load = asyncio.Lock()
+        self._writes = 0  # this replica's writes so far: a load they overlapped is redone
+        self._read_ms = 0  # service clock at the copy's last store read
+        self._read_at = 0.0  # time.monotonic() then
 
     @staticmethod
     def _key(tenant: str, username: str) -> str:
@@ -46,17 +70,57 @@ class TokenRevocationStore:
             },
             upsert=True,
         )
+        await self._wrote(key)
 
     async def revoke_all(self, tenant: str, username: str) -> None:
         now = self.clock.now_ms()
+        key = self._key(tenant, username)
         await self.docs.update_one(
-            {"_id": self._key(tenant, username)},
+            {"_id": key},
             {
                 "$max": {"revokedBeforeMs": now},
                 "$set": {**self._who(tenant, username, now), "tokens": []},
             },
             upsert=True,
         )
+        await self._wrote(key)
+
+    async def _wrote(self, key: str) -> None:
+        """The record as this write left it goes into the copy (when one is kept)."""
+        self._writes += 1
+        if self._copy is None:
+            return
+        # Under the lock: reads issued one after the other return ever later states, so a
+        # slower read of an earlier write never puts an older record back.
+        async with self._load:
+            try:
+                doc = await self.docs.find_one({"_id": key})
+            except BaseException:
+                self._copy = None  # read everything again rather than miss this write
+                raise
+            if doc is not None and self._copy is not None:
+                self._copy[key] = doc
+
+    async def _records(self, since_ms: int) -> list[Bson]:
+        if not self._sole_writer:
+            query: Bson = {} if since_ms <= 0 else {"updatedAtMs": {"$gte": since_ms}}
+            return [doc async for doc in self.docs.find(query)]
+        async with self._load:
+            while self._copy is None:
+                writes, read_ms = self._writes, self.clock.now_ms()
+                loaded = {str(doc["_id"]): doc async for doc in self.docs.find({})}
+                if writes == self._writes:  # else a write may have missed it: read again
+                    self._copy = loaded
+                    self._read_ms, self._read_at = read_ms, time.monotonic()
+            if time.monotonic() - self._read_at >= RECONCILE_S:
+                read_ms = self.clock.now_ms()
+                query = {"updatedAtMs": {"$gte": self._read_ms - OVERLAP_MS}}
+                async for doc in self.docs.find(query):
+                    self._copy[str(doc["_id"])] = doc
+                self._read_ms, self._read_at = read_ms, time.monotonic()
+        if since_ms <= 0:
+            return list(self._copy.values())
+        return [d for d in self._copy.values() if int(d.get("updatedAtMs", 0)) >= since_ms]
 
     async def get(self, tenant: str, username: str) -> tpb.TokenRevocations:
         doc = await self.docs.find_one({"_id": self._key(tenant, username)}) or {}
@@ -73,9 +137,8 @@ class TokenRevocationStore:
     async def changed_since(self, since_ms: int) -> tipb.ListTokenRevocationsSinceResponse:
         """Every record written at or after `since_ms` (0: all of them)."""
         now = self.clock.now_ms()
-        query: Bson = {} if since_ms <= 0 else {"updatedAtMs": {"$gte": since_ms}}
         users = []
-        async for doc in self.docs.find(query):
+        for doc in await self._records(since_ms):
             # Records written before `updatedAtMs` existed carry their names only in the key.
             tenant, _, username = str(doc["_id"]).partition(":")
             users.append(

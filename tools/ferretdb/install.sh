@@ -27,7 +27,8 @@
 #    8 minutes of chat); sqlite-idle-connections.patch lets the environment bound them
 #    (vance/embedded_store.py sets FERRETDB_SQLITE_MAX_IDLE_CONNS and _CONN_IDLE_S).
 #  * its SQLite driver (modernc.org/sqlite) parses and plans every statement on every execution;
-#    sqlite/statement-cache.patch keeps prepared statements per connection. The driver is
+#    sqlite/statement-cache.patch keeps prepared statements per connection (64, the one unused
+#    longest making room for a new text). The driver is
 #    built from a tree of links to the module's files, with the patched files copied, and
 #    FerretDB's go.mod points at it (a `replace`).
 #  * every stored document is encoded through encoding/json key by key and value by value, each
