@@ -99,6 +99,9 @@ def create_app(config: Config) -> FastAPI:
         await authenticator.watch.refresh()  # the first snapshot before the first socket
         authenticator.watch.start()
         background.start("replica-lease", replica.renew_forever(clients()))
+        feed = clients().event_feed
+        if feed is not None:
+            background.start("event-feed", feed.run())
         background.start(
             "bind-rounds",
             bind_rounds.run_forever(replica.connections, clients()),

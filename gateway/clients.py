@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from gateway.event_feed import EventFeed
 from vance.channels import Channels
-from vance.internal.v1 import session_internal_pb2_grpc
+from vance.internal.v1 import process_internal_pb2_grpc, session_internal_pb2_grpc
 from vance.v1 import (
     knowledge_pb2_grpc,
     process_pb2_grpc,
@@ -28,6 +29,8 @@ class Clients:
     # session's events on each (gateway/session_events.py). Empty with one replica.
     process_replicas: list[process_pb2_grpc.ProcessServiceAsyncStub] = field(default_factory=list)
     event_gap_fill_s: float = 0.1
+    # With one replica: every socket's events on one stream (gateway/event_feed.py).
+    event_feed: EventFeed | None = None
 
     @classmethod
     def from_channels(cls, channels: Channels) -> Clients:
@@ -47,4 +50,13 @@ class Clients:
             ),
             event_gap_fill_s=channels.config.events.gap_fill_ms / 1000,
             knowledge=knowledge_pb2_grpc.KnowledgeServiceStub(channels.get("process_service")),
+            event_feed=(
+                None
+                if len(replicas) > 1
+                else EventFeed(
+                    process_internal_pb2_grpc.ProcessInternalServiceStub(
+                        channels.get("process_service")
+                    )
+                )
+            ),
         )

@@ -10,25 +10,22 @@ import logging
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
-import grpc
 from fastapi import WebSocket, WebSocketDisconnect
 
 from gateway.auth import Principal
 from gateway.clients import Clients
 from gateway.frames import encode_frame, event_text, frame
 from gateway.session_events import MergedEvents
+from gateway.ws_transport import DIRECT_SEND
 from vance import PROTOCOL_VERSION, __version__
 from vance.ids import new_id
 from vance.v1 import common_pb2 as pb
-from vance.v1 import process_pb2 as ppb
 
 if TYPE_CHECKING:
     from gateway.bind_rounds import BindRounds
     from gateway.client_tools import ClientToolHub
 
 logger = logging.getLogger(__name__)
-
-_RESUBSCRIBE_BACKOFF_S = 0.2
 
 
 class Connection:
@@ -76,6 +73,8 @@ class Connection:
         self.close_after_reply: tuple[int, str] | None = None
         self.closed = False
         self._send_lock = asyncio.Lock()
+        # The protocol's direct send (gateway/ws_transport.py), for pushed events.
+        self._direct: Callable[[str], bool] | None = ws.scope.get("extensions", {}).get(DIRECT_SEND)
         self._pump: asyncio.Task[None] | None = None
         # The tools this socket's client hosts (gateway/client_tools.py); they belong to the
         # bound session, so leaving it drops them.
@@ -88,6 +87,15 @@ class Connection:
         """A frame already encoded (gateway/frames.py)."""
         async with self._send_lock:
             await self.ws.send_text(text)
+
+    async def push_text(self, text: str) -> None:
+        """A pushed event's frame: queued on the socket directly when it can take it now and
+        no other send is under way (which keeps frames in the order they were sent), else as
+        `send_text`."""
+        direct = self._direct
+        if direct is not None and not self._send_lock.locked() and direct(text):
+            return
+        await self.send_text(text)
 
     async def close(self, code: int, reason: str) -> None:
         self.closed = True
@@ -119,26 +127,21 @@ class Connection:
         self.bind_used = False
 
     async def _pump_events(self, session_id: str) -> None:
-        """Follows the session's event stream; after a broken stream (process_service restart)
-        it resubscribes from the last seq it delivered, so the client misses nothing. With
-        several process_service replicas it follows each and merges them (session_events.py)."""
+        """Follows the session's events on the gateway's event feed (gateway/event_feed.py,
+        which resumes from the last seq received after a broken stream, so the client misses
+        nothing). With several process_service replicas it follows each and merges them
+        (session_events.py)."""
         try:
-            if self.clients.process_replicas:
+            if self.clients.event_feed is None:
                 await self._follow_replicas(session_id)  # until cancelled or the client left
                 return
-            while True:
-                try:
-                    call = self.clients.processes.SubscribeSessionBatches(
-                        ppb.SubscribeSessionRequest(session_id=session_id, since_seq=self.last_seq)
-                    )
-                    async for batch in call:
-                        for event in batch.events:
-                            await self._relay(session_id, event)
-                except grpc.aio.AioRpcError as exc:
-                    logger.info(
-                        "event stream of %s broke (%s); resubscribing", session_id, exc.code().name
-                    )
-                await asyncio.sleep(_RESUBSCRIBE_BACKOFF_S)
+            follow = self.clients.event_feed.follow(session_id, self.last_seq)
+            try:
+                while True:
+                    for event in await follow.next():
+                        await self._relay(session_id, event)
+            finally:
+                follow.close()
         except (WebSocketDisconnect, RuntimeError) as exc:
             # The client is gone (starlette raises RuntimeError once the socket is closed);
             # the frame loop sees the disconnect too and releases the bind.
@@ -169,7 +172,7 @@ class Connection:
         except ValueError as exc:  # a kind this gateway does not know yet
             logger.warning("event %s of %s skipped: %s", event.seq, session_id, exc)
         else:
-            await self.send_text(rendered)
+            await self.push_text(rendered)
         self.last_seq = event.seq
 
     async def welcome(self) -> None:

@@ -125,6 +125,23 @@ def events_to_batch(events: Iterable[SessionEvent]) -> ppb.SessionEventBatch:
     return batch
 
 
+def follow_reply_to_proto(
+    events: Mapping[int, Iterable[SessionEvent]], ended: Mapping[int, str]
+) -> pipb.FollowSessionsReply:
+    """A FollowSessions message: a group per follow key (events converted in place, as in
+    `events_to_batch`), then one per follow that ended."""
+    reply = pipb.FollowSessionsReply()
+    add_group = reply.groups.add
+    for key, group in events.items():
+        out = add_group(key=key)
+        add = out.events.add
+        for event in group:
+            _fill_event(add(), event)
+    for key, reason in ended.items():
+        add_group(key=key, ended=True, reason=reason)
+    return reply
+
+
 def _fill_event(out: pb.SessionEvent, event: SessionEvent) -> None:
     """Sets an empty SessionEvent's fields field by field: each event goes out once per
     subscriber (a streamed answer's chunks included), and building the kind's message apart

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from collections.abc import AsyncIterator, Iterable
 
@@ -9,6 +10,7 @@ import grpc
 
 from process_service import convert as pc
 from process_service.events.chat_feed import ChatFeed, page_to_proto
+from process_service.events.follow import FollowStream
 from process_service.events.log import NOTICE, EventLog, SubscriberOverflow
 from process_service.knowledge.memory_rpc import MemoryRpcs
 from process_service.knowledge.memory_store import MemoryStore
@@ -358,6 +360,35 @@ class ProcessServicer(
                 yield pc.events_to_batch(batch)
         except SubscriberOverflow as exc:
             raise AbortedError(str(exc), reason="subscriber_overflow") from exc
+
+    # grpc's stubs type a streaming behaviour as an iterator; grpc.aio also runs a coroutine
+    # that writes through the context, which this one is.
+    async def FollowSessions(  # type: ignore[override]
+        self,
+        request_iterator: AsyncIterator[pipb.FollowSessionsRequest],
+        context: grpc.aio.ServicerContext[pipb.FollowSessionsRequest, pipb.FollowSessionsReply],
+    ) -> None:
+        """A gateway's sockets' events on one stream (process_service/events/follow.py).
+        Written through the context, not yielded: no async generator per message, and the
+        call's requests are read by a task of the same TaskGroup as the replays."""
+
+        async def read(stream: FollowStream) -> None:
+            async for request in request_iterator:
+                for key in request.drop:
+                    stream.drop(key)
+                for f in request.add:
+                    stream.add(f.key, f.session_id, f.since_seq)
+            stream.close()
+
+        async with asyncio.TaskGroup() as tasks:
+            stream = FollowStream(self.events, tasks)
+            reader = tasks.create_task(read(stream))
+            try:
+                async for reply in stream.replies():
+                    await context.write(pc.follow_reply_to_proto(reply.events, reply.ended))
+            finally:
+                stream.detach_all()
+                reader.cancel()
 
     async def StreamChatFeed(
         self,

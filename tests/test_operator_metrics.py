@@ -27,6 +27,7 @@ from tests.harness import System, eventually, running_system
 from vance.observability.setup import METRICS_PORT_OFFSETS
 from vance.testing.ports import free_port_block
 from vance.testing.scripted_llm import Rule, ThreadedScriptedLlm
+from vance.v1 import process_pb2 as ppb
 
 DASHBOARD = Path(__file__).resolve().parent.parent / "deploy" / "grafana" / "vance-dashboard.json"
 
@@ -134,6 +135,10 @@ async def test_metrics_show_red_per_method_and_route_and_the_slot_gauges(
         r = await http.get(f"http://{system.gateway}/brain/default/sessions")
         assert r.status_code == 401
 
+    read = system.processes.SubscribeSessionBatches(
+        ppb.SubscribeSessionRequest(session_id=f"s-{m}", replay_only=True)
+    )
+    assert [b async for b in read] == []
     process_url = (
         f"http://127.0.0.1:{observed.metrics_base + METRICS_PORT_OFFSETS['process_service']}"
     )
@@ -148,9 +153,9 @@ async def test_metrics_show_red_per_method_and_route_and_the_slot_gauges(
     seconds = families["vance_grpc_server_handling_seconds"]
     steer_buckets = [s for s in seconds if s[0].endswith("_bucket") and s[1]["method"] == "Steer"]
     assert steer_buckets and steer_buckets[-1][2] >= 1  # the +Inf bucket counts every call
-    # The streaming methods are measured too (WorkerConnect: each worker's open stream ends
-    # only when the worker goes, so it shows in the counter after a worker stops; the
-    # subscription of the chat's session ended when the socket closed).
+    # The streaming methods are measured too (WorkerConnect and the gateway's FollowSessions:
+    # open while the worker or gateway runs, so they show in the counter once they end; a
+    # replay-only read of a session's events ends at once).
     assert any(s[1]["method"] == "SubscribeSessionBatches" for s in handled), handled
     slots = families["vance_worker_slots"]
     assert {s[1]["state"] for s in slots} == {"busy", "free"}

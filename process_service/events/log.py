@@ -32,7 +32,7 @@ import logging
 from collections import deque
 from collections.abc import AsyncGenerator, AsyncIterator, Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
 from process_service.process_model import SessionEvent as Event
 from process_service.store.process_store import ProcessStore
@@ -83,10 +83,26 @@ class _Writer:
         self.idle.set()
 
 
+class Sink(Protocol):
+    """Who takes a session's live events (`EventLog.attach`): called in seq order, at once,
+    from the writer; it must not block, and bounds what it keeps itself."""
+
+    def push(self, event: Event) -> None: ...
+
+
 @dataclass(eq=False)
 class _Subscriber:
     queue: asyncio.Queue[Event] = field(default_factory=lambda: asyncio.Queue(_QUEUE_LIMIT))
     overflowed: bool = False
+
+    def push(self, event: Event) -> None:
+        if self.overflowed:
+            return
+        try:
+            self.queue.put_nowait(event)
+        except asyncio.QueueFull:
+            self.overflowed = True
+            logger.warning("event subscriber of %s fell behind; dropping it", event.session_id)
 
 
 class EventLog:
@@ -118,7 +134,7 @@ class EventLog:
         self._window_ms = chunk_window_s * 1000
         self._poll_s = poll_ms / 1000 if poll_ms > 0 else None
         self._writers: dict[str, _Writer] = {}
-        self._subscribers: dict[str, set[_Subscriber]] = {}
+        self._subscribers: dict[str, set[Sink]] = {}
 
     def _writer(self, session_id: str) -> _Writer:
         w = self._writers.get(session_id)
@@ -262,13 +278,34 @@ class EventLog:
 
     def _notify(self, session_id: str, event: Event) -> None:
         for sub in self._subscribers.get(session_id, ()):
-            if sub.overflowed:
-                continue
-            try:
-                sub.queue.put_nowait(event)
-            except asyncio.QueueFull:
-                sub.overflowed = True
-                logger.warning("event subscriber of %s fell behind; dropping it", session_id)
+            sub.push(event)
+
+    def attach(self, session_id: str, sink: Sink) -> None:
+        """`sink` gets the session's live events from now on (`catch_up` gives the earlier)."""
+        self._subscribers.setdefault(session_id, set()).add(sink)
+
+    def detach(self, session_id: str, sink: Sink) -> None:
+        subs = self._subscribers.get(session_id)
+        if subs is not None:
+            subs.discard(sink)
+            if not subs:
+                del self._subscribers[session_id]
+
+    async def catch_up(self, session_id: str, since: int) -> tuple[list[Event], int]:
+        """What a sink attached just before needs besides its live events: the events after
+        `since` up to the last seq written (replayed), and that seq. A live event at or below
+        it is in the replay (or was a chunk handed out before the replay window)."""
+        w = self._writer(session_id)
+        # A write in flight has a seq but may not be readable yet; wait for it to land.
+        await w.idle.wait()
+        current = w.last_seq
+        if current is None:
+            current = await self._store.last_seq(session_id)
+            if w.last_seq is None and not w.busy:
+                # Only while no write began meanwhile: one that did reads it itself, and
+                # a value older than its own would hand its seqs out again.
+                w.last_seq, w.reserved = current, 0
+        return await self.replay(session_id, since, current), current
 
     async def replay(self, session_id: str, since: int, until: int) -> list[Event]:
         """Persisted events in (since, until] from the store, plus chunks still in the window."""
@@ -302,20 +339,10 @@ class EventLog:
     ) -> AsyncGenerator[list[Event], None]:
         """As `subscribe`, a list at a time: the replay, then what each wake-up finds queued."""
         sub = _Subscriber()
-        self._subscribers.setdefault(session_id, set()).add(sub)
+        self.attach(session_id, sub)
         try:
-            w = self._writer(session_id)
-            # A write in flight has a seq but may not be readable yet; wait for it to land.
-            await w.idle.wait()
-            current = w.last_seq
-            if current is None:
-                current = await self._store.last_seq(session_id)
-                if w.last_seq is None and not w.busy:
-                    # Only while no write began meanwhile: one that did reads it itself, and
-                    # a value older than its own would hand its seqs out again.
-                    w.last_seq, w.reserved = current, 0
             last = since
-            replayed = await self.replay(session_id, since, current)
+            replayed, current = await self.catch_up(session_id, since)
             for i in range(0, len(replayed), _BATCH):
                 yield replayed[i : i + _BATCH]
                 last = replayed[i : i + _BATCH][-1].seq
@@ -346,11 +373,7 @@ class EventLog:
                 if batch:
                     yield batch
         finally:
-            subs = self._subscribers.get(session_id)
-            if subs is not None:
-                subs.discard(sub)
-                if not subs:
-                    del self._subscribers[session_id]
+            self.detach(session_id, sub)
 
     async def read_stored(self, session_id: str, since: int, until: int) -> list[Event]:
         """The events in (since, until] as the store has them now (until 0: its last seq):

@@ -7,7 +7,8 @@ reading the session first.
 The same report is the session's engine activity (`engine_activity_at_ms`, docs/architecture.md
 "Session activity"): it rides along in the roll-up's status write; the sessions of a batch
 whose status did not change and whose stamp is STAMP_EVERY_MS old are stamped together in one
-bulk write. Reports are coalesced
+bulk write (a RUNNING one's once it is half its idle timeout old, `_stamp_every`). Reports
+are coalesced
 before they get here (one call per window, each session once), so the turn path pays nothing
 for it and a batch at most one store command."""
 
@@ -17,7 +18,7 @@ import logging
 
 import grpc
 
-from session_service.domain.models import OPEN, Guard, Session, SessionFields
+from session_service.domain.models import OPEN, Guard, Session, SessionFields, SessionStatus
 from session_service.lifecycle.rules import rollup
 from session_service.lifecycle.transitions import Transitions
 from session_service.store.session_store import SessionStore
@@ -60,7 +61,7 @@ class Rollup:
             for session in sessions:
                 status = rollup(states.get(session.session_id, []))
                 if status is session.status:
-                    if now - session.engine_activity_at_ms >= STAMP_EVERY_MS:
+                    if now - session.engine_activity_at_ms >= self._stamp_every(session):
                         stamps.append(session.session_id)
                     continue
                 fields: SessionFields = {"status": status}
@@ -72,6 +73,22 @@ class Rollup:
             # $max: a batch that arrives late never moves the activity back.
             await self._store.stamp_engine_activity(stamps, now, Guard(statuses=OPEN))
         return changed
+
+    def _stamp_every(self, session: Session) -> int:
+        """How old a session's engine activity stamp may get before a batch that finds its
+        status unchanged rewrites it. An IDLE session: STAMP_EVERY_MS. A RUNNING one: half the
+        quiet time the idle sweep waits for (its idle timeout, at least the sweep's pre-filter;
+        at least STAMP_EVERY_MS): the idle sweep never suspends a session with a busy engine
+        (sweepers.py `idle` tests what the roll-up tests), and when its engines go quiet the
+        roll-up's move to IDLE carries the stamp, so the stamp of a RUNNING session only has to
+        be young enough that a sweep in the second before that move (engines quiet, the move
+        not yet written) does not find it quiet for its whole timeout. At a hosted model's pace
+        most sessions of a batch are in a turn, and each stamp is a rewrite of the session
+        document."""
+        if session.status is SessionStatus.RUNNING:
+            quiet = self._cascades.idle_due(session) - session.activity_at_ms
+            return max(STAMP_EVERY_MS, quiet // 2)
+        return STAMP_EVERY_MS
 
     async def _move(self, moves: list[tuple[Session, SessionFields]], now: int) -> int:
         """One compare-and-set per session (on the status it was read with) in one bulk write,

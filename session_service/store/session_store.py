@@ -76,6 +76,37 @@ def _set(fields: Mapping[str, object], prefix: str = "") -> Bson:
     return {prefix + k: _value(v) for k, v in fields.items()}
 
 
+def _update(fields: Mapping[str, object], prefix: str = "") -> Bson:
+    """The update that writes `fields`: a field set to None is removed rather than stored as
+    null, so a session document holds no null fields (`session_doc`)."""
+    update: Bson = {}
+    kept = {k: v for k, v in fields.items() if v is not None}
+    if kept:
+        update["$set"] = _set(kept, prefix)
+    if len(kept) < len(fields):
+        update["$unset"] = {prefix + k: "" for k, v in fields.items() if v is None}
+    return update
+
+
+def _empty(v: object) -> bool:
+    """A value a session document leaves out: None, "", False, or an empty list or map (0 is
+    kept: `last_activity_at_ms` is compared by range)."""
+    return v is None or v is False or v == "" or v == [] or v == {}
+
+
+def session_doc(session: Session) -> Bson:
+    """The document a session is stored as: without the fields (top-level and in its
+    metadata) at an empty value (`_empty`). The roll-up's status moves, the activity stamps and
+    the lease renewals make the store parse and re-encode the whole document (in FerretDB, its
+    JSON with a type schema per field) a few times per turn. A missing field reads back as its
+    model default; `{field: None}`, `$nin` and `$ne` filters match it as they match null (no
+    filter compares a field with "" or False); `$addToSet`, `$inc` and `$max` create it.
+    Writes that set a field to None remove it (`_update`)."""
+    doc: Bson = {k: v for k, v in session.model_dump(mode="json").items() if not _empty(v)}
+    doc["metadata"] = {k: v for k, v in doc["metadata"].items() if not _empty(v)}
+    return {"_id": session.session_id, **doc}
+
+
 def _cond(session_id: str, guard: Guard) -> Bson:
     cond: Bson = {"_id": session_id}
     _guard_into(cond, guard)
@@ -153,9 +184,7 @@ class SessionStore:
     # ---- sessions: reading ----
 
     async def insert_session(self, session: Session) -> None:
-        await self.sessions.insert_one(
-            {"_id": session.session_id, **session.model_dump(mode="json")}
-        )
+        await self.sessions.insert_one(session_doc(session))
         await self.project_sessions.update_one(
             {"_id": self._key(session.tenant_id, session.project_id)},
             {"$addToSet": {"ids": session.session_id}},
@@ -219,14 +248,14 @@ class SessionStore:
         """One compare-and-set on a session; the session as written, None when the guard
         did not hold."""
         doc = await self.sessions.find_one_and_update(
-            _cond(session_id, guard), {"$set": _set(fields)}, return_document=ReturnDocument.AFTER
+            _cond(session_id, guard), _update(fields), return_document=ReturnDocument.AFTER
         )
         return Session.model_validate(doc) if doc else None
 
     async def cas_many(self, ids: list[str], guard: Guard, fields: SessionFields) -> int:
         """The same compare-and-set on many sessions; how many matched."""
         matched = 0
-        update = {"$set": _set(fields)}
+        update = _update(fields)
         for i in range(0, len(ids), _IN_BATCH):
             cond = _guard_only(guard)
             cond["_id"] = {"$in": ids[i : i + _IN_BATCH]}
@@ -239,7 +268,7 @@ class SessionStore:
         write; how many held."""
         result = await self.sessions.bulk_write(
             [
-                UpdateOne({"_id": s.session_id, "status": s.status.value}, {"$set": _set(f)})
+                UpdateOne({"_id": s.session_id, "status": s.status.value}, _update(f))
                 for s, f in moves
             ],
             ordered=False,
@@ -268,7 +297,7 @@ class SessionStore:
                     for sid, (holder, seen) in clear.items()
                 ],
             },
-            {"$set": {"bound_connection_id": None}},
+            {"$unset": {"bound_connection_id": ""}},
         )
         return result.modified_count
 
@@ -295,10 +324,11 @@ class SessionStore:
     ) -> Session | None:
         """A user's metadata change: the changed fields, the first touch time, and the
         suggestable fields the user now owns (never suggested again)."""
-        fields = _set(changed, "metadata.")
+        update = _update(changed, "metadata.")
         if touched_at_ms is not None:
-            fields["metadata.user_touched_at_ms"] = touched_at_ms
-        update: Bson = {"$set": fields}
+            update.setdefault("$set", {})["metadata.user_touched_at_ms"] = touched_at_ms
+        if not update:
+            update["$set"] = {}
         if claimed:
             update["$addToSet"] = {"metadata.user_fields": {"$each": claimed}}
         doc = await self.sessions.find_one_and_update(
@@ -317,7 +347,7 @@ class SessionStore:
             cond[f"metadata.{k}"] = None
         update = _set(fill, "metadata.")
         if "title" in fill:
-            cond["metadata.title_auto_generated"] = False
+            cond["metadata.title_auto_generated"] = {"$ne": True}  # False or left out
             update["metadata.title_auto_generated"] = True
         doc = await self.sessions.find_one_and_update(
             cond, {"$set": update}, return_document=ReturnDocument.AFTER

@@ -173,3 +173,39 @@ class PublishNoticeRequest(_message.Message):
 class PublishNoticeResponse(_message.Message):
     __slots__ = ()
     def __init__(self) -> None: ...
+
+class FollowSessionsRequest(_message.Message):
+    __slots__ = ("add", "drop")
+    ADD_FIELD_NUMBER: _ClassVar[int]
+    DROP_FIELD_NUMBER: _ClassVar[int]
+    add: _containers.RepeatedCompositeFieldContainer[SessionFollow]
+    drop: _containers.RepeatedScalarFieldContainer[int]
+    def __init__(self, add: _Optional[_Iterable[_Union[SessionFollow, _Mapping]]] = ..., drop: _Optional[_Iterable[int]] = ...) -> None: ...
+
+class SessionFollow(_message.Message):
+    __slots__ = ("key", "session_id", "since_seq")
+    KEY_FIELD_NUMBER: _ClassVar[int]
+    SESSION_ID_FIELD_NUMBER: _ClassVar[int]
+    SINCE_SEQ_FIELD_NUMBER: _ClassVar[int]
+    key: int
+    session_id: str
+    since_seq: int
+    def __init__(self, key: _Optional[int] = ..., session_id: _Optional[str] = ..., since_seq: _Optional[int] = ...) -> None: ...
+
+class FollowSessionsReply(_message.Message):
+    __slots__ = ("groups",)
+    GROUPS_FIELD_NUMBER: _ClassVar[int]
+    groups: _containers.RepeatedCompositeFieldContainer[FollowedEvents]
+    def __init__(self, groups: _Optional[_Iterable[_Union[FollowedEvents, _Mapping]]] = ...) -> None: ...
+
+class FollowedEvents(_message.Message):
+    __slots__ = ("key", "events", "ended", "reason")
+    KEY_FIELD_NUMBER: _ClassVar[int]
+    EVENTS_FIELD_NUMBER: _ClassVar[int]
+    ENDED_FIELD_NUMBER: _ClassVar[int]
+    REASON_FIELD_NUMBER: _ClassVar[int]
+    key: int
+    events: _containers.RepeatedCompositeFieldContainer[_common_pb2.SessionEvent]
+    ended: bool
+    reason: str
+    def __init__(self, key: _Optional[int] = ..., events: _Optional[_Iterable[_Union[_common_pb2.SessionEvent, _Mapping]]] = ..., ended: _Optional[bool] = ..., reason: _Optional[str] = ...) -> None: ...

@@ -101,6 +101,11 @@ class ProcessInternalServiceStub:
                 request_serializer=vance_dot_internal_dot_v1_dot_process__internal__pb2.PublishNoticeRequest.SerializeToString,
                 response_deserializer=vance_dot_internal_dot_v1_dot_process__internal__pb2.PublishNoticeResponse.FromString,
                 _registered_method=True)
+        self.FollowSessions = channel.stream_stream(
+                '/vance.internal.v1.ProcessInternalService/FollowSessions',
+                request_serializer=vance_dot_internal_dot_v1_dot_process__internal__pb2.FollowSessionsRequest.SerializeToString,
+                response_deserializer=vance_dot_internal_dot_v1_dot_process__internal__pb2.FollowSessionsReply.FromString,
+                _registered_method=True)
 
 
 class ProcessInternalServiceServicer:
@@ -202,6 +207,17 @@ class ProcessInternalServiceServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def FollowSessions(self, request_iterator, context):
+        """The events of many sessions on one stream (a gateway's sockets, gateway/event_feed.py):
+        the caller adds and drops follows with their resume seq; each reply carries what one turn
+        of process_service's event loop produced for them, grouped by follow, each group in seq
+        order. The caller checked the user of each follow (the socket's bind); the call itself
+        is service-only.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_ProcessInternalServiceServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -269,6 +285,11 @@ def add_ProcessInternalServiceServicer_to_server(servicer, server):
                     servicer.PublishNotice,
                     request_deserializer=vance_dot_internal_dot_v1_dot_process__internal__pb2.PublishNoticeRequest.FromString,
                     response_serializer=vance_dot_internal_dot_v1_dot_process__internal__pb2.PublishNoticeResponse.SerializeToString,
+            ),
+            'FollowSessions': grpc.stream_stream_rpc_method_handler(
+                    servicer.FollowSessions,
+                    request_deserializer=vance_dot_internal_dot_v1_dot_process__internal__pb2.FollowSessionsRequest.FromString,
+                    response_serializer=vance_dot_internal_dot_v1_dot_process__internal__pb2.FollowSessionsReply.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -622,6 +643,33 @@ class ProcessInternalService:
             '/vance.internal.v1.ProcessInternalService/PublishNotice',
             vance_dot_internal_dot_v1_dot_process__internal__pb2.PublishNoticeRequest.SerializeToString,
             vance_dot_internal_dot_v1_dot_process__internal__pb2.PublishNoticeResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def FollowSessions(request_iterator,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.stream_stream(
+            request_iterator,
+            target,
+            '/vance.internal.v1.ProcessInternalService/FollowSessions',
+            vance_dot_internal_dot_v1_dot_process__internal__pb2.FollowSessionsRequest.SerializeToString,
+            vance_dot_internal_dot_v1_dot_process__internal__pb2.FollowSessionsReply.FromString,
             options,
             channel_credentials,
             insecure,

@@ -70,6 +70,13 @@ class ProcessInternalServiceStub:
     """The reader has indexed every page up to `after`: those pages may go."""
     PublishNotice: _grpc.UnaryUnaryMultiCallable[_process_internal_pb2.PublishNoticeRequest, _process_internal_pb2.PublishNoticeResponse]
     """A notice (docs/protocol.md "Hub") pushed into the event streams of the given sessions."""
+    FollowSessions: _grpc.StreamStreamMultiCallable[_process_internal_pb2.FollowSessionsRequest, _process_internal_pb2.FollowSessionsReply]
+    """The events of many sessions on one stream (a gateway's sockets, gateway/event_feed.py):
+    the caller adds and drops follows with their resume seq; each reply carries what one turn
+    of process_service's event loop produced for them, grouped by follow, each group in seq
+    order. The caller checked the user of each follow (the socket's bind); the call itself
+    is service-only.
+    """
 
 @_typing.type_check_only
 class ProcessInternalServiceAsyncStub(ProcessInternalServiceStub):
@@ -109,6 +116,13 @@ class ProcessInternalServiceAsyncStub(ProcessInternalServiceStub):
     """The reader has indexed every page up to `after`: those pages may go."""
     PublishNotice: _aio.UnaryUnaryMultiCallable[_process_internal_pb2.PublishNoticeRequest, _process_internal_pb2.PublishNoticeResponse]  # type: ignore[assignment]
     """A notice (docs/protocol.md "Hub") pushed into the event streams of the given sessions."""
+    FollowSessions: _aio.StreamStreamMultiCallable[_process_internal_pb2.FollowSessionsRequest, _process_internal_pb2.FollowSessionsReply]  # type: ignore[assignment]
+    """The events of many sessions on one stream (a gateway's sockets, gateway/event_feed.py):
+    the caller adds and drops follows with their resume seq; each reply carries what one turn
+    of process_service's event loop produced for them, grouped by follow, each group in seq
+    order. The caller checked the user of each follow (the socket's bind); the call itself
+    is service-only.
+    """
 
 class ProcessInternalServiceServicer(metaclass=_abc_1.ABCMeta):
     @_abc_1.abstractmethod
@@ -223,5 +237,18 @@ class ProcessInternalServiceServicer(metaclass=_abc_1.ABCMeta):
         context: _ServicerContext,
     ) -> _typing.Union[_process_internal_pb2.PublishNoticeResponse, _abc.Awaitable[_process_internal_pb2.PublishNoticeResponse]]:
         """A notice (docs/protocol.md "Hub") pushed into the event streams of the given sessions."""
+
+    @_abc_1.abstractmethod
+    def FollowSessions(
+        self,
+        request_iterator: _MaybeAsyncIterator[_process_internal_pb2.FollowSessionsRequest],
+        context: _ServicerContext,
+    ) -> _typing.Union[_abc.Iterator[_process_internal_pb2.FollowSessionsReply], _abc.AsyncIterator[_process_internal_pb2.FollowSessionsReply]]:
+        """The events of many sessions on one stream (a gateway's sockets, gateway/event_feed.py):
+        the caller adds and drops follows with their resume seq; each reply carries what one turn
+        of process_service's event loop produced for them, grouped by follow, each group in seq
+        order. The caller checked the user of each follow (the socket's bind); the call itself
+        is service-only.
+        """
 
 def add_ProcessInternalServiceServicer_to_server(servicer: ProcessInternalServiceServicer, server: _typing.Union[_grpc.Server, _aio.Server]) -> None: ...
