@@ -16,6 +16,7 @@ import pytest
 
 from gateway.event_feed import EventFeed, Follow
 from tests.harness import System, WsClient, eventually, has_workers
+from tests.test_restart import answers as answers_of
 from vance.internal.v1 import process_internal_pb2 as pipb
 from vance.internal.v1 import process_internal_pb2_grpc
 from vance.protoutil import dict_to_struct
@@ -34,19 +35,8 @@ def _streamed(marker: str, answer: str, *, stream_ms: int = 600) -> Rule:
     )
 
 
-def _answers(client: WsClient, pid: str, text: str) -> list[dict[str, Any]]:
-    return [
-        f
-        for f in client.frames
-        if f["type"] == "chat-message-appended"
-        and f["data"]["thinkProcessId"] == pid
-        and f["data"]["role"] == "assistant"
-        and text in str(f["data"]["content"])
-    ]
-
-
 def _answered(client: WsClient, pid: str, text: str) -> Callable[[dict[str, Any]], bool]:
-    return lambda _: bool(_answers(client, pid, text))
+    return lambda _: bool(answers_of(client, pid, text))
 
 
 def _seqs(client: WsClient) -> list[int]:
@@ -84,7 +74,7 @@ async def test_many_sockets_on_one_gateway_each_get_their_own_events_in_order(
         chunks = [f["data"]["chunk"] for f in mine if f["type"] == "chat-message-stream-chunk"]
         assert len(chunks) >= 2, chunks  # the answer streamed
         assert answers[i].startswith("".join(chunks)) or "".join(chunks) in answers[i]
-        assert len(_answers(c, pid, answers[i])) == 1
+        assert len(answers_of(c, pid, answers[i])) == 1
     for c in clients:
         await c.close()
 
@@ -106,14 +96,14 @@ async def test_a_socket_dropped_mid_answer_resumes_from_its_last_seq(system: Sys
 
     resumed = await system.connect()
     await resumed.ok("session-resume", {"sessionId": sid, "takeover": True, "sinceSeq": last})
-    await resumed.wait_for(lambda f: bool(_answers(resumed, pid, answer)), timeout=60)
+    await resumed.wait_for(lambda f: bool(answers_of(resumed, pid, answer)), timeout=60)
     later = _seqs(resumed)
     assert later and min(later) > last
     assert later == sorted(later) and len(later) == len(set(later))
     # Seen before the drop plus after the resume: every stored event of the session once.
     everything = await system.connect()
     await everything.ok("session-resume", {"sessionId": sid, "takeover": True, "sinceSeq": 0})
-    await everything.wait_for(lambda f: bool(_answers(everything, pid, answer)), timeout=30)
+    await everything.wait_for(lambda f: bool(answers_of(everything, pid, answer)), timeout=30)
     stored = {
         int(f["seq"])
         for f in everything.frames
@@ -121,7 +111,7 @@ async def test_a_socket_dropped_mid_answer_resumes_from_its_last_seq(system: Sys
     }
     got = {int(f["seq"]) for f in seen} | set(later)
     assert stored <= got
-    assert len(_answers(resumed, pid, answer)) == 1
+    assert len(answers_of(resumed, pid, answer)) == 1
     await resumed.close()
     await everything.close()
 
@@ -210,12 +200,12 @@ async def test_the_socket_misses_nothing_across_a_process_service_restart(
     await client.wait_for(lambda f: f["type"] == "chat-message-stream-chunk", timeout=30)
     await system.supervisor.restart_service("process_service")
     await eventually(lambda: has_workers(system), what="workers back", timeout=60)
-    await client.wait_for(lambda f: bool(_answers(client, pid, answer)), timeout=90)
+    await client.wait_for(lambda f: bool(answers_of(client, pid, answer)), timeout=90)
     seqs = _seqs(client)
     assert seqs == sorted(seqs) and len(seqs) == len(set(seqs)), seqs
-    assert len(_answers(client, pid, answer)) == 1
+    assert len(answers_of(client, pid, answer)) == 1
     # New events after the restart reach the same socket.
     system.script(_streamed(f"{m} again", f"{m} second answer"))
     await client.ok("process-steer", {"processId": pid, "content": f"{m} again"})
-    await client.wait_for(lambda f: bool(_answers(client, pid, f"{m} second answer")), timeout=60)
+    await client.wait_for(lambda f: bool(answers_of(client, pid, f"{m} second answer")), timeout=60)
     await client.close()

@@ -11,12 +11,12 @@ import json
 import os
 import signal
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any
 
 import pytest
 
-from tests.harness import System, eventually, running_system
+from tests.harness import System, WsClient, eventually, running_system
 from tests.lifecycle_support import now_ms, store
 from tests.replica_support import StreamUser, stream_differences
 from vance.internal.v1 import session_internal_pb2 as sipb
@@ -224,12 +224,11 @@ async def short_lease(
         yield system
 
 
-async def test_a_session_service_stalled_for_most_of_the_lease_costs_the_gateway_nothing(
-    short_lease: System,
-) -> None:
-    """The renewal that falls into the stall times out; the next is tried within a second,
-    not a third of a lease later, and gets through once session_service runs again."""
-    system = short_lease
+async def _answered_and_leased(
+    system: System,
+) -> tuple[StreamUser, WsClient, Callable[[], Awaitable[dict[str, Any] | None]]]:
+    """A user answered once on its socket, and a reader of the replica lease listing its
+    session."""
     user = StreamUser(system, home=0)
     await user.say(f"[{user.tag}-1]")
     client = user._client
@@ -242,6 +241,16 @@ async def test_a_session_service_stalled_for_most_of_the_lease_costs_the_gateway
             )
         return doc
 
+    return user, client, lease
+
+
+async def test_a_session_service_stalled_for_most_of_the_lease_costs_the_gateway_nothing(
+    short_lease: System,
+) -> None:
+    """The renewal that falls into the stall times out; the next is tried within a second,
+    not a third of a lease later, and gets through once session_service runs again."""
+    system = short_lease
+    user, client, lease = await _answered_and_leased(system)
     before = await eventually(lease, what="the replica's lease lists the session")
     last = (await lease() or before)["lease_until_ms"]
 
@@ -277,19 +286,8 @@ async def test_a_gateway_that_lost_its_lease_stops_acting_and_rejoins(
     short_lease: System,
 ) -> None:
     system = short_lease
-    user = StreamUser(system, home=0)
-    await user.say(f"[{user.tag}-1]")
-    client = user._client
-    assert client is not None
-
-    async def lease_of_session() -> dict[str, Any] | None:
-        async with store(system) as db:
-            doc: dict[str, Any] | None = await db["replica_leases"].find_one(
-                {"sessions.s": user.session_id}
-            )
-        return doc
-
-    before = await eventually(lease_of_session, what="the replica's lease lists the session")
+    user, client, lease = await _answered_and_leased(system)
+    before = await eventually(lease, what="the replica's lease lists the session")
     # Cut off from session_service for longer than its lease (5 s): the replica cannot renew.
     system.supervisor.kill("session_service")
     await eventually(lambda: client.closed.is_set(), what="the socket closed", timeout=30)

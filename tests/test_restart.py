@@ -15,7 +15,8 @@ from vance.v1 import common_pb2 as pb
 from vance.v1 import process_pb2 as ppb
 
 
-def _answers(client: WsClient, pid: str, m: str) -> list[dict[str, object]]:
+def answers(client: WsClient, pid: str, m: str) -> list[dict[str, Any]]:
+    """The assistant's chat messages of process `pid` on `client` that contain `m`."""
     return [
         f
         for f in client.frames
@@ -33,7 +34,7 @@ async def test_a_turn_cut_by_a_process_service_crash_is_redone_once(own_system: 
     created = await client.ok("session-create", {"projectId": "demo"})
     sid, pid = created["sessionId"], created["chatProcessId"]
     await client.ok("process-steer", {"processId": pid, "content": f"{m} warm"})
-    await client.wait_for(lambda f: bool(_answers(client, pid, f"{m} warm")))
+    await client.wait_for(lambda f: bool(answers(client, pid, f"{m} warm")))
     # A slow answer, so the crash comes while the turn runs.
     system.script(Rule(text=f"{m} slow answer", match_last=f"{m} slow", delay_ms=1500, repeat=True))
     await client.ok("process-steer", {"processId": pid, "content": f"{m} slow"})
@@ -46,7 +47,7 @@ async def test_a_turn_cut_by_a_process_service_crash_is_redone_once(own_system: 
     await system.supervisor.restart_service("process_service")
     await eventually(lambda: has_workers(system), what="workers back", timeout=60)
     # One answer reaches the client, once (a redo waits for the lease: 6 s here).
-    await client.wait_for(lambda f: bool(_answers(client, pid, f"{m} slow answer")), timeout=60)
+    await client.wait_for(lambda f: bool(answers(client, pid, f"{m} slow answer")), timeout=60)
     chat = (
         await system.processes.ListChatMessages(
             ppb.ListChatMessagesRequest(session_id=sid, process_id=pid)
@@ -58,13 +59,13 @@ async def test_a_turn_cut_by_a_process_service_crash_is_redone_once(own_system: 
     # The stream went on: a client resuming from the start sees every seq once, in order.
     late = await system.connect()
     await late.ok("session-resume", {"sessionId": sid, "takeover": True, "sinceSeq": 0})
-    await late.wait_for(lambda f: bool(_answers(late, pid, f"{m} slow answer")))
+    await late.wait_for(lambda f: bool(answers(late, pid, f"{m} slow answer")))
     seqs = [int(f["seq"]) for f in late.frames if f.get("seq") is not None]
     assert seqs == sorted(seqs) and len(seqs) == len(set(seqs))
-    assert len(_answers(late, pid, f"{m} slow answer")) == 1
+    assert len(answers(late, pid, f"{m} slow answer")) == 1
     # And new work after the restart runs as before.
     await late.ok("process-steer", {"processId": pid, "content": f"{m} after"})
-    await late.wait_for(lambda f: bool(_answers(late, pid, f"{m} after")))
+    await late.wait_for(lambda f: bool(answers(late, pid, f"{m} after")))
     await client.close()
     await late.close()
 
@@ -109,8 +110,8 @@ async def test_a_client_resuming_from_a_chunk_seen_before_a_crash_misses_nothing
     await system.supervisor.restart_service("process_service")
     await eventually(lambda: has_workers(system), what="workers back", timeout=60)
     # The client's own socket follows on from the chunk it saw.
-    await client.wait_for(lambda f: bool(_answers(client, pid, answer)), timeout=90)
-    assert len(_answers(client, pid, answer)) == 1
+    await client.wait_for(lambda f: bool(answers(client, pid, answer)), timeout=90)
+    assert len(answers(client, pid, answer)) == 1
 
     def stored(c: WsClient, since: int) -> list[tuple[str, int]]:
         return stored_in(c.frames, since)
@@ -127,15 +128,15 @@ async def test_a_client_resuming_from_a_chunk_seen_before_a_crash_misses_nothing
 
     everything = await system.connect()
     await everything.ok("session-resume", {"sessionId": sid, "takeover": True, "sinceSeq": 0})
-    await everything.wait_for(lambda f: bool(_answers(everything, pid, answer)), timeout=30)
+    await everything.wait_for(lambda f: bool(answers(everything, pid, answer)), timeout=30)
     # What was stored after the chunk: everything but what the client had before it.
     after_chunk = set(stored(everything, 0)) - set(stored_in(client.frames[:before], 0))
     await everything.close()
     resumed = await system.connect()
     await resumed.ok("session-resume", {"sessionId": sid, "takeover": True, "sinceSeq": seen})
-    await resumed.wait_for(lambda f: bool(_answers(resumed, pid, answer)), timeout=30)
+    await resumed.wait_for(lambda f: bool(answers(resumed, pid, answer)), timeout=30)
     # The answer came after the chunk, and nothing stored after the chunk is missing or twice.
-    answered = _answers(resumed, pid, answer)
+    answered = answers(resumed, pid, answer)
     assert len(answered) == 1 and int(str(answered[0]["seq"])) > seen
     assert after_chunk
     await eventually(lambda: after_chunk <= set(stored(resumed, seen)), what="every event")
