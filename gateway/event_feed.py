@@ -45,7 +45,11 @@ logger = logging.getLogger(__name__)
 
 QUEUE_LIMIT = 2_048  # events a socket's follow keeps for its client
 _BACKOFF_S = 0.2
-_BACKOFF_MAX_S = 2.0
+# A process_service that is down refuses the call in milliseconds, and every socket's events
+# wait for the stream: ask again at least twice a second, so a restarted process_service is
+# followed within half a second of being back (the channel's own reconnect backoff is at most
+# 1 s, vance/channels.py); 2 s cost a restart's probe its answer (tests/test_self_healing.py).
+_BACKOFF_MAX_S = 0.5
 _UP_S = 1.0  # a stream that lasted this long was up: the next attempt starts without a wait
 
 
