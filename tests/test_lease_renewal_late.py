@@ -36,7 +36,7 @@ async def test_a_turn_whose_renewal_is_late_is_not_redone(system: System) -> Non
     store = ProcessStore(db)
     lanes = Lanes(store, EventLog(store, clock, chunk_window_s=600), clock, config, LaneSignals())
     dispatcher = Dispatcher(store, lanes, clock, config)
-    running = asyncio.create_task(dispatcher.run())  # stopped and awaited below
+    running: asyncio.Task[None] | None = None
     try:
         conn = dispatcher.register("worker-late", {"arthur": "1"}, 0)  # takes no new turns
         refs = []
@@ -51,6 +51,9 @@ async def test_a_turn_whose_renewal_is_late_is_not_redone(system: System) -> Non
             conn.turns[ref.turn_id] = ref
             dispatcher._turns[ref.turn_id] = ref
             refs.append(ref)
+        # Started once both lanes are held: its first sweep, run late on a loaded machine,
+        # would otherwise take a lane the test takes itself.
+        running = asyncio.create_task(dispatcher.run())  # stopped and awaited below
         renewed, forgotten = refs
         # The renewal goes out in the second half of the lease (due then anyway), so that the
         # lease it asks for runs seconds past the one it renews.
@@ -79,8 +82,9 @@ async def test_a_turn_whose_renewal_is_late_is_not_redone(system: System) -> Non
     finally:
         gate.release()
         dispatcher.stop()
-        with contextlib.suppress(Exception):
-            await asyncio.wait_for(running, timeout=10)
+        if running is not None:
+            with contextlib.suppress(Exception):
+                await asyncio.wait_for(running, timeout=10)
         await client.drop_database(db.name)
         await client.close()
         await gate.close()
