@@ -17,22 +17,11 @@ import pytest
 from gateway.event_feed import EventFeed, Follow
 from tests.harness import System, WsClient, eventually, has_workers
 from tests.test_restart import answers as answers_of
+from tests.test_restart import respond_streamed
 from vance.internal.v1 import process_internal_pb2 as pipb
 from vance.internal.v1 import process_internal_pb2_grpc
 from vance.protoutil import dict_to_struct
-from vance.testing.scripted_llm import Rule
 from vance.v1 import common_pb2 as pb
-
-
-def _streamed(marker: str, answer: str, *, stream_ms: int = 600) -> Rule:
-    return Rule(
-        match_last=marker,
-        tool_calls=[
-            {"name": "respond", "arguments": {"message": answer, "awaiting_user_input": False}}
-        ],
-        arg_chunks=8,
-        stream_ms=stream_ms,
-    )
 
 
 def _answered(client: WsClient, pid: str, text: str) -> Callable[[dict[str, Any]], bool]:
@@ -51,7 +40,7 @@ async def test_many_sockets_on_one_gateway_each_get_their_own_events_in_order(
     clients = [await system.connect() for _ in range(n)]
     made = [await c.ok("session-create", {"projectId": "demo"}) for c in clients]
     answers = [f"{m}-{i} answer " + " ".join(f"w{i}x{k}" for k in range(24)) for i in range(n)]
-    system.script(*(_streamed(f"{m}-{i} ask", answers[i]) for i in range(n)))
+    system.script(*(respond_streamed(f"{m}-{i} ask", answers[i]) for i in range(n)))
     await asyncio.gather(
         *(
             c.ok("process-steer", {"processId": s["chatProcessId"], "content": f"{m}-{i} ask"})
@@ -82,7 +71,7 @@ async def test_many_sockets_on_one_gateway_each_get_their_own_events_in_order(
 async def test_a_socket_dropped_mid_answer_resumes_from_its_last_seq(system: System) -> None:
     m = uuid.uuid4().hex[:8]
     answer = f"{m} answer " + " ".join(f"word{k}" for k in range(40))
-    system.script(_streamed(f"{m} ask", answer, stream_ms=3000))
+    system.script(respond_streamed(f"{m} ask", answer, stream_ms=3000))
     client = await system.connect()
     made = await client.ok("session-create", {"projectId": "demo"})
     sid, pid = made["sessionId"], made["chatProcessId"]
@@ -182,17 +171,7 @@ async def test_the_socket_misses_nothing_across_a_process_service_restart(
     system = own_system
     m = uuid.uuid4().hex[:8]
     answer = f"{m} answer " + " ".join(f"word{k}" for k in range(30))
-    system.script(
-        Rule(
-            match_last=f"{m} ask",
-            tool_calls=[
-                {"name": "respond", "arguments": {"message": answer, "awaiting_user_input": False}}
-            ],
-            arg_chunks=12,
-            stream_ms=6000,
-            repeat=True,
-        )
-    )
+    system.script(respond_streamed(f"{m} ask", answer, arg_chunks=12, stream_ms=6000, repeat=True))
     client = await system.connect()
     made = await client.ok("session-create", {"projectId": "demo"})
     pid = made["chatProcessId"]
@@ -205,7 +184,7 @@ async def test_the_socket_misses_nothing_across_a_process_service_restart(
     assert seqs == sorted(seqs) and len(seqs) == len(set(seqs)), seqs
     assert len(answers_of(client, pid, answer)) == 1
     # New events after the restart reach the same socket.
-    system.script(_streamed(f"{m} again", f"{m} second answer"))
+    system.script(respond_streamed(f"{m} again", f"{m} second answer"))
     await client.ok("process-steer", {"processId": pid, "content": f"{m} again"})
     await client.wait_for(lambda f: bool(answers_of(client, pid, f"{m} second answer")), timeout=60)
     await client.close()

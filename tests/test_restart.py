@@ -15,6 +15,21 @@ from vance.v1 import common_pb2 as pb
 from vance.v1 import process_pb2 as ppb
 
 
+def respond_streamed(
+    marker: str, answer: str, *, arg_chunks: int = 8, stream_ms: int = 600, repeat: bool = False
+) -> Rule:
+    """The model answers `marker` through `respond`, its message streamed in pieces."""
+    return Rule(
+        match_last=marker,
+        tool_calls=[
+            {"name": "respond", "arguments": {"message": answer, "awaiting_user_input": False}}
+        ],
+        arg_chunks=arg_chunks,
+        stream_ms=stream_ms,
+        repeat=repeat,
+    )
+
+
 def answers(client: WsClient, pid: str, m: str) -> list[dict[str, Any]]:
     """The assistant's chat messages of process `pid` on `client` that contain `m`."""
     return [
@@ -80,17 +95,8 @@ async def test_a_client_resuming_from_a_chunk_seen_before_a_crash_misses_nothing
     system = own_system
     m = f"m-{uuid.uuid4().hex[:10]}"
     answer = f"{m} streamed " + " ".join(f"word{i}" for i in range(30))
-    system.script(
-        Rule(
-            match_last=f"{m} ask",
-            tool_calls=[
-                {"name": "respond", "arguments": {"message": answer, "awaiting_user_input": False}}
-            ],
-            arg_chunks=12,
-            stream_ms=6000,  # the crash comes while the answer streams
-            repeat=True,  # the redone turn asks the model again
-        )
-    )
+    # The crash comes while the answer streams; the redone turn asks the model again.
+    system.script(respond_streamed(f"{m} ask", answer, arg_chunks=12, stream_ms=6000, repeat=True))
     client = await system.connect()
     created = await client.ok("session-create", {"projectId": "demo"})
     sid, pid = created["sessionId"], created["chatProcessId"]
