@@ -226,3 +226,70 @@ async def test_params_tag_cache_unknown_and_missing_parameters_are_still_refused
         }
     )
     assert done["value"] == {"_id": "p", "v": 2}
+
+
+async def test_read_then_write_updates_keep_their_counts_upserts_and_multi(
+    collection: AsyncCollection[Doc],
+) -> None:
+    """read-then-write.patch: update and findAndModify now read every matching document and
+    close the query before writing (one SQLite connection does both, its cache kept). What
+    they answer is unchanged: a multi update changes each match once, a no-op counts as
+    matched and not modified, an upsert inserts once, a miss changes nothing."""
+    await collection.insert_many([{"_id": f"d{i}", "k": i % 3, "n": 0} for i in range(30)])
+    multi = await collection.update_many({"k": 1}, {"$inc": {"n": 1}})
+    assert (multi.matched_count, multi.modified_count) == (10, 10)
+    same = await collection.update_many({"k": 1}, {"$set": {"n": 1}})
+    assert (same.matched_count, same.modified_count) == (10, 0)
+    one = await collection.update_one({"k": 2}, {"$inc": {"n": 5}})
+    assert (one.matched_count, one.modified_count) == (1, 1)
+    counts = {
+        k: sorted(int(str(d["n"])) for d in await collection.find({"k": k}).to_list(None))
+        for k in (0, 1, 2)
+    }
+    assert counts == {0: [0] * 10, 1: [1] * 10, 2: [0] * 9 + [5]}
+    upserted = await collection.update_one({"_id": "new", "k": 7}, {"$set": {"n": 9}}, upsert=True)
+    assert upserted.upserted_id == "new" and upserted.matched_count == 0
+    made = await collection.find_one_and_update(
+        {"_id": "made"}, {"$set": {"n": 3}}, upsert=True, return_document=ReturnDocument.AFTER
+    )
+    assert made == {"_id": "made", "n": 3}
+    before = await collection.find_one_and_update({"_id": "made"}, {"$inc": {"n": 1}})
+    assert before == {"_id": "made", "n": 3}
+    missed = await collection.find_one_and_update({"_id": "nothing"}, {"$set": {"n": 1}})
+    assert missed is None and await collection.count_documents({}) == 32
+
+
+async def test_json_extract_fast_every_kind_of_id_keeps_its_index(
+    collection: AsyncCollection[Doc],
+) -> None:
+    """sqlite/json-extract-fast.patch computes the `_id` index key of plain string and integer
+    ids itself and leaves the rest to SQLite. Whichever way a key was made, a lookup by `_id`
+    (through the index), an update and a delete find the document, and the unique index still
+    refuses a second document with the same `_id`."""
+    from bson import ObjectId
+    from pymongo.errors import DuplicateKeyError
+
+    ids: list[object] = [
+        "sess_plain",
+        'quo"te',
+        "back\\slash",
+        "héllo \U0001f600",
+        "",
+        0,
+        -42,
+        2**40,
+        1.5,
+        ObjectId(),
+        {"a": 1, "b": "x"},
+        True,
+    ]
+    await collection.insert_many([{"_id": i, "v": 0} for i in ids])
+    for i in ids:
+        done = await collection.update_one({"_id": i, "v": 0}, {"$set": {"v": 1, "pad": "x" * 300}})
+        assert (done.matched_count, done.modified_count) == (1, 1), i
+        assert await collection.find_one({"_id": i}) == {"_id": i, "v": 1, "pad": "x" * 300}
+        with pytest.raises(DuplicateKeyError):
+            await collection.insert_one({"_id": i, "v": 2})
+    gone = await collection.delete_one({"_id": "héllo \U0001f600"})
+    assert gone.deleted_count == 1
+    assert await collection.count_documents({}) == len(ids) - 1

@@ -24,7 +24,9 @@ PATCH_MARKER = "vancetope-patches:"
 REQUIRED_PATCHES = frozenset(
     {
         "atomic-writes",
+        "json-extract-fast",
         "params-tag-cache",
+        "read-then-write",
         "resource-tracking",
         "sjson-one-pass",
         "sjson-write-one-pass",
