@@ -135,7 +135,9 @@ class Connection:
             if self.clients.event_feed is None:
                 await self._follow_replicas(session_id)  # until cancelled or the client left
                 return
-            follow = self.clients.event_feed.follow(session_id, self.last_seq)
+            follow = self.clients.event_feed.follow(
+                session_id, self.last_seq, self._deliver_now if self._direct else None
+            )
             try:
                 while True:
                     for event in await follow.next():
@@ -163,6 +165,29 @@ class Connection:
             gap_fill_s=self.clients.event_gap_fill_s,
         )
         await merged.run()
+
+    def _deliver_now(self, event: pb.SessionEvent) -> bool:
+        """The event feed's `Deliver` (gateway/event_feed.py): the event's frame queued on the
+        socket directly when it can take it now and no other send is under way; False leaves
+        it (and what follows it) to the pump."""
+        if event.seq <= self.last_seq:
+            return True
+        direct = self._direct
+        if direct is None or self._send_lock.locked() or self.closed:
+            return False
+        try:
+            rendered = event_text(event)
+        except ValueError as exc:  # a kind this gateway does not know yet
+            logger.warning("event %s of %s skipped: %s", event.seq, self.session_id, exc)
+        except Exception:
+            # Called by the feed's reader, which serves every socket: the pump meets it again
+            # and handles it as any failure of its own.
+            return False
+        else:
+            if not direct(rendered):
+                return False
+        self.last_seq = event.seq
+        return True
 
     async def _relay(self, session_id: str, event: pb.SessionEvent) -> None:
         if event.seq <= self.last_seq:
