@@ -146,9 +146,13 @@ class EventFeed:
         stub: process_internal_pb2_grpc.ProcessInternalServiceAsyncStub,
         *,
         queue_limit: int = QUEUE_LIMIT,
+        after_message: Callable[[], None] | None = None,
     ) -> None:
         self._stub = stub
         self._queue_limit = queue_limit
+        # Called once a message's events are handed out (the sockets' writes, gateway/
+        # ws_transport.py `write_queued`).
+        self._after_message = after_message
         self._keys = itertools.count(1)
         self._follows: dict[int, Follow] = {}
         self._requests: asyncio.Queue[pipb.FollowSessionsRequest] | None = None
@@ -226,6 +230,8 @@ class EventFeed:
                     )
                     del self._follows[group.key]
                     asyncio.get_running_loop().call_later(_BACKOFF_S, self.refollow, follow)
+            if self._after_message is not None:
+                self._after_message()
 
 
 def _add(f: Follow) -> pipb.SessionFollow:

@@ -5,8 +5,9 @@ hundred bytes each, and a turn about ten frames in all):
 
 - **One write per loop turn.** uvicorn writes every message to the socket at once, one `send`
   system call each; here a message is queued in websockets' protocol and the socket is written
-  once the event loop has run what is ready, so the frames of one `SubscribeSessionBatches`
-  message (gateway/connection.py relays its events one after the other) leave in one write.
+  once the event loop has run what is ready (one callback for all sockets), or at once when
+  the event feed has handed out a message's events (`write_queued`), so the frames of one
+  `FollowSessions` message leave in one write per socket.
   Order is kept: every write, ours or uvicorn's (pongs, the close), takes the protocol's
   pending bytes in the order they were queued. A socket whose writes are paused (a slow
   client) goes uvicorn's way, which waits until it drains.
@@ -29,6 +30,8 @@ hundred bytes each, and a turn about ten frames in all):
 
 from __future__ import annotations
 
+import asyncio
+import logging
 import zlib
 from collections.abc import Sequence
 from typing import Any
@@ -47,6 +50,8 @@ from websockets.extensions.permessage_deflate import (
 from websockets.frames import Frame, Opcode
 from websockets.protocol import State
 from websockets.typing import ExtensionParameter
+
+logger = logging.getLogger(__name__)
 
 # Messages of this size or more are compressed (when the client negotiated permessage-deflate).
 COMPRESS_MIN_BYTES = 1024
@@ -173,7 +178,7 @@ class GatewayWebSocketProtocol(WebSocketsSansIOProtocol):
     def _flush_soon(self) -> None:
         if not self._flush_due:
             self._flush_due = True
-            self.loop.call_soon(self._flush)
+            _due_writes(self.loop).add(self)
 
     def _flush(self) -> None:
         self._flush_due = False
@@ -182,3 +187,47 @@ class GatewayWebSocketProtocol(WebSocketsSansIOProtocol):
         output = self.conn.data_to_send()
         if output:
             self.transport.write(b"".join(output))
+
+
+class _DueWrites:
+    """The sockets of one event loop with frames queued and not yet written: written by one
+    callback once the loop has run what is ready, or at once by `write_queued`."""
+
+    def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
+        self.loop = loop
+        self._sockets: list[GatewayWebSocketProtocol] = []
+        self._scheduled = False
+
+    def add(self, socket: GatewayWebSocketProtocol) -> None:
+        self._sockets.append(socket)
+        if not self._scheduled:
+            self._scheduled = True
+            self.loop.call_soon(self.write)
+
+    def write(self) -> None:
+        self._scheduled = False
+        sockets, self._sockets = self._sockets, []
+        for socket in sockets:
+            try:
+                socket._flush()
+            except Exception:  # one socket's failure must not keep the others' frames back
+                logger.exception("writing a socket's queued frames failed")
+
+
+_due: _DueWrites | None = None
+
+
+def _due_writes(loop: asyncio.AbstractEventLoop) -> _DueWrites:
+    global _due
+    if _due is None or _due.loop is not loop:
+        _due = _DueWrites(loop)
+    return _due
+
+
+def write_queued() -> None:
+    """Writes every socket's queued frames now. The event feed (gateway/event_feed.py) calls it
+    after each message it has handed out: its frames leave in the reader's own step, not after
+    whatever else the loop has ready (under load that wait was the gateway's share of a chunk's
+    lag, ~10 ms at p50 and ~40 ms at p99 at realpace200), still one write per socket."""
+    if _due is not None:
+        _due.write()
