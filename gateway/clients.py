@@ -58,7 +58,7 @@ class Clients:
                     process_internal_pb2_grpc.ProcessInternalServiceStub(
                         channels.get("process_service")
                     ),
-                    after_message=write_queued,
+                    handed_out=write_queued,
                 )
             ),
         )

@@ -19,6 +19,7 @@ from gateway.session_events import MergedEvents
 from gateway.ws_transport import DIRECT_SEND
 from vance import PROTOCOL_VERSION, __version__
 from vance.ids import new_id
+from vance.observability import tracing
 from vance.v1 import common_pb2 as pb
 
 if TYPE_CHECKING:
@@ -75,6 +76,7 @@ class Connection:
         self._send_lock = asyncio.Lock()
         # The protocol's direct send (gateway/ws_transport.py), for pushed events.
         self._direct: Callable[[str], bool] | None = ws.scope.get("extensions", {}).get(DIRECT_SEND)
+        self._reply_direct = None if tracing.enabled() else self._direct
         self._pump: asyncio.Task[None] | None = None
         # The tools this socket's client hosts (gateway/client_tools.py); they belong to the
         # bound session, so leaving it drops them.
@@ -84,7 +86,12 @@ class Connection:
         await self.send_text(encode_frame(data))
 
     async def send_text(self, text: str) -> None:
-        """A frame already encoded (gateway/frames.py)."""
+        """A frame already encoded (gateway/frames.py): a reply goes the direct way too when
+        it can (`push_text`), except with tracing on, where the ASGI way gives it its
+        "websocket send" span."""
+        direct = self._reply_direct
+        if direct is not None and not self._send_lock.locked() and direct(text):
+            return
         async with self._send_lock:
             await self.ws.send_text(text)
 

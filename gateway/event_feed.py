@@ -146,13 +146,13 @@ class EventFeed:
         stub: process_internal_pb2_grpc.ProcessInternalServiceAsyncStub,
         *,
         queue_limit: int = QUEUE_LIMIT,
-        after_message: Callable[[], None] | None = None,
+        handed_out: Callable[[], None] | None = None,
     ) -> None:
         self._stub = stub
         self._queue_limit = queue_limit
-        # Called once a message's events are handed out (the sockets' writes, gateway/
-        # ws_transport.py `write_queued`).
-        self._after_message = after_message
+        # Called each time a follow's events of a message are handed out: the socket's write
+        # (gateway/ws_transport.py `write_queued`), before the message's next group is rendered.
+        self._handed_out = handed_out
         self._keys = itertools.count(1)
         self._follows: dict[int, Follow] = {}
         self._requests: asyncio.Queue[pipb.FollowSessionsRequest] | None = None
@@ -222,6 +222,8 @@ class EventFeed:
                     continue  # dropped meanwhile
                 if group.events:
                     follow.take(group.events)
+                    if self._handed_out is not None:
+                        self._handed_out()
                 if group.ended:
                     # Its queue there overflowed or the store could not be read: again from
                     # what it received, after a pause (a store that is down is not asked hot).
@@ -230,8 +232,6 @@ class EventFeed:
                     )
                     del self._follows[group.key]
                     asyncio.get_running_loop().call_later(_BACKOFF_S, self.refollow, follow)
-            if self._after_message is not None:
-                self._after_message()
 
 
 def _add(f: Follow) -> pipb.SessionFollow:
