@@ -16,7 +16,6 @@ import ctypes
 import ctypes.util
 from collections.abc import Callable
 
-
 TRIM_EVERY_S = 1.0
 
 
