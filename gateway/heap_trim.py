@@ -4,10 +4,11 @@ glibc returns to the OS only the free memory at the top of a heap; what is freed
 stays resident. When many turns start at once (200 clients steering together at realpace200:
 200 `Steer` calls in flight with their tasks, gRPC call buffers and protobuf messages), the
 gateway's heap grows by a few MB for a moment, and that memory, freed a second later, stayed
-resident for good: it was most of the gateway's +5-6 MB over the same sessions open and idle
-(issue 28; the objects alive under load were within ~2,000 of the idle count). `malloc_trim(0)`
-gives those pages back (madvise) in 0.1-1 ms of CPU a call, about 0.03% of a core at once a
-second. Python's own small-object arenas are not glibc's and are freed by Python itself."""
+resident for good (issue 28: +5.4-5.8 MiB over the same sessions open and idle, while the
+objects alive under load were within ~2,000 of the idle count). `malloc_trim(0)` gives those
+pages back (madvise) in 0.1-1 ms of CPU a call, about 0.03% of a core at once a second; the
+peak went to +3.9-4.0 MiB (docs/operations.md, "Gateway CPU"). Python's own small-object
+arenas are not glibc's: what stays there is not trimmed."""
 
 from __future__ import annotations
 
