@@ -40,6 +40,7 @@ import orjson
 import uvloop
 
 from vance.testing.paced import (
+    EncodedLength,
     Pacer,
     SseEvents,
     arguments_delta,
@@ -228,6 +229,7 @@ class ScriptedLlmServer:
         self._gates: dict[str, asyncio.Event] = {}
         self.stamps: dict[str, float] = {}  # echoed user message -> first chunk sent
         self._pacer: Pacer | None = None
+        self._encoded = EncodedLength()
 
     @property
     def base_url(self) -> str:
@@ -413,7 +415,7 @@ class ScriptedLlmServer:
         end.choices.append(choice("{}", finish))
         if (body.get("stream_options") or {}).get("include_usage"):
             # As OpenAI does when asked: a last chunk without choices, carrying the usage.
-            prompt = len(json.dumps(body.get("messages", []))) // 4
+            prompt = self._encoded.length(body.get("messages", [])) // 4
             completion = max(1, len(rule.text) // 4) + 8 * len(calls)
             end.choices.append(
                 usage_choices(
