@@ -277,7 +277,7 @@ class SearchStore:
     async def note_deleted(self, session_id: str) -> None:
         """Lists a hard-deleted session for DELETED_KEEP_MS (and drops older entries), so an
         indexer that indexes a page with its messages after the delete's purge takes them out
-        again (indexer.py `_sweep_deleted`). A compare-and-set on the version: deletes are
+        again (indexer.py `sweep_deleted`). A compare-and-set on the version: deletes are
         rare, and two at once both land. Wall-clock time: replicas on other hosts prune it."""
         for _ in range(_CAS_ATTEMPTS):
             now_ms = time.time_ns() // 1_000_000

@@ -165,7 +165,7 @@ class SearchIndexer:
     async def _save(self, through: int, saved: int) -> None:
         """Purges what was indexed of sessions deleted meanwhile, then stores the position:
         a crash before it re-indexes those pages, and looks again."""
-        await self._sweep_deleted()
+        await self.sweep_deleted()
         if through > saved:
             await self._index.save_feed_position(through)
             await self._ack(through)
@@ -271,7 +271,7 @@ class SearchIndexer:
         for sid in due:
             _remember(self._card_checked, sid, newest[sid])
 
-    async def _sweep_deleted(self) -> None:
+    async def sweep_deleted(self) -> None:
         """Purges again what was indexed of sessions hard-deleted meanwhile (their delete's
         purge may have run before these pages were indexed), and skips their later messages."""
         if not self._indexed:
