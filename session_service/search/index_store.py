@@ -6,6 +6,7 @@ access"). Conversation lists and the vocabulary are packed lists (store/packed_l
 
 from __future__ import annotations
 
+import hashlib
 import time
 from collections import OrderedDict
 from collections.abc import Iterable
@@ -287,7 +288,7 @@ class SearchStore:
                 for e in (doc or {}).get("d") or []
                 if int(e["at"]) >= now_ms - DELETED_KEEP_MS
             }
-            kept[session_id] = now_ms
+            kept[deleted_key(session_id)] = now_ms
             fields = {"d": [{"s": k, "at": v} for k, v in kept.items()]}
             if doc is None:
                 try:
@@ -306,7 +307,8 @@ class SearchStore:
         raise RuntimeError(f"{DELETED_ID}: kept changing while {session_id} was added")
 
     async def deleted_sessions(self) -> set[str]:
-        """The sessions hard-deleted within DELETED_KEEP_MS (one small document)."""
+        """The sessions hard-deleted within DELETED_KEEP_MS (one small document), as their
+        `deleted_key`s."""
         doc = await self.cursors.find_one({"_id": DELETED_ID})
         return {str(e["s"]) for e in (doc or {}).get("d") or []}
 
@@ -331,6 +333,12 @@ class SearchStore:
         for i in range(0, len(ids), _IN_BATCH):
             out += await coll.find({"_id": {"$in": ids[i : i + _IN_BATCH]}}).to_list(None)
         return out
+
+
+def deleted_key(session_id: str) -> str:
+    """How the list of recent deletes names a session: a digest, so that nothing left in the
+    store after a hard delete names the session (tests/test_session_lifecycle_archive.py)."""
+    return hashlib.blake2b(session_id.encode(), digest_size=12).hexdigest()
 
 
 def _unchanged(doc: Bson) -> Bson:

@@ -31,7 +31,7 @@ from typing import TypeVar
 
 from session_service.domain.models import Session
 from session_service.search.first_pair import FirstPairs
-from session_service.search.index_store import SearchStore
+from session_service.search.index_store import SearchStore, deleted_key
 from session_service.search.session_metadata import Metadata
 from session_service.search.suggest import Suggester
 from session_service.search.tokens import tokens
@@ -82,7 +82,7 @@ class SearchIndexer:
         self._card_checked: dict[str, int] = {}  # session -> its newest message when read
         # Sessions indexed since deletes were last looked for: tenant and message ids.
         self._indexed: dict[str, tuple[str, list[str]]] = {}
-        self._gone: set[str] = set()  # hard-deleted sessions, as last read
+        self._gone: set[str] = set()  # hard-deleted sessions' keys, as last read
         # Suggestions wait for a model (seconds): they run beside the feed, not in its way.
         self._background: asyncio.TaskGroup | None = None
 
@@ -181,8 +181,11 @@ class SearchIndexer:
     async def index_page(self, page: ChatFeedPage) -> None:
         by_session: dict[str, list[ChatMessage]] = {}
         for m in page.messages:
-            if m.session_id not in self._gone:
-                by_session.setdefault(m.session_id, []).append(m)
+            by_session.setdefault(m.session_id, []).append(m)
+        if self._gone:
+            by_session = {
+                sid: msgs for sid, msgs in by_session.items() if deleted_key(sid) not in self._gone
+            }
         unsettled = [sid for sid in by_session if sid not in self._settled]
         read = {s.session_id: s for s in await self._sessions.sessions_by_ids(unsettled)}
         tenants = {sid: t for sid in by_session if (t := self._settled.get(sid))}
@@ -277,7 +280,7 @@ class SearchIndexer:
         if not self._indexed:
             return
         self._gone = await self._index.deleted_sessions()
-        for sid in [sid for sid in self._indexed if sid in self._gone]:
+        for sid in [sid for sid in self._indexed if deleted_key(sid) in self._gone]:
             tenant, message_ids = self._indexed[sid]
             await self.purge(_stub(sid, tenant), message_ids)
         self._indexed.clear()
@@ -285,7 +288,7 @@ class SearchIndexer:
     async def deleted(self, session: Session) -> None:
         """A hard delete: the session is listed as deleted for every replica's indexer first,
         then purged."""
-        self._gone.add(session.session_id)
+        self._gone.add(deleted_key(session.session_id))
         await self._index.note_deleted(session.session_id)
         await self.purge(session)
 
