@@ -23,7 +23,9 @@ import httpx
 from bench.errors import BenchError
 from bench.procstat import rss_bytes
 from bench.scenarios import (
+    BENCH_CLIENT,
     NOT_SERVER,
+    SCRIPTED_MODEL,
     _until_idle,
     cpu_delta,
     cpu_snapshot,
@@ -72,6 +74,8 @@ class RealPaceResult:
     rss_busy: dict[str, int] = field(default_factory=dict)  # peak in the window, by process
     in_flight: float = 0.0  # turns in flight, averaged over the window's samples
     slots: int = 0  # the workers' slots, as shipped
+    # Completions the scripted model answered in the window (its CPU is counted per call).
+    model_calls: int = 0
 
     @property
     def model_s(self) -> float:
@@ -101,6 +105,16 @@ class RealPaceResult:
     def store_calls_per_turn(self) -> dict[str, float]:
         return store_calls_per_turn(self.store_calls, self.answers + self.drain_turns)
 
+    def model_cpu_ms_per_call(self) -> float:
+        """The scripted model process's CPU per completion it answered in the window: a load
+        generator's cost, which a hosted model would bear on machines of its own."""
+        return 1000 * self.cpu.get(SCRIPTED_MODEL, 0.0) / max(1, self.model_calls)
+
+    def client_cpu_ms_per_turn(self) -> float:
+        """The bench process's CPU (its 200 WebSocket clients and its sampling) per turn
+        answered in the window: the other load generator."""
+        return 1000 * self.cpu.get(BENCH_CLIENT, 0.0) / max(1, self.answers)
+
     def rss_per_in_flight(self) -> float:
         """Bytes of server RSS per turn in flight: the busy peak over the same sessions open
         and idle (what a session costs with no turn running is `rss_per_session`)."""
@@ -116,6 +130,14 @@ class RealPaceResult:
 
 def _server_rss(system: BenchSystem) -> dict[str, int]:
     return {name: rss_bytes(pid) or 0 for name, pid in system.pids().items()}
+
+
+async def _model_calls(system: BenchSystem, http: httpx.AsyncClient) -> int:
+    """Completions the scripted model has answered since it started."""
+    assert system.model is not None
+    r = await http.get(f"http://127.0.0.1:{system.model.port}/_requests")
+    r.raise_for_status()
+    return int(r.json()["calls"])
 
 
 async def _stamps(system: BenchSystem) -> dict[str, float]:
@@ -185,6 +207,7 @@ async def _drive(
     first_chunks: dict[str, tuple[float, int]] = {}  # content -> (client's first chunk, frames)
     answered: list[tuple[float, float, str]] = []  # (answer time, latency, content)
     snapshots: list[dict[str, float]] = []
+    calls: list[int] = []  # the model's completions so far, at the window's edges
     stores: list[dict[str, dict[str, int]]] = []
     in_flight = 0
     samples: list[int] = []
@@ -216,15 +239,18 @@ async def _drive(
             )
 
     async def sample() -> None:
-        await asyncio.sleep(max(0.0, window[0] - time.perf_counter()))
-        await all_first.wait()
-        window[0] = max(window[0], time.perf_counter())
-        window[1] = window[0] + result.duration_s
-        for edge in window:
-            await asyncio.sleep(max(0.0, edge - time.perf_counter()))
-            system.check_alive()
-            snapshots.append(cpu_snapshot(system))
-            stores.append(store_snapshot(system))
+        # Made before the window: a client's making (its TLS context) is not the bench's turn work.
+        async with httpx.AsyncClient(timeout=10) as http:
+            await asyncio.sleep(max(0.0, window[0] - time.perf_counter()))
+            await all_first.wait()
+            window[0] = max(window[0], time.perf_counter())
+            window[1] = window[0] + result.duration_s
+            for edge in window:
+                await asyncio.sleep(max(0.0, edge - time.perf_counter()))
+                system.check_alive()
+                snapshots.append(cpu_snapshot(system))
+                stores.append(store_snapshot(system))
+                calls.append(await _model_calls(system, http))
 
     async def watch_memory() -> None:
         while time.perf_counter() < window[1]:
@@ -243,6 +269,7 @@ async def _drive(
         await _until_idle(system)
         drained = cpu_snapshot(system)
         result.cpu = cpu_delta(snapshots[0], snapshots[1])
+        result.model_calls = calls[1] - calls[0]
         result.drain_cpu = cpu_delta(snapshots[1], drained)
         result.store_calls = store_delta(stores[0], store_snapshot(system))
         await asyncio.gather(*(c.close() for c, _ in sessions), return_exceptions=True)

@@ -110,6 +110,11 @@ def realpace_section(
         lines.append(f"- {clients} clients: outcomes {dict(sorted(r.outcomes.items()))}.")
         by_process = ", ".join(f"{k} {v:.2f}" for k, v in r.cpu_ms_per_turn_by_process().items())
         lines.append(f"- {clients} clients: server CPU ms per turn by process: {by_process}.")
+        lines.append(
+            f"- {clients} clients: load generators (not in the server figures): scripted model "
+            f"{r.model_cpu_ms_per_call():.2f} ms per call ({r.model_calls} calls), bench client "
+            f"{r.client_cpu_ms_per_turn():.2f} ms per turn."
+        )
         base = r.rss_open or r.rss_idle
         grown = ", ".join(
             f"{k} {(r.rss_busy.get(k, 0) - base.get(k, 0)) / 2**20:+.1f}"

@@ -15,7 +15,7 @@ from typing import Any
 import grpc
 
 from bench.errors import BenchError
-from bench.procstat import cpu_seconds, machine_busy_seconds, rss_bytes, tree_cpu_seconds
+from bench.procstat import cpu_seconds, machine_busy_seconds, rss_bytes, trees_cpu_seconds
 from bench.system import BenchSystem
 from bench.wsclient import Client, assistant_says, first_chunk, reply_data, status_is
 from vance.internal.v1 import process_internal_pb2 as pipb
@@ -61,9 +61,10 @@ async def run_all(coros: list[Coroutine[Any, Any, None]]) -> None:
 def cpu_snapshot(system: BenchSystem) -> dict[str, float]:
     """CPU seconds so far of every supervisor child (with its descendants), the scripted
     model server and this process."""
-    out = {name: tree_cpu_seconds(pid) for name, pid in system.pids().items()}
+    pids = system.pids()
     if system.model is not None and system.model.pid is not None:
-        out[SCRIPTED_MODEL] = tree_cpu_seconds(system.model.pid)
+        pids[SCRIPTED_MODEL] = system.model.pid
+    out = trees_cpu_seconds(pids)
     out[BENCH_CLIENT] = cpu_seconds(os.getpid()) or 0.0
     out[MACHINE] = machine_busy_seconds()
     return out

@@ -63,12 +63,17 @@ class Flusher:
         # when the next window ends while it still runs (a busy loop).
         self._timer: asyncio.Handle | None = None
         self._timer_at = 0.0
+        # The worker's loop, taken at the first arm and kept: asyncio.get_running_loop costs a
+        # getpid system call per call on CPython 3.11, and arm runs per streamed chunk.
+        self._loop: asyncio.AbstractEventLoop | None = None
 
     def arm(self, publisher: EventPublisher, window_s: float, early_s: float = EARLY_S) -> None:
         """The publisher's held reports go out within window_s at the latest (sooner if it is
         armed to go sooner already), and not before early_s before that unless the flusher
         runs for another turn's window anyway."""
-        loop = asyncio.get_running_loop()
+        loop = self._loop
+        if loop is None:
+            loop = self._loop = asyncio.get_running_loop()
         now = loop.time()
         end = now + window_s
         if publisher.due_at is not None and publisher.due_at <= end:
@@ -89,7 +94,8 @@ class Flusher:
 
     def _fire(self) -> None:
         self._timer = None
-        loop = asyncio.get_running_loop()
+        loop = self._loop  # set by the arm that armed this timer
+        assert loop is not None
         now = loop.time()
         starts = self._starts
         while starts and starts[0][0] <= now:

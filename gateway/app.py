@@ -24,6 +24,7 @@ from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 from gateway import (
     binding,
     errors,
+    heap_trim,
     log_redact,
     openapi,
     rest,
@@ -99,6 +100,9 @@ def create_app(config: Config) -> FastAPI:
         await authenticator.watch.refresh()  # the first snapshot before the first socket
         authenticator.watch.start()
         background.start("replica-lease", replica.renew_forever(clients()))
+        trim = heap_trim.trimmer()
+        if trim is not None:
+            background.start("heap-trim", heap_trim.trim_forever(trim))
         feed = clients().event_feed
         if feed is not None:
             background.start("event-feed", feed.run())

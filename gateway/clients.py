@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from gateway.event_feed import EventFeed
+from gateway.ws_transport import write_queued
 from vance.channels import Channels
 from vance.internal.v1 import process_internal_pb2_grpc, session_internal_pb2_grpc
 from vance.v1 import (
@@ -56,7 +57,8 @@ class Clients:
                 else EventFeed(
                     process_internal_pb2_grpc.ProcessInternalServiceStub(
                         channels.get("process_service")
-                    )
+                    ),
+                    handed_out=write_queued,
                 )
             ),
         )

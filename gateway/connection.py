@@ -19,6 +19,7 @@ from gateway.session_events import MergedEvents
 from gateway.ws_transport import DIRECT_SEND
 from vance import PROTOCOL_VERSION, __version__
 from vance.ids import new_id
+from vance.observability import tracing
 from vance.v1 import common_pb2 as pb
 
 if TYPE_CHECKING:
@@ -75,6 +76,7 @@ class Connection:
         self._send_lock = asyncio.Lock()
         # The protocol's direct send (gateway/ws_transport.py), for pushed events.
         self._direct: Callable[[str], bool] | None = ws.scope.get("extensions", {}).get(DIRECT_SEND)
+        self._reply_direct = None if tracing.enabled() else self._direct
         self._pump: asyncio.Task[None] | None = None
         # The tools this socket's client hosts (gateway/client_tools.py); they belong to the
         # bound session, so leaving it drops them.
@@ -84,7 +86,12 @@ class Connection:
         await self.send_text(encode_frame(data))
 
     async def send_text(self, text: str) -> None:
-        """A frame already encoded (gateway/frames.py)."""
+        """A frame already encoded (gateway/frames.py): a reply goes the direct way too when
+        it can (`push_text`), except with tracing on, where the ASGI way gives it its
+        "websocket send" span."""
+        direct = self._reply_direct
+        if direct is not None and not self._send_lock.locked() and direct(text):
+            return
         async with self._send_lock:
             await self.ws.send_text(text)
 
@@ -135,7 +142,9 @@ class Connection:
             if self.clients.event_feed is None:
                 await self._follow_replicas(session_id)  # until cancelled or the client left
                 return
-            follow = self.clients.event_feed.follow(session_id, self.last_seq)
+            follow = self.clients.event_feed.follow(
+                session_id, self.last_seq, self._deliver_now if self._direct else None
+            )
             try:
                 while True:
                     for event in await follow.next():
@@ -163,6 +172,29 @@ class Connection:
             gap_fill_s=self.clients.event_gap_fill_s,
         )
         await merged.run()
+
+    def _deliver_now(self, event: pb.SessionEvent) -> bool:
+        """The event feed's `Deliver` (gateway/event_feed.py): the event's frame queued on the
+        socket directly when it can take it now and no other send is under way; False leaves
+        it (and what follows it) to the pump."""
+        if event.seq <= self.last_seq:
+            return True
+        direct = self._direct
+        if direct is None or self._send_lock.locked() or self.closed:
+            return False
+        try:
+            rendered = event_text(event)
+        except ValueError as exc:  # a kind this gateway does not know yet
+            logger.warning("event %s of %s skipped: %s", event.seq, self.session_id, exc)
+        except Exception:
+            # Called by the feed's reader, which serves every socket: the pump meets it again
+            # and handles it as any failure of its own.
+            return False
+        else:
+            if not direct(rendered):
+                return False
+        self.last_seq = event.seq
+        return True
 
     async def _relay(self, session_id: str, event: pb.SessionEvent) -> None:
         if event.seq <= self.last_seq:

@@ -6,8 +6,11 @@ process_service and read here per event per session, each with grpc's per-messag
 ends and a task woken per read (issue 28). On one stream, what process_service's event loop
 wrote in one turn for all of this gateway's sockets is one message.
 
-Each socket's follow has a key (new on every add) and a bounded queue of events its pump
-(gateway/connection.py) has not yet sent to the client:
+The reader hands each follow's events to its socket at once (`Deliver`, gateway/connection.py:
+rendered and queued on the socket's protocol in the reader's own step, without waking a task
+per socket). What a socket cannot take at once (a reply of its own is being sent, its client
+reads slowly) waits in the follow's queue, and everything after it too, until the socket's
+pump has sent it. Each socket's follow has a key (new on every add) and a bounded queue:
 
 - **Slow client.** A follow whose queue would pass `QUEUE_LIMIT` stops taking events: the feed
   drops it on the server and keeps what it queued; once the socket has sent those to its client,
@@ -33,7 +36,7 @@ import asyncio
 import itertools
 import logging
 from collections import deque
-from collections.abc import AsyncIterator, Iterable
+from collections.abc import AsyncIterator, Callable, Iterable
 
 import grpc
 
@@ -45,6 +48,10 @@ logger = logging.getLogger(__name__)
 
 QUEUE_LIMIT = 2_048  # events a socket's follow keeps for its client
 _BACKOFF_S = 0.2
+# Sends one event to the socket now, if it can take it at once without waiting: True when it
+# was sent (or skipped for good), False to leave it to the pump (gateway/connection.py). It is
+# called by the feed's reader: it must not raise or block.
+Deliver = Callable[[pb.SessionEvent], bool]
 # A process_service that is down refuses the call in milliseconds, and every socket's events
 # wait for the stream: ask again at least twice a second, so a restarted process_service is
 # followed within half a second of being back (the channel's own reconnect backoff is at most
@@ -54,16 +61,27 @@ _UP_S = 1.0  # a stream that lasted this long was up: the next attempt starts wi
 
 
 class Follow:
-    """One socket's follow of one session: `next()` gives its events in seq order."""
+    """One socket's follow of one session: its events in seq order go to `deliver` as they
+    arrive, or, when it cannot take one now, to a queue its pump reads with `next()`."""
 
-    def __init__(self, feed: EventFeed, session_id: str, since: int, limit: int) -> None:
+    def __init__(
+        self,
+        feed: EventFeed,
+        session_id: str,
+        since: int,
+        limit: int,
+        deliver: Deliver | None = None,
+    ) -> None:
         self._feed = feed
         self.session_id = session_id
         self.key = 0
-        self.received = since  # the last seq queued (or the resume seq)
+        self.received = since  # the last seq queued or delivered (or the resume seq)
         self._limit = limit
+        self._deliver = deliver
         self._queue: deque[pb.SessionEvent] = deque()
         self._ready = asyncio.Event()
+        # The pump holds events taken by `next()` and not yet sent: nothing may pass them.
+        self._draining = False
         self.paused = False  # the queue filled: dropped on the server until it drains
         self.closed = False
 
@@ -75,9 +93,17 @@ class Follow:
         """Events from the stream for this follow (called by the feed's reader)."""
         if self.paused:
             return
+        deliver = self._deliver
         for event in events:
             if event.seq <= self.received:
                 continue
+            if deliver is not None and not self._queue and not self._draining:
+                # Sent from here, in the reader's own step: no wake-up of the socket's pump
+                # per message (a task step each, for every socket of every reply).
+                if deliver(event):
+                    self.received = event.seq
+                    continue
+                deliver = None  # the socket cannot take it now: this and the rest queue
             if len(self._queue) >= self._limit:
                 # The client reads slower than its session writes: stop following until what
                 # is queued went out, then replay the rest from the store (module doc).
@@ -93,6 +119,7 @@ class Follow:
     async def next(self) -> list[pb.SessionEvent]:
         """The events queued now (at least one), waiting for some; a paused follow whose queue
         went out is added again from its last seq here."""
+        self._draining = False  # what the last call gave is sent
         while not self._queue:
             if self.paused:
                 self.paused = False
@@ -101,6 +128,7 @@ class Follow:
             await self._ready.wait()
         out = list(self._queue)
         self._queue.clear()
+        self._draining = True
         return out
 
     def close(self) -> None:
@@ -118,16 +146,22 @@ class EventFeed:
         stub: process_internal_pb2_grpc.ProcessInternalServiceAsyncStub,
         *,
         queue_limit: int = QUEUE_LIMIT,
+        handed_out: Callable[[], None] | None = None,
     ) -> None:
         self._stub = stub
         self._queue_limit = queue_limit
+        # Called each time a follow's events of a message are handed out: the socket's write
+        # (gateway/ws_transport.py `write_queued`), before the message's next group is rendered.
+        self._handed_out = handed_out
         self._keys = itertools.count(1)
         self._follows: dict[int, Follow] = {}
         self._requests: asyncio.Queue[pipb.FollowSessionsRequest] | None = None
         self.streams_opened = 0  # for tests and logs
 
-    def follow(self, session_id: str, since: int) -> Follow:
-        f = Follow(self, session_id, since, self._queue_limit)
+    def follow(self, session_id: str, since: int, deliver: Deliver | None = None) -> Follow:
+        """A socket's follow of its session from `since`; `deliver` (see `Deliver`) sends an
+        event at once when it can, else it waits in the follow's queue for `next()`."""
+        f = Follow(self, session_id, since, self._queue_limit, deliver)
         self.refollow(f)
         return f
 
@@ -188,6 +222,8 @@ class EventFeed:
                     continue  # dropped meanwhile
                 if group.events:
                     follow.take(group.events)
+                    if self._handed_out is not None:
+                        self._handed_out()
                 if group.ended:
                     # Its queue there overflowed or the store could not be read: again from
                     # what it received, after a pause (a store that is down is not asked hot).

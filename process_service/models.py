@@ -16,7 +16,7 @@ class NextTurn(Enum):
     """What `Dispatcher.next_turn` found for a process."""
 
     NONE = "none"  # no turn is due (or this replica runs it already)
-    STARTS = "starts"  # queued, and a worker has a free slot with nobody waiting before it
+    STARTS = "starts"  # queued, and a worker has a free slot that no queued turn waits for
     QUEUED = "queued"  # queued behind others, or waiting for a worker slot
     LATER = "later"  # a failed turn, redone once its backoff has passed
 

@@ -4,9 +4,12 @@ tool-call arguments."""
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import json
+import time
 
-from engine_worker.admission import Admission
+from engine_worker.admission import MIN_BUSY, Admission, rss_mb
 from process_service.runtime.fair_queue import FairQueue
 from vance.llm_core import ArgumentStream
 
@@ -62,14 +65,39 @@ def test_a_lagging_event_loop_stops_new_turns_until_it_recovers() -> None:
     a = admission(loop)
     loop.running = 40
     for _ in range(3):
-        a.observe(0.01)  # keeping up: nothing said
+        a.observe(0.01, busy=0.95)  # keeping up: nothing said
     assert loop.said == []
     for _ in range(10):
-        a.observe(0.4)  # far behind
+        a.observe(0.4, busy=1.0)  # far behind, and its own turns keep it so
     assert loop.said[0][0] == 40 and "lag" in loop.said[0][1]
     assert a.capacity == 40
     for _ in range(40):
-        a.observe(0.0)
+        a.observe(0.0, busy=0.9)
+    assert loop.said[-1] == (256, "recovered")
+
+
+def test_a_loop_that_lags_waiting_for_a_core_keeps_taking_turns() -> None:
+    # A CPU-bound host: the loop wakes late because other processes hold the cores, while its
+    # own thread ran a fraction of the time. Queueing turns in process_service would only add
+    # their wait (the same cores do the same work), so the worker keeps its full slots.
+    loop = Loop()
+    a = admission(loop)
+    loop.running = 3
+    for _ in range(50):
+        a.observe(0.4, busy=0.3)
+    assert loop.said == []
+    assert a.capacity == 256
+
+
+def test_a_capped_loop_takes_turns_again_once_it_is_no_longer_busy() -> None:
+    loop = Loop()
+    a = admission(loop)
+    loop.running = 100
+    for _ in range(10):
+        a.observe(0.3, busy=1.0)
+    assert a.capacity == 100
+    for _ in range(10):
+        a.observe(0.3, busy=0.2)  # still late, but others hold the cores now
     assert loop.said[-1] == (256, "recovered")
 
 
@@ -79,11 +107,50 @@ def test_memory_above_the_bound_stops_new_turns() -> None:
     loop.running = 7
     loop.rss = 900
     for _ in range(10):
-        a.observe(0.0)
+        a.observe(0.0, busy=0.1)
     assert loop.said == [(7, "memory above 500 MB")]
     loop.rss = 200
-    a.observe(0.0)
+    a.observe(0.0, busy=0.1)
     assert loop.said[-1] == (256, "recovered")
+
+
+def _off_the_core(seconds: float) -> None:
+    """Blocks the loop's thread without using a core, as a process waiting for one does."""
+    time.sleep(seconds)
+
+
+def test_the_sampler_tells_a_blocked_loop_from_a_busy_one() -> None:
+    """The real sampler on a real loop: blocked without using a core (as a process waiting for
+    one is) it measures the lag and a low busy share, and keeps the full slots."""
+
+    async def scenario() -> Admission:
+        loop = Loop()
+        loop.running = 5
+        a = admission(loop)
+        sampler = asyncio.create_task(a.run())
+        deadline = time.monotonic() + 30
+        while a.lag_s < 0.1 and time.monotonic() < deadline:
+            _off_the_core(0.3)
+            await asyncio.sleep(0)
+            await asyncio.sleep(0.05)  # a tick runs, late
+        sampler.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await sampler
+        assert loop.said == []
+        return a
+
+    a = asyncio.run(scenario())
+    assert a.lag_s >= 0.1
+    assert a.busy < MIN_BUSY
+    assert a.capacity == 256
+
+
+def test_rss_is_read_from_proc() -> None:
+    before = rss_mb()
+    held = bytearray(64 * 2**20)
+    held[::4096] = b"x" * len(held[::4096])  # touched, so resident
+    assert rss_mb() > before + 32
+    del held
 
 
 def test_a_streamed_argument_yields_exactly_what_the_model_added() -> None:

@@ -167,3 +167,27 @@ async def test_a_chunk_riding_with_a_stored_event_claims_nothing_ahead(system: S
         assert chunk_seq == await answer - 1
         restarted, _ = _log(db)
         assert await restarted.publish(sid, "progress", {"status": "IDLE"}) == await answer + 1
+
+
+async def test_a_replay_after_a_turn_ended_has_its_answer_and_no_chunks_of_it(
+    system: System,
+) -> None:
+    """A client that resumes after a turn ended gets the turn's persisted answer, not its
+    chunks (the commit drops them from memory, `EventLog.end_chunks`); the chunks of another
+    process whose turn still runs are still replayed."""
+    sid = f"sess_che{uuid.uuid4().hex[:10]}"
+    async with store(system) as db:
+        log, _ = _log(db)
+        start = await log.publish(sid, "progress", {"status": "RUNNING"})
+        log.chunk(sid, _chunk("Hello "))
+        other = {**_chunk("still typing"), "think_process_id": "q"}
+        log.chunk(sid, other)
+        log.chunk(sid, _chunk("world"))
+        answer = log.submit(sid, CHAT_APPENDED, {"chat_message_id": "m1", "think_process_id": "p"})
+        await log.flush(sid)
+        before = await log.replay(sid, start, await answer)
+        assert [e.data.get("chunk") for e in before] == ["Hello ", "still typing", "world", None]
+        log.end_chunks(sid, "p")
+        after = await log.replay(sid, start, await answer)
+        assert [e.data.get("chunk") for e in after] == ["still typing", None]
+        assert after[-1].data["chat_message_id"] == "m1"

@@ -163,6 +163,63 @@ async def test_a_follow_nobody_reads_is_bounded_and_does_not_hold_up_the_others(
         runner.cancel()
 
 
+async def test_events_go_to_the_socket_at_once_and_wait_in_order_when_it_cannot_take_one(
+    system: System,
+) -> None:
+    """A follow hands its events to the socket (`deliver`) as they arrive. Once the socket
+    cannot take one (a reply of its own is being sent), that event and every later one wait in
+    the queue, and the socket is asked again only after its pump has sent them: every event
+    once, in seq order, whichever way it went."""
+    sid = f"s-direct-{uuid.uuid4().hex[:8]}"
+    feed = EventFeed(system.processes_internal)
+    delivered: list[int] = []
+    busy = False
+
+    def deliver(event: pb.SessionEvent) -> bool:
+        if busy:
+            return False
+        delivered.append(int(event.notice.data.fields["i"].number_value))
+        return True
+
+    async def publish(numbers: range) -> None:
+        for i in numbers:
+            await system.processes_internal.PublishNotice(
+                pipb.PublishNoticeRequest(
+                    session_ids=[sid],
+                    notice=pb.Notice(type="feed-test", data=dict_to_struct({"i": i})),
+                )
+            )
+
+    def numbers(events: list[pb.SessionEvent]) -> list[int]:
+        return [int(e.notice.data.fields["i"].number_value) for e in events]
+
+    async with asyncio.TaskGroup() as tasks:
+        runner = tasks.create_task(feed.run())
+        follow = feed.follow(sid, 0, deliver)
+        await publish(range(0, 10))
+        await eventually(lambda: len(delivered) == 10, what="ten events delivered at once")
+        busy = True
+        await publish(range(10, 15))
+        await eventually(lambda: follow.queued == 5, what="the refused events to queue")
+        busy = False  # the socket could take events again, but five wait before them
+        await publish(range(15, 20))
+        await eventually(lambda: follow.queued == 10, what="the later events to queue too")
+        pumped = await follow.next()
+        # The pump holds what it took until it asks again: nothing may pass it meanwhile.
+        await publish(range(20, 25))
+        await eventually(lambda: follow.queued == 5, what="events behind the pump to queue")
+        pumped += await follow.next()
+        waiting = tasks.create_task(follow.next())  # the pump sent them all and asks again
+        await publish(range(25, 30))
+        await eventually(lambda: len(delivered) == 15, what="deliveries to resume")
+        assert delivered == [*range(0, 10), *range(25, 30)]
+        assert numbers(pumped) == list(range(10, 25))
+        assert not waiting.done()
+        waiting.cancel()
+        follow.close()
+        runner.cancel()
+
+
 async def test_the_socket_misses_nothing_across_a_process_service_restart(
     own_system: System,
 ) -> None:

@@ -8,6 +8,10 @@ from typing import Any
 import grpc
 import pytest
 
+from session_service.search.index_store import SearchStore
+from session_service.search.indexer import SearchIndexer
+from session_service.search.session_metadata import Metadata
+from session_service.store.session_store import SessionStore
 from tests.harness import System, eventually
 from tests.sessions_support import (
     TENANT,
@@ -20,6 +24,10 @@ from tests.sessions_support import (
     search,
     word,
 )
+from vance.chat_ids import chat_message_id
+from vance.clients.process import ChatFeedPage, ProcessClient
+from vance.clock import SystemClock
+from vance.domain import ChatMessage, ChatRole
 from vance.store import connect
 from vance.v1 import common_pb2 as pb
 from vance.v1 import session_pb2 as spb
@@ -184,5 +192,79 @@ async def test_a_deleted_session_is_no_longer_found_and_its_text_is_gone(system:
     try:
         assert await db["search_messages"].count_documents({"_id": {"$in": message_ids}}) == 0
         assert await db["search_session_words"].find_one({"_id": f"{sid}:{w[0]}"}) is None
+    finally:
+        await mongo.close()
+
+
+async def test_a_page_indexed_after_its_sessions_delete_is_taken_out_again(system: System) -> None:
+    """A second indexer beside the service's (as a replica's, or the service's own with a page
+    still on its way when the delete's purge ran): it knows the session, so it indexes the
+    late page without reading the session; its next look at the recent deletes takes out what
+    that page wrote, and skips what comes after."""
+    owner, token = await new_user(system)
+    me = caller(owner)
+    client, sid = await chat_session(system, token)
+    asked = word()
+    await ask(system, client, f"Log the {asked} valve", "Logged.")
+    await client.close()
+    await found(system, asked, me, sid)
+    session = await system.sessions.GetSession(
+        spb.GetSessionRequest(tenant_id=TENANT, session_id=sid)
+    )
+    mongo, db = connect(system.config)
+    store, index, clock = SessionStore(db), SearchStore(db), SystemClock()
+    indexer = SearchIndexer(
+        sessions=store,
+        index=index,
+        metadata=Metadata(store, index, clock),
+        processes=ProcessClient(system.channel("process_service")),
+        suggester=None,
+        clock=clock,
+    )
+    number = 1_000
+
+    def page(text: str) -> ChatFeedPage:
+        nonlocal number
+        number += 1
+        return ChatFeedPage(
+            position=number,
+            messages=[
+                ChatMessage(
+                    id=chat_message_id(session.chat_process_id, number),
+                    session_id=sid,
+                    think_process_id=session.chat_process_id,
+                    process_name="chat",
+                    role=ChatRole.ASSISTANT,
+                    content=text,
+                    created_at_ms=clock.now_ms(),
+                )
+            ],
+        )
+
+    async def posted(w: str) -> bool:
+        return await db["search_postings"].find_one({"_id": f"{TENANT}:{w}"}) is not None
+
+    async def first_pair_seen() -> bool:
+        doc = await db["sessions"].find_one({"_id": sid})
+        return bool(doc and doc.get("metadata", {}).get("first_qa_at_ms"))
+
+    try:
+        await eventually(first_pair_seen, what="the service's indexer saw the first pair")
+        seen, late, later = word(), word(), word()
+        await indexer.index_page(page(f"Seen: {seen}"))  # reads the session: settled
+        assert await posted(seen)
+        await system.sessions.DeleteSession(
+            spb.SessionOpRequest(tenant_id=TENANT, session_id=sid, caller=me)
+        )
+        assert not await posted(asked)  # the delete's own purge
+        late_page = page(f"Late: {late}")
+        await indexer.index_page(late_page)
+        assert await posted(late)  # written: the indexer did not read the session again
+        await indexer.sweep_deleted()
+        assert not await posted(late) and not await posted(seen)
+        copy = late_page.messages[0].id
+        assert await db["search_messages"].find_one({"_id": copy}) is None
+        await indexer.index_page(page(f"Later: {later}"))
+        assert not await posted(later)
     finally:
         await mongo.close()

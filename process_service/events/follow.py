@@ -26,6 +26,12 @@ from process_service.process_model import SessionEvent as Event
 logger = logging.getLogger(__name__)
 
 QUEUE_LIMIT = 4_096  # events of one follow not yet sent
+# After a message, the next one waits until this long after it: what the loop writes meanwhile
+# (other turns' chunks, commits, status changes) rides along. Under load a gateway's stream
+# otherwise carried a message per event-loop pass, most with one or two events: a gRPC write
+# here and a read on the gateway each (issue 28). A quiet stream sends at once; an event waits
+# at most this long, against a model's 20-50 ms between tokens.
+GATHER_S = 0.004
 # Events per message: a long replay goes out in pieces well under gRPC's message size limit.
 MESSAGE_EVENTS = 200
 
@@ -171,12 +177,21 @@ class FollowStream:
 
     async def replies(self) -> AsyncIterator[Reply]:
         """What the outbox holds each time it is woken, until `close`. The wake-up runs
-        after the rest of the loop's ready work, so what that work wrote rides along."""
+        after the rest of the loop's ready work, so what that work wrote rides along; within
+        GATHER_S of the last message, what the next passes write too."""
+        loop = asyncio.get_running_loop()
+        last = -GATHER_S
         while True:
             await self._ready.wait()
             if self._closed:
                 return
+            wait = last + GATHER_S - loop.time()
+            if wait > 0:
+                await asyncio.sleep(wait)
+                if self._closed:
+                    return
             self._ready.clear()
+            last = loop.time()
             yield self._take()
             if self._outbox or self._ended:
                 self._ready.set()  # more than one message's worth was waiting

@@ -382,6 +382,21 @@ class EventLog:
             until = await self._store.last_seq(session_id)
         return await self.replay(session_id, since, until)
 
+    def end_chunks(self, session_id: str, process_id: str) -> None:
+        """A turn of `process_id` ended: its stream chunks leave the session's replay ring.
+        What they showed is replaced by persisted events (the turn's chat-message-appended,
+        its status change, after which clients drop the process's live overlay), so a replay
+        of them would show nothing a client keeps (docs/protocol.md "What is replayed").
+        Held for the whole window instead, a session's ring kept every chunk of its last ten
+        minutes: most of what process_service grew by under load (issue 28). Called after the
+        turn's commit wrote its events, so every chunk of the turn is in the ring by then."""
+        w = self._writers.get(session_id)
+        if w is None or not w.chunks:
+            return
+        kept = [c for c in w.chunks if c.data.get("think_process_id") != process_id]
+        if len(kept) != len(w.chunks):
+            w.chunks = deque(kept, maxlen=_RING_LIMIT)
+
     def forget(self, session_id: str) -> None:
         """A suspended, closed or deleted session: its writer (last seq, chunk ring) goes,
         unless a write is in flight or someone still follows the stream. The last seq is read

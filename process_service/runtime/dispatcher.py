@@ -134,9 +134,22 @@ class Dispatcher:
         self.kick(process.id, process.engine, process.tenant_id, process.session_id)
 
     def can_start(self, engine: str, process_id: str = "") -> bool:
-        """Whether a turn of this engine would start now: a worker has a free slot and nobody
-        waits before it (a steer's outcome is STARTED then, else QUEUED)."""
-        return not self._ready.get(engine) and self._pick(engine, process_id) is not None
+        """Whether a turn of this engine would start now: a worker has a free slot and no
+        queued turn waits for it (a steer's outcome is STARTED then, else QUEUED)."""
+        return self._overtakes_nobody(engine) and self._pick(engine, process_id) is not None
+
+    def _overtakes_nobody(self, engine: str) -> bool:
+        """Whether a turn of this engine started now keeps no queued turn from its slot:
+        nothing queues, or the workers have a free slot for every queued turn besides this one.
+        Kicked turns wait in the ready queue until the dispatcher's next step hands them out
+        (`_pump`); a steer arriving in that gap would otherwise be QUEUED with slots free, and
+        then cost an inbox write and a lane take of its own (two store commands where
+        steer_and_start makes one) and the wait for that step."""
+        queue = self._ready.get(engine)
+        if not queue:
+            return True
+        free = sum(w.free_slots for w in self.workers.values() if _can_take(w, engine))
+        return free > len(queue)
 
     def _kick_later(self, process: Process, delay_ms: int) -> None:
         """`kick` once delay_ms have passed (a failed turn's backoff)."""
@@ -154,9 +167,9 @@ class Dispatcher:
         self, process_id: str, session_id: str, engine: str, msg: InboxMessage
     ) -> TurnRef | None:
         """A steer of a waiting process, delivered and started in one store write when a
-        worker of its engine has a free slot and nothing queues before it; None to push the
+        worker of its engine has a free slot and no queued turn waits for it; None to push the
         message to the inbox instead. Saves a write and a wake-up hop on the common path."""
-        if self._ready.get(engine) or self._stopping or self._tg is None:
+        if not self._overtakes_nobody(engine) or self._stopping or self._tg is None:
             return None  # others wait for a slot (they go first), or we are not dispatching
         worker = self._pick(engine, process_id)
         if worker is None:

@@ -168,6 +168,8 @@ class Turns:
             return await self._lanes.end_hook(ref)
         owed = self._owed(ref, status, close_reason, summary, payload)
         process = await self._lanes.commit(ref, status, close_reason, close_detail, outbox=owed)
+        if process is not None:
+            self._events.end_chunks(ref.session_id, ref.process_id)
         if process is not None and owed:
             await self.outbox.deliver(process)
         observers = self.outbox.observations

@@ -27,6 +27,7 @@ logger = logging.getLogger(__name__)
 SUGGEST_ATTEMPTS = 3
 SUGGEST_TIMEOUT_S = 60.0
 _HELD = 1024
+_TRIED = 10_000
 
 
 class FirstPairs:
@@ -45,13 +46,22 @@ class FirstPairs:
         # chat process -> its cursor
         self._held: OrderedDict[str, FirstPairCursor] = OrderedDict()
         self._suggesting: set[str] = set()
+        # session -> (attempts this replica made, whether one of them finished it): a page's
+        # session document may have been read before this replica's suggestion ended, and
+        # must not start another one.
+        self._tried: OrderedDict[str, tuple[int, bool]] = OrderedDict()
 
     def settled(self, s: Session) -> bool:
         """Nothing left to watch or suggest for this session."""
         md = s.metadata
-        return md.first_qa_at_ms is not None and (
-            self._suggester is None or md.suggest_done or md.suggest_attempts >= SUGGEST_ATTEMPTS
-        )
+        return md.first_qa_at_ms is not None and (self._suggester is None or self._over(s))
+
+    def _over(self, s: Session) -> bool:
+        """No suggestion is left to make: one finished it, or all attempts are spent (as the
+        document says, or as this replica knows if the document was read before)."""
+        tried, done = self._tried.get(s.session_id, (0, False))
+        md = s.metadata
+        return md.suggest_done or done or max(md.suggest_attempts, tried) >= SUGGEST_ATTEMPTS
 
     async def watch(self, batch: Iterable[tuple[Session, list[ChatMessage]]]) -> None:
         """Looks for the first pair in the chat messages of sessions that have none yet. What
@@ -111,12 +121,10 @@ class FirstPairs:
         background.create_task(self._suggest_beside(session))
 
     def _due(self, session: Session) -> bool:
-        md = session.metadata
         return (
             self._suggester is not None
-            and md.first_qa_at_ms is not None
-            and not md.suggest_done
-            and md.suggest_attempts < SUGGEST_ATTEMPTS
+            and session.metadata.first_qa_at_ms is not None
+            and not self._over(session)
         )
 
     async def _suggest_beside(self, session: Session) -> None:
@@ -152,6 +160,10 @@ class FirstPairs:
 
     async def _finished(self, session_id: str, *, done: bool) -> None:
         await self._sessions.count_suggestion(session_id, done=done)
+        tried, was_done = self._tried.pop(session_id, (0, False))
+        self._tried[session_id] = (tried + 1, was_done or done)
+        while len(self._tried) > _TRIED:
+            self._tried.popitem(last=False)
 
 
 def next_cursor(

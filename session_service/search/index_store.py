@@ -6,12 +6,15 @@ access"). Conversation lists and the vocabulary are packed lists (store/packed_l
 
 from __future__ import annotations
 
+import hashlib
+import time
 from collections import OrderedDict
 from collections.abc import Iterable
 from dataclasses import asdict, dataclass, field
 
 from pymongo import UpdateOne
 
+from session_service.search.tokens import tokens
 from session_service.search.words import SessionWords
 from session_service.store.packed_lists import (
     Appends,
@@ -28,9 +31,15 @@ MESSAGE_TEXT_CHARS = 4_000
 HELD_MESSAGES = 10_000  # at most ~40 MB of text (4,000 characters each), mostly far less
 _IN_BATCH = 500
 _BULK = 200
-# The chat feed position lives beside the per-process documents: process ids never hold a
-# colon (vance/ids.py), so it cannot meet one.
+# The chat feed position and the recent deletes live beside the per-process documents:
+# process ids never hold a colon (vance/ids.py), so they cannot meet one.
 FEED_POSITION_ID = "feed:chat"
+DELETED_ID = "feed:deleted"
+# How long a hard-deleted session is listed in DELETED_ID: far longer than a chat feed page
+# takes from its write to its indexing (process_service scrubs a deleted session's messages
+# from the pages not yet sent, so only pages already on their way can still bring them).
+DELETED_KEEP_MS = 600_000
+_CAS_ATTEMPTS = 8
 
 
 @dataclass
@@ -202,10 +211,18 @@ class SearchStore:
     # ---- indexed message texts (for snippets) ----
 
     async def save_messages(self, docs: list[Bson]) -> None:
+        """Message copies for snippets, cut at MESSAGE_TEXT_CHARS; a cut copy also keeps the
+        words of the rest (`w`, space-separated), so that a copy gives all the words its
+        message was indexed by (a hard delete takes the session off their lists)."""
         if not docs:
             return
         for d in docs:
-            d["x"] = str(d.get("x", ""))[:MESSAGE_TEXT_CHARS]
+            text = str(d.get("x", ""))
+            d["x"] = text[:MESSAGE_TEXT_CHARS]
+            if len(text) > MESSAGE_TEXT_CHARS:
+                rest = set(tokens(text)) - set(tokens(d["x"]))
+                if rest:
+                    d["w"] = " ".join(sorted(rest))
         try:
             await self.messages.insert_many(docs, ordered=False)
         except Exception as exc:
@@ -258,6 +275,43 @@ class SearchStore:
             {"_id": FEED_POSITION_ID}, {"$max": {"after": after}}, upsert=True
         )
 
+    async def note_deleted(self, session_id: str) -> None:
+        """Lists a hard-deleted session for DELETED_KEEP_MS (and drops older entries), so an
+        indexer that indexes a page with its messages after the delete's purge takes them out
+        again (indexer.py `sweep_deleted`). A compare-and-set on the version: deletes are
+        rare, and two at once both land. Wall-clock time: replicas on other hosts prune it."""
+        for _ in range(_CAS_ATTEMPTS):
+            now_ms = time.time_ns() // 1_000_000
+            doc = await self.cursors.find_one({"_id": DELETED_ID})
+            kept = {
+                str(e["s"]): int(e["at"])
+                for e in (doc or {}).get("d") or []
+                if int(e["at"]) >= now_ms - DELETED_KEEP_MS
+            }
+            kept[deleted_key(session_id)] = now_ms
+            fields = {"d": [{"s": k, "at": v} for k, v in kept.items()]}
+            if doc is None:
+                try:
+                    await self.cursors.insert_one({"_id": DELETED_ID, "v": 1, **fields})
+                    return
+                except Exception as exc:
+                    if not is_duplicate_key(exc) and "duplicate" not in str(exc).lower():
+                        raise
+                    continue
+            version = int(doc.get("v") or 0)
+            result = await self.cursors.update_one(
+                {"_id": DELETED_ID, "v": version}, {"$set": {**fields, "v": version + 1}}
+            )
+            if result.matched_count:
+                return
+        raise RuntimeError(f"{DELETED_ID}: kept changing while {session_id} was added")
+
+    async def deleted_sessions(self) -> set[str]:
+        """The sessions hard-deleted within DELETED_KEEP_MS (one small document), as their
+        `deleted_key`s."""
+        doc = await self.cursors.find_one({"_id": DELETED_ID})
+        return {str(e["s"]) for e in (doc or {}).get("d") or []}
+
     async def forget(
         self,
         session_id: str,
@@ -279,6 +333,12 @@ class SearchStore:
         for i in range(0, len(ids), _IN_BATCH):
             out += await coll.find({"_id": {"$in": ids[i : i + _IN_BATCH]}}).to_list(None)
         return out
+
+
+def deleted_key(session_id: str) -> str:
+    """How the list of recent deletes names a session: a digest, so that nothing left in the
+    store after a hard delete names the session (tests/test_session_lifecycle_archive.py)."""
+    return hashlib.blake2b(session_id.encode(), digest_size=12).hexdigest()
 
 
 def _unchanged(doc: Bson) -> Bson:

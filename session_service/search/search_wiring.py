@@ -102,7 +102,7 @@ class SearchHook:
         await self._store.cards.put(session, self._clock.now_ms(), status=SessionStatus.IDLE.value)
 
     async def on_session_deleted(self, session: Session) -> None:
-        await self._indexer.purge(session)
+        await self._indexer.deleted(session)
         await self._store.cards.remove(
             session.tenant_id, session.owner_user_id, {session.session_id}
         )
