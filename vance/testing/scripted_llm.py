@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import functools
 import gc
 import json
 import math
@@ -439,29 +438,50 @@ class ScriptedLlmServer:
         """Writes the moments at their times from timer callbacks (no task wake per chunk);
         waits only for the end of the stream and, at a held moment, for its gate."""
         loop = asyncio.get_running_loop()
-        pacer = self._pacer or Pacer(loop)
-        self._pacer = pacer
+        self._pacer = self._pacer or Pacer(loop)
         at = 0
         while at < len(moments):
             done = loop.create_future()
-            when = loop.time()
+            group: list[_Moment] = []
             while at < len(moments):
-                moment = moments[at]
+                group.append(moments[at])
                 at += 1
-                last = at == len(moments) or bool(moment.hold)
-                send = functools.partial(
-                    self._send, writer, events, moment, said, done if last else None
-                )
-                when += moment.delay_s
-                if moment.delay_s:
-                    pacer.at(when, send)
-                else:
-                    send()
-                if last:
+                if group[-1].hold:
                     break
+            self._chain(writer, events, group, 0, loop.time(), said, done)
             await done
-            if moment.hold:
-                await self.gate(moment.hold).wait()
+            if group[-1].hold:
+                await self.gate(group[-1].hold).wait()
+
+    def _chain(
+        self,
+        writer: asyncio.StreamWriter,
+        events: SseEvents,
+        group: list[_Moment],
+        i: int,
+        when: float,
+        said: str,
+        done: asyncio.Future[None],
+    ) -> None:
+        """Writes moment i of the group at `when` plus its delay, and only then schedules the
+        next: timers of different milliseconds can fire out of order on a loop that runs late
+        (the loop clock a timer is stamped from may lag the one its due time was computed
+        from), and a stream's pieces must leave in order (a piece of a tool call's arguments
+        after the next one is no longer JSON, seen at 800 clients)."""
+        assert self._pacer is not None
+        moment = group[i]
+        last = i + 1 == len(group)
+        when += moment.delay_s
+
+        def send() -> None:
+            self._send(writer, events, moment, said, done if last else None)
+            if not last:
+                self._chain(writer, events, group, i + 1, when, said, done)
+
+        if moment.delay_s:
+            self._pacer.at(when, send)
+        else:
+            send()
 
     def _send(
         self,
