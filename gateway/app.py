@@ -24,7 +24,6 @@ from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 from gateway import (
     binding,
     errors,
-    heap_trim,
     log_redact,
     openapi,
     rest,
@@ -52,7 +51,7 @@ from gateway.ws_transport import GatewayWebSocketProtocol
 from vance.background import Background
 from vance.channels import Channels
 from vance.config import Config, load_config
-from vance.heap import settle_heap
+from vance.heap import settle_heap, trim_forever, trimmer
 from vance.internal.v1 import tokens_internal_pb2 as tipb
 from vance.internal.v1 import tool_pb2, tool_pb2_grpc
 from vance.logsetup import setup_logging
@@ -100,9 +99,9 @@ def create_app(config: Config) -> FastAPI:
         await authenticator.watch.refresh()  # the first snapshot before the first socket
         authenticator.watch.start()
         background.start("replica-lease", replica.renew_forever(clients()))
-        trim = heap_trim.trimmer()
+        trim = trimmer()
         if trim is not None:
-            background.start("heap-trim", heap_trim.trim_forever(trim))
+            background.start("heap-trim", trim_forever(trim))
         feed = clients().event_feed
         if feed is not None:
             background.start("event-feed", feed.run())

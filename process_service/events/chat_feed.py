@@ -15,10 +15,11 @@ raised every MARK_EVERY pages, from which the end is found by probing forward (a
 `_id`, docs/architecture.md "Store access").
 
 Reading. Pages after the reader's position come from a ring of recently written pages not yet
-acknowledged when held, else from the store; at the end the reader waits for this replica's next page, and with
-replicas (`poll_s`) looks in the store every `poll_s` for another replica's. A sole replica
-(`poll_s=None`) writes every page itself, so its reader reads nothing while the feed is quiet:
-an idle system costs the store no reads here (it polled 4 reads a second before).
+acknowledged when held, else from the store; at the end the reader waits for this replica's
+next page, and with replicas (`poll_s`) looks in the store every `poll_s` for another
+replica's. A sole replica (`poll_s=None`) writes every page itself, so its reader reads nothing
+while the feed is quiet: an idle system costs the store no reads here (it polled 4 reads a
+second before).
 
 Trimming and deleting. The reader acknowledges what it has indexed (`AckChatFeed`, about once
 a second); once TRIM_EVERY pages are acknowledged, the pages up to there are deleted, and the

@@ -296,12 +296,15 @@ class SearchIndexer:
         """An archived session's chat is over: what this replica remembers of it goes (its
         known words, settled mark, card activity, first-pair cursor). Should it be reactivated,
         each is read again once."""
-        sid = session.session_id
+        self._forget(session.session_id)
+        self._pairs.forget([session.chat_process_id])
+
+    def _forget(self, sid: str) -> None:
+        """What this replica remembers of a session's indexing (archive and hard delete)."""
         self._known.forget(sid)
         self._settled.pop(sid, None)
         self._card_activity.pop(sid, None)
         self._card_checked.pop(sid, None)
-        self._pairs.forget([session.chat_process_id])
 
     async def purge(self, session: Session, message_ids: list[str] | None = None) -> None:
         """Removes everything the index holds of a session: its entries in the posting lists
@@ -310,10 +313,7 @@ class SearchIndexer:
         session's processes and their chat, or by the indexer with the messages it has just
         indexed for a session deleted meanwhile."""
         sid = session.session_id
-        self._known.forget(sid)
-        self._settled.pop(sid, None)
-        self._card_activity.pop(sid, None)
-        self._card_checked.pop(sid, None)
+        self._forget(sid)
         engines = await self._processes.engines(sid, include_terminated=True)
         process_ids = [p.id for p in engines]
         self._pairs.forget(process_ids)
