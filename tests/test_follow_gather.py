@@ -11,7 +11,10 @@ import itertools
 import uuid
 from typing import Any
 
-from process_service.events.follow import GATHER_S, FollowStream
+import pytest
+
+from process_service.events import follow
+from process_service.events.follow import FollowStream
 from process_service.events.log import EventLog
 from process_service.store.process_store import ProcessStore
 from tests.harness import System
@@ -23,9 +26,15 @@ def _chunk(text: str) -> dict[str, Any]:  # JSON: a stream chunk's data (runtime
     return {"think_process_id": "p", "process_name": "chat", "role": "ASSISTANT", "chunk": text}
 
 
+# The gathering for this test: long enough that "at once" (a quiet stream) and "a gathering
+# later" (a busy one) stay apart on a loaded machine, where the shipped 4 ms would not.
+GATHER_S = 0.5
+
+
 async def test_a_busy_follow_stream_gathers_loop_passes_and_loses_nothing(
-    system: System,
+    system: System, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    monkeypatch.setattr(follow, "GATHER_S", GATHER_S)
     sids = [f"sess_fg{uuid.uuid4().hex[:10]}" for _ in range(3)]
     async with store(system) as db:
         log = EventLog(ProcessStore(db), SystemClock(), chunk_window_s=600, sole_writer=True)

@@ -52,7 +52,10 @@ async def test_a_process_document_holds_no_empty_fields_and_reads_back_whole(
 ) -> None:
     client: AsyncMongoClient[dict[str, Any]] = AsyncMongoClient(system.config.mongodb_uri)
     try:
-        db = client[system.config.store.db_name]
+        # A database of its own: in the system's, process_service's dispatcher would find the
+        # process this test leaves wanting a turn (its messages are bare, no engine could run
+        # them) and hand it to a worker of the shared system.
+        db = client[f"doc_shape_{uuid.uuid4().hex[:8]}"]
         store = ProcessStore(db)
         pid = f"proc_shape_{uuid.uuid4().hex[:12]}"
         spawned = Process(
