@@ -46,6 +46,7 @@ STREAM_MS = 300
 # gateway's coalescing). BENCH_REALPACE_CHUNKS=1 sends it whole, which prices the chunk path:
 # the same round without chunks in between.
 CHUNKS = int(os.environ.get("BENCH_REALPACE_CHUNKS") or 8)
+THINK_S = float(os.environ.get("BENCH_THINK_MS") or 0) / 1000
 
 
 @dataclass
@@ -237,6 +238,8 @@ async def _drive(
                 t0 + float(times["chunk"]),
                 client.chunk_frames - frames_before,
             )
+            if THINK_S and not result.ttft_ms:
+                await asyncio.sleep(THINK_S)
 
     async def sample() -> None:
         # Made before the window: a client's making (its TLS context) is not the bench's turn work.

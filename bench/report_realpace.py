@@ -107,6 +107,13 @@ def realpace_section(
                 f"{same.turns_per_s:.1f} turns/s, {same.server_cpu_ms_per_turn():.1f} ms server "
                 f"CPU per turn; at real pace **{r.server_cpu_ms_per_turn() / max(1e-9, same.server_cpu_ms_per_turn()):.2f}x** that."
             )
+            zero_by = ", ".join(
+                f"{k} {v:.2f}" for k, v in same.cpu_ms_per_turn_by_process().items()
+            )
+            lines.append(
+                f"- {clients} clients, zero-latency model: server CPU ms per turn by process: "
+                f"{zero_by}."
+            )
         lines.append(f"- {clients} clients: outcomes {dict(sorted(r.outcomes.items()))}.")
         by_process = ", ".join(f"{k} {v:.2f}" for k, v in r.cpu_ms_per_turn_by_process().items())
         lines.append(f"- {clients} clients: server CPU ms per turn by process: {by_process}.")
@@ -141,6 +148,13 @@ def realpace_section(
         lines.append(
             f"- {clients} clients: store commands per turn {sum(calls.values()):.2f}; most: {top}."
         )
+        if same is not None:
+            zcalls = same.store_calls_per_turn()
+            ztop = ", ".join(f"{k} {v:.2f}" for k, v in list(zcalls.items())[:6])
+            lines.append(
+                f"- {clients} clients, zero-latency model: store commands per turn "
+                f"{sum(zcalls.values()):.2f}; most: {ztop}."
+            )
     return [*lines, ""]
 
 
