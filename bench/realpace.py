@@ -46,7 +46,6 @@ STREAM_MS = 300
 # gateway's coalescing). BENCH_REALPACE_CHUNKS=1 sends it whole, which prices the chunk path:
 # the same round without chunks in between.
 CHUNKS = int(os.environ.get("BENCH_REALPACE_CHUNKS") or 8)
-THINK_S = float(os.environ.get("BENCH_THINK_MS") or 0) / 1000
 
 
 @dataclass
@@ -77,6 +76,10 @@ class RealPaceResult:
     slots: int = 0  # the workers' slots, as shipped
     # Completions the scripted model answered in the window (its CPU is counted per call).
     model_calls: int = 0
+    # Each client starts a turn this often (it waits out the rest after its answer): the
+    # zero-latency run paced to the real pace's turn rate (the mean turn time there), so the two
+    # differ in the time a turn is in flight and not in the rate. 0: back to back.
+    every_s: float = 0.0
 
     @property
     def model_s(self) -> float:
@@ -158,6 +161,7 @@ async def real_pace(
     warmup_s: float = 6.0,
     duration_s: float = 20.0,
     turn_timeout_s: float = 60.0,
+    every_s: float = 0.0,
     log: object = print,
 ) -> RealPaceResult:
     """Starts a system of its own with the shipped defaults and measures one load."""
@@ -173,7 +177,7 @@ async def real_pace(
             "MODEL_CHUNKS": str(CHUNKS),
         },
     )
-    result = RealPaceResult(clients, ttft_ms, stream_ms, duration_s)
+    result = RealPaceResult(clients, ttft_ms, stream_ms, duration_s, every_s=every_s)
     try:
         await system.start()
         result.slots = sum(w.slots for w in await system.list_workers())
@@ -238,8 +242,10 @@ async def _drive(
                 t0 + float(times["chunk"]),
                 client.chunk_frames - frames_before,
             )
-            if THINK_S and not result.ttft_ms:
-                await asyncio.sleep(THINK_S)
+            if result.every_s:
+                # A load generator's pacing (the zero-latency run at the real pace's rate),
+                # not a wait for the system.
+                await asyncio.sleep(max(0.0, t0 + result.every_s - time.perf_counter()))
 
     async def sample() -> None:
         # Made before the window: a client's making (its TLS context) is not the bench's turn work.

@@ -53,6 +53,7 @@ class Results:
     realpace: dict[int, RealPaceResult] = field(default_factory=dict)
     # The real-pace load with a zero-latency model (same clients, same script).
     zeropace: dict[int, RealPaceResult] = field(default_factory=dict)
+    zerorate: dict[int, RealPaceResult] = field(default_factory=dict)
     peer_realpace: dict[int, PeerResult] = field(default_factory=dict)
     replicas: dict[int, ThroughputResult] = field(default_factory=dict)
     soak: SoakResult | None = None
@@ -284,7 +285,7 @@ def render(r: Results) -> str:
     if r.knowledge is not None:
         lines += knowledge_section(r.knowledge)
     if r.realpace:
-        lines += realpace_section(r.realpace, r.peer_realpace, r.zeropace)
+        lines += realpace_section(r.realpace, r.peer_realpace, r.zeropace, r.zerorate)
     if r.replicas:
         lines += replicas_section(r.replicas)
     if r.soak is not None:

@@ -18,6 +18,7 @@ def realpace_section(
     runs: dict[int, RealPaceResult],
     peers: dict[int, PeerResult],
     zero: dict[int, RealPaceResult] | None = None,
+    zero_rate: dict[int, RealPaceResult] | None = None,
 ) -> list[str]:
     first = next(iter(runs.values()))
     lines = [
@@ -113,6 +114,20 @@ def realpace_section(
             lines.append(
                 f"- {clients} clients, zero-latency model: server CPU ms per turn by process: "
                 f"{zero_by}."
+            )
+        paced = (zero_rate or {}).get(clients)
+        if paced is not None:
+            paced_by = ", ".join(
+                f"{k} {v:.2f}" for k, v in paced.cpu_ms_per_turn_by_process().items()
+            )
+            lines.append(
+                f"- {clients} clients: the zero-latency model at the real pace's turn rate (each "
+                f"client starting a turn every {paced.every_s * 1000:.0f} ms, what a turn took "
+                f"here on average): {paced.turns_per_s:.1f} turns/s, {paced.server_cpu_ms_per_turn():.1f} ms "
+                f"server CPU per turn; at real pace **"
+                f"{r.server_cpu_ms_per_turn() / max(1e-9, paced.server_cpu_ms_per_turn()):.2f}x** "
+                f"that (the same rate, {r.in_flight:.0f} against {paced.in_flight:.1f} turns in "
+                f"flight: what a turn costs per second in flight). By process: {paced_by}."
             )
         lines.append(f"- {clients} clients: outcomes {dict(sorted(r.outcomes.items()))}.")
         by_process = ", ".join(f"{k} {v:.2f}" for k, v in r.cpu_ms_per_turn_by_process().items())

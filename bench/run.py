@@ -9,6 +9,7 @@ import datetime
 import os
 import platform
 import shutil
+import statistics
 import sys
 import time
 import traceback
@@ -48,6 +49,7 @@ ROUNDS = (
     "realpace200",
     "realpace800",
     "zeropace200",
+    "zerorate200",
     "peer_realpace",
     "replicas",
     "soak",
@@ -62,6 +64,7 @@ MAIN_ROUNDS = set(ROUNDS) - {
     "realpace200",
     "realpace800",
     "zeropace200",
+    "zerorate200",
     "peer_realpace",
     "replicas",
     "soak",
@@ -159,6 +162,28 @@ async def _real_pace(results: Results, rounds: set[str], tmp: Path) -> None:
                 )
         except (BenchError, TimeoutError) as exc:
             results.failure = f"zero pace, 200 clients: {exc!r}"
+            return
+    if "zerorate200" in rounds:
+        # The zero-latency model again, each client starting a turn as often as it did at real
+        # pace (its mean turn time): the same turn rate as realpace200, (almost) nothing in flight.
+        # Full speed batches more per step (store inserts combined, stream messages shared), so
+        # this is the pair that tells whether a turn costs anything per second in flight.
+        real = results.realpace.get(200)
+        every_s = (
+            statistics.fmean(real.latencies)
+            if real and real.latencies
+            else TTFT_MS / 1000 + STREAM_MS / 1000
+        )
+        log(
+            f"(i) the same 200 clients, zero-latency model, {every_s * 1000:.0f} ms from turn to turn"
+        )
+        try:
+            async with asyncio.timeout(REAL_PACE_BUDGET_S):
+                results.zerorate[200] = await real_pace(
+                    tmp / "zerorate200", clients=200, ttft_ms=0, stream_ms=0, every_s=every_s
+                )
+        except (BenchError, TimeoutError) as exc:
+            results.failure = f"zero latency at the real pace's rate, 200 clients: {exc!r}"
             return
     if "peer_realpace" in rounds:
         for clients in (200,):
