@@ -7,6 +7,7 @@ worker keeps its stream (the worker's old stream ending would cut and redo every
 
 from __future__ import annotations
 
+import asyncio
 import uuid
 from collections.abc import AsyncIterator
 from typing import Any
@@ -14,8 +15,11 @@ from typing import Any
 import pytest
 from pymongo import AsyncMongoClient
 
+from engine_worker import protocol as ew
 from tests.harness import System, WsClient, eventually, running_system
 from tests.test_restart import answers
+from vance.domain import ChatRole, ProcessStatus
+from vance.internal.v1 import worker_pb2 as wkpb
 from vance.testing.scripted_llm import Rule, ThreadedScriptedLlm
 from vance.v1 import common_pb2 as pb
 from vance.v1 import process_pb2 as ppb
@@ -110,3 +114,73 @@ async def test_an_assignment_that_does_not_convert_fails_its_turn_only(
     assert contents.count(f"{m} long answer") == 1
     await client.close()
     await client_b.close()
+
+
+async def test_a_worker_message_that_does_not_read_fails_its_own_turn_only(
+    one_worker: System,
+) -> None:
+    """A stand-in worker on a real WorkerConnect stream (it has the most free slots, so the new
+    session's first turn goes to it) sends a chat message without a role: process_service
+    cancels that turn on it and redoes it after the backoff, on the same stream, where it
+    commits. Was: the stream ended, and with it every turn on that worker."""
+    system = one_worker
+    worker_id = f"stand-in-{uuid.uuid4().hex[:6]}"
+    outbox: asyncio.Queue[wkpb.WorkerMessage | None] = asyncio.Queue()
+
+    async def requests() -> AsyncIterator[wkpb.WorkerMessage]:
+        while (msg := await outbox.get()) is not None:
+            yield msg
+
+    outbox.put_nowait(ew.to_proto(ew.Hello(worker_id, {"arthur": "1.0.0"}, {}, 100)))
+    call = system.worker_service.WorkerConnect(requests())
+    received: list[wkpb.DispatchMessage] = []
+
+    async def read() -> None:
+        async for msg in call:
+            received.append(msg)
+
+    reader = asyncio.create_task(read())
+
+    def assignments() -> list[wkpb.TurnAssignment]:
+        return [m.assignment for m in received if m.WhichOneof("kind") == "assignment"]
+
+    async def connected() -> ppb.WorkerInfo | None:
+        return next((w for w in await system.workers() if w.worker_id == worker_id), None)
+
+    try:
+        joined = await eventually(connected, what="the stand-in to connect")
+        client = await system.connect()
+        created = await client.ok("session-create", {"projectId": "demo"})
+        pid = created["chatProcessId"]
+        await eventually(lambda: assignments(), what="a turn for the stand-in")
+        first = assignments()[0]
+        assert first.process.id == pid and first.attempt == 1
+        bad = ew.to_proto(
+            ew.ChatAppend(first.turn_id, f"{first.turn_id}:1", ChatRole.ASSISTANT, "hi", {})
+        )
+        bad.event.chat_append.ClearField("role")
+        outbox.put_nowait(bad)
+        # That turn is cancelled on the stand-in, and redone on the same stream.
+        await eventually(
+            lambda: any(m.cancel_turn_id == first.turn_id for m in received),
+            what="the turn's cancel",
+        )
+        await eventually(lambda: len(assignments()) > 1, what="the redo")
+        redo = assignments()[1]
+        assert (redo.turn_id, redo.attempt, redo.process.id) == (first.turn_id, 2, pid)
+        outbox.put_nowait(
+            ew.to_proto(ew.Commit(redo.turn_id, ProcessStatus.IDLE, None, "", "", {}, None, 0, []))
+        )
+        await eventually(
+            lambda: any(m.WhichOneof("kind") == "commit_ack" and m.commit_ack.ok for m in received),
+            what="the redo's commit ack",
+        )
+        got = await system.process(pid)
+        assert got.status == pb.PROCESS_STATUS_IDLE
+        after = await connected()
+        assert after is not None and after.connected_at_ms == joined.connected_at_ms
+        await client.close()
+    finally:
+        outbox.put_nowait(None)
+        call.cancel()
+        await asyncio.gather(reader, return_exceptions=True)
