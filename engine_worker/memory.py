@@ -36,6 +36,11 @@ class RagPassage:
     score: float
 
 
+# QueryRag embeds the query first (up to 30 s, process_service/knowledge/embeddings.py), then
+# searches: a longer deadline than the channel's default (docs/operations.md "Call deadlines").
+RAG_QUERY_TIMEOUT_S = 60.0
+
+
 class MemoryApi:
     def __init__(
         self,
@@ -117,7 +122,8 @@ class MemoryApi:
         resp = await self._knowledge.QueryRag(
             kipb.QueryRagRequest(
                 process_id=self._process.id, query=query, top_k=top_k, min_score=min_score
-            )
+            ),
+            timeout=RAG_QUERY_TIMEOUT_S,
         )
         return [RagPassage(c.source, c.title, c.text, c.score) for c in resp.chunks]
 

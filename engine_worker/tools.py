@@ -7,6 +7,8 @@ import json
 from collections.abc import Callable
 from dataclasses import dataclass
 
+import grpc
+
 from engine_worker.json_types import Json, JsonObject, ModelTool
 from engine_worker.reports import EventPublisher
 from engine_worker.watched import WatchedCache
@@ -26,11 +28,23 @@ TOOL_CALL_COMPLETED = "TOOL_CALL_COMPLETED"
 PARAM_STRING_LIMIT = 500
 
 
+# InvokeTool's deadline. tool_service bounds every call by the tool's own timeout (its spec's,
+# else 60 s; client and MCP tools up to 600 s) and answers TIMEOUT itself: this deadline only
+# ends the wait for a tool_service that does not answer at all, so it lies beyond those bounds.
+TOOL_DEADLINE_FLOOR_S = 600.0
+TOOL_DEADLINE_MARGIN_S = 60.0
+
+
 @dataclass(frozen=True)
 class ToolSpec:
     name: str
     description: str
     parameters: JsonObject
+    timeout_ms: int = 0  # tool_service's bound on one call, when not its default
+
+    @property
+    def deadline_s(self) -> float:
+        return max(self.timeout_ms / 1000, TOOL_DEADLINE_FLOOR_S) + TOOL_DEADLINE_MARGIN_S
 
     def for_model(self) -> ModelTool:
         """The same object for every turn that uses this spec (pools are held between turns,
@@ -165,19 +179,16 @@ class ToolDispatcher:
             )
         if self._before_invoke is not None:
             self._before_invoke()
-        resp = await self._stub.InvokeTool(
-            tpb.InvokeToolRequest(
-                tool_name=name,
-                arguments=dict_to_struct(arguments),
-                process_id=self._process.id,
-                session_id=self._process.session_id,
-                tool_call_id=call_id,
-                idempotency_key=f"{self._turn_id}:t{self._calls}",
-                profile=self.profile,
-                tenant_id=self._process.tenant_id,
-                project_id=self._process.project_id,
+        spec = self._pool[name]
+        try:
+            resp = await self._invoke(self._stub, name, arguments, call_id, spec.deadline_s)
+        except grpc.aio.AioRpcError as exc:
+            if exc.code() != grpc.StatusCode.DEADLINE_EXCEEDED:
+                raise
+            resp = tpb.InvokeToolResponse(
+                status=pb.TOOL_CALL_STATUS_TIMEOUT,
+                error=f"tool_service did not answer {name} within {spec.deadline_s:.0f}s",
             )
-        )
         result = ToolCallResult(
             _STATUS.get(resp.status, ToolCallStatus.ERROR),
             from_value(resp.result) if resp.HasField("result") else None,
@@ -196,6 +207,29 @@ class ToolDispatcher:
             )
         return result
 
+    async def _invoke(
+        self,
+        stub: tool_pb2_grpc.ToolServiceAsyncStub,
+        name: str,
+        arguments: JsonObject,
+        call_id: str,
+        deadline_s: float,
+    ) -> tpb.InvokeToolResponse:
+        return await stub.InvokeTool(
+            tpb.InvokeToolRequest(
+                tool_name=name,
+                arguments=dict_to_struct(arguments),
+                process_id=self._process.id,
+                session_id=self._process.session_id,
+                tool_call_id=call_id,
+                idempotency_key=f"{self._turn_id}:t{self._calls}",
+                profile=self.profile,
+                tenant_id=self._process.tenant_id,
+                project_id=self._process.project_id,
+            ),
+            timeout=deadline_s,
+        )
+
 
 async def _resolve(stub: tool_pb2_grpc.ToolServiceAsyncStub, key: PoolKey) -> list[ToolSpec]:
     engine_tools, add, remove, profile, session, tenant, project = key
@@ -210,7 +244,10 @@ async def _resolve(stub: tool_pb2_grpc.ToolServiceAsyncStub, key: PoolKey) -> li
             project_id=project,
         )
     )
-    return [ToolSpec(t.name, t.description, struct_to_dict(t.parameters)) for t in resp.tools]
+    return [
+        ToolSpec(t.name, t.description, struct_to_dict(t.parameters), t.timeout_ms)
+        for t in resp.tools
+    ]
 
 
 def _bounded(value: Json) -> Json:

@@ -139,7 +139,9 @@ class Worker:
                 item = await outbox.get()
                 if item is None:
                     return
-                carried = wp.to_proto(item)
+                carried = self._encode(item)
+                if carried is None:
+                    continue
             # Everything queued meanwhile goes in the same write (a WorkerBatch): the reports
             # of all turns whose windows ended together (engine_worker/reports.py's Flusher),
             # and whatever queued while the previous write was under way.
@@ -149,7 +151,9 @@ class Worker:
                 if item is None:
                     yield wp.batch_of(batch)
                     return
-                proto = wp.to_proto(item)
+                proto = self._encode(item)
+                if proto is None:
+                    continue
                 more = proto.ByteSize()
                 if size + more > MAX_BATCH_BYTES:
                     carried = proto  # the next write's first
@@ -157,6 +161,31 @@ class Worker:
                 batch.append(proto)
                 size += more
             yield wp.batch_of(batch)
+
+    def _encode(self, item: wp.ToServer) -> wkpb.WorkerMessage | None:
+        """The item as a proto. One that does not encode (a report whose payload is not JSON)
+        must not end the stream every turn shares: a turn's report becomes that turn's
+        failure (the turn stops here, its slot frees; process_service redoes it, up to
+        lanes.max_attempts), anything else is left out."""
+        try:
+            return wp.to_proto(item)
+        except Exception as exc:
+            turn_id = getattr(item, "turn_id", "")
+            logger.error("%s of turn %r did not encode: %r", type(item).__name__, turn_id, exc)
+            if not turn_id:
+                return None
+            self._end_turn(turn_id)
+            return wp.to_proto(wp.Failure(turn_id, f"{type(item).__name__} did not encode: {exc}"))
+
+    def _end_turn(self, turn_id: str) -> None:
+        """Stops a turn that process_service no longer runs here (cancelled, or failed by a
+        report that did not encode), and lets go of its commit's ack if it waits for one."""
+        task = self._turns.pop(turn_id, None)
+        if task is not None:
+            task.cancel()
+        fut = self._acks.pop(turn_id, None)
+        if fut is not None and not fut.done():
+            fut.set_result(None)
 
     def _send(self, msg: wp.ToServer) -> None:
         self._outbox.put_nowait(msg)
@@ -240,22 +269,34 @@ class Worker:
                 self._heartbeat_s = max(0.05, msg.heartbeat_ms / 1000)
                 self.connected.set()
             case wp.Assignment():
-                self._turns[msg.turn_id] = tg.create_task(self._run_turn(msg))
+                self._turns[msg.turn_id] = tg.create_task(self._guarded_turn(msg))
             case wp.Ack():
                 fut = self._acks.pop(msg.turn_id, None)
                 if fut is not None and not fut.done():
                     fut.set_result(msg)
             case wp.Cancel():
-                task = self._turns.pop(msg.turn_id, None)
-                if task is not None:
+                if msg.turn_id in self._turns:
                     logger.info("turn %s cancelled by process_service", msg.turn_id)
-                    task.cancel()
+                self._end_turn(msg.turn_id)
 
     async def _heartbeats(self) -> None:
         while True:
             await asyncio.sleep(self._heartbeat_s)
             if self._turns:
                 self._send(wp.Heartbeat(list(self._turns)))
+
+    async def _guarded_turn(self, a: wp.Assignment) -> None:
+        """`_run_turn`, whose failures stay its own: the turn's task runs in the stream's task
+        group, where an exception would cancel every other turn and end the stream. An engine's
+        failure is reported inside `_run_turn`; this catches what escapes its bookkeeping."""
+        try:
+            await self._run_turn(a)
+        except Exception as exc:
+            logger.exception("turn %s of %s broke off", a.turn_id, a.process.id)
+            self._turns.pop(a.turn_id, None)
+            self._acks.pop(a.turn_id, None)
+            # Ignored by process_service when the turn already ended there (its commit went).
+            self._send(wp.Failure(a.turn_id, f"{type(exc).__name__}: {exc}"))
 
     async def _run_turn(self, a: wp.Assignment) -> None:
         events = EventPublisher(a.turn_id, self._flusher)

@@ -30,6 +30,9 @@ class Clients:
     # session's events on each (gateway/session_events.py). Empty with one replica.
     process_replicas: list[process_pb2_grpc.ProcessServiceAsyncStub] = field(default_factory=list)
     event_gap_fill_s: float = 0.1
+    # The deadline of the calls that work through much data (a session's deletion, a RAG
+    # document's embedding); every other call has the channel's (`calls.timeout_s`).
+    batch_timeout_s: float = 120.0
     # With one replica: every socket's events on one stream (gateway/event_feed.py).
     event_feed: EventFeed | None = None
 
@@ -50,6 +53,7 @@ class Clients:
                 else []
             ),
             event_gap_fill_s=channels.config.events.gap_fill_ms / 1000,
+            batch_timeout_s=channels.config.calls.batch_timeout_s,
             knowledge=knowledge_pb2_grpc.KnowledgeServiceStub(channels.get("process_service")),
             event_feed=(
                 None

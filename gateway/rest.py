@@ -126,5 +126,6 @@ async def extend(
 @router.delete("/brain/{tenant}/session/{session_id}")
 async def delete(request: Request, tenant: PathId, session_id: PathId) -> dict[str, Any]:
     op = await _op(request, tenant, session_id)
-    resp = await clients(request).sessions.DeleteSession(op)
+    found = clients(request)
+    resp = await found.sessions.DeleteSession(op, timeout=found.batch_timeout_s)
     return {"sessionId": session_id, "deleted": resp.deleted}

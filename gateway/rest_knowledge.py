@@ -110,7 +110,8 @@ async def upload_rag_document(
             raise GatewayError(
                 400, "contentBase64 is not base64", "bad_base64", field="contentBase64"
             ) from None
-    doc = await clients(request).knowledge.AddRagDocument(
+    found = clients(request)
+    doc = await found.knowledge.AddRagDocument(
         kpb.AddRagDocumentRequest(
             project=ref,
             source=body.name,
@@ -118,7 +119,8 @@ async def upload_rag_document(
             media_type=body.mediaType,
             content=content,
             added_by=p.username,
-        )
+        ),
+        timeout=found.batch_timeout_s,
     )
     return _document(doc)
 

@@ -431,8 +431,10 @@ class ProcessServicer(
         except ValueError as exc:
             raise InvalidArgumentError(str(exc), reason="bad_hello") from exc
         incoming = (wp.from_proto(m) async for m in request_iterator)
-        async for item in self.streams.serve(hello, incoming):
-            yield wp.to_proto(item)
+        # Encoded inside `serve`, message by message: one that does not encode fails only its
+        # own turn (process_service/runtime/worker_stream.py), not the stream.
+        async for message in self.streams.serve(hello, incoming, wp.to_proto):
+            yield message
 
     # ---- hub (process_service/lifecycle/observations.py) ----
 

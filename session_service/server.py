@@ -68,7 +68,9 @@ async def create_server(
     channels = Channels(config)
     clock = clock or SystemClock()
     store = SessionStore(db)
-    processes = ProcessClient(channels.get("process_service"))
+    processes = ProcessClient(
+        channels.get("process_service"), batch_timeout_s=config.calls.batch_timeout_s
+    )
     recipes = RecipeClient(channels.get("recipe_service"))
     settings_docs = SettingsDocs(db["settings"], generation=db["settings_generation"])
     engine_settings = EngineSettings(db, settings_docs)

@@ -256,7 +256,10 @@ async def running_system(
         await sup.start_all()
         if self_healing:
             watch = asyncio.create_task(sup.watch(stop))  # awaited below, before stop_all
-        await eventually(lambda: has_workers(system), what="workers to connect", timeout=60)
+        workers = int(env["VANCE_ENGINE_WORKERS"])
+        await eventually(
+            lambda: has_workers(system, workers), what="workers to connect", timeout=60
+        )
         yield system
     finally:
         stop.set()

@@ -10,8 +10,6 @@ from __future__ import annotations
 
 import tracemalloc
 
-import pytest
-
 from engine_worker import protocol as ew
 from engine_worker.chat_held import ChatHeld
 from process_service.models import TurnRef
@@ -186,11 +184,30 @@ def test_a_batch_reads_as_its_messages_of_many_turns_in_order() -> None:
 
 
 def test_a_batch_holds_no_hello_and_no_batch() -> None:
+    """Such a message is left out (it names no turn); the rest of the batch reads."""
     hello = ew.to_proto(ew.Hello("w1", {"arthur": "1"}, {}, 8))
     chunk = ew.to_proto(ew.Chunk("turn-1", ChatRole.ASSISTANT, "Hel"))
-    for inner in (hello, ew.batch_of([chunk, chunk])):
-        with pytest.raises(ValueError, match="a batch holds no"):
-            ps.from_proto(ew.batch_of([chunk, inner]))
+    for inner, kind in ((hello, "hello"), (ew.batch_of([chunk, chunk]), "batch")):
+        assert ps.from_proto(ew.batch_of([chunk, inner])) == [
+            ps.Chunk("turn-1", ChatRole.ASSISTANT, "Hel"),
+            ps.Unreadable("", f"a batch holds no {kind}"),
+        ]
+
+
+def test_a_report_that_does_not_read_fails_its_own_turn_only() -> None:
+    """A chat message without a role (or with a bad id) reads as `Unreadable` for its turn
+    (process_service fails that turn and cancels it on the worker); the batch's other turns'
+    messages read as sent, and nothing raises (which would end the stream of every turn)."""
+    bad = ew.to_proto(ew.ChatAppend("turn-1", "turn-1:1", ChatRole.ASSISTANT, "hi", {}))
+    bad.event.chat_append.ClearField("role")  # CHAT_ROLE_UNSPECIFIED
+    bad_id = ew.to_proto(ew.ChatAppend("turn-3", "no-ordinal", ChatRole.ASSISTANT, "hi", {}))
+    good = ew.to_proto(ew.Chunk("turn-2", ChatRole.ASSISTANT, "Bon"))
+    read = ps.from_proto(ew.batch_of([bad, good, bad_id]))
+    assert [type(m) for m in read] == [ps.Unreadable, ps.Chunk, ps.Unreadable]
+    first, _, third = read
+    assert isinstance(first, ps.Unreadable) and isinstance(third, ps.Unreadable)
+    assert first.turn_id == "turn-1" and "chat role is required" in first.error
+    assert third.turn_id == "turn-3" and "not a turn message id" in third.error
 
 
 def test_an_assignment_carries_the_recent_chat_or_says_it_is_held() -> None:

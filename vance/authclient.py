@@ -16,7 +16,9 @@ from vance.auth import ServiceCredential, on_behalf_of
 from vance.observability import tracing
 
 
-def _with_token(details: grpc.aio.ClientCallDetails, header: str) -> grpc.aio.ClientCallDetails:
+def _with_token(
+    details: grpc.aio.ClientCallDetails, header: str, timeout: float | None
+) -> grpc.aio.ClientCallDetails:
     metadata = grpc.aio.Metadata()
     if details.metadata is not None:
         for key, value in details.metadata:
@@ -24,20 +26,29 @@ def _with_token(details: grpc.aio.ClientCallDetails, header: str) -> grpc.aio.Cl
                 metadata.add(key, value)
     metadata.add("authorization", header)
     return grpc.aio.ClientCallDetails(
-        details.method, details.timeout, metadata, details.credentials, details.wait_for_ready
+        details.method, timeout, metadata, details.credentials, details.wait_for_ready
     )
 
 
 class _Credentials:
-    def __init__(self, credential: ServiceCredential) -> None:
+    def __init__(self, credential: ServiceCredential, timeout_s: float | None = None) -> None:
         self._credential = credential
+        self._timeout_s = timeout_s  # the deadline of a call that sets none (unary only)
 
     def _details(self, details: grpc.aio.ClientCallDetails) -> grpc.aio.ClientCallDetails:
         user = on_behalf_of.get()
-        return _with_token(details, f"Bearer {user}" if user else self._credential.header())
+        timeout = self._timeout_s if details.timeout is None else details.timeout
+        return _with_token(
+            details, f"Bearer {user}" if user else self._credential.header(), timeout
+        )
 
 
 class _UnaryUnary(_Credentials, grpc.aio.UnaryUnaryClientInterceptor):
+    """Also gives a call that sets no deadline the channel's default (`timeout_s`): a peer that
+    never answers fails the call with DEADLINE_EXCEEDED instead of hanging its caller. Streams
+    get none: they last as long as their connection (a worker's WorkerConnect, a gateway's
+    FollowSessions, the watches), and keepalive finds a dead peer under them."""
+
     async def intercept_unary_unary(
         self, continuation: Callable[..., Any], details: grpc.aio.ClientCallDetails, request: Any
     ) -> Any:
@@ -71,10 +82,13 @@ class _StreamStream(_Credentials, grpc.aio.StreamStreamClientInterceptor):
         return await continuation(self._details(details), request_iterator)
 
 
-def credential_interceptors(credential: ServiceCredential) -> Sequence[grpc.aio.ClientInterceptor]:
-    """One interceptor per call shape (grpc.aio dispatches on the interceptor's class)."""
+def credential_interceptors(
+    credential: ServiceCredential, *, timeout_s: float | None = None
+) -> Sequence[grpc.aio.ClientInterceptor]:
+    """One interceptor per call shape (grpc.aio dispatches on the interceptor's class);
+    `timeout_s`: the deadline of a unary call that sets none."""
     return [
-        _UnaryUnary(credential),
+        _UnaryUnary(credential, timeout_s),  # the streams get no default deadline
         _UnaryStream(credential),
         _StreamUnary(credential),
         _StreamStream(credential),
@@ -82,8 +96,11 @@ def credential_interceptors(credential: ServiceCredential) -> Sequence[grpc.aio.
     ]
 
 
-def authed_channel(address: str, credential: ServiceCredential, **kwargs: Any) -> grpc.aio.Channel:
-    """An insecure (loopback or in-cluster) channel whose calls carry credentials."""
+def authed_channel(
+    address: str, credential: ServiceCredential, *, timeout_s: float | None = None, **kwargs: Any
+) -> grpc.aio.Channel:
+    """An insecure (loopback or in-cluster) channel whose calls carry credentials (and, with
+    `timeout_s`, a default deadline)."""
     return grpc.aio.insecure_channel(
-        address, interceptors=credential_interceptors(credential), **kwargs
+        address, interceptors=credential_interceptors(credential, timeout_s=timeout_s), **kwargs
     )

@@ -50,7 +50,7 @@ _OPTIONS = [
 class Channels:
     """Lazily opened channels, one per service address. Every call carries credentials: the
     user's token when made on behalf of one, else this process's service token
-    (vance/authclient.py)."""
+    (vance/authclient.py); every unary call a deadline (its own, else `calls.timeout_s`)."""
 
     def __init__(self, config: Config, *, name: str = "") -> None:
         self._config = config
@@ -90,9 +90,10 @@ class Channels:
         return out
 
     def _open(self, target: str, options: list[tuple[str, object]]) -> grpc.aio.Channel:
-        return grpc.aio.insecure_channel(
-            target, options=options, interceptors=credential_interceptors(self.credential)
+        interceptors = credential_interceptors(
+            self.credential, timeout_s=self._config.calls.timeout_s
         )
+        return grpc.aio.insecure_channel(target, options=options, interceptors=interceptors)
 
     async def close(self) -> None:
         for channel in self._channels.values():

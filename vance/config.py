@@ -69,6 +69,8 @@ ENV_KEYS: dict[str, str] = {
     "VANCE_EVENT_GAP_FILL_MS": "events.gap_fill_ms",
     "VANCE_RECONNECT_GRACE_MS": "lifecycle.reconnect_grace_ms",
     "VANCE_REPLICA_LEASE_MS": "lifecycle.replica_lease_ms",
+    "VANCE_CALL_TIMEOUT_S": "calls.timeout_s",
+    "VANCE_BATCH_CALL_TIMEOUT_S": "calls.batch_timeout_s",
 }
 
 
@@ -264,6 +266,18 @@ class SupervisorConfig(_Frozen):
     crash_loop_window_s: float = 60.0
 
 
+class CallsConfig(_Frozen):
+    """Deadlines of the calls between our services (docs/operations.md, "Call deadlines"): a
+    peer that does not answer fails the call with DEADLINE_EXCEEDED instead of hanging its
+    caller. Streams have none (they last as long as their connection)."""
+
+    # Every unary call that sets no deadline of its own (vance/authclient.py): far above any
+    # answer under load, which takes milliseconds to a few seconds.
+    timeout_s: float = Field(default=30.0, gt=0, le=3_600)
+    # The sweeps' batched cascades (up to 10,000 sessions in one call, vance/clients/process.py).
+    batch_timeout_s: float = Field(default=120.0, gt=0, le=3_600)
+
+
 class LoggingConfig(_Frozen):
     level: str = "INFO"
     json_format: bool = False
@@ -291,6 +305,7 @@ class Config(_Frozen):
     mcp: McpConfig = McpConfig()
     supervisor: SupervisorConfig = SupervisorConfig()
     replicas: ReplicasConfig = ReplicasConfig()
+    calls: CallsConfig = CallsConfig()
 
     def address(self, service: str) -> str:
         """The address of the service's first replica (health probes, tests)."""

@@ -89,6 +89,13 @@ class UnavailableError(VanceError):
     http_status = 503
 
 
+class DeadlineExceededError(VanceError):
+    """A peer service did not answer a call within its deadline (vance/authclient.py)."""
+
+    code = grpc.StatusCode.DEADLINE_EXCEEDED
+    http_status = 504
+
+
 class UnimplementedError(VanceError):
     """A method this server does not serve (the generated base servicer's NotImplementedError)."""
 
@@ -125,12 +132,16 @@ def from_rpc_error(err: grpc.aio.AioRpcError) -> VanceError:
         PermissionDeniedError,
         UnauthenticatedError,
         UnavailableError,
+        DeadlineExceededError,
     ]
     cls = next((c for c in classes if c.code == err.code()), VanceError)
     info = error_info(err)
     violations = field_violations(err)
+    message = err.details() or err.code().name
+    if cls is DeadlineExceededError and info is None:
+        message = f"a service did not answer within the call's deadline ({message})"
     return cls(
-        err.details() or err.code().name,
+        message,
         reason=info.reason if info is not None else reason_of(err),
         field=violations[0].field if violations else "",
         metadata=dict(info.metadata) if info is not None else None,
@@ -211,11 +222,18 @@ def status_details(code: grpc.StatusCode, error: VanceError) -> bytes:
     return serialized
 
 
+# A peer's failures that a servicer's caller gets with their own code, also when the servicer
+# called the peer's stub directly (not through vance/clients/_rpc.py): anything else is INTERNAL.
+_PASSED_ON = frozenset({grpc.StatusCode.DEADLINE_EXCEEDED})
+
+
 async def abort(context: grpc.aio.ServicerContext[Any, Any], exc: BaseException) -> NoReturn:
     """Ends a call with the status of `exc`: a VanceError's code, message and reason, anything
     else as INTERNAL `internal` (logged with its traceback, never passed over)."""
     if isinstance(exc, VanceError):
         error = exc
+    elif isinstance(exc, grpc.aio.AioRpcError) and exc.code() in _PASSED_ON:
+        error = from_rpc_error(exc)  # a peer's deadline passed: the caller learns it as such
     elif isinstance(exc, NotImplementedError):
         error = UnimplementedError("method not implemented", reason="unimplemented")
     else:

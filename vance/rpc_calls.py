@@ -82,6 +82,8 @@ def _code_of(exc: Exception) -> grpc.StatusCode:
     """The code errors.abort answers `exc` with."""
     if isinstance(exc, errors.VanceError):
         return exc.code
+    if isinstance(exc, grpc.aio.AioRpcError) and exc.code() == grpc.StatusCode.DEADLINE_EXCEEDED:
+        return exc.code()
     if isinstance(exc, NotImplementedError):
         return grpc.StatusCode.UNIMPLEMENTED
     return grpc.StatusCode.INTERNAL

@@ -292,6 +292,25 @@ class Dispatcher:
         if process is not None:
             self.next_turn(process)
 
+    def undeliverable(self, ref: TurnRef, why: str) -> None:
+        """The turn's assignment cannot be sent (its process document does not convert): the
+        worker's slot frees at once and the turn fails for good, not redone: a redo would read
+        the same document and fail the same way (the process closes STALE with `why`)."""
+        self.finished(ref, None)
+        self.chat.forget(ref.process_id)  # what the assignment noted for the worker
+        self.spawn(self._give_up(ref, why))
+
+    async def _give_up(self, ref: TurnRef, why: str) -> None:
+        try:
+            process = await self._lanes.fail(ref, why, backoff=False, retry=False)
+        except Exception:
+            # The lane stays held: its lease runs out and the sweep redoes it (bounded by
+            # lanes.max_attempts like any redo).
+            logger.exception("failing turn %s of %s failed", ref.turn_id, ref.process_id)
+            return
+        if process is not None:
+            self.next_turn(process)
+
     def finished(self, ref: TurnRef, ack: Ack | None) -> None:
         """The turn ended here; its worker's slot is free once it has the ack (if any)."""
         ref.done = True
@@ -391,7 +410,12 @@ class Dispatcher:
         if ref is None:
             self._wakeup.set()
             return
-        await self._hand_over(ref, worker)
+        try:
+            await self._hand_over(ref, worker)
+        except Exception as exc:
+            # In the dispatcher's task group: escaping, it would end dispatching altogether.
+            logger.exception("handing turn %s to %s failed", ref.turn_id, worker.worker_id)
+            await self._redo(ref, f"assignment failed: {exc!r}")
 
     async def _hand_over(self, ref: TurnRef, worker: WorkerConn) -> None:
         ref.engine_version = worker.engines.get(ref.engine, "")

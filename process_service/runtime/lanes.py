@@ -281,28 +281,35 @@ class Lanes:
         await self._status_event(process, ProcessStatus.RUNNING, end.status)
         return process
 
-    async def fail(self, ref: TurnRef, error: str, *, backoff: bool) -> Process | None:
+    async def fail(
+        self, ref: TurnRef, error: str, *, backoff: bool, retry: bool = True
+    ) -> Process | None:
         """Gives the turn back: it is redone (by any worker) after an optional backoff, up to
-        max_attempts; then the process closes STALE with the error as its detail."""
+        max_attempts; then the process closes STALE with the error as its detail. `retry`
+        False: a failure every attempt would meet again (the turn cannot be sent to a
+        worker), so the process closes STALE at once."""
         if ref.call in HOOK_CALLS:
             logger.warning("hook %s of %s failed: %s", ref.call.value, ref.process_id, error)
             await self.end_hook(ref)
             return None
         now = self.clock.now_ms()
         ref.done = True
-        if ref.attempt >= self.config.max_attempts:
+        if not retry or ref.attempt >= self.config.max_attempts:
             process = await self.store.get(ref.process_id)
             if process is None or process.lane is None or process.lane.turn_id != ref.turn_id:
                 return None
-            return await self.close_failed(process, error)
+            return await self.close_failed(process, error, retried=retry)
         delay = self.config.retry_backoff_ms * ref.attempt if backoff else 0
         return await self.store.release_for_retry(
             ref.process_id, (ref.turn_id, ref.attempt), now + delay - 1, error
         )
 
-    async def close_failed(self, process: Process, error: str) -> Process | None:
+    async def close_failed(
+        self, process: Process, error: str, *, retried: bool = True
+    ) -> Process | None:
         """Closes the process STALE; its parent is told like of a commit of that turn (the
-        entry is written with the close)."""
+        entry is written with the close). The detail counts the attempts when the turn was
+        retried, else it is the error alone."""
         lane = process.lane
         attempts = lane.attempt if lane is not None else 1
         turn_id = lane.turn_id if lane is not None else ""
@@ -310,7 +317,7 @@ class Lanes:
         closed = await self.store.close_stale(
             process.id,
             turn_id,
-            f"turn failed {attempts} times: {error}",
+            f"turn failed {attempts} times: {error}" if retried else error,
             self.clock.now_ms(),
             owed,
         )

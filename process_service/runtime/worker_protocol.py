@@ -95,7 +95,17 @@ class Failure:
     error: str
 
 
-Report = ChatAppend | Chunk | Progress | Commit | Failure
+@dataclass(frozen=True, slots=True)
+class Unreadable:
+    """A message from the worker that does not convert (a bad chat message id, an unknown
+    event kind): it fails its turn only (`turn_id`; "" when it names none, then it is left
+    out), never the whole stream."""
+
+    turn_id: str
+    error: str
+
+
+Report = ChatAppend | Chunk | Progress | Commit | Failure | Unreadable
 FromWorker = Heartbeat | Draining | Capacity | Report
 
 # ---- process_service -> worker ----
@@ -173,15 +183,41 @@ def hello_from_proto(msg: wkpb.WorkerMessage) -> Hello:
 def from_proto(msg: wkpb.WorkerMessage) -> list[FromWorker]:
     """What one stream message holds, in order: a commit carries the reports held back for it,
     which go before it; a batch carries several messages (of many turns: the chunks of every
-    turn whose window ended together, engine_worker/reports.py)."""
+    turn whose window ended together, engine_worker/reports.py). A message that does not
+    convert becomes `Unreadable` for its turn: never raises, so one turn's bad report cannot
+    end the stream that all of the worker's turns share."""
+    if msg.WhichOneof("kind") != "batch":
+        return _contained(msg)
+    held: list[FromWorker] = []
+    for one in msg.batch.messages:
+        if one.WhichOneof("kind") in ("batch", "hello"):
+            held.append(Unreadable("", f"a batch holds no {one.WhichOneof('kind')}"))
+        else:
+            held += _contained(one)
+    return held
+
+
+def _contained(msg: wkpb.WorkerMessage) -> list[FromWorker]:
+    try:
+        return _from_proto(msg)
+    except Exception as exc:
+        return [Unreadable(_turn_of(msg), f"unreadable {msg.WhichOneof('kind')}: {exc}")]
+
+
+def _turn_of(msg: wkpb.WorkerMessage) -> str:
     match msg.WhichOneof("kind"):
-        case "batch":
-            held: list[FromWorker] = []
-            for one in msg.batch.messages:
-                if one.WhichOneof("kind") in ("batch", "hello"):
-                    raise ValueError(f"a batch holds no {one.WhichOneof('kind')}")
-                held += from_proto(one)
-            return held
+        case "event":
+            return msg.event.turn_id
+        case "commit":
+            return msg.commit.turn_id
+        case "failure":
+            return msg.failure.turn_id
+        case _:
+            return ""
+
+
+def _from_proto(msg: wkpb.WorkerMessage) -> list[FromWorker]:
+    match msg.WhichOneof("kind"):
         case "heartbeat":
             return [Heartbeat(list(msg.heartbeat.turn_ids))]
         case "draining":

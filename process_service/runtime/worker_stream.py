@@ -20,7 +20,8 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
+from typing import TypeVar
 
 from process_service.events.log import EventLog
 from process_service.models import TurnRef
@@ -42,10 +43,13 @@ from process_service.runtime.worker_protocol import (
     Progress,
     Report,
     ToWorker,
+    Unreadable,
     Welcome,
 )
 
 logger = logging.getLogger(__name__)
+
+Out = TypeVar("Out")
 
 # A turn's queue: its reports in order, then None when its stream ended.
 TurnQueue = asyncio.Queue[Report | None]
@@ -87,31 +91,67 @@ class WorkerStreams:
     # ---- one stream ----
 
     async def serve(
-        self, hello: Hello, incoming: AsyncIterator[list[FromWorker]]
-    ) -> AsyncIterator[ToWorker]:
-        """The messages for one worker, while it stays connected. `incoming` yields what each
-        of its stream messages holds (a commit carries the reports held back for it; a batch,
-        the messages of many turns, worker_protocol.py)."""
+        self,
+        hello: Hello,
+        incoming: AsyncIterator[list[FromWorker]],
+        encode: Callable[[ToWorker], Out],
+    ) -> AsyncIterator[Out]:
+        """The messages for one worker, while it stays connected, as `encode` makes them.
+        `incoming` yields what each of its stream messages holds (a commit carries the reports
+        held back for it; a batch, the messages of many turns, worker_protocol.py). Encoding
+        happens here, one message at a time, so a message that does not encode (an assignment
+        whose process document does not convert) fails its own turn only (`_unsendable`): the
+        stream and the worker's other turns go on."""
         tg = self._group()
         conn = self._dispatcher.register(hello.worker_id, hello.engines, hello.slots)
         self._lanes.declare_hooks(hello.hooks)
         queues: dict[str, TurnQueue] = {}
         reader = tg.create_task(self._read(conn, queues, incoming))
         try:
-            yield Welcome(lease_ms=self._lanes.config.lease_ms, heartbeat_ms=self._heartbeat_ms)
+            yield encode(
+                Welcome(lease_ms=self._lanes.config.lease_ms, heartbeat_ms=self._heartbeat_ms)
+            )
             while True:
                 item = await conn.outbox.get()
                 if item is None:
                     return
+                try:
+                    out = encode(item)
+                except Exception as exc:
+                    fallback = self._unsendable(conn, item, exc)
+                    if fallback is None:
+                        continue
+                    out = encode(fallback)
                 if isinstance(item, Assign):
                     queue = queues[item.ref.turn_id] = asyncio.Queue()
                     tg.create_task(self._pump(item.ref, queue, queues))
-                yield item
+                yield out
         finally:
             reader.cancel()
             self._dispatcher.unregister(conn)
             for queue in queues.values():
                 queue.put_nowait(None)
+
+    def _unsendable(self, conn: WorkerConn, item: ToWorker, exc: Exception) -> ToWorker | None:
+        """What goes instead of a message that did not encode, if anything. An assignment's
+        turn fails for good (`Dispatcher.undeliverable`); a commit ack goes without the chat
+        it carried (the worker then reads the chat when it needs it); anything else is left
+        out."""
+        if isinstance(item, Assign):
+            ref = item.ref
+            logger.error(
+                "turn %s of %s cannot be sent to worker %s: %r",
+                ref.turn_id,
+                ref.process_id,
+                conn.worker_id,
+                exc,
+            )
+            self._dispatcher.undeliverable(ref, f"the turn could not be sent to a worker: {exc}")
+            return None
+        logger.error("a message for worker %s did not encode: %r", conn.worker_id, exc)
+        if isinstance(item, Ack) and item.chat is not None:
+            return Ack(item.turn_id, item.ok, item.error)
+        return None
 
     async def _read(
         self,
@@ -123,12 +163,16 @@ class WorkerStreams:
             async for messages in incoming:
                 for msg in messages:
                     if isinstance(msg, Heartbeat):
-                        await self._dispatcher.renew(conn, msg.turn_ids)
+                        await self._renew(conn, msg.turn_ids)
                     elif isinstance(msg, Draining):
                         conn.draining = True
                         logger.info("worker %s is draining", conn.worker_id)
                     elif isinstance(msg, Capacity):
                         self._dispatcher.set_capacity(conn, msg.slots, msg.reason)
+                    elif isinstance(msg, Unreadable) and not msg.turn_id:
+                        logger.error(
+                            "left out a message of worker %s: %s", conn.worker_id, msg.error
+                        )
                     else:
                         queue = queues.get(msg.turn_id)
                         if queue is not None:
@@ -138,6 +182,14 @@ class WorkerStreams:
             logger.info("stream of worker %s ended: %r", conn.worker_id, exc)
         finally:
             conn.outbox.put_nowait(None)
+
+    async def _renew(self, conn: WorkerConn, turn_ids: list[str]) -> None:
+        """A renewal that failed (the store did not answer) ends nothing: the next heartbeat
+        renews again, and a lease that runs out meanwhile is redone as any expired one."""
+        try:
+            await self._dispatcher.renew(conn, turn_ids)
+        except Exception:
+            logger.exception("renewing the leases of worker %s failed", conn.worker_id)
 
     # ---- one turn ----
 
@@ -151,11 +203,23 @@ class WorkerStreams:
                 while not queue.empty():
                     batch.append(queue.get_nowait())
                 ended = await self._handle(ref, batch)
+        except Exception:
+            # Every pump runs in the group all streams share: what escapes here would end
+            # every worker's stream. The worker stops the turn; its lane, no longer renewed,
+            # is redone once its lease ran out (the sweep).
+            logger.exception("handling the reports of turn %s failed", ref.turn_id)
+            self._dispatcher.cancel_turn(ref.turn_id)
         finally:
             if queues.get(ref.turn_id) is queue:
                 del queues[ref.turn_id]
             # A failed or lost turn's chat messages are stored: their events go out too.
+            await self._flush(ref)
+
+    async def _flush(self, ref: TurnRef) -> None:
+        try:
             await self._events.flush(ref.session_id)
+        except Exception:
+            logger.exception("writing the events of turn %s failed", ref.turn_id)
 
     async def _handle(self, ref: TurnRef, batch: list[Report | None]) -> bool:
         """Stores a batch; True when the turn ended with it."""
@@ -170,7 +234,7 @@ class WorkerStreams:
         last = batch[end] if end < len(batch) else None
         if end == len(batch):
             # Nothing ends the turn yet: write the events now, so the client sees them.
-            await self._events.flush(ref.session_id)
+            await self._flush(ref)
             return False
         if last is None or ref.done:
             return True
@@ -179,6 +243,8 @@ class WorkerStreams:
                 await self._commit(ref, last)
             elif isinstance(last, Failure):
                 await self._failure(ref, last)
+            elif isinstance(last, Unreadable):
+                await self._unreadable(ref, last)
         except Exception as exc:
             logger.exception("handling the end of turn %s failed", ref.turn_id)
             # The worker's slot frees; the lane, still held, is redone once its lease ran out.
@@ -231,6 +297,16 @@ class WorkerStreams:
         self._dispatcher.finished(ref, None)
         if doc is not None:
             # Redone once the backoff written into its lease has passed.
+            self._dispatcher.next_turn(doc)
+
+    async def _unreadable(self, ref: TurnRef, report: Unreadable) -> None:
+        """A report of the turn did not convert: the turn fails as if its worker had said so
+        (redone with backoff, up to max_attempts), and the worker is told to stop it (a
+        Cancel frees its slot, whether the turn still runs or waits for its commit's ack)."""
+        logger.error("turn %s of %s: %s", ref.turn_id, ref.process_id, report.error)
+        self._dispatcher.cancel_turn(ref.turn_id)
+        doc = await self._lanes.fail(ref, report.error, backoff=True)
+        if doc is not None:
             self._dispatcher.next_turn(doc)
 
 

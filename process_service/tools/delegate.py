@@ -128,6 +128,11 @@ class DelegateResult(ToolResult):
         return out
 
 
+# SelectRecipe's deadline: recipe_service cuts its model call at recipes.selector_timeout_ms
+# (at most 600 s) and answers NONE itself; this only ends the wait for one that does not answer.
+SELECT_TIMEOUT_S = 660.0
+
+
 class Delegation:
     def __init__(
         self,
@@ -184,7 +189,8 @@ class Delegation:
                     # The selector calls the model the caller runs on (same tier or model).
                     model=str(caller.params.get("model") or ""),
                     available_engines=sorted(self._engines_available()),
-                )
+                ),
+                timeout=SELECT_TIMEOUT_S,
             )
             return selection
         except Exception as exc:

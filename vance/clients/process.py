@@ -10,6 +10,7 @@ import grpc
 
 from vance import convert as vc
 from vance.clients._rpc import call
+from vance.config import CallsConfig
 from vance.domain import ChatMessage, CloseReason, SuspendCause, ThinkProcess
 from vance.errors import from_rpc_error
 from vance.internal.v1 import process_internal_pb2 as pipb
@@ -109,10 +110,19 @@ class Processes(Protocol):
     async def ack_chat_feed(self, through: int) -> None: ...
 
 
+# The deadline of the calls that work through many sessions or a whole session's data (a
+# sweep's batch of up to 10,000 sessions, a session's deletion): longer than the channel's
+# default (`calls.timeout_s`, vance/authclient.py), which every other call here keeps.
+BATCH_TIMEOUT_S = CallsConfig().batch_timeout_s
+
+
 class ProcessClient:
     """`Processes` over gRPC."""
 
-    def __init__(self, channel: grpc.aio.Channel) -> None:
+    def __init__(
+        self, channel: grpc.aio.Channel, *, batch_timeout_s: float = BATCH_TIMEOUT_S
+    ) -> None:
+        self._batch_s = batch_timeout_s
         self.stub: process_pb2_grpc.ProcessServiceAsyncStub = process_pb2_grpc.ProcessServiceStub(
             channel
         )
@@ -192,7 +202,9 @@ class ProcessClient:
 
     async def delete_session_data(self, session_id: str) -> None:
         await call(
-            self.internal.DeleteSessionData(pipb.SessionCascadeRequest(session_id=session_id))
+            self.internal.DeleteSessionData(
+                pipb.SessionCascadeRequest(session_id=session_id), timeout=self._batch_s
+            )
         )
 
     async def engines_of(
@@ -204,7 +216,8 @@ class ProcessClient:
             self.internal.ListSessionsProcesses(
                 pipb.ListSessionsProcessesRequest(
                     session_ids=session_ids, include_terminated=include_terminated
-                )
+                ),
+                timeout=self._batch_s,
             )
         )
         out: dict[str, list[ThinkProcess]] = {sid: [] for sid in session_ids}
@@ -219,7 +232,8 @@ class ProcessClient:
             self.internal.SuspendSessions(
                 pipb.SessionsCascadeRequest(
                     session_ids=session_ids, suspend_cause=f"SUSPEND_CAUSE_{cause.value}"
-                )
+                ),
+                timeout=self._batch_s,
             )
         )
 
@@ -230,12 +244,14 @@ class ProcessClient:
             self.internal.CloseSessions(
                 pipb.SessionsCascadeRequest(
                     session_ids=session_ids, close_reason=f"CLOSE_REASON_{reason.value}"
-                )
+                ),
+                timeout=self._batch_s,
             )
         )
 
     async def chat_feed(self, after: int) -> AsyncIterator[ChatFeedPage]:
-        """The chat feed after `after`, then live pages, until the caller stops reading."""
+        """The chat feed after `after`, then live pages, until the caller stops reading. A
+        stream: no deadline (it lasts as long as the indexer reads it)."""
         stream = self.internal.StreamChatFeed(pipb.ChatFeedRequest(after=after))
         try:
             async for page in stream:
