@@ -149,9 +149,10 @@ def rss_slope(fewer: RealPaceResult, more: RealPaceResult) -> dict[str, float]:
     more. What both runs grow alike drops out: with the same turn rate (the zero-latency run at
     the real pace's rate) that is everything the rate drives; between 200 and 800 clients (a
     rate ~20% apart, the system CPU-bound) nearly so. Empty when the runs' turns in flight are
-    within one of each other."""
+    not apart by at least half the larger count (on a machine too busy for the zero-latency run
+    to keep few turns in flight, the difference would be noise over a few turns)."""
     added = more.in_flight - fewer.in_flight
-    if added < 1:
+    if added < max(1.0, more.in_flight / 2):
         return {}
     lo = fewer.rss_grown()
     return {k: (v - lo.get(k, 0)) / added for k, v in more.rss_grown().items()}

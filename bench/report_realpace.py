@@ -181,16 +181,19 @@ def _slope(
 ) -> tuple[str, dict[str, float]] | None:
     """What a run's growth is measured against for `rss_slope`, named, and the slope: the
     zero-latency run at its turn rate, else the real-pace run with the most clients below."""
+    more = runs[clients]
+    candidates = []
     same_rate = (zero_rate or {}).get(clients)
     if same_rate is not None:
-        slope = rss_slope(same_rate, runs[clients])
-        return (f"vs the same rate, {same_rate.in_flight:.0f} in flight", slope) if slope else None
+        candidates.append((f"vs the same rate, {same_rate.in_flight:.0f} in flight", same_rate))
     fewer = [c for c in runs if c < clients]
-    if not fewer:
-        return None
-    lower = runs[max(fewer)]
-    slope = rss_slope(lower, runs[clients])
-    return (f"vs {max(fewer)} clients", slope) if slope else None
+    if fewer:
+        candidates.append((f"vs {max(fewer)} clients", runs[max(fewer)]))
+    for against, run in candidates:
+        slope = rss_slope(run, more)
+        if slope:
+            return against, slope
+    return None
 
 
 def _memory_lines(
