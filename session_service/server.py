@@ -25,7 +25,7 @@ from vance.clients.process import ProcessClient
 from vance.clients.recipe import RecipeClient
 from vance.clock import Clock, SystemClock
 from vance.config import Config, load_config
-from vance.heap import settle_heap
+from vance.heap import settle_heap, trim_in
 from vance.internal.v1 import (
     session_internal_pb2,
     session_internal_pb2_grpc,
@@ -135,6 +135,7 @@ async def create_server(
         take_over_forever(servicer.ownership, config.lifecycle.sweep_interval_ms / 1000),
     )
     search.start(host.background)
+    trim_in(host.background)  # freed heap back to the OS (vance/heap.py)
 
     async def close() -> None:
         # The host stopped its background group before its cleanups run.
