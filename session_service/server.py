@@ -33,6 +33,7 @@ from vance.internal.v1 import (
     tokens_internal_pb2_grpc,
 )
 from vance.logsetup import setup_logging
+from vance.memdebug import interval_from_env, report_growth
 from vance.observability.setup import start_observability
 from vance.owners import CachedOwners, SessionLookup
 from vance.server import GrpcHost, run_main, serve_until_signal
@@ -136,6 +137,9 @@ async def create_server(
     )
     search.start(host.background)
     trim_in(host.background)  # freed heap back to the OS (vance/heap.py)
+    memdebug_s = interval_from_env()  # VANCE_DEBUG_TRACEMALLOC (vance/memdebug.py)
+    if memdebug_s:
+        host.background.start("memdebug", report_growth(memdebug_s))
 
     async def close() -> None:
         # The host stopped its background group before its cleanups run.
