@@ -72,6 +72,9 @@ class RealPaceResult:
     # (sockets, binds, subscriptions), so that a turn in flight is measured over it.
     rss_open: dict[str, int] = field(default_factory=dict)
     rss_busy: dict[str, int] = field(default_factory=dict)  # peak in the window, by process
+    # After the load, every turn done and the sessions still open: what the load left held
+    # (caches filled by the turns done, freed heap the allocators kept) though no turn runs.
+    rss_after: dict[str, int] = field(default_factory=dict)
     in_flight: float = 0.0  # turns in flight, averaged over the window's samples
     slots: int = 0  # the workers' slots, as shipped
     # Completions the scripted model answered in the window (its CPU is counted per call).
@@ -119,17 +122,40 @@ class RealPaceResult:
         answered in the window: the other load generator."""
         return 1000 * self.cpu.get(BENCH_CLIENT, 0.0) / max(1, self.answers)
 
+    def rss_grown(self) -> dict[str, int]:
+        """Bytes by process: the busy peak over the same sessions open and idle."""
+        base = self.rss_open or self.rss_idle
+        return {k: v - base.get(k, 0) for k, v in sorted(self.rss_busy.items())}
+
     def rss_per_in_flight(self) -> float:
-        """Bytes of server RSS per turn in flight: the busy peak over the same sessions open
-        and idle (what a session costs with no turn running is `rss_per_session`)."""
-        grown = sum(self.rss_busy.values()) - sum((self.rss_open or self.rss_idle).values())
-        return grown / max(1.0, self.in_flight)
+        """Bytes of server RSS per turn in flight: all the growth under load over the same
+        sessions open and idle (what a session costs with no turn running is
+        `rss_per_session`), divided by the turns in flight. It counts what grows with the load
+        whatever the turns in flight (the store's Go heap goal following the command rate,
+        caches filling as turns are done, freed heap an allocator keeps) as if each turn held
+        it; `rss_slope` prices only what grows with the turns in flight."""
+        return sum(self.rss_grown().values()) / max(1.0, self.in_flight)
 
     def rss_per_session(self) -> float:
         """Bytes of server RSS per open, idle session: sessions open over the system before."""
         if not self.rss_open:
             return math.nan
         return (sum(self.rss_open.values()) - sum(self.rss_idle.values())) / max(1, self.clients)
+
+
+def rss_slope(fewer: RealPaceResult, more: RealPaceResult) -> dict[str, float]:
+    """Bytes of RSS per added turn in flight, by process: how much more the busy peak grew
+    (over the sessions open and idle) in the run with more turns in flight, per turn it had
+    more. What both runs grow alike drops out: with the same turn rate (the zero-latency run at
+    the real pace's rate) that is everything the rate drives; between 200 and 800 clients (a
+    rate ~20% apart, the system CPU-bound) nearly so. Empty when the runs' turns in flight are
+    not apart by at least half the larger count (on a machine too busy for the zero-latency run
+    to keep few turns in flight, the difference would be noise over a few turns)."""
+    added = more.in_flight - fewer.in_flight
+    if added < max(1.0, more.in_flight / 2):
+        return {}
+    lo = fewer.rss_grown()
+    return {k: (v - lo.get(k, 0)) / added for k, v in more.rss_grown().items()}
 
 
 def _server_rss(system: BenchSystem) -> dict[str, int]:
@@ -277,6 +303,7 @@ async def _drive(
         await system.wait_quiet(timeout_s=120)
         await _until_idle(system)
         drained = cpu_snapshot(system)
+        result.rss_after = _server_rss(system)
         result.cpu = cpu_delta(snapshots[0], snapshots[1])
         result.model_calls = calls[1] - calls[0]
         result.drain_cpu = cpu_delta(snapshots[1], drained)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from bench.hubturn import HubTurnResult
 from bench.markdown import table
 from bench.peer import PeerResult
-from bench.realpace import RealPaceResult
+from bench.realpace import RealPaceResult, rss_slope
 from bench.scenarios import server_cpu
 from bench.stats import Summary
 
@@ -32,15 +32,23 @@ def realpace_section(
         "`make run` ships it (2 engine workers, default slots and leases). Ceiling: clients / "
         "the model's own time. Chunk lag: from the model sending the first piece of text a user "
         "reads (the first piece reaching into `respond`'s message) to the client reading its "
-        "first chunk frame. RSS per turn in flight: the servers' peak RSS under "
+        "first chunk frame. RSS per turn in flight, all growth: the servers' peak RSS under "
         "load over their RSS with the same sessions open and idle, divided by the turns in "
-        "flight (what an idle session holds is listed under the table). Server CPU per turn: the "
+        "flight (what an idle session holds is listed under the table); it charges to the turns "
+        "in flight whatever grows with the load at all (the store's Go heap goal follows the "
+        "command rate, caches fill as turns are done, allocators keep freed heap). RSS per "
+        "added turn in flight: the slope, how much more that growth is in a run with more "
+        "turns in flight, per turn more; against the zero-latency run at the same turn rate "
+        "when it ran (the same rate, turns done and sessions, almost nothing in flight), else "
+        "against the run with fewer clients. What both runs grow alike drops out, so this is "
+        "what a turn in flight holds. Server CPU per turn: the "
         "window and the drain until the servers are idle, with the sockets still open (their "
         "close afterwards is session work and listed under the table).",
         "",
     ]
     rows = []
     for clients, r in sorted(runs.items()):
+        slope = _slope(clients, runs, zero_rate)
         lat = Summary.of(r.latencies)
         lag = Summary.of(r.chunk_lags)
         frames = sorted(r.chunk_frames)
@@ -56,11 +64,12 @@ def realpace_section(
                 f"{frames[len(frames) // 2] if frames else 0} (min {frames[0] if frames else 0})",
                 f"{r.server_cpu_ms_per_turn():.1f}",
                 f"{r.rss_per_in_flight() / 1024:.0f} KiB",
+                f"{sum(slope[1].values()) / 1024:.0f} KiB ({slope[0]})" if slope else "n/a",
             ]
         )
     for clients, ran in sorted(peers.items()):
         if ran.skipped:
-            rows.append([f"LangGraph, {clients} clients", ran.skipped, *[""] * 8])
+            rows.append([f"LangGraph, {clients} clients", ran.skipped, *[""] * 9])
             continue
         f = ran.figures
         model_s = first.model_s
@@ -76,6 +85,7 @@ def realpace_section(
                 "n/a",
                 f"{ran.cpu_ms_per_turn:.1f}",
                 "n/a",
+                "n/a",
             ]
         )
     lines += table(
@@ -89,7 +99,8 @@ def realpace_section(
             "chunk lag p50 / p99 ms",
             "chunk frames per answer (median)",
             "server CPU ms per turn",
-            "RSS per turn in flight",
+            "RSS per turn in flight, all growth",
+            "RSS per added turn in flight",
         ],
         rows,
     )
@@ -137,20 +148,12 @@ def realpace_section(
             f"{r.model_cpu_ms_per_call():.2f} ms per call ({r.model_calls} calls), bench client "
             f"{r.client_cpu_ms_per_turn():.2f} ms per turn."
         )
-        base = r.rss_open or r.rss_idle
-        grown = ", ".join(
-            f"{k} {(r.rss_busy.get(k, 0) - base.get(k, 0)) / 2**20:+.1f}"
-            for k in sorted(r.rss_busy)
-        )
-        lines.append(
-            f"- {clients} clients: RSS peak under load over the sessions open and idle, by "
-            f"process, MiB: {grown}."
-        )
+        lines += _memory_lines(clients, r, _slope(clients, runs, zero_rate))
         if r.rss_open:
             lines.append(
                 f"- {clients} clients: an open, idle session (socket, bind, subscription) holds "
                 f"{r.rss_per_session() / 1024:.0f} KiB of server RSS; a turn in flight "
-                f"{r.rss_per_in_flight() / 1024:.0f} KiB over that "
+                f"{r.rss_per_in_flight() / 1024:.0f} KiB over that, all growth "
                 f"({r.in_flight:.0f} turns in flight on average)."
             )
         if r.close_cpu:
@@ -171,6 +174,58 @@ def realpace_section(
                 f"{sum(zcalls.values()):.2f}; most: {ztop}."
             )
     return [*lines, ""]
+
+
+def _slope(
+    clients: int, runs: dict[int, RealPaceResult], zero_rate: dict[int, RealPaceResult] | None
+) -> tuple[str, dict[str, float]] | None:
+    """What a run's growth is measured against for `rss_slope`, named, and the slope: the
+    zero-latency run at its turn rate, else the real-pace run with the most clients below."""
+    more = runs[clients]
+    candidates = []
+    same_rate = (zero_rate or {}).get(clients)
+    if same_rate is not None:
+        candidates.append((f"vs the same rate, {same_rate.in_flight:.0f} in flight", same_rate))
+    fewer = [c for c in runs if c < clients]
+    if fewer:
+        candidates.append((f"vs {max(fewer)} clients", runs[max(fewer)]))
+    for against, run in candidates:
+        slope = rss_slope(run, more)
+        if slope:
+            return against, slope
+    return None
+
+
+def _memory_lines(
+    clients: int, r: RealPaceResult, slope: tuple[str, dict[str, float]] | None
+) -> list[str]:
+    """RSS by process: before the sessions, with them open and idle, the peak under load,
+    after it; and per added turn in flight."""
+    base = r.rss_open or r.rss_idle
+
+    def mib(v: int | None) -> str:
+        return "-" if v is None else f"{v / 2**20:.1f}"
+
+    by = ", ".join(
+        f"{k} {mib(r.rss_idle.get(k))} / {mib(base.get(k))} / {mib(v)} ({g / 2**20:+.1f}, "
+        f"{g / 1024 / max(1.0, r.in_flight):.0f} KiB per turn in flight) / "
+        f"{mib(r.rss_after.get(k))}"
+        for (k, v), g in zip(sorted(r.rss_busy.items()), r.rss_grown().values(), strict=True)
+    )
+    lines = [
+        f"- {clients} clients: RSS by process, MiB: before the sessions / with the sessions "
+        "open and idle / the peak under load (its growth over the sessions open and idle, per "
+        "turn in flight) / after the load (every turn done, the sessions still open: what the "
+        f"load left held with no turn in flight): {by}."
+    ]
+    if slope is not None:
+        against, per = slope
+        each = ", ".join(f"{k} {v / 1024:+.0f}" for k, v in per.items())
+        lines.append(
+            f"- {clients} clients: RSS per added turn in flight ({against}): "
+            f"**{sum(per.values()) / 1024:.0f} KiB**; by process, KiB: {each}."
+        )
+    return lines
 
 
 def hubturn_section(h: HubTurnResult) -> list[str]:

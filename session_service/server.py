@@ -25,7 +25,7 @@ from vance.clients.process import ProcessClient
 from vance.clients.recipe import RecipeClient
 from vance.clock import Clock, SystemClock
 from vance.config import Config, load_config
-from vance.heap import settle_heap
+from vance.heap import settle_heap, trim_in
 from vance.internal.v1 import (
     session_internal_pb2,
     session_internal_pb2_grpc,
@@ -33,6 +33,7 @@ from vance.internal.v1 import (
     tokens_internal_pb2_grpc,
 )
 from vance.logsetup import setup_logging
+from vance.memdebug import interval_from_env, report_growth
 from vance.observability.setup import start_observability
 from vance.owners import CachedOwners, SessionLookup
 from vance.server import GrpcHost, run_main, serve_until_signal
@@ -137,6 +138,10 @@ async def create_server(
         take_over_forever(servicer.ownership, config.lifecycle.sweep_interval_ms / 1000),
     )
     search.start(host.background)
+    trim_in(host.background)  # freed heap back to the OS (vance/heap.py)
+    memdebug_s = interval_from_env()  # VANCE_DEBUG_TRACEMALLOC (vance/memdebug.py)
+    if memdebug_s:
+        host.background.start("memdebug", report_growth(memdebug_s))
 
     async def close() -> None:
         # The host stopped its background group before its cleanups run.
