@@ -24,11 +24,14 @@ PATCH_MARKER = "vancetope-patches:"
 REQUIRED_PATCHES = frozenset(
     {
         "atomic-writes",
+        "column-text-once",
         "json-extract-fast",
         "params-tag-cache",
+        "query-iterator-buffer",
         "read-then-write",
         "resource-tracking",
         "sjson-one-pass",
+        "sjson-schema-share",
         "sjson-write-one-pass",
         "sqlite-id-pushdown",
         "sqlite-idle-connections",
