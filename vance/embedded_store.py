@@ -24,11 +24,14 @@ PATCH_MARKER = "vancetope-patches:"
 REQUIRED_PATCHES = frozenset(
     {
         "atomic-writes",
+        "column-text-once",
         "json-extract-fast",
         "params-tag-cache",
+        "query-iterator-buffer",
         "read-then-write",
         "resource-tracking",
         "sjson-one-pass",
+        "sjson-schema-share",
         "sjson-write-one-pass",
         "sqlite-id-pushdown",
         "sqlite-idle-connections",
@@ -94,10 +97,10 @@ CACHE_KIB = 1024
 # (tools/ferretdb/sqlite-idle-connections.patch).
 MAX_IDLE_CONNS = 8
 CONN_IDLE_S = 30
-# The Go runtime's soft memory limit. With GOGC=400 the heap may grow to five times what it
-# holds after a collection (8-19 MB under the soak round's chat, so a 45 MB goal); near this
-# limit the collector runs sooner instead, so a larger live heap no longer grows the process
-# fivefold. SQLite's caches are outside it (the driver allocates them itself).
+# The Go runtime's soft memory limit. With GOGC=200 the heap may grow to three times what it
+# holds after a collection (9-12 MB under `--rounds realpace200`, so a goal of about 30 MB);
+# near this limit the collector runs sooner instead, so a larger live heap no longer grows the
+# process threefold. SQLite's caches are outside it (the driver allocates them itself).
 GOMEMLIMIT = "64MiB"
 # Pages the write-ahead log may grow to before a commit copies it into the database file
 # (SQLite's default: 1,000, 4 MB). Each copy writes every page changed since the last one and
@@ -137,7 +140,9 @@ def ferretdb_env() -> dict[str, str]:
     """What FerretDB's process adds to the environment. Its Go heap is small (tens of MiB) and
     every command allocates the documents it decodes, so the default GOGC=100 collects often:
     a profile under `make bench` showed the collector and allocator at a quarter of the store's
-    CPU. GOGC=400 trades a few MiB of heap for about a quarter less store CPU per command.
+    CPU. GOGC=200 collects half as often as the default; GOGC=400 (before) saved 1-2% more of
+    the store's CPU per command but let the heap grow to five times the live one: about 16 MiB
+    more of the store's RSS under `--rounds realpace200` (docs/operations.md).
 
     GOMAXPROCS=1: SQLite takes one write at a time (and findAndModify, update and delete hold
     FerretDB's write lock, tools/ferretdb/atomic-writes.patch), so a second Go processor mostly
@@ -148,7 +153,7 @@ def ferretdb_env() -> dict[str, str]:
     env = os.environ.get
     return {
         "DO_NOT_TRACK": "1",
-        "GOGC": env("VANCE_STORE_GOGC", "400"),
+        "GOGC": env("VANCE_STORE_GOGC", "200"),
         "GOMAXPROCS": env("VANCE_STORE_GOMAXPROCS", "1"),
         "GOMEMLIMIT": env("VANCE_STORE_GOMEMLIMIT", GOMEMLIMIT),
         "FERRETDB_SQLITE_MAX_IDLE_CONNS": env("VANCE_STORE_MAX_IDLE_CONNS", str(MAX_IDLE_CONNS)),
