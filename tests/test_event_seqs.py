@@ -117,9 +117,7 @@ async def test_events_of_many_sessions_written_in_one_loop_pass_take_one_insert(
         address = wire_address(system.config.mongodb_uri)
         assert address is not None
         pool = WirePool(*address, system.config.store.db_name, observers=[inserts])
-        log = EventLog(
-            ProcessStore(db, HotCommands(db, pool)), SystemClock(), chunk_window_s=600
-        )
+        log = EventLog(ProcessStore(db, HotCommands(db, pool)), SystemClock(), chunk_window_s=600)
         try:
             # The stream's last seq is read once per session first (a replica's first write).
             await asyncio.gather(*(log.publish(sid, "progress", {"i": 0}) for sid in sessions))
