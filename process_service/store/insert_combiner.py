@@ -47,13 +47,20 @@ class InsertCombiner:
             return 0
         req = _Request(docs, asyncio.get_running_loop().create_future())
         self._queue.append(req)
-        while not req.done.done():
-            if self._writing:
-                # The writer sends ours with its next command; if it stops first (cancelled),
-                # the first of us to wake takes over.
-                await self._idle.wait()
-                continue
-            await self._write()
+        try:
+            while not req.done.done():
+                if self._writing:
+                    # The writer sends ours with its next command; if it stops first
+                    # (cancelled), the first of us to wake takes over.
+                    await self._idle.wait()
+                    continue
+                await self._write()
+        except BaseException:
+            # Cancelled before ours was sent (a writer now also waits out a loop pass first):
+            # it is not sent later either, after its caller gave it up.
+            if req in self._queue:
+                self._queue.remove(req)
+            raise
         return req.done.result()
 
     async def _write(self) -> None:
