@@ -75,6 +75,17 @@ class InboxMessage:
 
 
 @dataclass(frozen=True, slots=True)
+class EngineState:
+    """What session_service's roll-up reads of a process (`ListSessionEngines`): read with
+    nothing else, once a second for every session whose engines moved."""
+
+    process_id: str
+    session_id: str
+    status: ProcessStatus
+    pending_count: int
+
+
+@dataclass(frozen=True, slots=True)
 class TurnFacts:
     """What a committed turn's observers are told about (process_service/lifecycle/observations.py),
     kept in the commit's outbox entry so a delivery after a restart tells the same."""

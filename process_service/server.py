@@ -162,7 +162,7 @@ async def create_server(
     hot = hot_commands(config, db)
     store = ProcessStore(db, hot)
     # One replica writes every page itself: its reader waits for them instead of polling.
-    chat_feed = ChatFeed(db, clock, poll_s=0.5 if replicated(config) else None)
+    chat_feed = ChatFeed(db, clock, poll_s=0.5 if replicated(config) else None, hot=hot)
     events = EventLog(
         store,
         clock,

@@ -118,7 +118,7 @@ class ProcessServicer(
                     session_id=sid,
                     engines=[
                         pipb.EngineState(
-                            process_id=p.id,
+                            process_id=p.process_id,
                             status=c.status_to_proto(p.status),
                             pending_count=p.pending_count,
                         )

@@ -14,6 +14,7 @@ from process_service.store.process_store import ProcessStore
 from tests.harness import System
 from tests.lifecycle_support import store
 from vance.clock import SystemClock
+from vance.store_wire import HotCommands, WirePool, wire_address
 
 
 async def test_two_replicas_writing_one_session_never_share_or_lose_a_seq(system: System) -> None:
@@ -90,3 +91,44 @@ async def test_many_sessions_written_at_once_by_two_replicas_share_inserts_and_l
             assert sorted((d["data"]["who"], d["data"]["i"]) for d in stored) == sorted(
                 (w, i) for w in "ab" for i in range(n)
             )
+
+
+class _Inserts:
+    """Counts the insert commands sent to the store (a WirePool observer)."""
+
+    def __init__(self) -> None:
+        self.by_collection: dict[str, int] = {}
+
+    def observed(self, name: str, collection: str, seconds: float, failed: bool) -> None:
+        if name == "insert":
+            self.by_collection[collection] = self.by_collection.get(collection, 0) + 1
+
+
+async def test_events_of_many_sessions_written_in_one_loop_pass_take_one_insert(
+    system: System,
+) -> None:
+    """Sessions whose events are written in the same pass of the event loop (the turns of one
+    worker message, process_service/store/insert_combiner.py) share one insert command, the
+    first session's included; each still gets its seq and its own events back."""
+    tag = uuid.uuid4().hex[:8]
+    sessions = [f"sess_pass{tag}{i:02d}" for i in range(20)]
+    inserts = _Inserts()
+    async with store(system) as db:
+        address = wire_address(system.config.mongodb_uri)
+        assert address is not None
+        pool = WirePool(*address, system.config.store.db_name, observers=[inserts])
+        log = EventLog(ProcessStore(db, HotCommands(db, pool)), SystemClock(), chunk_window_s=600)
+        try:
+            # The stream's last seq is read once per session first (a replica's first write).
+            await asyncio.gather(*(log.publish(sid, "progress", {"i": 0}) for sid in sessions))
+            before = inserts.by_collection.get("session_events", 0)
+            seqs = await asyncio.gather(
+                *(log.publish(sid, "progress", {"i": 1}) for sid in sessions)
+            )
+            assert inserts.by_collection.get("session_events", 0) - before == 1
+        finally:
+            await pool.close()
+        assert seqs == [2] * len(sessions)
+        for sid in sessions:
+            stored = await db["session_events"].find({"session_id": sid}).to_list(None)
+            assert sorted((d["seq"], d["data"]["i"]) for d in stored) == [(1, 0), (2, 1)]

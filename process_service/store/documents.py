@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from process_service.process_model import (
     ChatRecord,
+    EngineState,
     InboxMessage,
     Lane,
     MessageKind,
@@ -90,6 +91,18 @@ def message_from_doc(doc: Document) -> InboxMessage:
 def message_of(message: SteerMessage, *, keyed: bool) -> InboxMessage:
     """The stored form of a steer message: its JSON and whether the sender chose its key."""
     return message_from_doc({**message.model_dump(mode="json"), "keyed": keyed})
+
+
+def engine_state_from_doc(doc: Document) -> EngineState:
+    """A process's status and message counts (ProcessStore.engine_states reads only these
+    fields), as `process_from_doc` would give them."""
+    get = doc.get
+    return EngineState(
+        process_id=doc["_id"],
+        session_id=get("session_id") or "",
+        status=ProcessStatus(get("status") or "INIT"),
+        pending_count=len(get("pending_keys") or ()) + len(get("owned_keys") or ()),
+    )
 
 
 def process_from_doc(doc: Document) -> Process:

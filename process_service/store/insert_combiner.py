@@ -5,7 +5,10 @@ what its writers queued meanwhile. At a hosted model's pace a busy replica has h
 sessions each writing a little (a RUNNING event, a batch of chunks, a commit), so the store saw
 one insert, one SQLite transaction, per session and step. Here an insert that finds another in
 flight waits for it and goes with everything queued meanwhile in the next one; an insert that
-finds none goes at once, so an idle system waits for nothing.
+finds none goes once the event loop has run what was ready with it: the turns whose reports
+came in one worker message (or whose chat insert came back together) queue theirs in that pass,
+and all go as one command where the first went alone before. An idle system waits one loop
+pass, nothing more.
 
 The contract is the store's ordered `insert_many` as each caller used it alone: it returns how
 many of its documents went in before one whose `_id` exists (all of them when none did), and
@@ -44,19 +47,28 @@ class InsertCombiner:
             return 0
         req = _Request(docs, asyncio.get_running_loop().create_future())
         self._queue.append(req)
-        while not req.done.done():
-            if self._writing:
-                # The writer sends ours with its next command; if it stops first (cancelled),
-                # the first of us to wake takes over.
-                await self._idle.wait()
-                continue
-            await self._write()
+        try:
+            while not req.done.done():
+                if self._writing:
+                    # The writer sends ours with its next command; if it stops first
+                    # (cancelled), the first of us to wake takes over.
+                    await self._idle.wait()
+                    continue
+                await self._write()
+        except BaseException:
+            # Cancelled before ours was sent (a writer now also waits out a loop pass first):
+            # it is not sent later either, after its caller gave it up.
+            if req in self._queue:
+                self._queue.remove(req)
+            raise
         return req.done.result()
 
     async def _write(self) -> None:
         self._writing = True
         self._idle.clear()
         try:
+            # What the rest of this loop pass inserts rides along (the module's docstring).
+            await asyncio.sleep(0)
             while self._queue:
                 batch, self._queue = self._queue, []
                 await self._one(batch)

@@ -12,11 +12,18 @@ from pymongo.asynchronous.collection import AsyncCollection
 from pymongo.asynchronous.database import AsyncDatabase
 from pymongo.errors import BulkWriteError
 
-from process_service.process_model import ChatRecord, InboxMessage, Process, SessionEvent
+from process_service.process_model import (
+    ChatRecord,
+    EngineState,
+    InboxMessage,
+    Process,
+    SessionEvent,
+)
 from process_service.store.chat_cache import ChatCache
 from process_service.store.documents import (
     chat_doc,
     chat_from_doc,
+    engine_state_from_doc,
     event_doc,
     event_from_doc,
     message_from_doc,
@@ -157,17 +164,19 @@ class ProcessStore(ProcessTransitions):
             {"_id": session_id}, {"$addToSet": {"ids": process_id}}, upsert=True
         )
 
-    async def engine_states(self, session_ids: list[str]) -> dict[str, list[Process]]:
-        """Session -> its processes, read with only their status and message keys."""
+    async def engine_states(self, session_ids: list[str]) -> dict[str, list[EngineState]]:
+        """Session -> its processes' status and message counts, read with nothing else (not
+        as whole Process records: the roll-up asks for every session that moved each second,
+        and building a record from the few fields cost more than reading them)."""
         index = await self.sessions_process_ids(session_ids)
         ids = [pid for found in index.values() for pid in found]
         fields = {"status": 1, "session_id": 1, "pending_keys": 1, "owned_keys": 1}
-        out: dict[str, list[Process]] = {sid: [] for sid in session_ids}
+        out: dict[str, list[EngineState]] = {sid: [] for sid in session_ids}
         for i in range(0, len(ids), _IN_BATCH):
             chunk = ids[i : i + _IN_BATCH]
             for doc in await self.processes.find({"_id": {"$in": chunk}}, fields).to_list(None):
-                process = process_from_doc(doc)
-                out.setdefault(process.session_id, []).append(process)
+                state = engine_state_from_doc(doc)
+                out.setdefault(state.session_id, []).append(state)
         return out
 
     async def session_process_ids(self, session_id: str) -> list[str]:
