@@ -35,7 +35,6 @@ from __future__ import annotations
 import asyncio
 import itertools
 import logging
-from collections import deque
 from collections.abc import AsyncIterator, Callable, Iterable
 
 import grpc
@@ -78,8 +77,11 @@ class Follow:
         self.received = since  # the last seq queued or delivered (or the resume seq)
         self._limit = limit
         self._deliver = deliver
-        self._queue: deque[pb.SessionEvent] = deque()
-        self._ready = asyncio.Event()
+        # A list and the pump's one future, not a deque and an Event: most events never queue
+        # (`deliver` takes them), and a deque reserves ~760 bytes up front (an Event another,
+        # for its waiters), per socket.
+        self._queue: list[pb.SessionEvent] = []
+        self._waiter: asyncio.Future[None] | None = None
         # The pump holds events taken by `next()` and not yet sent: nothing may pass them.
         self._draining = False
         self.paused = False  # the queue filled: dropped on the server until it drains
@@ -113,8 +115,9 @@ class Follow:
                 break
             self._queue.append(event)
             self.received = event.seq
-        if self._queue:
-            self._ready.set()
+        waiter = self._waiter
+        if self._queue and waiter is not None and not waiter.done():
+            waiter.set_result(None)
 
     async def next(self) -> list[pb.SessionEvent]:
         """The events queued now (at least one), waiting for some; a paused follow whose queue
@@ -124,10 +127,12 @@ class Follow:
             if self.paused:
                 self.paused = False
                 self._feed.refollow(self)
-            self._ready.clear()
-            await self._ready.wait()
-        out = list(self._queue)
-        self._queue.clear()
+            self._waiter = asyncio.get_running_loop().create_future()
+            try:
+                await self._waiter
+            finally:
+                self._waiter = None
+        out, self._queue = self._queue, []
         self._draining = True
         return out
 

@@ -1,5 +1,5 @@
 """The WebSocket protocol uvicorn runs for the gateway's sockets: uvicorn's own (websockets'
-sans-I/O implementation, what `ws="auto"` picks) with two changes for a relay that sends many
+sans-I/O implementation, what `ws="auto"` picks) with a few changes for a relay that sends many
 small frames (issue 28: a streamed answer is several `chat-message-stream-chunk` frames of a few
 hundred bytes each, and a turn about ten frames in all):
 
@@ -16,8 +16,17 @@ hundred bytes each, and a turn about ten frames in all):
   a message under `COMPRESS_MIN_BYTES` goes out uncompressed, as RFC 7692 allows message by
   message (its RSV1 bit unset): deflating a 300-byte frame saves ~100 bytes for ~10 µs of CPU,
   ~4% of the gateway's CPU at a model's pace. Larger messages (a chat's history, a long
-  answer's final `chat-message-appended`) are compressed as before. The compressor is made at
-  a socket's first large message, so an idle socket holds no deflate state (~40 KB each).
+  answer's final `chat-message-appended`) are compressed as before.
+- **No deflate state between messages.** The response asks for no context takeover in both
+  directions (`server_no_context_takeover`, `client_no_context_takeover`; RFC 7692 §7.1.1 lets a
+  server ask for both even when the client did not offer them), so each compressed message is
+  compressed and decompressed on its own and a socket keeps no zlib state between messages:
+  with context takeover, a socket held a decompressor (~7 KB, plus its 4 KB window from the
+  client's first message on) for its whole life, and a compressor (~40 KB) from its first large
+  message on; most of the gateway's memory per open socket. A fresh zlib object per compressed
+  message costs no measurable CPU (it is a few µs next to the message's own compression); what
+  is lost is the previous messages as a dictionary, which matters little for messages of 1 KiB
+  or more and not at all for a client's small frames.
 - **A direct send for pushed events.** The socket's scope carries `DIRECT_SEND`, the protocol's
   own queueing of a text message (`send_text_now`): gateway/connection.py sends pushed event
   frames through it, past starlette's `WebSocket.send`, the ASGI wrappers and the socket's send
@@ -32,7 +41,6 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import zlib
 from collections.abc import Sequence
 from typing import Any
 
@@ -69,22 +77,13 @@ def _text_header(length: int) -> bytes:
 
 class ThresholdDeflate(PerMessageDeflate):
     """permessage-deflate that leaves a whole message under COMPRESS_MIN_BYTES uncompressed.
-    The compression context only ever sees compressed messages, so skipping some keeps the
-    client's decompressor in step (it decompresses exactly those with RSV1 set)."""
-
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
-        if not self.local_no_context_takeover:
-            del self.encoder  # made at the first message that is compressed
+    With no context takeover (negotiated both ways, below) websockets makes a compressor or a
+    decompressor per compressed message and drops it at the message's end."""
 
     def encode(self, frame: Frame) -> Frame:
         if frame.opcode is Opcode.TEXT or frame.opcode is Opcode.BINARY:
             if frame.fin and len(frame.data) < COMPRESS_MIN_BYTES:
                 return frame  # a whole small message: sent as it is
-            if not self.local_no_context_takeover and not hasattr(self, "encoder"):
-                self.encoder = zlib.compressobj(
-                    wbits=-self.local_max_window_bits, **self.compress_settings
-                )
         return super().encode(frame)
 
 
@@ -115,6 +114,8 @@ class GatewayWebSocketProtocol(WebSocketsSansIOProtocol):
             # uvicorn's own settings (websockets_sansio_impl.py), with the threshold.
             self.conn.available_extensions = [
                 ThresholdDeflateFactory(
+                    server_no_context_takeover=True,
+                    client_no_context_takeover=True,
                     server_max_window_bits=12,
                     client_max_window_bits=12,
                     compress_settings={"memLevel": 5},
@@ -174,6 +175,13 @@ class GatewayWebSocketProtocol(WebSocketsSansIOProtocol):
             self._flush_soon()
             return
         await super().send(message)  # writes what is queued before its own message
+        if message["type"] == "websocket.accept" and self.handshake_complete:
+            # The handshake's request and response stay referenced for the socket's life
+            # (uvicorn's attributes; websockets' parser keeps the request in its frame) with
+            # their headers, ~4 KB; past the accept nothing reads them again (the ASGI scope
+            # has its own copy of the request's headers).
+            self.request.headers.clear()
+            del self.request, self.response
 
     def _flush_soon(self) -> None:
         if not self._flush_due:
