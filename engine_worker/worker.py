@@ -72,6 +72,15 @@ class Worker:
         # process_service's recall and RAG query for the engines
         self._knowledge = knowledge_internal_pb2_grpc.KnowledgeInternalServiceStub(channel)
         self._worker = worker_pb2_grpc.WorkerServiceStub(channel)  # the worker protocol, memory
+        # WorkerConnect with the messages sent as the bytes `_requests` encodes (no serializer):
+        # a batch is framed around its messages' own encodings (engine_worker/protocol.py).
+        self._connect: grpc.aio.StreamStreamMultiCallable[bytes, wkpb.DispatchMessage] = (
+            channel.stream_stream(
+                "/vance.internal.v1.WorkerService/WorkerConnect",
+                request_serializer=None,
+                response_deserializer=wkpb.DispatchMessage.FromString,
+            )
+        )
         self._registry = registry
         self._llm = llm
         self._slots = slots
@@ -127,36 +136,36 @@ class Worker:
                 task.cancel()
         self._outbox.put_nowait(None)
 
-    async def _requests(self, outbox: Outbox) -> AsyncIterator[wkpb.WorkerMessage]:
-        """The messages of one stream, as protos. Bound to that stream's queue: a pump left over
-        from a lost stream must never take messages meant for the next one."""
-        yield wp.to_proto(
+    async def _requests(self, outbox: Outbox) -> AsyncIterator[bytes]:
+        """The messages of one stream, encoded (engine_worker/protocol.py's `to_wire`). Bound to
+        that stream's queue: a pump left over from a lost stream must never take messages
+        meant for the next one."""
+        yield wp.to_wire(
             wp.Hello(self.worker_id, self._registry.versions(), self._registry.hooks(), self._slots)
         )
-        carried: wkpb.WorkerMessage | None = None
+        carried: bytes | None = None
         while True:
             if carried is None:
                 item = await outbox.get()
                 if item is None:
                     return
-                carried = wp.to_proto(item)
+                carried = wp.to_wire(item)
             # Everything queued meanwhile goes in the same write (a WorkerBatch): the reports
             # of all turns whose windows ended together (engine_worker/reports.py's Flusher),
             # and whatever queued while the previous write was under way.
-            batch, size, carried = [carried], carried.ByteSize(), None
+            batch, size, carried = [carried], len(carried), None
             while not outbox.empty() and len(batch) < MAX_BATCH:
                 item = outbox.get_nowait()
                 if item is None:
-                    yield wp.batch_of(batch)
+                    yield wp.batch_wire(batch)
                     return
-                proto = wp.to_proto(item)
-                more = proto.ByteSize()
-                if size + more > MAX_BATCH_BYTES:
-                    carried = proto  # the next write's first
+                wire = wp.to_wire(item)
+                if size + len(wire) > MAX_BATCH_BYTES:
+                    carried = wire  # the next write's first
                     break
-                batch.append(proto)
-                size += more
-            yield wp.batch_of(batch)
+                batch.append(wire)
+                size += len(wire)
+            yield wp.batch_wire(batch)
 
     def _send(self, msg: wp.ToServer) -> None:
         self._outbox.put_nowait(msg)
@@ -167,7 +176,7 @@ class Worker:
     async def _session(self) -> None:
         outbox: Outbox = asyncio.Queue()
         self._outbox = outbox
-        call = self._worker.WorkerConnect(self._requests(outbox))
+        call = self._connect(self._requests(outbox))
         lost: grpc.aio.AioRpcError | None = None
         try:
             async with asyncio.TaskGroup() as tg:

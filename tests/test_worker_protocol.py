@@ -169,9 +169,7 @@ def test_a_batch_reads_as_its_messages_of_many_turns_in_order() -> None:
             [ew.Chunk("turn-2", ChatRole.ASSISTANT, "jour")],
         ),
     ]
-    wire = wkpb.WorkerMessage.FromString(
-        ew.batch_of([ew.to_proto(m) for m in sent]).SerializeToString()
-    )
+    wire = wkpb.WorkerMessage.FromString(ew.batch_wire([ew.to_wire(m) for m in sent]))
     assert wire.WhichOneof("kind") == "batch"
     assert ps.from_proto(wire) == [
         ps.Chunk("turn-1", ChatRole.ASSISTANT, "Hel"),
@@ -181,16 +179,49 @@ def test_a_batch_reads_as_its_messages_of_many_turns_in_order() -> None:
         ps.Commit("turn-2", ProcessStatus.IDLE),
     ]
     # One message goes as itself.
-    alone = ew.batch_of([ew.to_proto(sent[0])])
+    alone = wkpb.WorkerMessage.FromString(ew.batch_wire([ew.to_wire(sent[0])]))
     assert alone.WhichOneof("kind") == "event"
 
 
+def test_a_batch_of_long_messages_reads_whole() -> None:
+    """A batch is framed by hand around its messages' encodings: lengths past one byte of
+    varint (a long answer, a commit carrying it) read back as sent."""
+    long_text = "x" * 70_000
+    sent: list[ew.ToServer] = [
+        ew.ChatAppend("turn-1", turn_message_id("turn-1", 1), ChatRole.USER, "y" * 200, {"k": "v"}),
+        ew.Chunk("turn-1", ChatRole.ASSISTANT, long_text),
+        ew.Commit(
+            "turn-1",
+            ProcessStatus.IDLE,
+            None,
+            "",
+            "",
+            {"answer": long_text},
+            None,
+            0,
+            [
+                ew.ChatAppend(
+                    "turn-1", turn_message_id("turn-1", 2), ChatRole.ASSISTANT, long_text, None
+                )
+            ],
+        ),
+    ]
+    wire = wkpb.WorkerMessage.FromString(ew.batch_wire([ew.to_wire(m) for m in sent]))
+    assert [m.SerializeToString() for m in wire.batch.messages] == [ew.to_wire(m) for m in sent]
+    assert ps.from_proto(wire) == [
+        ps.ChatAppend("turn-1", 1, ChatRole.USER, "y" * 200, {"k": "v"}),
+        ps.Chunk("turn-1", ChatRole.ASSISTANT, long_text),
+        ps.ChatAppend("turn-1", 2, ChatRole.ASSISTANT, long_text, {}),
+        ps.Commit("turn-1", ProcessStatus.IDLE, payload={"answer": long_text}),
+    ]
+
+
 def test_a_batch_holds_no_hello_and_no_batch() -> None:
-    hello = ew.to_proto(ew.Hello("w1", {"arthur": "1"}, {}, 8))
-    chunk = ew.to_proto(ew.Chunk("turn-1", ChatRole.ASSISTANT, "Hel"))
-    for inner in (hello, ew.batch_of([chunk, chunk])):
+    hello = ew.to_wire(ew.Hello("w1", {"arthur": "1"}, {}, 8))
+    chunk = ew.to_wire(ew.Chunk("turn-1", ChatRole.ASSISTANT, "Hel"))
+    for inner in (hello, ew.batch_wire([chunk, chunk])):
         with pytest.raises(ValueError, match="a batch holds no"):
-            ps.from_proto(ew.batch_of([chunk, inner]))
+            ps.from_proto(wkpb.WorkerMessage.FromString(ew.batch_wire([chunk, inner])))
 
 
 def test_an_assignment_carries_the_recent_chat_or_says_it_is_held() -> None:
