@@ -72,6 +72,15 @@ class Worker:
         # process_service's recall and RAG query for the engines
         self._knowledge = knowledge_internal_pb2_grpc.KnowledgeInternalServiceStub(channel)
         self._worker = worker_pb2_grpc.WorkerServiceStub(channel)  # the worker protocol, memory
+        # WorkerConnect with the messages sent as the bytes `_requests` encodes (no serializer):
+        # a batch is framed around its messages' own encodings (engine_worker/protocol.py).
+        self._connect: grpc.aio.StreamStreamMultiCallable[bytes, wkpb.DispatchMessage] = (
+            channel.stream_stream(
+                "/vance.internal.v1.WorkerService/WorkerConnect",
+                request_serializer=None,
+                response_deserializer=wkpb.DispatchMessage.FromString,
+            )
+        )
         self._registry = registry
         self._llm = llm
         self._slots = slots
@@ -127,13 +136,14 @@ class Worker:
                 task.cancel()
         self._outbox.put_nowait(None)
 
-    async def _requests(self, outbox: Outbox) -> AsyncIterator[wkpb.WorkerMessage]:
-        """The messages of one stream, as protos. Bound to that stream's queue: a pump left over
-        from a lost stream must never take messages meant for the next one."""
-        yield wp.to_proto(
+    async def _requests(self, outbox: Outbox) -> AsyncIterator[bytes]:
+        """The messages of one stream, encoded (engine_worker/protocol.py's `to_wire`). Bound to
+        that stream's queue: a pump left over from a lost stream must never take messages
+        meant for the next one."""
+        yield wp.to_wire(
             wp.Hello(self.worker_id, self._registry.versions(), self._registry.hooks(), self._slots)
         )
-        carried: wkpb.WorkerMessage | None = None
+        carried: bytes | None = None
         while True:
             if carried is None:
                 item = await outbox.get()
@@ -145,37 +155,36 @@ class Worker:
             # Everything queued meanwhile goes in the same write (a WorkerBatch): the reports
             # of all turns whose windows ended together (engine_worker/reports.py's Flusher),
             # and whatever queued while the previous write was under way.
-            batch, size, carried = [carried], carried.ByteSize(), None
+            batch, size, carried = [carried], len(carried), None
             while not outbox.empty() and len(batch) < MAX_BATCH:
                 item = outbox.get_nowait()
                 if item is None:
-                    yield wp.batch_of(batch)
+                    yield wp.batch_wire(batch)
                     return
-                proto = self._encode(item)
-                if proto is None:
+                wire = self._encode(item)
+                if wire is None:
                     continue
-                more = proto.ByteSize()
-                if size + more > MAX_BATCH_BYTES:
-                    carried = proto  # the next write's first
+                if size + len(wire) > MAX_BATCH_BYTES:
+                    carried = wire  # the next write's first
                     break
-                batch.append(proto)
-                size += more
-            yield wp.batch_of(batch)
+                batch.append(wire)
+                size += len(wire)
+            yield wp.batch_wire(batch)
 
-    def _encode(self, item: wp.ToServer) -> wkpb.WorkerMessage | None:
-        """The item as a proto. One that does not encode (a report whose payload is not JSON)
+    def _encode(self, item: wp.ToServer) -> bytes | None:
+        """The item's wire encoding. One that does not encode (a report whose payload is not JSON)
         must not end the stream every turn shares: a turn's report becomes that turn's
         failure (the turn stops here, its slot frees; process_service redoes it, up to
         lanes.max_attempts), anything else is left out."""
         try:
-            return wp.to_proto(item)
+            return wp.to_wire(item)
         except Exception as exc:
             turn_id = getattr(item, "turn_id", "")
             logger.error("%s of turn %r did not encode: %r", type(item).__name__, turn_id, exc)
             if not turn_id:
                 return None
             self._end_turn(turn_id)
-            return wp.to_proto(wp.Failure(turn_id, f"{type(item).__name__} did not encode: {exc}"))
+            return wp.to_wire(wp.Failure(turn_id, f"{type(item).__name__} did not encode: {exc}"))
 
     def _end_turn(self, turn_id: str) -> None:
         """Stops a turn that process_service no longer runs here (cancelled, or failed by a
@@ -196,7 +205,7 @@ class Worker:
     async def _session(self) -> None:
         outbox: Outbox = asyncio.Queue()
         self._outbox = outbox
-        call = self._worker.WorkerConnect(self._requests(outbox))
+        call = self._connect(self._requests(outbox))
         lost: grpc.aio.AioRpcError | None = None
         try:
             async with asyncio.TaskGroup() as tg:

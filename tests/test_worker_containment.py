@@ -46,9 +46,9 @@ async def test_a_report_that_does_not_encode_fails_its_own_turn_only() -> None:
             None,
         ):
             outbox.put_nowait(item)
-        sent = [m async for m in worker._requests(outbox)]
+        sent = [wkpb.WorkerMessage.FromString(m) async for m in worker._requests(outbox)]
         assert sent[0].WhichOneof("kind") == "hello"
-        read = [m for s in sent[1:] for m in ps.from_proto(_wire(s))]
+        read = [m for s in sent[1:] for m in ps.from_proto(s)]
         assert read[0] == ps.Chunk("turn-2", ChatRole.ASSISTANT, "Bon")
         assert isinstance(read[1], ps.Failure) and read[1].turn_id == "turn-1"
         assert "Progress did not encode" in read[1].error
@@ -61,7 +61,3 @@ async def test_a_report_that_does_not_encode_fails_its_own_turn_only() -> None:
         task_2.cancel()
     finally:
         await channel.close()
-
-
-def _wire(msg: wkpb.WorkerMessage) -> wkpb.WorkerMessage:
-    return wkpb.WorkerMessage.FromString(msg.SerializeToString())

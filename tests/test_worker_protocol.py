@@ -167,9 +167,7 @@ def test_a_batch_reads_as_its_messages_of_many_turns_in_order() -> None:
             [ew.Chunk("turn-2", ChatRole.ASSISTANT, "jour")],
         ),
     ]
-    wire = wkpb.WorkerMessage.FromString(
-        ew.batch_of([ew.to_proto(m) for m in sent]).SerializeToString()
-    )
+    wire = wkpb.WorkerMessage.FromString(ew.batch_wire([ew.to_wire(m) for m in sent]))
     assert wire.WhichOneof("kind") == "batch"
     assert ps.from_proto(wire) == [
         ps.Chunk("turn-1", ChatRole.ASSISTANT, "Hel"),
@@ -179,16 +177,50 @@ def test_a_batch_reads_as_its_messages_of_many_turns_in_order() -> None:
         ps.Commit("turn-2", ProcessStatus.IDLE),
     ]
     # One message goes as itself.
-    alone = ew.batch_of([ew.to_proto(sent[0])])
+    alone = wkpb.WorkerMessage.FromString(ew.batch_wire([ew.to_wire(sent[0])]))
     assert alone.WhichOneof("kind") == "event"
+
+
+def test_a_batch_of_long_messages_reads_whole() -> None:
+    """A batch is framed by hand around its messages' encodings: lengths past one byte of
+    varint (a long answer, a commit carrying it) read back as sent."""
+    long_text = "x" * 70_000
+    sent: list[ew.ToServer] = [
+        ew.ChatAppend("turn-1", turn_message_id("turn-1", 1), ChatRole.USER, "y" * 200, {"k": "v"}),
+        ew.Chunk("turn-1", ChatRole.ASSISTANT, long_text),
+        ew.Commit(
+            "turn-1",
+            ProcessStatus.IDLE,
+            None,
+            "",
+            "",
+            {"answer": long_text},
+            None,
+            0,
+            [
+                ew.ChatAppend(
+                    "turn-1", turn_message_id("turn-1", 2), ChatRole.ASSISTANT, long_text, None
+                )
+            ],
+        ),
+    ]
+    wire = wkpb.WorkerMessage.FromString(ew.batch_wire([ew.to_wire(m) for m in sent]))
+    assert [m.SerializeToString() for m in wire.batch.messages] == [ew.to_wire(m) for m in sent]
+    assert ps.from_proto(wire) == [
+        ps.ChatAppend("turn-1", 1, ChatRole.USER, "y" * 200, {"k": "v"}),
+        ps.Chunk("turn-1", ChatRole.ASSISTANT, long_text),
+        ps.ChatAppend("turn-1", 2, ChatRole.ASSISTANT, long_text, {}),
+        ps.Commit("turn-1", ProcessStatus.IDLE, payload={"answer": long_text}),
+    ]
 
 
 def test_a_batch_holds_no_hello_and_no_batch() -> None:
     """Such a message is left out (it names no turn); the rest of the batch reads."""
-    hello = ew.to_proto(ew.Hello("w1", {"arthur": "1"}, {}, 8))
-    chunk = ew.to_proto(ew.Chunk("turn-1", ChatRole.ASSISTANT, "Hel"))
-    for inner, kind in ((hello, "hello"), (ew.batch_of([chunk, chunk]), "batch")):
-        assert ps.from_proto(ew.batch_of([chunk, inner])) == [
+    hello = ew.to_wire(ew.Hello("w1", {"arthur": "1"}, {}, 8))
+    chunk = ew.to_wire(ew.Chunk("turn-1", ChatRole.ASSISTANT, "Hel"))
+    for inner, kind in ((hello, "hello"), (ew.batch_wire([chunk, chunk]), "batch")):
+        batch = wkpb.WorkerMessage.FromString(ew.batch_wire([chunk, inner]))
+        assert ps.from_proto(batch) == [
             ps.Chunk("turn-1", ChatRole.ASSISTANT, "Hel"),
             ps.Unreadable("", f"a batch holds no {kind}"),
         ]
@@ -202,7 +234,8 @@ def test_a_report_that_does_not_read_fails_its_own_turn_only() -> None:
     bad.event.chat_append.ClearField("role")  # CHAT_ROLE_UNSPECIFIED
     bad_id = ew.to_proto(ew.ChatAppend("turn-3", "no-ordinal", ChatRole.ASSISTANT, "hi", {}))
     good = ew.to_proto(ew.Chunk("turn-2", ChatRole.ASSISTANT, "Bon"))
-    read = ps.from_proto(ew.batch_of([bad, good, bad_id]))
+    batch = ew.batch_wire([m.SerializeToString() for m in (bad, good, bad_id)])
+    read = ps.from_proto(wkpb.WorkerMessage.FromString(batch))
     assert [type(m) for m in read] == [ps.Unreadable, ps.Chunk, ps.Unreadable]
     first, _, third = read
     assert isinstance(first, ps.Unreadable) and isinstance(third, ps.Unreadable)
