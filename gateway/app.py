@@ -51,7 +51,7 @@ from gateway.ws_transport import GatewayWebSocketProtocol
 from vance.background import Background
 from vance.channels import Channels
 from vance.config import Config, load_config
-from vance.heap import settle_heap, trim_forever, trimmer
+from vance.heap import settle_heap, trim_in
 from vance.internal.v1 import tokens_internal_pb2 as tipb
 from vance.internal.v1 import tool_pb2, tool_pb2_grpc
 from vance.logsetup import setup_logging
@@ -99,9 +99,7 @@ def create_app(config: Config) -> FastAPI:
         await authenticator.watch.refresh()  # the first snapshot before the first socket
         authenticator.watch.start()
         background.start("replica-lease", replica.renew_forever(clients()))
-        trim = trimmer()
-        if trim is not None:
-            background.start("heap-trim", trim_forever(trim))
+        trim_in(background)  # freed heap back to the OS (vance/heap.py)
         feed = clients().event_feed
         if feed is not None:
             background.start("event-feed", feed.run())

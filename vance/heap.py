@@ -73,14 +73,14 @@ def trimmer() -> Callable[[], int] | None:
 
 
 async def trim_forever(trim: Callable[[], int], every_s: float = TRIM_EVERY_S) -> None:
-    """Until cancelled (a background task, e.g. the gateway's, gateway/app.py)."""
+    """Until cancelled (a background task: `trim_in`)."""
     while True:
         await asyncio.sleep(every_s)
         trim()
 
 
 def trim_in(background: Background) -> None:
-    """Runs `trim_forever` among a gRPC service's background tasks (its host's), where the C
+    """Runs `trim_forever` among a service's background tasks, where the C
     library has `malloc_trim`. Its first trim, a second after the start, also gives back what
     start-up freed (session_service kept 16 MiB of it at the top of its heap until load
     happened to release it)."""

@@ -7,6 +7,7 @@ from typing import Any
 
 from pymongo import AsyncMongoClient
 from pymongo.asynchronous.database import AsyncDatabase
+from pymongo.errors import BulkWriteError
 
 from vance import store_trace
 from vance.config import Config
@@ -50,3 +51,10 @@ def hot_commands(config: Config, db: AsyncDatabase[Document]) -> HotCommands:
 def is_duplicate_key(exc: BaseException) -> bool:
     code = getattr(exc, "code", None)
     return code == 11000 or "E11000" in str(exc)
+
+
+def only_duplicates(exc: BulkWriteError) -> bool:
+    """The bulk write failed on existing `_id`s alone (an ordered insert stopped at the first:
+    `nInserted` went in before it), nothing else."""
+    errors = exc.details.get("writeErrors") or []
+    return bool(errors) and all(e.get("code") == 11000 for e in errors)

@@ -52,7 +52,7 @@ from vance.internal.v1 import process_internal_pb2 as pipb
 
 # Document: a page holds chat messages as the feed stores them (its own collection); they
 # become records (store_docs.chat_from_doc) when a page goes out.
-from vance.store import Document
+from vance.store import Document, only_duplicates
 from vance.store_wire import HotCommands
 
 logger = logging.getLogger(__name__)
@@ -170,8 +170,7 @@ class ChatFeed:
                     [{"_id": page_id(n), "m": messages, "at_ms": self._clock.now_ms()}]
                 )
             except BulkWriteError as exc:
-                errors = exc.details.get("writeErrors") or []
-                if not errors or any(e.get("code") != 11000 for e in errors):
+                if not only_duplicates(exc):
                     raise
                 self._last = None  # another replica took the number: find the end again
                 continue

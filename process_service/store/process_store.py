@@ -37,7 +37,7 @@ from vance.domain import ProcessStatus
 
 # Document: the store's side of every record (store_docs.py); this module and its two
 # siblings are the only ones that handle them.
-from vance.store import Document, is_duplicate_key
+from vance.store import Document, is_duplicate_key, only_duplicates
 from vance.store_wire import HotCommands
 
 SNAPSHOT_CACHE = 2048
@@ -322,8 +322,7 @@ class ProcessStore(ProcessTransitions):
             await self._hot_chat.insert_many(docs, ordered=True)
             inserted = len(docs)
         except BulkWriteError as exc:
-            errors = exc.details.get("writeErrors") or []
-            if not errors or any(e.get("code") != 11000 for e in errors):
+            if not only_duplicates(exc):
                 raise
             inserted = int(exc.details.get("nInserted", 0))
         return inserted
@@ -440,8 +439,7 @@ class ProcessStore(ProcessTransitions):
         try:
             await self._hot_events.insert_many(docs, ordered=True)
         except BulkWriteError as exc:
-            errors = exc.details.get("writeErrors") or []
-            if errors and all(e.get("code") == 11000 for e in errors):
+            if only_duplicates(exc):
                 return int(exc.details.get("nInserted", 0))
             raise
         return len(docs)
