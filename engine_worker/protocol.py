@@ -222,10 +222,11 @@ _MESSAGES_TAG = b"\x0a"
 
 
 def batch_wire(messages: list[bytes]) -> bytes:
-    """Several encoded stream messages as one (WorkerBatch), in order; one goes as itself: the
-    bytes a WorkerMessage holding a WorkerBatch of them encodes to, framed here around the messages' own encodings, so each
-    message is encoded once (its size is its length), not sized, copied into the batch and
-    encoded again (about half of a report's cost on the way out, issue 28)."""
+    """Several encoded stream messages as one (WorkerBatch), in order; one goes as itself. The
+    bytes are what a WorkerMessage holding a WorkerBatch of them encodes to, framed here around
+    the messages' own encodings, so each message is encoded once (its size is its length), not
+    sized, copied into the batch and encoded again (about half of a report's cost on the way
+    out, issue 28)."""
     if len(messages) == 1:
         return messages[0]
     inner = b"".join([part for m in messages for part in (_MESSAGES_TAG, _varint(len(m)), m)])
