@@ -7,9 +7,14 @@ replica) finds the last seq past the stream document's lower bound."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import uuid
 
-from process_service.events.log import MARK_EVERY, STREAM_CHUNK, EventLog
+import pytest
+from pymongo.errors import AutoReconnect
+
+from process_service.events.log import CHAT_APPENDED, MARK_EVERY, STREAM_CHUNK, EventLog
+from process_service.process_model import SessionEvent as Event
 from process_service.store.process_store import ProcessStore
 from tests.harness import System
 from tests.lifecycle_support import store
@@ -132,3 +137,65 @@ async def test_events_of_many_sessions_written_in_one_loop_pass_take_one_insert(
         for sid in sessions:
             stored = await db["session_events"].find({"session_id": sid}).to_list(None)
             assert sorted((d["seq"], d["data"]["i"]) for d in stored) == [(1, 0), (2, 1)]
+
+
+class _ReplyLost(ProcessStore):
+    """The store takes the events of the next insert and dies before it answers: the insert
+    is committed, the writer hears AutoReconnect (seen when the store was SIGKILLed mid-turn,
+    tests/test_self_healing.py)."""
+
+    lose_next = False
+
+    async def insert_events(self, events: list[Event], *, chunk_text: bool) -> int:
+        inserted = await super().insert_events(events, chunk_text=chunk_text)
+        if self.lose_next:
+            self.lose_next = False
+            raise AutoReconnect("connection closed")
+        return inserted
+
+
+@pytest.mark.parametrize("sole_writer", [True, False])
+async def test_an_event_the_store_took_though_its_reply_was_lost_still_reaches_followers(
+    system: System, sole_writer: bool
+) -> None:
+    """The writer of an event whose insert failed is told so (the turn is redone and finds its
+    chat message and event stored, runtime/turns.py `_announced`, so it announces nothing), but
+    the store had taken it: a live follower still gets it, in seq order before what is written
+    next, and the chat feed (`on_durable`) sees it once."""
+    sid = f"sess_lost{uuid.uuid4().hex[:10]}"
+    durable: list[str] = []
+    async with store(system) as db:
+        events = _ReplyLost(db)
+        log = EventLog(
+            events,
+            SystemClock(),
+            chunk_window_s=600,
+            sole_writer=sole_writer,
+            keep_chunk_text=not sole_writer,
+            on_durable=lambda _sid, e: durable.append(e.data["text"]),
+        )
+        seen: list[tuple[int, str]] = []
+        three = asyncio.Event()
+
+        async def follow() -> None:
+            async for event in log.subscribe(sid, 0):
+                seen.append((event.seq, event.data.get("text", "")))
+                if len(seen) >= 3:
+                    three.set()
+
+        async with asyncio.TaskGroup() as tasks:
+            follower = tasks.create_task(follow())
+            await log.publish(sid, CHAT_APPENDED, {"text": "question"})
+            events.lose_next = True
+            with pytest.raises(AutoReconnect):
+                await log.publish(sid, CHAT_APPENDED, {"text": "answer"})
+            await log.publish(sid, "progress", {"text": "idle"})
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(three.wait(), 10)
+            follower.cancel()
+        assert [text for _, text in seen] == ["question", "answer", "idle"]
+        assert [seq for seq, _ in seen] == sorted(seq for seq, _ in seen)
+        assert durable == ["question", "answer", "idle"]
+        # A restarted reader replays the same: the answer is in the store once.
+        stored = await log.replay(sid, 0, seen[-1][0])
+        assert [e.data["text"] for e in stored] == ["question", "answer", "idle"]

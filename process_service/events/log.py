@@ -78,6 +78,9 @@ class _Writer:
     # A sole writer's seqs up to here are claimed in the stream document: chunks are numbered
     # from memory up to it. 0: none claimed since the last seq was read.
     reserved: int = 0
+    # Durable events of failed writes: the store may have taken them though its reply was lost
+    # (it died after the commit). The next read of the last seq looks for them (`_settle`).
+    unsure: list[Event] = field(default_factory=list)
 
     def __post_init__(self) -> None:
         self.idle.set()
@@ -212,6 +215,7 @@ class EventLog:
         except BaseException as exc:
             w.last_seq = None
             w.reserved = 0
+            w.unsure.extend(e for e, _ in batch if not e.ephemeral and e.seq > 0)
             for _, fut in batch:
                 if fut is not None and not fut.done():
                     fut.set_exception(exc if isinstance(exc, Exception) else RuntimeError(exc))
@@ -232,8 +236,10 @@ class EventLog:
         todo = events
         for _ in range(_RENUMBER_ATTEMPTS):
             if w.last_seq is None:
-                w.last_seq = await self._store.last_seq(session_id)
-                w.reserved = 0
+                last_seq = await self._store.last_seq(session_id)
+                if w.unsure:
+                    await self._settle(session_id, w, last_seq)
+                w.last_seq, w.reserved = last_seq, 0
             first = w.last_seq + 1
             for offset, event in enumerate(todo):
                 event.seq = first + offset
@@ -276,6 +282,26 @@ class EventLog:
             w.last_seq = None  # another replica took the next id: re-read the last seq
         raise RuntimeError(f"event seqs of {session_id} kept being taken by other writers")
 
+    async def _settle(self, session_id: str, w: _Writer, last_seq: int) -> None:
+        """Announces the events of failed writes that the store took after all, before any
+        later event: their writers were told the write failed, so no one else will. A turn
+        whose end failed so is redone and finds its chat message stored and its event in the
+        stream (runtime/turns.py `_announced`): without this, a live follower never saw the
+        answer (it showed only on a reload), and the chat feed never indexed it. An event
+        matches by kind, time and payload (another replica may have taken the seq instead).
+        A failed read keeps them for the next try."""
+        first = min(e.seq for e in w.unsure)
+        stored = await self._store.events_range(session_id, first, last_seq)
+        lost, w.unsure = w.unsure, []
+        for event in stored:
+            mine = next((e for e in lost if _same(e, event)), None)
+            if event.ephemeral or mine is None:
+                continue
+            lost.remove(mine)
+            if self._on_durable is not None:
+                self._on_durable(session_id, event)
+            self._notify(session_id, event)
+
     def _notify(self, session_id: str, event: Event) -> None:
         for sub in self._subscribers.get(session_id, ()):
             sub.push(event)
@@ -301,9 +327,10 @@ class EventLog:
         current = w.last_seq
         if current is None:
             current = await self._store.last_seq(session_id)
-            if w.last_seq is None and not w.busy:
+            if w.last_seq is None and not w.busy and not w.unsure:
                 # Only while no write began meanwhile: one that did reads it itself, and
-                # a value older than its own would hand its seqs out again.
+                # a value older than its own would hand its seqs out again. Events of a
+                # failed write are settled by the next write (`_settle`).
                 w.last_seq, w.reserved = current, 0
         return await self.replay(session_id, since, current), current
 
@@ -402,7 +429,13 @@ class EventLog:
         unless a write is in flight or someone still follows the stream. The last seq is read
         from the store again on the next write."""
         w = self._writers.get(session_id)
-        if w is not None and not w.busy and not w.pending and session_id not in self._subscribers:
+        if (
+            w is not None
+            and not w.busy
+            and not w.pending
+            and not w.unsure
+            and session_id not in self._subscribers
+        ):
             del self._writers[session_id]
 
     def evict_idle(self) -> int:
@@ -411,7 +444,10 @@ class EventLog:
         quiet = [
             sid
             for sid, w in self._writers.items()
-            if not w.busy and w.last_used_ms < horizon and sid not in self._subscribers
+            if not w.busy
+            and not w.unsure
+            and w.last_used_ms < horizon
+            and sid not in self._subscribers
         ]
         for sid in quiet:
             del self._writers[sid]
@@ -422,6 +458,11 @@ def _crossed_mark(first: int, last: int) -> bool:
     """Whether seqs first..last pass a multiple of MARK_EVERY (the stream document's bound is
     raised then, so `ProcessStore.last_seq` probes a short way past it)."""
     return last // MARK_EVERY != (first - 1) // MARK_EVERY
+
+
+def _same(mine: Event, stored: Event) -> bool:
+    """Whether a stored event is this writer's (its seq may differ: it was numbered again)."""
+    return mine.kind == stored.kind and mine.at_ms == stored.at_ms and mine.data == stored.data
 
 
 def _position(events: list[Event], event: Event) -> int:
