@@ -342,19 +342,20 @@ class Lanes:
             waiter = self._past_init.get(process.id)
             if waiter is not None:
                 waiter.set()
-        return self.events.submit(
-            process.session_id,
-            STATUS_CHANGED,
-            {
-                "think_process_id": process.id,
-                "process_name": process.name,
-                "engine": process.engine,
-                "from_status": old.value,
-                "to_status": new.value,
-                "close_reason": process.close_reason.value if process.close_reason else "",
-                "parent_process_id": process.parent_process_id,
-            },
-        )
+        data = {
+            "think_process_id": process.id,
+            "process_name": process.name,
+            "engine": process.engine,
+            "from_status": old.value,
+            "to_status": new.value,
+            "close_reason": process.close_reason.value if process.close_reason else "",
+            "parent_process_id": process.parent_process_id,
+        }
+        if new is ProcessStatus.CLOSED and process.close_detail:
+            # Why it closed, for the clients that only read events (a turn that failed says
+            # why, issue 28); every other status event stays as small as it was.
+            data["close_detail"] = process.close_detail
+        return self.events.submit(process.session_id, STATUS_CHANGED, data)
 
     status_event = _status_event
 
