@@ -122,6 +122,14 @@ def chat_message_data(m: pb.ChatMessage) -> dict[str, Any]:
     }
 
 
+def close_detail(p: pb.ThinkProcess) -> str | None:
+    """Why the process closed, in words; None unless it is CLOSED (a process document keeps
+    the field through a later reopening)."""
+    if p.status != pb.PROCESS_STATUS_CLOSED:
+        return None
+    return p.close_detail or None
+
+
 def process_data(p: pb.ThinkProcess) -> dict[str, Any]:
     return {
         "thinkProcessId": p.id,
@@ -132,6 +140,7 @@ def process_data(p: pb.ThinkProcess) -> dict[str, Any]:
         "recipe": p.recipe_name,
         "status": status_name(p.status),
         "closeReason": close_reason_name(p.close_reason) or None,
+        "closeDetail": close_detail(p),
         "parentProcessId": p.parent_process_id or None,
         "pendingCount": p.pending_count,
         "createdAt": p.created_at_ms,
@@ -193,6 +202,7 @@ def event_frame(e: pb.SessionEvent) -> dict[str, Any]:
                     "status": status_name(s.to_status),
                     "previousStatus": status_name(s.from_status),
                     "closeReason": close_reason_name(s.close_reason) or None,
+                    "closeDetail": s.close_detail or None,
                 },
                 seq=e.seq,
             )

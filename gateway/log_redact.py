@@ -1,28 +1,14 @@
 """Keeps bearer tokens out of the gateway's log: uvicorn logs each WebSocket's path with its
 query string (`?token=...`), and a message may quote a header. The filter rewrites every record
-before any handler formats it."""
+before any handler formats it (the patterns are vance/redact.py's, shared with close details)."""
 
 from __future__ import annotations
 
 import logging
-import re
 
-_PATTERNS = (
-    # ?token=... / &token=... in a logged path or URL
-    (re.compile(r"([?&](?:token|access_token)=)[^&\s\"']+", re.IGNORECASE), r"\1[redacted]"),
-    # Authorization: Bearer ... , "bearer ..." in a quoted header
-    (re.compile(r"(bearer\s+)[A-Za-z0-9._~+/=-]+", re.IGNORECASE), r"\1[redacted]"),
-    # a token offered as a WebSocket subprotocol
-    (re.compile(r"(vance\.bearer\.)[A-Za-z0-9._~+/=-]+"), r"\1[redacted]"),
-    # anything that looks like a JWT (three base64url parts, the first a JSON header)
-    (re.compile(r"eyJ[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+"), "[redacted-jwt]"),
-)
+from vance.redact import redact_tokens as redact
 
-
-def redact(text: str) -> str:
-    for pattern, replacement in _PATTERNS:
-        text = pattern.sub(replacement, text)
-    return text
+__all__ = ["RedactTokens", "install", "redact"]
 
 
 class RedactTokens(logging.Filter):

@@ -16,6 +16,11 @@ class Out(BaseModel):
 
 # ---- pushed frames ----
 
+CLOSE_DETAIL = (
+    "Why it closed, in words (e.g. the provider's error once the retries ran out); secrets and "
+    "internal addresses masked. Null unless CLOSED, or when nothing more than closeReason is known."
+)
+
 
 class ServerInfo(Out):
     version: str
@@ -62,6 +67,7 @@ class ProgressData(Out):
     status: str | None = None
     previous_status: str | None = Field(default=None, alias="previousStatus")
     close_reason: str | None = Field(default=None, alias="closeReason")
+    close_detail: str | None = Field(default=None, alias="closeDetail", description=CLOSE_DETAIL)
     payload: dict[str, JsonValue] | None = None
 
 
@@ -179,6 +185,7 @@ class ProcessView(Out):
     recipe: str
     status: str
     close_reason: str | None = Field(alias="closeReason")
+    close_detail: str | None = Field(alias="closeDetail", description=CLOSE_DETAIL)
     parent_process_id: str | None = Field(alias="parentProcessId")
     pending_count: int = Field(alias="pendingCount")
     created_at: int = Field(alias="createdAt")

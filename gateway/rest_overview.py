@@ -1,6 +1,6 @@
 """REST route for what a session row shows beyond the session itself (seed 002 §13): its
-engines with their statuses (a SUSPENDED session's card counts them) and its first user
-message (the title until one is set or suggested).
+engines with their statuses (a SUSPENDED session's card counts them; a closed one says why)
+and its first user message (the title until one is set or suggested).
 
 One call per row, made by the web client only for rows that need it; the chat's first
 messages are read by number (`through`), so a long chat costs no more than a short one."""
@@ -12,7 +12,8 @@ from pydantic import BaseModel, ConfigDict, Field
 from pydantic.alias_generators import to_camel
 
 from gateway.errors import GatewayError
-from gateway.frames import status_name
+from gateway.frames import close_detail, close_reason_name, status_name
+from gateway.outputs import CLOSE_DETAIL
 from gateway.rest_deps import PathId, clients, principal
 from vance.v1 import common_pb2 as pb
 from vance.v1 import process_pb2 as ppb
@@ -34,6 +35,8 @@ class EngineView(_Camel):
     process_name: str
     engine: str
     status: str
+    close_reason: str | None = Field(None, description="why it closed; null unless CLOSED")
+    close_detail: str | None = Field(None, description=CLOSE_DETAIL)
 
 
 class OverviewView(_Camel):
@@ -67,7 +70,12 @@ async def session_overview(request: Request, tenant: PathId, session_id: PathId)
         session_id=session_id,
         engines=[
             EngineView(
-                process_id=x.id, process_name=x.name, engine=x.engine, status=status_name(x.status)
+                process_id=x.id,
+                process_name=x.name,
+                engine=x.engine,
+                status=status_name(x.status),
+                close_reason=close_reason_name(x.close_reason) or None,
+                close_detail=close_detail(x),
             )
             for x in listed.processes
         ],

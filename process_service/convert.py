@@ -179,6 +179,7 @@ def _fill_event(out: pb.SessionEvent, event: SessionEvent) -> None:
                 d.CloseReason(data["close_reason"]) if data.get("close_reason") else None
             )
             st.parent_process_id = data.get("parent_process_id", "")
+            st.close_detail = data.get("close_detail", "")
         case "process_progress":
             pr = out.process_progress
             pr.think_process_id = data["think_process_id"]

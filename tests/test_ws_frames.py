@@ -42,7 +42,8 @@ def _events() -> list[pb.SessionEvent]:
     s = status.process_status_changed
     s.think_process_id, s.process_name, s.engine = "tp_1", "chat", "arthur"
     s.from_status, s.to_status = pb.PROCESS_STATUS_RUNNING, pb.PROCESS_STATUS_CLOSED
-    s.close_reason = pb.CLOSE_REASON_DONE
+    s.close_reason = pb.CLOSE_REASON_STALE
+    s.close_detail = 'turn failed 3 times: "overloaded" ü'
     return [chunk, appended, status]
 
 

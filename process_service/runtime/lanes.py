@@ -39,6 +39,7 @@ from vance.domain import (
     ProcessStatus,
 )
 from vance.ids import new_id
+from vance.redact import clean_detail
 
 logger = logging.getLogger(__name__)
 
@@ -248,7 +249,7 @@ class Lanes:
         end = TurnEnd(
             status=status,
             close_reason=close_reason,
-            close_detail=close_detail,
+            close_detail=_shown_detail(close_reason, close_detail),
             chat_count=max(ref.highest_chat, ref.chat_base),
             # The client-chosen keys this turn drained stay on the document until the next
             # commit: a steer with the same key that checked the archive just before it was
@@ -317,7 +318,7 @@ class Lanes:
         closed = await self.store.close_stale(
             process.id,
             turn_id,
-            f"turn failed {attempts} times: {error}" if retried else error,
+            clean_detail(f"turn failed {attempts} times: {error}" if retried else error),
             self.clock.now_ms(),
             owed,
         )
@@ -341,19 +342,20 @@ class Lanes:
             waiter = self._past_init.get(process.id)
             if waiter is not None:
                 waiter.set()
-        return self.events.submit(
-            process.session_id,
-            STATUS_CHANGED,
-            {
-                "think_process_id": process.id,
-                "process_name": process.name,
-                "engine": process.engine,
-                "from_status": old.value,
-                "to_status": new.value,
-                "close_reason": process.close_reason.value if process.close_reason else "",
-                "parent_process_id": process.parent_process_id,
-            },
-        )
+        data = {
+            "think_process_id": process.id,
+            "process_name": process.name,
+            "engine": process.engine,
+            "from_status": old.value,
+            "to_status": new.value,
+            "close_reason": process.close_reason.value if process.close_reason else "",
+            "parent_process_id": process.parent_process_id,
+        }
+        if new is ProcessStatus.CLOSED and process.close_detail:
+            # Why it closed, for the clients that only read events (a turn that failed says
+            # why, issue 28); every other status event stays as small as it was.
+            data["close_detail"] = process.close_detail
+        return self.events.submit(process.session_id, STATUS_CHANGED, data)
 
     status_event = _status_event
 
@@ -364,6 +366,15 @@ class Lanes:
 
     def forget_past_init(self, process_id: str) -> None:
         self._past_init.pop(process_id, None)
+
+
+def _shown_detail(reason: CloseReason | None, detail: str) -> str:
+    """A commit's close detail as the session's clients and the parent's model read it: an
+    error's words with no keys or addresses (vance/redact.py). A DONE close's detail is the
+    engine's result, not an error, and stays as it is: Slartibartfast's recipe path is what
+    the delegate tool spawns."""
+    done = reason is None or reason is CloseReason.DONE  # a close without a reason is DONE
+    return detail if done or not detail else clean_detail(detail)
 
 
 def renewal_due(config: LanesConfig, lease_until_ms: int, now_ms: int) -> bool:

@@ -62,6 +62,7 @@ class Rule:
     repeat: bool = False
     fail_status: int = 0  # answer with this HTTP status instead
     retry_after_s: float = -1.0  # with fail_status: send this Retry-After (seconds); <0: none
+    fail_message: str = "scripted failure"  # with fail_status: the error body's message
     # Requests sent with an X-Vance-Purpose header (side calls such as the session-metadata
     # suggestion) only match rules of that purpose, and engine turns never match these rules.
     purpose: str = ""
@@ -350,7 +351,7 @@ class ScriptedLlmServer:
             await asyncio.sleep(rule.delay_ms / 1000)
         if rule.fail_status:
             headers = {"Retry-After": f"{rule.retry_after_s:g}"} if rule.retry_after_s >= 0 else {}
-            _json(writer, rule.fail_status, {"error": {"message": "scripted failure"}}, headers)
+            _json(writer, rule.fail_status, {"error": {"message": rule.fail_message}}, headers)
             return
         model = body.get("model", "scripted")
         cid = f"chatcmpl-{time.monotonic_ns()}"

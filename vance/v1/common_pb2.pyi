@@ -368,7 +368,7 @@ class StreamChunk(_message.Message):
     def __init__(self, think_process_id: _Optional[str] = ..., process_name: _Optional[str] = ..., role: _Optional[_Union[ChatRole, str]] = ..., chunk: _Optional[str] = ...) -> None: ...
 
 class ProcessStatusChanged(_message.Message):
-    __slots__ = ("think_process_id", "process_name", "engine", "from_status", "to_status", "close_reason", "parent_process_id")
+    __slots__ = ("think_process_id", "process_name", "engine", "from_status", "to_status", "close_reason", "parent_process_id", "close_detail")
     THINK_PROCESS_ID_FIELD_NUMBER: _ClassVar[int]
     PROCESS_NAME_FIELD_NUMBER: _ClassVar[int]
     ENGINE_FIELD_NUMBER: _ClassVar[int]
@@ -376,6 +376,7 @@ class ProcessStatusChanged(_message.Message):
     TO_STATUS_FIELD_NUMBER: _ClassVar[int]
     CLOSE_REASON_FIELD_NUMBER: _ClassVar[int]
     PARENT_PROCESS_ID_FIELD_NUMBER: _ClassVar[int]
+    CLOSE_DETAIL_FIELD_NUMBER: _ClassVar[int]
     think_process_id: str
     process_name: str
     engine: str
@@ -383,7 +384,8 @@ class ProcessStatusChanged(_message.Message):
     to_status: ProcessStatus
     close_reason: CloseReason
     parent_process_id: str
-    def __init__(self, think_process_id: _Optional[str] = ..., process_name: _Optional[str] = ..., engine: _Optional[str] = ..., from_status: _Optional[_Union[ProcessStatus, str]] = ..., to_status: _Optional[_Union[ProcessStatus, str]] = ..., close_reason: _Optional[_Union[CloseReason, str]] = ..., parent_process_id: _Optional[str] = ...) -> None: ...
+    close_detail: str
+    def __init__(self, think_process_id: _Optional[str] = ..., process_name: _Optional[str] = ..., engine: _Optional[str] = ..., from_status: _Optional[_Union[ProcessStatus, str]] = ..., to_status: _Optional[_Union[ProcessStatus, str]] = ..., close_reason: _Optional[_Union[CloseReason, str]] = ..., parent_process_id: _Optional[str] = ..., close_detail: _Optional[str] = ...) -> None: ...
 
 class ProcessProgress(_message.Message):
     __slots__ = ("think_process_id", "process_name", "engine", "parent_process_id", "kind", "payload")

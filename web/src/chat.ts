@@ -171,12 +171,38 @@ function progress(s: ChatState, d: Record<string, unknown>): void {
     parentProcessId: (d.parentProcessId as string | null) ?? null,
     status,
     closeReason: (d.closeReason as string | null) ?? null,
+    closeDetail: (d.closeDetail as string | null) ?? null,
   };
   // A turn that ended without an appended message (failed, stopped) leaves no overlay behind.
   if (status !== "RUNNING") {
     delete s.streams[id];
     delete s.pausing[id];
   }
+}
+
+// Closes the user asked for or that finished the work: nothing to explain.
+const QUIET_CLOSES = new Set(["DONE", "STOPPED"]);
+
+export interface CloseNotice {
+  title: string;
+  detail: string;
+}
+
+/** Why a closed process ended, as the chat tells the user, or null when there is nothing to
+ *  tell (still open, done, or stopped). The detail is the server's words (an error's message,
+ *  never a stack, secrets masked, docs/protocol.md "Close detail"); the exception class names
+ *  it quotes mean nothing to a reader and are left out, and "turn failed N times: <error>"
+ *  reads as the error first. */
+export function closeNotice(p: ProcessInfo): CloseNotice | null {
+  if (p.status !== "CLOSED" || QUIET_CLOSES.has(p.closeReason ?? "")) return null;
+  let detail = (p.closeDetail ?? "").replace(/\b[A-Z][A-Za-z]*(?:Error|Exception): /g, "").trim();
+  const retried = /^turn failed (\d+) times: ([\s\S]*)$/.exec(detail);
+  if (retried) detail = `${retried[2].replace(/\.$/, "")}. Tried ${retried[1]} times.`;
+  const title =
+    p.closeReason === "STALE"
+      ? `${p.processName} stopped: its turn failed.`
+      : `${p.processName} closed (${(p.closeReason ?? "closed").toLowerCase()}).`;
+  return { title, detail };
 }
 
 /** Marks the processes a pause found RUNNING (the reply of `process-pause`): the view shows

@@ -40,6 +40,8 @@ export interface ProcessInfo {
   parentProcessId: string | null;
   status: ProcessStatus;
   closeReason: string | null;
+  /** Why it closed, in words (docs/protocol.md "Close detail"); null unless CLOSED. */
+  closeDetail?: string | null;
   title?: string;
   goal?: string;
 }

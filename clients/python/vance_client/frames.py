@@ -84,6 +84,7 @@ class ProcessProgressData(Model):
     status: str | None = None  # STATUS changes only
     previous_status: str | None = None
     close_reason: str | None = None
+    close_detail: str | None = None  # why it closed, in words (CLOSED only)
     payload: dict[str, Any] | None = None  # phases and other kinds
 
 

@@ -52,6 +52,7 @@ class ProcessInfo(Model):
     recipe: str = ""
     status: str = ""
     close_reason: str | None = None
+    close_detail: str | None = None  # why it closed, in words (CLOSED only)
     parent_process_id: str | None = None
     pending_count: int = 0
     created_at: int = 0

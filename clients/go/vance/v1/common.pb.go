@@ -1406,7 +1406,8 @@ type ThinkProcess struct {
 	Status ProcessStatus `protobuf:"varint,12,opt,name=status,proto3,enum=vance.v1.ProcessStatus" json:"status,omitempty"`
 	// Why it closed; UNSPECIFIED while not CLOSED.
 	CloseReason CloseReason `protobuf:"varint,13,opt,name=close_reason,json=closeReason,proto3,enum=vance.v1.CloseReason" json:"close_reason,omitempty"`
-	// Details on close_reason in words; empty when not CLOSED.
+	// Details on close_reason in words (secrets and internal addresses masked); empty when not
+	// CLOSED.
 	CloseDetail string `protobuf:"bytes,14,opt,name=close_detail,json=closeDetail,proto3" json:"close_detail,omitempty"`
 	// The applied recipe copied at spawn.
 	RecipeSnapshot *structpb.Struct `protobuf:"bytes,15,opt,name=recipe_snapshot,json=recipeSnapshot,proto3" json:"recipe_snapshot,omitempty"`
@@ -2007,8 +2008,11 @@ type ProcessStatusChanged struct {
 	CloseReason CloseReason `protobuf:"varint,6,opt,name=close_reason,json=closeReason,proto3,enum=vance.v1.CloseReason" json:"close_reason,omitempty"`
 	// The process that spawned this one; empty for a session's top-level processes.
 	ParentProcessId string `protobuf:"bytes,7,opt,name=parent_process_id,json=parentProcessId,proto3" json:"parent_process_id,omitempty"`
-	unknownFields   protoimpl.UnknownFields
-	sizeCache       protoimpl.SizeCache
+	// Why it closed in words (ThinkProcess.close_detail), when to_status is CLOSED: e.g. the
+	// provider's error after the retries ran out. Secrets and internal addresses are masked.
+	CloseDetail   string `protobuf:"bytes,8,opt,name=close_detail,json=closeDetail,proto3" json:"close_detail,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *ProcessStatusChanged) Reset() {
@@ -2086,6 +2090,13 @@ func (x *ProcessStatusChanged) GetCloseReason() CloseReason {
 func (x *ProcessStatusChanged) GetParentProcessId() string {
 	if x != nil {
 		return x.ParentProcessId
+	}
+	return ""
+}
+
+func (x *ProcessStatusChanged) GetCloseDetail() string {
+	if x != nil {
+		return x.CloseDetail
 	}
 	return ""
 }
@@ -2350,7 +2361,7 @@ const file_vance_v1_common_proto_rawDesc = "" +
 	"\x10think_process_id\x18\x01 \x01(\tR\x0ethinkProcessId\x12!\n" +
 	"\fprocess_name\x18\x02 \x01(\tR\vprocessName\x12&\n" +
 	"\x04role\x18\x03 \x01(\x0e2\x12.vance.v1.ChatRoleR\x04role\x12\x14\n" +
-	"\x05chunk\x18\x04 \x01(\tR\x05chunk\"\xd1\x02\n" +
+	"\x05chunk\x18\x04 \x01(\tR\x05chunk\"\xf4\x02\n" +
 	"\x14ProcessStatusChanged\x12(\n" +
 	"\x10think_process_id\x18\x01 \x01(\tR\x0ethinkProcessId\x12!\n" +
 	"\fprocess_name\x18\x02 \x01(\tR\vprocessName\x12\x16\n" +
@@ -2359,7 +2370,8 @@ const file_vance_v1_common_proto_rawDesc = "" +
 	"fromStatus\x124\n" +
 	"\tto_status\x18\x05 \x01(\x0e2\x17.vance.v1.ProcessStatusR\btoStatus\x128\n" +
 	"\fclose_reason\x18\x06 \x01(\x0e2\x15.vance.v1.CloseReasonR\vcloseReason\x12*\n" +
-	"\x11parent_process_id\x18\a \x01(\tR\x0fparentProcessId\"\xe9\x01\n" +
+	"\x11parent_process_id\x18\a \x01(\tR\x0fparentProcessId\x12!\n" +
+	"\fclose_detail\x18\b \x01(\tR\vcloseDetail\"\xe9\x01\n" +
 	"\x0fProcessProgress\x12(\n" +
 	"\x10think_process_id\x18\x01 \x01(\tR\x0ethinkProcessId\x12!\n" +
 	"\fprocess_name\x18\x02 \x01(\tR\vprocessName\x12\x16\n" +
