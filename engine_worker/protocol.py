@@ -30,6 +30,7 @@ from vance.domain import (
 from vance.internal.v1 import worker_pb2 as wkpb
 from vance.protoutil import struct_to_dict
 from vance.v1 import common_pb2 as pb
+from vance.wire_batch import batch_wire as _batch_wire
 
 # ---- worker -> process_service ----
 
@@ -216,30 +217,14 @@ def to_wire(msg: ToServer) -> bytes:
     return to_proto(msg).SerializeToString()
 
 
-# WorkerMessage.batch (field 8) and WorkerBatch.messages (field 1), both length-delimited.
-_BATCH_TAG = b"\x42"
-_MESSAGES_TAG = b"\x0a"
+# WorkerMessage.batch
+_BATCH_FIELD = 8
 
 
 def batch_wire(messages: list[bytes]) -> bytes:
-    """Several encoded stream messages as one (WorkerBatch), in order; one goes as itself. The
-    bytes are what a WorkerMessage holding a WorkerBatch of them encodes to, framed here around
-    the messages' own encodings, so each message is encoded once (its size is its length), not
-    sized, copied into the batch and encoded again (about half of a report's cost on the way
-    out, issue 28)."""
-    if len(messages) == 1:
-        return messages[0]
-    inner = b"".join([part for m in messages for part in (_MESSAGES_TAG, _varint(len(m)), m)])
-    return b"".join((_BATCH_TAG, _varint(len(inner)), inner))
-
-
-def _varint(n: int) -> bytes:
-    out = bytearray()
-    while n > 0x7F:
-        out.append((n & 0x7F) | 0x80)
-        n >>= 7
-    out.append(n)
-    return bytes(out)
+    """Several encoded stream messages (`to_wire`) as one WorkerBatch, in order; one goes as
+    itself. Framed around the messages' own encodings (vance/wire_batch.py)."""
+    return _batch_wire(_BATCH_FIELD, messages)
 
 
 def _report_into(event: wkpb.TurnEvent, report: Report) -> None:
