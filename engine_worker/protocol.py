@@ -11,6 +11,7 @@ Conversion runs once per message, in the stream's request pump (outgoing) and re
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from google.protobuf import struct_pb2
@@ -41,6 +42,9 @@ class Hello:
     engines: dict[str, str]  # name -> version
     hooks: dict[str, list[str]]  # engine -> the hooks it implements (SUSPEND, STOP, PEER)
     slots: int
+    # This worker reads a DispatchBatch (`unbatched`); False only to stand in for a worker of
+    # the older form, which gets every message on its own.
+    reads_batch: bool = True
 
 
 @dataclass(frozen=True, slots=True)
@@ -171,6 +175,7 @@ def to_proto(msg: ToServer) -> wkpb.WorkerMessage:
                         for n, v in msg.engines.items()
                     ],
                     slots=msg.slots,
+                    reads_dispatch_batch=msg.reads_batch,
                 )
             )
         case Heartbeat():
@@ -255,6 +260,14 @@ def _struct_into(s: struct_pb2.Struct, data: JsonObject | None) -> None:
     s.SetInParent()
     if data:
         s.update(data)
+
+
+def unbatched(msg: wkpb.DispatchMessage) -> Sequence[wkpb.DispatchMessage]:
+    """What one stream message holds, in order: a DispatchBatch's messages (what
+    process_service had queued for this worker when its stream wrote), else the message
+    itself. Each is read on its own (`from_proto`): one that does not read fails its own turn
+    only; a batch inside a batch does not read."""
+    return msg.batch.messages if msg.WhichOneof("kind") == "batch" else (msg,)
 
 
 def from_proto(msg: wkpb.DispatchMessage) -> FromServer:
