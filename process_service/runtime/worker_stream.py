@@ -1,10 +1,11 @@
 """The worker stream: one engine worker's connection, from its hello to its last report.
 
 `serve` is the whole protocol of `WorkerService.WorkerConnect` in typed messages
-(process_service/runtime/worker_protocol.py; the servicer only converts): it registers the worker with
-the dispatcher, sends what the dispatcher queues for it (assignments, cancels, commit acks;
-all that is queued when the stream can write goes as one message, a DispatchBatch), reads its heartbeats and turn reports, and hands each turn's reports, in order, to a pump that
-calls the turn domain (process_service/runtime/turns.py, lanes.py).
+(process_service/runtime/worker_protocol.py; the servicer only converts): it registers the
+worker with the dispatcher, sends what the dispatcher queues for it (assignments, cancels,
+commit acks; all that is queued when the stream can write goes as one message, a
+DispatchBatch), reads its heartbeats and turn reports, and hands each turn's reports, in order,
+to a pump that calls the turn domain (process_service/runtime/turns.py, lanes.py).
 
 Every task runs in this module's task group: a stream's reader, and one pump per assigned turn.
 Pumps outlive their stream on purpose: a turn whose worker left still has its queued reports
