@@ -11,6 +11,7 @@ Conversion runs once per message, in the stream's request pump (outgoing) and re
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from google.protobuf import struct_pb2
@@ -30,6 +31,7 @@ from vance.domain import (
 from vance.internal.v1 import worker_pb2 as wkpb
 from vance.protoutil import struct_to_dict
 from vance.v1 import common_pb2 as pb
+from vance.wire_batch import batch_wire as _batch_wire
 
 # ---- worker -> process_service ----
 
@@ -40,6 +42,9 @@ class Hello:
     engines: dict[str, str]  # name -> version
     hooks: dict[str, list[str]]  # engine -> the hooks it implements (SUSPEND, STOP, PEER)
     slots: int
+    # This worker reads a DispatchBatch (`unbatched`); False only to stand in for a worker of
+    # the older form, which gets every message on its own.
+    reads_batch: bool = True
 
 
 @dataclass(frozen=True, slots=True)
@@ -170,6 +175,7 @@ def to_proto(msg: ToServer) -> wkpb.WorkerMessage:
                         for n, v in msg.engines.items()
                     ],
                     slots=msg.slots,
+                    reads_dispatch_batch=msg.reads_batch,
                 )
             )
         case Heartbeat():
@@ -216,30 +222,14 @@ def to_wire(msg: ToServer) -> bytes:
     return to_proto(msg).SerializeToString()
 
 
-# WorkerMessage.batch (field 8) and WorkerBatch.messages (field 1), both length-delimited.
-_BATCH_TAG = b"\x42"
-_MESSAGES_TAG = b"\x0a"
+# WorkerMessage.batch
+_BATCH_FIELD = 8
 
 
 def batch_wire(messages: list[bytes]) -> bytes:
-    """Several encoded stream messages as one (WorkerBatch), in order; one goes as itself. The
-    bytes are what a WorkerMessage holding a WorkerBatch of them encodes to, framed here around
-    the messages' own encodings, so each message is encoded once (its size is its length), not
-    sized, copied into the batch and encoded again (about half of a report's cost on the way
-    out, issue 28)."""
-    if len(messages) == 1:
-        return messages[0]
-    inner = b"".join([part for m in messages for part in (_MESSAGES_TAG, _varint(len(m)), m)])
-    return b"".join((_BATCH_TAG, _varint(len(inner)), inner))
-
-
-def _varint(n: int) -> bytes:
-    out = bytearray()
-    while n > 0x7F:
-        out.append((n & 0x7F) | 0x80)
-        n >>= 7
-    out.append(n)
-    return bytes(out)
+    """Several encoded stream messages (`to_wire`) as one WorkerBatch, in order; one goes as
+    itself. Framed around the messages' own encodings (vance/wire_batch.py)."""
+    return _batch_wire(_BATCH_FIELD, messages)
 
 
 def _report_into(event: wkpb.TurnEvent, report: Report) -> None:
@@ -270,6 +260,14 @@ def _struct_into(s: struct_pb2.Struct, data: JsonObject | None) -> None:
     s.SetInParent()
     if data:
         s.update(data)
+
+
+def unbatched(msg: wkpb.DispatchMessage) -> Sequence[wkpb.DispatchMessage]:
+    """What one stream message holds, in order: a DispatchBatch's messages (what
+    process_service had queued for this worker when its stream wrote), else the message
+    itself. Each is read on its own (`from_proto`): one that does not read fails its own turn
+    only; a batch inside a batch does not read."""
+    return msg.batch.messages if msg.WhichOneof("kind") == "batch" else (msg,)
 
 
 def from_proto(msg: wkpb.DispatchMessage) -> FromServer:

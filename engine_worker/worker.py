@@ -214,8 +214,9 @@ class Worker:
                 admission = tg.create_task(self.admission.run())
                 watches = self._watch(tg)
                 try:
-                    async for msg in call:
-                        self._on_message(tg, msg)
+                    async for proto in call:
+                        for msg in wp.unbatched(proto):
+                            self._on_message(tg, msg)
                 except grpc.aio.AioRpcError as exc:
                     lost = exc  # raised after the group, as itself (not in an exception group)
                 finally:

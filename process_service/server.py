@@ -38,7 +38,7 @@ from process_service.runtime.lanes import Lanes
 from process_service.runtime.outbox import Outbox
 from process_service.runtime.turns import Turns
 from process_service.runtime.worker_stream import WorkerStreams
-from process_service.service import ProcessServicer
+from process_service.service import ProcessServicer, add_worker_service
 from process_service.store.process_store import ProcessStore
 from process_service.tools.host import ProcessToolHost, register_forever
 from process_service.tools.process_tools import ProcessTools
@@ -56,7 +56,6 @@ from vance.internal.v1 import (
     tool_pb2,
     tool_pb2_grpc,
     worker_pb2,
-    worker_pb2_grpc,
 )
 from vance.json_types import JsonObject
 from vance.logsetup import setup_logging
@@ -284,7 +283,7 @@ async def create_server(
     )
     process_pb2_grpc.add_ProcessServiceServicer_to_server(servicer, host.server)
     process_internal_pb2_grpc.add_ProcessInternalServiceServicer_to_server(servicer, host.server)
-    worker_pb2_grpc.add_WorkerServiceServicer_to_server(servicer, host.server)
+    add_worker_service(servicer, host.server)
     tool_pb2_grpc.add_ToolHostServiceServicer_to_server(ProcessToolHost(tools), host.server)
     serve_user_work(work, host.server)
     serve_knowledge(known, store, sessions, host.server)

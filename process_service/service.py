@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import AsyncIterator, Iterable
+from typing import Any
 
 import grpc
 
@@ -417,11 +418,14 @@ class ProcessServicer(
     ) -> ppb.ListWorkersResponse:
         return pc.workers_to_proto(self.dispatcher.workers.values())
 
-    async def WorkerConnect(
+    # Replies as bytes, not the generated stub's DispatchMessage: see `add_worker_service`.
+    async def WorkerConnect(  # type: ignore[override]
         self,
         request_iterator: AsyncIterator[wkpb.WorkerMessage],
-        context: grpc.aio.ServicerContext[wkpb.WorkerMessage, wkpb.DispatchMessage],
-    ) -> AsyncIterator[wkpb.DispatchMessage]:
+        context: grpc.aio.ServicerContext[wkpb.WorkerMessage, bytes],
+    ) -> AsyncIterator[bytes]:
+        """Replies as the encoded DispatchMessages (registered without a serializer,
+        `add_worker_service`): a batch is framed around its messages' own encodings."""
         try:
             first = await anext(aiter(request_iterator))
         except StopAsyncIteration:
@@ -433,8 +437,13 @@ class ProcessServicer(
         incoming = (wp.from_proto(m) async for m in request_iterator)
         # Encoded inside `serve`, message by message: one that does not encode fails only its
         # own turn (process_service/runtime/worker_stream.py), not the stream.
-        async for message in self.streams.serve(hello, incoming, wp.to_proto):
-            yield message
+        async for write in self.streams.serve(hello, incoming, wp.to_wire):
+            if hello.reads_batch:
+                yield wp.batch_wire(write)
+            else:
+                # A worker of the older form (docs/operations.md "Upgrading"): one by one.
+                for message in write:
+                    yield message
 
     # ---- hub (process_service/lifecycle/observations.py) ----
 
@@ -472,3 +481,35 @@ def _session_ids(ids: Iterable[str]) -> list[str]:
             f"at most {MAX_BATCH_SESSIONS} session ids per call", reason="too_many_sessions"
         )
     return out
+
+
+def add_worker_service(servicer: ProcessServicer, server: grpc.aio.Server) -> None:
+    """`WorkerService`, as worker_pb2_grpc's `add_WorkerServiceServicer_to_server` registers it
+    but for WorkerConnect's replies: they go as the bytes the servicer yields (no serializer),
+    so a DispatchBatch is framed around its messages' encodings instead of built as a message
+    and encoded again."""
+    handlers: dict[str, grpc.RpcMethodHandler[Any, Any]] = {
+        "WorkerConnect": grpc.stream_stream_rpc_method_handler(
+            servicer.WorkerConnect,
+            request_deserializer=wkpb.WorkerMessage.FromString,
+            response_serializer=None,
+        ),
+        "DrainPending": grpc.unary_unary_rpc_method_handler(
+            servicer.DrainPending,
+            request_deserializer=wkpb.DrainPendingRequest.FromString,
+            response_serializer=wkpb.DrainPendingResponse.SerializeToString,
+        ),
+        "RecordMemory": grpc.unary_unary_rpc_method_handler(
+            servicer.RecordMemory,
+            request_deserializer=wkpb.RecordMemoryRequest.FromString,
+            response_serializer=wkpb.MemoryRecord.SerializeToString,
+        ),
+        "ListMemory": grpc.unary_unary_rpc_method_handler(
+            servicer.ListMemory,
+            request_deserializer=wkpb.ListMemoryRequest.FromString,
+            response_serializer=wkpb.ListMemoryResponse.SerializeToString,
+        ),
+    }
+    name = wkpb.DESCRIPTOR.services_by_name["WorkerService"].full_name
+    server.add_generic_rpc_handlers((grpc.method_handlers_generic_handler(name, handlers),))
+    server.add_registered_method_handlers(name, handlers)

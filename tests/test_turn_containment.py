@@ -131,7 +131,9 @@ async def test_a_worker_message_that_does_not_read_fails_its_own_turn_only(
         while (msg := await outbox.get()) is not None:
             yield msg
 
-    outbox.put_nowait(ew.to_proto(ew.Hello(worker_id, {"arthur": "1.0.0"}, {}, 100)))
+    # A worker of the older form (no DispatchBatch): every message comes on its own.
+    hello = ew.Hello(worker_id, {"arthur": "1.0.0"}, {}, 100, reads_batch=False)
+    outbox.put_nowait(ew.to_proto(hello))
     call = system.worker_service.WorkerConnect(requests())
     received: list[wkpb.DispatchMessage] = []
 

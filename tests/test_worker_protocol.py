@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import tracemalloc
 
+import pytest
+
 from engine_worker import protocol as ew
 from engine_worker.chat_held import ChatHeld
 from process_service.models import TurnRef
@@ -86,6 +88,37 @@ def test_the_hello_names_engines_hooks_and_slots() -> None:
         {"eddie": ["PEER"]},
         8,
     )
+    # This worker reads DispatchBatches; one of the older form says nothing and reads none.
+    assert hello.reads_batch
+    older = wkpb.WorkerMessage(hello=wkpb.WorkerHello(worker_id="w0", slots=8))
+    assert not ps.hello_from_proto(older).reads_batch
+
+
+def test_a_dispatch_batch_reads_as_its_messages_in_order() -> None:
+    """What process_service queued for a worker at one write, framed around the messages'
+    encodings (`batch_wire`): the worker reads each as if it had come alone; one goes as
+    itself; a batch inside a batch does not read (it names no turn, so it is left out)."""
+    recent = [_chat_doc("p1", 1, "x" * 70_000)]  # a length past one byte of varint
+    sent: list[ps.ToWorker] = [
+        ps.Ack("turn-0", True),
+        ps.Assign(_ref(TurnChat(recent=recent))),
+        ps.Cancel("turn-9"),
+    ]
+    wire = wkpb.DispatchMessage.FromString(ps.batch_wire([ps.to_wire(m) for m in sent]))
+    assert wire.WhichOneof("kind") == "batch"
+    read = [ew.from_proto(m) for m in ew.unbatched(wire)]
+    assert [type(m) for m in read] == [ew.Ack, ew.Assignment, ew.Cancel]
+    assignment = read[1]
+    assert isinstance(assignment, ew.Assignment) and assignment.recent_chat is not None
+    assert assignment.recent_chat[0].content == "x" * 70_000
+    alone = wkpb.DispatchMessage.FromString(ps.batch_wire([ps.to_wire(sent[2])]))
+    assert [ew.from_proto(m) for m in ew.unbatched(alone)] == [ew.Cancel("turn-9")]
+    nested = ps.batch_wire([ps.to_wire(sent[0]), ps.to_wire(sent[2])])
+    outer = wkpb.DispatchMessage.FromString(ps.batch_wire([nested, ps.to_wire(sent[2])]))
+    inner, cancel = ew.unbatched(outer)
+    with pytest.raises(ValueError):
+        ew.from_proto(inner)
+    assert ew.from_proto(cancel) == ew.Cancel("turn-9")
 
 
 def test_a_commit_reads_with_its_reports_before_it() -> None:

@@ -24,6 +24,7 @@ from vance.chat_ids import turn_message_ordinal
 from vance.domain import ChatRole, CloseReason, ProcessStatus
 from vance.internal.v1 import worker_pb2 as wkpb
 from vance.protoutil import struct_to_dict
+from vance.wire_batch import batch_wire as _batch_wire
 
 # ---- worker -> process_service ----
 
@@ -34,6 +35,9 @@ class Hello:
     engines: dict[str, str]  # name -> version
     slots: int
     hooks: dict[str, list[str]] = field(default_factory=dict)  # engine -> SUSPEND, STOP
+    # It reads a DispatchBatch (`batch_wire`); a worker of the older form does not, and gets
+    # every message on its own.
+    reads_batch: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -177,6 +181,7 @@ def hello_from_proto(msg: wkpb.WorkerMessage) -> Hello:
         {e.name: e.version for e in h.engines},
         h.slots,
         {e.name: list(e.hooks) for e in h.engines if e.hooks},
+        h.reads_dispatch_batch,
     )
 
 
@@ -289,6 +294,21 @@ def to_proto(item: ToWorker) -> wkpb.DispatchMessage:
                     chat=[chat_to_proto(m) for m in item.chat or []],
                 )
             )
+
+
+def to_wire(item: ToWorker) -> bytes:
+    """A message as the stream sends it (its encoded DispatchMessage)."""
+    return to_proto(item).SerializeToString()
+
+
+# DispatchMessage.batch
+_BATCH_FIELD = 5
+
+
+def batch_wire(messages: list[bytes]) -> bytes:
+    """Several encoded messages (`to_wire`) as one DispatchBatch, in order; one goes as itself.
+    Only for a worker whose hello says it reads them (`Hello.reads_batch`)."""
+    return _batch_wire(_BATCH_FIELD, messages)
 
 
 def _history_summary(commit: wkpb.TurnCommit) -> tuple[str, int] | None:

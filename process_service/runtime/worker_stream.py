@@ -1,10 +1,11 @@
 """The worker stream: one engine worker's connection, from its hello to its last report.
 
 `serve` is the whole protocol of `WorkerService.WorkerConnect` in typed messages
-(process_service/runtime/worker_protocol.py; the servicer only converts): it registers the worker with
-the dispatcher, sends what the dispatcher queues for it (assignments, cancels, commit acks),
-reads its heartbeats and turn reports, and hands each turn's reports, in order, to a pump that
-calls the turn domain (process_service/runtime/turns.py, lanes.py).
+(process_service/runtime/worker_protocol.py; the servicer only converts): it registers the
+worker with the dispatcher, sends what the dispatcher queues for it (assignments, cancels,
+commit acks; all that is queued when the stream can write goes as one message, a
+DispatchBatch), reads its heartbeats and turn reports, and hands each turn's reports, in order,
+to a pump that calls the turn domain (process_service/runtime/turns.py, lanes.py).
 
 Every task runs in this module's task group: a stream's reader, and one pump per assigned turn.
 Pumps outlive their stream on purpose: a turn whose worker left still has its queued reports
@@ -21,7 +22,6 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import AsyncIterator, Callable
-from typing import TypeVar
 
 from process_service.events.log import EventLog
 from process_service.models import TurnRef
@@ -49,7 +49,11 @@ from process_service.runtime.worker_protocol import (
 
 logger = logging.getLogger(__name__)
 
-Out = TypeVar("Out")
+# At most this many messages, and this many bytes, in one write: far below gRPC's 4 MB message
+# limit (an assignment carries the recent chat, which may be long). The worker's own writes
+# are bounded alike (engine_worker/worker.py).
+MAX_BATCH = 256
+MAX_BATCH_BYTES = 1024 * 1024
 
 # A turn's queue: its reports in order, then None when its stream ended.
 TurnQueue = asyncio.Queue[Report | None]
@@ -94,43 +98,90 @@ class WorkerStreams:
         self,
         hello: Hello,
         incoming: AsyncIterator[list[FromWorker]],
-        encode: Callable[[ToWorker], Out],
-    ) -> AsyncIterator[Out]:
-        """The messages for one worker, while it stays connected, as `encode` makes them.
-        `incoming` yields what each of its stream messages holds (a commit carries the reports
-        held back for it; a batch, the messages of many turns, worker_protocol.py). Encoding
-        happens here, one message at a time, so a message that does not encode (an assignment
-        whose process document does not convert) fails its own turn only (`_unsendable`): the
-        stream and the worker's other turns go on."""
+        encode: Callable[[ToWorker], bytes],
+    ) -> AsyncIterator[list[bytes]]:
+        """The messages for one worker, while it stays connected, as `encode` makes them, a
+        write at a time: every message queued for the worker when the stream can write again
+        (the assignments of the turns handed out together, the acks of the commits stored
+        together), in order, at most MAX_BATCH of them and MAX_BATCH_BYTES; the caller sends
+        each list as one DispatchBatch, or message by message to a worker that reads none.
+        `incoming` yields what each of the worker's stream messages holds (a commit carries
+        the reports held back for it; a batch, the messages of many turns,
+        worker_protocol.py). Each message is encoded on its own, so one that does not encode
+        (an assignment whose process document does not convert) fails its own turn only
+        (`_unsendable`): the rest of its write, the stream and the worker's other turns go
+        on."""
         tg = self._group()
         conn = self._dispatcher.register(hello.worker_id, hello.engines, hello.slots)
         self._lanes.declare_hooks(hello.hooks)
         queues: dict[str, TurnQueue] = {}
         reader = tg.create_task(self._read(conn, queues, incoming))
         try:
-            yield encode(
-                Welcome(lease_ms=self._lanes.config.lease_ms, heartbeat_ms=self._heartbeat_ms)
-            )
+            welcome = Welcome(lease_ms=self._lanes.config.lease_ms, heartbeat_ms=self._heartbeat_ms)
+            yield [encode(welcome)]
+            carried: bytes | None = None
             while True:
-                item = await conn.outbox.get()
-                if item is None:
-                    return
-                try:
-                    out = encode(item)
-                except Exception as exc:
-                    fallback = self._unsendable(conn, item, exc)
-                    if fallback is None:
+                if carried is None:
+                    item = await conn.outbox.get()
+                    if item is None:
+                        return
+                    carried = self._encode(conn, item, encode, queues)
+                    if carried is None:
                         continue
-                    out = encode(fallback)
-                if isinstance(item, Assign):
-                    queue = queues[item.ref.turn_id] = asyncio.Queue()
-                    tg.create_task(self._pump(item.ref, queue, queues))
-                yield out
+                write, carried, ended = self._gather(conn, carried, encode, queues)
+                yield write
+                if ended:
+                    return
         finally:
             reader.cancel()
             self._dispatcher.unregister(conn)
             for queue in queues.values():
                 queue.put_nowait(None)
+
+    def _gather(
+        self,
+        conn: WorkerConn,
+        first: bytes,
+        encode: Callable[[ToWorker], bytes],
+        queues: dict[str, TurnQueue],
+    ) -> tuple[list[bytes], bytes | None, bool]:
+        """One write: `first`, then whatever else the worker's outbox holds, within the
+        bounds; what does not fit is carried to the next write. True when the outbox ended."""
+        write, size = [first], len(first)
+        while not conn.outbox.empty() and len(write) < MAX_BATCH:
+            item = conn.outbox.get_nowait()
+            if item is None:
+                return write, None, True
+            out = self._encode(conn, item, encode, queues)
+            if out is None:
+                continue
+            if size + len(out) > MAX_BATCH_BYTES:
+                return write, out, False
+            write.append(out)
+            size += len(out)
+        return write, None, False
+
+    def _encode(
+        self,
+        conn: WorkerConn,
+        item: ToWorker,
+        encode: Callable[[ToWorker], bytes],
+        queues: dict[str, TurnQueue],
+    ) -> bytes | None:
+        """The item as the stream sends it, or what goes instead when it does not encode
+        (None: nothing). An assignment's turn gets its queue of reports here, before the
+        worker can have any to send."""
+        try:
+            out = encode(item)
+        except Exception as exc:
+            fallback = self._unsendable(conn, item, exc)
+            if fallback is None:
+                return None
+            out = encode(fallback)
+        if isinstance(item, Assign):
+            queue = queues[item.ref.turn_id] = asyncio.Queue()
+            self._group().create_task(self._pump(item.ref, queue, queues))
+        return out
 
     def _unsendable(self, conn: WorkerConn, item: ToWorker, exc: Exception) -> ToWorker | None:
         """What goes instead of a message that did not encode, if anything. An assignment's

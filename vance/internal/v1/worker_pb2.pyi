@@ -60,14 +60,16 @@ class EngineDescriptor(_message.Message):
     def __init__(self, name: _Optional[str] = ..., version: _Optional[str] = ..., hooks: _Optional[_Iterable[str]] = ...) -> None: ...
 
 class WorkerHello(_message.Message):
-    __slots__ = ("worker_id", "engines", "slots")
+    __slots__ = ("worker_id", "engines", "slots", "reads_dispatch_batch")
     WORKER_ID_FIELD_NUMBER: _ClassVar[int]
     ENGINES_FIELD_NUMBER: _ClassVar[int]
     SLOTS_FIELD_NUMBER: _ClassVar[int]
+    READS_DISPATCH_BATCH_FIELD_NUMBER: _ClassVar[int]
     worker_id: str
     engines: _containers.RepeatedCompositeFieldContainer[EngineDescriptor]
     slots: int
-    def __init__(self, worker_id: _Optional[str] = ..., engines: _Optional[_Iterable[_Union[EngineDescriptor, _Mapping]]] = ..., slots: _Optional[int] = ...) -> None: ...
+    reads_dispatch_batch: bool
+    def __init__(self, worker_id: _Optional[str] = ..., engines: _Optional[_Iterable[_Union[EngineDescriptor, _Mapping]]] = ..., slots: _Optional[int] = ..., reads_dispatch_batch: _Optional[bool] = ...) -> None: ...
 
 class WorkerHeartbeat(_message.Message):
     __slots__ = ("turn_ids",)
@@ -232,17 +234,25 @@ class Welcome(_message.Message):
     heartbeat_ms: int
     def __init__(self, lease_ms: _Optional[int] = ..., heartbeat_ms: _Optional[int] = ...) -> None: ...
 
+class DispatchBatch(_message.Message):
+    __slots__ = ("messages",)
+    MESSAGES_FIELD_NUMBER: _ClassVar[int]
+    messages: _containers.RepeatedCompositeFieldContainer[DispatchMessage]
+    def __init__(self, messages: _Optional[_Iterable[_Union[DispatchMessage, _Mapping]]] = ...) -> None: ...
+
 class DispatchMessage(_message.Message):
-    __slots__ = ("welcome", "assignment", "commit_ack", "cancel_turn_id")
+    __slots__ = ("welcome", "assignment", "commit_ack", "cancel_turn_id", "batch")
     WELCOME_FIELD_NUMBER: _ClassVar[int]
     ASSIGNMENT_FIELD_NUMBER: _ClassVar[int]
     COMMIT_ACK_FIELD_NUMBER: _ClassVar[int]
     CANCEL_TURN_ID_FIELD_NUMBER: _ClassVar[int]
+    BATCH_FIELD_NUMBER: _ClassVar[int]
     welcome: Welcome
     assignment: TurnAssignment
     commit_ack: TurnAck
     cancel_turn_id: str
-    def __init__(self, welcome: _Optional[_Union[Welcome, _Mapping]] = ..., assignment: _Optional[_Union[TurnAssignment, _Mapping]] = ..., commit_ack: _Optional[_Union[TurnAck, _Mapping]] = ..., cancel_turn_id: _Optional[str] = ...) -> None: ...
+    batch: DispatchBatch
+    def __init__(self, welcome: _Optional[_Union[Welcome, _Mapping]] = ..., assignment: _Optional[_Union[TurnAssignment, _Mapping]] = ..., commit_ack: _Optional[_Union[TurnAck, _Mapping]] = ..., cancel_turn_id: _Optional[str] = ..., batch: _Optional[_Union[DispatchBatch, _Mapping]] = ...) -> None: ...
 
 class MemoryRecord(_message.Message):
     __slots__ = ("id", "scope", "kind", "title", "content", "process_id", "created_at_ms")
