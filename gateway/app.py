@@ -103,6 +103,9 @@ def create_app(config: Config) -> FastAPI:
         feed = clients().event_feed
         if feed is not None:
             background.start("event-feed", feed.run())
+        steers = clients().steers
+        if steers is not None:
+            background.start("steer-streams", steers.run())
         background.start(
             "bind-rounds",
             bind_rounds.run_forever(replica.connections, clients()),

@@ -5,9 +5,11 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from gateway.event_feed import EventFeed
+from gateway.steer_stream import SteerStreams
 from gateway.ws_transport import write_queued
 from vance.channels import Channels
 from vance.internal.v1 import process_internal_pb2_grpc, session_internal_pb2_grpc
+from vance.observability import tracing
 from vance.v1 import (
     knowledge_pb2_grpc,
     process_pb2_grpc,
@@ -35,6 +37,8 @@ class Clients:
     batch_timeout_s: float = 120.0
     # With one replica: every socket's events on one stream (gateway/event_feed.py).
     event_feed: EventFeed | None = None
+    # Steers on one stream per replica (gateway/steer_stream.py); None: unary calls (tracing on).
+    steers: SteerStreams | None = None
 
     @classmethod
     def from_channels(cls, channels: Channels) -> Clients:
@@ -55,6 +59,14 @@ class Clients:
             event_gap_fill_s=channels.config.events.gap_fill_ms / 1000,
             batch_timeout_s=channels.config.calls.batch_timeout_s,
             knowledge=knowledge_pb2_grpc.KnowledgeServiceStub(channels.get("process_service")),
+            steers=(
+                None
+                if tracing.enabled()
+                else SteerStreams(
+                    [process_internal_pb2_grpc.ProcessInternalServiceStub(c) for c in replicas],
+                    timeout_s=channels.config.calls.timeout_s,
+                )
+            ),
             event_feed=(
                 None
                 if len(replicas) > 1

@@ -36,6 +36,7 @@ from process_service.runtime.inbox import Inbox
 from process_service.runtime.lane_signals import LaneSignals
 from process_service.runtime.lanes import Lanes
 from process_service.runtime.outbox import Outbox
+from process_service.runtime.steer_stream import SteerCalls
 from process_service.runtime.turns import Turns
 from process_service.runtime.worker_stream import WorkerStreams
 from process_service.service import ProcessServicer, add_worker_service
@@ -281,6 +282,7 @@ async def create_server(
         config,
         owners=owners,
     )
+    servicer.steer_calls = SteerCalls(host.admission, servicer.steer)
     process_pb2_grpc.add_ProcessServiceServicer_to_server(servicer, host.server)
     process_internal_pb2_grpc.add_ProcessInternalServiceServicer_to_server(servicer, host.server)
     add_worker_service(servicer, host.server)

@@ -23,6 +23,7 @@ from process_service.process_model import Process
 from process_service.runtime import worker_protocol as wp
 from process_service.runtime.dispatcher import Dispatcher
 from process_service.runtime.inbox import Inbox
+from process_service.runtime.steer_stream import SteerCalls
 from process_service.runtime.worker_stream import WorkerStreams
 from process_service.store.process_store import ProcessStore
 from vance import convert as c
@@ -80,6 +81,8 @@ class ProcessServicer(
         self.streams = streams
         self.cascade = cascade
         self.chat_feed = chat_feed
+        # Set once the server's auth checks exist (process_service/server.py).
+        self.steer_calls: SteerCalls | None = None
 
     # ---- processes ----
 
@@ -151,6 +154,10 @@ class ProcessServicer(
         request: ppb.SteerRequest,
         context: grpc.aio.ServicerContext[ppb.SteerRequest, ppb.SteerResponse],
     ) -> ppb.SteerResponse:
+        return await self.steer(request)
+
+    async def steer(self, request: ppb.SteerRequest) -> ppb.SteerResponse:
+        """What `Steer` does, also for each call on `SteerStream`."""
         try:
             message = c.steer_from_proto(request.message)
         except ValueError as exc:
@@ -390,6 +397,17 @@ class ProcessServicer(
             finally:
                 stream.detach_all()
                 reader.cancel()
+
+    # Written through the context, as FollowSessions.
+    async def SteerStream(  # type: ignore[override]
+        self,
+        request_iterator: AsyncIterator[pipb.SteerStreamRequest],
+        context: grpc.aio.ServicerContext[pipb.SteerStreamRequest, pipb.SteerStreamReply],
+    ) -> None:
+        """A gateway's steers on one stream (process_service/runtime/steer_stream.py)."""
+        if self.steer_calls is None:
+            raise NotImplementedError("SteerStream is not served here")
+        await self.steer_calls.serve(request_iterator, context)
 
     async def StreamChatFeed(
         self,

@@ -51,6 +51,7 @@ class AuthInterceptor(grpc.aio.ServerInterceptor):
     def __init__(self, verifier: Verifier, owners: Owners | None = None) -> None:
         self._verifier = verifier
         self._owners = owners
+        self.admission = Admission(verifier, owners)
 
     async def intercept_service(
         self,
@@ -69,6 +70,58 @@ class AuthInterceptor(grpc.aio.ServerInterceptor):
         return _wrap(handler, method, identity, token, self._owners)
 
 
+async def check(
+    method: str,
+    identity: Identity | None,
+    token: str,
+    request: Any,
+    owners: Owners | None,
+) -> Identity:
+    """The caller of `method` with this request, or the VanceError it is refused with."""
+    if identity is None:
+        raise _unauthenticated(token)
+    if not identity.is_service:
+        from vance.errors import PermissionDeniedError
+
+        rule = RULES.get(method)
+        if rule is None:
+            raise PermissionDeniedError(f"{method} is for services only", reason="service_only")
+        try:
+            await rule(request, identity, owners)
+        except grpc.aio.AioRpcError as exc:
+            # The owner lookup asks session_service, which may be restarting: the caller gets
+            # UNAVAILABLE and retries (the gateway resubscribes), not an unexpected UNKNOWN.
+            from vance.errors import UnavailableError
+
+            raise UnavailableError(
+                f"cannot check the owner now: {exc.code().name}", reason="owner_lookup"
+            ) from exc
+    return identity
+
+
+class Admission:
+    """The checks of this interceptor for a call that does not come as a gRPC call of its own:
+    one multiplexed on a stream (process_service's SteerStream), which names its user's token
+    in the request. The same token verification (cache, revocations) and the same rule."""
+
+    def __init__(self, verifier: Verifier, owners: Owners | None) -> None:
+        self._verifier = verifier
+        self._owners = owners
+
+    async def admit(self, method: str, token: str, request: Any) -> Identity:
+        """The caller (also set as `current_identity`), or the VanceError it is refused with,
+        counted in the method's RED metrics as a refused call is."""
+        identity = self._verifier.verify(token) if token else None
+        try:
+            who = await check(method, identity, token, request, self._owners)
+        except VanceError as error:
+            count_refusal(method, error.code)
+            raise
+        current_identity.set(who)
+        logcontext.from_request(request)
+        return who
+
+
 async def _admit(
     method: str,
     identity: Identity | None,
@@ -78,33 +131,11 @@ async def _admit(
     owners: Owners | None,
 ) -> bool:
     """Sets the caller for the servicer, or aborts the call; False when aborted."""
-    if identity is None:
-        await _refuse(method, context, _unauthenticated(token))
+    try:
+        identity = await check(method, identity, token, request, owners)
+    except VanceError as error:
+        await _refuse(method, context, error)
         return False
-    if not identity.is_service:
-        from vance.errors import PermissionDeniedError
-
-        rule = RULES.get(method)
-        try:
-            if rule is None:
-                raise PermissionDeniedError(f"{method} is for services only", reason="service_only")
-            await rule(request, identity, owners)
-        except VanceError as error:
-            await _refuse(method, context, error)
-            return False
-        except grpc.aio.AioRpcError as exc:
-            # The owner lookup asks session_service, which may be restarting: the caller gets
-            # UNAVAILABLE and retries (the gateway resubscribes), not an unexpected UNKNOWN.
-            from vance.errors import UnavailableError
-
-            await _refuse(
-                method,
-                context,
-                UnavailableError(
-                    f"cannot check the owner now: {exc.code().name}", reason="owner_lookup"
-                ),
-            )
-            return False
     current_identity.set(identity)
     logcontext.from_request(request)
     tracing.annotate(request)

@@ -120,21 +120,23 @@ def http_status_for(code: grpc.StatusCode) -> int:
     return _HTTP_BY_CODE.get(code, 500)
 
 
+_PASSED_ON_CLASSES: tuple[type[VanceError], ...] = (
+    NotFoundError,
+    InvalidArgumentError,
+    FailedPreconditionError,
+    AlreadyExistsError,
+    AbortedError,
+    PermissionDeniedError,
+    UnauthenticatedError,
+    UnavailableError,
+    DeadlineExceededError,
+)
+
+
 def from_rpc_error(err: grpc.aio.AioRpcError) -> VanceError:
     """A downstream service's error as ours, same status, reason, field and metadata, to pass
     on unchanged."""
-    classes: list[type[VanceError]] = [
-        NotFoundError,
-        InvalidArgumentError,
-        FailedPreconditionError,
-        AlreadyExistsError,
-        AbortedError,
-        PermissionDeniedError,
-        UnauthenticatedError,
-        UnavailableError,
-        DeadlineExceededError,
-    ]
-    cls = next((c for c in classes if c.code == err.code()), VanceError)
+    cls = next((c for c in _PASSED_ON_CLASSES if c.code == err.code()), VanceError)
     info = error_info(err)
     violations = field_violations(err)
     message = err.details() or err.code().name
@@ -227,18 +229,55 @@ def status_details(code: grpc.StatusCode, error: VanceError) -> bytes:
 _PASSED_ON = frozenset({grpc.StatusCode.DEADLINE_EXCEEDED})
 
 
-async def abort(context: grpc.aio.ServicerContext[Any, Any], exc: BaseException) -> NoReturn:
-    """Ends a call with the status of `exc`: a VanceError's code, message and reason, anything
-    else as INTERNAL `internal` (logged with its traceback, never passed over)."""
+def as_error(exc: BaseException) -> VanceError:
+    """The error a call that failed with `exc` ends with: a VanceError as it is, anything else
+    as INTERNAL `internal` (logged with its traceback, never passed over)."""
     if isinstance(exc, VanceError):
-        error = exc
-    elif isinstance(exc, grpc.aio.AioRpcError) and exc.code() in _PASSED_ON:
-        error = from_rpc_error(exc)  # a peer's deadline passed: the caller learns it as such
-    elif isinstance(exc, NotImplementedError):
-        error = UnimplementedError("method not implemented", reason="unimplemented")
-    else:
-        logger.exception("unhandled error in servicer", exc_info=exc)
-        error = VanceError(f"internal error: {type(exc).__name__}", reason="internal")
+        return exc
+    if isinstance(exc, grpc.aio.AioRpcError) and exc.code() in _PASSED_ON:
+        return from_rpc_error(exc)  # a peer's deadline passed: the caller learns it as such
+    if isinstance(exc, NotImplementedError):
+        return UnimplementedError("method not implemented", reason="unimplemented")
+    logger.exception("unhandled error in servicer", exc_info=exc)
+    return VanceError(f"internal error: {type(exc).__name__}", reason="internal")
+
+
+_CODES = {c.value[0]: c for c in grpc.StatusCode}
+
+
+def from_status(code: int, message: str, reason: str, status: bytes) -> VanceError:
+    """A failed call's status that came as data (a call multiplexed on a stream, the
+    `CallError` of process_service's SteerStream) as the error `from_rpc_error` makes of the
+    same status ending a unary call."""
+    grpc_code = _CODES.get(code, grpc.StatusCode.UNKNOWN)
+    cls = next((c for c in _PASSED_ON_CLASSES if c.code == grpc_code), VanceError)
+    parsed = status_pb2.Status.FromString(status) if status else None
+    info = None
+    violations: list[error_details_pb2.BadRequest.FieldViolation] = []
+    for detail in parsed.details if parsed is not None else ():
+        found = error_details_pb2.ErrorInfo()
+        bad = error_details_pb2.BadRequest()
+        if detail.Unpack(found):
+            info = found
+        elif detail.Unpack(bad):
+            violations = list(bad.field_violations)
+    error = cls(
+        message or grpc_code.name,
+        reason=(info.reason if info is not None and info.reason else reason)
+        or grpc_code.name.lower(),
+        field=violations[0].field if violations else "",
+        metadata=dict(info.metadata) if info is not None else None,
+    )
+    if cls is VanceError:
+        # A code without a class of its own (UNKNOWN, INTERNAL, ...): the status as it came.
+        error.code = grpc_code
+        error.http_status = http_status_for(grpc_code)
+    return error
+
+
+async def abort(context: grpc.aio.ServicerContext[Any, Any], exc: BaseException) -> NoReturn:
+    """Ends a call with the status of `exc` (`as_error`)."""
+    error = as_error(exc)
     code = error.code
     await context.abort(
         code,

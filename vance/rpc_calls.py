@@ -152,3 +152,10 @@ def _wrap(handler: grpc.RpcMethodHandler[Any, Any], m: _Method) -> grpc.RpcMetho
     return grpc.stream_stream_rpc_method_handler(
         call_stream, handler.request_deserializer, handler.response_serializer
     )
+
+
+def observe(full_method: str, start: float, code: grpc.StatusCode | None) -> None:
+    """A call that did not come as a gRPC call of its own (one multiplexed on a stream,
+    process_service's SteerStream), in its method's series as if it had: `start` is its
+    `time.perf_counter()` at the start, `code` None when it succeeded."""
+    _method(full_method).done(start, code)

@@ -57,12 +57,15 @@ class GrpcHost:
             revocations = remote_source(self._channels.get("session_service"))
         self.revocations = RevocationWatch(revocations, snapshot, config.auth.revocation_refresh_s)
         verifier = Verifier.from_config(config, is_revoked=snapshot.is_revoked)
+        auth = AuthInterceptor(verifier, owners)
+        # The same checks for the calls a stream carries (process_service's SteerStream).
+        self.admission = auth.admission
         self.server = grpc.aio.server(
             options=SERVER_OPTIONS,
             # Auth first; then one error mapping and the RED metrics for every method.
             interceptors=[
                 *tracing.server_interceptors(),
-                AuthInterceptor(verifier, owners),
+                auth,
                 ServerCalls(),
             ],
         )

@@ -209,3 +209,49 @@ class FollowedEvents(_message.Message):
     ended: bool
     reason: str
     def __init__(self, key: _Optional[int] = ..., events: _Optional[_Iterable[_Union[_common_pb2.SessionEvent, _Mapping]]] = ..., ended: _Optional[bool] = ..., reason: _Optional[str] = ...) -> None: ...
+
+class SteerStreamRequest(_message.Message):
+    __slots__ = ("calls",)
+    CALLS_FIELD_NUMBER: _ClassVar[int]
+    calls: _containers.RepeatedCompositeFieldContainer[SteerCall]
+    def __init__(self, calls: _Optional[_Iterable[_Union[SteerCall, _Mapping]]] = ...) -> None: ...
+
+class SteerCall(_message.Message):
+    __slots__ = ("id", "token", "request", "timeout_ms")
+    ID_FIELD_NUMBER: _ClassVar[int]
+    TOKEN_FIELD_NUMBER: _ClassVar[int]
+    REQUEST_FIELD_NUMBER: _ClassVar[int]
+    TIMEOUT_MS_FIELD_NUMBER: _ClassVar[int]
+    id: int
+    token: str
+    request: _process_pb2.SteerRequest
+    timeout_ms: int
+    def __init__(self, id: _Optional[int] = ..., token: _Optional[str] = ..., request: _Optional[_Union[_process_pb2.SteerRequest, _Mapping]] = ..., timeout_ms: _Optional[int] = ...) -> None: ...
+
+class SteerStreamReply(_message.Message):
+    __slots__ = ("results",)
+    RESULTS_FIELD_NUMBER: _ClassVar[int]
+    results: _containers.RepeatedCompositeFieldContainer[SteerCallResult]
+    def __init__(self, results: _Optional[_Iterable[_Union[SteerCallResult, _Mapping]]] = ...) -> None: ...
+
+class SteerCallResult(_message.Message):
+    __slots__ = ("id", "reply", "error")
+    ID_FIELD_NUMBER: _ClassVar[int]
+    REPLY_FIELD_NUMBER: _ClassVar[int]
+    ERROR_FIELD_NUMBER: _ClassVar[int]
+    id: int
+    reply: _process_pb2.SteerResponse
+    error: CallError
+    def __init__(self, id: _Optional[int] = ..., reply: _Optional[_Union[_process_pb2.SteerResponse, _Mapping]] = ..., error: _Optional[_Union[CallError, _Mapping]] = ...) -> None: ...
+
+class CallError(_message.Message):
+    __slots__ = ("code", "message", "reason", "status")
+    CODE_FIELD_NUMBER: _ClassVar[int]
+    MESSAGE_FIELD_NUMBER: _ClassVar[int]
+    REASON_FIELD_NUMBER: _ClassVar[int]
+    STATUS_FIELD_NUMBER: _ClassVar[int]
+    code: int
+    message: str
+    reason: str
+    status: bytes
+    def __init__(self, code: _Optional[int] = ..., message: _Optional[str] = ..., reason: _Optional[str] = ..., status: _Optional[bytes] = ...) -> None: ...

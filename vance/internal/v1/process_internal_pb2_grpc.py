@@ -106,6 +106,11 @@ class ProcessInternalServiceStub:
                 request_serializer=vance_dot_internal_dot_v1_dot_process__internal__pb2.FollowSessionsRequest.SerializeToString,
                 response_deserializer=vance_dot_internal_dot_v1_dot_process__internal__pb2.FollowSessionsReply.FromString,
                 _registered_method=True)
+        self.SteerStream = channel.stream_stream(
+                '/vance.internal.v1.ProcessInternalService/SteerStream',
+                request_serializer=vance_dot_internal_dot_v1_dot_process__internal__pb2.SteerStreamRequest.SerializeToString,
+                response_deserializer=vance_dot_internal_dot_v1_dot_process__internal__pb2.SteerStreamReply.FromString,
+                _registered_method=True)
 
 
 class ProcessInternalServiceServicer:
@@ -218,6 +223,20 @@ class ProcessInternalServiceServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def SteerStream(self, request_iterator, context):
+        """The steers of a gateway's sockets on one stream (gateway/steer_stream.py), instead of a
+        unary vance.v1.ProcessService.Steer each: the same request, the same checks and the same
+        reply or error, per call. Each call names the user it is made for by that user's token,
+        which process_service verifies and checks against Steer's rule (vance/policy.py) as it
+        does the unary call's `authorization`; a call without one is made as the stream's caller.
+        Replies come as calls finish, in any order, by the caller's call id. The call itself is
+        service-only. A stream that breaks leaves its unanswered calls' outcome unknown, as a
+        unary call that broke: the caller retries with the message's idempotency key.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_ProcessInternalServiceServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -290,6 +309,11 @@ def add_ProcessInternalServiceServicer_to_server(servicer, server):
                     servicer.FollowSessions,
                     request_deserializer=vance_dot_internal_dot_v1_dot_process__internal__pb2.FollowSessionsRequest.FromString,
                     response_serializer=vance_dot_internal_dot_v1_dot_process__internal__pb2.FollowSessionsReply.SerializeToString,
+            ),
+            'SteerStream': grpc.stream_stream_rpc_method_handler(
+                    servicer.SteerStream,
+                    request_deserializer=vance_dot_internal_dot_v1_dot_process__internal__pb2.SteerStreamRequest.FromString,
+                    response_serializer=vance_dot_internal_dot_v1_dot_process__internal__pb2.SteerStreamReply.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -670,6 +694,33 @@ class ProcessInternalService:
             '/vance.internal.v1.ProcessInternalService/FollowSessions',
             vance_dot_internal_dot_v1_dot_process__internal__pb2.FollowSessionsRequest.SerializeToString,
             vance_dot_internal_dot_v1_dot_process__internal__pb2.FollowSessionsReply.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def SteerStream(request_iterator,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.stream_stream(
+            request_iterator,
+            target,
+            '/vance.internal.v1.ProcessInternalService/SteerStream',
+            vance_dot_internal_dot_v1_dot_process__internal__pb2.SteerStreamRequest.SerializeToString,
+            vance_dot_internal_dot_v1_dot_process__internal__pb2.SteerStreamReply.FromString,
             options,
             channel_credentials,
             insecure,

@@ -77,6 +77,16 @@ class ProcessInternalServiceStub:
     order. The caller checked the user of each follow (the socket's bind); the call itself
     is service-only.
     """
+    SteerStream: _grpc.StreamStreamMultiCallable[_process_internal_pb2.SteerStreamRequest, _process_internal_pb2.SteerStreamReply]
+    """The steers of a gateway's sockets on one stream (gateway/steer_stream.py), instead of a
+    unary vance.v1.ProcessService.Steer each: the same request, the same checks and the same
+    reply or error, per call. Each call names the user it is made for by that user's token,
+    which process_service verifies and checks against Steer's rule (vance/policy.py) as it
+    does the unary call's `authorization`; a call without one is made as the stream's caller.
+    Replies come as calls finish, in any order, by the caller's call id. The call itself is
+    service-only. A stream that breaks leaves its unanswered calls' outcome unknown, as a
+    unary call that broke: the caller retries with the message's idempotency key.
+    """
 
 @_typing.type_check_only
 class ProcessInternalServiceAsyncStub(ProcessInternalServiceStub):
@@ -122,6 +132,16 @@ class ProcessInternalServiceAsyncStub(ProcessInternalServiceStub):
     of process_service's event loop produced for them, grouped by follow, each group in seq
     order. The caller checked the user of each follow (the socket's bind); the call itself
     is service-only.
+    """
+    SteerStream: _aio.StreamStreamMultiCallable[_process_internal_pb2.SteerStreamRequest, _process_internal_pb2.SteerStreamReply]  # type: ignore[assignment]
+    """The steers of a gateway's sockets on one stream (gateway/steer_stream.py), instead of a
+    unary vance.v1.ProcessService.Steer each: the same request, the same checks and the same
+    reply or error, per call. Each call names the user it is made for by that user's token,
+    which process_service verifies and checks against Steer's rule (vance/policy.py) as it
+    does the unary call's `authorization`; a call without one is made as the stream's caller.
+    Replies come as calls finish, in any order, by the caller's call id. The call itself is
+    service-only. A stream that breaks leaves its unanswered calls' outcome unknown, as a
+    unary call that broke: the caller retries with the message's idempotency key.
     """
 
 class ProcessInternalServiceServicer(metaclass=_abc_1.ABCMeta):
@@ -249,6 +269,22 @@ class ProcessInternalServiceServicer(metaclass=_abc_1.ABCMeta):
         of process_service's event loop produced for them, grouped by follow, each group in seq
         order. The caller checked the user of each follow (the socket's bind); the call itself
         is service-only.
+        """
+
+    @_abc_1.abstractmethod
+    def SteerStream(
+        self,
+        request_iterator: _MaybeAsyncIterator[_process_internal_pb2.SteerStreamRequest],
+        context: _ServicerContext,
+    ) -> _typing.Union[_abc.Iterator[_process_internal_pb2.SteerStreamReply], _abc.AsyncIterator[_process_internal_pb2.SteerStreamReply]]:
+        """The steers of a gateway's sockets on one stream (gateway/steer_stream.py), instead of a
+        unary vance.v1.ProcessService.Steer each: the same request, the same checks and the same
+        reply or error, per call. Each call names the user it is made for by that user's token,
+        which process_service verifies and checks against Steer's rule (vance/policy.py) as it
+        does the unary call's `authorization`; a call without one is made as the stream's caller.
+        Replies come as calls finish, in any order, by the caller's call id. The call itself is
+        service-only. A stream that breaks leaves its unanswered calls' outcome unknown, as a
+        unary call that broke: the caller retries with the message's idempotency key.
         """
 
 def add_ProcessInternalServiceServicer_to_server(servicer: ProcessInternalServiceServicer, server: _typing.Union[_grpc.Server, _aio.Server]) -> None: ...
