@@ -157,9 +157,8 @@ class _Stream:
                 finally:
                     self._wake = None
             calls, self._unsent = self._unsent, []
-            sent.update(
-                c.id for c in calls
-            )  # before the write: a failed write's outcome is unknown
+            # Counted as sent before the write: a write that fails may have gone out.
+            sent.update(c.id for c in calls)
             await call.write(pipb.SteerStreamRequest(calls=calls))
 
 

@@ -1,7 +1,8 @@
 """The gateway's steers on one stream to process_service (gateway/steer_stream.py,
 process_service/runtime/steer_stream.py): each call gets exactly the reply or the error the
 unary `Steer` gives for the same request and user, however many sockets steer at once; a
-process_service killed while steers are in flight loses and duplicates none of them."""
+process_service killed while steers are in flight loses and duplicates none of them; one that
+does not answer holds at most the gateway's bound of calls, each failing at its deadline."""
 
 from __future__ import annotations
 
@@ -10,11 +11,15 @@ import uuid
 from collections.abc import Awaitable, Callable
 from typing import Any
 
+import grpc
+
 from gateway.errors import ErrorInfo, describe
 from gateway.steer_stream import SteerStreams
 from tests.harness import System, WsClient, eventually, has_workers
 from tests.sessions_support import new_user
 from vance.auth import on_behalf_of
+from vance.internal.v1 import process_internal_pb2 as pipb
+from vance.internal.v1 import process_internal_pb2_grpc
 from vance.v1 import common_pb2 as pb
 from vance.v1 import process_pb2 as ppb
 
@@ -179,3 +184,50 @@ async def test_steers_in_flight_when_process_service_is_killed_are_kept_once(
     print("steer outcomes across the kill:", tally)
     for c in clients:
         await c.close()
+
+
+class _Stuck(process_internal_pb2_grpc.ProcessInternalServiceServicer):
+    """A process_service that reads steers and never answers one (a hung or overloaded peer)."""
+
+    def __init__(self) -> None:
+        self.calls: list[pipb.SteerCall] = []
+
+    async def SteerStream(self, request_iterator: Any, context: Any) -> None:  # type: ignore[override]
+        async for request in request_iterator:
+            self.calls.extend(request.calls)
+        await asyncio.Event().wait()
+
+
+async def test_a_stuck_peer_gets_at_most_the_bound_and_each_call_fails_in_time() -> None:
+    stuck = _Stuck()
+    server = grpc.aio.server()
+    process_internal_pb2_grpc.add_ProcessInternalServiceServicer_to_server(stuck, server)
+    port = server.add_insecure_port("127.0.0.1:0")
+    await server.start()
+    channel = grpc.aio.insecure_channel(f"127.0.0.1:{port}")
+    streams = SteerStreams(
+        [process_internal_pb2_grpc.ProcessInternalServiceStub(channel)],
+        timeout_s=0.5,
+        max_in_flight=4,
+    )
+    runner = asyncio.create_task(streams.run())
+    try:
+        started = asyncio.get_running_loop().time()
+        steers = [
+            asyncio.create_task(_as("", lambda i=i: streams.steer(_steer("p", "s", f"m{i}"))))
+            for i in range(10)
+        ]
+        # The bound: 4 calls on the wire at once (the writer sends all it has in one message,
+        # so without the bound all ten would arrive together); the others wait in the gateway.
+        await eventually(lambda: len(stuck.calls) >= 4, what="the first calls on the stream")
+        assert len(stuck.calls) == 4
+        assert all(0 < c.timeout_ms <= 500 for c in stuck.calls)
+        results = await asyncio.gather(*steers)
+        # None hangs: each fails as a unary call past its deadline does (504 at the socket).
+        assert results == [ErrorInfo(504, "Deadline Exceeded", "deadline_exceeded")] * 10
+        assert asyncio.get_running_loop().time() - started < 5
+    finally:
+        runner.cancel()
+        await asyncio.gather(runner, return_exceptions=True)
+        await channel.close()
+        await server.stop(None)
