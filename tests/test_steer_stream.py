@@ -8,7 +8,8 @@ from __future__ import annotations
 
 import asyncio
 import uuid
-from collections.abc import Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
+from functools import partial
 from typing import Any
 
 import grpc
@@ -76,7 +77,7 @@ async def test_each_call_on_the_stream_gets_what_the_unary_call_gives(system: Sy
                 req = _steer(pid, sid, f"{m}-{i}-{k}", key=f"{m}-{i}-{k}")
                 calls.append((owner_token, req))
             calls.append((other_token, _steer(pid, sid, f"{m}-{i}-foreign")))
-        results = await asyncio.gather(*(_as(t, lambda r=r: streams.steer(r)) for t, r in calls))
+        results = await asyncio.gather(*(_as(t, partial(streams.steer, r)) for t, r in calls))
         message_ids = set()
         for (token, req), got in zip(calls, results, strict=True):
             if token == other_token:
@@ -98,8 +99,8 @@ async def test_each_call_on_the_stream_gets_what_the_unary_call_gives(system: Sy
             (owner_token, _steer("p-missing", sid, "to nobody")),  # NOT_FOUND
             ("not-a-token", _steer(pid, sid, "who?")),  # UNAUTHENTICATED
         ]:
-            unary = await _as(token, lambda req=req: stub.Steer(req, timeout=10))
-            streamed = await _as(token, lambda req=req: streams.steer(req))
+            unary = await _as(token, partial(stub.Steer, req, timeout=10))
+            streamed = await _as(token, partial(streams.steer, req))
             if isinstance(unary, ErrorInfo):
                 assert streamed == unary
             else:
@@ -186,22 +187,34 @@ async def test_steers_in_flight_when_process_service_is_killed_are_kept_once(
         await c.close()
 
 
-class _Stuck(process_internal_pb2_grpc.ProcessInternalServiceServicer):
+class _Stuck:
     """A process_service that reads steers and never answers one (a hung or overloaded peer)."""
 
     def __init__(self) -> None:
         self.calls: list[pipb.SteerCall] = []
 
-    async def SteerStream(self, request_iterator: Any, context: Any) -> None:  # type: ignore[override]
-        async for request in request_iterator:
+    async def steer_stream(self, requests: AsyncIterator[pipb.SteerStreamRequest], _: Any) -> None:
+        async for request in requests:
             self.calls.extend(request.calls)
         await asyncio.Event().wait()
+
+    def handler(self) -> grpc.GenericRpcHandler:
+        return grpc.method_handlers_generic_handler(
+            "vance.internal.v1.ProcessInternalService",
+            {
+                "SteerStream": grpc.stream_stream_rpc_method_handler(
+                    self.steer_stream,
+                    pipb.SteerStreamRequest.FromString,
+                    pipb.SteerStreamReply.SerializeToString,
+                )
+            },
+        )
 
 
 async def test_a_stuck_peer_gets_at_most_the_bound_and_each_call_fails_in_time() -> None:
     stuck = _Stuck()
     server = grpc.aio.server()
-    process_internal_pb2_grpc.add_ProcessInternalServiceServicer_to_server(stuck, server)
+    server.add_generic_rpc_handlers([stuck.handler()])
     port = server.add_insecure_port("127.0.0.1:0")
     await server.start()
     channel = grpc.aio.insecure_channel(f"127.0.0.1:{port}")
@@ -214,7 +227,7 @@ async def test_a_stuck_peer_gets_at_most_the_bound_and_each_call_fails_in_time()
     try:
         started = asyncio.get_running_loop().time()
         steers = [
-            asyncio.create_task(_as("", lambda i=i: streams.steer(_steer("p", "s", f"m{i}"))))
+            asyncio.create_task(_as("", partial(streams.steer, _steer("p", "s", f"m{i}"))))
             for i in range(10)
         ]
         # The bound: 4 calls on the wire at once (the writer sends all it has in one message,
