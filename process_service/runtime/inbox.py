@@ -105,6 +105,11 @@ class Inbox:
                 (m.id for m in (*current.pending, *current.owned) if m.key == key),
                 "",
             )
+            if not original:
+                # The turn that drained it committed between the write and this read: it is
+                # in the archive now, and the reply still names it (docs/protocol.md).
+                archived = await self._store.archived(pid, key)
+                original = archived.id if archived is not None else ""
             return self._duplicate(current, original)
         self._remember_engine(pid, process.engine)
         if self.on_pending is not None:
