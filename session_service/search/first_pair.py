@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections import OrderedDict
+from collections import OrderedDict, deque
 from collections.abc import Iterable
 from dataclasses import replace
 
@@ -26,6 +26,11 @@ logger = logging.getLogger(__name__)
 
 SUGGEST_ATTEMPTS = 3
 SUGGEST_TIMEOUT_S = 60.0
+# Suggestions that run at once; the rest wait in order. Every session's first pair comes within
+# seconds of the others' when many sessions start together (800 clients at realpace800), and a
+# suggestion each at once held 800 model calls (their connections, tasks and request bodies,
+# ~25 KiB each) in session_service, and as many in the model's queue, for one title each.
+SUGGEST_AT_ONCE = 16
 _HELD = 1024
 _TRIED = 10_000
 
@@ -45,7 +50,9 @@ class FirstPairs:
         self._suggester = suggester
         # chat process -> its cursor
         self._held: OrderedDict[str, FirstPairCursor] = OrderedDict()
-        self._suggesting: set[str] = set()
+        self._suggesting: set[str] = set()  # running or waiting: started no second time
+        self._waiting: deque[Session] = deque()  # for one of the runners (SUGGEST_AT_ONCE)
+        self._runners = 0
         # session -> (attempts this replica made, whether one of them finished it): a page's
         # session document may have been read before this replica's suggestion ended, and
         # must not start another one.
@@ -111,14 +118,18 @@ class FirstPairs:
 
     async def suggest(self, session: Session, background: asyncio.TaskGroup | None) -> None:
         """Starts the suggestion for a session that has its first pair, beside the feed (in
-        `background`) unless one runs already; without a background group, waits for it."""
+        `background`, at most SUGGEST_AT_ONCE at a time, the rest in the order they came)
+        unless one runs or waits already; without a background group, waits for it."""
         if session.session_id in self._suggesting or not self._due(session):
             return
         if background is None:
             await self.suggest_now(session)
             return
         self._suggesting.add(session.session_id)
-        background.create_task(self._suggest_beside(session))
+        self._waiting.append(session)
+        if self._runners < SUGGEST_AT_ONCE:
+            self._runners += 1
+            background.create_task(self._run_waiting())
 
     def _due(self, session: Session) -> bool:
         return (
@@ -127,13 +138,19 @@ class FirstPairs:
             and not self._over(session)
         )
 
-    async def _suggest_beside(self, session: Session) -> None:
+    async def _run_waiting(self) -> None:
+        """One runner: the waiting suggestions one after the other, until none waits."""
         try:
-            await self.suggest_now(session)
-        except Exception:
-            logger.exception("metadata suggestion for %s failed", session.session_id)
+            while self._waiting:
+                session = self._waiting.popleft()
+                try:
+                    await self.suggest_now(session)
+                except Exception:
+                    logger.exception("metadata suggestion for %s failed", session.session_id)
+                finally:
+                    self._suggesting.discard(session.session_id)
         finally:
-            self._suggesting.discard(session.session_id)
+            self._runners -= 1
 
     async def suggest_now(self, session: Session) -> None:
         md = session.metadata
