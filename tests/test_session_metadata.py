@@ -340,7 +340,8 @@ class _Applied:
 async def test_first_pairs_met_together_suggest_a_few_at_a_time_and_every_one() -> None:
     """When many sessions reach their first pair together (800 clients starting at once), at
     most SUGGEST_AT_ONCE suggestions wait on the model at a time; every session still gets its
-    title, and a session met again while its suggestion waits starts no second one."""
+    title, a session met again while its suggestion waits starts no second one, and one archived
+    while it waits gets none."""
     model, applied = _HeldSuggester(), _Applied()
     pairs = FirstPairs(
         sessions=applied,  # type: ignore[arg-type]
@@ -363,8 +364,10 @@ async def test_first_pairs_met_together_suggest_a_few_at_a_time_and_every_one() 
         for s in sessions + sessions[:10]:
             await pairs.suggest(s, background)
         await eventually(lambda: model.waiting == SUGGEST_AT_ONCE, what="the first suggestions")
+        archived, kept = sessions[-2:], sessions[:-2]
+        pairs.forget(s.chat_process_id for s in archived)
         model.go.set()
-        await eventually(lambda: len(applied.titles) == len(sessions), what="every suggestion")
+        await eventually(lambda: len(applied.titles) == len(kept), what="every suggestion")
     assert model.most == SUGGEST_AT_ONCE
-    assert applied.titles == {s.session_id: f"About q c{s.session_id[1:]}" for s in sessions}
-    assert sorted(applied.counted) == sorted(s.session_id for s in sessions)
+    assert applied.titles == {s.session_id: f"About q c{s.session_id[1:]}" for s in kept}
+    assert sorted(applied.counted) == sorted(s.session_id for s in kept)

@@ -28,9 +28,12 @@ SUGGEST_ATTEMPTS = 3
 SUGGEST_TIMEOUT_S = 60.0
 # Suggestions that run at once; the rest wait in order. Every session's first pair comes within
 # seconds of the others' when many sessions start together (800 clients at realpace800), and a
-# suggestion each at once held 800 model calls (their connections, tasks and request bodies,
-# ~25 KiB each) in session_service, and as many in the model's queue, for one title each.
-SUGGEST_AT_ONCE = 16
+# suggestion each at once held 800 model calls in session_service (their tasks, connections and
+# request bodies: ~14 KiB of Python objects each, tracemalloc), and as many in the model's
+# queue. More than a few: 200 sessions started together still have their titles within a few
+# model calls' time (with 16 at once, 200 suggestions at realpace200 ran ~20 s, into the
+# measured window).
+SUGGEST_AT_ONCE = 64
 _HELD = 1024
 _TRIED = 10_000
 
@@ -113,8 +116,15 @@ class FirstPairs:
             self._held.popitem(last=False)
 
     def forget(self, process_ids: Iterable[str]) -> None:
-        for pid in process_ids:
+        """An archived or deleted session's chat processes: their cursors go, and a suggestion
+        still waiting for them is not made (the session's page met again starts it anew)."""
+        gone = set(process_ids)
+        for pid in gone:
             self._held.pop(pid, None)
+        dropped = [s for s in self._waiting if s.chat_process_id in gone]
+        if dropped:
+            self._waiting = deque(s for s in self._waiting if s.chat_process_id not in gone)
+            self._suggesting.difference_update(s.session_id for s in dropped)
 
     async def suggest(self, session: Session, background: asyncio.TaskGroup | None) -> None:
         """Starts the suggestion for a session that has its first pair, beside the feed (in
