@@ -3,15 +3,17 @@ that only ever fills what no user has set."""
 
 from __future__ import annotations
 
+import asyncio
 from typing import Any
 
 import grpc
 import pytest
 
-from session_service.domain.models import AccentColor, Session, SessionStatus
-from session_service.search.first_pair import next_cursor
+from session_service.domain.models import AccentColor, Session, SessionMetadata, SessionStatus
+from session_service.search.first_pair import SUGGEST_AT_ONCE, FirstPairs, next_cursor
 from session_service.search.index_store import FirstPairCursor
 from session_service.search.session_metadata import (
+    Suggestion,
     normalize_color,
     normalize_icon,
     normalize_tags,
@@ -298,3 +300,74 @@ async def test_a_first_pair_split_by_a_session_service_restart_still_brings_its_
     assert len(asked) == 1
     assert question in str(asked[0]["messages"]) and answer in str(asked[0]["messages"])
     await client.close()
+
+
+class _HeldSuggester:
+    """A model that answers a suggestion only when let go, counting the calls waiting at once."""
+
+    def __init__(self) -> None:
+        self.waiting = 0
+        self.most = 0
+        self.go = asyncio.Event()
+
+    async def suggest(self, question: str, answer: str) -> Suggestion:
+        self.waiting += 1
+        self.most = max(self.most, self.waiting)
+        try:
+            await self.go.wait()
+        finally:
+            self.waiting -= 1
+        return Suggestion(title=f"About {question}", icon=None, color=None)
+
+
+class _Applied:
+    """The stores a suggestion writes to, as far as FirstPairs uses them."""
+
+    def __init__(self) -> None:
+        self.titles: dict[str, str | None] = {}
+        self.counted: list[str] = []
+
+    async def cursor(self, process_id: str) -> FirstPairCursor:
+        return FirstPairCursor(f"q {process_id}", "a", "m1", 1)
+
+    async def apply_suggestion(self, session_id: str, s: Suggestion, *, known: Session) -> None:
+        self.titles[session_id] = s.title
+
+    async def count_suggestion(self, session_id: str, *, done: bool) -> None:
+        self.counted.append(session_id)
+
+
+async def test_first_pairs_met_together_suggest_a_few_at_a_time_and_every_one() -> None:
+    """When many sessions reach their first pair together (800 clients starting at once), at
+    most SUGGEST_AT_ONCE suggestions wait on the model at a time; every session still gets its
+    title, a session met again while its suggestion waits starts no second one, and one archived
+    while it waits gets none."""
+    model, applied = _HeldSuggester(), _Applied()
+    pairs = FirstPairs(
+        sessions=applied,  # type: ignore[arg-type]
+        index=applied,  # type: ignore[arg-type]
+        metadata=applied,  # type: ignore[arg-type]
+        suggester=model,  # type: ignore[arg-type]
+    )
+    sessions = [
+        Session(
+            session_id=f"s{i}",
+            tenant_id="t",
+            project_id="p",
+            owner_user_id="u",
+            chat_process_id=f"c{i}",
+            metadata=SessionMetadata(first_qa_at_ms=1),
+        )
+        for i in range(3 * SUGGEST_AT_ONCE + 5)
+    ]
+    async with asyncio.TaskGroup() as background:
+        for s in sessions + sessions[:10]:
+            await pairs.suggest(s, background)
+        await eventually(lambda: model.waiting == SUGGEST_AT_ONCE, what="the first suggestions")
+        archived, kept = sessions[-2:], sessions[:-2]
+        pairs.forget(s.chat_process_id for s in archived)
+        model.go.set()
+        await eventually(lambda: len(applied.titles) == len(kept), what="every suggestion")
+    assert model.most == SUGGEST_AT_ONCE
+    assert applied.titles == {s.session_id: f"About q c{s.session_id[1:]}" for s in kept}
+    assert sorted(applied.counted) == sorted(s.session_id for s in kept)

@@ -158,7 +158,6 @@ async def run_action_loop(
     `streamed` names the action arguments that go to the client as chunks while the model
     writes them; the final chat message is the parsed action's, as without streaming."""
     tools = [t.for_model() for t in pool] + action_tools
-    offered = {t.name for t in pool}
     refused = refused or {}
     for _ in range(max(1, max_iterations)):
         reply = await ctx.llm.complete(
@@ -190,7 +189,9 @@ async def run_action_loop(
         actions = [c for c in reply.tool_calls if c.name in parsers]
         others = [c for c in reply.tool_calls if c.name not in parsers]
         for call in others:
-            if call.name not in offered or call.name in refused:
+            # Looked up in the pool only when the model calls a tool: a set of the pool's names
+            # held through the model call was ~1 KiB per turn in flight (issue 28).
+            if call.name in refused or all(t.name != call.name for t in pool):
                 reason = refused.get(call.name) or f"unknown tool {call.name!r}; use one of yours"
                 messages.append(
                     {
