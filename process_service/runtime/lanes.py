@@ -118,7 +118,7 @@ class Lanes:
         # chat_count only changes when this lane commits, so it is the base for the turn's
         # chat message numbers on every attempt.
         ref = self._ref(before, lane, _call_for(before), list(before.pending), before.chat_count)
-        await self._status_event(before, before.status, ProcessStatus.RUNNING)
+        await self.running_event(before, before.status)
         return ref
 
     async def take_steered(
@@ -127,7 +127,7 @@ class Lanes:
         """Delivers a steered message and takes the lane for it in one write, when the process
         waits for exactly that: started, idle or blocked, no lane, nothing else pending, and no
         message with this key. None otherwise (the caller pushes it to the inbox as usual).
-        The status event is the caller's to publish (`status_event`), after its reply."""
+        The status event is the caller's to publish (`running_event`), after its reply."""
         now = self.clock.now_ms()
         lane = Lane(new_id("turn"), 1, worker_id, now + self.config.lease_ms)
         before = await self.store.take_steered(process_id, session_id, msg, lane, now)
@@ -336,24 +336,28 @@ class Lanes:
     ) -> asyncio.Future[int]:
         """Queues a status event in the session's seq order without writing it (the caller
         flushes the session's events)."""
+        self._status_changed(process, new)
+        return self.events.submit(
+            process.session_id, STATUS_CHANGED, _status_data(process, old, new)
+        )
+
+    async def running_event(self, process: Process, old: ProcessStatus) -> None:
+        """The RUNNING event of a turn whose lane was just taken: handed out now and stored
+        with the session's next write when the event log can (`EventLog.announce`: the lane's
+        write made RUNNING durable, so a crash may lose this event but never contradict it),
+        else written before the turn goes on, as every other status event is."""
+        data = _status_data(process, old, ProcessStatus.RUNNING)
+        if self.events.announce(process.session_id, STATUS_CHANGED, data) is not None:
+            self._status_changed(process, ProcessStatus.RUNNING)
+            return
+        await self._status_event(process, old, ProcessStatus.RUNNING)
+
+    def _status_changed(self, process: Process, new: ProcessStatus) -> None:
         self._signals.status_changed(process.session_id)
         if new is not ProcessStatus.INIT:
             waiter = self._past_init.get(process.id)
             if waiter is not None:
                 waiter.set()
-        return self.events.submit(
-            process.session_id,
-            STATUS_CHANGED,
-            {
-                "think_process_id": process.id,
-                "process_name": process.name,
-                "engine": process.engine,
-                "from_status": old.value,
-                "to_status": new.value,
-                "close_reason": process.close_reason.value if process.close_reason else "",
-                "parent_process_id": process.parent_process_id,
-            },
-        )
 
     status_event = _status_event
 
@@ -364,6 +368,20 @@ class Lanes:
 
     def forget_past_init(self, process_id: str) -> None:
         self._past_init.pop(process_id, None)
+
+
+def _status_data(
+    process: Process, old: ProcessStatus, new: ProcessStatus
+) -> dict[str, str | None]:  # JSON: a status event's data
+    return {
+        "think_process_id": process.id,
+        "process_name": process.name,
+        "engine": process.engine,
+        "from_status": old.value,
+        "to_status": new.value,
+        "close_reason": process.close_reason.value if process.close_reason else "",
+        "parent_process_id": process.parent_process_id,
+    }
 
 
 def renewal_due(config: LanesConfig, lease_until_ms: int, now_ms: int) -> bool:
