@@ -248,3 +248,27 @@ async def test_an_announced_event_lost_in_a_restart_leaves_its_seq_unused(
         assert seen not in [e.seq for e in replayed]
         assert [e.data.get("redo") for e in replayed] == [None, None, True]
         assert [e.seq for e in await after.read_stored(sid, seen, 0)] == [redo]
+
+
+async def test_an_announced_event_whose_write_went_in_unanswered_is_stored_once(
+    system: System,
+) -> None:
+    """The insert that carried an announced event reached the store, but its reply was lost
+    (the write failed as far as the writer knows): the next write meets the event's id, takes
+    it as stored and stores the rest; the stream has every event once, in order."""
+    sid = f"sess_chd{uuid.uuid4().hex[:10]}"
+    async with store(system) as db:
+        log, counting = _log(db)
+        assert log.announce(sid, "progress", {"to_status": "RUNNING"}) is None
+        await log.publish(sid, "progress", {"to_status": "RUNNING"})
+        seq = log.announce(sid, "progress", {"to_status": "RUNNING", "n": 2})
+        assert seq is not None
+        # What the lost insert wrote: the announced event under its id.
+        announced = (await log.replay(sid, seq - 1, seq))[0]
+        assert await ProcessStore(db).insert_events([announced], chunk_text=False) == 1
+        answer = await log.publish(sid, CHAT_APPENDED, {"chat_message_id": "m1"})
+        assert answer == seq + 1
+        replayed = await log.read_stored(sid, 0, 0)
+        assert [e.seq for e in replayed] == [seq - 1, seq, answer]
+        assert [e.data.get("n") for e in replayed][1] == 2
+        assert counting.inserts == 3  # the first, the one that met the id, the retry
