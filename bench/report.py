@@ -272,6 +272,10 @@ def render(r: Results) -> str:
         shown = CPU_WORKERS if CPU_WORKERS in r.throughput else max(r.throughput)
         lines += _cpu(r.throughput[shown])
         lines += store_calls_section(r.throughput[shown])
+        # The 4-worker run's too (the LangGraph comparison's), when it ran beside it.
+        if shown != 4 and 4 in r.throughput:
+            lines += _cpu(r.throughput[4])
+            lines += store_calls_section(r.throughput[4])
     if r.memory is not None:
         lines += _memory(r.memory)
     if r.search is not None:

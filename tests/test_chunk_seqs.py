@@ -191,3 +191,84 @@ async def test_a_replay_after_a_turn_ended_has_its_answer_and_no_chunks_of_it(
         after = await log.replay(sid, start, await answer)
         assert [e.data.get("chunk") for e in after] == ["still typing", None]
         assert after[-1].data["chat_message_id"] == "m1"
+
+
+async def test_an_announced_event_goes_out_at_once_and_is_stored_with_the_next_write(
+    system: System,
+) -> None:
+    """A turn's RUNNING event (`EventLog.announce`, runtime/lanes.py `running_event`): with a
+    claimed seq at hand it reaches subscribers with no store command, a replay meanwhile has
+    it from memory, and the session's next write stores it first, in seq order, once."""
+    sid = f"sess_cha{uuid.uuid4().hex[:10]}"
+    async with store(system) as db:
+        log, counting = _log(db)
+        running = {"to_status": "RUNNING"}
+        # No seq claimed yet: the caller writes it, and that write claims a block ahead.
+        assert log.announce(sid, "progress", running) is None
+        await log.publish(sid, "progress", running)
+        assert counting.marks == 1
+        sub = log.subscribe_batches(sid, 0)
+        assert len(await _received(sub, 1)) == 1
+        writes = (counting.inserts, counting.marks)
+        seq = log.announce(sid, "progress", running)
+        assert seq is not None
+        assert [(e.seq, e.ephemeral) for e in await _received(sub, 1)] == [(seq, False)]
+        assert (counting.inserts, counting.marks) == writes
+        assert [e.seq for e in await log.replay(sid, seq - 1, seq)] == [seq]
+        assert await db["session_events"].find_one({"seq": seq, "session_id": sid}) is None
+        # The turn's next event: one insert stores both, and the replay reads them once each.
+        answer = await log.publish(sid, CHAT_APPENDED, {"chat_message_id": "m1"})
+        assert answer == seq + 1 and counting.inserts == writes[0] + 1
+        await sub.aclose()
+        stored = await db["session_events"].find({"session_id": sid}).to_list(None)
+        assert sorted(d["seq"] for d in stored) == [seq - 1, seq, answer]
+        assert [e.seq for e in await log.replay(sid, 0, answer)] == [seq - 1, seq, answer]
+
+
+async def test_an_announced_event_lost_in_a_restart_leaves_its_seq_unused(
+    system: System,
+) -> None:
+    """process_service dies after handing out an announced event and before the write that
+    would store it: the event is gone (what it reported is in the process document), its seq
+    is not. A restarted writer numbers after it, so a client that saw it and resumes from its
+    seq gets every later event, and one that resumes from before never sees that seq reused."""
+    sid = f"sess_chl{uuid.uuid4().hex[:10]}"
+    async with store(system) as db:
+        before, _ = _log(db)
+        assert before.announce(sid, "progress", {"to_status": "RUNNING"}) is None
+        await before.publish(sid, "progress", {"to_status": "RUNNING"})  # claims seqs ahead
+        await before.publish(sid, "progress", {"to_status": "IDLE"})
+        seen = before.announce(sid, "progress", {"to_status": "RUNNING"})
+        assert seen is not None
+        # Restarted: the announced event was never written.
+        after, _ = _log(db)
+        redo = await after.publish(sid, "progress", {"to_status": "RUNNING", "redo": True})
+        assert redo > seen
+        replayed = await after.read_stored(sid, 0, 0)
+        assert seen not in [e.seq for e in replayed]
+        assert [e.data.get("redo") for e in replayed] == [None, None, True]
+        assert [e.seq for e in await after.read_stored(sid, seen, 0)] == [redo]
+
+
+async def test_an_announced_event_whose_write_went_in_unanswered_is_stored_once(
+    system: System,
+) -> None:
+    """The insert that carried an announced event reached the store, but its reply was lost
+    (the write failed as far as the writer knows): the next write meets the event's id, takes
+    it as stored and stores the rest; the stream has every event once, in order."""
+    sid = f"sess_chd{uuid.uuid4().hex[:10]}"
+    async with store(system) as db:
+        log, counting = _log(db)
+        assert log.announce(sid, "progress", {"to_status": "RUNNING"}) is None
+        await log.publish(sid, "progress", {"to_status": "RUNNING"})
+        seq = log.announce(sid, "progress", {"to_status": "RUNNING", "n": 2})
+        assert seq is not None
+        # What the lost insert wrote: the announced event under its id.
+        announced = (await log.replay(sid, seq - 1, seq))[0]
+        assert await ProcessStore(db).insert_events([announced], chunk_text=False) == 1
+        answer = await log.publish(sid, CHAT_APPENDED, {"chat_message_id": "m1"})
+        assert answer == seq + 1
+        replayed = await log.read_stored(sid, 0, 0)
+        assert [e.seq for e in replayed] == [seq - 1, seq, answer]
+        assert [e.data.get("n") for e in replayed][1] == 2
+        assert counting.inserts == 3  # the first, the one that met the id, the retry

@@ -10,6 +10,7 @@ import uuid
 from typing import Any
 
 from tests.harness import System, WsClient, eventually, has_workers
+from tests.lifecycle_support import store
 from vance.testing.scripted_llm import Rule
 from vance.v1 import common_pb2 as pb
 from vance.v1 import process_pb2 as ppb
@@ -149,3 +150,66 @@ async def test_a_client_resuming_from_a_chunk_seen_before_a_crash_misses_nothing
     assert len(stored(resumed, seen)) == len(set(stored(resumed, seen)))
     await client.close()
     await resumed.close()
+
+
+def running_frames(client: WsClient, pid: str, since: int = 0) -> list[dict[str, Any]]:
+    return [
+        f
+        for f in client.frames
+        if f["type"] == "process-progress"
+        and f["data"].get("processId") == pid
+        and f["data"].get("status") == "RUNNING"
+        and int(f["seq"]) > since
+    ]
+
+
+async def test_a_running_event_handed_out_before_its_write_is_never_contradicted(
+    own_system: System,
+) -> None:
+    """A turn's RUNNING event goes to the client before it is stored and is stored with the
+    turn's next write (process_service/events/log.py `announce`). Killed in between, the new
+    replica has neither the event nor the seq to give again: a client that saw RUNNING at N and
+    resumes from N gets the redo and the answer after N, and one resuming from the start never
+    sees N (a gap) but sees the redo's RUNNING and the answer once each."""
+    system = own_system
+    m = f"m-{uuid.uuid4().hex[:10]}"
+    client = await system.connect()
+    created = await client.ok("session-create", {"projectId": "demo"})
+    sid, pid = created["sessionId"], created["chatProcessId"]
+    await client.ok("process-steer", {"processId": pid, "content": f"{m} warm"})
+    await client.wait_for(lambda f: bool(answers(client, pid, f"{m} warm")))
+    # The answer takes long enough for the crash to come before the turn writes anything.
+    system.script(Rule(text=f"{m} slow answer", match_last=f"{m} slow", delay_ms=4000, repeat=True))
+    mark = len(client.frames)
+    await client.ok("process-steer", {"processId": pid, "content": f"{m} slow"})
+    running = await client.wait_for(
+        lambda f: client.frames.index(f) >= mark and f in running_frames(client, pid),
+        what="the RUNNING frame",
+    )
+    seen = int(running["seq"])
+    async with store(system) as db:
+        # The window this test is about: the client has the event, the store does not.
+        assert await db["session_events"].find_one({"_id": f"{sid}:{seen}"}) is None
+    await system.supervisor.restart_service("process_service")
+    await eventually(lambda: has_workers(system), what="workers back", timeout=60)
+    await client.wait_for(lambda f: bool(answers(client, pid, f"{m} slow answer")), timeout=60)
+    assert len(answers(client, pid, f"{m} slow answer")) == 1
+
+    resumed = await system.connect()
+    await resumed.ok("session-resume", {"sessionId": sid, "takeover": True, "sinceSeq": seen})
+    await resumed.wait_for(lambda f: bool(answers(resumed, pid, f"{m} slow answer")), timeout=30)
+    after = [f for f in resumed.frames if f.get("seq") is not None]
+    assert after and all(int(f["seq"]) > seen for f in after)
+    await resumed.close()
+
+    everything = await system.connect()
+    await everything.ok("session-resume", {"sessionId": sid, "takeover": True, "sinceSeq": 0})
+    await everything.wait_for(lambda f: bool(answers(everything, pid, f"{m} slow answer")))
+    seqs = [int(f["seq"]) for f in everything.frames if f.get("seq") is not None]
+    assert seqs == sorted(seqs) and len(seqs) == len(set(seqs))
+    assert seen not in seqs
+    # The redo started like any turn, after the lost event's seq, and ended once.
+    assert running_frames(everything, pid, seen)
+    assert len(answers(everything, pid, f"{m} slow answer")) == 1
+    await client.close()
+    await everything.close()

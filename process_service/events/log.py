@@ -23,7 +23,15 @@ depends on who writes the stream:
   nothing queued or in flight for its session is handed to subscribers at once, without the
   group commit (`chunk`). A restarted replica reads the last seq as the bound at the least, so
   it numbers after every seq handed out; the unused rest of a block is a gap, which
-  docs/protocol.md allows ("Resume and replay": increasing, not contiguous)."""
+  docs/protocol.md allows ("Resume and replay": increasing, not contiguous).
+
+A sole writer also hands out a turn's RUNNING status event before it is stored (`announce`):
+numbered from the claimed seqs like a chunk, it goes to subscribers at once and is stored with
+the session's next write (the turn's first chat message, or its commit), which saves an insert
+per turn. What it reports is durable already (the lane's compare-and-set set RUNNING); a crash
+before its write loses the event, not the state, and never its seq (the claim): a client that
+saw it resumes after it, one that did not sees the turn's redo start (RUNNING -> RUNNING) or its
+end. Until it is stored, a replay of this replica takes it from memory."""
 
 from __future__ import annotations
 
@@ -81,6 +89,11 @@ class _Writer:
     # Durable events of failed writes: the store may have taken them though its reply was lost
     # (it died after the commit). The next read of the last seq looks for them (`_settle`).
     unsure: list[Event] = field(default_factory=list)
+    # Persisted events handed out before their write (`announce`), in seq order: the next
+    # insert of the session stores them first.
+    unstored: list[Event] = field(default_factory=list)
+    # An event could not be announced for want of a claimed seq: the next write claims a block.
+    claim_ahead: bool = False
 
     def __post_init__(self) -> None:
         self.idle.set()
@@ -185,6 +198,31 @@ class EventLog:
             return
         w.pending.append((event, None))
 
+    def announce(
+        self,
+        session_id: str,
+        kind: str,
+        data: dict[str, Any],  # `data`: as `publish`
+    ) -> int | None:
+        """A sole writer with a claimed seq at hand and nothing queued or in flight for the
+        session numbers a persisted event as `chunk` does, hands it to subscribers at once and
+        stores it with the session's next write (the module's doc: only for an event whose
+        state is durable already, which a crash may drop but never contradict). Returns its
+        seq, or None when it cannot: the caller submits and flushes it as usual."""
+        if not self._sole_writer:
+            return None
+        w = self._writer(session_id)
+        last = w.last_seq
+        if w.busy or w.pending or last is None or last >= w.reserved:
+            # The write the caller makes instead claims seqs ahead, for the next one.
+            w.claim_ahead = True
+            return None
+        event = Event(session_id, kind, data, w.last_used_ms, False)
+        event.seq = w.last_seq = last + 1
+        w.unstored.append(event)
+        self._notify(session_id, event)
+        return event.seq
+
     async def flush(self, session_id: str) -> None:
         """Writes what is queued for the session. Concurrent flushers share a write: the first
         one writes every event queued meanwhile (group commit), the others wait for it."""
@@ -245,21 +283,35 @@ class EventLog:
                 event.seq = first + offset
             last = todo[-1].seq
             stored = todo
+            early: list[Event] = []
             if self._sole_writer:
                 stored = [e for e in todo if not e.ephemeral]
                 # A chunk before a stored event of the batch has its seq claimed by that
                 # event's insert (a restart numbers after it); chunks at the batch's end need
-                # seqs claimed ahead (a turn's answer sent whole rides with its commit: none).
-                if last > w.reserved and (_crossed_mark(first, last) or todo[-1].ephemeral):
-                    # The bound goes a block ahead: chunks are numbered from memory until
-                    # the seqs reach it. Durable before any chunk under it is handed out.
+                # seqs claimed ahead (a turn's answer sent whole rides with its commit: none),
+                # and so do events handed out before their write (`announce`).
+                ahead = todo[-1].ephemeral or w.claim_ahead
+                if last > w.reserved and (_crossed_mark(first, last) or ahead):
+                    # The bound goes a block ahead: chunks and announced events are numbered
+                    # from memory until the seqs reach it. Durable before any is handed out.
                     await self._store.mark_seq(session_id, last + RESERVE)
                     w.reserved = last + RESERVE
+                    w.claim_ahead = False
+                # Events announced before this write go first: their seqs are lower.
+                early = list(w.unstored)
+                stored = early + stored
             inserted = (
                 await self._store.insert_events(stored, chunk_text=self._keep_chunk_text)
                 if stored
                 else 0
             )
+            if early:
+                self._stored_early(session_id, w, early, inserted)
+                if inserted < len(early):
+                    # One of them was in the store already (an earlier write whose reply was
+                    # lost stored it): nothing of this batch was tried yet.
+                    continue
+                stored, inserted = stored[len(early) :], inserted - len(early)
             cut = len(todo) if inserted == len(stored) else _position(todo, stored[inserted])
             done, todo = todo[:cut], todo[cut:]
             for event in done:
@@ -302,6 +354,16 @@ class EventLog:
                 self._on_durable(session_id, event)
             self._notify(session_id, event)
 
+    def _stored_early(self, session_id: str, w: _Writer, early: list[Event], inserted: int) -> None:
+        """The announced events an insert stored: all when it got past them, else those before
+        the one whose id existed and that one (a sole writer's seqs are its own: its id can
+        only be there from an earlier insert of ours)."""
+        done = early[: min(inserted + 1, len(early))]
+        del w.unstored[: len(done)]
+        if self._on_durable is not None:
+            for event in done:
+                self._on_durable(session_id, event)
+
     def _notify(self, session_id: str, event: Event) -> None:
         for sub in self._subscribers.get(session_id, ()):
             sub.push(event)
@@ -343,13 +405,19 @@ class EventLog:
         chunks = [
             c for c in (w.chunks if w else ()) if since < c.seq <= until and c.at_ms >= horizon
         ]
+        # Announced events not yet stored (`announce`) come from memory; one stored while the
+        # store was read comes once.
+        unstored = [e for e in (w.unstored if w else ()) if since < e.seq <= until]
+        early = {e.seq for e in unstored}
+        chunks += unstored
         held = {c.seq for c in chunks}
         # A chunk placeholder is replayed only when it kept its text (`keep_chunk_text`, of
         # any replica), is within the window and not held here already.
         persisted = [
             e
             for e in await self._store.events_range(session_id, since + 1, until)
-            if not e.ephemeral or (e.data and e.at_ms >= horizon and e.seq not in held)
+            if e.seq not in early
+            and (not e.ephemeral or (e.data and e.at_ms >= horizon and e.seq not in held))
         ]
         events = persisted + chunks
         events.sort(key=lambda e: e.seq)
@@ -434,6 +502,7 @@ class EventLog:
             and not w.busy
             and not w.pending
             and not w.unsure
+            and not w.unstored
             and session_id not in self._subscribers
         ):
             del self._writers[session_id]
@@ -446,6 +515,7 @@ class EventLog:
             for sid, w in self._writers.items()
             if not w.busy
             and not w.unsure
+            and not w.unstored
             and w.last_used_ms < horizon
             and sid not in self._subscribers
         ]

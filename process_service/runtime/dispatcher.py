@@ -184,22 +184,19 @@ class Dispatcher:
             worker.reserved -= 1
             return None
         self.spawn(self._start(ref, worker))
-        # One loop turn lets _start send the RUNNING event's insert before this steer's reply is
-        # built and sent: the insert's round trip overlaps the reply instead of following it.
+        # One loop turn lets _start hand out the RUNNING event (or send its insert, when it
+        # cannot go before its write) before this steer's reply is built and sent.
         await asyncio.sleep(0)
         return ref
 
     async def _start(self, ref: TurnRef, worker: WorkerConn) -> None:
-        """After the steer's reply: the RUNNING event is queued first (so the worker's events
-        follow it in seq order), the assignment goes out, then the event is written: the
-        worker starts without waiting for that write."""
-        running = self._lanes.queue_status_event(
-            ref.process, ref.prev_status, ProcessStatus.RUNNING
-        )
+        """After the steer's reply: the RUNNING event goes first (so the worker's events
+        follow it in seq order), then the assignment. Handed out at once and stored with
+        the turn's next write when the event log can (`Lanes.running_event`), else written
+        before the assignment goes out."""
         worker.reserved -= 1
         try:
-            await self._lanes.events.flush(ref.session_id)
-            await running
+            await self._lanes.running_event(ref.process, ref.prev_status)
         except Exception:
             logger.exception("the RUNNING event of %s was not written", ref.process_id)
         try:

@@ -119,7 +119,7 @@ class Lanes:
         # chat_count only changes when this lane commits, so it is the base for the turn's
         # chat message numbers on every attempt.
         ref = self._ref(before, lane, _call_for(before), list(before.pending), before.chat_count)
-        await self._status_event(before, before.status, ProcessStatus.RUNNING)
+        await self.running_event(before, before.status)
         return ref
 
     async def take_steered(
@@ -128,7 +128,7 @@ class Lanes:
         """Delivers a steered message and takes the lane for it in one write, when the process
         waits for exactly that: started, idle or blocked, no lane, nothing else pending, and no
         message with this key. None otherwise (the caller pushes it to the inbox as usual).
-        The status event is the caller's to publish (`status_event`), after its reply."""
+        The status event is the caller's to publish (`running_event`), after its reply."""
         now = self.clock.now_ms()
         lane = Lane(new_id("turn"), 1, worker_id, now + self.config.lease_ms)
         before = await self.store.take_steered(process_id, session_id, msg, lane, now)
@@ -337,25 +337,28 @@ class Lanes:
     ) -> asyncio.Future[int]:
         """Queues a status event in the session's seq order without writing it (the caller
         flushes the session's events)."""
+        self._status_changed(process, new)
+        return self.events.submit(
+            process.session_id, STATUS_CHANGED, _status_data(process, old, new)
+        )
+
+    async def running_event(self, process: Process, old: ProcessStatus) -> None:
+        """The RUNNING event of a turn whose lane was just taken: handed out now and stored
+        with the session's next write when the event log can (`EventLog.announce`: the lane's
+        write made RUNNING durable, so a crash may lose this event but never contradict it),
+        else written before the turn goes on, as every other status event is."""
+        data = _status_data(process, old, ProcessStatus.RUNNING)
+        if self.events.announce(process.session_id, STATUS_CHANGED, data) is not None:
+            self._status_changed(process, ProcessStatus.RUNNING)
+            return
+        await self._status_event(process, old, ProcessStatus.RUNNING)
+
+    def _status_changed(self, process: Process, new: ProcessStatus) -> None:
         self._signals.status_changed(process.session_id)
         if new is not ProcessStatus.INIT:
             waiter = self._past_init.get(process.id)
             if waiter is not None:
                 waiter.set()
-        data = {
-            "think_process_id": process.id,
-            "process_name": process.name,
-            "engine": process.engine,
-            "from_status": old.value,
-            "to_status": new.value,
-            "close_reason": process.close_reason.value if process.close_reason else "",
-            "parent_process_id": process.parent_process_id,
-        }
-        if new is ProcessStatus.CLOSED and process.close_detail:
-            # Why it closed, for the clients that only read events (a turn that failed says
-            # why, issue 28); every other status event stays as small as it was.
-            data["close_detail"] = process.close_detail
-        return self.events.submit(process.session_id, STATUS_CHANGED, data)
 
     status_event = _status_event
 
@@ -375,6 +378,25 @@ def _shown_detail(reason: CloseReason | None, detail: str) -> str:
     the delegate tool spawns."""
     done = reason is None or reason is CloseReason.DONE  # a close without a reason is DONE
     return detail if done or not detail else clean_detail(detail)
+
+
+def _status_data(
+    process: Process, old: ProcessStatus, new: ProcessStatus
+) -> dict[str, str | None]:  # JSON: a status event's data
+    data: dict[str, str | None] = {
+        "think_process_id": process.id,
+        "process_name": process.name,
+        "engine": process.engine,
+        "from_status": old.value,
+        "to_status": new.value,
+        "close_reason": process.close_reason.value if process.close_reason else "",
+        "parent_process_id": process.parent_process_id,
+    }
+    if new is ProcessStatus.CLOSED and process.close_detail:
+        # Why it closed, for the clients that only read events (a turn that failed says
+        # why, issue 28); every other status event stays as small as it was.
+        data["close_detail"] = process.close_detail
+    return data
 
 
 def renewal_due(config: LanesConfig, lease_until_ms: int, now_ms: int) -> bool:
