@@ -195,11 +195,7 @@ class WorkerStreams:
                         # A stream chunk whose turn has nothing in hand goes to the session's
                         # stream from here when it can go at once: no wake-up of the turn's
                         # pump per chunk (several a streamed answer, issue 28).
-                        if (
-                            isinstance(msg, Chunk)
-                            and queue.idle()
-                            and self._turns.chunk(queue.ref, msg.role, msg.text, only_now=True)
-                        ):
+                        if isinstance(msg, Chunk) and queue.idle() and self._chunk_now(queue, msg):
                             continue
                         queue.put_nowait(msg)
         except Exception as exc:
@@ -207,6 +203,16 @@ class WorkerStreams:
             logger.info("stream of worker %s ended: %r", conn.worker_id, exc)
         finally:
             conn.outbox.put_nowait(None)
+
+    def _chunk_now(self, queue: TurnQueue, chunk: Chunk) -> bool:
+        """Hands the chunk to the session's stream if it can go at once (True: handled). A
+        failure is the turn's own, as in its pump: the reader serves every turn of the worker."""
+        try:
+            return self._turns.chunk(queue.ref, chunk.role, chunk.text, only_now=True)
+        except Exception:
+            logger.exception("handling a chunk of turn %s failed", queue.ref.turn_id)
+            self._dispatcher.cancel_turn(queue.ref.turn_id)
+            return True
 
     async def _renew(self, conn: WorkerConn, turn_ids: list[str]) -> None:
         """A renewal that failed (the store did not answer) ends nothing: the next heartbeat
