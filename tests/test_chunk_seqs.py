@@ -102,12 +102,14 @@ async def test_a_chunk_goes_out_at_once_unless_an_event_is_queued_before_it(
         assert [e.data["chunk"] for e in await _received(sub, 1)] == ["a "]
         writes = (counting.inserts, counting.marks)
         # With nothing queued, a chunk reaches the subscriber with no flush and no write.
-        log.chunk(sid, _chunk("b "))
+        assert log.chunk(sid, _chunk("b "), only_now=True)
         assert [e.data["chunk"] for e in await _received(sub, 1)] == ["b "]
         assert (counting.inserts, counting.marks) == writes
-        # Behind a queued event it waits for the event's write, and its seq follows it.
+        # Behind a queued event it waits for the event's write, and its seq follows it; one
+        # that may only go at once (a worker stream's fast path) is left to its caller.
         queued = log.submit(sid, "progress", {"step": 1})
-        log.chunk(sid, _chunk("c "))
+        assert not log.chunk(sid, _chunk("never "), only_now=True)
+        assert not log.chunk(sid, _chunk("c "))
         await log.flush(sid)
         got = await _received(sub, 2)
         await sub.aclose()

@@ -183,20 +183,25 @@ class EventLog:
         self._writer(session_id).pending.append((event, fut))
         return fut
 
-    def chunk(self, session_id: str, data: dict[str, Any]) -> None:  # `data`: as `publish`
+    def chunk(
+        self, session_id: str, data: dict[str, Any], *, only_now: bool = False
+    ) -> bool:  # `data`: as `publish`
         """Appends a stream chunk. A sole writer with a claimed seq at hand and nothing queued
         or in flight for the session numbers it and hands it to subscribers at once: no store
         command, no wait, and its seq is after every event handed out before it and before
-        any queued after it. Otherwise it is queued in order like any event (`flush`)."""
+        any queued after it (True). Otherwise it is queued in order like any event (`flush`),
+        or, `only_now`, left to the caller (False either way)."""
         w = self._writer(session_id)
-        event = Event(session_id, STREAM_CHUNK, data, w.last_used_ms, True)
         last = w.last_seq
         if not w.busy and not w.pending and last is not None and last < w.reserved:
+            event = Event(session_id, STREAM_CHUNK, data, w.last_used_ms, True)
             event.seq = w.last_seq = last + 1
             w.chunks.append(event)
             self._notify(session_id, event)
-            return
-        w.pending.append((event, None))
+            return True
+        if not only_now:
+            w.pending.append((Event(session_id, STREAM_CHUNK, data, w.last_used_ms, True), None))
+        return False
 
     def announce(
         self,

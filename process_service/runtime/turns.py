@@ -118,10 +118,11 @@ class Turns:
         several reports of a turn share one write)."""
         self._events.submit(ref.session_id, CHAT_APPENDED, _chat_event(record))
 
-    def chunk(self, ref: TurnRef, role: ChatRole, chunk: str) -> None:
+    def chunk(self, ref: TurnRef, role: ChatRole, chunk: str, *, only_now: bool = False) -> bool:
         """Hands a stream chunk to the session's stream: at once when nothing of the session
-        is queued before it (EventLog.chunk), else in order with the next flush."""
-        self._events.chunk(
+        is queued before it (EventLog.chunk, True), else in order with the next flush, or,
+        `only_now`, not at all (False either way)."""
+        return self._events.chunk(
             ref.session_id,
             {
                 "think_process_id": ref.process_id,
@@ -129,6 +130,7 @@ class Turns:
                 "role": role.value,
                 "chunk": chunk,
             },
+            only_now=only_now,
         )
 
     # `payload`: the engine's JSON, passed on to clients as it was sent.

@@ -11,6 +11,10 @@ Every task runs in this module's task group: a stream's reader, and one pump per
 Pumps outlive their stream on purpose: a turn whose worker left still has its queued reports
 stored (its chat messages and events), and the dispatcher redoes the turn.
 
+A stream chunk whose turn's pump waits with nothing in hand skips it: the reader hands it to the
+session's stream itself when it can go at once (EventLog.chunk `only_now`), in the same order,
+without waking the pump (a streamed answer sends several, issue 28).
+
 A pump takes every report at hand as one batch. The chat appends of a batch are stored in one
 insert, and their events go out in one write with whatever else the batch queued; a worker
 sends the reports it held back together with the commit (engine_worker/context.py), so a
@@ -55,8 +59,19 @@ logger = logging.getLogger(__name__)
 MAX_BATCH = 256
 MAX_BATCH_BYTES = 1024 * 1024
 
-# A turn's queue: its reports in order, then None when its stream ended.
-TurnQueue = asyncio.Queue[Report | None]
+
+class TurnQueue(asyncio.Queue[Report | None]):
+    """A turn's reports on their way to its pump, in order, then None when its stream ended."""
+
+    def __init__(self, ref: TurnRef) -> None:
+        super().__init__()
+        self.ref = ref
+        self.waiting = False  # its pump waits for the next report: all before it are handled
+
+    def idle(self) -> bool:
+        """Whether a report may skip the queue: the pump has handled (and flushed) everything
+        before it and nothing is queued."""
+        return self.waiting and self.empty() and not self.ref.done
 
 
 class WorkerStreams:
@@ -179,7 +194,7 @@ class WorkerStreams:
                 return None
             out = encode(fallback)
         if isinstance(item, Assign):
-            queue = queues[item.ref.turn_id] = asyncio.Queue()
+            queue = queues[item.ref.turn_id] = TurnQueue(item.ref)
             self._group().create_task(self._pump(item.ref, queue, queues))
         return out
 
@@ -226,13 +241,29 @@ class WorkerStreams:
                         )
                     else:
                         queue = queues.get(msg.turn_id)
-                        if queue is not None:
-                            queue.put_nowait(msg)
+                        if queue is None:
+                            continue
+                        # A stream chunk whose turn has nothing in hand goes to the session's
+                        # stream from here when it can go at once: no wake-up of the turn's
+                        # pump per chunk (several a streamed answer, issue 28).
+                        if isinstance(msg, Chunk) and queue.idle() and self._chunk_now(queue, msg):
+                            continue
+                        queue.put_nowait(msg)
         except Exception as exc:
             # The worker went away (or sent what we cannot read): its turns are redone.
             logger.info("stream of worker %s ended: %r", conn.worker_id, exc)
         finally:
             conn.outbox.put_nowait(None)
+
+    def _chunk_now(self, queue: TurnQueue, chunk: Chunk) -> bool:
+        """Hands the chunk to the session's stream if it can go at once (True: handled). A
+        failure is the turn's own, as in its pump: the reader serves every turn of the worker."""
+        try:
+            return self._turns.chunk(queue.ref, chunk.role, chunk.text, only_now=True)
+        except Exception:
+            logger.exception("handling a chunk of turn %s failed", queue.ref.turn_id)
+            self._dispatcher.cancel_turn(queue.ref.turn_id)
+            return True
 
     async def _renew(self, conn: WorkerConn, turn_ids: list[str]) -> None:
         """A renewal that failed (the store did not answer) ends nothing: the next heartbeat
@@ -250,7 +281,11 @@ class WorkerStreams:
         try:
             ended = False
             while not ended:
-                batch = [await queue.get()]
+                queue.waiting = True
+                try:
+                    batch = [await queue.get()]
+                finally:
+                    queue.waiting = False
                 while not queue.empty():
                     batch.append(queue.get_nowait())
                 ended = await self._handle(ref, batch)
