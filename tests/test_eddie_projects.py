@@ -9,6 +9,7 @@ import uuid
 
 from tests.eddie_support import act, call, eddie_says, hub, process_status
 from tests.harness import System, eventually
+from tests.lifecycle_support import store
 from tests.sessions_support import new_user
 from vance.testing.scripted_llm import Rule
 from vance.v1 import common_pb2 as pb
@@ -67,12 +68,21 @@ async def test_a_suspended_hub_leaves_the_worker_running_and_hears_it_later(
     await process_status(system, worker.chat_process_id, "IDLE")
 
     # The DONE is steered into Eddie's inbox after the worker's commit (observations.py),
-    # so it can land a moment after the IDLE; it waits there while Eddie is suspended.
-    async def waiting() -> int | None:
-        eddie = await system.process(opened["chatProcessId"])
-        return eddie.pending_count if eddie.pending_count else None
+    # so it can land a moment after the IDLE; it waits there while Eddie is suspended. It is
+    # keyed by the worker's turn (`<process>:<turn>:obs:<observer>`). The worker's STARTED
+    # (`<process>:started:obs:...`) may wait beside it: it comes when the worker's start turn
+    # commits, which under load can be after Eddie's answer and the suspend.
+    async def waiting() -> list[str] | None:
+        async with store(system) as db:
+            doc = await db["processes"].find_one({"_id": opened["chatProcessId"]})
+        assert doc is not None
+        keys = [*(doc.get("pending_keys") or ()), *(doc.get("owned_keys") or ())]
+        turns = [
+            k for k in keys if k.startswith(f"{worker.chat_process_id}:") and ":started:" not in k
+        ]
+        return turns or None
 
-    assert await eventually(waiting, what="the DONE in Eddie's inbox") == 1
+    assert len(await eventually(waiting, what="the DONE in Eddie's inbox")) == 1
     assert (await system.process(opened["chatProcessId"])).status == pb.PROCESS_STATUS_SUSPENDED
 
     # The next hub connection resumes that session; Eddie hears the DONE once.
