@@ -43,14 +43,21 @@ def answers(client: WsClient, pid: str, m: str) -> list[dict[str, Any]]:
     ]
 
 
-async def test_a_turn_cut_by_a_process_service_crash_is_redone_once(own_system: System) -> None:
-    system = own_system
-    m = f"m-{uuid.uuid4().hex[:10]}"
+async def warm_session(system: System, m: str) -> tuple[WsClient, str, str]:
+    """A session whose chat has answered once (its start turn behind it): the client, the
+    session id and the chat process id."""
     client = await system.connect()
     created = await client.ok("session-create", {"projectId": "demo"})
     sid, pid = created["sessionId"], created["chatProcessId"]
     await client.ok("process-steer", {"processId": pid, "content": f"{m} warm"})
     await client.wait_for(lambda f: bool(answers(client, pid, f"{m} warm")))
+    return client, sid, pid
+
+
+async def test_a_turn_cut_by_a_process_service_crash_is_redone_once(own_system: System) -> None:
+    system = own_system
+    m = f"m-{uuid.uuid4().hex[:10]}"
+    client, sid, pid = await warm_session(system, m)
     # A slow answer, so the crash comes while the turn runs.
     system.script(Rule(text=f"{m} slow answer", match_last=f"{m} slow", delay_ms=1500, repeat=True))
     await client.ok("process-steer", {"processId": pid, "content": f"{m} slow"})
@@ -173,11 +180,7 @@ async def test_a_running_event_handed_out_before_its_write_is_never_contradicted
     sees N (a gap) but sees the redo's RUNNING and the answer once each."""
     system = own_system
     m = f"m-{uuid.uuid4().hex[:10]}"
-    client = await system.connect()
-    created = await client.ok("session-create", {"projectId": "demo"})
-    sid, pid = created["sessionId"], created["chatProcessId"]
-    await client.ok("process-steer", {"processId": pid, "content": f"{m} warm"})
-    await client.wait_for(lambda f: bool(answers(client, pid, f"{m} warm")))
+    client, sid, pid = await warm_session(system, m)
     # The answer takes long enough for the crash to come before the turn writes anything.
     system.script(Rule(text=f"{m} slow answer", match_last=f"{m} slow", delay_ms=4000, repeat=True))
     mark = len(client.frames)
