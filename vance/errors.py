@@ -170,7 +170,16 @@ def rich_status(err: grpc.aio.AioRpcError) -> status_pb2.Status | None:
 
 
 def error_info(err: grpc.aio.AioRpcError) -> error_details_pb2.ErrorInfo | None:
-    status = rich_status(err)
+    return _info_in(rich_status(err))
+
+
+def field_violations(
+    err: grpc.aio.AioRpcError,
+) -> list[error_details_pb2.BadRequest.FieldViolation]:
+    return _violations_in(rich_status(err))
+
+
+def _info_in(status: status_pb2.Status | None) -> error_details_pb2.ErrorInfo | None:
     for detail in status.details if status is not None else ():
         info = error_details_pb2.ErrorInfo()
         if detail.Unpack(info):
@@ -178,10 +187,9 @@ def error_info(err: grpc.aio.AioRpcError) -> error_details_pb2.ErrorInfo | None:
     return None
 
 
-def field_violations(
-    err: grpc.aio.AioRpcError,
+def _violations_in(
+    status: status_pb2.Status | None,
 ) -> list[error_details_pb2.BadRequest.FieldViolation]:
-    status = rich_status(err)
     for detail in status.details if status is not None else ():
         bad = error_details_pb2.BadRequest()
         if detail.Unpack(bad):
@@ -252,15 +260,8 @@ def from_status(code: int, message: str, reason: str, status: bytes) -> VanceErr
     grpc_code = _CODES.get(code, grpc.StatusCode.UNKNOWN)
     cls = next((c for c in _PASSED_ON_CLASSES if c.code == grpc_code), VanceError)
     parsed = status_pb2.Status.FromString(status) if status else None
-    info = None
-    violations: list[error_details_pb2.BadRequest.FieldViolation] = []
-    for detail in parsed.details if parsed is not None else ():
-        found = error_details_pb2.ErrorInfo()
-        bad = error_details_pb2.BadRequest()
-        if detail.Unpack(found):
-            info = found
-        elif detail.Unpack(bad):
-            violations = list(bad.field_violations)
+    info = _info_in(parsed)
+    violations = _violations_in(parsed)
     error = cls(
         message or grpc_code.name,
         reason=(info.reason if info is not None and info.reason else reason)
