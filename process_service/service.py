@@ -505,29 +505,32 @@ def add_worker_service(servicer: ProcessServicer, server: grpc.aio.Server) -> No
     """`WorkerService`, as worker_pb2_grpc's `add_WorkerServiceServicer_to_server` registers it
     but for WorkerConnect's replies: they go as the bytes the servicer yields (no serializer),
     so a DispatchBatch is framed around its messages' encodings instead of built as a message
-    and encoded again."""
-    handlers: dict[str, grpc.RpcMethodHandler[Any, Any]] = {
-        "WorkerConnect": grpc.stream_stream_rpc_method_handler(
-            servicer.WorkerConnect,
-            request_deserializer=wkpb.WorkerMessage.FromString,
-            response_serializer=None,
-        ),
-        "DrainPending": grpc.unary_unary_rpc_method_handler(
-            servicer.DrainPending,
-            request_deserializer=wkpb.DrainPendingRequest.FromString,
-            response_serializer=wkpb.DrainPendingResponse.SerializeToString,
-        ),
-        "RecordMemory": grpc.unary_unary_rpc_method_handler(
-            servicer.RecordMemory,
-            request_deserializer=wkpb.RecordMemoryRequest.FromString,
-            response_serializer=wkpb.MemoryRecord.SerializeToString,
-        ),
-        "ListMemory": grpc.unary_unary_rpc_method_handler(
-            servicer.ListMemory,
-            request_deserializer=wkpb.ListMemoryRequest.FromString,
-            response_serializer=wkpb.ListMemoryResponse.SerializeToString,
-        ),
-    }
-    name = wkpb.DESCRIPTOR.services_by_name["WorkerService"].full_name
-    server.add_generic_rpc_handlers((grpc.method_handlers_generic_handler(name, handlers),))
-    server.add_registered_method_handlers(name, handlers)
+    and encoded again. The generated registration gives every other method as it is."""
+    generated = _Registration()
+    worker_pb2_grpc.add_WorkerServiceServicer_to_server(servicer, generated)  # type: ignore[arg-type]
+    handlers = dict(generated.handlers)
+    handlers["WorkerConnect"] = grpc.stream_stream_rpc_method_handler(
+        servicer.WorkerConnect,
+        request_deserializer=handlers["WorkerConnect"].request_deserializer,
+        response_serializer=None,
+    )
+    server.add_generic_rpc_handlers(
+        (grpc.method_handlers_generic_handler(generated.name, handlers),)
+    )
+    server.add_registered_method_handlers(generated.name, handlers)
+
+
+class _Registration:
+    """Takes what a generated `add_*_to_server` registers, to be changed before it is served."""
+
+    def __init__(self) -> None:
+        self.name = ""
+        self.handlers: dict[str, grpc.RpcMethodHandler[Any, Any]] = {}
+
+    def add_generic_rpc_handlers(self, handlers: object) -> None:
+        pass  # the same handlers come to `add_registered_method_handlers`
+
+    def add_registered_method_handlers(
+        self, name: str, handlers: dict[str, grpc.RpcMethodHandler[Any, Any]]
+    ) -> None:
+        self.name, self.handlers = name, handlers
