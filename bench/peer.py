@@ -11,6 +11,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from vance.testing.ports import free_port_block
+
 RUN_SH = Path("peers") / "langgraph" / "run.sh"
 INSTALL_AND_RUN_S = 420.0  # a first run installs the peer (about a minute on a warm index)
 
@@ -56,6 +58,10 @@ async def run_peer(
     if script is None:
         return PeerResult(skipped=f"no shared/{RUN_SH} beside {repo} or its parents")
     log.parent.mkdir(parents=True, exist_ok=True)
+    # Ports of its own each run: the script's defaults are fixed, and a server of the round
+    # before that is still letting go of its port makes the next one fail to start.
+    base = free_port_block(2)
+    ports = {"PEER_PORT": str(base), "PEER_MODEL_PORT": str(base + 1)}
     with log.open("ab") as err:
         proc = await asyncio.create_subprocess_exec(
             "bash",
@@ -67,7 +73,7 @@ async def run_peer(
             stdin=asyncio.subprocess.DEVNULL,
             stdout=asyncio.subprocess.PIPE,
             stderr=err,
-            env={**os.environ, **(env or {})},
+            env={**os.environ, **ports, **(env or {})},
         )
         try:
             out, _ = await asyncio.wait_for(proc.communicate(), INSTALL_AND_RUN_S)
@@ -77,11 +83,22 @@ async def run_peer(
             return PeerResult(skipped=f"{script} did not finish in {INSTALL_AND_RUN_S:.0f}s")
     if proc.returncode != 0:
         return PeerResult(
-            skipped=f"{script} exited with {proc.returncode} (install or start failed; see {log})"
+            skipped=f"{script} exited with {proc.returncode} (install or start failed): "
+            + _tail(log)
         )
     lines = [line for line in out.decode().splitlines() if line.strip().startswith("{")]
     try:
         figures = json.loads(lines[-1])
     except (IndexError, ValueError):
-        return PeerResult(skipped=f"{script} printed no JSON line (see {log})")
+        return PeerResult(skipped=f"{script} printed no JSON line: " + _tail(log))
     return PeerResult(figures=figures)
+
+
+def _tail(log: Path, lines: int = 5) -> str:
+    """The log's last lines, for the report: the log itself goes with the bench's temporary
+    directory."""
+    try:
+        text = log.read_text(errors="replace").strip().splitlines()[-lines:]
+    except OSError as exc:
+        return f"(its log {log} could not be read: {exc})"
+    return " | ".join(line.strip() for line in text) or "(its log is empty)"

@@ -49,4 +49,4 @@ async def own_system(
 
 
 # Browser fixtures (tests/browser_support.py): loaded here so any test module can use them.
-pytest_plugins = ["tests.browser_support"]
+pytest_plugins = ["tests.browser_support", "tests.hang_watch"]
