@@ -36,8 +36,8 @@ def notice_text(detail: str) -> str:
     """The system message after the unanswered messages; the next turn's model reads it too,
     so it knows the message before it got no answer."""
     return (
-        f"No answer came: {detail}. Your messages are kept in this chat; the next message "
-        "you send is answered with them."
+        f"No answer came: {detail}. Your messages are kept in this chat; the next one you "
+        "send is answered with them in view."
     )
 
 

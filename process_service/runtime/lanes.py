@@ -342,7 +342,10 @@ class Lanes:
         for record in written:
             self.events.submit(process.session_id, CHAT_APPENDED, chat_event_data(record))
         ended = await self.commit(ref, ProcessStatus.IDLE, None, failure=detail)
-        if ended is not None:
+        if ended is None:
+            # The lane went meanwhile (a stop): what was written is still told.
+            await self.events.flush(process.session_id)
+        else:
             self.events.end_chunks(process.session_id, process.id)
             logger.warning(
                 "turn %s of %s failed for good; the chat stays open: %s",
