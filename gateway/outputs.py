@@ -20,6 +20,11 @@ CLOSE_DETAIL = (
     "Why it closed, in words (e.g. the provider's error once the retries ran out); secrets and "
     "internal addresses masked. Null unless CLOSED, or when nothing more than closeReason is known."
 )
+STATUS_CLOSE_DETAIL = (
+    "Why it closed, in words, on a CLOSED status (as the process object's closeDetail); on the "
+    "IDLE or PAUSED status that ends a chat's turn that failed for good (the chat stays open), "
+    "why the turn failed. Secrets and internal addresses masked. Null otherwise."
+)
 
 
 class ServerInfo(Out):
@@ -67,7 +72,9 @@ class ProgressData(Out):
     status: str | None = None
     previous_status: str | None = Field(default=None, alias="previousStatus")
     close_reason: str | None = Field(default=None, alias="closeReason")
-    close_detail: str | None = Field(default=None, alias="closeDetail", description=CLOSE_DETAIL)
+    close_detail: str | None = Field(
+        default=None, alias="closeDetail", description=STATUS_CLOSE_DETAIL
+    )
     payload: dict[str, JsonValue] | None = None
 
 

@@ -1,9 +1,10 @@
 """A turn that finally fails says why to the session's clients (issue 28): the provider answers
-503 until the model client's retries and the lane's attempts run out, and the chat process
-closes STALE. The WebSocket client gets the CLOSED status frame with the provider's error as
-`closeDetail`, `process-list` and REST's session overview say the same, a resume from seq 0
-replays it, and what the provider's error quoted of a key or an internal address is masked
-(docs/protocol.md "Close detail")."""
+503 until the model client's retries and the lane's attempts run out, and the worker process
+(one with a parent; a chat stays open instead, tests/test_chat_outage.py) closes STALE. The
+WebSocket client gets the CLOSED status frame with the provider's error as `closeDetail`,
+`process-list` and REST's session overview say the same, a resume from seq 0 replays it, and
+what the provider's error quoted of a key or an internal address is masked (docs/protocol.md
+"Close detail")."""
 
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ from typing import Any
 from tests.harness import System
 from tests.lifecycle_support import rest
 from tests.test_runtime import marker, new_session, wait_status
+from vance.internal.v1 import process_internal_pb2 as pipb
 from vance.testing.scripted_llm import Rule
 from vance.v1 import common_pb2 as pb
 
@@ -49,26 +51,41 @@ def assert_says_why(detail: str | None) -> None:
 
 async def test_a_turn_that_finally_fails_tells_the_client_why(system: System) -> None:
     m = marker()
-    system.script(Rule(match=m, fail_status=503, retry_after_s=0, fail_message=LEAKY, repeat=True))
+    goal = f"{m} analyse this"
+    system.script(
+        Rule(match_last=goal, fail_status=503, retry_after_s=0, fail_message=LEAKY, repeat=True)
+    )
     client, created = await new_session(system)
-    pid = created["chatProcessId"]
-    await client.ok("process-steer", {"processName": "chat", "content": f"{m} hello"})
+    worker = await system.processes_internal.CreateProcess(
+        pipb.CreateProcessRequest(
+            tenant_id="default",
+            project_id="demo",
+            session_id=created["sessionId"],
+            name="analysis",
+            engine="ford",
+            goal=goal,
+            parent_process_id=created["chatProcessId"],
+            start=True,
+        )
+    )
+    pid = worker.id
 
     frame = await client.wait_for(closes(pid), timeout=60, what="the CLOSED frame")
     data = frame["data"]
     assert (data["closeReason"], data["previousStatus"]) == ("STALE", "RUNNING")
     assert_says_why(data["closeDetail"])
     # Every attempt of the lane tried the model as often as its client retries.
-    assert len(system.model_requests(m)) == 3 * 5
+    tried = [r for r in system.model_requests(goal) if goal in str(r["messages"][-1])]
+    assert len(tried) == 3 * 5
     # gRPC callers read the same words.
     p = await wait_status(system, pid, "CLOSED")
     assert p.close_reason == pb.CLOSE_REASON_STALE
     assert p.close_detail == data["closeDetail"]
 
     listed = await client.ok("process-list", {"includeTerminated": True})
-    (chat,) = [x for x in listed["processes"] if x["thinkProcessId"] == pid]
-    assert (chat["status"], chat["closeReason"]) == ("CLOSED", "STALE")
-    assert chat["closeDetail"] == data["closeDetail"]
+    (found,) = [x for x in listed["processes"] if x["thinkProcessId"] == pid]
+    assert (found["status"], found["closeReason"]) == ("CLOSED", "STALE")
+    assert found["closeDetail"] == data["closeDetail"]
 
     token = await system.login()
     overview = await rest(

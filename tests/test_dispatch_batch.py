@@ -217,10 +217,12 @@ async def test_turns_handed_out_together_reach_their_workers_in_one_write_each(
             ]
         assert sorted(got) == sorted(p.id for p in good)
         assert len(queued[one.worker_id]) + len(queued[two.worker_id]) == len(got) + 1
-        closed = await eventually(
-            lambda: _closed(dispatch, bad.id), what="the malformed turn's process to close"
+        # Its turn fails for good, not redone; the chat stays open and says why.
+        ended = await eventually(
+            lambda: _failed(dispatch, bad.id), what="the malformed turn to fail for good"
         )
-        assert closed.close_detail.startswith("the turn could not be sent to a worker:")
+        (notice,) = await dispatch.store.chat_range(bad.id, 1, ended.chat_count)
+        assert notice.content.startswith("No answer came: the turn could not be sent to a worker:")
 
         # good[0] is steered while its turn runs: its commit starts its next turn at once.
         steered, (holder_id, first_turn) = good[0], got[good[0].id]
@@ -245,9 +247,10 @@ async def test_turns_handed_out_together_reach_their_workers_in_one_write_each(
             assert order.index(first_turn) < order.index(nxt.turn_id)
 
 
-async def _closed(dispatch: Dispatch, pid: str) -> Process | None:
-    process = await dispatch.store.get(pid)
-    return process if process is not None and process.status is ProcessStatus.CLOSED else None
+async def _failed(dispatch: Dispatch, pid: str) -> Process | None:
+    """The process once its turn ended with no lane held (IDLE: a chat stays open)."""
+    p = await dispatch.store.get(pid)
+    return p if p is not None and p.status is ProcessStatus.IDLE and p.lane is None else None
 
 
 async def test_a_write_holds_at_most_a_mebibyte_and_the_rest_follows(system: System) -> None:

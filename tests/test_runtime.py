@@ -380,11 +380,14 @@ async def test_a_child_reports_to_its_parent_when_done(system: System) -> None:
     await client.close()
 
 
-async def test_a_turn_that_keeps_failing_closes_the_process_with_a_reason(
+async def test_a_worker_whose_turn_keeps_failing_closes_with_a_reason(
     system: System,
 ) -> None:
+    """A worker process (one with a parent) closes STALE when its turn fails every attempt
+    (a chat stays open instead: tests/test_chat_outage.py)."""
     m = marker()
-    system.script(Rule(match=m, fail_status=400, repeat=True))
+    goal = f"{m} never works"
+    system.script(Rule(match_last=goal, fail_status=400, repeat=True))
     client, created = await new_session(system)
     worker = await system.processes_internal.CreateProcess(
         pipb.CreateProcessRequest(
@@ -393,14 +396,16 @@ async def test_a_turn_that_keeps_failing_closes_the_process_with_a_reason(
             session_id=created["sessionId"],
             name="doomed",
             engine="ford",
-            goal=f"{m} never works",
+            goal=goal,
+            parent_process_id=created["chatProcessId"],
             start=True,
         )
     )
     p = await wait_status(system, worker.id, "CLOSED", timeout=60)
     assert pb.CloseReason.Name(p.close_reason) == "CLOSE_REASON_STALE"
     assert "failed 3 times" in p.close_detail
-    assert len(system.model_requests(m)) == system.config.lanes.max_attempts
+    tried = [r for r in system.model_requests(goal) if goal in str(r["messages"][-1])]
+    assert len(tried) == system.config.lanes.max_attempts
     # The failing worker never blocked anyone else's lane.
     await client.ok("process-steer", {"processName": "chat", "content": f"{m[::-1]} fine"})
     await eventually(lambda: _answered(system, created["chatProcessId"], m[::-1]))

@@ -1,13 +1,15 @@
 """One turn that cannot be handed to its worker fails alone (process_service/runtime/
 worker_stream.py, `_unsendable`): on a system of its own with one engine worker, a process whose
 document holds a malformed inbox message is steered while another session's turn streams on the
-same worker. The malformed one closes STALE at once, with the reason as its close detail and a
-CLOSED status frame to the client; it is not redone; the other turn goes on and answers, the
-worker keeps its stream (the worker's old stream ending would cut and redo every turn on it)."""
+same worker. The malformed one's turn fails for good at once, not redone: the chat says why (a
+notice in the chat, the detail on its IDLE status frame) and stays open, and its next message
+is answered; the other turn goes on and answers, the worker keeps its stream (the worker's old
+stream ending would cut and redo every turn on it)."""
 
 from __future__ import annotations
 
 import asyncio
+import json
 import uuid
 from collections.abc import AsyncIterator
 from typing import Any
@@ -36,13 +38,15 @@ async def one_worker(
         yield system
 
 
-def closed_frames(client: WsClient, pid: str) -> list[dict[str, Any]]:
+def failed_frames(client: WsClient, pid: str) -> list[dict[str, Any]]:
+    """STATUS frames of a turn that failed for good (docs/protocol.md "A turn that failed")."""
     return [
         f
         for f in client.frames
         if f["type"] == "process-progress"
         and f["data"].get("processId") == pid
-        and f["data"].get("status") == "CLOSED"
+        and f["data"].get("status") == "IDLE"
+        and f["data"].get("closeDetail")
     ]
 
 
@@ -89,13 +93,18 @@ async def test_an_assignment_that_does_not_convert_fails_its_turn_only(
         await store.close()
     await client_b.ok("process-steer", {"processId": pid_b, "content": f"{m} to b"})
 
-    # B's turn fails for good: CLOSED STALE with the reason, told to the client; not redone.
-    await client_b.wait_for(lambda f: bool(closed_frames(client_b, pid_b)))
-    (frame,) = closed_frames(client_b, pid_b)
-    assert frame["data"]["closeReason"] == "STALE"
+    # B's turn fails for good, not redone: the client is told why, and B's chat stays open.
+    await client_b.wait_for(lambda f: bool(failed_frames(client_b, pid_b)))
+    (frame,) = failed_frames(client_b, pid_b)
+    detail = frame["data"]["closeDetail"]
+    assert detail.startswith("the turn could not be sent to a worker:"), detail
+    notice = await client_b.wait_for(
+        lambda f: f["type"] == "chat-message-appended" and f["data"]["role"] == "system",
+        what="B's notice",
+    )
+    assert notice["data"]["content"].startswith(f"No answer came: {detail}")
     got = await system.process(pid_b)
-    assert got.status == pb.PROCESS_STATUS_CLOSED
-    assert got.close_detail.startswith("the turn could not be sent to a worker:"), got.close_detail
+    assert got.status == pb.PROCESS_STATUS_IDLE and not got.close_detail
     assert not system.model_requests(f"{m} to b")
 
     # A's turn was not cut: released, it answers once, on the same worker stream.
@@ -112,6 +121,11 @@ async def test_an_assignment_that_does_not_convert_fails_its_turn_only(
     )
     contents = [x.content for x in chat.messages]
     assert contents.count(f"{m} long answer") == 1
+    # ...and so does B: the message that broke its turn is not taken again.
+    await client_b.ok("process-steer", {"processId": pid_b, "content": f"{m} b again"})
+    await client_b.wait_for(lambda f: bool(answers(client_b, pid_b, f"{m} b again")))
+    (b_request,) = system.model_requests(f"{m} b again")
+    assert f"{m} to b" in json.dumps(b_request["messages"])  # kept in B's chat
     await client.close()
     await client_b.close()
 

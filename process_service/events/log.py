@@ -42,6 +42,7 @@ from collections.abc import AsyncGenerator, AsyncIterator, Callable
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+from process_service.process_model import ChatRecord
 from process_service.process_model import SessionEvent as Event
 from process_service.store.process_store import ProcessStore
 from vance.clock import Clock
@@ -53,6 +54,20 @@ STREAM_CHUNK = "stream_chunk"
 STATUS_CHANGED = "process_status_changed"
 PROGRESS = "process_progress"
 NOTICE = "notice"  # a hub push such as inbox-item-added or switch-to
+
+
+def chat_event_data(record: ChatRecord) -> dict[str, Any]:  # JSON: an event's data
+    """A stored chat message's event data (JSON: it is stored and replayed as it is)."""
+    return {
+        "chat_message_id": record.id,
+        "think_process_id": record.think_process_id,
+        "process_name": record.process_name,
+        "role": record.role.value,
+        "content": record.content,
+        "created_at_ms": record.created_at_ms,
+        "meta": record.meta,
+    }
+
 
 _QUEUE_LIMIT = 10_000
 # Events per batch of `subscribe_batches`: a replay of a long stream goes out in pieces well

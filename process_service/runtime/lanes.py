@@ -15,7 +15,7 @@ import asyncio
 import logging
 from dataclasses import replace
 
-from process_service.events.log import STATUS_CHANGED, EventLog
+from process_service.events.log import CHAT_APPENDED, STATUS_CHANGED, EventLog, chat_event_data
 from process_service.models import TurnRef
 from process_service.process_model import (
     InboxMessage,
@@ -26,6 +26,7 @@ from process_service.process_model import (
     ParentEntry,
     Process,
 )
+from process_service.runtime.failed_turn import failure_detail, write_failed_chat
 from process_service.runtime.lane_signals import LaneSignals
 from process_service.runtime.parent_notify import close_entry
 from process_service.store.process_store import ProcessStore
@@ -150,7 +151,10 @@ class Lanes:
         if lane.lease_until_ms >= now:
             return None
         if lane.attempt + 1 > self.config.max_attempts:
-            await self.close_failed(process, lane.last_error or "worker lost or lease expired")
+            ended = await self.give_up(process, lane.last_error or "worker lost or lease expired")
+            if ended is not None and not ended.closed:
+                # A chat's turn ended (end_failed): messages that came meanwhile go on now.
+                return await self.take(process_id, worker_id)
             return None
         new = replace(
             lane,
@@ -231,10 +235,13 @@ class Lanes:
         close_reason: CloseReason | None,
         close_detail: str = "",
         outbox: list[OutboxEntry] | None = None,
+        *,
+        failure: str = "",
     ) -> Process | None:
         """Ends a turn: owned messages become drained, the lane is released, the status set,
         and `outbox` entries (process_service/runtime/outbox.py) written in the same compare-and-set. Returns the process after the commit, or None when the lane is no
-        longer ours."""
+        longer ours. `failure`: why a turn that failed for good ended (end_failed), told with
+        its status event."""
         now = self.clock.now_ms()
         # The drained record serves the duplicate check of client-chosen keys and keeps what
         # no chat message holds (events, results, commands). A plain user message without a key
@@ -279,16 +286,16 @@ class Lanes:
         if process is None:
             logger.info("commit of stale turn %s for %s refused", ref.turn_id, ref.process_id)
             return None
-        await self._status_event(process, ProcessStatus.RUNNING, end.status)
+        await self._status_event(process, ProcessStatus.RUNNING, end.status, failure=failure)
         return process
 
     async def fail(
         self, ref: TurnRef, error: str, *, backoff: bool, retry: bool = True
     ) -> Process | None:
         """Gives the turn back: it is redone (by any worker) after an optional backoff, up to
-        max_attempts; then the process closes STALE with the error as its detail. `retry`
-        False: a failure every attempt would meet again (the turn cannot be sent to a
-        worker), so the process closes STALE at once."""
+        max_attempts; then the turn fails for good (`give_up`). `retry` False: a failure
+        every attempt would meet again (the turn cannot be sent to a worker), so it fails for
+        good at once."""
         if ref.call in HOOK_CALLS:
             logger.warning("hook %s of %s failed: %s", ref.call.value, ref.process_id, error)
             await self.end_hook(ref)
@@ -299,11 +306,54 @@ class Lanes:
             process = await self.store.get(ref.process_id)
             if process is None or process.lane is None or process.lane.turn_id != ref.turn_id:
                 return None
-            return await self.close_failed(process, error, retried=retry)
+            return await self.give_up(process, error, retried=retry, ref=ref)
         delay = self.config.retry_backoff_ms * ref.attempt if backoff else 0
         return await self.store.release_for_retry(
             ref.process_id, (ref.turn_id, ref.attempt), now + delay - 1, error
         )
+
+    async def give_up(
+        self, process: Process, error: str, *, retried: bool = True, ref: TurnRef | None = None
+    ) -> Process | None:
+        """The running turn of `process` failed for good. A worker process (one with a
+        parent) closes STALE and its parent is told (`close_failed`); a process without one,
+        a session's chat, ends the turn and stays open (`end_failed`). `ref`: the turn's last
+        attempt, when this replica ran it."""
+        if process.parent_process_id:
+            return await self.close_failed(process, error, retried=retried)
+        return await self.end_failed(process, error, retried=retried, ref=ref)
+
+    async def end_failed(
+        self, process: Process, error: str, *, retried: bool, ref: TurnRef | None
+    ) -> Process | None:
+        """Ends a chat's failed turn as a commit that answered nothing (failed_turn.py): its
+        messages are drained, its chat stays with a notice of why, the process goes IDLE
+        (PAUSED when a pause was asked) and the status event carries the detail. Nothing
+        redoes the turn: the next turn is the next message's (a crash loop ends here too,
+        after max_attempts, and the message that caused it is not taken again)."""
+        lane = process.lane
+        assert lane is not None
+        detail = clean_detail(failure_detail(error, lane.attempt, retried=retried))
+        if ref is None or ref.attempt != lane.attempt:
+            ref = self._ref(
+                process, lane, _call_for(process), list(process.owned), process.chat_count
+            )
+        written = await write_failed_chat(self.store, ref, detail, self.clock.now_ms())
+        for record in written:
+            self.events.submit(process.session_id, CHAT_APPENDED, chat_event_data(record))
+        ended = await self.commit(ref, ProcessStatus.IDLE, None, failure=detail)
+        if ended is None:
+            # The lane went meanwhile (a stop): what was written is still told.
+            await self.events.flush(process.session_id)
+        else:
+            self.events.end_chunks(process.session_id, process.id)
+            logger.warning(
+                "turn %s of %s failed for good; the chat stays open: %s",
+                ref.turn_id,
+                process.id,
+                detail,
+            )
+        return ended
 
     async def close_failed(
         self, process: Process, error: str, *, retried: bool = True
@@ -318,7 +368,7 @@ class Lanes:
         closed = await self.store.close_stale(
             process.id,
             turn_id,
-            clean_detail(f"turn failed {attempts} times: {error}" if retried else error),
+            clean_detail(failure_detail(error, attempts, retried=retried)),
             self.clock.now_ms(),
             owed,
         )
@@ -328,19 +378,24 @@ class Lanes:
             await self._signals.outbox_written(closed)
         return closed
 
-    async def _status_event(self, process: Process, old: ProcessStatus, new: ProcessStatus) -> None:
-        self.queue_status_event(process, old, new)
+    async def _status_event(
+        self, process: Process, old: ProcessStatus, new: ProcessStatus, *, failure: str = ""
+    ) -> None:
+        self.queue_status_event(process, old, new, failure=failure)
         await self.events.flush(process.session_id)
 
     def queue_status_event(
-        self, process: Process, old: ProcessStatus, new: ProcessStatus
+        self, process: Process, old: ProcessStatus, new: ProcessStatus, *, failure: str = ""
     ) -> asyncio.Future[int]:
         """Queues a status event in the session's seq order without writing it (the caller
         flushes the session's events)."""
         self._status_changed(process, new)
-        return self.events.submit(
-            process.session_id, STATUS_CHANGED, _status_data(process, old, new)
-        )
+        data = _status_data(process, old, new)
+        if failure:
+            # A chat's turn that failed for good (end_failed) says why in the field a
+            # CLOSED event says it, so a client that shows one shows the other.
+            data["close_detail"] = failure
+        return self.events.submit(process.session_id, STATUS_CHANGED, data)
 
     async def running_event(self, process: Process, old: ProcessStatus) -> None:
         """The RUNNING event of a turn whose lane was just taken: handed out now and stored

@@ -6,7 +6,7 @@ from __future__ import annotations
 import logging
 from typing import Any
 
-from process_service.events.log import CHAT_APPENDED, NOTICE, PROGRESS, EventLog
+from process_service.events.log import CHAT_APPENDED, NOTICE, PROGRESS, EventLog, chat_event_data
 from process_service.models import TurnRef
 from process_service.process_model import ChatRecord, OutboxEntry, Process
 from process_service.runtime.fault_points import FaultPoint
@@ -116,7 +116,7 @@ class Turns:
     def chat_event(self, ref: TurnRef, record: ChatRecord) -> None:
         """Queues the event of a stored chat message (the caller flushes the session's events:
         several reports of a turn share one write)."""
-        self._events.submit(ref.session_id, CHAT_APPENDED, _chat_event(record))
+        self._events.submit(ref.session_id, CHAT_APPENDED, chat_event_data(record))
 
     def chunk(self, ref: TurnRef, role: ChatRole, chunk: str, *, only_now: bool = False) -> bool:
         """Hands a stream chunk to the session's stream: at once when nothing of the session
@@ -212,16 +212,3 @@ class Turns:
             reason = (close_reason or CloseReason.DONE) if status is ProcessStatus.CLOSED else None
             owed.append(observe_entry(ref.facts(), status, reason, summary, payload))
         return owed
-
-
-def _chat_event(record: ChatRecord) -> dict[str, Any]:  # JSON: an event's data
-    """The event's data (JSON: it is stored and replayed as it is, events.py)."""
-    return {
-        "chat_message_id": record.id,
-        "think_process_id": record.think_process_id,
-        "process_name": record.process_name,
-        "role": record.role.value,
-        "content": record.content,
-        "created_at_ms": record.created_at_ms,
-        "meta": record.meta,
-    }

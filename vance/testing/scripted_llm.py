@@ -95,6 +95,11 @@ class Script:
         with self._lock:
             self._rules.extend(rules)
 
+    def remove(self, *rules: Rule) -> None:
+        """Takes these rules out (a provider that was down answers again)."""
+        with self._lock:
+            self._rules = [r for r in self._rules if all(r is not x for x in rules)]
+
     def reset(self) -> None:
         with self._lock:
             self._rules.clear()

@@ -190,19 +190,31 @@ export interface CloseNotice {
 
 /** Why a closed process ended, as the chat tells the user, or null when there is nothing to
  *  tell (still open, done, or stopped). The detail is the server's words (an error's message,
- *  never a stack, secrets masked, docs/protocol.md "Close detail"); the exception class names
- *  it quotes mean nothing to a reader and are left out, and "turn failed N times: <error>"
- *  reads as the error first. */
+ *  never a stack, secrets masked, docs/protocol.md "Close detail"), made readable. */
 export function closeNotice(p: ProcessInfo): CloseNotice | null {
   if (p.status !== "CLOSED" || QUIET_CLOSES.has(p.closeReason ?? "")) return null;
-  let detail = (p.closeDetail ?? "").replace(/\b[A-Z][A-Za-z]*(?:Error|Exception): /g, "").trim();
-  const retried = /^turn failed (\d+) times: ([\s\S]*)$/.exec(detail);
-  if (retried) detail = `${retried[2].replace(/\.$/, "")}. Tried ${retried[1]} times.`;
   const title =
     p.closeReason === "STALE"
       ? `${p.processName} stopped: its turn failed.`
       : `${p.processName} closed (${(p.closeReason ?? "closed").toLowerCase()}).`;
-  return { title, detail };
+  return { title, detail: readableDetail(p.closeDetail ?? "") };
+}
+
+/** A failure's detail for a reader: the exception class names it quotes mean nothing to one
+ *  and are left out, and "turn failed N times: <error>" reads as the error first. */
+export function readableDetail(text: string): string {
+  let detail = text.replace(/\b[A-Z][A-Za-z]*(?:Error|Exception): /g, "").trim();
+  const retried = /^turn failed (\d+) times: ([\s\S]*)$/.exec(detail);
+  if (retried) detail = `${retried[2].replace(/\.$/, "")}. Tried ${retried[1]} times.`;
+  return detail;
+}
+
+/** The notice process_service writes into a chat whose turn failed for good (the chat stays
+ *  open, docs/protocol.md "A turn that failed"): its detail, readable, or null for any other
+ *  message. */
+export function failedTurnDetail(m: ChatMessage): string | null {
+  if (m.role !== "system" || m.meta.error !== "turn_failed") return null;
+  return readableDetail(typeof m.meta.detail === "string" ? m.meta.detail : m.content);
 }
 
 /** Marks the processes a pause found RUNNING (the reply of `process-pause`): the view shows

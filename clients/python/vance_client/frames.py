@@ -84,7 +84,9 @@ class ProcessProgressData(Model):
     status: str | None = None  # STATUS changes only
     previous_status: str | None = None
     close_reason: str | None = None
-    close_detail: str | None = None  # why it closed, in words (CLOSED only)
+    # Why it closed, in words (CLOSED); on the IDLE/PAUSED that ends a chat's turn that failed
+    # for good, why the turn failed (the chat stays open).
+    close_detail: str | None = None
     payload: dict[str, Any] | None = None  # phases and other kinds
 
 

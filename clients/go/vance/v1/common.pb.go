@@ -2009,7 +2009,9 @@ type ProcessStatusChanged struct {
 	// The process that spawned this one; empty for a session's top-level processes.
 	ParentProcessId string `protobuf:"bytes,7,opt,name=parent_process_id,json=parentProcessId,proto3" json:"parent_process_id,omitempty"`
 	// Why it closed in words (ThinkProcess.close_detail), when to_status is CLOSED: e.g. the
-	// provider's error after the retries ran out. Secrets and internal addresses are masked.
+	// provider's error after the retries ran out. Also set when a session's chat (a process
+	// without a parent) ends a turn that failed for good and stays open (to_status IDLE or
+	// PAUSED): why that turn failed. Secrets and internal addresses are masked.
 	CloseDetail   string `protobuf:"bytes,8,opt,name=close_detail,json=closeDetail,proto3" json:"close_detail,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache

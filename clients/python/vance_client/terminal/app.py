@@ -327,7 +327,8 @@ class Chat:
             self.show(Text.from_markup(f"[bold green]you >[/] {escape(m.content)}"))
             return
         if m.role != "assistant":
-            self.note(m.content)
+            # A turn that failed for good says why in the chat, which stays open.
+            self.note(m.content, "red" if m.meta.get("error") == "turn_failed" else "dim")
             return
         who = self.engines.get(m.think_process_id) or m.process_name
         if m.process_name != "chat":
