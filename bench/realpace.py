@@ -46,9 +46,9 @@ STREAM_MS = 300
 # gateway's coalescing). BENCH_REALPACE_CHUNKS=1 sends it whole, which prices the chunk path:
 # the same round without chunks in between.
 CHUNKS = int(os.environ.get("BENCH_REALPACE_CHUNKS") or 8)
-# Sessions' first turns run before the load, this many at a time (`_first_turns`): few against
-# the load's turns in flight, so that their peak does not stand in the load's.
-FIRST_TURNS_AT_ONCE = 16
+# Sessions' first turns run before the load, this many started a second (`_first_turns`): at
+# real pace about 30 in flight, few against the load's, and a store command rate below it.
+FIRST_TURNS_PER_S = 20
 
 
 @dataclass
@@ -226,22 +226,24 @@ async def real_pace(
 
 
 async def _first_turns(sessions: list[tuple[Client, str]], turn_timeout_s: float) -> None:
-    """Each session's first turn, at most FIRST_TURNS_AT_ONCE at a time, before the sessions'
-    RSS is read: a session's first turn does work done once per session (its engine's
-    settings resolved, its title suggested from the first question and answer, the worker's
-    first hold of its chat) and the first turns of a process fill what it fills once (imports
-    done on first use, caches of settings and recipes). Left to the measured load, all of them
-    in flight together set each process's peak (the allocators keep what that burst took) and
-    were charged to the turns in flight; with few at a time they are part of the sessions'
-    cost (`rss_per_session`), and the load's growth over it is what the load holds
-    (docs/operations.md "Memory per turn in flight")."""
-    sem = asyncio.Semaphore(FIRST_TURNS_AT_ONCE)
+    """Each session's first turn, started FIRST_TURNS_PER_S a second whatever the model's pace,
+    before the sessions' RSS is read: a session's first turn does work done once per session
+    (its engine's settings resolved, its title suggested from the first question and answer,
+    the worker's first hold of its chat) and the first turns of a process fill what it fills
+    once (imports done on first use, caches of settings and recipes). Left to the measured
+    load, all of them in flight together set each process's peak (the allocators keep what
+    that burst took) and were charged to the turns in flight; at a steady rate below the
+    load's they are part of the sessions' cost (`rss_per_session`) and the load's growth over
+    it is what the load holds (docs/operations.md "Memory per turn in flight"). A rate, not a
+    count at once: the store's heap goal follows its command rate, so the runs compared
+    (`rss_slope`) leave it the same."""
 
-    async def first(client: Client, pid: str) -> None:
-        async with sem:
-            await steer(client, pid, f"{client.name} turn 0", turn_timeout_s, wait_idle=True)
+    async def first(i: int, client: Client, pid: str) -> None:
+        # A load generator's pacing, not a wait for the system.
+        await asyncio.sleep(i / FIRST_TURNS_PER_S)
+        await steer(client, pid, f"{client.name} turn 0", turn_timeout_s, wait_idle=True)
 
-    await run_all([first(c, pid) for c, pid in sessions])
+    await run_all([first(i, c, pid) for i, (c, pid) in enumerate(sessions)])
 
 
 async def _drive(
