@@ -46,6 +46,9 @@ STREAM_MS = 300
 # gateway's coalescing). BENCH_REALPACE_CHUNKS=1 sends it whole, which prices the chunk path:
 # the same round without chunks in between.
 CHUNKS = int(os.environ.get("BENCH_REALPACE_CHUNKS") or 8)
+# Sessions' first turns run before the load, this many started a second (`_first_turns`): at
+# real pace about 30 in flight, few against the load's, and a store command rate below it.
+FIRST_TURNS_PER_S = 20
 
 
 @dataclass
@@ -70,6 +73,8 @@ class RealPaceResult:
     rss_idle: dict[str, int] = field(default_factory=dict)  # before the sessions, by process
     # With every session open and bound but no turn running: what the sessions themselves hold
     # (sockets, binds, subscriptions), so that a turn in flight is measured over it.
+    # Each session has had its first turn then (`_first_turns`): what is done once per session
+    # or once per process is in it, not in the load's growth.
     rss_open: dict[str, int] = field(default_factory=dict)
     rss_busy: dict[str, int] = field(default_factory=dict)  # peak in the window, by process
     # After the load, every turn done and the sessions still open: what the load left held
@@ -209,13 +214,36 @@ async def real_pace(
         result.slots = sum(w.slots for w in await system.list_workers())
         result.rss_idle = _server_rss(system)
         sessions = await open_sessions(system, clients, f"rp{clients}", concurrency=16)
-        await _stamps(system)  # the session starts' calls, if any, are not measured
+        await _first_turns(sessions, turn_timeout_s)
+        await _stamps(system)  # the session starts' calls and first turns are not measured
+        await system.wait_quiet(timeout_s=120)
         await _until_idle(system)
         result.rss_open = _server_rss(system)
         await _drive(system, sessions, result, warmup_s, turn_timeout_s)
     finally:
         await system.stop()
     return result
+
+
+async def _first_turns(sessions: list[tuple[Client, str]], turn_timeout_s: float) -> None:
+    """Each session's first turn, started FIRST_TURNS_PER_S a second whatever the model's pace,
+    before the sessions' RSS is read: a session's first turn does work done once per session
+    (its engine's settings resolved, its title suggested from the first question and answer,
+    the worker's first hold of its chat) and the first turns of a process fill what it fills
+    once (imports done on first use, caches of settings and recipes). Left to the measured
+    load, all of them in flight together set each process's peak (the allocators keep what
+    that burst took) and were charged to the turns in flight; at a steady rate below the
+    load's they are part of the sessions' cost (`rss_per_session`) and the load's growth over
+    it is what the load holds (docs/operations.md "Memory per turn in flight"). A rate, not a
+    count at once: the store's heap goal follows its command rate, so the runs compared
+    (`rss_slope`) leave it the same."""
+
+    async def first(i: int, client: Client, pid: str) -> None:
+        # A load generator's pacing, not a wait for the system.
+        await asyncio.sleep(i / FIRST_TURNS_PER_S)
+        await steer(client, pid, f"{client.name} turn 0", turn_timeout_s, wait_idle=True)
+
+    await run_all([first(i, c, pid) for i, (c, pid) in enumerate(sessions)])
 
 
 async def _drive(
@@ -226,12 +254,10 @@ async def _drive(
     turn_timeout_s: float,
 ) -> None:
     start = time.perf_counter()
-    # The window opens after warmup_s and once every client has had its first answer: a
-    # session's first turn carries work done once per session (the engine's settings resolved,
-    # the title suggested from the first question and answer, the bind's first lease). At 800
-    # clients the first turns alone took longer than the warm-up, so a time-only window
-    # measured first turns (each client had about one in it) and charged those once-per-session
-    # costs to every turn. Until it opens, its end is open too (the clients keep chatting).
+    # The window opens after warmup_s and once every client has had its first answer of the
+    # load (sessions' first turns ran before it, `_first_turns`; at 800 clients the load's first
+    # answers alone took longer than the warm-up, and a time-only window measured mostly the
+    # ramp). Until it opens, its end is open too (the clients keep chatting).
     window = [start + warmup_s, math.inf]
     firsts = 0
     all_first = asyncio.Event()
@@ -243,8 +269,15 @@ async def _drive(
     in_flight = 0
     samples: list[int] = []
 
-    async def chat(client: Client, pid: str) -> None:
+    async def chat(client: Client, pid: str, offset_s: float) -> None:
         nonlocal in_flight, firsts
+        # A paced run's clients start spread over one period, as they go on: started together,
+        # their first turns would all be in flight at once, and that burst's peak (the
+        # allocators keep what it took) would stand in this run's peak RSS for the few turns
+        # in flight it is meant to price (docs/operations.md "Memory per turn in flight").
+        # A load generator's pacing, not a wait for the system.
+        slot = time.perf_counter() + offset_s
+        await asyncio.sleep(offset_s)
         n = 0
         while time.perf_counter() < window[1]:
             n += 1
@@ -270,8 +303,12 @@ async def _drive(
             )
             if result.every_s:
                 # A load generator's pacing (the zero-latency run at the real pace's rate),
-                # not a wait for the system.
-                await asyncio.sleep(max(0.0, t0 + result.every_s - time.perf_counter()))
+                # not a wait for the system: the client's next slot on its own grid, a slot
+                # missed by a late answer skipped, so that clients one slow moment held back
+                # do not go on in step (their turns in flight together).
+                now = time.perf_counter()
+                slot += result.every_s * max(1, math.ceil((now - slot) / result.every_s))
+                await asyncio.sleep(slot - now)
 
     async def sample() -> None:
         # Made before the window: a client's making (its TLS context) is not the bench's turn work.
@@ -297,7 +334,14 @@ async def _drive(
 
     closed = False
     try:
-        await run_all([*(chat(c, pid) for c, pid in sessions), sample(), watch_memory()])
+        spread = result.every_s / len(sessions)
+        await run_all(
+            [
+                *(chat(c, pid, i * spread) for i, (c, pid) in enumerate(sessions)),
+                sample(),
+                watch_memory(),
+            ]
+        )
         # Every client has its last answer; the sockets stay open until the work the turns
         # left behind is done, so the drain holds turn work only.
         await system.wait_quiet(timeout_s=120)

@@ -27,13 +27,15 @@ def realpace_section(
         f"The scripted model answers each call after {first.ttft_ms} ms to the first chunk and "
         f"{first.stream_ms} ms of streaming, through `respond` with its message in pieces; "
         "every client chats in its own session, one turn after the other; the measured window "
-        "opens once every client has had its first answer (a session's first turn does work "
-        "done once per session) and a warm-up has passed. The system runs as "
+        "opens once every client has had its first answer of the load and a warm-up has "
+        "passed (each session's first turn, which does work done once per session, ran "
+        "before the load). The system runs as "
         "`make run` ships it (2 engine workers, default slots and leases). Ceiling: clients / "
         "the model's own time. Chunk lag: from the model sending the first piece of text a user "
         "reads (the first piece reaching into `respond`'s message) to the client reading its "
         "first chunk frame. RSS per turn in flight, all growth: the servers' peak RSS under "
-        "load over their RSS with the same sessions open and idle, divided by the turns in "
+        "load over their RSS with the same sessions open and idle (each had its first turn "
+        "before, 20 started a second), divided by the turns in "
         "flight (what an idle session holds is listed under the table); it charges to the turns "
         "in flight whatever grows with the load at all (the store's Go heap goal follows the "
         "command rate, caches fill as turns are done, allocators keep freed heap). RSS per "
@@ -140,6 +142,9 @@ def realpace_section(
                 f"that (the same rate, {r.in_flight:.0f} against {paced.in_flight:.1f} turns in "
                 f"flight: what a turn costs per second in flight). By process: {paced_by}."
             )
+            lines += _memory_lines(
+                f"{clients} clients, zero-latency model at that rate", paced, None
+            )
         lines.append(f"- {clients} clients: outcomes {dict(sorted(r.outcomes.items()))}.")
         by_process = ", ".join(f"{k} {v:.2f}" for k, v in r.cpu_ms_per_turn_by_process().items())
         lines.append(f"- {clients} clients: server CPU ms per turn by process: {by_process}.")
@@ -148,7 +153,7 @@ def realpace_section(
             f"{r.model_cpu_ms_per_call():.2f} ms per call ({r.model_calls} calls), bench client "
             f"{r.client_cpu_ms_per_turn():.2f} ms per turn."
         )
-        lines += _memory_lines(clients, r, _slope(clients, runs, zero_rate))
+        lines += _memory_lines(f"{clients} clients", r, _slope(clients, runs, zero_rate))
         if r.rss_open:
             lines.append(
                 f"- {clients} clients: an open, idle session (socket, bind, subscription) holds "
@@ -197,7 +202,7 @@ def _slope(
 
 
 def _memory_lines(
-    clients: int, r: RealPaceResult, slope: tuple[str, dict[str, float]] | None
+    run: str, r: RealPaceResult, slope: tuple[str, dict[str, float]] | None
 ) -> list[str]:
     """RSS by process: before the sessions, with them open and idle, the peak under load,
     after it; and per added turn in flight."""
@@ -213,7 +218,7 @@ def _memory_lines(
         for (k, v), g in zip(sorted(r.rss_busy.items()), r.rss_grown().values(), strict=True)
     )
     lines = [
-        f"- {clients} clients: RSS by process, MiB: before the sessions / with the sessions "
+        f"- {run}: RSS by process, MiB: before the sessions / with the sessions "
         "open and idle / the peak under load (its growth over the sessions open and idle, per "
         "turn in flight) / after the load (every turn done, the sessions still open: what the "
         f"load left held with no turn in flight): {by}."
@@ -222,7 +227,7 @@ def _memory_lines(
         against, per = slope
         each = ", ".join(f"{k} {v / 1024:+.0f}" for k, v in per.items())
         lines.append(
-            f"- {clients} clients: RSS per added turn in flight ({against}): "
+            f"- {run}: RSS per added turn in flight ({against}): "
             f"**{sum(per.values()) / 1024:.0f} KiB**; by process, KiB: {each}."
         )
     return lines

@@ -13,7 +13,7 @@ import time
 from collections import OrderedDict
 
 from engine_worker.protocol import Ack, Assignment
-from vance.domain import ChatMessage
+from vance.domain import ChatMessage, share_fields_set
 
 MAX_PROCESSES = 512  # as many as process_service assumes (process_service/runtime/chat_held.py)
 # The recent window an assignment carries (process_service/store/process_store.py): held from the start.
@@ -101,18 +101,16 @@ class ChatHeld:
 
 
 # Every field of a held message was given when it was read (vance/convert.py's chat_from_proto
-# names them all), so one set of all the names serves as each one's `model_fields_set`: pydantic
-# keeps a set per instance (728 bytes, half of what a short message costs), and an assignment
-# only adds a name already in it. The ids a process's messages repeat share one string each.
-_ALL_FIELDS = set(ChatMessage.model_fields)
+# names them all), so one set of all the names serves as each one's `model_fields_set`
+# (`share_fields_set`: 728 bytes a message, half of what a short message costs). The ids a
+# process's messages repeat share one string each.
 _SHARED: dict[str, str] = {}
 
 
 def _compact(m: ChatMessage) -> None:
     """What a held message takes, about 1.5 KB before its content, to about 0.6 KB (a worker
     holds up to MAX_TOTAL of them; issue 28)."""
-    if m.__pydantic_fields_set__ is not _ALL_FIELDS and m.__pydantic_fields_set__ == _ALL_FIELDS:
-        object.__setattr__(m, "__pydantic_fields_set__", _ALL_FIELDS)
+    share_fields_set(m)
     fields = m.__dict__
     for name in ("session_id", "think_process_id", "process_name"):
         value = fields[name]

@@ -13,8 +13,10 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import TypeVar
 
 from google.protobuf import struct_pb2
+from pydantic import BaseModel
 
 from engine_worker.json_types import JsonObject
 from engine_worker.memory import MemoryEntry, entry_from_proto
@@ -27,6 +29,7 @@ from vance.domain import (
     ProcessStatus,
     SteerMessage,
     ThinkProcess,
+    share_fields_set,
 )
 from vance.internal.v1 import worker_pb2 as wkpb
 from vance.protoutil import struct_to_dict
@@ -333,7 +336,16 @@ def _process_from_proto(p: pb.ThinkProcess) -> ThinkProcess:
     process = c.process_from_proto(p)
     process.recipe_snapshot = snapshot
     process.params = params
-    return process
+    return _shared(process)
+
+
+M = TypeVar("M", bound=BaseModel)
+
+
+def _shared(m: M) -> M:
+    """`share_fields_set`: what an assignment brings lives as long as its turn is in flight."""
+    share_fields_set(m)
+    return m
 
 
 def _assignment_from_proto(a: wkpb.TurnAssignment) -> Assignment:
@@ -342,9 +354,11 @@ def _assignment_from_proto(a: wkpb.TurnAssignment) -> Assignment:
         attempt=a.attempt,
         call=c.call_from_proto(a.call),
         process=_process_from_proto(a.process),
-        pending=[c.steer_from_proto(m) for m in a.pending],
+        pending=[_shared(c.steer_from_proto(m)) for m in a.pending],
         chat_count=a.chat_count,
-        recent_chat=None if a.recent_chat_held else [c.chat_from_proto(m) for m in a.recent_chat],
+        recent_chat=(
+            None if a.recent_chat_held else [_shared(c.chat_from_proto(m)) for m in a.recent_chat]
+        ),
         project_memory=(
             [entry_from_proto(r) for r in a.project_memory] if a.project_memory_included else None
         ),

@@ -400,3 +400,19 @@ def test_held_chat_reads_as_it_came_in_a_third_of_the_memory() -> None:
     assert [m.model_dump(exclude_unset=True) for m in got] == expected
     got[0].content = "edited"  # held messages stay ordinary models
     assert got[0].content == "edited" and got[1].content == "answer 2"
+
+
+def test_an_assignment_in_flight_holds_no_field_name_set_of_its_own() -> None:
+    """A worker holds each turn in flight's assignment (issue 28: memory per turn in flight);
+    pydantic's set of given field names, 2.2 KiB for a process, is its class's one set."""
+    wire = ps.to_proto(ps.Assign(_ref(TurnChat(recent=_recent(2)))))
+    a, b = (ew.from_proto(wkpb.DispatchMessage.FromString(wire.SerializeToString())) for _ in "ab")
+    assert isinstance(a, ew.Assignment) and isinstance(b, ew.Assignment)
+    assert a.process.model_fields_set is b.process.model_fields_set
+    assert a.recent_chat and b.recent_chat
+    assert a.recent_chat[0].model_fields_set is b.recent_chat[1].model_fields_set
+    # Still what pydantic says of each: every field given, and an assignment changes no other.
+    before = b.process.model_dump(exclude_unset=True)
+    a.process.status = ProcessStatus.IDLE
+    assert a.process.model_fields_set == set(type(a.process).model_fields)
+    assert b.process.model_dump(exclude_unset=True) == before

@@ -172,6 +172,8 @@ def steer_from_proto(p: pb.SteerMessage) -> d.SteerMessage:
             u = p.user_chat_input
             return d.UserChatInput(
                 **base,
+                # Named too, so that every field is given (domain.share_fields_set).
+                kind="USER_CHAT_INPUT",
                 from_user=u.from_user,
                 content=u.content,
                 ask_id=u.ask_id,

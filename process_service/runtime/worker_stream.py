@@ -60,18 +60,47 @@ MAX_BATCH = 256
 MAX_BATCH_BYTES = 1024 * 1024
 
 
-class TurnQueue(asyncio.Queue[Report | None]):
-    """A turn's reports on their way to its pump, in order, then None when its stream ended."""
+class TurnQueue:
+    """A turn's reports on their way to its pump, in order, then None when its stream ended.
+
+    One pump reads it and takes all that is queued at once, so it is a list and at most one
+    waiter: an `asyncio.Queue` made four deques (its items, getters, putters and its `join`
+    event's waiters, 2.9 KiB) for every turn in flight, 40% of the Python objects
+    process_service held per turn (issue 28,
+    docs/operations.md "Memory per turn in flight")."""
+
+    __slots__ = ("_items", "_waiter", "ref", "waiting")
 
     def __init__(self, ref: TurnRef) -> None:
-        super().__init__()
         self.ref = ref
         self.waiting = False  # its pump waits for the next report: all before it are handled
+        self._items: list[Report | None] = []
+        self._waiter: asyncio.Future[None] | None = None
+
+    def put_nowait(self, item: Report | None) -> None:
+        self._items.append(item)
+        waiter = self._waiter
+        if waiter is not None and not waiter.done():
+            waiter.set_result(None)
+
+    async def take(self) -> list[Report | None]:
+        """Everything queued, in order; waits for at least one."""
+        while not self._items:
+            self._waiter = asyncio.get_running_loop().create_future()
+            try:
+                await self._waiter
+            finally:
+                self._waiter = None
+        items, self._items = self._items, []
+        return items
+
+    def empty(self) -> bool:
+        return not self._items
 
     def idle(self) -> bool:
         """Whether a report may skip the queue: the pump has handled (and flushed) everything
         before it and nothing is queued."""
-        return self.waiting and self.empty() and not self.ref.done
+        return self.waiting and not self._items and not self.ref.done
 
 
 class WorkerStreams:
@@ -283,11 +312,9 @@ class WorkerStreams:
             while not ended:
                 queue.waiting = True
                 try:
-                    batch = [await queue.get()]
+                    batch = await queue.take()
                 finally:
                     queue.waiting = False
-                while not queue.empty():
-                    batch.append(queue.get_nowait())
                 ended = await self._handle(ref, batch)
         except Exception:
             # Every pump runs in the group all streams share: what escapes here would end
