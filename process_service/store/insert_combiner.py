@@ -28,17 +28,16 @@ from dataclasses import dataclass
 from vance.store import Document  # the store's documents, as ProcessStore built them
 
 # A command goes at least this long after the previous one started (the module's docstring). At
-# a hosted model's pace, 200 sessions, 110-130 turns/s, each combiner already carried 3-4
-# requests a command (what queued while one was in flight) and sent 0.4-1.1 commands per turn,
-# each the store's CPU (about 0.4 ms) and a SQLite transaction. A window of 5 ms changed nothing
-# (the commands went 8-15 ms apart anyway); with 15 ms each combiner sends at most 67 a second,
-# and the turns whose commits share them go on together (their acks, their answers to the
-# gateway), so every stream message after carries more turns too: about a fifth less server CPU
-# per turn at that pace (docs/performance.md "Batching across turns"). A turn waits at most this
-# long per insert, twice on its commit's path (the answer's chat, its events), against the
-# 100 ms above the model that issue 28 allows. A quiet replica (an insert now and then) never
-# waits.
-GATHER_S = 0.015
+# a hosted model's pace, 200 sessions, 120-130 turns/s on a quiet machine, each combiner sent
+# about one command per turn, each the store's CPU (about 0.4 ms) and a SQLite transaction. With
+# 8 ms each sends at most 125 a second, and the turns whose commits share one go on together
+# (their acks, their answers to the gateway), so the stream messages after carry more turns too:
+# about a quarter less server CPU per turn at that pace (docs/performance.md "Batching across
+# turns"). A turn waits at most this long per insert, twice on its commit's path (the answer's
+# chat, its events) and once before its first chunk (the user's message); 15 ms cut as much CPU
+# but put the quiet p50 at 78-91 ms above the model (28-33 without), against issue 28's 100 ms,
+# 5 ms went unnoticed (the commands were 8-15 ms apart anyway). A quiet replica never waits.
+GATHER_S = 0.008
 
 # The store's ordered insert: how many documents went in before an existing `_id`.
 OrderedInsert = Callable[[list[Document]], Awaitable[int]]
