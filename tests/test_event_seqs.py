@@ -139,6 +139,58 @@ async def test_events_of_many_sessions_written_in_one_loop_pass_take_one_insert(
             assert sorted((d["seq"], d["data"]["i"]) for d in stored) == [(1, 0), (2, 1)]
 
 
+async def test_sessions_writing_in_later_loop_passes_share_an_insert_within_the_window(
+    system: System,
+) -> None:
+    """A busy replica's insert waits out the group commit window after the previous one
+    (process_service/store/insert_combiner.py GATHER_S): sessions whose events come in later
+    loop passes (turns whose commits came in different worker messages) share its command. Each
+    session's follower still sees only stored events, each once, in seq order."""
+    tag = uuid.uuid4().hex[:8]
+    sessions = [f"sess_win{tag}{i}" for i in range(6)]
+    inserts = _Inserts()
+    async with store(system) as db:
+        address = wire_address(system.config.mongodb_uri)
+        assert address is not None
+        pool = WirePool(*address, system.config.store.db_name, observers=[inserts])
+        events = ProcessStore(db, HotCommands(db, pool), insert_gather_s=0.5)
+        log = EventLog(events, SystemClock(), chunk_window_s=600)
+        seen: dict[str, list[tuple[int, int]]] = {sid: [] for sid in sessions}
+        stored_when_seen: list[bool] = []
+        all_seen = asyncio.Event()
+
+        async def follow(sid: str) -> None:
+            async for event in log.subscribe(sid, 0):
+                doc = await db["session_events"].find_one({"session_id": sid, "seq": event.seq})
+                stored_when_seen.append(doc is not None)
+                seen[sid].append((event.seq, event.data["i"]))
+                if all(len(s) == 3 for s in seen.values()):
+                    all_seen.set()
+
+        async def turn(passes: int, sid: str) -> list[int]:
+            for _ in range(passes):
+                await asyncio.sleep(0)
+            return [await log.publish(sid, "progress", {"i": i}) for i in (1, 2)]
+
+        try:
+            async with asyncio.TaskGroup() as tasks:
+                followers = [tasks.create_task(follow(sid)) for sid in sessions]
+                await asyncio.gather(*(log.publish(sid, "progress", {"i": 0}) for sid in sessions))
+                before = inserts.by_collection.get("session_events", 0)
+                seqs = await asyncio.gather(*(turn(2 * k, sid) for k, sid in enumerate(sessions)))
+                written = inserts.by_collection.get("session_events", 0) - before
+                await asyncio.wait_for(all_seen.wait(), 10)
+                for follower in followers:
+                    follower.cancel()
+        finally:
+            await pool.close()
+        # Every session's first event of the round in one command, its second in the next.
+        assert written == 2
+        assert seqs == [[2, 3]] * len(sessions)
+        assert all(seen[sid] == [(1, 0), (2, 1), (3, 2)] for sid in sessions)
+        assert all(stored_when_seen)
+
+
 class _ReplyLost(ProcessStore):
     """The store takes the events of the next insert and dies before it answers: the insert
     is committed, the writer hears AutoReconnect (seen when the store was SIGKILLed mid-turn,

@@ -30,7 +30,7 @@ from process_service.store.documents import (
     new_process_doc,
     process_from_doc,
 )
-from process_service.store.insert_combiner import InsertCombiner
+from process_service.store.insert_combiner import GATHER_S, InsertCombiner
 from process_service.store.transitions import ProcessTransitions
 from vance.chat_ids import chat_message_id, parse_chat_message_id
 from vance.domain import ProcessStatus
@@ -65,9 +65,16 @@ class ProcessStore(ProcessTransitions):
     """process_service's collections: the process documents (their transitions are
     store_transitions.py's), names, the drained inbox, chat messages, session events."""
 
-    def __init__(self, db: AsyncDatabase[Document], hot: HotCommands | None = None) -> None:
+    def __init__(
+        self,
+        db: AsyncDatabase[Document],
+        hot: HotCommands | None = None,
+        *,
+        insert_gather_s: float = GATHER_S,
+    ) -> None:
         """`hot` carries the commands every turn sends (vance/store_wire.py); without it they
-        go through PyMongo like the rest."""
+        go through PyMongo like the rest. `insert_gather_s`: the chat and event inserts' group
+        commit window (insert_combiner.py)."""
         hot = hot or HotCommands(db)
         self._hot_processes = hot.collection("processes")
         self._hot_chat = hot.collection("chat_messages")
@@ -90,8 +97,8 @@ class ProcessStore(ProcessTransitions):
         # inbox's engine names, the dispatcher's chat holders, the owners cache.
         self.forgetters: list[Callable[[list[Process]], None]] = []
         # Turns' chat and sessions' events written together while a write is in flight.
-        self._chat_inserts = InsertCombiner(self._insert_chats_now)
-        self._event_inserts = InsertCombiner(self._insert_events_now)
+        self._chat_inserts = InsertCombiner(self._insert_chats_now, gather_s=insert_gather_s)
+        self._event_inserts = InsertCombiner(self._insert_events_now, gather_s=insert_gather_s)
 
     # ---- processes ----
 
