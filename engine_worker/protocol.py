@@ -13,10 +13,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import TypeVar
 
 from google.protobuf import struct_pb2
-from pydantic import BaseModel
 
 from engine_worker.json_types import JsonObject
 from engine_worker.memory import MemoryEntry, entry_from_proto
@@ -336,16 +334,9 @@ def _process_from_proto(p: pb.ThinkProcess) -> ThinkProcess:
     process = c.process_from_proto(p)
     process.recipe_snapshot = snapshot
     process.params = params
-    return _shared(process)
-
-
-M = TypeVar("M", bound=BaseModel)
-
-
-def _shared(m: M) -> M:
-    """`share_fields_set`: what an assignment brings lives as long as its turn is in flight."""
-    share_fields_set(m)
-    return m
+    # What an assignment brings lives as long as its turn is in flight: one set of field
+    # names per class (share_fields_set), here and for its pending steers and chat below.
+    return share_fields_set(process)
 
 
 def _assignment_from_proto(a: wkpb.TurnAssignment) -> Assignment:
@@ -354,10 +345,12 @@ def _assignment_from_proto(a: wkpb.TurnAssignment) -> Assignment:
         attempt=a.attempt,
         call=c.call_from_proto(a.call),
         process=_process_from_proto(a.process),
-        pending=[_shared(c.steer_from_proto(m)) for m in a.pending],
+        pending=[share_fields_set(c.steer_from_proto(m)) for m in a.pending],
         chat_count=a.chat_count,
         recent_chat=(
-            None if a.recent_chat_held else [_shared(c.chat_from_proto(m)) for m in a.recent_chat]
+            None
+            if a.recent_chat_held
+            else [share_fields_set(c.chat_from_proto(m)) for m in a.recent_chat]
         ),
         project_memory=(
             [entry_from_proto(r) for r in a.project_memory] if a.project_memory_included else None

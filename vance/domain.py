@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from enum import StrEnum
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -173,16 +173,17 @@ class _Model(BaseModel):
 
 # Per model class, the set of all its field names (`share_fields_set`).
 _ALL_FIELDS: dict[type[BaseModel], set[str]] = {}
+_M = TypeVar("_M", bound=BaseModel)
 
 
-def share_fields_set(m: BaseModel) -> None:
+def share_fields_set(m: _M) -> _M:
     """Gives an instance whose fields were all given (its `model_fields_set` names every
     field: what vance/convert.py's `*_from_proto` build) its class's one set of all the names
     instead of a set of its own. Pydantic keeps a set per instance: 2.2 KiB for a
     `ThinkProcess` (25 names), 0.7 KiB for a `ChatMessage` or a `UserChatInput`, which a
     worker holds for every turn in flight and every chat message it holds (issue 28,
     docs/operations.md "Memory per turn in flight"). Sharing is safe because the set cannot
-    change any more: assigning a field adds its name, already in it."""
+    change any more: assigning a field adds its name, already in it. Returns `m`."""
     cls = type(m)
     shared = _ALL_FIELDS.get(cls)
     if shared is None:
@@ -190,6 +191,7 @@ def share_fields_set(m: BaseModel) -> None:
     own = m.__pydantic_fields_set__
     if own is not shared and own == shared:
         object.__setattr__(m, "__pydantic_fields_set__", shared)
+    return m
 
 
 class _SteerBase(_Model):
