@@ -14,6 +14,7 @@ from pymongo.errors import AutoReconnect, BulkWriteError, DuplicateKeyError, Ope
 
 from tests.harness import System
 from tests.lifecycle_support import marker, store
+from vance.config import load_config
 from vance.store_wire import HotCollection, HotCommands, WirePool, wire_address
 
 PATHS = ["wire", "pymongo"]
@@ -95,6 +96,49 @@ async def test_store_errors_come_back_as_pymongo_errors(system: System, path: st
         await col.insert_many([{"_id": "p", "k": 1}])
         with pytest.raises(DuplicateKeyError):
             await col.find_one_and_update({"_id": "p", "k": 2}, {"$set": {"k": 3}}, upsert=True)
+
+
+async def test_a_burst_of_commands_shares_the_configured_connections(system: System) -> None:
+    """A burst wider than `store.wire_connections` waits in the process for a free connection
+    instead of opening one per command (which the store would keep open, issue 28): the store
+    sees at most that many connections, and every command is answered."""
+    address = wire_address(system.config.mongodb_uri)
+    assert address is not None
+    accepted = 0
+
+    async def relay(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        # A counting relay in front of the real store.
+        nonlocal accepted
+        accepted += 1
+        up_reader, up_writer = await asyncio.open_connection(*address)
+
+        async def pipe(src: asyncio.StreamReader, dst: asyncio.StreamWriter) -> None:
+            while data := await src.read(65536):
+                dst.write(data)
+                await dst.drain()
+            dst.close()
+
+        await asyncio.gather(pipe(reader, up_writer), pipe(up_reader, writer))
+
+    server = await asyncio.start_server(relay, "127.0.0.1", 0)
+    port = server.sockets[0].getsockname()[1]
+    name = f"wire_test_{marker()}"
+    async with server, store(system) as db:
+        pool = WirePool("127.0.0.1", port, system.config.store.db_name, max_size=3)
+        try:
+            col = HotCommands(db, pool).collection(name)
+            await asyncio.gather(*(col.insert_many([{"_id": str(i)}]) for i in range(30)))
+            assert await db[name].count_documents({}) == 30
+            assert 1 <= accepted <= 3
+        finally:
+            await pool.close()
+            await db.drop_collection(name)
+
+
+def test_the_wire_connections_come_from_the_configuration() -> None:
+    assert load_config(env={}).store.wire_connections == 8
+    config = load_config(env={"VANCE_STORE_WIRE_CONNECTIONS": "2"})
+    assert config.store.wire_connections == 2
 
 
 Held = list[tuple[asyncio.StreamReader, asyncio.StreamWriter]]

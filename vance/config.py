@@ -17,6 +17,7 @@ ENV_KEYS: dict[str, str] = {
     "VANCE_DATA_DIR": "data_dir",
     "VANCE_STORE_PORT": "store.port",
     "VANCE_STORE_WIRE": "store.wire",
+    "VANCE_STORE_WIRE_CONNECTIONS": "store.wire_connections",
     "VANCE_GRPC_HOST": "grpc_host",
     "VANCE_GRPC_PORT_BASE": "grpc_port_base",
     "VANCE_SESSION_SERVICE_ADDR": "addresses.session_service",
@@ -84,6 +85,14 @@ class StoreConfig(_Frozen):
     port: int = 27017  # the embedded store's port
     # The turn path's commands over the wire directly (vance/store_wire.py); off: PyMongo.
     wire: bool = True
+    # At most this many of them at once per process, each on a connection of its own; more
+    # wait in the process for one to be free. The embedded store runs one write at a time, so
+    # a burst of 60 commands opened 60 connections that only queued in the store and then
+    # stayed open, each with its goroutine, buffers and SQLite connection: at real pace the
+    # store's part of the memory per turn in flight (issue 28, docs/operations.md "Memory per
+    # turn in flight"). A few keep the store busy; MongoDB serves 8 at a time at ~10,000
+    # commands a second, far beyond a replica's turn rate.
+    wire_connections: int = Field(default=8, ge=1, le=256)
 
 
 class Addresses(_Frozen):

@@ -44,7 +44,12 @@ def hot_commands(config: Config, db: AsyncDatabase[Document]) -> HotCommands:
         *store_trace.listeners(),
         *store_listeners(config.observability.metrics_port),
     ]
-    pool = WirePool(*address, config.store.db_name, observers=observers)
+    pool = WirePool(
+        *address,
+        config.store.db_name,
+        max_size=config.store.wire_connections,
+        observers=observers,
+    )
     return HotCommands(db, pool)
 
 
