@@ -14,7 +14,7 @@ from bench.peer import PeerResult
 from bench.realpace import RealPaceResult
 from bench.replicas import replicas_section
 from bench.report_lifecycle import search_section, store_calls_section, sweeps_section
-from bench.report_realpace import hubturn_section, realpace_section
+from bench.report_realpace import hubturn_section, realpace_section, zeropace_lines
 from bench.report_summary import summary_section
 from bench.scenarios import (
     BENCH_CLIENT,
@@ -290,6 +290,9 @@ def render(r: Results) -> str:
         lines += knowledge_section(r.knowledge)
     if r.realpace:
         lines += realpace_section(r.realpace, r.peer_realpace, r.zeropace, r.zerorate)
+    elif r.zeropace:
+        # Round zeropace200 without realpace200, the figure it is the denominator of.
+        lines += zeropace_lines(r.zeropace)
     if r.replicas:
         lines += replicas_section(r.replicas)
     if r.soak is not None:

@@ -267,3 +267,15 @@ def hubturn_section(h: HubTurnResult) -> list[str]:
         + ".",
         "",
     ]
+
+
+def zeropace_lines(zero: dict[int, RealPaceResult]) -> list[str]:
+    """The zero-latency runs alone, when their real-pace runs were not in the sitting."""
+    lines = ["## (i) Zero latency, the shipped defaults (no real-pace run beside it)", ""]
+    for clients, z in sorted(zero.items()):
+        by = ", ".join(f"{k} {v:.2f}" for k, v in z.cpu_ms_per_turn_by_process().items())
+        lines.append(
+            f"- {clients} clients, zero-latency model: {z.turns_per_s:.1f} turns/s, "
+            f"{z.server_cpu_ms_per_turn():.1f} ms server CPU per turn; by process: {by}."
+        )
+    return [*lines, ""]
