@@ -6,7 +6,8 @@ against a running scripted model (vance/testing/scripted_llm.py), under uvloop:
           added per call in flight, after warm-up rounds of the same calls.
   cpu:    CALLS calls, N at once, each streamed into a synchronous sink as the worker's
           EventPublisher.chunk is (run the model with MODEL_TTFT_MS=100 MODEL_STREAM_MS=300
-          MODEL_ANSWER_TOOL=respond MODEL_CHUNKS=8): process CPU per call.
+          MODEL_ANSWER_TOOL=respond MODEL_CHUNKS=8): process CPU per call; `--worker-sink`
+          adds the worker's EventPublisher and Flusher behind the sink.
 
 Run as a file (bench/__init__.py imports vance), `--repo` putting another checkout's `vance`
 first on the path (main's client, for A/B):
@@ -49,14 +50,30 @@ async def _memory(client: Any, n: int, warm: int) -> str:
     )
 
 
-async def _cpu(client: Any, n: int, calls: int) -> str:
+async def _cpu(client: Any, n: int, calls: int, worker_sink: bool) -> str:
     pieces = 0
 
-    def sink(text: str) -> None:
+    def count(text: str) -> None:
         nonlocal pieces
         pieces += 1
 
+    flusher: Any = None
+    if worker_sink:
+        # The worker's own sink: a turn's EventPublisher, its reports held and sent by the
+        # worker's one Flusher (here to nowhere).
+        from engine_worker.reports import EventPublisher, Flusher
+
+        flusher = Flusher(lambda message: None)
+
     async def one(i: int) -> None:
+        sink = count
+        if flusher is not None:
+            publisher = EventPublisher(f"t-{i}", flusher)
+
+            def sink(text: str) -> None:
+                count(text)
+                publisher.chunk(text)
+
         await client.complete(
             tier="default",
             messages=[{"role": "user", "content": f"hello there {i}"}],
@@ -94,7 +111,7 @@ async def _main(ns: argparse.Namespace) -> None:
         if ns.what == "memory":
             print(await _memory(client, ns.n, ns.warm))
         else:
-            print(await _cpu(client, ns.n, ns.calls))
+            print(await _cpu(client, ns.n, ns.calls, ns.worker_sink))
     finally:
         await client.aclose()
 
@@ -106,6 +123,9 @@ def main() -> None:
     parser.add_argument("--n", type=int, default=100, help="calls at once")
     parser.add_argument("--warm", type=int, default=10, help="calls per warm-up round")
     parser.add_argument("--calls", type=int, default=2000, help="cpu: calls in all")
+    parser.add_argument(
+        "--worker-sink", action="store_true", help="cpu: the worker's EventPublisher as sink"
+    )
     parser.add_argument("--repo", default="", help="another checkout's vance (A/B)")
     ns = parser.parse_args()
     if ns.repo:

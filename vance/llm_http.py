@@ -9,13 +9,15 @@ a chunk) cuts what each event costs by about a third (issue 28).
 Why a small asyncio Protocol with httptools (llhttp) and not aiohttp, which carried these calls
 until session 19: a call in flight over aiohttp held its ClientResponse, StreamReader, timer
 contexts, connection and reading task, 16-21 KiB of RSS and about 125 pymalloc blocks per call
-(300 calls held at the scripted model's time to first token, uvloop, one process); over the
+(100 to 300 calls held at the scripted model's time to first token, uvloop, one process); over the
 Protocol 6-10 KiB and about 55 blocks, of which the uvloop transport and the parser are the
 connection's. And each piece of a streamed answer went through aiohttp's parser callbacks into
 its StreamReader and woke the reading task; here the parser hands the body to `_Events.feed`
 inside data_received, so a synchronous sink (the worker's) costs no wake-up between the
-answer's head and its end: a call of 4 streamed pieces costs 0.26-0.34 ms of CPU against
-0.62-0.76 ms over aiohttp (bench/model_calls.py cpu, 2,000 calls, 100 at once).
+answer's head and its end: with the worker's EventPublisher as the sink a call streamed in 8
+pieces costs 0.39-0.42 ms of CPU against 0.77-0.83 over aiohttp, a piece about 35 us against
+60 (bench/model_calls.py cpu --worker-sink, 2,000 calls, 100 at once; docs/performance.md
+"Model clients").
 tests/test_model_clients.py holds this path to the same replies, tool calls, usage and errors
 as litellm, and shows every way a stream can fail to read (too long a line, bad JSON, a chunk of
 the wrong shape, a cut connection) as a ModelCallError; tests/test_llm_wire.py the
