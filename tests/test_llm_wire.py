@@ -1,8 +1,9 @@
-"""The model calls' connections (vance/llm_wire.py) as a provider sees them, under uvloop (the
-services' loop) and asyncio's own: kept alive and reused, never beyond `max_connections` at
-once, not reused when the server closes or asks to close, a request on an idle connection the
-server closed meanwhile sent again on a new one, a cancelled call's connection closed, an error
-answer's Retry-After read, and https through a real TLS handshake."""
+"""The model calls' connections (vance/llm_wire.py, vance/llm_pool.py) as a provider sees
+them, under uvloop (the services' loop) and asyncio's own: kept alive and reused, never beyond
+`max_connections` at once, not reused when the server closes or asks to close, a request on an
+idle connection the server closed meanwhile sent again on a new one, a cancelled call's
+connection closed, an error answer's Retry-After read, and https through a real TLS
+handshake."""
 
 from __future__ import annotations
 
@@ -270,6 +271,11 @@ def test_an_error_answer_gives_its_status_message_and_retry_after(runner: str) -
             with pytest.raises(ModelCallError) as info:
                 await _ask(client)
             assert (info.value.status_code, info.value.detail) == (503, "Oops")
+            # A redirect is not followed (its body read as events would be an empty reply).
+            provider.error = (307, {"Location": "https://elsewhere/v1/chat/completions"}, b"")
+            with pytest.raises(ModelCallError) as info:
+                await _ask(client)
+            assert (info.value.status_code, info.value.detail) == (307, "Oops")
             assert provider.connections == 1  # an error answer leaves the connection usable
         finally:
             await client.aclose()
@@ -324,3 +330,12 @@ def test_https_verifies_the_server_against_the_systems_trust(
             await provider.stop()
 
     _run(runner, scenario)
+
+
+async def test_an_api_base_that_is_no_http_url_fails_each_call_as_unreachable() -> None:
+    client = OpenAIClient(LlmConfig(model="openai/x", api_base="localhost:8000/v1"))
+    for _ in range(2):
+        with pytest.raises(ModelCallError) as info:
+            await _ask(client)
+        assert (info.value.status_code, info.value.detail) == (0, UNREACHABLE)
+    await client.aclose()

@@ -1,5 +1,5 @@
 """The direct path to an OpenAI-compatible endpoint: the chat-completions request the openai SDK
-would send, over keep-alive connections of the client's own (vance/llm_wire.py), and the
+would send, over keep-alive connections of the client's own (vance/llm_wire.py, vance/llm_pool.py), and the
 server-sent events read as they come into a ReplyBuilder (vance/llm_core.py). The SDK builds a
 typed model per chunk; reading the JSON itself is what brings a streamed call from about 3.4 ms
 of CPU to under 0.5 ms (measured against the scripted server, 200 calls in one process);
@@ -44,13 +44,15 @@ from vance.llm_core import (
     resolve_model,
     retry_after,
 )
-from vance.llm_wire import ErrorAnswer, Origin, Pool, Unreachable, request_head
+from vance.llm_pool import Pool
+from vance.llm_wire import ErrorAnswer, Origin, Unreachable, request_head
 from vance.observability.metrics import timed_model_call
 from vance.observability.tracing import model_span
 
 OPENAI_API = "https://api.openai.com/v1"
 UNREACHABLE = "the model endpoint could not be reached or timed out"
 USER_AGENT = "vancetope"
+_PATH = "/chat/completions"
 _DONE = b"[DONE]"
 
 
@@ -60,14 +62,20 @@ class OpenAIClient:
 
     def __init__(self, config: LlmConfig, *, purpose: str = "") -> None:
         self._config = config
-        self._origin = Origin((config.api_base or OPENAI_API).rstrip("/") + "/chat/completions")
         headers = {"User-Agent": USER_AGENT, "Content-Type": "application/json"}
         if config.api_key:
             headers["Authorization"] = f"Bearer {config.api_key}"
         if purpose:
             headers[PURPOSE_HEADER] = purpose
-        # No Accept-Encoding: a compressed event stream costs a decompression per read.
-        self._head = request_head(self._origin, headers)
+        self._unusable: ValueError | None = None
+        try:
+            self._origin = Origin((config.api_base or OPENAI_API).rstrip("/") + _PATH)
+            # No Accept-Encoding: a compressed event stream costs a decompression per read.
+            self._head = request_head(self._origin, headers)
+        except ValueError as exc:
+            # A bad api_base (or a key with a line break) fails each call as unreachable, as
+            # aiohttp's invalid URL did, not the client's making (inside a call's routing).
+            self._origin, self._head, self._unusable = Origin(OPENAI_API + _PATH), b"", exc
         self._pool: Pool | None = None
         self._tools = _ToolsJson()
 
@@ -94,6 +102,8 @@ class OpenAIClient:
         stream_args: StreamedArgs | None = None,
     ) -> ModelReply:
         model = resolve_model(self._config, tier)
+        if self._unusable is not None:
+            raise ModelCallError(0, UNREACHABLE) from self._unusable
         with model_span(model, tier), timed_model_call(model, tier):
             events = _Events(ReplyBuilder(on_chunk, stream_args))
             try:

@@ -1,6 +1,6 @@
-"""HTTP/1.1 for the model calls (vance/llm_http.py): a pool of keep-alive connections to one
-origin, each a small asyncio Protocol whose response is parsed by httptools (llhttp, uvicorn's
-parser) and whose body goes to a reader synchronously, in data_received: a streamed answer's
+"""HTTP/1.1 for the model calls (vance/llm_http.py): keep-alive connections (pooled by
+vance/llm_pool.py), each a small asyncio Protocol whose response is parsed by httptools (llhttp,
+uvicorn's parser) and whose body goes to a reader synchronously, in data_received: a streamed answer's
 pieces cost the calling coroutine no wake-up, and a call in flight holds a connection, a parser
 and one future instead of aiohttp's response, stream reader, timers and reading task (why, in
 figures: vance/llm_http.py's module doc)."""
@@ -8,16 +8,12 @@ figures: vance/llm_http.py's module doc)."""
 from __future__ import annotations
 
 import asyncio
-import ssl
 from collections.abc import Awaitable
 from typing import Protocol, cast
 from urllib.parse import urlsplit
 
 import httptools
 
-# How long an idle connection is kept (aiohttp's default keep-alive): a worker between turns
-# reuses its connections; a provider closes its own idle ones after a minute or so.
-KEEPALIVE_S = 15.0
 # An error answer's body is read up to this much (its message is a line or two).
 MAX_ERROR_BODY = 64 * 1024
 
@@ -55,7 +51,7 @@ class ErrorAnswer(Exception):
         self.body = body
 
 
-class _Stale(Unreachable):
+class Stale(Unreachable):
     """A reused idle connection closed before the answer began: the server may have closed it
     while it was idle, so the request goes once more on a new connection."""
 
@@ -234,7 +230,7 @@ class Connection(asyncio.Protocol):
         if waiter is None or self._finished:
             return
         if not self._got:
-            self._fail((_Stale if self.reused else Unreachable)("the connection closed"))
+            self._fail((Stale if self.reused else Unreachable)("the connection closed"))
         elif self._body is not None:
             self._error()  # an error answer's body up to the close
         elif self._parser.get_status_code() and not self._framed and self._reader is not None:
@@ -252,7 +248,9 @@ class Connection(asyncio.Protocol):
     # httptools callbacks
 
     def on_status(self, reason: bytes) -> None:
-        if self._parser.get_status_code() >= 400:
+        # Not followed: a redirect (which a provider's API does not send) fails the call as an
+        # error answer, where reading its body as events would give an empty reply.
+        if self._parser.get_status_code() >= 300:
             self._reason = reason
             self._headers = []
             self._body = []
@@ -312,111 +310,3 @@ class Connection(asyncio.Protocol):
         body = b"".join(self._body or ())
         status = self._parser.get_status_code()
         self._fail(ErrorAnswer(status, self._reason.decode("latin-1"), headers, body))
-
-
-class Pool:
-    """Keep-alive connections to one origin: at most `limit` calls at once (a call beyond it
-    waits, as aiohttp's connector limit made it), idle connections reused newest first (the
-    oldest age out) and closed after KEEPALIVE_S by one timer for the pool, a connection the
-    server closed or asked to close never reused."""
-
-    def __init__(self, origin: Origin, limit: int) -> None:
-        self._origin = origin
-        self._slots = asyncio.Semaphore(limit)
-        self._idle: list[Connection] = []  # oldest first
-        self._timer: asyncio.TimerHandle | None = None
-        self._tls: ssl.SSLContext | None = None
-        self._closed = False
-
-    async def call(self, request: list[bytes], reader: BodyReader) -> None:
-        """One exchange on a pooled or new connection. A reused connection that closes before
-        the answer begins is replaced once (the server may have closed it as it sat idle);
-        nothing else is retried (the lane retries turns)."""
-        async with self._slots:
-            reused = self._checkout()
-            if reused is not None:
-                try:
-                    await reused.exchange(request, reader)
-                    return
-                except _Stale:
-                    pass
-                finally:
-                    # Also when cancelled or timed out mid-answer: such a connection is closed.
-                    self._checkin(reused)
-            conn = await self._connect()
-            try:
-                await conn.exchange(request, reader)
-            finally:
-                self._checkin(conn)
-
-    async def aclose(self) -> None:
-        self._closed = True
-        if self._timer is not None:
-            self._timer.cancel()
-            self._timer = None
-        idle, self._idle = self._idle, []
-        for conn in idle:
-            conn.close()
-
-    def _checkout(self) -> Connection | None:
-        idle = self._idle
-        if not idle:
-            return None
-        expired = asyncio.get_running_loop().time() - KEEPALIVE_S
-        while idle:
-            conn = idle.pop()
-            if conn.lost or conn.draining or conn.idle_since <= expired:
-                conn.close()
-                continue
-            conn.reused = True
-            return conn
-        return None
-
-    async def _connect(self) -> Connection:
-        loop = asyncio.get_running_loop()
-        origin = self._origin
-        tls: ssl.SSLContext | None = None
-        if origin.tls:
-            if self._tls is None:
-                self._tls = ssl.create_default_context()
-            tls = self._tls
-        conn = Connection()
-        try:
-            await loop.create_connection(
-                lambda: conn,
-                origin.host,
-                origin.port,
-                ssl=tls,
-                server_hostname=origin.host if tls is not None else None,
-            )
-        except OSError as exc:  # refused, no route, no such host, a failed TLS handshake
-            raise Unreachable(str(exc)) from exc
-        return conn
-
-    def _checkin(self, conn: Connection) -> None:
-        keep = conn.reusable
-        if not keep and conn.whole_but_draining:
-            conn.draining = keep = True
-        conn.release()
-        if not keep or self._closed:
-            conn.close()
-            return
-        loop = asyncio.get_running_loop()
-        conn.idle_since = loop.time()
-        self._idle.append(conn)
-        if self._timer is None:
-            self._timer = loop.call_at(conn.idle_since + KEEPALIVE_S, self._sweep)
-
-    def _sweep(self) -> None:
-        """Closes the connections idle for KEEPALIVE_S, and comes back when the next is due."""
-        self._timer = None
-        loop = asyncio.get_running_loop()
-        expired = loop.time() - KEEPALIVE_S
-        idle = self._idle
-        old = 0
-        while old < len(idle) and (idle[old].idle_since <= expired or idle[old].lost):
-            idle[old].close()
-            old += 1
-        del idle[:old]
-        if idle:
-            self._timer = loop.call_at(idle[0].idle_since + KEEPALIVE_S, self._sweep)
