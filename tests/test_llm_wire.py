@@ -66,6 +66,7 @@ class Provider:
         self.first_headers: dict[str, str] = {}
         self._server: asyncio.Server | None = None
         self.error: tuple[int, dict[str, str], bytes] | None = None
+        self.raw: bytes | None = None  # sent as the whole answer, then the connection closed
 
     async def start(self, tls: ssl.SSLContext | None = None) -> int:
         self._server = await asyncio.start_server(self._serve, "127.0.0.1", 0, ssl=tls)
@@ -97,6 +98,10 @@ class Provider:
                     return
                 if self.hold is not None:
                     await self.hold.wait()
+                if self.raw is not None:
+                    writer.write(self.raw)
+                    await writer.drain()
+                    return
                 if self.error is not None:
                     status, extra, body = self.error
                     head = f"HTTP/1.1 {status} Oops\r\nContent-Length: {len(body)}\r\n"
@@ -339,3 +344,27 @@ async def test_an_api_base_that_is_no_http_url_fails_each_call_as_unreachable() 
             await _ask(client)
         assert (info.value.status_code, info.value.detail) == (0, UNREACHABLE)
     await client.aclose()
+
+
+@pytest.mark.parametrize("runner", sorted(RUNNERS))
+def test_an_answer_without_length_ends_with_the_connection_and_a_cut_head_fails(
+    runner: str,
+) -> None:
+    async def scenario() -> None:
+        provider = Provider()
+        client = _client(await provider.start())
+        events = _answer("whole").split(b"\r\n")[1::2]  # the chunks' data, unframed
+        try:
+            provider.raw = b"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\n\r\n"
+            provider.raw += b"".join(events)
+            assert await _ask(client) == "whole"
+            provider.raw = b"HTTP/1.1 200 OK\r\nContent-Type: text/event-str"
+            with pytest.raises(ModelCallError) as info:
+                await _ask(client)
+            assert info.value.status_code == 0
+            assert info.value.detail.startswith("the model's stream could not be read")
+        finally:
+            await client.aclose()
+            await provider.stop()
+
+    _run(runner, scenario)

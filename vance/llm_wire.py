@@ -98,6 +98,7 @@ class Connection(asyncio.Protocol):
         "_finished",
         "_framed",
         "_got",
+        "_head_done",
         "_headers",
         "_keep",
         "_parser",
@@ -127,6 +128,7 @@ class Connection(asyncio.Protocol):
         self._request: list[bytes] | None = None
         self._got = False  # a byte of the answer came
         self._framed = False  # Content-Length or chunked: the end is not the connection's
+        self._head_done = False  # the answer's headers all came
         self._headers: list[tuple[bytes, bytes]] | None = None  # an error answer's only
         self._body: list[bytes] | None = None  # an error answer's body
         self._reason = b""
@@ -233,7 +235,7 @@ class Connection(asyncio.Protocol):
             self._fail((Stale if self.reused else Unreachable)("the connection closed"))
         elif self._body is not None:
             self._error()  # an error answer's body up to the close
-        elif self._parser.get_status_code() and not self._framed and self._reader is not None:
+        elif self._head_done and not self._framed and self._reader is not None:
             # No length and not chunked: the body ends with the connection.
             try:
                 self._reader.end()
@@ -260,6 +262,9 @@ class Connection(asyncio.Protocol):
             self._headers.append((name, value))
         if len(name) in (14, 17) and name.lower() in (b"content-length", b"transfer-encoding"):
             self._framed = True
+
+    def on_headers_complete(self) -> None:
+        self._head_done = True
 
     def on_body(self, body: bytes) -> None:
         if self._finished:
