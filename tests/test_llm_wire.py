@@ -368,3 +368,41 @@ def test_an_answer_without_length_ends_with_the_connection_and_a_cut_head_fails(
             await provider.stop()
 
     _run(runner, scenario)
+
+
+@pytest.mark.parametrize("runner", sorted(RUNNERS))
+def test_an_async_sink_gets_every_piece_in_order_while_reading_waits_for_it(runner: str) -> None:
+    """What an async sink returns is awaited before the connection reads on (reading paused),
+    so its pieces arrive in order however the socket splits the stream."""
+
+    async def scenario() -> None:
+        provider = Provider()
+        words = [f"w{i} " for i in range(40)]
+        events = b"".join(
+            b"data: %s\n\n"
+            % json.dumps({"choices": [{"index": 0, "delta": {"content": w}}]}).encode()
+            for w in words
+        )
+        provider.raw = (
+            b"HTTP/1.1 200 OK\r\nContent-Length: %d\r\n\r\n" % (len(events) + 14)
+            + events
+            + b"data: [DONE]\n\n"
+        )
+        client = _client(await provider.start())
+        seen: list[str] = []
+
+        async def sink(text: str) -> None:
+            for _ in range(3):
+                await asyncio.sleep(0)
+            seen.append(text)
+
+        try:
+            reply = await client.complete(
+                tier="default", messages=[{"role": "user", "content": "hi"}], on_chunk=sink
+            )
+            assert seen == words and reply.text == "".join(words)
+        finally:
+            await client.aclose()
+            await provider.stop()
+
+    _run(runner, scenario)
