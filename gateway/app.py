@@ -246,6 +246,9 @@ def main() -> None:
         host=config.gateway.host,
         port=config.gateway.port,
         loop="uvloop",
+        # h11, as before httptools was installed for the model calls (vance/llm_wire.py):
+        # uvicorn's "auto" would take httptools then, and the request-head limit below is h11's.
+        http="h11",
         log_level=config.logging.level.lower(),
         log_config=None,  # uvicorn logs through the root handler, with its token filter
         access_log=False,

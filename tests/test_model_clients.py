@@ -1,7 +1,7 @@
 """The two model clients (vance/llm.py, vance/llm_http.py) against the scripted
-OpenAI-compatible server: litellm and the direct aiohttp path give the same replies, tool
-calls, usage and errors, and `llm.client` decides which one a model goes through. The system's
-engine turns run through the direct aiohttp path (the tests' model is `openai/scripted`);
+OpenAI-compatible server: litellm and the direct path give the same replies, tool calls, usage
+and errors, and `llm.client` decides which one a model goes through. The system's engine turns
+run through the direct path (the tests' model is `openai/scripted`);
 session_service's suggestions through litellm. Streams the scripted server would never send
 (too long a line, bad JSON, a chunk of the wrong shape, a cut connection) come from a raw
 loopback server here: each is a ModelCallError, never another exception."""

@@ -243,7 +243,8 @@ class LlmConfig(_Frozen):
     client: Literal["auto", "litellm"] = "auto"
     timeout_s: float = 120.0
     # Connections the direct client keeps to the provider: as many as turns may be waiting on
-    # it (aiohttp's default of 100 would queue the rest of a worker's turns inside the client).
+    # it (a lower bound, as aiohttp's default of 100 was, queues the rest of a worker's turns
+    # inside the client: vance/llm_pool.py).
     max_connections: int = 1024
     # A call the provider refuses as overloaded (429, 502, 503, 504) before anything streamed is
     # tried again this often, after its Retry-After or an exponential backoff with jitter.

@@ -4,10 +4,11 @@ real HTTP.
 `LiteLLMClient` reaches every provider litellm knows. Models litellm would send to an
 OpenAI-compatible endpoint (`openai/...`, with or without an `api_base`) skip litellm's per-call
 machinery (logging objects, provider routing, chunk rebuilding) through `OpenAIClient`
-(vance/llm_http.py: the same request over aiohttp, the stream read as it comes). Per streamed
-call against the scripted server (200 calls, one process): litellm about 20 ms of CPU, the
-openai SDK (a third client until it was removed: it gave nothing the direct path lacks) 3.4 ms,
-aiohttp 0.3-0.5 ms. Both stream, ask for usage, reassemble tool calls the same way
+(vance/llm_http.py: the same request over connections of its own, vance/llm_wire.py, the
+stream read as it comes). Per streamed call against the scripted server (200 calls, one
+process): litellm about 20 ms of CPU, the openai SDK (a third client until it was removed: it
+gave nothing the direct path lacks) 3.4 ms, the direct path over aiohttp 0.3-0.5 ms, over its
+own connections (session 19) about half that. Both stream, ask for usage, reassemble tool calls the same way
 (`ReplyBuilder`) and raise `ModelCallError` for a failed call; `make_model_client` picks per
 call."""
 
@@ -182,7 +183,7 @@ class LiteLLMClient:
 
 
 class RoutingClient:
-    """Per call: the direct path (aiohttp) for `openai/...` models, litellm for every other
+    """Per call: the direct path (vance/llm_http.py) for `openai/...` models, litellm for every other
     provider."""
 
     def __init__(self, config: LlmConfig, *, purpose: str = "") -> None:
@@ -226,7 +227,7 @@ class RoutingClient:
 
 
 def make_model_client(config: LlmConfig, *, purpose: str = "") -> ModelClient:
-    """`llm.client`: "auto" (the aiohttp path where it serves the model, litellm elsewhere)
+    """`llm.client`: "auto" (the direct path where it serves the model, litellm elsewhere)
     or "litellm" (litellm for every call)."""
     inner: ModelClient = (
         LiteLLMClient(config, purpose=purpose)

@@ -1,12 +1,27 @@
 """The direct path to an OpenAI-compatible endpoint: the chat-completions request the openai SDK
-would send, over one aiohttp session per client, and the server-sent events read as they come
-into a ReplyBuilder (vance/llm_core.py). The SDK builds a typed model per chunk; reading the
-JSON itself is what brings a streamed call from about 3.4 ms of CPU to under 0.5 ms (measured
-against the scripted server, 200 calls in one process); splitting the events by hand and
-decoding them with orjson (about a sixth of json.loads' time on a chunk) cuts what each event
-costs by about a third (issue 28). tests/test_model_clients.py holds this path to the same
-replies, tool calls, usage and errors as litellm, and shows every way a stream can fail to read
-(too long a line, bad JSON, a chunk of the wrong shape, a cut connection) as a ModelCallError."""
+would send, over keep-alive connections of the client's own (vance/llm_wire.py, vance/llm_pool.py), and the
+server-sent events read as they come into a ReplyBuilder (vance/llm_core.py). The SDK builds a
+typed model per chunk; reading the JSON itself is what brings a streamed call from about 3.4 ms
+of CPU to under 0.5 ms (measured against the scripted server, 200 calls in one process);
+splitting the events by hand and decoding them with orjson (about a sixth of json.loads' time on
+a chunk) cuts what each event costs by about a third (issue 28).
+
+Why a small asyncio Protocol with httptools (llhttp) and not aiohttp, which carried these calls
+until session 19: a call in flight over aiohttp held its ClientResponse, StreamReader, timer
+contexts, connection and reading task, 16-21 KiB of RSS and about 125 pymalloc blocks per call
+(100 to 300 calls held at the scripted model's time to first token, uvloop, one process); over the
+Protocol 6-10 KiB and about 55 blocks, of which the uvloop transport and the parser are the
+connection's. And each piece of a streamed answer went through aiohttp's parser callbacks into
+its StreamReader and woke the reading task; here the parser hands the body to `_Events.feed`
+inside data_received, so a synchronous sink (the worker's) costs no wake-up between the
+answer's head and its end: with the worker's EventPublisher as the sink a call streamed in 8
+pieces costs 0.39-0.42 ms of CPU against 0.77-0.83 over aiohttp, a piece about 35 us against
+60 (bench/model_calls.py cpu --worker-sink, 2,000 calls, 100 at once; docs/performance.md
+"Model clients").
+tests/test_model_clients.py holds this path to the same replies, tool calls, usage and errors
+as litellm, and shows every way a stream can fail to read (too long a line, bad JSON, a chunk of
+the wrong shape, a cut connection) as a ModelCallError; tests/test_llm_wire.py the
+connections' keep-alive, bound, retry and TLS."""
 
 from __future__ import annotations
 
@@ -15,7 +30,6 @@ import json
 from collections.abc import Awaitable
 from typing import Any
 
-import aiohttp
 import orjson
 
 from vance.config import LlmConfig
@@ -30,11 +44,15 @@ from vance.llm_core import (
     resolve_model,
     retry_after,
 )
+from vance.llm_pool import Pool
+from vance.llm_wire import ErrorAnswer, Origin, Unreachable, request_head
 from vance.observability.metrics import timed_model_call
 from vance.observability.tracing import model_span
 
 OPENAI_API = "https://api.openai.com/v1"
 UNREACHABLE = "the model endpoint could not be reached or timed out"
+USER_AGENT = "vancetope"
+_PATH = "/chat/completions"
 _DONE = b"[DONE]"
 
 
@@ -44,38 +62,34 @@ class OpenAIClient:
 
     def __init__(self, config: LlmConfig, *, purpose: str = "") -> None:
         self._config = config
-        self._url = (config.api_base or OPENAI_API).rstrip("/") + "/chat/completions"
-        self._headers = {"Content-Type": "application/json"}
+        headers = {"User-Agent": USER_AGENT, "Content-Type": "application/json"}
         if config.api_key:
-            self._headers["Authorization"] = f"Bearer {config.api_key}"
+            headers["Authorization"] = f"Bearer {config.api_key}"
         if purpose:
-            self._headers[PURPOSE_HEADER] = purpose
-        self._session: aiohttp.ClientSession | None = None
+            headers[PURPOSE_HEADER] = purpose
+        self._unusable: ValueError | None = None
+        try:
+            self._origin = Origin((config.api_base or OPENAI_API).rstrip("/") + _PATH)
+            # No Accept-Encoding: a compressed event stream costs a decompression per read.
+            self._head = request_head(self._origin, headers)
+        except ValueError as exc:
+            # A bad api_base (or a key with a line break) fails each call as unreachable, as
+            # aiohttp's invalid URL did, not the client's making (inside a call's routing).
+            self._origin, self._head, self._unusable = Origin(OPENAI_API + _PATH), b"", exc
+        self._pool: Pool | None = None
         self._tools = _ToolsJson()
 
-    def _client(self) -> aiohttp.ClientSession:
-        # Made on first use: a session belongs to the event loop that runs the calls.
-        if self._session is None or self._session.closed:
-            self._session = aiohttp.ClientSession(
-                # No timeout of aiohttp's: `complete` bounds the whole call with one
-                # asyncio.timeout. aiohttp's total timeout enters and leaves a timer context
-                # of its own at every wait on the socket, a cost per read (issue 28).
-                timeout=aiohttp.ClientTimeout(total=None),
-                headers=self._headers,
-                # Not asked for: a compressed event stream costs a decompression per read.
-                skip_auto_headers=("Accept-Encoding",),
-                # As many connections as turns may wait on the provider (LlmConfig).
-                connector=aiohttp.TCPConnector(
-                    limit=self._config.max_connections,
-                    limit_per_host=self._config.max_connections,
-                ),
-            )
-        return self._session
+    def _connections(self) -> Pool:
+        # Made on first use: its connections belong to the event loop that runs the calls.
+        if self._pool is None:
+            # As many connections as turns may wait on the provider (LlmConfig).
+            self._pool = Pool(self._origin, self._config.max_connections)
+        return self._pool
 
     async def aclose(self) -> None:
-        if self._session is not None:
-            await self._session.close()
-            self._session = None
+        if self._pool is not None:
+            await self._pool.aclose()
+            self._pool = None
 
     async def complete(
         self,
@@ -88,31 +102,42 @@ class OpenAIClient:
         stream_args: StreamedArgs | None = None,
     ) -> ModelReply:
         model = resolve_model(self._config, tier)
+        if self._unusable is not None:
+            raise ModelCallError(0, UNREACHABLE) from self._unusable
         with model_span(model, tier), timed_model_call(model, tier):
+            events = _Events(ReplyBuilder(on_chunk, stream_args))
             try:
-                # The body is made in the call's argument, so nothing here holds it while the
-                # answer streams: aiohttp lets go of it once it is sent (a turn in flight holds
-                # its request for seconds at a hosted model's pace, issue 28).
-                async with (
-                    asyncio.timeout(self._config.timeout_s),
-                    self._client().post(
-                        self._url, data=self._body(model, messages, tools, temperature)
-                    ) as response,
-                ):
-                    if response.status >= 400:
-                        raise ModelCallError(
-                            response.status,
-                            await _error_text(response),
-                            retry_after_s=retry_after(response.headers),
-                        )
-                    return await _read(response, ReplyBuilder(on_chunk, stream_args))
-            except (aiohttp.ClientError, TimeoutError) as exc:
+                async with asyncio.timeout(self._config.timeout_s):
+                    # The request is made in the call's argument, and the pool empties the
+                    # list once the answer begins, so nothing holds the body while the answer
+                    # streams (a turn in flight holds its call for seconds at a hosted model's
+                    # pace, issue 28).
+                    await self._connections().call(
+                        self._request(model, messages, tools, temperature), events
+                    )
+            except ErrorAnswer as exc:
+                raise ModelCallError(
+                    exc.status, _error_text(exc), retry_after_s=retry_after(exc.headers)
+                ) from exc
+            except (Unreachable, TimeoutError) as exc:
                 raise ModelCallError(0, UNREACHABLE) from exc
             except ValueError as exc:
-                # A line over aiohttp's buffer ("Chunk too big"), an event that is not JSON or
-                # not a chunk (_Malformed): the provider's answer cannot be read, which the lane
-                # treats as any failed call.
+                # A cut connection or bad HTTP (StreamBroken), a line over MAX_EVENT_BYTES or
+                # an event that is not JSON or not a chunk (_Malformed): the provider's answer
+                # cannot be read, which the lane treats as any failed call.
                 raise ModelCallError(0, f"the model's stream could not be read: {exc}") from exc
+            return events.out.build()
+
+    def _request(
+        self,
+        model: str,
+        messages: list[dict[str, Any]],
+        tools: list[dict[str, Any]] | None,
+        temperature: float | None,
+    ) -> list[bytes]:
+        """The request's head and body, written with one writev."""
+        body = self._body(model, messages, tools, temperature)
+        return [b"%s%d\r\n\r\n" % (self._head, len(body)), body]
 
     def _body(
         self,
@@ -121,8 +146,7 @@ class OpenAIClient:
         tools: list[dict[str, Any]] | None,
         temperature: float | None,
     ) -> bytes:
-        """The request's JSON as bytes (orjson: several times json.dumps' speed, and bytes
-        aiohttp sends as they are, where a str was encoded into a second copy)."""
+        """The request's JSON as bytes (orjson: several times json.dumps' speed)."""
         body: dict[str, Any] = {
             "model": model.removeprefix(OPENAI_PREFIX),
             "messages": messages,
@@ -163,49 +187,45 @@ class _ToolsJson:
 
 
 # An event longer than this cannot be read (a provider's delta is a few hundred bytes): the
-# call fails as one whose stream could not be read, as aiohttp's own line limit made it before.
+# call fails as one whose stream could not be read.
 MAX_EVENT_BYTES = 256 * 1024
 
 
-async def _read(response: aiohttp.ClientResponse, out: ReplyBuilder) -> ModelReply:
+class _Events:
     """Server-sent events: `data:` lines joined up to a blank line make one event.
 
-    Read as the socket delivers them and split here: at a hosted model's pace each event comes
-    in a read of its own, and a `readline` per line (two per event) through aiohttp's
-    StreamReader cost more than the event's own work (issue 28). The complete events of a read
-    are handled in one synchronous pass (`_event`): the task wakes once per read, and a
-    synchronous sink (the worker's EventPublisher.chunk) costs no coroutine per event; what an
-    async sink returns is awaited after the pass, in order."""
-    content = response.content
-    rest = b""  # an event not yet ended by its blank line
-    pending: list[Awaitable[None]] = []
-    while block := await content.readany():
-        if rest:
-            block = rest + block
+    Fed each piece of the body as the socket delivers it (vance/llm_wire.py, in the
+    connection's data_received) and split here: at a hosted model's pace each event comes in a
+    read of its own. The complete events of a piece are handled in one synchronous pass
+    (`_event`): a synchronous sink (the worker's EventPublisher.chunk) costs no coroutine and
+    no wake-up per event; what an async sink returns waits in `pending`, and the connection
+    reads no more until the call has awaited it, in order."""
+
+    __slots__ = ("_rest", "out", "pending")
+
+    def __init__(self, out: ReplyBuilder) -> None:
+        self.out = out
+        self.pending: list[Awaitable[None]] = []
+        self._rest = b""  # an event not yet ended by its blank line
+
+    def feed(self, block: bytes) -> bool:
+        if self._rest:
+            block = self._rest + block
         if b"\r" in block:
             block = block.replace(b"\r\n", b"\n")
         events = block.split(b"\n\n")
         # What follows the last blank line (with a CR whose LF is still to come) waits.
-        rest = events.pop()
+        rest = self._rest = events.pop()
         if len(rest) > MAX_EVENT_BYTES:
             raise _Malformed(f"an event of more than {MAX_EVENT_BYTES} bytes")
-        try:
-            done = any(_event(event, out, pending) for event in events)
-        finally:
-            # What the read's events gave an async sink goes out, even when a later event
-            # of the read fails: the sink saw it before the failure, as without the pass.
-            for sent in pending:
-                await sent
-            pending.clear()
-        if done:
-            return out.build()
-    if rest.strip():
-        try:
-            _event(rest, out, pending)  # the last event, its blank line never sent
-        finally:
-            for sent in pending:
-                await sent
-    return out.build()
+        # What the piece's events gave an async sink before one failed stays in `pending`:
+        # the sink saw it before the failure, as without the pass.
+        out, pending = self.out, self.pending
+        return any(_event(event, out, pending) for event in events)
+
+    def end(self) -> None:
+        if self._rest.strip():
+            _event(self._rest, self.out, self.pending)  # the last event, its blank line never sent
 
 
 def _data(event: bytes) -> bytes:
@@ -299,12 +319,12 @@ def _text(value: object) -> str:
     return str(value) if value else ""
 
 
-async def _error_text(response: aiohttp.ClientResponse) -> str:
-    text = await response.text()
+def _error_text(answer: ErrorAnswer) -> str:
+    text = answer.body.decode("utf-8", "replace")
     try:
         body = json.loads(text)
     except ValueError:
-        return text.strip() or response.reason or f"HTTP {response.status}"
+        return text.strip() or answer.reason or f"HTTP {answer.status}"
     return _message(body) if isinstance(body, dict) else text
 
 

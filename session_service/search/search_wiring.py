@@ -36,7 +36,7 @@ SUGGEST_PURPOSE = "session-metadata"
 
 class LazyModel:
     """The model client, created on the first suggestion. It routes as the workers' does
-    (vance/llm.py `make_model_client`: OpenAI-compatible models over aiohttp, litellm for the
+    (vance/llm.py `make_model_client`: OpenAI-compatible models direct, litellm for the
     rest), so a suggestion costs a fraction of a millisecond of CPU rather than litellm's ~10;
     litellm is imported (seconds of CPU and much memory, in a thread) only when a configured
     model needs it."""
