@@ -8,10 +8,11 @@ handshake."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import ssl
 import subprocess
-from collections.abc import Awaitable, Callable, Coroutine
+from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine
 from pathlib import Path
 from typing import Any
 
@@ -134,6 +135,17 @@ def _client(port: int, *, scheme: str = "http", limit: int = 1024) -> OpenAIClie
     return OpenAIClient(config, purpose="test")
 
 
+@contextlib.asynccontextmanager
+async def _serving(provider: Provider, *, limit: int = 1024) -> AsyncIterator[OpenAIClient]:
+    """The provider started and a client of it; both closed at the end, whatever happened."""
+    client = _client(await provider.start(), limit=limit)
+    try:
+        yield client
+    finally:
+        await client.aclose()
+        await provider.stop()
+
+
 async def _ask(client: OpenAIClient) -> str:
     reply = await client.complete(tier="default", messages=[{"role": "user", "content": "hi"}])
     return reply.text
@@ -150,8 +162,7 @@ def _run(runner: str, scenario: Callable[[], Awaitable[None]]) -> None:
 def test_calls_one_after_another_share_one_connection(runner: str) -> None:
     async def scenario() -> None:
         provider = Provider()
-        client = _client(await provider.start())
-        try:
+        async with _serving(provider) as client:
             assert [await _ask(client) for _ in range(4)] == ["answer 1"] * 4
             assert provider.connections == 1
             # What the provider was sent: no compression asked for (a decompression per read).
@@ -162,9 +173,6 @@ def test_calls_one_after_another_share_one_connection(runner: str) -> None:
             assert "accept-encoding" not in provider.first_headers
             await client.aclose()
             await eventually(lambda: provider.open == 0)  # aclose closed the idle connection
-        finally:
-            await client.aclose()
-            await provider.stop()
 
     _run(runner, scenario)
 
@@ -173,8 +181,7 @@ def test_calls_one_after_another_share_one_connection(runner: str) -> None:
 def test_a_connection_the_server_closes_or_asks_to_close_is_not_reused(runner: str) -> None:
     async def scenario() -> None:
         for provider in (Provider(close_header=True), Provider(close_after=True)):
-            client = _client(await provider.start())
-            try:
+            async with _serving(provider) as client:
                 texts = []
                 for n in range(1, 4):
                     texts.append(await _ask(client))
@@ -187,9 +194,6 @@ def test_a_connection_the_server_closes_or_asks_to_close_is_not_reused(runner: s
                         await eventually(closed)
                 assert texts == ["answer 1", "answer 2", "answer 3"]
                 assert provider.connections == 3
-            finally:
-                await client.aclose()
-                await provider.stop()
 
     _run(runner, scenario)
 
@@ -200,8 +204,7 @@ def test_a_request_on_an_idle_connection_closed_meanwhile_goes_again_on_a_new_on
 ) -> None:
     async def scenario() -> None:
         provider = Provider(drop_second=True)
-        client = _client(await provider.start())
-        try:
+        async with _serving(provider) as client:
             assert await _ask(client) == "answer 1"
             # Its request on the idle connection meets the close, no byte of an answer came:
             # sent again, once, on a new connection.
@@ -213,9 +216,6 @@ def test_a_request_on_an_idle_connection_closed_meanwhile_goes_again_on_a_new_on
                 await _ask(client)
             assert (info.value.status_code, info.value.detail) == (0, UNREACHABLE)
             assert provider.connections == 3
-        finally:
-            await client.aclose()
-            await provider.stop()
 
     _run(runner, scenario)
 
@@ -225,17 +225,13 @@ def test_calls_beyond_max_connections_wait_for_a_free_one(runner: str) -> None:
     async def scenario() -> None:
         provider = Provider()
         provider.hold = asyncio.Event()
-        client = _client(await provider.start(), limit=2)
-        try:
+        async with _serving(provider, limit=2) as client:
             calls = [asyncio.create_task(_ask(client)) for _ in range(5)]
             await eventually(lambda: provider.open == 2)
             provider.hold.set()
             texts = await asyncio.gather(*calls)
             assert texts == ["answer 2"] * 5
             assert (provider.most_open, provider.connections) == (2, 2)
-        finally:
-            await client.aclose()
-            await provider.stop()
 
     _run(runner, scenario)
 
@@ -245,17 +241,13 @@ def test_a_cancelled_call_closes_its_connection(runner: str) -> None:
     async def scenario() -> None:
         provider = Provider()
         provider.hold = asyncio.Event()
-        client = _client(await provider.start())
-        try:
+        async with _serving(provider) as client:
             call = asyncio.create_task(_ask(client))
             await eventually(lambda: provider.open == 1)
             call.cancel()
             provider.hold.set()  # its answer meets a closed connection
             await eventually(lambda: provider.closed_by_client == 1)
             assert await _ask(client) == "answer 2"  # on a new connection
-        finally:
-            await client.aclose()
-            await provider.stop()
 
     _run(runner, scenario)
 
@@ -266,8 +258,7 @@ def test_an_error_answer_gives_its_status_message_and_retry_after(runner: str) -
         provider = Provider()
         body = json.dumps({"error": {"message": "slow down"}}).encode()
         provider.error = (429, {"Retry-After": "3"}, body)
-        client = _client(await provider.start())
-        try:
+        async with _serving(provider) as client:
             with pytest.raises(ModelCallError) as info:
                 await _ask(client)
             assert (info.value.status_code, info.value.detail) == (429, "slow down")
@@ -282,9 +273,6 @@ def test_an_error_answer_gives_its_status_message_and_retry_after(runner: str) -
                 await _ask(client)
             assert (info.value.status_code, info.value.detail) == (307, "Oops")
             assert provider.connections == 1  # an error answer leaves the connection usable
-        finally:
-            await client.aclose()
-            await provider.stop()
 
     _run(runner, scenario)
 
@@ -352,9 +340,8 @@ def test_an_answer_without_length_ends_with_the_connection_and_a_cut_head_fails(
 ) -> None:
     async def scenario() -> None:
         provider = Provider()
-        client = _client(await provider.start())
         events = _answer("whole").split(b"\r\n")[1::2]  # the chunks' data, unframed
-        try:
+        async with _serving(provider) as client:
             provider.raw = b"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\n\r\n"
             provider.raw += b"".join(events)
             assert await _ask(client) == "whole"
@@ -363,9 +350,6 @@ def test_an_answer_without_length_ends_with_the_connection_and_a_cut_head_fails(
                 await _ask(client)
             assert info.value.status_code == 0
             assert info.value.detail.startswith("the model's stream could not be read")
-        finally:
-            await client.aclose()
-            await provider.stop()
 
     _run(runner, scenario)
 
@@ -388,7 +372,6 @@ def test_an_async_sink_gets_every_piece_in_order_while_reading_waits_for_it(runn
             + events
             + b"data: [DONE]\n\n"
         )
-        client = _client(await provider.start())
         seen: list[str] = []
 
         async def sink(text: str) -> None:
@@ -396,13 +379,10 @@ def test_an_async_sink_gets_every_piece_in_order_while_reading_waits_for_it(runn
                 await asyncio.sleep(0)
             seen.append(text)
 
-        try:
+        async with _serving(provider) as client:
             reply = await client.complete(
                 tier="default", messages=[{"role": "user", "content": "hi"}], on_chunk=sink
             )
             assert seen == words and reply.text == "".join(words)
-        finally:
-            await client.aclose()
-            await provider.stop()
 
     _run(runner, scenario)
